@@ -1,0 +1,5 @@
+"""Players of Straight Dominoes behind one :class:`Agent` protocol."""
+
+from .base import Agent, AgentProtocol, RandomAgent
+
+__all__ = ["Agent", "AgentProtocol", "RandomAgent"]

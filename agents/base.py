@@ -1,0 +1,71 @@
+"""The one Agent protocol every player follows: in a PettingZoo loop, as an opponent inside
+``SingleAgentEnv``, and in tournaments.
+
+An agent sees only its seat's :class:`~dominoes_env.core.SeatView` (own tiles plus public
+information) and returns an action code from ``view.legal``. It owns a seeded generator, so the
+same seed gives the same choices.
+
+Writing a new agent is one small class::
+
+    class HeaviestFirst(Agent):
+        name = "heaviest"
+
+        def act(self, view):
+            pips = view.rules.tiles.pips
+            return max(view.legal, key=lambda code: (pips[code >> 2], code))
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Protocol, runtime_checkable
+
+from dominoes_env.core import SeatView
+
+
+@runtime_checkable
+class AgentProtocol(Protocol):
+    """The shape the environment and tournaments rely on (duck typing is enough)."""
+
+    def act(self, view: SeatView) -> int: ...
+
+    def reset(self, seed: int | None = None) -> None: ...
+
+
+class Agent:
+    """Base class with the bookkeeping: a seeded ``self.rng`` and no-op hooks.
+
+    - ``reset(seed)``: a new match begins (reseeds the generator when ``seed`` is given).
+    - ``begin_hand(view)``: a new hand (deal) has begun; ``view`` is this seat's first view of it.
+    - ``act(view)``: return one of ``view.legal``.
+    """
+
+    name = "agent"
+
+    def __init__(self, seed: int | None = None):
+        self.rng = random.Random(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self.rng.seed(seed)
+
+    def begin_hand(self, view: SeatView) -> None:  # noqa: B027 - optional hook
+        pass
+
+    def act(self, view: SeatView) -> int:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class RandomAgent(Agent):
+    """Uniform over the legal moves."""
+
+    name = "random"
+
+    def act(self, view: SeatView) -> int:
+        legal = view.legal
+        if not legal:
+            raise ValueError(f"seat {view.seat} has no legal move: it is not its turn")
+        return legal[self.rng.randrange(len(legal))]

@@ -1,0 +1,18 @@
+"""The game core: the rules of Straight Dominoes in plain Python (no numpy, gymnasium or
+pettingzoo). Every other layer asks this package what is legal and what scores."""
+
+from .errors import IllegalMoveError, RecordError
+from .hand import DRAW, PASS, PLAY, HandState
+from .match import MatchState
+from .moves import DOWN, END_NAMES, LEFT, RIGHT, UP, Move
+from .rules import RuleConfig
+from .scoring import blocked_award, points_for_count, round_to_five
+from .tiles import Tile, TileSet, iter_bits, tile_set
+from .view import SeatView
+
+__all__ = [
+    "DOWN", "DRAW", "END_NAMES", "LEFT", "PASS", "PLAY", "RIGHT", "UP",
+    "HandState", "IllegalMoveError", "MatchState", "Move", "RecordError", "RuleConfig",
+    "SeatView", "Tile", "TileSet", "blocked_award", "iter_bits", "points_for_count",
+    "round_to_five", "tile_set",
+]  # fmt: skip

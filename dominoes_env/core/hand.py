@@ -1,0 +1,552 @@
+"""``HandState``: one deal of Straight Dominoes, from the lead to a domino or a block.
+
+The state is integers all the way down: each seat's hand is a bitmask of tile indices, the layout
+is four end values with their counts, and legal moves are action codes
+(``tile_index * 4 + end_index``, see :mod:`.moves`). Forced draws and passes are not decisions:
+after every play the engine moves the turn on, drawing for and passing seats that cannot play,
+and writes those draws and passes into the public history.
+
+>>> from dominoes_env.core import RuleConfig, HandState
+>>> hand = HandState.from_tiles(RuleConfig(), leader=0, hands=[
+...     [(6, 6), (6, 3), (1, 2), (0, 0), (2, 2), (3, 3), (4, 5)],
+...     [(5, 5), (0, 1), (1, 1), (2, 3), (3, 4), (0, 6), (1, 6)]])
+>>> hand.play(((6, 6), None)), hand.play(((6, 1), "left")), hand.count
+(0, 0, 13)
+>>> [str(m) for m in hand.legal_moves]
+['[6|3]@right']
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+
+from .errors import IllegalMoveError
+from .moves import DOWN, END_NAMES, LEFT, RIGHT, UP, Move, end_index
+from .rules import RuleConfig
+from .scoring import blocked_award, points_for_count, round_to_five
+from .tiles import Tile, iter_bits
+from .view import SeatView, make_view
+
+# public history event kinds: (PLAY, seat, code, points), (DRAW, seat, n_tiles), (PASS, seat)
+PLAY, DRAW, PASS = "play", "draw", "pass"
+
+_SPINNER_FIRST, _SPINNER_LEAD, _SPINNER_NONE = 0, 1, 2
+_SPINNER_MODES = {"first_double": _SPINNER_FIRST, "lead_double_only": _SPINNER_LEAD, "none": _SPINNER_NONE}
+
+# fields copied by copy() and saved by push(); lists are copied, the rest are immutable
+_LIST_FIELDS = ("hands", "ends", "contrib", "arm", "spinner_free", "known_lacks", "history", "moves",
+                "move_points")
+_SCALAR_FIELDS = ("drawn", "played", "lead", "lead_pips", "spinner", "spinner_sides", "cross_open",
+                  "open_mask", "turn", "count", "result", "award")
+
+
+class HandState:
+    """One hand (deal) of the game. Build with :meth:`deal` or :meth:`from_tiles`.
+
+    Public attributes (read them, never assign them):
+
+    - ``hands[s]``: seat ``s``'s tiles as a bitmask; ``played``: bitmask of the layout's tiles
+    - ``boneyard``: undealt tile indices in draw order; ``drawn``: how many were drawn
+    - ``ends[e]``: pip value showing at end ``e`` (left, right, up, down; ``-1`` before the lead),
+      ``contrib[e]``: what that end adds to the count, ``arm[e]``: tiles on that end's arm
+    - ``spinner``: tile index of the spinner or ``-1``; ``cross_open``: whether up/down take tiles
+    - ``turn``: seat to play, ``-1`` once the hand is over; ``count``: the layout's current count
+    - ``result``: ``None``, ``("domino", seat)`` or ``("blocked", None)``; ``award``: ``(side,
+      points)`` or ``None``
+    - ``history``: the public history, ``("play", seat, code, points)``, ``("draw", seat, n)``,
+      ``("pass", seat)``; ``moves``: ``(seat, code, flipped)`` per play, for records
+    - ``known_lacks[s]``: bitmask of pip values seat ``s`` is known not to hold (public inference
+      from its draws and passes)
+    """
+
+    __slots__ = (
+        "rules", "n", "leader", "dealt", "boneyard", "draw_limit",
+        "_pips", "_dbl", "_suit", "_side", "_spinner_mode", "_cross_now",
+        "_stack",
+        *_LIST_FIELDS, *_SCALAR_FIELDS,
+    )  # fmt: skip
+
+    # -- construction ----------------------------------------------------------------------
+    def __init__(self, rules: RuleConfig, hands: Sequence[int], boneyard: Sequence[int], leader: int):
+        """Low-level constructor from bitmask hands; prefer :meth:`deal` / :meth:`from_tiles`."""
+        ts = rules.tiles
+        n = rules.num_players
+        if not (isinstance(leader, int) and 0 <= leader < n):
+            raise ValueError(f"leader={leader!r} is not a seat; allowed: 0..{n - 1}")
+        self.rules = rules
+        self.n = n
+        self.leader = leader
+        self.hands = list(hands)
+        self.boneyard = tuple(boneyard)
+        self.dealt = (tuple(self.hands), self.boneyard)
+        self.draw_limit = len(self.boneyard) - rules.boneyard_reserve
+        self._pips = ts.pips
+        self._dbl = ts.is_double
+        self._suit = ts.suit_mask
+        self._side = tuple(rules.side_of(s) for s in range(n))
+        self._spinner_mode = _SPINNER_MODES[rules.spinner]
+        self._cross_now = rules.spinner_cross == "immediately"
+        self._stack = []
+        self.ends = [-1, -1, -1, -1]
+        self.contrib = [0, 0, 0, 0]
+        self.arm = [0, 0, 0, 0]
+        self.spinner_free = [False, False]
+        self.known_lacks = [0] * n
+        self.history = []
+        self.moves = []
+        self.move_points = []
+        self.drawn = 0
+        self.played = 0
+        self.lead = -1
+        self.lead_pips = 0
+        self.spinner = -1
+        self.spinner_sides = 0
+        self.cross_open = False
+        self.open_mask = 0
+        self.turn = leader
+        self.count = 0
+        self.result = None
+        self.award = None
+
+    @classmethod
+    def deal(cls, rules: RuleConfig, rng: random.Random, leader: int) -> HandState:
+        """Shuffle the set with ``rng`` and deal ``hand_size`` tiles to each seat in turn order
+        (seat 0 takes the first ``hand_size`` shuffled tiles); the rest is the boneyard."""
+        order = list(range(rules.num_tiles))
+        rng.shuffle(order)
+        h = rules.hand_size
+        hands = []
+        for s in range(rules.num_players):
+            mask = 0
+            for t in order[s * h : (s + 1) * h]:
+                mask |= 1 << t
+            hands.append(mask)
+        return cls(rules, hands, order[rules.num_players * h :], leader)
+
+    @classmethod
+    def from_tiles(
+        cls,
+        rules: RuleConfig,
+        hands: Sequence[Iterable[Sequence[int]]],
+        boneyard: Iterable[Sequence[int]] | None = None,
+        leader: int = 0,
+    ) -> HandState:
+        """Build a deal from tiles given as ``(a, b)`` pairs, checking it is a complete, valid deal.
+
+        ``boneyard=None`` puts every undealt tile in the boneyard in index order.
+        """
+        ts = rules.tiles
+        if not isinstance(hands, (list, tuple)) or len(hands) != rules.num_players:
+            raise ValueError(f"the deal needs one hand per seat: {rules.num_players} hands")
+        masks, seen = [], 0
+        for s, tiles in enumerate(hands):
+            idx = [_tile_index(ts, t, f"seat {s}'s hand") for t in tiles]
+            if len(idx) != rules.hand_size:
+                raise ValueError(f"seat {s} was dealt {len(idx)} tiles; hand_size is {rules.hand_size}")
+            mask = 0
+            for i in idx:
+                if (seen | mask) >> i & 1:
+                    raise ValueError(f"tile {ts.tiles[i]} is dealt twice")
+                mask |= 1 << i
+            seen |= mask
+            masks.append(mask)
+        if boneyard is None:
+            bone = [i for i in range(ts.num_tiles) if not seen >> i & 1]
+        else:
+            bone = [_tile_index(ts, t, "the boneyard") for t in boneyard]
+            for i in bone:
+                if seen >> i & 1:
+                    raise ValueError(f"tile {ts.tiles[i]} is dealt twice")
+                seen |= 1 << i
+        if seen != ts.full_mask:
+            missing = ", ".join(str(t) for t in ts.mask_tiles(ts.full_mask & ~seen))
+            raise ValueError(f"the deal must hold every tile of the set exactly once; missing: {missing}")
+        return cls(rules, masks, bone, leader)
+
+    @classmethod
+    def from_view(cls, view: SeatView, hands: Sequence[int], boneyard: Sequence[int]) -> HandState:
+        """A full hand rebuilt from a seat's view and a guess of what it cannot see.
+
+        ``hands`` gives every seat's tiles as bitmasks (the viewer's own must match the view);
+        ``boneyard`` the tiles left in the boneyard, in the order they would be drawn. Used by
+        search agents to simulate from a sampled deal (determinization).
+        """
+        rules = view.rules
+        if len(hands) != rules.num_players or hands[view.seat] != view.hand:
+            raise ValueError("hands must give every seat, with the viewer's own tiles as in the view")
+        if len(boneyard) != view.boneyard_left:
+            raise ValueError(f"the boneyard must hold {view.boneyard_left} tiles, got {len(boneyard)}")
+        drawn = rules.boneyard_size - view.boneyard_left
+        new = cls(rules, hands, [-1] * drawn + list(boneyard), view.leader)
+        new.drawn = drawn
+        new.played = view.played
+        new.lead, new.lead_pips, new.count = view.lead, view.lead_pips, view.count
+        new.ends, new.contrib, new.arm = list(view.ends), list(view.contrib), list(view.arm)
+        new.spinner, new.spinner_sides = view.spinner, view.spinner_sides
+        new.spinner_free, new.cross_open = list(view.spinner_free), view.cross_open
+        new.known_lacks = list(view.known_lacks)
+        new.history = list(view.history)
+        new.turn = view.turn
+        new.result, new.award = view.result, view.award
+        suit, ends = new._suit, new.ends
+        if new.lead >= 0:
+            new.open_mask = 0
+            for e in new.open_ends():
+                new.open_mask |= suit[ends[e]]
+        return new
+
+    def view(self, seat: int) -> SeatView:
+        """``seat``'s view of this hand alone (match scores zero; see ``MatchState.view``)."""
+        return make_view(self, seat, (0,) * self.rules.num_sides, self.rules.target_score, 0, None)
+
+    def copy(self) -> HandState:
+        """An independent copy (the undo stack is not copied)."""
+        new = object.__new__(HandState)
+        for name in ("rules", "n", "leader", "dealt", "boneyard", "draw_limit", "_pips", "_dbl",
+                     "_suit", "_side", "_spinner_mode", "_cross_now", *_SCALAR_FIELDS):
+            setattr(new, name, getattr(self, name))
+        for name in _LIST_FIELDS:
+            setattr(new, name, list(getattr(self, name)))
+        new._stack = []
+        return new
+
+    # -- queries ---------------------------------------------------------------------------
+    @property
+    def is_over(self) -> bool:
+        return self.turn < 0
+
+    @property
+    def tiles(self):
+        return self.rules.tiles
+
+    @property
+    def boneyard_left(self) -> int:
+        """Tiles still in the boneyard (drawable or reserved)."""
+        return len(self.boneyard) - self.drawn
+
+    @property
+    def drawable(self) -> int:
+        """Tiles that may still be drawn (the boneyard less the reserve)."""
+        return self.draw_limit - self.drawn
+
+    def hand_sizes(self) -> list[int]:
+        return [h.bit_count() for h in self.hands]
+
+    def hand_tiles(self, seat: int) -> list[Tile]:
+        return self.rules.tiles.mask_tiles(self.hands[seat])
+
+    def open_ends(self) -> list[int]:
+        """Indices of the ends that take tiles now."""
+        if self.lead < 0:
+            return []
+        return [LEFT, RIGHT, UP, DOWN] if self.cross_open else [LEFT, RIGHT]
+
+    def legal_actions(self) -> list[int]:
+        """Legal action codes for the seat to play (empty once the hand is over)."""
+        if self.turn < 0:
+            return []
+        h = self.hands[self.turn]
+        out = []
+        if self.lead < 0:
+            while h:
+                low = h & -h
+                out.append((low.bit_length() - 1) << 2)
+                h ^= low
+            return out
+        suit, ends = self._suit, self.ends
+        for e in range(4 if self.cross_open else 2):
+            m = h & suit[ends[e]]
+            while m:
+                low = m & -m
+                out.append(((low.bit_length() - 1) << 2) | e)
+                m ^= low
+        return out
+
+    @property
+    def legal_moves(self) -> list[Move]:
+        """Legal moves as :class:`Move` values."""
+        return [self.move_of(c) for c in self.legal_actions()]
+
+    def move_of(self, code: int) -> Move:
+        """The :class:`Move` of an action code in this position (the lead has ``end=None``)."""
+        tile = self.rules.tiles.tiles[code >> 2]
+        return Move(tile, None if self.lead < 0 else END_NAMES[code & 3])
+
+    def count_after(self, code: int) -> int:
+        """The layout count after playing a legal action code, without playing it."""
+        t = code >> 2
+        if self.lead < 0:
+            return self._pips[t]
+        e = code & 3
+        other = self._pips[t] - self.ends[e]
+        c = self.contrib
+        new = other + other if self._dbl[t] else other
+        if e < 2 or self.arm[0] or self.arm[1]:
+            return c[0] + c[1] + c[2] + c[3] - c[e] + new
+        return self.lead_pips + c[2] + c[3] - c[e] + new
+
+    def points_after(self, code: int) -> int:
+        """Points a legal action code would score now (the hand award not included)."""
+        return points_for_count(self.count_after(code))
+
+    # -- playing ---------------------------------------------------------------------------
+    def play(self, move: Move | int | tuple) -> int:
+        """Play a move for the seat whose turn it is and return the points it scores.
+
+        ``move`` is a :class:`Move`, an action code, or a ``(tile, end)`` pair with the tile as
+        ``(a, b)``. Raises :class:`IllegalMoveError` (state unchanged) if the rules forbid it.
+        """
+        code, flip = self._resolve(move)
+        return self.apply(code, flip)
+
+    def push(self, move: Move | int | tuple) -> int:
+        """Like :meth:`play`, but remembers the position so :meth:`pop` can take the move back."""
+        code, flip = self._resolve(move)
+        self._stack.append(self._snapshot())
+        return self.apply(code, flip)
+
+    def pop(self) -> None:
+        """Take back the last :meth:`push` (with the draws and passes that followed it)."""
+        if not self._stack:
+            raise IndexError("pop from a hand with no pushed moves")
+        scalars, lists = self._stack.pop()
+        for name, value in zip(_SCALAR_FIELDS, scalars):
+            setattr(self, name, value)
+        for name, value in zip(_LIST_FIELDS, lists):
+            setattr(self, name, value)
+
+    def _snapshot(self):
+        return (tuple(getattr(self, n) for n in _SCALAR_FIELDS),
+                tuple(list(getattr(self, n)) for n in _LIST_FIELDS))
+
+    def _resolve(self, move) -> tuple[int, bool]:
+        """Turn any accepted move form into ``(code, flipped)`` after checking legality."""
+        if self.turn < 0:
+            raise IllegalMoveError(move, "the hand is over")
+        ts = self.rules.tiles
+        flip = False
+        if isinstance(move, bool) or not isinstance(move, (int, tuple)):
+            raise TypeError(f"a move is a Move, an action code or a (tile, end) pair, not {move!r}")
+        if isinstance(move, int):
+            if not 0 <= move < ts.num_tiles * 4:
+                raise IllegalMoveError(move, f"action code out of range 0..{ts.num_tiles * 4 - 1}")
+            code = move
+            if self.lead < 0 and code & 3:
+                raise IllegalMoveError(self.move_of(code), "the lead is played with end code 0 (left)")
+        else:
+            if len(move) != 2:
+                raise TypeError(f"a move is a (tile, end) pair, not {move!r}")
+            tile, end = move
+            if not isinstance(tile, (tuple, list)) or len(tile) != 2:
+                raise IllegalMoveError(move, "a tile is a pair of pip values (a, b)")
+            try:
+                t = ts.index(tile[0], tile[1])
+            except ValueError as err:
+                raise IllegalMoveError(move, str(err)) from None
+            if self.lead < 0:
+                if end is not None:
+                    raise IllegalMoveError(move, "the lead has no end (end must be None)")
+                code, flip = t << 2, tile[0] > tile[1]
+            else:
+                if end is None:
+                    raise IllegalMoveError(move, "only the lead has no end; name an end")
+                try:
+                    e = end_index(end)
+                except ValueError as err:
+                    raise IllegalMoveError(move, str(err)) from None
+                code = t << 2 | e
+        self._check_legal(code, move)
+        return code, flip
+
+    def _check_legal(self, code: int, move) -> None:
+        t, e = code >> 2, code & 3
+        seat = self.turn
+        tile = self.rules.tiles.tiles[t]
+        if not self.hands[seat] >> t & 1:
+            where = "is already in the layout" if self.played >> t & 1 else f"is not in seat {seat}'s hand"
+            raise IllegalMoveError(move, f"{tile} {where}")
+        if self.lead < 0:
+            return
+        name = END_NAMES[e]
+        if e >= 2 and not self.cross_open:
+            if self.spinner < 0:
+                why = "there is no spinner in this hand"
+            else:
+                why = "the spinner's up and down open only once both its long sides have a tile"
+            raise IllegalMoveError(move, f"the {name} end is not open: {why}")
+        v = self.ends[e]
+        if not (self._suit[v] >> t & 1):
+            raise IllegalMoveError(move, f"{tile} does not fit the {name} end (showing {v})")
+
+    def apply(self, code: int, flip: bool = False) -> int:
+        """Play an action code taken from :meth:`legal_actions` without checking it (the fast
+        path for search and benchmarks; :meth:`play` checks) and run the forced draws and
+        passes after it. Returns the points scored. ``flip`` leads a non-double high half left."""
+        t = code >> 2
+        seat = self.turn
+        bit = 1 << t
+        self.hands[seat] ^= bit
+        self.played |= bit
+        ends, contrib = self.ends, self.contrib
+        dbl = self._dbl[t]
+        if self.lead < 0:
+            e = -1
+            a = self._pips[t]
+            self.lead = t
+            self.lead_pips = a
+            lo = self.rules.tiles.low[t]
+            hi = a - lo
+            if flip:
+                lo, hi = hi, lo
+            ends[0], ends[1] = lo, hi
+            if dbl:
+                contrib[0] = contrib[1] = a
+                if self._spinner_mode != _SPINNER_NONE:
+                    self.spinner = t
+                    self.spinner_free[0] = self.spinner_free[1] = True
+                    ends[2] = ends[3] = lo
+                    self.cross_open = self._cross_now
+            else:
+                contrib[0], contrib[1] = lo, hi
+            count = a
+        else:
+            e = code & 3
+            v = ends[e]
+            other = self._pips[t] - v
+            ends[e] = other
+            contrib[e] = other + other if dbl else other
+            arm = self.arm
+            arm[e] += 1
+            if e < 2:
+                if self.spinner_free[e]:
+                    self.spinner_free[e] = False
+                    self.spinner_sides += 1
+                    if self.spinner_sides == 2:
+                        self.cross_open = True
+                elif dbl and self.spinner < 0 and self._spinner_mode == _SPINNER_FIRST:
+                    self.spinner = t
+                    self.spinner_sides = 1
+                    self.spinner_free[e] = True
+                    ends[2] = ends[3] = v
+                    self.cross_open = self._cross_now
+            if arm[0] or arm[1]:
+                count = contrib[0] + contrib[1] + contrib[2] + contrib[3]
+            else:
+                count = self.lead_pips + contrib[2] + contrib[3]
+        self.count = count
+        points = count if count % 5 == 0 else 0
+        self.history.append((PLAY, seat, code, points))
+        self.moves.append((seat, code, flip))
+        self.move_points.append(points)
+        if not self.hands[seat]:
+            self._end_domino(seat)
+        else:
+            self._advance(seat)
+        return points
+
+    def _advance(self, seat: int) -> None:
+        """Move the turn on from ``seat``, performing forced draws and passes."""
+        suit, ends, hands = self._suit, self.ends, self.hands
+        if self.cross_open:
+            open_mask = suit[ends[0]] | suit[ends[1]] | suit[ends[2]] | suit[ends[3]]
+        else:
+            open_mask = suit[ends[0]] | suit[ends[1]]
+        self.open_mask = open_mask
+        n = self.n
+        s = seat
+        passes = 0
+        while True:
+            s += 1
+            if s == n:
+                s = 0
+            h = hands[s]
+            if h & open_mask:
+                self.turn = s
+                return
+            drew = 0
+            drawn, limit, bone = self.drawn, self.draw_limit, self.boneyard
+            while drawn < limit:
+                bit = 1 << bone[drawn]
+                drawn += 1
+                drew += 1
+                h |= bit
+                if bit & open_mask:
+                    break
+            self.drawn = drawn
+            hands[s] = h
+            values = 1 << ends[0] | 1 << ends[1]
+            if self.cross_open:
+                values |= 1 << ends[2] | 1 << ends[3]
+            if drew:
+                self.history.append((DRAW, s, drew))
+            if h & open_mask:
+                # the last drawn tile is playable; the others drawn with it lack these values too
+                self.known_lacks[s] = values if drew > 1 else self.known_lacks[s] | values
+                self.turn = s
+                return
+            self.known_lacks[s] = values if drew else self.known_lacks[s] | values
+            self.history.append((PASS, s))
+            passes += 1
+            if passes == n:
+                self._end_blocked()
+                return
+
+    def _end_domino(self, seat: int) -> None:
+        side = self._side[seat]
+        pips = self._pips
+        left = 0
+        for s in range(self.n):
+            if self._side[s] != side:
+                for t in iter_bits(self.hands[s]):
+                    left += pips[t]
+        self.turn = -1
+        self.result = ("domino", seat)
+        self.award = (side, round_to_five(left))
+
+    def _end_blocked(self) -> None:
+        side_pips = [0] * self.rules.num_sides
+        for s in range(self.n):
+            side_pips[self._side[s]] += self.rules.tiles.mask_pips(self.hands[s])
+        self.turn = -1
+        self.result = ("blocked", None)
+        self.award = blocked_award(side_pips, self.rules.blocked_award)
+
+    def side_pips(self) -> list[int]:
+        """Pips left in each side's hands."""
+        out = [0] * self.rules.num_sides
+        for s in range(self.n):
+            out[self._side[s]] += self.rules.tiles.mask_pips(self.hands[s])
+        return out
+
+    # -- display ---------------------------------------------------------------------------
+    def layout_str(self) -> str:
+        if self.lead < 0:
+            return "(empty layout)"
+        ends = " ".join(f"{END_NAMES[e]}={self.ends[e]}" for e in self.open_ends())
+        spin = f", spinner {self.rules.tiles.tiles[self.spinner]}" if self.spinner >= 0 else ""
+        return f"ends {ends}, count {self.count}{spin}"
+
+    def __str__(self) -> str:
+        ts = self.rules.tiles
+        lines = [f"Hand (leader seat {self.leader}): {self.layout_str()}"]
+        for s in range(self.n):
+            mark = "*" if s == self.turn else " "
+            tiles = " ".join(str(t) for t in ts.mask_tiles(self.hands[s]))
+            lines.append(f"{mark} seat {s}: {tiles}")
+        lines.append(f"  boneyard: {self.boneyard_left} tiles")
+        if self.result is not None:
+            lines.append(f"  over: {self.result[0]}, award {self.award}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<HandState turn={self.turn} {self.layout_str()}>"
+
+
+def _tile_index(ts, tile, where: str) -> int:
+    if not isinstance(tile, (list, tuple)) or len(tile) != 2:
+        raise ValueError(f"{tile!r} in {where} is not a tile; a tile is a pair [a, b]")
+    a, b = tile
+    if isinstance(a, bool) or isinstance(b, bool) or not isinstance(a, int) or not isinstance(b, int):
+        raise ValueError(f"{tile!r} in {where} is not a tile; halves must be integers")
+    return ts.index(a, b)

@@ -1,0 +1,150 @@
+"""``MatchState``: hands played one after another until a side reaches ``target_score``.
+
+>>> m = MatchState(RuleConfig(target_score=50), seed=7)
+>>> while not m.is_over:
+...     _ = m.play(m.legal_actions()[0])
+>>> m.winner in (0, 1), max(m.scores) >= 50
+(True, True)
+
+Random choices (the first leader, every shuffle, the leader after a blocked hand) all come from
+one ``random.Random(seed)`` owned by the match, in this order per hand: the leader (when drawn
+at random), then the shuffle.
+"""
+
+from __future__ import annotations
+
+import random
+
+from .hand import HandState
+from .moves import Move
+from .rules import RuleConfig
+from .view import SeatView, make_view
+
+
+class MatchState:
+    """A match to ``rules.target_score``. The current deal is ``self.hand``.
+
+    ``play`` scores the move for the mover's side, adds the hand award when a hand ends, checks
+    the winner per ``win_check`` and deals the next hand (leader per ``next_leader``).
+    """
+
+    __slots__ = ("rules", "rng", "scores", "hand", "finished_hands", "winner", "hand_number",
+                 "_hand_scores")  # fmt: skip
+
+    def __init__(self, rules: RuleConfig | None = None, seed: int | None = None, *,
+                 deal: bool = True, **options):
+        if rules is None:
+            rules = RuleConfig(**options)
+        elif options:
+            rules = rules.replace(**options)
+        self.rules = rules
+        self.rng = random.Random(seed)
+        self.scores = [0] * rules.num_sides
+        self.finished_hands: list[HandState] = []
+        self._hand_scores: list[list[int]] = []
+        self.winner: int | None = None
+        self.hand_number = 0
+        self.hand: HandState | None = None
+        if deal:
+            self.start_hand(self.rng.randrange(rules.num_players))
+
+    # -- hands -----------------------------------------------------------------------------
+    def start_hand(self, leader: int, hand: HandState | None = None) -> HandState:
+        """Begin a new hand led by ``leader``: deal it with the match's generator, or use the
+        given pre-dealt ``hand`` (records)."""
+        if hand is None:
+            hand = HandState.deal(self.rules, self.rng, leader)
+        if self.hand is not None:
+            self.hand_number += 1
+        self.hand = hand
+        return hand
+
+    def next_leader(self) -> int | None:
+        """Who leads the next hand by ``next_leader``, or ``None`` if it is drawn at random."""
+        h = self.hand
+        if self.rules.next_leader == "rotate":
+            return (h.leader + 1) % self.rules.num_players
+        if h.result is not None and h.result[0] == "domino":
+            return h.result[1]
+        return None
+
+    # -- queries ---------------------------------------------------------------------------
+    @property
+    def is_over(self) -> bool:
+        return self.winner is not None
+
+    @property
+    def turn(self) -> int:
+        """The seat to play, or ``-1`` once the match is over."""
+        return -1 if self.winner is not None else self.hand.turn
+
+    def legal_actions(self) -> list[int]:
+        return [] if self.winner is not None else self.hand.legal_actions()
+
+    @property
+    def legal_moves(self) -> list[Move]:
+        return [] if self.winner is not None else self.hand.legal_moves
+
+    def view(self, seat: int) -> SeatView:
+        """What ``seat`` may know: its own tiles and public information only."""
+        return make_view(self.hand, seat, tuple(self.scores), self.rules.target_score,
+                         self.hand_number, self.winner)
+
+    @property
+    def hand_scores(self) -> list[list[int]]:
+        """Side scores after each finished hand."""
+        return [list(s) for s in self._hand_scores]
+
+    # -- playing ---------------------------------------------------------------------------
+    def play(self, move: Move | int | tuple) -> int:
+        """Play a move for the seat to play; returns the move's points (award not included).
+
+        When the hand ends its award is added; when the match goes on the next hand is dealt
+        at once, so ``self.hand`` is then the new deal (the old one is in ``finished_hands``).
+        """
+        if self.winner is not None:
+            from .errors import IllegalMoveError
+
+            raise IllegalMoveError(move, "the match is over")
+        hand = self.hand
+        seat = hand.turn
+        points = hand.play(move)
+        self._settle(seat, points)
+        return points
+
+    def _settle(self, seat: int, points: int) -> None:
+        rules, hand, scores = self.rules, self.hand, self.scores
+        side = rules.side_of(seat)
+        scores[side] += points
+        target = rules.target_score
+        immediate = rules.win_check == "immediate"
+        if hand.turn >= 0:
+            if immediate and scores[side] >= target:
+                self.winner = side
+            return
+        if hand.award is not None:
+            scores[hand.award[0]] += hand.award[1]
+        self.finished_hands.append(hand)
+        self._hand_scores.append(list(scores))
+        top = max(scores)
+        if top >= target and (immediate or scores.count(top) == 1):
+            self.winner = scores.index(top)
+            return
+        leader = self.next_leader()
+        if leader is None:
+            leader = self.rng.randrange(rules.num_players)
+        self.start_hand(leader)
+
+    # -- records ---------------------------------------------------------------------------
+    def to_record(self) -> dict:
+        """The match as a game record (see :mod:`.records`)."""
+        from .records import match_record
+
+        return match_record(self)
+
+    def __str__(self) -> str:
+        status = f"won by side {self.winner}" if self.winner is not None else f"hand {self.hand_number}"
+        return f"Match to {self.rules.target_score}, scores {self.scores}, {status}\n{self.hand}"
+
+    def __repr__(self) -> str:
+        return f"<MatchState scores={self.scores} hand={self.hand_number} winner={self.winner}>"

@@ -1,0 +1,138 @@
+"""``RuleConfig``: every rule option of ``shared/RULES.md``, validated, immutable, hashable.
+
+>>> RuleConfig().to_dict()["target_score"]
+250
+>>> RuleConfig(num_players=4).partnerships
+True
+>>> RuleConfig.from_dict({"num_players": 3, "max_pip": 9}).num_tiles
+55
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from .tiles import SUPPORTED_MAX_PIPS, TileSet, tile_set
+
+NEXT_LEADER = ("domino_else_random", "rotate")
+WIN_CHECK = ("immediate", "end_of_hand")
+SPINNER = ("first_double", "lead_double_only", "none")
+SPINNER_CROSS = ("after_both_sides", "immediately")
+BLOCKED_AWARD = ("opponents_total", "difference")
+
+
+def _check_int(name: str, value: Any, low: int, high: int | None = None) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name}={value!r} must be an integer")
+    if value < low or (high is not None and value > high):
+        allowed = f">= {low}" if high is None else f"{low}..{high}"
+        raise ValueError(f"{name}={value!r} is out of range; allowed: {allowed}")
+
+
+def _check_choice(name: str, value: Any, allowed: tuple) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name}={value!r} is not allowed; allowed: {', '.join(map(repr, allowed))}")
+
+
+@dataclass(frozen=True)
+class RuleConfig:
+    """The rule options. Defaults are the ones named in ``shared/RULES.md``.
+
+    ``partnerships=None`` means the default: ``True`` with 4 players, ``False`` otherwise; the
+    resolved value is what the field holds after construction.
+    """
+
+    num_players: int = 2
+    max_pip: int = 6
+    partnerships: bool | None = None
+    hand_size: int = 7
+    target_score: int = 250
+    next_leader: str = "domino_else_random"
+    win_check: str = "immediate"
+    boneyard_reserve: int = 0
+    spinner: str = "first_double"
+    spinner_cross: str = "after_both_sides"
+    blocked_award: str = "opponents_total"
+    _tiles: TileSet = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        _check_int("num_players", self.num_players, 2, 4)
+        if isinstance(self.max_pip, bool) or self.max_pip not in SUPPORTED_MAX_PIPS:
+            raise ValueError(f"max_pip={self.max_pip!r} is not allowed; allowed: 6, 9, 12")
+        if self.partnerships is None:
+            object.__setattr__(self, "partnerships", self.num_players == 4)
+        elif not isinstance(self.partnerships, bool):
+            raise ValueError(f"partnerships={self.partnerships!r} must be true or false")
+        elif self.partnerships and self.num_players != 4:
+            raise ValueError(
+                f"partnerships=True is not allowed with num_players={self.num_players}; "
+                "partnerships need exactly 4 players"
+            )
+        ts = tile_set(self.max_pip)
+        object.__setattr__(self, "_tiles", ts)
+        _check_int("hand_size", self.hand_size, 1)
+        if self.num_players * self.hand_size > ts.num_tiles:
+            raise ValueError(
+                f"hand_size={self.hand_size} is too large: {self.num_players} players x "
+                f"{self.hand_size} tiles exceeds the {ts.num_tiles} tiles of the "
+                f"double-{self.max_pip} set; allowed: at most {ts.num_tiles // self.num_players}"
+            )
+        _check_int("target_score", self.target_score, 1)
+        _check_int("boneyard_reserve", self.boneyard_reserve, 0, self.boneyard_size)
+        _check_choice("next_leader", self.next_leader, NEXT_LEADER)
+        _check_choice("win_check", self.win_check, WIN_CHECK)
+        _check_choice("spinner", self.spinner, SPINNER)
+        _check_choice("spinner_cross", self.spinner_cross, SPINNER_CROSS)
+        _check_choice("blocked_award", self.blocked_award, BLOCKED_AWARD)
+
+    # -- derived facts -------------------------------------------------------------------
+    @property
+    def tiles(self) -> TileSet:
+        """The :class:`TileSet` of this set size."""
+        return self._tiles
+
+    @property
+    def num_tiles(self) -> int:
+        return self._tiles.num_tiles
+
+    @property
+    def boneyard_size(self) -> int:
+        """Tiles left after the deal (drawable ones are ``boneyard_size - boneyard_reserve``)."""
+        return self._tiles.num_tiles - self.num_players * self.hand_size
+
+    @property
+    def num_sides(self) -> int:
+        return 2 if self.partnerships else self.num_players
+
+    def side_of(self, seat: int) -> int:
+        """The side (scoring unit) of a seat: ``seat % 2`` in partnerships, else the seat."""
+        return seat % 2 if self.partnerships else seat
+
+    def seats_of(self, side: int) -> tuple[int, ...]:
+        return tuple(s for s in range(self.num_players) if self.side_of(s) == side)
+
+    # -- dict round trip -----------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """All fields with their resolved values (JSON-ready)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cls) if f.init)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RuleConfig:
+        """Build from a dict of fields; missing ones take their defaults, unknown ones are errors."""
+        if not isinstance(data, dict):
+            raise ValueError(f"rules must be an object of RuleConfig fields, got {type(data).__name__}")
+        unknown = sorted(set(data) - set(cls.field_names()))
+        if unknown:
+            raise ValueError(
+                f"unknown rule option(s) {', '.join(unknown)}; allowed: {', '.join(cls.field_names())}"
+            )
+        return cls(**data)
+
+    def replace(self, **changes: Any) -> RuleConfig:
+        return RuleConfig.from_dict({**self.to_dict(), **changes})

@@ -1,0 +1,127 @@
+"""Tiles of a double-N set, their stable indices and the bitmask tables the engine runs on.
+
+A set with ``max_pip = m`` holds every tile ``[a|b]`` with ``0 <= a <= b <= m``:
+28 tiles for double-six, 55 for double-nine, 91 for double-twelve.
+
+Tile indices are stable and documented: tiles are numbered in lexicographic order of
+``(low, high)``::
+
+    index 0 = [0|0], 1 = [0|1], ..., m = [0|m], m+1 = [1|1], ..., last = [m|m]
+
+so ``index(a, b) = a*(m+1) - a*(a-1)//2 + (b - a)`` for ``a <= b``. A set of tiles (a hand,
+the tiles played) is an ``int`` bitmask with bit ``i`` for tile ``i``.
+
+>>> ts = tile_set(6)
+>>> ts.num_tiles, ts.index(2, 5), ts.tiles[ts.index(5, 2)]
+(28, 16, Tile(low=2, high=5))
+>>> str(ts.tiles[27]), ts.pips[27]
+('[6|6]', 12)
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import NamedTuple
+
+SUPPORTED_MAX_PIPS = (6, 9, 12)
+
+
+class Tile(NamedTuple):
+    """A tile ``[low|high]`` with ``low <= high``."""
+
+    low: int
+    high: int
+
+    @property
+    def pips(self) -> int:
+        return self.low + self.high
+
+    @property
+    def is_double(self) -> bool:
+        return self.low == self.high
+
+    def __str__(self) -> str:
+        return f"[{self.low}|{self.high}]"
+
+
+class TileSet:
+    """Precomputed tables for one ``max_pip``; get the shared instance with :func:`tile_set`."""
+
+    __slots__ = (
+        "max_pip",
+        "num_values",
+        "num_tiles",
+        "tiles",
+        "pips",
+        "low",
+        "high",
+        "is_double",
+        "suit_mask",
+        "full_mask",
+        "double_mask",
+        "_index",
+    )
+
+    def __init__(self, max_pip: int):
+        self.max_pip = max_pip
+        self.num_values = max_pip + 1
+        self.tiles: tuple[Tile, ...] = tuple(
+            Tile(a, b) for a in range(max_pip + 1) for b in range(a, max_pip + 1)
+        )
+        self.num_tiles = len(self.tiles)
+        self.pips = tuple(t.low + t.high for t in self.tiles)
+        self.low = tuple(t.low for t in self.tiles)
+        self.high = tuple(t.high for t in self.tiles)
+        self.is_double = tuple(t.low == t.high for t in self.tiles)
+        self._index = {}
+        for i, t in enumerate(self.tiles):
+            self._index[(t.low, t.high)] = i
+            self._index[(t.high, t.low)] = i
+        #: suit_mask[v]: bitmask of every tile with a half equal to v
+        self.suit_mask = tuple(
+            sum(1 << i for i, t in enumerate(self.tiles) if v in t) for v in range(max_pip + 1)
+        )
+        self.full_mask = (1 << self.num_tiles) - 1
+        self.double_mask = sum(1 << i for i, t in enumerate(self.tiles) if t.low == t.high)
+
+    def index(self, a: int, b: int) -> int:
+        """Index of tile ``[a|b]`` (halves in either order); ``ValueError`` if not in the set."""
+        try:
+            return self._index[(a, b)]
+        except (KeyError, TypeError):
+            raise ValueError(
+                f"[{a}|{b}] is not a tile of the double-{self.max_pip} set "
+                f"(halves must be integers 0..{self.max_pip})"
+            ) from None
+
+    def mask_tiles(self, mask: int) -> list[Tile]:
+        """The tiles of a bitmask, in index order."""
+        return [self.tiles[i] for i in iter_bits(mask)]
+
+    def mask_pips(self, mask: int) -> int:
+        """Total pips of the tiles in a bitmask."""
+        pips = self.pips
+        return sum(pips[i] for i in iter_bits(mask))
+
+    def __repr__(self) -> str:
+        return f"TileSet(max_pip={self.max_pip}, num_tiles={self.num_tiles})"
+
+
+@lru_cache(maxsize=None)
+def tile_set(max_pip: int = 6) -> TileSet:
+    """The shared :class:`TileSet` for a double-``max_pip`` set."""
+    if max_pip not in SUPPORTED_MAX_PIPS:
+        raise ValueError(f"max_pip={max_pip!r} is not supported; allowed: {SUPPORTED_MAX_PIPS}")
+    return TileSet(max_pip)
+
+
+def iter_bits(mask: int):
+    """Yield the indices of the set bits of ``mask``, lowest first."""
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
+
+
+def popcount(mask: int) -> int:
+    return mask.bit_count()
