@@ -1,0 +1,98 @@
+"""Agent specs: short strings that name an agent, for command lines and configs.
+
+=========================  ===========================================================
+spec                       agent
+=========================  ===========================================================
+``random``                 uniform over legal moves
+``greedy``                 the move that scores the most now
+``search``                 determinized Monte Carlo search at its default budget
+``search:sims=400``        parameters as ``key=value`` pairs, comma-separated
+``ppo``                    the shipped PPO policy for the game's player count
+``ppo:PATH``               a PPO policy exported to ``PATH`` (``.npz``)
+``module.path:ClassName``  a user agent class (constructed with ``seed=`` and the params)
+``module.path:Class:k=v``  a user agent class with parameters
+=========================  ===========================================================
+
+>>> make_agent("random", seed=1).name
+'random'
+>>> make_agent("nonsense")
+Traceback (most recent call last):
+...
+ValueError: unknown agent spec 'nonsense'; known names: greedy, ppo, random, search (or module.path:ClassName)
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .base import Agent
+
+#: built-in agents: spec name -> "module:Class" (imported on first use)
+BUILTIN = {
+    "random": "agents.base:RandomAgent",
+    "greedy": "agents.greedy:GreedyAgent",
+    "search": "agents.search:SearchAgent",
+    "ppo": "agents.ppo:PPOAgent",
+}
+
+
+def _parse_value(text: str) -> Any:
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    return text
+
+
+def parse_params(text: str, spec: str) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for item in filter(None, text.split(",")):
+        key, sep, value = item.partition("=")
+        if not sep or not key.isidentifier():
+            raise ValueError(f"bad parameter {item!r} in agent spec {spec!r}; write key=value pairs")
+        params[key] = _parse_value(value)
+    return params
+
+
+def _load_class(target: str, spec: str) -> type:
+    module_name, _, class_name = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise ValueError(f"agent spec {spec!r}: cannot import module {module_name!r} ({err})") from None
+    try:
+        return getattr(module, class_name)
+    except AttributeError:
+        raise ValueError(f"agent spec {spec!r}: module {module_name!r} has no {class_name!r}") from None
+
+
+def resolve_spec(spec: str) -> tuple[type, dict[str, Any]]:
+    """The agent class and constructor parameters a spec names (without building it)."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"an agent spec is a non-empty string, got {spec!r}")
+    spec = spec.strip()
+    head, _, rest = spec.partition(":")
+    if head in BUILTIN:
+        cls = _load_class(BUILTIN[head], spec)
+        if head == "ppo" and rest and "=" not in rest.split(",")[0]:
+            path, _, more = rest.partition(",")
+            return cls, {"path": path, **parse_params(more, spec)}
+        return cls, parse_params(rest, spec)
+    if "." in head and rest:
+        class_name, _, params = rest.partition(":")
+        return _load_class(f"{head}:{class_name}", spec), parse_params(params, spec)
+    known = ", ".join(sorted(BUILTIN))
+    raise ValueError(f"unknown agent spec {spec!r}; known names: {known} (or module.path:ClassName)")
+
+
+def make_agent(spec: str, seed: int | None = None) -> Agent:
+    """Build the agent a spec names, seeded with ``seed``."""
+    cls, params = resolve_spec(spec)
+    try:
+        return cls(seed=seed, **params)
+    except TypeError as err:
+        raise ValueError(f"agent spec {spec!r}: bad parameters ({err})") from None
