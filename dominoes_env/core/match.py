@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 
+from .errors import IllegalMoveError
 from .hand import HandState
 from .moves import Move
 from .rules import RuleConfig
@@ -29,10 +30,10 @@ class MatchState:
     """
 
     __slots__ = ("rules", "rng", "scores", "hand", "finished_hands", "winner", "hand_number",
-                 "_hand_scores")  # fmt: skip
+                 "auto_deal", "_hand_scores")  # fmt: skip
 
     def __init__(self, rules: RuleConfig | None = None, seed: int | None = None, *,
-                 deal: bool = True, **options):
+                 auto_deal: bool = True, **options):
         if rules is None:
             rules = RuleConfig(**options)
         elif options:
@@ -45,7 +46,10 @@ class MatchState:
         self.winner: int | None = None
         self.hand_number = 0
         self.hand: HandState | None = None
-        if deal:
+        #: deal the next hand as soon as one ends (``False`` when replaying a record, which
+        #: supplies each deal through :meth:`start_hand`)
+        self.auto_deal = auto_deal
+        if auto_deal:
             self.start_hand(self.rng.randrange(rules.num_players))
 
     # -- hands -----------------------------------------------------------------------------
@@ -103,9 +107,7 @@ class MatchState:
         at once, so ``self.hand`` is then the new deal (the old one is in ``finished_hands``).
         """
         if self.winner is not None:
-            from .errors import IllegalMoveError
-
-            raise IllegalMoveError(move, "the match is over")
+            raise IllegalMoveError(move, f"the match is over (won by side {self.winner})")
         hand = self.hand
         seat = hand.turn
         points = hand.play(move)
@@ -130,10 +132,11 @@ class MatchState:
         if top >= target and (immediate or scores.count(top) == 1):
             self.winner = scores.index(top)
             return
-        leader = self.next_leader()
-        if leader is None:
-            leader = self.rng.randrange(rules.num_players)
-        self.start_hand(leader)
+        if self.auto_deal:
+            leader = self.next_leader()
+            if leader is None:
+                leader = self.rng.randrange(rules.num_players)
+            self.start_hand(leader)
 
     # -- records ---------------------------------------------------------------------------
     def to_record(self) -> dict:

@@ -1,0 +1,33 @@
+VENV := .venv
+PY := $(VENV)/bin/python
+EXTRAS := train,notebooks,ray,bench,dev
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test bench lint clean
+
+install: $(STAMP)
+
+# Install torch first (pinned to the local CPU wheel), then the project itself.
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip
+	$(PY) -m pip install -c constraints.txt torch==2.13.0
+	$(PY) -m pip install -c constraints.txt -e ".[$(EXTRAS)]"
+	touch $@
+
+demo: $(STAMP)
+	$(PY) -m experiments.demo
+
+test: $(STAMP)
+	$(PY) -m pytest -n 2
+
+bench: $(STAMP)
+	$(PY) -m experiments.bench_engine
+	$(PY) -m experiments.bench_env
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .hypothesis
+	find . -path ./$(VENV) -prune -o -type d -name __pycache__ -exec rm -rf {} +

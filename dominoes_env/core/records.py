@@ -1,0 +1,193 @@
+"""Game records: write a played hand or match as JSON, read one back, replay it exactly.
+
+The format is the one in ``shared/RULES.md`` ("Game records")::
+
+    {"rules": {...RuleConfig fields...},
+     "hands": [{"leader": 0, "hands": [[[6, 6], ...], ...], "boneyard": [[0, 2], ...],
+                "moves": [[0, [6, 6], null], [1, [6, 1], "left"], ...]}]}
+
+Draws and passes are not written: they follow from the deal. A lead's tile is written as it
+lies (left half first); other plays as ``[low, high]``. Replaying checks every move against
+the rules and raises :class:`RecordError` naming the hand, the move and the reason.
+
+>>> m = MatchState(RuleConfig(target_score=30), seed=1)
+>>> while not m.is_over:
+...     _ = m.play(m.legal_actions()[0])
+>>> replay_record(m.to_record())["scores"] == m.scores
+True
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from typing import Any
+
+from .errors import IllegalMoveError, RecordError
+from .hand import HandState
+from .match import MatchState
+from .rules import RuleConfig
+
+RECORD_KEYS = ("leader", "hands", "boneyard", "moves")
+
+
+# -- writing -------------------------------------------------------------------------------
+def hand_record(hand: HandState) -> dict[str, Any]:
+    """One hand as a record entry: its deal and the plays so far."""
+    ts = hand.rules.tiles
+    dealt_hands, boneyard = hand.dealt
+    moves = []
+    for i, (seat, code, flip) in enumerate(hand.moves):
+        t = ts.tiles[code >> 2]
+        if i == 0:
+            moves.append([seat, [t.high, t.low] if flip else [t.low, t.high], None])
+        else:
+            moves.append([seat, [t.low, t.high], ("left", "right", "up", "down")[code & 3]])
+    return {
+        "leader": hand.leader,
+        "hands": [[list(t) for t in ts.mask_tiles(mask)] for mask in dealt_hands],
+        "boneyard": [list(ts.tiles[i]) for i in boneyard],
+        "moves": moves,
+    }
+
+
+def match_record(match: MatchState) -> dict[str, Any]:
+    """The whole match so far (finished hands, then the current one if it is not among them)."""
+    hands = list(match.finished_hands)
+    if match.hand is not None and (not hands or hands[-1] is not match.hand):
+        hands.append(match.hand)
+    return {"rules": match.rules.to_dict(), "hands": [hand_record(h) for h in hands]}
+
+
+def write_record(record: dict[str, Any], path: str | os.PathLike) -> None:
+    """Write a record atomically (a temporary file renamed into place: never half a file)."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".record-", suffix=".json", dir=folder)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(record, f)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+# -- reading and replaying -----------------------------------------------------------------
+def load_record(path: str | os.PathLike) -> dict[str, Any]:
+    """Read a record file; :class:`RecordError` if it cannot be read or is not a JSON object."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except OSError as err:
+        raise RecordError(f"cannot read {os.fspath(path)!r}: {err.strerror}") from None
+    except json.JSONDecodeError as err:
+        raise RecordError(f"{os.fspath(path)!r} is not valid JSON: {err}") from None
+    return data
+
+
+def replay_match(record: Any) -> tuple[MatchState, list[dict[str, Any]]]:
+    """Replay a record; returns the match as it stands and a summary per hand (see
+    :func:`replay_record`). Raises :class:`RecordError` on anything the rules forbid."""
+    if not isinstance(record, dict):
+        raise RecordError("a record must be a JSON object with 'rules' and 'hands'")
+    for key in ("rules", "hands"):
+        if key not in record:
+            raise RecordError(f"the record lacks the field {key!r}")
+    try:
+        rules = RuleConfig.from_dict(record["rules"])
+    except ValueError as err:
+        raise RecordError(f"rules: {err}") from None
+    if not isinstance(record["hands"], list):
+        raise RecordError("'hands' must be a list of hands")
+    match = MatchState(rules, auto_deal=False)
+    summaries = []
+    for i, entry in enumerate(record["hands"]):
+        if match.is_over:
+            raise RecordError(f"hand {i}: the match was already won by side {match.winner}")
+        if i > 0 and not match.hand.is_over:
+            raise RecordError(f"hand {i}: hand {i - 1} is not finished, so no hand may follow it")
+        _start_hand(match, entry, i)
+        points = [_replay_move(match, mv, i, j) for j, mv in enumerate(entry["moves"])]
+        hand = match.hand
+        summaries.append({
+            "move_points": points,
+            "end": hand.result[0] if hand.result else None,
+            "award": {"side": hand.award[0], "points": hand.award[1]} if hand.award else None,
+            "scores": list(match.scores),
+        })
+    return match, summaries
+
+
+def replay_record(record: Any) -> dict[str, Any]:
+    """Replay a record and return the ``python -m dominoes_env replay`` output object:
+    ``{"hands": [{"move_points", "end", "award", "scores"}...], "scores", "winner"}``."""
+    match, summaries = replay_match(record)
+    return {"hands": summaries, "scores": list(match.scores), "winner": match.winner}
+
+
+def _start_hand(match: MatchState, entry: Any, i: int) -> None:
+    if not isinstance(entry, dict):
+        raise RecordError(f"hand {i}: must be an object with {', '.join(RECORD_KEYS)}")
+    for key in RECORD_KEYS:
+        if key not in entry:
+            raise RecordError(f"hand {i}: lacks the field {key!r}")
+    if not isinstance(entry["moves"], list):
+        raise RecordError(f"hand {i}: 'moves' must be a list of [seat, tile, end]")
+    rules = match.rules
+    leader = entry["leader"]
+    if isinstance(leader, bool) or not isinstance(leader, int) or not 0 <= leader < rules.num_players:
+        raise RecordError(f"hand {i}: leader {leader!r} is not a seat (0..{rules.num_players - 1})")
+    if i > 0:
+        expected = match.next_leader()
+        if expected is not None and leader != expected:
+            why = ("the leader rotates one seat each hand" if rules.next_leader == "rotate"
+                   else f"seat {expected} dominoed the previous hand and leads")
+            raise RecordError(f"hand {i}: leader {leader} contradicts the rules: {why}")
+    try:
+        hand = HandState.from_tiles(rules, entry["hands"], entry["boneyard"], leader)
+    except (ValueError, TypeError) as err:
+        raise RecordError(f"hand {i}: bad deal: {err}") from None
+    match.start_hand(leader, hand)
+
+
+def _replay_move(match: MatchState, move: Any, i: int, j: int) -> int:
+    where = f"hand {i}, move {j} {json.dumps(move)}"
+    if not isinstance(move, list) or len(move) != 3:
+        raise RecordError(f"{where}: a move is [seat, [a, b], end]")
+    seat, tile, end = move
+    if match.is_over:
+        raise RecordError(f"{where}: the match was already won by side {match.winner}")
+    hand = match.hand
+    if hand.is_over:
+        raise RecordError(f"{where}: the hand is already over ({hand.result[0]})")
+    if seat != hand.turn:
+        raise RecordError(f"{where}: it is seat {hand.turn}'s turn, not seat {seat!r}'s"
+                          + _forced_note(hand, seat))
+    if not isinstance(tile, list) or len(tile) != 2:
+        raise RecordError(f"{where}: the tile must be a pair [a, b]")
+    try:
+        return match.play((tuple(tile), end))
+    except IllegalMoveError as err:
+        raise RecordError(f"{where}: {err.reason}{_boneyard_note(hand, tile)}") from None
+    except TypeError as err:
+        raise RecordError(f"{where}: {err}") from None
+
+
+def _forced_note(hand: HandState, seat: Any) -> str:
+    last = hand.history[-1] if hand.history else None
+    if isinstance(seat, int) and last is not None and last[0] == "pass" and last[1] == seat:
+        return f" (seat {seat} could not play and had to pass)"
+    return ""
+
+
+def _boneyard_note(hand: HandState, tile: list) -> str:
+    try:
+        t = hand.rules.tiles.index(*tile)
+    except (ValueError, TypeError):
+        return ""
+    if t in hand.boneyard[hand.drawn:]:
+        return " (it is still in the boneyard: a seat draws only when it cannot play)"
+    return ""
