@@ -6,13 +6,13 @@ from .hand import DRAW, PASS, PLAY, HandState
 from .match import MatchState
 from .moves import DOWN, END_NAMES, LEFT, RIGHT, UP, Move
 from .rules import RuleConfig
-from .scoring import blocked_award, points_for_count, round_to_five
+from .scoring import blocked_award, count_after, points_for_count, round_to_five
 from .tiles import Tile, TileSet, iter_bits, tile_set
 from .view import SeatView
 
 __all__ = [
     "DOWN", "DRAW", "END_NAMES", "LEFT", "PASS", "PLAY", "RIGHT", "UP",
     "HandState", "IllegalMoveError", "MatchState", "Move", "RecordError", "RuleConfig",
-    "SeatView", "Tile", "TileSet", "blocked_award", "iter_bits", "points_for_count",
+    "SeatView", "Tile", "TileSet", "blocked_award", "count_after", "iter_bits", "points_for_count",
     "round_to_five", "tile_set",
 ]  # fmt: skip

@@ -13,7 +13,7 @@ and writes those draws and passes into the public history.
 >>> hand.play(((6, 6), None)), hand.play(((6, 1), "left")), hand.count
 (0, 0, 13)
 >>> [str(m) for m in hand.legal_moves]
-['[6|3]@right']
+['[1|2]@left', '[3|6]@right']
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from .errors import IllegalMoveError
 from .moves import DOWN, END_NAMES, LEFT, RIGHT, UP, Move, end_index
 from .rules import RuleConfig
-from .scoring import blocked_award, points_for_count, round_to_five
+from .scoring import blocked_award, count_after, points_for_count, round_to_five
 from .tiles import Tile, iter_bits
 from .view import SeatView, make_view
 
@@ -57,7 +57,7 @@ class HandState:
     - ``history``: the public history, ``("play", seat, code, points)``, ``("draw", seat, n)``,
       ``("pass", seat)``; ``moves``: ``(seat, code, flipped)`` per play, for records
     - ``known_lacks[s]``: bitmask of pip values seat ``s`` is known not to hold (public inference
-      from its draws and passes)
+      from its draws and passes; a tile it has just drawn and must now play is the one exception)
     """
 
     __slots__ = (
@@ -153,6 +153,7 @@ class HandState:
             masks.append(mask)
         if boneyard is None:
             bone = [i for i in range(ts.num_tiles) if not seen >> i & 1]
+            seen = ts.full_mask
         else:
             bone = [_tile_index(ts, t, "the boneyard") for t in boneyard]
             for i in bone:
@@ -275,16 +276,8 @@ class HandState:
 
     def count_after(self, code: int) -> int:
         """The layout count after playing a legal action code, without playing it."""
-        t = code >> 2
-        if self.lead < 0:
-            return self._pips[t]
-        e = code & 3
-        other = self._pips[t] - self.ends[e]
-        c = self.contrib
-        new = other + other if self._dbl[t] else other
-        if e < 2 or self.arm[0] or self.arm[1]:
-            return c[0] + c[1] + c[2] + c[3] - c[e] + new
-        return self.lead_pips + c[2] + c[3] - c[e] + new
+        return count_after(code, self.lead, self.lead_pips, self.ends, self.contrib, self.arm,
+                           self._pips, self._dbl)
 
     def points_after(self, code: int) -> int:
         """Points a legal action code would score now (the hand award not included)."""

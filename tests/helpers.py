@@ -1,0 +1,44 @@
+"""Test helpers: scripted deals, so a worked example is played move by move through the engine."""
+
+from __future__ import annotations
+
+from dominoes_env.core import HandState, RuleConfig
+
+
+def scripted_hand(moves, rules: RuleConfig | None = None, leader: int = 0, extra=None,
+                  boneyard=None) -> HandState:
+    """A deal in which seat ``(leader + i) % n`` holds the tile of scripted move ``i``.
+
+    ``moves`` are ``(tile, end)`` pairs; ``extra`` maps a seat to further tiles it holds. Every
+    hand is filled up to ``hand_size`` with tiles no move uses; ``boneyard`` (tiles, draw order)
+    comes first in the boneyard, the unused rest follows in index order.
+    """
+    rules = rules or RuleConfig()
+    ts = rules.tiles
+    n = rules.num_players
+    hands = [[] for _ in range(n)]
+    for i, (tile, _end) in enumerate(moves):
+        hands[(leader + i) % n].append(tuple(tile))
+    for seat, tiles in (extra or {}).items():
+        hands[seat].extend(tuple(t) for t in tiles)
+    used = {ts.index(*t) for h in hands for t in h}
+    front = [tuple(t) for t in (boneyard or [])]
+    used |= {ts.index(*t) for t in front}
+    spare = [t for i, t in enumerate(ts.tiles) if i not in used]
+    for h in hands:
+        while len(h) < rules.hand_size:
+            h.append(spare.pop())
+    return HandState.from_tiles(rules, hands, front + spare, leader)
+
+
+def play_script(moves, **kwargs):
+    """Play scripted moves, checking each is made by the expected seat; returns (hand, counts,
+    points)."""
+    hand = scripted_hand(moves, **kwargs)
+    counts, points = [], []
+    for i, move in enumerate(moves):
+        expected = (hand.leader + i) % hand.n
+        assert hand.turn == expected, f"move {i} {move}: turn is seat {hand.turn}, not {expected}"
+        points.append(hand.play(move))
+        counts.append(hand.count)
+    return hand, counts, points
