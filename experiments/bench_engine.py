@@ -93,7 +93,8 @@ def main(argv: list[str] | None = None) -> None:
         result = run_openspiel(name, args.seconds) and median_of(
             lambda n=name: run_openspiel(n, args.seconds), args.repeats)
         spiel[name] = result
-    table = Table(title=f"Game core, random full hands (median of {args.repeats} x {args.seconds:g} s)")
+    title = f"Game core, random full hands (median of {args.repeats} x {args.seconds:g} s)"
+    table = Table(title=title)
     for col in ("engine", "plays/s", "hands/s", "x OpenSpiel"):
         table.add_column(col, justify="right" if col != "engine" else "left")
     peers = {"2p": spiel["python_block_dominoes"], "4p": spiel["python_team_dominoes"]}

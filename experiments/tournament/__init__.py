@@ -1,0 +1,26 @@
+"""Tournaments: scripted, reproducible, parallel (local processes or Ray), resumable.
+
+>>> import tempfile
+>>> config = TournamentConfig(["random", "greedy"], RuleConfig(target_score=30), matches=4, seed=1)
+>>> with tempfile.TemporaryDirectory() as out:
+...     summary = build_summary(run_tournament(config, out, progress=False))
+>>> summary["pairs"][0]["matches"], summary["complete"]
+(4, True)
+
+The pieces: :mod:`.schedule` (who plays whom, seats, duplicate deals), :mod:`.runner`
+(playing, the results directory, resuming), :mod:`.stats` (Wilson intervals, points per hand,
+OpenSkill ratings), :mod:`.report` (``summary.json``, plots, the printed table) and
+:mod:`.cli` (``python -m experiments.tournament``).
+"""
+
+from dominoes_env.core import RuleConfig
+
+from .cli import main
+from .report import build_summary, print_summary, write_outputs
+from .runner import TournamentConfig, TournamentDirError, TournamentRun, run_tournament
+from .schedule import make_schedule
+
+__all__ = [
+    "RuleConfig", "TournamentConfig", "TournamentDirError", "TournamentRun", "build_summary",
+    "main", "make_schedule", "print_summary", "run_tournament", "write_outputs",
+]  # fmt: skip

@@ -1,0 +1,7 @@
+"""``python -m experiments.tournament``: see :mod:`experiments.tournament.cli`."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

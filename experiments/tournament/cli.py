@@ -1,0 +1,112 @@
+"""``python -m experiments.tournament`` / ``dominoes-tournament``: the command line.
+
+Example::
+
+    python -m experiments.tournament --agents random greedy --matches 200 --workers 2 \\
+        --out results/rg --target-score 150
+
+Run the same command again after an interruption to finish it; exit status 0 when complete,
+2 on bad arguments (or a results directory holding another tournament), 130 on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import sys
+
+from dominoes_env.core import RuleConfig
+from dominoes_env.core import rules as rules_module
+
+from ..arena import DEFAULT_MAX_HANDS
+from .report import print_summary, write_outputs
+from .runner import BACKENDS, TournamentConfig, run_tournament
+
+#: RuleConfig fields with their own dedicated options
+_TABLE_FIELDS = ("num_players", "partnerships")
+
+
+def _rule_fields() -> list[dataclasses.Field]:
+    return [f for f in dataclasses.fields(RuleConfig) if f.init and f.name not in _TABLE_FIELDS]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="dominoes-tournament",
+        description="Play a reproducible, resumable Straight Dominoes tournament between agents "
+                    "(duplicate deals, rotating seats) and report win rates, ratings and plots.",
+    )
+    p.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
+                   help="agent specs, e.g. random greedy search:sims=50 ppo my.module:MyAgent")
+    p.add_argument("--players", type=int, choices=(2, 3, 4), default=2,
+                   help="seats at the table (2)")
+    p.add_argument("--partnerships", action=argparse.BooleanOptionalAction, default=None,
+                   help="4 players in two partnerships (default: on with 4 players)")
+    p.add_argument("--matches", type=int, default=100,
+                   help="matches per pairing/table, rounded up to whole duplicate deals (100)")
+    p.add_argument("--seed", type=int, default=0, help="tournament seed (0)")
+    p.add_argument("--workers", type=int, default=1, help="parallel workers (1)")
+    p.add_argument("--backend", choices=BACKENDS, default="local", help="local processes or ray")
+    p.add_argument("--ray-address", default=None,
+                   help="address of a running Ray cluster (default: start a local Ray)")
+    p.add_argument("--out", default=None,
+                   help="results directory (default: results/tournament-<hash of the arguments>)")
+    p.add_argument("--max-hands", type=int, default=DEFAULT_MAX_HANDS,
+                   help="stop a match undecided (a draw) after this many hands "
+                        f"({DEFAULT_MAX_HANDS})")
+    p.add_argument("--no-plots", action="store_true", help="do not draw the plots")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    rules = p.add_argument_group("rule options (RuleConfig; defaults as in the rules)")
+    for f in _rule_fields():
+        choices = getattr(rules_module, f.name.upper(), None)
+        rules.add_argument("--" + f.name.replace("_", "-"), dest="rule_" + f.name, default=None,
+                           type=type(f.default), choices=choices,
+                           help=f"default {f.default!r}")
+    return p
+
+
+def config_from_args(args: argparse.Namespace) -> TournamentConfig:
+    """The :class:`TournamentConfig` the parsed arguments describe (ValueError if invalid)."""
+    options = {f.name: getattr(args, "rule_" + f.name) for f in _rule_fields()}
+    options = {k: v for k, v in options.items() if v is not None}
+    rules = RuleConfig(num_players=args.players, partnerships=args.partnerships, **options)
+    return TournamentConfig(args.agents, rules, matches=args.matches, seed=args.seed,
+                            max_hands=args.max_hands)
+
+
+def default_out(config: TournamentConfig) -> str:
+    """``results/tournament-<10 hex digits>``: one directory per set of arguments, so repeating a
+    command resumes it."""
+    digest = hashlib.sha256(json.dumps(config.to_dict(), sort_keys=True).encode()).hexdigest()
+    return f"results/tournament-{digest[:10]}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        config = config_from_args(args)
+    except (ValueError, TypeError) as err:
+        parser.error(str(err))
+    out = args.out or default_out(config)
+    err = sys.stderr
+    try:
+        run = run_tournament(config, out, workers=args.workers, backend=args.backend,
+                             ray_address=args.ray_address, progress=not args.quiet)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: finished matches are saved in {out}; run the same command again "
+              "to play the rest", file=err)
+        return 130
+    except (ValueError, TypeError) as e:
+        print(f"error: {e}", file=err)
+        return 2
+    summary = write_outputs(run, plots=not args.no_plots)
+    print_summary(summary)
+    print(f"results: {run.out}", file=err)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

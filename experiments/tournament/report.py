@@ -1,0 +1,191 @@
+"""Turn a finished tournament into ``summary.json``, plots and a printed table.
+
+``summary.json`` (all deterministic except ``last_run``)::
+
+    {"format": "head_to_head" | "partnerships" | "free_for_all",
+     "agents": [...], "rules": {...}, "seed": S, "matches_per_pairing": N,
+     "total_matches": T, "finished_matches": F, "complete": true,
+     "pairs": [{"a", "b", "matches", "a_wins", "b_wins", "draws", "a_win_rate",
+                "a_win_rate_ci95": [low, high]}, ...],
+     "agent_stats": {agent: {"matches", "wins", "draws", "win_rate", "win_rate_ci95",
+                             "points_per_hand"}},
+     "points_per_hand": {agent: x},
+     "ratings": {agent: {"mu", "sigma", "ordinal", "ci95": [low, high]}},
+     "tables": [...],            # free-for-all only: wins by agent at each table
+     "last_run": {"played", "seconds", "matches_per_second", "workers", "backend"}}
+
+In ``pairs``, head-to-head and partnership entries count matches between the two; free-for-all
+entries count how often ``a`` finished ahead of ``b`` at a table where both sat. A draw counts
+half a win in every rate; intervals are 95% Wilson score intervals.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+from . import stats
+from .runner import HEATMAP_FILE, RATINGS_FILE, SUMMARY_FILE, TournamentRun
+
+
+def build_summary(run: TournamentRun) -> dict[str, Any]:
+    """The summary of a run's finished matches (see the module docstring)."""
+    cfg, sched, recs = run.config, run.schedule, run.records
+    rules, agents = cfg.rules, list(cfg.agents)
+    per_agent = stats.agent_stats(recs, agents, rules)
+    summary: dict[str, Any] = {
+        "format": sched.format,
+        "agents": agents,
+        "rules": rules.to_dict(),
+        "seed": cfg.seed,
+        "matches_requested": cfg.matches,
+        "matches_per_pairing": max(sched.matches_per_table),
+        "total_matches": len(sched.jobs),
+        "finished_matches": len(recs),
+        "complete": run.complete,
+        "max_hands": cfg.max_hands,
+        "draws_counted_as": 0.5,
+        "pairs": stats.pair_stats(recs, agents, rules),
+        "agent_stats": per_agent,
+        "points_per_hand": {a: s["points_per_hand"] for a, s in per_agent.items()},
+        "ratings": stats.ratings(recs, agents, rules),
+        "rating_model": "openskill PlackettLuce (mu0=25, sigma0=25/3), one update per match in "
+                        "schedule order; ci95 = mu -/+ 1.96 sigma",
+    }
+    if sched.format == "free_for_all":
+        summary["tables"] = stats.table_stats(recs, sched.tables, rules)
+    summary["last_run"] = {
+        "played": run.played,
+        "seconds": round(run.seconds, 3),
+        "matches_per_second": (round(run.played / run.seconds, 2)
+                               if run.played and run.seconds else None),
+        "workers": run.workers,
+        "backend": run.backend,
+    }
+    return summary
+
+
+def write_summary(summary: dict, out: str | os.PathLike) -> Path:
+    """Write ``summary.json`` atomically (a reader never sees half a file)."""
+    path = Path(out) / SUMMARY_FILE
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(summary, indent=2) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def win_matrix(summary: dict) -> list[list[float]]:
+    """``m[i][j]``: win rate of ``agents[i]`` against ``agents[j]`` (NaN where they never met).
+
+    >>> win_matrix({"agents": ["x", "y"], "pairs": [{"a": "x", "b": "y", "a_win_rate": 0.75}]})
+    [[nan, 0.75], [0.25, nan]]
+    """
+    agents = summary["agents"]
+    idx = {a: i for i, a in enumerate(agents)}
+    m = [[math.nan] * len(agents) for _ in agents]
+    for p in summary["pairs"]:
+        if p["a_win_rate"] is not None:
+            i, j = idx[p["a"]], idx[p["b"]]
+            m[i][j], m[j][i] = p["a_win_rate"], 1 - p["a_win_rate"]
+    return m
+
+
+def plot_heatmap(summary: dict, path: str | os.PathLike) -> Path:
+    """Head-to-head win-rate heatmap: row agent's win rate against the column agent."""
+    from matplotlib.figure import Figure
+
+    agents, m = summary["agents"], win_matrix(summary)
+    n = len(agents)
+    fig = Figure(figsize=(1.6 + 1.1 * n, 1.2 + 0.9 * n), layout="constrained")
+    ax = fig.add_subplot()
+    image = ax.imshow(m, cmap="RdBu", vmin=0, vmax=1)
+    ax.set_xticks(range(n), agents, rotation=30, ha="right")
+    ax.set_yticks(range(n), agents)
+    for i in range(n):
+        for j in range(n):
+            if not math.isnan(m[i][j]):
+                ax.text(j, i, f"{m[i][j]:.2f}", ha="center", va="center",
+                        color="white" if abs(m[i][j] - 0.5) > 0.3 else "black")
+    what = "finished ahead" if summary["format"] == "free_for_all" else "win rate"
+    ax.set_title(f"{what} (row vs column)")
+    fig.colorbar(image, ax=ax, shrink=0.8)
+    fig.savefig(path, dpi=110)
+    return Path(path)
+
+
+def plot_ratings(summary: dict, path: str | os.PathLike) -> Path:
+    """OpenSkill ratings with their 95% intervals, best at the top."""
+    from matplotlib.figure import Figure
+
+    items = sorted(summary["ratings"].items(), key=lambda kv: kv[1]["mu"])
+    fig = Figure(figsize=(6, 1.0 + 0.5 * len(items)), layout="constrained")
+    ax = fig.add_subplot()
+    mus = [r["mu"] for _, r in items]
+    err = [r["mu"] - r["ci95"][0] for _, r in items]
+    ax.errorbar(mus, range(len(items)), xerr=err, fmt="o", capsize=4)
+    ax.set_yticks(range(len(items)), [a for a, _ in items])
+    ax.set_xlabel("OpenSkill mu (95% interval)")
+    ax.grid(axis="x", alpha=0.3)
+    fig.savefig(path, dpi=110)
+    return Path(path)
+
+
+def write_outputs(run: TournamentRun, plots: bool = True) -> dict[str, Any]:
+    """Write ``summary.json`` (and the plots) into the run's directory; return the summary."""
+    summary = build_summary(run)
+    write_summary(summary, run.out)
+    if plots and run.records:
+        plot_heatmap(summary, run.out / HEATMAP_FILE)
+        plot_ratings(summary, run.out / RATINGS_FILE)
+    return summary
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _ci(ci: list[float]) -> str:
+    return f"{ci[0]:.2f}-{ci[1]:.2f}"
+
+
+def print_summary(summary: dict, console=None) -> None:
+    """Print the pair table and the agent table (best rated first) with rich."""
+    from rich.console import Console
+    from rich.table import Table
+
+    if console is None:
+        console = Console()
+        if not console.is_terminal:  # piped or captured: do not squeeze into 80 columns
+            console = Console(width=120)
+    ffa = summary["format"] == "free_for_all"
+    pairs = Table(title=f"{summary['format'].replace('_', ' ')}: "
+                        f"{summary['finished_matches']}/{summary['total_matches']} matches")
+    pairs.add_column("A", overflow="fold")
+    pairs.add_column("B", overflow="fold")
+    for col in ("matches", "A-B-draw" + (" (ahead)" if ffa else ""), "A win rate", "95% CI"):
+        pairs.add_column(col, justify="right", no_wrap=True)
+    for p in summary["pairs"]:
+        record = f"{p['a_wins']}-{p['b_wins']}-{p['draws']}"
+        pairs.add_row(p["a"], p["b"], str(p["matches"]), record, _rate(p["a_win_rate"]),
+                      _ci(p["a_win_rate_ci95"]))
+    console.print(pairs)
+
+    agents = Table(title="agents, best rated first")
+    agents.add_column("agent", overflow="fold")
+    for col in ("matches", "win rate", "95% CI", "pts/hand", "rating ± 95%", "ordinal"):
+        agents.add_column(col, justify="right", no_wrap=True)
+    rated = sorted(summary["ratings"].items(), key=lambda kv: -kv[1]["ordinal"])
+    for name, r in rated:
+        s = summary["agent_stats"][name]
+        pph = "-" if s["points_per_hand"] is None else f"{s['points_per_hand']:.2f}"
+        agents.add_row(name, str(s["matches"]), _rate(s["win_rate"]), _ci(s["win_rate_ci95"]), pph,
+                       f"{r['mu']:.2f} ± {r['mu'] - r['ci95'][0]:.2f}", f"{r['ordinal']:.2f}")
+    console.print(agents)
+    last = summary.get("last_run") or {}
+    if last.get("played"):
+        console.print(f"played {last['played']} matches in {last['seconds']:.1f} s "
+                      f"({last['matches_per_second']} matches/s, {last['workers']} worker(s), "
+                      f"{last['backend']})")

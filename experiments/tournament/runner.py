@@ -1,0 +1,364 @@
+"""Run a tournament's matches (in-process, on a local process pool or on Ray) into a results
+directory that survives interruption.
+
+The directory holds:
+
+- ``config.json``: the arguments that decide the results (agents, matches, seed, rules,
+  ``max_hands``). A run on a directory whose ``config.json`` differs is refused.
+- ``matches.jsonl``: one JSON object per finished match, appended and flushed as each result
+  arrives. A run killed at any moment loses only the matches in flight (a half-written last line
+  is cut off on the next start); running the same command again plays only the missing matches.
+
+Results do not depend on ``workers`` or ``backend``: each match is fully determined by its job
+(seating and seed), and ratings are computed in schedule order, not finishing order.
+
+>>> import tempfile
+>>> cfg = TournamentConfig(["random", "greedy"], RuleConfig(target_score=30), matches=2)
+>>> with tempfile.TemporaryDirectory() as out:
+...     first = run_tournament(cfg, out, progress=False)
+...     again = run_tournament(cfg, out, progress=False)  # complete already: nothing to play
+>>> len(first.records), first.played, again.played
+(2, 2, 0)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dominoes_env.core import RuleConfig
+
+from ..arena import DEFAULT_MAX_HANDS, play_match
+from .schedule import MatchJob, Schedule, check_agents, make_schedule
+
+CONFIG_FILE = "config.json"
+MATCHES_FILE = "matches.jsonl"
+SUMMARY_FILE = "summary.json"
+HEATMAP_FILE = "winrate_heatmap.png"
+RATINGS_FILE = "ratings.png"
+#: bump when the schedule or seeding scheme changes, so old directories are refused
+SCHEME_VERSION = 1
+BACKENDS = ("local", "ray")
+
+
+class TournamentDirError(ValueError):
+    """The results directory cannot be used for this run (other arguments, corrupt file, busy)."""
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    """The arguments that decide a tournament's results. ``workers`` and ``backend`` are not
+    among them: they change how fast, never what."""
+
+    agents: Sequence[str]
+    rules: RuleConfig = field(default_factory=RuleConfig)
+    matches: int = 100  #: per pairing (rounded up to whole duplicate groups)
+    seed: int = 0
+    max_hands: int = DEFAULT_MAX_HANDS
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "agents", check_agents(self.agents))
+        if not isinstance(self.rules, RuleConfig):
+            raise TypeError(f"rules must be a RuleConfig, got {self.rules!r}")
+        if isinstance(self.matches, bool) or not isinstance(self.matches, int) or self.matches < 1:
+            raise ValueError(f"matches={self.matches!r} must be a positive integer "
+                             "(matches per pairing)")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise ValueError(f"seed={self.seed!r} must be an integer")
+        hands = self.max_hands
+        if isinstance(hands, bool) or not isinstance(hands, int) or hands < 1:
+            raise ValueError(f"max_hands={self.max_hands!r} must be a positive integer")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scheme": SCHEME_VERSION, "agents": list(self.agents), "matches": self.matches,
+            "seed": self.seed, "max_hands": self.max_hands, "rules": self.rules.to_dict(),
+        }  # fmt: skip
+
+    def schedule(self) -> Schedule:
+        return make_schedule(self.agents, self.rules, self.matches, self.seed)
+
+
+@dataclass
+class TournamentRun:
+    """What :func:`run_tournament` returns: every finished match (in schedule order) and how
+    this invocation went."""
+
+    config: TournamentConfig
+    schedule: Schedule
+    out: Path
+    records: list[dict]
+    played: int  #: matches played by this invocation
+    seconds: float  #: wall time of this invocation's play
+    workers: int
+    backend: str
+
+    @property
+    def complete(self) -> bool:
+        return len(self.records) == len(self.schedule.jobs)
+
+
+# -- playing a job ----------------------------------------------------------------------------
+def job_record(job: MatchJob, rules: RuleConfig, max_hands: int) -> dict[str, Any]:
+    """Play one scheduled match and return its record (the line stored in ``matches.jsonl``)."""
+    result = play_match(job.seats, rules, job.seed, max_hands=max_hands)
+    rec: dict[str, Any] = {"index": job.index, "key": job.key, "table": list(job.table),
+                           "deal": job.deal}  # fmt: skip
+    rec.update(result.to_record())
+    rec["seats"] = list(job.seats)
+    owners = [job.seats[rules.seats_of(side)[0]] for side in range(rules.num_sides)]
+    rec["winner_agent"] = None if result.winner is None else owners[result.winner]
+    return rec
+
+
+def play_batch(rules: dict, max_hands: int, jobs: Sequence[MatchJob]) -> list[dict]:
+    """Play several jobs in one worker call (the unit a pool chunk or a Ray task carries)."""
+    cfg = RuleConfig.from_dict(rules)
+    return [job_record(job, cfg, max_hands) for job in jobs]
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(rules: dict, max_hands: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    _WORKER["rules"] = RuleConfig.from_dict(rules)
+    _WORKER["max_hands"] = max_hands
+
+
+def _play_in_worker(job: MatchJob) -> dict:
+    return job_record(job, _WORKER["rules"], _WORKER["max_hands"])
+
+
+def _batches(jobs: Sequence[MatchJob], size: int) -> list[list[MatchJob]]:
+    return [list(jobs[i : i + size]) for i in range(0, len(jobs), size)]
+
+
+def batch_size(pending: int, parallel: int, cap: int) -> int:
+    """Matches per dispatch: enough to keep dispatch overhead small next to play, small enough
+    that every worker stays busy to the end and an interruption loses little.
+
+    >>> batch_size(10, 2, 8), batch_size(2000, 2, 8), batch_size(100000, 4, 16)
+    (1, 8, 16)
+    """
+    return max(1, min(cap, pending // (parallel * 32)))
+
+
+# -- backends ---------------------------------------------------------------------------------
+def iter_local(jobs: Sequence[MatchJob], config: TournamentConfig, workers: int) -> Iterator[dict]:
+    """Records as matches finish: in this process for one worker, else on a process pool."""
+    rules = config.rules
+    if workers == 1:
+        for job in jobs:
+            yield job_record(job, rules, config.max_hands)
+        return
+    import multiprocessing
+
+    size = batch_size(len(jobs), workers, 8)
+    pool = multiprocessing.Pool(workers, _init_worker, (rules.to_dict(), config.max_hands))
+    try:
+        yield from pool.imap_unordered(_play_in_worker, jobs, chunksize=size)
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+def _project_root() -> str:
+    return str(Path(__file__).resolve().parents[2])
+
+
+def iter_ray(jobs: Sequence[MatchJob], config: TournamentConfig, workers: int,
+             address: str | None = None) -> Iterator[dict]:
+    """Records as Ray tasks finish. Each task plays a batch of matches; at most two batches per
+    CPU are in flight. Uses a Ray already initialised in this process, else connects to
+    ``address`` (a running cluster, whose workers must have this package importable), else
+    starts a local Ray with ``workers`` CPUs and shuts it down afterwards."""
+    try:
+        import ray
+    except ImportError as err:
+        raise ValueError(f"backend='ray' needs Ray: pip install 'ray[default]' ({err})") from None
+    import logging
+
+    started = False
+    if not ray.is_initialized():
+        if address:
+            ray.init(address=address, logging_level=logging.WARNING)
+        else:
+            path = os.pathsep.join(filter(None, [_project_root(), os.environ.get("PYTHONPATH")]))
+            ray.init(num_cpus=workers, include_dashboard=False, logging_level=logging.WARNING,
+                     runtime_env={"env_vars": {"PYTHONPATH": path}})
+        started = True
+    in_flight: list = []
+    try:
+        parallel = max(1, int(ray.cluster_resources().get("CPU", workers)))
+        task = ray.remote(num_cpus=1)(play_batch)
+        rules_ref = ray.put(config.rules.to_dict())
+        batches = _batches(jobs, batch_size(len(jobs), parallel, 16))
+        batches.reverse()
+        while batches or in_flight:
+            while batches and len(in_flight) < 2 * parallel:
+                in_flight.append(task.remote(rules_ref, config.max_hands, batches.pop()))
+            done, in_flight = ray.wait(in_flight, num_returns=1)
+            for ref in done:
+                yield from ray.get(ref)
+    finally:
+        for ref in in_flight:
+            ray.cancel(ref, force=True)
+        if started:
+            ray.shutdown()
+
+
+# -- the results directory --------------------------------------------------------------------
+def _describe_mismatch(old: dict, new: dict) -> str:
+    diffs = []
+    for key in sorted(set(old) | set(new)):
+        if key == "rules" and isinstance(old.get(key), dict) and isinstance(new.get(key), dict):
+            for r in sorted(set(old[key]) | set(new[key])):
+                if old[key].get(r) != new[key].get(r):
+                    diffs.append(f"rules.{r}: {old[key].get(r)!r} there, {new[key].get(r)!r} now")
+        elif old.get(key) != new.get(key):
+            diffs.append(f"{key}: {old.get(key)!r} there, {new.get(key)!r} now")
+    return "; ".join(diffs)
+
+
+def prepare_dir(out: Path, config: TournamentConfig) -> None:
+    """Create ``out`` with this run's ``config.json``, or check that an existing one matches."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / CONFIG_FILE
+    wanted = config.to_dict()
+    if path.exists():
+        try:
+            old = json.loads(path.read_text())
+        except (OSError, ValueError) as err:
+            raise TournamentDirError(f"{path} is unreadable ({err}); use another --out") from None
+        if old != wanted:
+            raise TournamentDirError(
+                f"{out} holds a tournament with different arguments "
+                f"({_describe_mismatch(old, wanted)}). "
+                "Repeat the original arguments to resume it, or choose another --out directory."
+            )
+        return
+    if (out / MATCHES_FILE).exists():
+        raise TournamentDirError(
+            f"{out} has {MATCHES_FILE} but no {CONFIG_FILE}; use another --out"
+        )
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(wanted, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def load_records(path: Path, schedule: Schedule) -> list[dict]:
+    """The finished matches in ``path``, after cutting off a half-written last line."""
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    end = data.rfind(b"\n") + 1
+    if end < len(data):  # killed in the middle of a write: drop the unfinished line
+        with open(path, "r+b") as f:
+            f.truncate(end)
+    keys = {job.key: job.index for job in schedule.jobs}
+    records: dict[str, dict] = {}
+    for number, line in enumerate(data[:end].splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            key = rec["key"]
+        except (ValueError, KeyError, TypeError):
+            raise TournamentDirError(
+                f"{path}:{number} is not a match record; the file is damaged"
+            ) from None
+        if keys.get(key) != rec.get("index"):
+            raise TournamentDirError(f"{path}:{number} holds match {key!r}, not in this tournament")
+        records.setdefault(key, rec)
+    return sorted(records.values(), key=lambda r: r["index"])
+
+
+#: every file a run writes into its directory (the report adds summary.json and the plots)
+OUTPUT_FILES = (CONFIG_FILE, MATCHES_FILE, SUMMARY_FILE, HEATMAP_FILE, RATINGS_FILE)
+
+
+def clear_results(out: str | os.PathLike) -> None:
+    """Remove a previous run's files from ``out`` (only the files a run writes), so the next run
+    starts afresh. A missing directory is fine."""
+    for name in OUTPUT_FILES:
+        Path(out, name).unlink(missing_ok=True)
+
+
+def _lock(handle) -> None:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on POSIX: no lock
+        return
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        raise TournamentDirError(
+            f"another run is writing to {handle.name}; wait for it to finish"
+        ) from None
+
+
+def _progress(total: int, initial: int, enabled: bool):
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, unit="match", disable=not enabled, smoothing=0.1,
+                dynamic_ncols=True)
+
+
+def run_tournament(
+    config: TournamentConfig,
+    out: str | os.PathLike,
+    *,
+    workers: int = 1,
+    backend: str = "local",
+    ray_address: str | None = None,
+    progress: bool = True,
+) -> TournamentRun:
+    """Play every match of ``config`` not yet in ``out`` and return all finished ones.
+
+    Ctrl-C (``KeyboardInterrupt``) propagates after the finished matches are safely written.
+    """
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers={workers!r} must be a positive integer")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r} is not allowed; allowed: {', '.join(BACKENDS)}")
+    if ray_address and backend != "ray":
+        raise ValueError("ray_address is only used with backend='ray'")
+    schedule = config.schedule()
+    from agents import make_agent
+
+    for spec in config.agents:  # fail on a bad spec before any match is played
+        make_agent(spec, seed=0)
+
+    out = Path(out)
+    prepare_dir(out, config)
+    path = out / MATCHES_FILE
+    with open(path, "a", encoding="utf-8") as handle:
+        _lock(handle)
+        records = load_records(path, schedule)
+        done = {r["key"] for r in records}
+        pending = [job for job in schedule.jobs if job.key not in done]
+        start = time.perf_counter()
+        played = 0
+        if pending:
+            if backend == "ray":
+                stream: Iterable[dict] = iter_ray(pending, config, workers, ray_address)
+            else:
+                stream = iter_local(pending, config, workers)
+            with _progress(len(schedule.jobs), len(records), progress) as bar:
+                for rec in stream:
+                    handle.write(json.dumps(rec, separators=(",", ":")) + "\n")
+                    handle.flush()
+                    records.append(rec)
+                    played += 1
+                    bar.update(1)
+        seconds = time.perf_counter() - start
+    records.sort(key=lambda r: r["index"])
+    return TournamentRun(config, schedule, out, records, played, seconds, workers, backend)

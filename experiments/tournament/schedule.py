@@ -1,0 +1,190 @@
+"""Who plays whom, in which seats, on which deals: a tournament as a deterministic list of jobs.
+
+Formats (chosen by the rules):
+
+- ``head_to_head`` (2 players): every pair of agents; each deal is played twice, the agents'
+  seats exchanged.
+- ``partnerships`` (4 players in partnerships): every pair of agents as the two sides (one agent
+  holds seats 0 and 2, the other 1 and 3); each deal is played twice, the sides exchanged.
+- ``free_for_all`` (3 or 4 players, every seat its own side): every combination of agents around
+  the table (when there are fewer agents than seats, every multiset of agents that uses all of
+  them); each deal is played once per rotation of the seats, so every agent gets every seat's
+  tiles. Successive deals walk through the distinct circular orders of the table, so over many
+  matches each agent sits before and after each other equally often.
+
+``--matches N`` per pairing is rounded up to a whole number of deals (a *duplicate group*: 2
+matches for head-to-head and partnerships, the distinct rotations of the seating for
+free-for-all: 3 or 4 for distinct agents, fewer when an agent repeats, e.g. 2 for ``abab``).
+Deal ``d`` has the seed ``derive_seed(seed, "deal", d)`` in every pairing, so all pairings face the
+same deals too.
+
+>>> s = make_schedule(["random", "greedy"], RuleConfig(), matches=4, seed=0)
+>>> s.format, s.group_size, s.deals, len(s.jobs)
+('head_to_head', 2, 2, 4)
+>>> [j.seats for j in s.jobs]
+[('random', 'greedy'), ('greedy', 'random'), ('random', 'greedy'), ('greedy', 'random')]
+>>> s.jobs[0].seed == s.jobs[1].seed != s.jobs[2].seed
+True
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dominoes_env.core import RuleConfig
+
+from ..arena import derive_seed
+
+FORMATS = ("head_to_head", "partnerships", "free_for_all")
+
+
+@dataclass(frozen=True)
+class MatchJob:
+    """One match to play. ``key`` is stable and unique within the tournament (it names the deal
+    and the seating), ``index`` is the job's place in the schedule (the order ratings use)."""
+
+    index: int
+    key: str
+    table: tuple[str, ...]  #: the pairing or table this match belongs to (schedule order)
+    deal: int
+    seats: tuple[str, ...]  #: agent spec by seat
+    seed: int  #: the match seed (same for every seating of one deal)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    format: str
+    tables: tuple[tuple[str, ...], ...]
+    group_size: int  #: matches per deal (the largest, for free-for-all tables)
+    deals: int  #: deals used (per table, the most)
+    matches_per_table: tuple[int, ...]  #: aligned with ``tables``
+    jobs: tuple[MatchJob, ...]
+
+
+def format_of(rules: RuleConfig) -> str:
+    """The tournament format the rules call for.
+
+    >>> format_of(RuleConfig(num_players=4)), format_of(RuleConfig(num_players=3))
+    ('partnerships', 'free_for_all')
+    """
+    if rules.num_players == 2:
+        return "head_to_head"
+    return "partnerships" if rules.partnerships else "free_for_all"
+
+
+def check_agents(agents: Sequence[str]) -> tuple[str, ...]:
+    """Agent specs as a tuple, refusing non-strings, fewer than two and repeats."""
+    if isinstance(agents, str) or not isinstance(agents, Sequence):
+        raise TypeError(f"agents must be a list of agent specs, got {agents!r}")
+    agents = tuple(agents)
+    for a in agents:
+        if not isinstance(a, str) or not a.strip():
+            raise ValueError(f"an agent spec is a non-empty string, got {a!r}")
+    if len(agents) < 2:
+        raise ValueError(f"a tournament needs at least 2 agents, got {len(agents)}: {list(agents)}")
+    repeated = sorted({a for a in agents if agents.count(a) > 1})
+    if repeated:
+        raise ValueError(f"agent spec(s) given twice: {', '.join(repeated)}; list each agent once")
+    return agents
+
+
+def tables_for(agents: Sequence[str], rules: RuleConfig) -> list[tuple[str, ...]]:
+    """The pairings (two sides) or tables (free-for-all) of a tournament, in a fixed order.
+
+    >>> tables_for(["a", "b", "c"], RuleConfig())
+    [('a', 'b'), ('a', 'c'), ('b', 'c')]
+    >>> tables_for(["a", "b"], RuleConfig(num_players=3))
+    [('a', 'a', 'b'), ('a', 'b', 'b')]
+    """
+    if format_of(rules) != "free_for_all":
+        return list(itertools.combinations(agents, 2))
+    n = rules.num_players
+    if len(agents) >= n:
+        return list(itertools.combinations(agents, n))
+    multisets = itertools.combinations_with_replacement(agents, n)
+    return [t for t in multisets if len(set(t)) == len(agents)]
+
+
+def _rotations(order: tuple[str, ...]) -> list[tuple[str, ...]]:
+    out: list[tuple[str, ...]] = []
+    for i in range(len(order)):
+        r = order[i:] + order[:i]
+        if r not in out:
+            out.append(r)
+    return out
+
+
+def circular_orders(table: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The distinct ways to sit ``table`` around the table up to rotation (canonical forms).
+
+    >>> circular_orders(("a", "b", "c"))
+    [('a', 'b', 'c'), ('a', 'c', 'b')]
+    >>> circular_orders(("a", "a", "b"))
+    [('a', 'a', 'b')]
+    """
+    seen = set()
+    for p in sorted(set(itertools.permutations(table))):
+        seen.add(min(_rotations(p)))
+    return sorted(seen)
+
+
+def seatings(table: tuple[str, ...], rules: RuleConfig, deal: int) -> list[tuple[str, ...]]:
+    """The seatings that play deal ``deal`` of ``table`` (one duplicate group).
+
+    >>> seatings(("a", "b"), RuleConfig(num_players=4), 0)
+    [('a', 'b', 'a', 'b'), ('b', 'a', 'b', 'a')]
+    >>> seatings(("a", "b", "c"), RuleConfig(num_players=3), 1)
+    [('a', 'c', 'b'), ('c', 'b', 'a'), ('b', 'a', 'c')]
+    """
+    fmt = format_of(rules)
+    if fmt == "head_to_head":
+        a, b = table
+        return [(a, b), (b, a)]
+    if fmt == "partnerships":
+        a, b = table
+        return [(a, b, a, b), (b, a, b, a)]
+    orders = circular_orders(table)
+    return _rotations(orders[deal % len(orders)])
+
+
+def job_key(deal: int, seats: Sequence[str]) -> str:
+    """The stable key of a match: its deal and seating, as compact JSON."""
+    return json.dumps([deal, list(seats)], separators=(",", ":"))
+
+
+def make_schedule(agents: Sequence[str], rules: RuleConfig, matches: int, seed: int) -> Schedule:
+    """Every match of a tournament, ordered deal by deal (so an interrupted run has played the
+    pairings evenly)."""
+    agents = check_agents(agents)
+    if isinstance(matches, bool) or not isinstance(matches, int) or matches < 1:
+        raise ValueError(f"matches={matches!r} must be a positive integer (matches per pairing)")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"seed={seed!r} must be an integer")
+    tables = tables_for(agents, rules)
+    plan: list[list[list[tuple[str, ...]]]] = []  # per table, per deal: the seatings
+    for t in tables:
+        per_deal, count, d = [], 0, 0
+        while count < matches:
+            per_deal.append(seatings(t, rules, d))
+            count += len(per_deal[-1])
+            d += 1
+        plan.append(per_deal)
+    jobs: list[MatchJob] = []
+    for d in range(max(len(p) for p in plan)):
+        match_seed = derive_seed(seed, "deal", d)
+        for t, per_deal in zip(tables, plan, strict=True):
+            for seats in per_deal[d] if d < len(per_deal) else ():
+                jobs.append(MatchJob(len(jobs), job_key(d, seats), t, d, seats, match_seed))
+    if len({j.key for j in jobs}) != len(jobs):  # pragma: no cover - a scheduling bug
+        raise RuntimeError("match keys are not unique")
+    return Schedule(
+        format=format_of(rules),
+        tables=tuple(tables),
+        group_size=max(len(seatings(t, rules, d)) for t in tables for d in range(2)),
+        deals=max(len(p) for p in plan),
+        matches_per_table=tuple(sum(map(len, p)) for p in plan),
+        jobs=tuple(jobs),
+    )

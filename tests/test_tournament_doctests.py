@@ -1,0 +1,22 @@
+"""The docstring examples of the tournament modules are part of their specification: run them."""
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = [
+    "experiments.arena",
+    "experiments.tournament",
+    "experiments.tournament.schedule",
+    "experiments.tournament.runner",
+    "experiments.tournament.stats",
+    "experiments.tournament.report",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0

@@ -1,0 +1,228 @@
+"""Running tournaments: determinism across workers and backends, resume after a kill or Ctrl-C,
+refusal of another tournament's directory, and a small end-to-end run of every format."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dominoes_env.core import RuleConfig
+from experiments.tournament import (
+    TournamentConfig,
+    TournamentDirError,
+    build_summary,
+    main,
+    run_tournament,
+)
+from experiments.tournament.cli import default_out
+from experiments.tournament.runner import MATCHES_FILE, job_record
+
+ROOT = Path(__file__).resolve().parents[1]
+FAST = RuleConfig(target_score=60)
+SLOW = "tests.tournament_agents:SlowRandomAgent:delay=0.002"
+
+
+def results(out: Path) -> dict[str, dict]:
+    """The stored records by key, without the (wall-clock) duration."""
+    recs = {}
+    for line in (out / MATCHES_FILE).read_text().splitlines():
+        rec = json.loads(line)
+        rec.pop("duration_s")
+        assert rec["key"] not in recs, f"duplicate match {rec['key']}"
+        recs[rec["key"]] = rec
+    return recs
+
+
+def cli(*args: str, **kwargs) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-m", "experiments.tournament", *args], cwd=ROOT,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            **kwargs)  # fmt: skip
+
+
+def wait_for_lines(path: Path, n: int, proc: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().count("\n") >= n:
+            return
+        assert proc.poll() is None, "the run ended before it could be interrupted"
+        time.sleep(0.02)
+    raise AssertionError(f"{path} never reached {n} lines")
+
+
+# -- determinism --------------------------------------------------------------------------------
+def test_same_results_whatever_the_worker_count(tmp_path):
+    config = TournamentConfig(["random", "greedy", "tests.tournament_agents:FirstLegalAgent"], FAST,
+                              matches=6, seed=3)
+    one = run_tournament(config, tmp_path / "w1", workers=1, progress=False)
+    two = run_tournament(config, tmp_path / "w2", workers=2, progress=False)
+    assert one.played == two.played == len(one.schedule.jobs) == 18
+    assert results(tmp_path / "w1") == results(tmp_path / "w2")
+    s1, s2 = build_summary(one), build_summary(two)
+    s1.pop("last_run"), s2.pop("last_run")
+    assert s1 == s2  # ratings too: computed in schedule order
+
+
+def test_ray_backend_gives_the_same_results(tmp_path):
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'ray[default]')")
+    config = TournamentConfig(["random", "greedy"], FAST, matches=8, seed=5)
+    local = run_tournament(config, tmp_path / "local", workers=1, progress=False)
+    remote = run_tournament(config, tmp_path / "ray", workers=2, backend="ray", progress=False)
+    assert remote.played == local.played == 8
+    assert results(tmp_path / "ray") == results(tmp_path / "local")
+    assert not ray.is_initialized()  # the Ray it started is shut down again
+
+
+# -- resume ---------------------------------------------------------------------------------------
+def test_resume_after_kill_loses_nothing_and_duplicates_nothing(tmp_path):
+    out = tmp_path / "run"
+    args = ["--agents", "random", SLOW, "--matches", "40", "--target-score", "60",
+            "--workers", "2", "--out", str(out), "--quiet", "--no-plots"]  # fmt: skip
+    proc = cli(*args)
+    wait_for_lines(out / MATCHES_FILE, 6, proc)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=30)
+    with open(out / MATCHES_FILE, "a") as f:  # as if killed in the middle of a write
+        f.write('{"index": 3, "key": "[1,[')
+    results_before = (out / MATCHES_FILE).read_text().count("\n")
+    assert 6 <= results_before < 40
+
+    config = TournamentConfig(["random", SLOW], FAST, matches=40)
+    run = run_tournament(config, out, workers=2, progress=False)
+    assert run.played == 40 - results_before and len(run.records) == 40
+    recs = results(out)
+    assert sorted(recs) == sorted(job.key for job in run.schedule.jobs)
+    for job in run.schedule.jobs[::7]:  # spot-check against a fresh replay
+        fresh = job_record(job, FAST, config.max_hands)
+        fresh.pop("duration_s")
+        assert recs[job.key] == fresh
+    assert run_tournament(config, out, progress=False).played == 0  # complete: nothing to do
+
+
+def test_ctrl_c_saves_finished_matches_and_exits_130(tmp_path):
+    out = tmp_path / "run"
+    args = ["--agents", SLOW, "greedy", "--matches", "40", "--target-score", "60",
+            "--workers", "2", "--out", str(out), "--quiet", "--no-plots"]  # fmt: skip
+    proc = cli(*args)
+    wait_for_lines(out / MATCHES_FILE, 4, proc)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert "run the same command again" in err
+    saved = results(out)
+    assert 4 <= len(saved) < 40
+    finish = cli(*args)
+    _, err = finish.communicate(timeout=60)
+    assert finish.returncode == 0, err
+    done = results(out)
+    assert len(done) == 40 and all(done[k] == v for k, v in saved.items())
+    assert (out / "summary.json").exists()
+
+
+def test_damaged_results_file_is_refused(tmp_path):
+    config = TournamentConfig(["random", "greedy"], FAST, matches=2)
+    run_tournament(config, tmp_path, progress=False)
+    path = tmp_path / MATCHES_FILE
+    path.write_text("not json\n" + path.read_text())
+    with pytest.raises(TournamentDirError, match="matches.jsonl:1 is not a match record"):
+        run_tournament(config, tmp_path, progress=False)
+
+
+# -- refusing another tournament's directory ------------------------------------------------------
+def test_mismatched_arguments_on_an_existing_dir_are_refused(tmp_path, capsys):
+    base = ["--agents", "random", "greedy", "--matches", "2", "--target-score", "40",
+            "--out", str(tmp_path), "--quiet", "--no-plots"]  # fmt: skip
+    assert main(base) == 0
+    before = (tmp_path / MATCHES_FILE).read_text()
+    capsys.readouterr()
+    assert main([*base, "--seed", "9"]) == 2
+    err = capsys.readouterr().err
+    assert "different arguments (seed: 0 there, 9 now)" in err and "another --out" in err
+    assert main([*base[:-2], "--target-score", "50", "--no-plots", "--quiet"]) == 2
+    assert "rules.target_score: 40 there, 50 now" in capsys.readouterr().err
+    config = TournamentConfig(["random", "greedy"], RuleConfig(target_score=40), matches=3)
+    with pytest.raises(TournamentDirError, match="matches: 2 there, 3 now"):
+        run_tournament(config, tmp_path, progress=False)
+    assert (tmp_path / MATCHES_FILE).read_text() == before  # nothing written
+    assert main([*base, "--workers", "2"]) == 0  # workers do not change results: accepted
+
+
+def test_bad_arguments_are_refused_before_any_play(tmp_path, capsys):
+    assert main(["--agents", "random", "nonsense", "--out", str(tmp_path / "a"), "--quiet"]) == 2
+    assert "unknown agent spec 'nonsense'" in capsys.readouterr().err
+    assert not (tmp_path / "a" / MATCHES_FILE).exists()
+    with pytest.raises(SystemExit):
+        main(["--agents", "random", "greedy", "--players", "3", "--partnerships"])
+    assert "partnerships=True is not allowed with num_players=3" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--agents", "random", "greedy", "--spinner", "sideways"])
+    with pytest.raises(ValueError, match="workers=0"):
+        run_tournament(TournamentConfig(["random", "greedy"]), tmp_path / "b", workers=0)
+    with pytest.raises(ValueError, match="backend='mpi'"):
+        run_tournament(TournamentConfig(["random", "greedy"]), tmp_path / "b", backend="mpi")
+
+
+def test_default_out_names_the_arguments():
+    a = TournamentConfig(["random", "greedy"], matches=10)
+    assert default_out(a) == default_out(TournamentConfig(["random", "greedy"], matches=10))
+    assert default_out(a) != default_out(TournamentConfig(["random", "greedy"], matches=11))
+    assert default_out(a).startswith("results/tournament-")
+
+
+# -- end to end, every format -----------------------------------------------------------------
+@pytest.mark.parametrize(
+    "options, fmt, pairs, total",
+    [
+        (["--players", "2"], "head_to_head", 3, 12),
+        (["--players", "4"], "partnerships", 3, 12),
+        (["--players", "3"], "free_for_all", 3, 3),
+        (["--players", "4", "--no-partnerships"], "free_for_all", 3, 12),
+    ],
+)
+def test_end_to_end_each_format(tmp_path, capsys, options, fmt, pairs, total):
+    agents = ["random", "greedy", "tests.tournament_agents:FirstLegalAgent"]
+    argv = ["--agents", *agents, *options, "--matches", "3", "--target-score", "50",
+            "--out", str(tmp_path), "--quiet", "--seed", "2"]  # fmt: skip
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "agents, best rated first" in printed and "greedy" in printed
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["format"] == fmt and summary["complete"]
+    assert summary["total_matches"] == summary["finished_matches"] == total
+    assert len(summary["pairs"]) == pairs
+    for p in summary["pairs"]:
+        assert set(p) >= {"a", "b", "matches", "a_wins", "b_wins", "draws", "a_win_rate",
+                          "a_win_rate_ci95"}  # fmt: skip
+        assert p["a_wins"] + p["b_wins"] + p["draws"] == p["matches"] > 0
+        lo, hi = p["a_win_rate_ci95"]
+        assert 0 <= lo <= p["a_win_rate"] <= hi <= 1
+    for a in agents:
+        assert summary["points_per_hand"][a] > 0
+        r = summary["ratings"][a]
+        assert r["ci95"][0] < r["mu"] < r["ci95"][1] and r["sigma"] > 0
+    if fmt == "free_for_all":
+        assert sum(t["matches"] for t in summary["tables"]) == total
+    for name in ("winrate_heatmap.png", "ratings.png", "config.json"):
+        assert (tmp_path / name).stat().st_size > 0
+    recs = results(tmp_path)
+    for rec in recs.values():
+        assert set(rec) >= {"seed", "seats", "scores", "winner", "winner_agent", "hands", "plays"}
+
+
+def test_demo_runs_and_prints_the_table(tmp_path, capsys):
+    from experiments import demo
+
+    assert demo.demo_agents()[:2] == ["random", "greedy"]
+    (tmp_path / MATCHES_FILE).write_text("left over from an older demo\n")
+    assert demo.main(["--matches", "2", "--target-score", "30", "--workers", "1",
+                      "--out", str(tmp_path)]) == 0  # fmt: skip
+    assert "agents, best rated first" in capsys.readouterr().out
+    n = len(demo.demo_agents())
+    assert len(results(tmp_path)) == 2 * n * (n - 1) // 2  # 2 matches per pair
