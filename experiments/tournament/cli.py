@@ -12,24 +12,16 @@ Run the same command again after an interruption to finish it; exit status 0 whe
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import hashlib
 import json
 import sys
 
 from dominoes_env.core import RuleConfig
-from dominoes_env.core import rules as rules_module
+from dominoes_env.rule_args import add_rule_arguments, rule_options
 
 from ..arena import DEFAULT_MAX_HANDS
 from .report import print_summary, write_outputs
 from .runner import BACKENDS, TournamentConfig, run_tournament
-
-#: RuleConfig fields with their own dedicated options
-_TABLE_FIELDS = ("num_players", "partnerships")
-
-
-def _rule_fields() -> list[dataclasses.Field]:
-    return [f for f in dataclasses.fields(RuleConfig) if f.init and f.name not in _TABLE_FIELDS]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,20 +50,14 @@ def build_parser() -> argparse.ArgumentParser:
                         f"({DEFAULT_MAX_HANDS})")
     p.add_argument("--no-plots", action="store_true", help="do not draw the plots")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    rules = p.add_argument_group("rule options (RuleConfig; defaults as in the rules)")
-    for f in _rule_fields():
-        choices = getattr(rules_module, f.name.upper(), None)
-        rules.add_argument("--" + f.name.replace("_", "-"), dest="rule_" + f.name, default=None,
-                           type=type(f.default), choices=choices,
-                           help=f"default {f.default!r}")
+    add_rule_arguments(p)
     return p
 
 
 def config_from_args(args: argparse.Namespace) -> TournamentConfig:
     """The :class:`TournamentConfig` the parsed arguments describe (ValueError if invalid)."""
-    options = {f.name: getattr(args, "rule_" + f.name) for f in _rule_fields()}
-    options = {k: v for k, v in options.items() if v is not None}
-    rules = RuleConfig(num_players=args.players, partnerships=args.partnerships, **options)
+    rules = RuleConfig(num_players=args.players, partnerships=args.partnerships,
+                       **rule_options(args))
     return TournamentConfig(args.agents, rules, matches=args.matches, seed=args.seed,
                             max_hands=args.max_hands)
 

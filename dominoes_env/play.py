@@ -1,0 +1,204 @@
+"""``python -m dominoes_env play``: play a match against agents in the terminal.
+
+The human sits at seat 0; the agents (given as agent specs) take seats 1, 2, ... in order, so
+their number sets the player count. With four players in partnerships the human's partner is
+the agent opposite (seat 2). Each turn shows the layout, the scores and hand sizes, the human's
+tiles and the legal moves numbered from 1 with the points each would score. Type a number, or
+``q`` to quit; end of input quits too. Standard input may be piped, so a match can be scripted.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from .core import END_NAMES, MatchState, RuleConfig
+from .core.records import write_record
+from .render.ansi import render_ansi
+
+HUMAN = 0
+
+
+class QuitGame(Exception):
+    """The human typed ``q`` or the input ended."""
+
+
+class TerminalGame:
+    """A match with a human at seat 0 and agents (Agent protocol objects) at the other seats."""
+
+    def __init__(self, agents: list, rules: RuleConfig, seed: int | None = None,
+                 names: list[str] | None = None, stdin: TextIO | None = None,
+                 stdout: TextIO | None = None):
+        if len(agents) != rules.num_players - 1:
+            raise ValueError(f"{rules.num_players} players need {rules.num_players - 1} agents, "
+                             f"got {len(agents)}")
+        self.rules = rules
+        self.match = MatchState(rules, seed=seed)
+        self.agents = [None, *agents]
+        self.names = ["you", *(names or [f"seat {s}" for s in range(1, rules.num_players)])]
+        self.stdin = stdin or sys.stdin
+        self.stdout = stdout or sys.stdout
+        for seat, agent in enumerate(self.agents[1:], start=1):
+            reset = getattr(agent, "reset", None)
+            if reset is not None:
+                reset(None if seed is None else seed * 1009 + seat)
+
+    # -- output ----------------------------------------------------------------------------
+    def say(self, text: str = "") -> None:
+        print(text, file=self.stdout, flush=True)
+
+    def who(self, seat: int) -> str:
+        name = self.names[seat]
+        if seat == HUMAN:
+            return "You"
+        role = " (partner)" if self.rules.partnerships and seat % 2 == HUMAN % 2 else ""
+        return f"Seat {seat} [{name}]{role}"
+
+    def describe(self, event: tuple, hand, is_lead: bool, drawn_before: int = 0) -> str:
+        kind, seat = event[0], event[1]
+        me = seat == HUMAN
+        if kind == "play":
+            tile = hand.rules.tiles.tiles[event[2] >> 2]
+            where = "leads" if is_lead else f"plays on {END_NAMES[event[2] & 3]}:"
+            if me:
+                where = "lead" if is_lead else f"play on {END_NAMES[event[2] & 3]}:"
+            scored = f", {'score' if me else 'scores'} {event[3]}" if event[3] else ""
+            return f"{self.who(seat)} {where} {tile}{scored}."
+        if kind == "draw":
+            n = event[2]
+            text = f"{self.who(seat)} {'draw' if me else 'draws'} {n} tile{'s' * (n != 1)}"
+            if me:  # your own draws are yours to see
+                tiles = hand.rules.tiles.tiles
+                text += ": " + " ".join(str(tiles[t]) for t in
+                                        hand.boneyard[drawn_before:drawn_before + n])
+            return text + "."
+        return f"{self.who(seat)} {'pass' if me else 'passes'}."
+
+    def show_events(self, hand, start: int) -> int:
+        """Print the hand's public history from index ``start`` (history[0] is the lead)."""
+        drawn = sum(e[2] for e in hand.history[:start] if e[0] == "draw")
+        for i in range(start, len(hand.history)):
+            event = hand.history[i]
+            self.say(self.describe(event, hand, is_lead=i == 0, drawn_before=drawn))
+            if event[0] == "draw":
+                drawn += event[2]
+        return len(hand.history)
+
+    def side_name(self, side: int) -> str:
+        if side == self.rules.side_of(HUMAN):
+            return "Your side" if self.rules.partnerships else "You"
+        return f"Side {side}"
+
+    def scores_line(self) -> str:
+        return " · ".join(f"{self.side_name(side)} {score}"
+                          for side, score in enumerate(self.match.scores))
+
+    def show_hand_end(self, hand) -> None:
+        kind, seat = hand.result
+        if kind == "domino":
+            self.say(f"{self.who(seat)} {'go' if seat == HUMAN else 'goes'} out: domino!")
+        else:
+            self.say(f"The hand is blocked; pips left by side: {hand.side_pips()}.")
+        if hand.award is None:
+            self.say("Nobody scores the hand award (a tie for the fewest pips).")
+        else:
+            self.say(f"{self.side_name(hand.award[0])} + {hand.award[1]} (hand award).")
+        self.say(f"Scores: {self.scores_line()}")
+
+    # -- input -----------------------------------------------------------------------------
+    def ask(self, count: int) -> int:
+        """Read a move number 1..count; re-ask on bad input; QuitGame on ``q`` or end of input."""
+        while True:
+            self.stdout.write(f"Your move (1-{count}, q to quit): ")
+            self.stdout.flush()
+            line = self.stdin.readline()
+            if not line:
+                self.say()
+                raise QuitGame
+            text = line.strip()
+            if text.lower() in ("q", "quit", "exit"):
+                raise QuitGame
+            if not text:
+                self.say(f"Empty line: type a move number from 1 to {count}, or q to quit.")
+                continue
+            try:
+                number = int(text)
+            except ValueError:
+                self.say(f"{text!r} is not a number: type a move number from 1 to {count}, "
+                         "or q to quit.")
+                continue
+            if not 1 <= number <= count:
+                self.say(f"There is no move {number}: choose from 1 to {count}.")
+                continue
+            return number
+
+    def human_turn(self) -> None:
+        match = self.match
+        hand = match.hand
+        self.say()
+        self.say(render_ansi(hand, match.scores, hand_number=match.hand_number))
+        tiles = " ".join(str(t) for t in hand.hand_tiles(HUMAN))
+        self.say(f"Your tiles: {tiles}")
+        legal = hand.legal_actions()
+        for i, code in enumerate(legal, start=1):
+            points = hand.points_after(code)
+            extra = f"  (+{points})" if points else ""
+            self.say(f"  {i:>2}. {hand.move_of(code)}{extra}")
+        match.play(legal[self.ask(len(legal)) - 1])
+
+    # -- the match -------------------------------------------------------------------------
+    def run(self) -> bool:
+        """Play until the match ends (True) or the human quits (False)."""
+        match = self.match
+        hand, seen = None, 0
+        try:
+            while True:
+                if match.hand is not hand:
+                    hand, seen = match.hand, 0
+                    self.say(f"\n=== Hand {match.hand_number + 1}: {self.who(hand.leader)} "
+                             f"{'lead' if hand.leader == HUMAN else 'leads'}. ===")
+                    for seat, agent in enumerate(self.agents):
+                        if agent is not None and hasattr(agent, "begin_hand"):
+                            agent.begin_hand(match.view(seat))
+                seat = match.turn
+                if seat == HUMAN:
+                    self.human_turn()
+                else:
+                    match.play(self.agents[seat].act(match.view(seat)))
+                seen = self.show_events(hand, seen)
+                if hand.is_over:
+                    self.show_hand_end(hand)
+                if match.is_over:
+                    won = match.winner == self.rules.side_of(HUMAN)
+                    self.say(f"\nMatch over: {'you win' if won else f'side {match.winner} wins'}"
+                             f" ({self.scores_line()}).")
+                    return True
+        except QuitGame:
+            self.say("You quit the match.")
+            return False
+
+
+def run_play(args) -> int:
+    """The ``play`` subcommand (arguments parsed by :mod:`dominoes_env.cli`)."""
+    from agents import make_agent  # the command line is the one place that reaches up
+
+    from .rule_args import rule_options
+
+    players = len(args.opponents) + 1
+    try:
+        rules = RuleConfig(num_players=players, partnerships=args.partnerships,
+                           **rule_options(args))
+        agents = [make_agent(spec, seed=None if args.seed is None else args.seed + i)
+                  for i, spec in enumerate(args.opponents, start=1)]
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    game = TerminalGame(agents, rules, seed=args.seed, names=list(args.opponents))
+    game.say(f"Straight Dominoes to {rules.target_score}: you (seat 0) against "
+             f"{', '.join(args.opponents)}" + (" (partners: you and seat 2)" if rules.partnerships
+                                              else "") + ".")
+    game.run()
+    if args.save:
+        write_record(game.match.to_record(), args.save)
+        game.say(f"Record saved to {args.save}.")
+    return 0
