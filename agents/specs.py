@@ -18,7 +18,7 @@ spec                       agent
 >>> make_agent("nonsense")
 Traceback (most recent call last):
 ...
-ValueError: unknown agent spec 'nonsense'; known names: greedy, ppo, random, search (or module.path:ClassName)
+ValueError: unknown agent spec 'nonsense'; known names: greedy, ppo, random, search (or ...)
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ def parse_params(text: str, spec: str) -> dict[str, Any]:
     for item in filter(None, text.split(",")):
         key, sep, value = item.partition("=")
         if not sep or not key.isidentifier():
-            raise ValueError(f"bad parameter {item!r} in agent spec {spec!r}; write key=value pairs")
+            raise ValueError(
+                f"bad parameter {item!r} in agent spec {spec!r}; write key=value pairs")
         params[key] = _parse_value(value)
     return params
 
@@ -63,11 +64,13 @@ def _load_class(target: str, spec: str) -> type:
     try:
         module = importlib.import_module(module_name)
     except ImportError as err:
-        raise ValueError(f"agent spec {spec!r}: cannot import module {module_name!r} ({err})") from None
+        raise ValueError(
+            f"agent spec {spec!r}: cannot import module {module_name!r} ({err})") from None
     try:
         return getattr(module, class_name)
     except AttributeError:
-        raise ValueError(f"agent spec {spec!r}: module {module_name!r} has no {class_name!r}") from None
+        raise ValueError(
+            f"agent spec {spec!r}: module {module_name!r} has no {class_name!r}") from None
 
 
 def resolve_spec(spec: str) -> tuple[type, dict[str, Any]]:
@@ -86,7 +89,8 @@ def resolve_spec(spec: str) -> tuple[type, dict[str, Any]]:
         class_name, _, params = rest.partition(":")
         return _load_class(f"{head}:{class_name}", spec), parse_params(params, spec)
     known = ", ".join(sorted(BUILTIN))
-    raise ValueError(f"unknown agent spec {spec!r}; known names: {known} (or module.path:ClassName)")
+    raise ValueError(
+        f"unknown agent spec {spec!r}; known names: {known} (or module.path:ClassName)")
 
 
 def make_agent(spec: str, seed: int | None = None) -> Agent:

@@ -535,6 +535,12 @@ class HandState:
     def __repr__(self) -> str:
         return f"<HandState turn={self.turn} {self.layout_str()}>"
 
+    def _repr_svg_(self) -> str:
+        """The layout as a picture in Jupyter (drawn by ``dominoes_env.render.svg``)."""
+        from dominoes_env.render.svg import layout_svg
+
+        return layout_svg(self)
+
 
 def _tile_index(ts, tile, where: str) -> int:
     if not isinstance(tile, (list, tuple)) or len(tile) != 2:

@@ -151,3 +151,9 @@ class MatchState:
 
     def __repr__(self) -> str:
         return f"<MatchState scores={self.scores} hand={self.hand_number} winner={self.winner}>"
+
+    def _repr_svg_(self) -> str:
+        """The current hand and the scores as a picture in Jupyter (``dominoes_env.render.svg``)."""
+        from dominoes_env.render.svg import match_svg
+
+        return match_svg(self)

@@ -1,0 +1,238 @@
+"""``PPOAgent``: a policy trained with stable-baselines3 / sb3-contrib, run in numpy.
+
+The training code exports the policy network of a ``MaskablePPO`` ``MlpPolicy`` to an ``.npz``
+file with :func:`agents.ppo_export.export_policy`; this module needs only numpy to play it, so
+tournaments and notebooks never import torch.
+
+The ``.npz`` holds (format ``"straight-dominoes-ppo/1"``):
+
+==================  ================================================================
+key                 contents
+==================  ================================================================
+``format``          the format string above
+``activation``      the hidden layers' activation: tanh, relu, elu, leaky_relu, sigmoid, gelu,
+                    silu, identity
+``num_layers``      number of hidden layers ``L`` of the policy network
+``w{i}``, ``b{i}``  hidden layer ``i`` (``0 <= i < L``): weight ``(in, out)``, bias ``(out,)``
+``action_w``,       the action head (logits): weight ``(in, num_actions)``, bias
+``action_b``
+``metadata``        a JSON string: ``obs_size``, ``num_actions``, ``obs_version``, ``rules``
+                    (the training rules as a dict) and whatever the trainer added
+==================  ================================================================
+
+Action probabilities are ``softmax(logits)`` over the legal actions (illegal logits are set to
+``-inf``, as ``MaskableCategorical`` does with ``-1e8``). The agent samples from them with its
+seeded generator, or takes the most probable legal action with ``deterministic=True``.
+
+>>> import numpy as np, tempfile, os
+>>> from dominoes_env.core import MatchState
+>>> from dominoes_env.encoding import observation_size
+>>> match = MatchState(seed=2)
+>>> path = os.path.join(tempfile.mkdtemp(), "tiny.npz")
+>>> random_policy_npz(path, match.rules, hidden=(16,), seed=0)
+>>> agent = PPOAgent(path, seed=0)
+>>> agent.act(match.view(match.turn)) in match.legal_actions()
+True
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+
+from dominoes_env.core import RuleConfig, SeatView
+
+from .base import Agent
+
+FORMAT = "straight-dominoes-ppo/1"
+
+#: shipped policies: ``ppo_{num_players}p.npz`` in this folder
+POLICY_DIR = Path(__file__).resolve().parent / "policies"
+
+
+def _gelu(x):
+    erf = np.vectorize(math.erf, otypes=[np.float64])
+    return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
+
+
+ACTIVATIONS = {
+    "tanh": np.tanh,
+    "relu": lambda x: np.maximum(x, 0.0),
+    "elu": lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0.0))),
+    "leaky_relu": lambda x: np.where(x > 0, x, 0.01 * x),
+    "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
+    "silu": lambda x: x / (1.0 + np.exp(-x)),
+    "gelu": _gelu,
+    "identity": lambda x: x,
+}
+
+
+class NumpyPolicy:
+    """The exported policy network: observation(s) -> masked action probabilities.
+
+    Computations are in float64 (the torch network runs in float32; they agree to ~1e-6).
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise FileNotFoundError(f"no PPO policy file at {str(self.path)!r}")
+        try:
+            data = np.load(self.path, allow_pickle=False)
+            files = set(data.files)
+        except (OSError, ValueError) as err:
+            raise ValueError(f"{str(self.path)!r} is not a policy .npz file ({err})") from None
+        missing = {"format", "activation", "num_layers", "action_w", "action_b", "metadata"} - files
+        if missing:
+            raise ValueError(f"{str(self.path)!r} is not an exported PPO policy: missing "
+                             f"{', '.join(sorted(missing))}")
+        if str(data["format"]) != FORMAT:
+            raise ValueError(f"{str(self.path)!r} has format {str(data['format'])!r}; "
+                             f"this version reads {FORMAT!r}")
+        self.activation = str(data["activation"])
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"{str(self.path)!r}: unknown activation {self.activation!r}; "
+                             f"allowed: {', '.join(ACTIVATIONS)}")
+        self._act = ACTIVATIONS[self.activation]
+        n = int(data["num_layers"])
+        self.layers = [(data[f"w{i}"].astype(np.float64), data[f"b{i}"].astype(np.float64))
+                       for i in range(n)]
+        self.action_w = data["action_w"].astype(np.float64)
+        self.action_b = data["action_b"].astype(np.float64)
+        self.metadata = json.loads(str(data["metadata"]))
+        self.obs_size = int(self.layers[0][0].shape[0] if n else self.action_w.shape[0])
+        self.num_actions = int(self.action_w.shape[1])
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        """Unmasked action logits for one observation ``(D,)`` or a batch ``(B, D)``."""
+        x = np.asarray(obs, dtype=np.float64)
+        if x.shape[-1] != self.obs_size:
+            raise ValueError(f"observation has {x.shape[-1]} entries; the policy at "
+                             f"{str(self.path)!r} takes {self.obs_size}")
+        for w, b in self.layers:
+            x = self._act(x @ w + b)
+        return x @ self.action_w + self.action_b
+
+    def probabilities(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Action probabilities with illegal actions (``mask == 0``) at exactly 0."""
+        logits = self.logits(obs)
+        mask = np.asarray(mask, dtype=bool)
+        if mask.shape != logits.shape:
+            raise ValueError(f"mask shape {mask.shape} does not match the logits {logits.shape}")
+        if not mask.any(axis=-1).all():
+            raise ValueError("every action mask needs at least one legal action")
+        z = np.where(mask, logits, -np.inf)
+        z = z - z.max(axis=-1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=-1, keepdims=True)
+
+
+def shipped_policy_path(num_players: int) -> Path:
+    """Where the shipped policy for ``num_players`` lives (it may not exist yet)."""
+    return POLICY_DIR / f"ppo_{num_players}p.npz"
+
+
+class PPOAgent(Agent):
+    """Plays an exported PPO policy (``path``), or the shipped one for the game's player count
+    (``path=None``; loaded on the first decision). ``deterministic=True`` plays the most probable
+    legal action; otherwise actions are sampled with the seeded generator.
+    """
+
+    name = "ppo"
+
+    def __init__(self, path: str | os.PathLike | None = None, seed: int | None = None,
+                 deterministic: bool = False):
+        super().__init__(seed)
+        if not isinstance(deterministic, bool):
+            raise ValueError(f"deterministic={deterministic!r} must be true or false")
+        self.deterministic = deterministic
+        self.path = None if path is None else Path(path)
+        self.policy: NumpyPolicy | None = None if path is None else NumpyPolicy(path)
+        self._checked: RuleConfig | None = None
+
+    def __repr__(self) -> str:
+        where = "shipped" if self.path is None else repr(str(self.path))
+        return f"PPOAgent({where}, deterministic={self.deterministic})"
+
+    def _policy_for(self, view: SeatView) -> NumpyPolicy:
+        if self.policy is None:
+            n = view.rules.num_players
+            path = shipped_policy_path(n)
+            if not path.is_file():
+                raise FileNotFoundError(
+                    f"no shipped PPO policy exists for {n} players yet (looked for {str(path)!r}); "
+                    "train one with experiments.train_ppo or pass ppo:PATH"
+                )
+            self.policy = NumpyPolicy(path)
+        if self._checked != view.rules:
+            from dominoes_env.encoding import observation_size
+
+            size, actions = observation_size(view.rules), view.rules.num_tiles * 4
+            if (size, actions) != (self.policy.obs_size, self.policy.num_actions):
+                raise ValueError(
+                    f"the policy at {str(self.policy.path)!r} takes {self.policy.obs_size} inputs "
+                    f"and {self.policy.num_actions} actions; these rules need {size} and {actions} "
+                    f"(it was trained for rules {self.policy.metadata.get('rules')})"
+                )
+            self._checked = view.rules
+        return self.policy
+
+    def probabilities(self, view: SeatView) -> np.ndarray:
+        """The policy's action probabilities for ``view`` (zero on illegal actions)."""
+        from dominoes_env.encoding import action_mask, encode_observation
+
+        if not view.legal:
+            raise ValueError(f"seat {view.seat} has no legal move: it is not its turn")
+        policy = self._policy_for(view)
+        return policy.probabilities(encode_observation(view), action_mask(view))
+
+    def act(self, view: SeatView) -> int:
+        probs = self.probabilities(view)
+        legal = view.legal
+        if self.deterministic:
+            return max(legal, key=lambda c: (probs[c], -c))
+        r = self.rng.random()
+        acc = 0.0
+        for code in legal:
+            acc += probs[code]
+            if r < acc:
+                return code
+        return legal[-1]  # rounding: the probabilities sum to 1 within float error
+
+
+def random_policy_npz(path: str | os.PathLike, rules: RuleConfig, hidden=(64, 64),
+                      activation: str = "tanh", seed: int = 0) -> None:
+    """Write a randomly initialised policy in the export format (for tests and examples)."""
+    from dominoes_env.encoding import OBS_VERSION, observation_size
+
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"unknown activation {activation!r}; allowed: {', '.join(ACTIVATIONS)}")
+    rng = np.random.default_rng(seed)
+    sizes = [observation_size(rules), *hidden]
+    arrays = {}
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
+        arrays[f"w{i}"] = rng.normal(0, 1 / math.sqrt(a), (a, b)).astype(np.float32)
+        arrays[f"b{i}"] = rng.normal(0, 0.1, b).astype(np.float32)
+    arrays["action_w"] = rng.normal(0, 1 / math.sqrt(sizes[-1]),
+                                    (sizes[-1], rules.num_tiles * 4)).astype(np.float32)
+    arrays["action_b"] = np.zeros(rules.num_tiles * 4, np.float32)
+    metadata = {"obs_size": sizes[0], "num_actions": rules.num_tiles * 4,
+                "obs_version": OBS_VERSION, "rules": rules.to_dict(), "source": "random"}
+    save_policy_npz(path, arrays, activation, metadata)
+
+
+def save_policy_npz(path: str | os.PathLike, arrays: dict, activation: str, metadata: dict) -> None:
+    """Write policy arrays in the export format, atomically (a temporary file, then a rename)."""
+    path = Path(path)
+    layers = sum(1 for k in arrays if k.startswith("w"))
+    payload = {**arrays, "format": np.array(FORMAT), "activation": np.array(activation),
+               "num_layers": np.array(layers), "metadata": np.array(json.dumps(metadata))}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        np.savez(fh, **payload)
+    os.replace(tmp, path)

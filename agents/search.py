@@ -1,0 +1,205 @@
+"""``SearchAgent``: determinized Monte Carlo search (perfect-information Monte Carlo).
+
+For each decision the agent
+
+1. samples deals of the tiles it cannot see, uniformly among those consistent with its view
+   (hand sizes, tiles played, values a seat is known to lack; see :mod:`agents.sampling`);
+2. in every sampled deal, plays each distinct legal move and finishes the hand with a fast
+   rollout policy (the greedy scorer for every seat, see :mod:`agents.greedy`, or
+   epsilon-greedy);
+3. scores a rollout as the points its side gains from the move to the end of the hand
+   (hand award included) minus the mean gain of the other sides; a rollout in which some side
+   reaches the match target is worth ``+target_score`` if that side is ours and
+   ``-target_score`` otherwise (so near the end of a match winning it is all that counts);
+4. plays the move with the best mean value (ties: the greedy order).
+
+All moves are evaluated on the same sampled deals (common random numbers), moves that lead to
+the same position (the same tile on two symmetric ends) are evaluated once, and a decision with
+one distinct move costs nothing.
+
+Budget: ``sims`` rollouts per decision in all, shared equally among the distinct moves (at
+least ``min_per_move`` each); or ``time_ms`` milliseconds per decision (then deals are sampled
+until the time is spent; this depends on the machine, so it is not reproducible across
+machines). The default, ``sims=300``, costs about 14 ms per decision on average with two players
+and 25 ms with three or four on one core here (`python -m experiments.bench_agents`).
+
+>>> from dominoes_env.core import MatchState
+>>> match = MatchState(seed=1)
+>>> agent = SearchAgent(seed=0, sims=40)
+>>> agent.act(match.view(match.turn)) in match.legal_actions()
+True
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+from dominoes_env.core import HandState, SeatView
+
+from .base import Agent
+from .greedy import POINT_SCALE, tie_rank
+from .sampling import DealSampler
+
+DEFAULT_SIMS = 300
+
+
+class SearchAgent(Agent):
+    """Determinized Monte Carlo search with greedy rollouts.
+
+    Parameters: ``sims`` (rollouts per decision, default 300), ``time_ms`` (time per decision;
+    when given it replaces ``sims``), ``min_per_move`` (the fewest rollouts of each distinct
+    move, default 8), ``epsilon`` (chance a rollout move is uniform random instead of greedy,
+    default 0).
+    """
+
+    name = "search"
+
+    def __init__(self, seed: int | None = None, sims: int = DEFAULT_SIMS,
+                 time_ms: float | None = None, min_per_move: int = 8, epsilon: float = 0.0):
+        super().__init__(seed)
+        if isinstance(sims, bool) or not isinstance(sims, int) or sims < 1:
+            raise ValueError(f"sims={sims!r} must be a positive integer (rollouts per decision)")
+        if time_ms is not None and (isinstance(time_ms, bool)
+                                    or not isinstance(time_ms, (int, float)) or time_ms <= 0):
+            raise ValueError(f"time_ms={time_ms!r} must be a positive number of milliseconds")
+        if isinstance(min_per_move, bool) or not isinstance(min_per_move, int) or min_per_move < 1:
+            raise ValueError(f"min_per_move={min_per_move!r} must be a positive integer")
+        if (isinstance(epsilon, bool) or not isinstance(epsilon, (int, float))
+                or not 0 <= epsilon <= 1):
+            raise ValueError(f"epsilon={epsilon!r} must be a probability in [0, 1]")
+        self.sims = sims
+        self.time_ms = time_ms
+        self.min_per_move = min_per_move
+        self.epsilon = float(epsilon)
+        #: statistics of the last decision: {code: (rollouts, mean value)} of the distinct moves
+        self.last_values: dict[int, tuple[int, float]] = {}
+
+    def __repr__(self) -> str:
+        budget = f"time_ms={self.time_ms}" if self.time_ms is not None else f"sims={self.sims}"
+        return f"SearchAgent({budget}, epsilon={self.epsilon})"
+
+    # -- the decision ----------------------------------------------------------------------
+    def act(self, view: SeatView) -> int:
+        legal = view.legal
+        if not legal:
+            raise ValueError(f"seat {view.seat} has no legal move: it is not its turn")
+        moves = distinct_moves(view)
+        self.last_values = {}
+        if len(moves) == 1:
+            return moves[0]
+        sampler = DealSampler.from_view(view)
+        rng = self.rng
+        totals = [0.0] * len(moves)
+        runs = 0
+        deadline = None
+        if self.time_ms is not None:
+            deadline = time.perf_counter() + self.time_ms / 1000.0
+            target_runs = None
+        else:
+            target_runs = max(self.min_per_move, -(-self.sims // len(moves)))
+        rollout = _Rollout(view, self.epsilon)
+        while True:
+            hands, boneyard = sampler.sample(rng)
+            base = HandState.from_view(view, hands, boneyard)
+            seed = rng.getrandbits(32)
+            for i, code in enumerate(moves):
+                totals[i] += rollout(base.copy(), code, seed)
+            runs += 1
+            if deadline is not None:
+                if time.perf_counter() >= deadline:
+                    break
+            elif runs >= target_runs:
+                break
+        rank = tie_rank(view.rules.max_pip)
+        means = [t / runs for t in totals]
+        self.last_values = {code: (runs, m) for code, m in zip(moves, means, strict=True)}
+        best = max(range(len(moves)), key=lambda i: (means[i], rank[moves[i]]))
+        return moves[best]
+
+
+class _Rollout:
+    """Finishes sampled hands for one decision and values them for the deciding side."""
+
+    __slots__ = ("side_of", "sides", "me", "scores", "target", "immediate", "rank", "eps")
+
+    def __init__(self, view: SeatView, epsilon: float):
+        rules = view.rules
+        self.side_of = tuple(rules.side_of(s) for s in range(rules.num_players))
+        self.sides = rules.num_sides
+        self.me = self.side_of[view.seat]
+        self.scores = view.scores
+        self.target = view.target_score
+        self.immediate = rules.win_check == "immediate"
+        self.rank = tie_rank(rules.max_pip)
+        self.eps = epsilon
+
+    def __call__(self, h: HandState, code: int, seed: int) -> float:
+        """Play ``code`` in ``h``, finish the hand, and return the value for our side."""
+        side_of, scores, target, immediate = self.side_of, self.scores, self.target, self.immediate
+        rank, eps = self.rank, self.eps
+        local = random.Random(seed) if eps > 0 else None
+        gains = [0] * self.sides
+        winner = -1
+        side = side_of[h.turn]
+        gains[side] += h.apply(code)
+        if immediate and scores[side] + gains[side] >= target:
+            winner = side
+        points_after = h.points_after
+        while h.turn >= 0 and winner < 0:
+            legal = h.legal_actions()
+            if len(legal) == 1:
+                c = legal[0]
+            elif local is not None and local.random() < eps:
+                c = legal[local.randrange(len(legal))]
+            else:
+                c, best = legal[0], -1
+                for a in legal:
+                    k = points_after(a) * POINT_SCALE + rank[a]
+                    if k > best:
+                        c, best = a, k
+            side = side_of[h.turn]
+            gains[side] += h.apply(c)
+            if immediate and scores[side] + gains[side] >= target:
+                winner = side
+        if winner < 0 and h.award is not None:
+            gains[h.award[0]] += h.award[1]
+            totals = [scores[s] + gains[s] for s in range(self.sides)]
+            top = max(totals)
+            if top >= target and (immediate or totals.count(top) == 1):
+                winner = totals.index(top)
+        me = self.me
+        if winner >= 0:
+            return float(target if winner == me else -target)
+        return gains[me] - (sum(gains) - gains[me]) / (self.sides - 1)
+
+
+def distinct_moves(view: SeatView) -> list[int]:
+    """The legal codes of ``view`` with moves that lead to the same position kept once.
+
+    Two moves of the same tile are the same position when their ends show the same value, add
+    the same to the count, and (for ``left``/``right``) agree on whether the spinner's side there
+    is still free; ``up`` and ``down`` are always alike in that way.
+
+    >>> from dominoes_env.core import HandState, RuleConfig
+    >>> hand = HandState.from_tiles(RuleConfig(), leader=0, hands=[
+    ...     [(6, 6), (6, 3), (1, 2), (0, 0), (2, 2), (3, 3), (4, 5)],
+    ...     [(5, 5), (0, 1), (1, 1), (2, 3), (3, 4), (0, 6), (1, 6)]])
+    >>> _ = hand.play(((6, 6), None))  # spinner lead: [6|1] left and [6|1] right are the same
+    >>> len(hand.view(1).legal), len(distinct_moves(hand.view(1)))
+    (4, 2)
+    """
+    legal = view.legal
+    if view.lead < 0 or len(legal) < 2:
+        return list(legal)
+    seen: set = set()
+    out = []
+    ends, contrib, free = view.ends, view.contrib, view.spinner_free
+    for code in legal:
+        e = code & 3
+        key = (code >> 2, e < 2, ends[e], contrib[e], free[e] if e < 2 else None)
+        if key not in seen:
+            seen.add(key)
+            out.append(code)
+    return out
+

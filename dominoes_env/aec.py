@@ -1,0 +1,398 @@
+"""The PettingZoo AEC environment: ``env()`` (wrapped, use this) and ``raw_env``.
+
+=================  ===========================================================================
+agents             ``player_0 .. player_{n-1}`` (seat ``i`` is ``player_i``)
+action space       ``Discrete(T * 4)``: ``tile_index * 4 + end`` (see :mod:`.encoding`)
+observation        ``{"observation": Box(D, float32), "action_mask": Box(T * 4, int8)}``,
+                   seat-relative; the layout table is in :mod:`.encoding`
+state()            every hand plus seat 0's observation (:func:`.encoding.state_vector`)
+rewards            ``reward_mode`` / ``episode`` / ``reward_scale`` (table in :mod:`.options`)
+illegal actions    ``illegal_action="penalize"`` (default: what PettingZoo's
+                   ``TerminateIllegalWrapper`` does, offender ``illegal_reward``, episode ends)
+                   or ``"raise"`` (the core's ``IllegalMoveError``, state unchanged); a
+                   non-integer or out-of-range action raises ``TypeError`` / ``ValueError``
+render modes       ``"ansi"`` (text), ``"human"`` (prints the text), ``"rgb_array"`` (image)
+registry id        ``dominoes/straight_dominoes-v0`` (``pettingzoo.make("aec", ...)``)
+pickling           ``EzPickle`` (the constructor arguments) plus the episode in progress, so
+                   an unpickled env carries on exactly where the original was
+=================  ===========================================================================
+
+Forced draws and passes never ask an agent: they happen inside ``step`` (the core plays them
+after every play) and show in the next observations (hand sizes, boneyard, known lacks) and in
+``infos``. After each step every agent's info is the same read-only dict::
+
+    {"events": [("play", seat, code, points), ("draw", seat, n), ("pass", seat), ...],
+     "hand_number": k, "scores": (side scores...)}
+
+plus ``"hand_result"`` (``("domino", seat)`` or ``("blocked", None)``) and ``"hand_award"``
+(``(side, points)`` or ``None``) when that step ended hand ``k``. With ``episode="match"`` the
+next hand is dealt at once, so the next observation shows the new deal; with
+``episode="hand"`` the last observations show the finished hand.
+
+Observations are fresh arrays on every call (safe to keep).
+
+>>> e = env(num_players=2, target_score=100)
+>>> e.reset(seed=1)
+>>> obs, reward, terminated, truncated, info = e.last()
+>>> obs["observation"].shape, obs["action_mask"].shape, int(obs["action_mask"].sum())
+((122,), (112,), 7)
+"""
+
+from __future__ import annotations
+
+import random
+from operator import sub
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
+from pettingzoo.utils.wrappers.order_enforcing import (
+    AECOrderEnforcingIterable,
+    AECOrderEnforcingIterator,
+)
+
+from .core import IllegalMoveError, MatchState
+from .encoding import (
+    _INT8,
+    NUM_ENDS,
+    _encode,
+    check_action,
+    observation_layout,
+    state_bounds,
+    state_vector,
+)
+from .options import delta_rewards, episode_winner, split_options, win_loss_rewards
+from .registration import register_pettingzoo
+
+ENV_NAME = "straight_dominoes_v0"
+RENDER_MODES = ("human", "ansi", "rgb_array")
+
+# what a pickle carries beyond the constructor arguments (so a round trip resumes the episode)
+_EPISODE_ATTRS = ("match", "_hand", "_seeder", "agents", "rewards", "_cumulative_rewards",
+                  "terminations", "truncations", "infos", "agent_selection",
+                  "_skip_agent_selection", "_zero_rewards", "_scores", "_scores_tuple")  # fmt: skip
+
+
+def env(render_mode: str | None = None, **options: Any) -> AECEnv:
+    """The wrapped AEC environment (PettingZoo classic convention).
+
+    ``options``: any :class:`~dominoes_env.core.RuleConfig` field, the env options of
+    :mod:`.options`, or ``rules=RuleConfig(...)`` as a base. The one wrapper is
+    :class:`OrderEnforcing` (PettingZoo's ``OrderEnforcingWrapper``). Illegal actions are
+    handled inside :class:`raw_env` as ``TerminateIllegalWrapper`` would handle them (one
+    wrapper layer fewer per step).
+    """
+    return OrderEnforcing(raw_env(render_mode=render_mode, **options))
+
+
+# attributes an AEC loop reads on every step
+_HOT = ("agents", "agent_selection", "rewards", "terminations", "truncations", "infos",
+        "_cumulative_rewards", "possible_agents", "num_agents")
+
+
+def _forward(name: str) -> property:
+    def get(self):
+        if not self._has_reset:  # an AttributeError falls back to __getattr__ and its message
+            raise AttributeError(name)
+        return getattr(self.env, name)
+
+    return property(get, doc=f"``{name}`` of the wrapped env")
+
+
+class OrderEnforcing(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's ``OrderEnforcingWrapper`` with the attributes every step reads forwarded
+    as properties: PettingZoo's per-access ``__getattr__`` chain costs about as much as a
+    whole game step. Behaviour is unchanged (same errors before ``reset``)."""
+
+    def last(self, observe: bool = True):
+        if not self._has_reset:
+            raise AttributeError("agent_selection cannot be accessed before reset")
+        raw = self.env
+        agent = raw.agent_selection
+        obs = raw.observe(agent) if observe else None
+        return (obs, raw._cumulative_rewards[agent], raw.terminations[agent],
+                raw.truncations[agent], raw.infos[agent])
+
+    def observe(self, agent: str):
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        return self.env.observe(agent)
+
+    def step(self, action) -> None:
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        elif not self.env.agents:
+            self._has_updated = True
+            EnvLogger.warn_step_after_terminated_truncated()
+        else:
+            self._has_updated = True
+            self.env.step(action)
+
+
+    def __str__(self) -> str:
+        return str(self.env)
+
+    def agent_iter(self, max_iter: int = 2**63):
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _Iterable(self, max_iter)
+
+
+for _name in _HOT:
+    setattr(OrderEnforcing, _name, _forward(_name))
+del _name
+
+
+class _Iterable(AECOrderEnforcingIterable):
+    def __iter__(self):
+        return _Iterator(self.env, self.max_iter)
+
+
+class _Iterator(AECOrderEnforcingIterator):
+    """``AECOrderEnforcingIterator`` reading the raw env's attributes directly."""
+
+    def __next__(self) -> str:
+        wrapper = self.env
+        raw = wrapper.env
+        if not raw.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        if not wrapper._has_updated:
+            raise AssertionError("need to call step() or reset() in a loop over `agent_iter`")
+        wrapper._has_updated = False
+        return raw.agent_selection
+
+
+class raw_env(AECEnv, EzPickle):
+    """Straight Dominoes as a PettingZoo AEC environment (see the module docstring).
+
+    >>> e = raw_env(num_players=4)
+    >>> e.possible_agents, e.rules.partnerships
+    (['player_0', 'player_1', 'player_2', 'player_3'], True)
+    """
+
+    metadata = {
+        "name": ENV_NAME,
+        "render_modes": list(RENDER_MODES),
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
+
+    def __init__(self, render_mode: str | None = None, **options: Any):
+        EzPickle.__init__(self, render_mode=render_mode, **options)
+        super().__init__()
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(
+                f"render_mode={render_mode!r} is not supported; allowed: None, "
+                + ", ".join(map(repr, RENDER_MODES))
+            )
+        base = options.pop("rules", None)
+        self.rules, self.options = split_options(options, base)
+        self.render_mode = render_mode
+        rules = self.rules
+        n = rules.num_players
+        self._lay = lay = observation_layout(rules)
+        self.num_actions = rules.num_tiles * NUM_ENDS
+        self.possible_agents = [f"player_{s}" for s in range(n)]
+        self._names = tuple(self.possible_agents)
+        self._seat = {a: s for s, a in enumerate(self.possible_agents)}
+        self._side = {a: rules.side_of(s) for s, a in enumerate(self.possible_agents)}
+        self.observation_spaces = {
+            a: spaces.Dict({
+                "observation": spaces.Box(lay.low, lay.high, dtype=np.float32),
+                "action_mask": spaces.Box(0, 1, (self.num_actions,), dtype=np.int8),
+            })
+            for a in self.possible_agents
+        }  # fmt: skip
+        self.action_spaces = {a: spaces.Discrete(self.num_actions) for a in self.possible_agents}
+        low, high = state_bounds(rules)
+        self.state_space = spaces.Box(low, high, dtype=np.float32)
+        self._scale = self.options.scale(rules)
+        self._win_loss = self.options.reward_mode == "win_loss"
+        self._hand_episode = self.options.episode == "hand"
+        self._raise_illegal = self.options.illegal_action == "raise"
+        self._seeder: random.Random | None = None
+        self.match: MatchState | None = None
+        self._hand = None
+
+    # -- spaces ------------------------------------------------------------------------------
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # -- episode -----------------------------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Start a new match. ``seed`` seeds a generator that draws each episode's match seed,
+        so ``reset(seed=s)`` followed by seedless resets replays the same episodes. ``options``
+        is accepted for the API and unused."""
+        if seed is not None:
+            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+                raise TypeError(f"seed must be an integer or None, not {seed!r}")
+            self._seeder = random.Random(int(seed))
+        elif self._seeder is None:
+            self._seeder = random.Random()
+        self.match = MatchState(self.rules, seed=self._seeder.getrandbits(64))
+        self._hand = self.match.hand
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._zero_rewards = True
+        self._scores = self.match.scores[:]
+        self._scores_tuple = tuple(self._scores)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        info = {"events": [], "hand_number": 0, "scores": self._scores_tuple}
+        self.infos = dict.fromkeys(self.agents, info)
+        self.agent_selection = self._names[self.match.turn]
+        self._skip_agent_selection = None
+
+    def step(self, action) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        if type(action) is int and 0 <= action < self.num_actions:
+            code = action
+        else:
+            code = check_action(action, self.num_actions)
+        match = self.match
+        hand = match.hand
+        start = len(hand.history)
+        hand_number = match.hand_number
+        try:
+            match.play(code)  # raises with everything unchanged if the rules forbid the move
+        except IllegalMoveError as err:
+            if self._raise_illegal:
+                raise
+            self._terminate_illegal(agent, code, err)
+            return
+        self._cumulative_rewards[agent] = 0.0
+        scores = match.scores
+        changed = scores != self._scores
+        if changed:
+            before, self._scores = self._scores, scores[:]
+            self._scores_tuple = tuple(scores)
+        info = {"events": hand.history[start:], "hand_number": hand_number,
+                "scores": self._scores_tuple}
+        hand_over = hand.turn < 0
+        if hand_over:
+            info["hand_result"] = hand.result
+            info["hand_award"] = hand.award
+        done = match.winner is not None or (hand_over and self._hand_episode)
+        self._hand = hand if done else match.hand
+        agents = self.agents
+        if self._win_loss:
+            side_r = win_loss_rewards(episode_winner(match, self.options.episode),
+                                      self.rules.num_sides) if done else None
+        elif changed:
+            side_r = delta_rewards(list(map(sub, scores, before)), self._scale)
+        else:
+            side_r = None
+        if side_r is not None:
+            side = self._side
+            self.rewards = {a: side_r[side[a]] for a in agents}
+            self._accumulate_rewards()
+            self._zero_rewards = False
+        elif not self._zero_rewards:  # all zeros stay the same (fresh) dict until a reward
+            self.rewards = dict.fromkeys(agents, 0.0)
+            self._zero_rewards = True
+        self.infos = dict.fromkeys(agents, info)
+        if done:
+            self.terminations = dict.fromkeys(agents, True)
+            self.agent_selection = self._names[(self._seat[agent] + 1) % len(self._names)]
+        else:
+            self.agent_selection = self._names[match.hand.turn]
+        if self.render_mode == "human":
+            self.render()
+
+    def _terminate_illegal(self, agent: str, code: int, err: IllegalMoveError) -> None:
+        """What PettingZoo's ``TerminateIllegalWrapper`` does: the offender gets
+        ``illegal_reward``, everyone else 0, and every agent is terminated and truncated."""
+        EnvLogger.warn_on_illegal_move()
+        agents = self.agents
+        self._cumulative_rewards[agent] = 0.0
+        self.terminations = dict.fromkeys(agents, True)
+        self.truncations = dict.fromkeys(agents, True)
+        self.rewards = dict.fromkeys(agents, 0.0)
+        self.rewards[agent] = float(self.options.illegal_reward)
+        self._zero_rewards = False
+        info = {"events": [], "hand_number": self.match.hand_number,
+                "scores": tuple(self.match.scores), "illegal_action": code,
+                "illegal_reason": err.reason}
+        self.infos = dict.fromkeys(agents, info)
+        self._accumulate_rewards()
+        self._deads_step_first()
+
+    # -- observing ---------------------------------------------------------------------------
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        # encode_hand_state() and mask_of() inlined: this runs on every step
+        seat = self._seat[agent]
+        hand, match = self._hand, self.match
+        over = match.winner is not None
+        hands, drawn = hand.hands, hand.drawn
+        obs = _encode(self._lay, hand, seat, hands[seat], hands, True, len(hand.boneyard) - drawn,
+                      hand.draw_limit - drawn, match.scores, -1 if over else hand.turn, None)
+        mask = bytearray(self.num_actions)
+        if hand.turn == seat and not over:
+            for code in hand.legal_actions():
+                mask[code] = 1
+        return {"observation": obs, "action_mask": np.frombuffer(mask, _INT8)}
+
+    def state(self) -> np.ndarray:
+        """The full global state (all hands); see :func:`.encoding.state_vector`."""
+        if self.match is None:
+            raise RuntimeError("call reset() before state()")
+        return state_vector(self.match, hand=self._hand)
+
+    # -- rendering ---------------------------------------------------------------------------
+    def render(self) -> str | np.ndarray | None:
+        """``"ansi"``: the text picture; ``"human"``: print it; ``"rgb_array"``: an image."""
+        if self.render_mode is None:
+            gymnasium.logger.warn(
+                "You are calling render method without specifying any render mode. "
+                f"Pass render_mode= one of {RENDER_MODES} when making the env."
+            )
+            return None
+        if self.match is None:
+            raise RuntimeError("call reset() before render()")
+        match = self.match
+        scene = dict(scores=match.scores, hand_number=match.hand_number, winner=match.winner)
+        if self.render_mode == "rgb_array":
+            from .render.image import render_rgb
+
+            return render_rgb(self._hand, **scene)
+        from .render.ansi import render_ansi
+
+        text = render_ansi(self._hand, **scene)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+    # -- pickling: constructor arguments (EzPickle) plus the episode in progress -------------
+    def __getstate__(self) -> dict:
+        state = EzPickle.__getstate__(self)
+        state["_episode"] = {k: self.__dict__[k] for k in _EPISODE_ATTRS if k in self.__dict__}
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        state = dict(state)
+        episode = state.pop("_episode", {})
+        EzPickle.__setstate__(self, state)
+        self.__dict__.update(episode)
+
+    def __str__(self) -> str:
+        return ENV_NAME
+
+
+register_pettingzoo()

@@ -1,0 +1,145 @@
+"""Options shared by the environments (on top of every :class:`RuleConfig` field) and the
+reward arithmetic they document.
+
+======================  ===================  ====================================================
+option                  default              allowed
+======================  ===================  ====================================================
+``reward_mode``         ``"score_delta"``    ``"score_delta"``: after every step, each side gets
+                                             (its points this step - the mean of the other
+                                             sides' points this step) * ``reward_scale``;
+                                             zero-sum, and over an episode a side's rewards add
+                                             up to (its score - the mean of the other sides'
+                                             scores) * ``reward_scale``.
+                                             ``"win_loss"``: only at the episode's end, +1 to
+                                             the winning side and -1 / (sides - 1) to each
+                                             other side (zero-sum); a hand episode is won by
+                                             the side that scored the most in it (a tie for
+                                             most gives everyone 0).
+``episode``             ``"match"``          ``"match"``: play to ``target_score``.
+                                             ``"hand"``: the first hand of a new match (its
+                                             award included); ends early if the match does.
+``reward_scale``        ``None``             a positive number; ``None`` means
+                                             ``1 / target_score`` (a whole match then sums to
+                                             about +-1). ``1.0`` gives raw points.
+``illegal_action``      ``"penalize"``       ``"penalize"``: PettingZoo's usual handling, the
+                                             offender gets ``illegal_reward``, the others 0, and
+                                             the episode ends. ``"raise"``: the core's
+                                             ``IllegalMoveError`` is raised, state unchanged.
+``illegal_reward``      ``-1.0``             any finite number
+======================  ===================  ====================================================
+
+Every player's reward is its side's reward (partners share it).
+
+>>> rules, opts = split_options({"num_players": 3, "episode": "hand"})
+>>> rules.num_players, opts.episode, opts.scale(rules)
+(3, 'hand', 0.004)
+>>> delta_rewards([10, 0, 5], 0.1)
+[0.75, -0.75, 0.0]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import Any
+
+from .core import RuleConfig
+
+REWARD_MODES = ("score_delta", "win_loss")
+EPISODES = ("match", "hand")
+ILLEGAL_ACTIONS = ("penalize", "raise")
+
+
+@dataclass(frozen=True)
+class EnvOptions:
+    """The environment options of the module table (validated)."""
+
+    reward_mode: str = "score_delta"
+    episode: str = "match"
+    reward_scale: float | None = None
+    illegal_action: str = "penalize"
+    illegal_reward: float = -1.0
+
+    def __post_init__(self) -> None:
+        for name, allowed in (("reward_mode", REWARD_MODES), ("episode", EPISODES),
+                              ("illegal_action", ILLEGAL_ACTIONS)):
+            value = getattr(self, name)
+            if value not in allowed:
+                raise ValueError(
+                    f"{name}={value!r} is not allowed; allowed: {', '.join(map(repr, allowed))}"
+                )
+        scale = self.reward_scale
+        if scale is not None and (
+            isinstance(scale, bool) or not isinstance(scale, (int, float))
+            or not math.isfinite(scale) or scale <= 0
+        ):
+            raise ValueError(f"reward_scale={scale!r} must be a positive number or None")
+        r = self.illegal_reward
+        if isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r):
+            raise ValueError(f"illegal_reward={r!r} must be a finite number")
+
+    def scale(self, rules: RuleConfig) -> float:
+        """The score_delta multiplier: ``reward_scale``, or ``1 / target_score``."""
+        return 1.0 / rules.target_score if self.reward_scale is None else float(self.reward_scale)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+ENV_OPTION_NAMES = tuple(f.name for f in fields(EnvOptions))
+
+
+def split_options(options: dict[str, Any], rules: RuleConfig | None = None,
+                  extra: tuple[str, ...] = ()) -> tuple[RuleConfig, EnvOptions]:
+    """Split keyword options into the rules and the env options, rejecting unknown names.
+
+    ``rules`` is a base :class:`RuleConfig` the rule options change; ``extra`` names options the
+    caller handles itself (they are ignored here).
+    """
+    if rules is not None and not isinstance(rules, RuleConfig):
+        raise TypeError(f"rules must be a RuleConfig, not {type(rules).__name__}")
+    rule_names = RuleConfig.field_names()
+    unknown = sorted(set(options) - set(rule_names) - set(ENV_OPTION_NAMES) - set(extra))
+    if unknown:
+        allowed = ", ".join((*rule_names, *ENV_OPTION_NAMES, *extra))
+        raise ValueError(f"unknown option(s) {', '.join(unknown)}; allowed: {allowed}")
+    rule_opts = {k: v for k, v in options.items() if k in rule_names}
+    if rules is None:
+        rules = RuleConfig(**rule_opts)
+    elif rule_opts:
+        rules = rules.replace(**rule_opts)
+    env_opts = EnvOptions(**{k: v for k, v in options.items() if k in ENV_OPTION_NAMES})
+    return rules, env_opts
+
+
+def delta_rewards(deltas, scale: float) -> list[float]:
+    """Per side: (its points - the mean of the other sides' points) * ``scale``."""
+    k = len(deltas)
+    total = sum(deltas)
+    return [(d - (total - d) / (k - 1)) * scale for d in deltas]
+
+
+def win_loss_rewards(winner: int | None, num_sides: int) -> list[float]:
+    """Per side: +1 for ``winner``, -1 / (sides - 1) for the others; zeros when ``None``.
+
+    >>> win_loss_rewards(1, 3), win_loss_rewards(None, 2)
+    ([-0.5, 1.0, -0.5], [0.0, 0.0])
+    """
+    if winner is None:
+        return [0.0] * num_sides
+    lose = -1.0 / (num_sides - 1)
+    return [1.0 if s == winner else lose for s in range(num_sides)]
+
+
+def unique_top(scores) -> int | None:
+    """The side with the highest score, or ``None`` if several share it."""
+    top = max(scores)
+    return scores.index(top) if scores.count(top) == 1 else None
+
+
+def episode_winner(match, episode: str) -> int | None:
+    """The side that won the episode: the match winner, or for a hand episode the side that
+    scored the most (every hand episode starts a new match, so that is its score)."""
+    if episode == "match":
+        return match.winner
+    return unique_top(list(match.scores))

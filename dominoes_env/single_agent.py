@@ -1,0 +1,278 @@
+"""``SingleAgentEnv``: a Gymnasium env in which one learning seat plays against agent objects.
+
+The other seats (opponents, and in partnerships the partner too) are played inside ``step`` by
+objects with the Agent protocol's shape, duck-typed: ``act(view) -> action code`` and, when they
+have them, ``reset(seed)`` at every episode and ``begin_hand(view)`` at every new hand.
+``opponents`` is ``None`` (a :class:`RandomPlayer` per seat), one object (it plays every other
+seat) or a list of ``num_players - 1`` objects in seat-relative order: ``opponents[0]`` plays
+the seat after the learner, ``opponents[1]`` the next one (the partner with 4 players in
+partnerships), and so on.
+
+- observation: the seat-relative vector of :mod:`.encoding` (``Box(D, float32)``);
+- action: ``Discrete(T * 4)``; :meth:`SingleAgentEnv.action_masks` for sb3-contrib's
+  ``MaskablePPO``;
+- reward: the learner's side's reward of :mod:`.options`; with ``"score_delta"`` it covers
+  everything since the learner's previous decision (the opponents' plays and the hand award
+  included), so over an episode the rewards add up to (own side's score - the mean of the other
+  sides' scores) * ``reward_scale``;
+- ``seat="random"`` draws the learner's seat at every reset, or give a seat number;
+- ``reset(seed=s)`` seeds the match, the seat draw and every opponent (``reset(seed)`` with a
+  seed drawn from the env's generator), so the same seed gives the same episode. If an episode
+  would end before the learner's first decision (a tiny ``target_score``), another is dealt.
+- info: ``seat``, ``events`` (the public events since the learner's previous decision, as in
+  the AEC env), ``hand_results`` (``(hand_number, result, award)`` for each hand that ended
+  meanwhile), ``scores``, ``hand_number``.
+
+>>> env = SingleAgentEnv(num_players=2, seat=0)
+>>> obs, info = env.reset(seed=1)
+>>> obs.shape, env.action_masks().dtype.name, info["seat"]
+((122,), 'bool', 0)
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from .core import IllegalMoveError, MatchState, SeatView
+from .encoding import NUM_ENDS, check_action, encode_hand_state, observation_layout
+from .options import delta_rewards, episode_winner, split_options, win_loss_rewards
+from .registration import register_gymnasium
+
+RENDER_MODES = ("human", "ansi", "rgb_array")
+MAX_REDEALS = 1000
+
+
+class RandomPlayer:
+    """Uniformly random over the legal moves: the default opponent (same choices as
+    ``agents.RandomAgent`` for the same seed).
+
+    >>> from dominoes_env.core import MatchState
+    >>> m = MatchState(seed=0)
+    >>> RandomPlayer(seed=1).act(m.view(m.turn)) in m.legal_actions()
+    True
+    """
+
+    name = "random"
+
+    def __init__(self, seed: int | None = None):
+        self.rng = random.Random(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self.rng.seed(seed)
+
+    def act(self, view: SeatView) -> int:
+        legal = view.legal
+        if not legal:
+            raise ValueError(f"seat {view.seat} has no legal move: it is not its turn")
+        return legal[self.rng.randrange(len(legal))]
+
+    def __repr__(self) -> str:
+        return "RandomPlayer()"
+
+
+class SingleAgentEnv(gymnasium.Env):
+    """One learning seat against agent objects; see the module docstring.
+
+    ``options``: any :class:`~dominoes_env.core.RuleConfig` field, the env options of
+    :mod:`.options` (``reward_mode``, ``episode``, ``reward_scale``, ``illegal_action``,
+    ``illegal_reward``) or ``rules=RuleConfig(...)``.
+    """
+
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 2}
+
+    def __init__(self, opponents: Any = None, seat: int | str = "random",
+                 render_mode: str | None = None, **options: Any):
+        base = options.pop("rules", None)
+        self.rules, self.options = split_options(options, base)
+        rules = self.rules
+        n = rules.num_players
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(f"render_mode={render_mode!r} is not supported; allowed: None, "
+                             + ", ".join(map(repr, RENDER_MODES)))
+        self.render_mode = render_mode
+        if seat != "random" and (isinstance(seat, bool) or not isinstance(seat, (int, np.integer))
+                                 or not 0 <= seat < n):
+            raise ValueError(f"seat={seat!r} is not allowed; allowed: 'random' or 0..{n - 1}")
+        self.seat_option = seat if seat == "random" else int(seat)
+        self.opponents = self._check_opponents(opponents, n)
+        self._lay = lay = observation_layout(rules)
+        self.num_actions = rules.num_tiles * NUM_ENDS
+        self.observation_space = spaces.Box(lay.low, lay.high, dtype=np.float32)
+        self.action_space = spaces.Discrete(self.num_actions)
+        self._scale = self.options.scale(rules)
+        self.match: MatchState | None = None
+        self.seat = -1
+        self._hand = None
+        self._done = True
+
+    @staticmethod
+    def _check_opponents(opponents: Any, n: int) -> list:
+        if opponents is None:
+            return [RandomPlayer() for _ in range(n - 1)]
+        if callable(getattr(opponents, "act", None)):
+            return [opponents] * (n - 1)
+        if not isinstance(opponents, (list, tuple)) or len(opponents) != n - 1:
+            raise ValueError(
+                f"opponents must be None, one agent object, or a list of {n - 1} agent objects "
+                f"(one per other seat), not {opponents!r}"
+            )
+        for k, opp in enumerate(opponents):
+            if not callable(getattr(opp, "act", None)):
+                raise TypeError(f"opponents[{k}]={opp!r} has no act(view) method")
+        return list(opponents)
+
+    # -- episode -----------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Deal a new match (see the module docstring for seeding). ``options`` is unused."""
+        super().reset(seed=seed)
+        n = self.rules.num_players
+        for _ in range(MAX_REDEALS):
+            rng = self.np_random
+            match_seed = int(rng.integers(2**63))
+            self.seat = int(rng.integers(n)) if self.seat_option == "random" else self.seat_option
+            opp_seeds = [int(s) for s in rng.integers(2**63, size=n - 1)]
+            self._by_seat = {}
+            for k, (opp, s) in enumerate(zip(self.opponents, opp_seeds, strict=True), start=1):
+                self._by_seat.setdefault((self.seat + k) % n, opp)
+                if callable(getattr(opp, "reset", None)):
+                    opp.reset(seed=s)
+            self.match = MatchState(self.rules, seed=match_seed)
+            self._hand = self.match.hand
+            self._done = False
+            self._began = -1
+            self._paid = [0] * self.rules.num_sides  # scores the learner's rewards cover so far
+            events: list = []
+            results: list = []
+            self._play_others(events, results)
+            if not self._done:
+                return self._observe(), self._info(events, results)
+        raise RuntimeError(f"no episode gave seat {self.seat} a decision in {MAX_REDEALS} deals; "
+                           f"is target_score={self.rules.target_score} too small?")
+
+    def step(self, action):
+        if self.match is None or self._done:
+            raise RuntimeError("the episode is over (or never began): call reset()")
+        if type(action) is int and 0 <= action < self.num_actions:
+            code = action
+        else:
+            code = check_action(action, self.num_actions)
+        events: list = []
+        results: list = []
+        try:
+            self._play(code, events, results)
+        except IllegalMoveError as err:
+            if self.options.illegal_action == "raise":
+                raise
+            self._done = True
+            info = self._info(events, results)
+            info["illegal_action"], info["illegal_reason"] = code, err.reason
+            return self._observe(), float(self.options.illegal_reward), True, False, info
+        if not self._done:
+            self._play_others(events, results)
+        reward = self._reward()
+        obs = self._observe()
+        if self.render_mode == "human":
+            self.render()
+        return obs, reward, self._done, False, self._info(events, results)
+
+    def _play(self, code: int, events: list, results: list) -> None:
+        """Play ``code`` for the seat to move; note events, hand ends and the episode's end."""
+        match = self.match
+        hand = match.hand
+        start = len(hand.history)
+        match.play(code)
+        events.extend(hand.history[start:])
+        if hand.turn < 0:
+            results.append((match.hand_number - (match.hand is not hand), hand.result, hand.award))
+        if match.winner is not None or (hand.turn < 0 and self.options.episode == "hand"):
+            self._done = True
+            self._hand = hand
+        else:
+            self._hand = match.hand
+
+    def _play_others(self, events: list, results: list) -> None:
+        match = self.match
+        while not self._done:
+            if self._began != match.hand_number:
+                self._began = match.hand_number
+                for s, opp in self._by_seat.items():
+                    if callable(getattr(opp, "begin_hand", None)):
+                        opp.begin_hand(match.view(s))
+            turn = match.turn
+            if turn == self.seat:
+                return
+            opp = self._by_seat[turn]
+            code = opp.act(match.view(turn))
+            try:
+                self._play(check_action(code, self.num_actions), events, results)
+            except (IllegalMoveError, TypeError, ValueError) as err:
+                raise ValueError(f"opponent {opp!r} at seat {turn} chose action {code!r}: {err}") \
+                    from err
+
+    def _reward(self) -> float:
+        side = self.rules.side_of(self.seat)
+        if self.options.reward_mode == "win_loss":
+            if not self._done:
+                return 0.0
+            return win_loss_rewards(episode_winner(self.match, self.options.episode),
+                                    self.rules.num_sides)[side]
+        scores = self.match.scores
+        if scores == self._paid:
+            return 0.0
+        deltas = [a - b for a, b in zip(scores, self._paid, strict=True)]
+        self._paid = scores[:]
+        return delta_rewards(deltas, self._scale)[side]
+
+    # -- observing ---------------------------------------------------------------------------
+    def _observe(self) -> np.ndarray:
+        return encode_hand_state(self._lay, self._hand, self.seat, self.match.scores,
+                                 self.match.winner is not None)
+
+    def _info(self, events: list, results: list) -> dict[str, Any]:
+        return {"seat": self.seat, "events": events, "hand_results": results,
+                "scores": tuple(self.match.scores), "hand_number": self.match.hand_number}
+
+    def action_masks(self) -> np.ndarray:
+        """Boolean mask of the legal action codes now (all False once the episode is over);
+        the method sb3-contrib's ``MaskablePPO`` calls."""
+        mask = np.zeros(self.num_actions, dtype=bool)
+        if self.match is not None and not self._done and self.match.turn == self.seat:
+            mask[self.match.legal_actions()] = True
+        return mask
+
+    def view(self) -> SeatView:
+        """The learner's :class:`~dominoes_env.core.SeatView` now."""
+        if self.match is None:
+            raise RuntimeError("call reset() first")
+        return self.match.view(self.seat)
+
+    # -- rendering ---------------------------------------------------------------------------
+    def render(self):
+        """``"ansi"``: the text picture; ``"human"``: print it; ``"rgb_array"``: an image."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode=")
+            return None
+        if self.match is None:
+            raise RuntimeError("call reset() before render()")
+        m = self.match
+        scene = dict(scores=m.scores, hand_number=m.hand_number, winner=m.winner)
+        if self.render_mode == "rgb_array":
+            from .render.image import render_rgb
+
+            return render_rgb(self._hand, **scene)
+        from .render.ansi import render_ansi
+
+        text = render_ansi(self._hand, **scene)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+
+register_gymnasium()

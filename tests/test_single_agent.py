@@ -1,0 +1,213 @@
+"""SingleAgentEnv: Gymnasium's checker, seeding, opponents, rewards, masks, MaskablePPO."""
+
+from __future__ import annotations
+
+import warnings
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from dominoes_env import IllegalMoveError, SingleAgentEnv
+from dominoes_env.registration import GYM_ID
+from dominoes_env.single_agent import RandomPlayer
+
+CONFIGS = {
+    "2p": dict(num_players=2),
+    "3p": dict(num_players=3),
+    "4p": dict(num_players=4),
+    "4p-solo": dict(num_players=4, partnerships=False),
+    "d9": dict(num_players=2, max_pip=9),
+}
+
+
+def play_episode(env, seed, policy_seed=0):
+    rng = np.random.default_rng(policy_seed)
+    obs, info = env.reset(seed=seed)
+    trajectory = [(obs.tobytes(), info)]
+    total = 0.0
+    while True:
+        mask = env.action_masks()
+        assert mask.any() and env.match.turn == env.seat
+        obs, reward, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(mask))))
+        total += reward
+        trajectory.append((obs.tobytes(), reward, terminated, info))
+        if terminated or truncated:
+            return total, trajectory
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_gymnasium_check_env(name):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        env = gymnasium.make(GYM_ID, render_mode="rgb_array", **CONFIGS[name])
+        check_env(env.unwrapped)
+    assert [str(w.message) for w in caught] == []
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_masks_are_the_legal_moves_and_rewards_add_up(name):
+    env = SingleAgentEnv(target_score=120, **CONFIGS[name])
+    rules = env.rules
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        env.reset(seed=seed)
+        total = 0.0
+        terminated = False
+        while not terminated:
+            mask = env.action_masks()
+            assert np.flatnonzero(mask).tolist() == sorted(env.match.legal_actions())
+            assert mask.dtype == bool and env.match.turn == env.seat
+            _, reward, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
+            total += reward
+            assert not truncated
+        assert not env.action_masks().any()
+        scores = env.match.scores
+        side = rules.side_of(env.seat)
+        others = [s for k, s in enumerate(scores) if k != side]
+        assert total == pytest.approx((scores[side] - sum(others) / len(others)) / 120)
+
+
+def test_win_loss_and_hand_episodes():
+    env = SingleAgentEnv(num_players=3, reward_mode="win_loss", episode="hand")
+    for seed in range(4):
+        total, trajectory = play_episode(env, seed)
+        scores = env.match.scores
+        top = max(scores)
+        winner = scores.index(top) if scores.count(top) == 1 else None
+        side = env.rules.side_of(env.seat)
+        assert total == (0.0 if winner is None else 1.0 if winner == side else -0.5)
+        assert trajectory[-1][3]["hand_results"]  # the hand that ended the episode
+        assert all(step[1] == 0.0 for step in trajectory[1:-1])
+
+
+def test_same_seed_same_episode_and_seat():
+    a, b = SingleAgentEnv(num_players=4), SingleAgentEnv(num_players=4)
+    first = play_episode(a, 21)
+    assert first == play_episode(b, 21)
+    seats = {SingleAgentEnv(num_players=4).reset(seed=s)[1]["seat"] for s in range(20)}
+    assert seats == {0, 1, 2, 3}
+    assert play_episode(a, 22)[1][0] != first[1][0]
+
+
+def test_fixed_seat_and_observation_is_the_learners_view():
+    env = SingleAgentEnv(num_players=3, seat=2)
+    obs, info = env.reset(seed=3)
+    assert info["seat"] == env.seat == 2
+    from dominoes_env.encoding import encode_observation
+
+    np.testing.assert_array_equal(obs, encode_observation(env.view()))
+
+
+class Recorder:
+    """A duck-typed opponent: plays the highest legal code, records its calls."""
+
+    def __init__(self):
+        self.calls = []
+
+    def reset(self, seed=None):
+        self.calls.append(("reset", seed))
+
+    def begin_hand(self, view):
+        self.calls.append(("begin_hand", view.seat, view.hand_number))
+
+    def act(self, view):
+        self.calls.append(("act", view.seat))
+        return max(view.legal)
+
+
+def test_opponent_objects_by_relative_seat():
+    left, partner, right = Recorder(), Recorder(), Recorder()
+    env = SingleAgentEnv(opponents=[left, partner, right], seat=1, num_players=4)
+    play_episode(env, 5)
+    for opp, seat in ((left, 2), (partner, 3), (right, 0)):
+        assert opp.calls[0][0] == "reset" and isinstance(opp.calls[0][1], int)
+        assert {c[1] for c in opp.calls if c[0] == "act"} == {seat}
+        hands = [c[2] for c in opp.calls if c[0] == "begin_hand"]
+        assert hands == list(range(env.match.hand_number + 1))
+    # the same seed reseeds the opponents the same way
+    again = Recorder()
+    SingleAgentEnv(opponents=[again, Recorder(), Recorder()], seat=1, num_players=4).reset(seed=5)
+    assert again.calls[0] == left.calls[0]
+
+
+def test_one_object_plays_every_other_seat():
+    opp = Recorder()
+    env = SingleAgentEnv(opponents=opp, seat=0, num_players=3)
+    play_episode(env, 1)
+    assert {c[1] for c in opp.calls if c[0] == "act"} == {1, 2}
+
+
+def test_random_player_matches_agents_random_agent():
+    from agents.base import RandomAgent
+
+    env = SingleAgentEnv(num_players=2, seat=0)
+    env.reset(seed=0)
+    view = env.match.view(0)
+    assert [RandomPlayer(seed=s).act(view) for s in range(10)] == \
+        [RandomAgent(seed=s).act(view) for s in range(10)]
+
+
+@pytest.mark.parametrize("opponents, error, match", [
+    ([RandomPlayer()], ValueError, "a list of 3 agent objects"),
+    ([object(), object(), object()], TypeError, r"opponents\[0\].*no act"),
+])
+def test_bad_opponents(opponents, error, match):
+    with pytest.raises(error, match=match):
+        SingleAgentEnv(opponents=opponents, num_players=4)
+
+
+@pytest.mark.parametrize("seat", [4, -1, "left", True])
+def test_bad_seat(seat):
+    with pytest.raises(ValueError, match="seat="):
+        SingleAgentEnv(num_players=4, seat=seat)
+
+
+def test_illegal_opponent_is_named():
+    class Cheat:
+        def act(self, view):
+            return 0 if 0 not in view.legal else 1 if 1 not in view.legal else 2
+
+    env = SingleAgentEnv(opponents=Cheat(), seat=0, num_players=2)
+    with pytest.raises(ValueError, match="opponent .*Cheat.* at seat 1"):
+        play_episode(env, 0)
+
+
+def test_illegal_actions_penalised_or_raised():
+    env = SingleAgentEnv(num_players=2)
+    env.reset(seed=0)
+    bad = int(np.flatnonzero(~env.action_masks())[0])
+    obs, reward, terminated, truncated, info = env.step(bad)
+    assert (reward, terminated, truncated) == (-1.0, True, False) and info["illegal_action"] == bad
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step(0)
+    strict = SingleAgentEnv(num_players=2, illegal_action="raise")
+    strict.reset(seed=0)
+    with pytest.raises(IllegalMoveError):
+        strict.step(bad)
+    with pytest.raises(ValueError, match="out of range"):
+        strict.step(112)
+    with pytest.raises(TypeError, match="integer code"):
+        strict.step("left")
+
+
+def test_render_modes(capsys):
+    env = SingleAgentEnv(render_mode="ansi", num_players=3)
+    env.reset(seed=0)
+    assert "Straight Dominoes" in env.render()
+    image = SingleAgentEnv(render_mode="rgb_array")
+    image.reset(seed=0)
+    frame = image.render()
+    assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
+
+
+def test_maskable_ppo_learns_a_few_steps():
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    env = SingleAgentEnv(num_players=2, target_score=50)
+    model = sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, n_epochs=1,
+                                    seed=0, device="cpu")
+    model.learn(total_timesteps=64)
+    obs, _ = env.reset(seed=1)
+    action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
+    assert env.action_masks()[int(action)]

@@ -1,0 +1,92 @@
+"""Agent specs: the strings command lines and configs use to name agents."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents import RandomAgent, make_agent, resolve_spec
+from agents.greedy import GreedyAgent
+from agents.ppo import PPOAgent, random_policy_npz
+from agents.search import DEFAULT_SIMS, SearchAgent
+from dominoes_env.core import MatchState, RuleConfig
+
+
+def test_builtin_names():
+    assert type(make_agent("random")) is RandomAgent
+    assert type(make_agent("greedy")) is GreedyAgent
+    search = make_agent("search")
+    assert type(search) is SearchAgent and search.sims == DEFAULT_SIMS and search.time_ms is None
+    ppo = make_agent("ppo")
+    assert type(ppo) is PPOAgent and ppo.path is None and ppo.policy is None  # loaded lazily
+
+
+def test_parameters():
+    agent = make_agent("search:sims=400", seed=3)
+    assert agent.sims == 400
+    agent = make_agent(" search:time_ms=12.5,epsilon=0.1 ")
+    assert (agent.time_ms, agent.epsilon) == (12.5, 0.1)
+    cls, params = resolve_spec("search:sims=400,min_per_move=2")
+    assert cls is SearchAgent and params == {"sims": 400, "min_per_move": 2}
+
+
+def test_ppo_path_and_options(tmp_path):
+    path = tmp_path / "policy.npz"
+    random_policy_npz(path, RuleConfig(), hidden=(8,))
+    agent = make_agent(f"ppo:{path}", seed=1)
+    assert agent.path == path and agent.policy is not None and not agent.deterministic
+    agent = make_agent(f"ppo:{path},deterministic=true")
+    assert agent.deterministic
+    assert resolve_spec(f"ppo:{path}")[1] == {"path": str(path)}
+    assert resolve_spec("ppo:deterministic=true")[1] == {"deterministic": True}
+    match = MatchState(seed=0)
+    assert agent.act(match.view(match.turn)) in match.legal_actions()
+
+
+def test_missing_ppo_files_are_clear_errors(tmp_path, monkeypatch):
+    with pytest.raises(FileNotFoundError, match="no PPO policy file"):
+        make_agent(f"ppo:{tmp_path / 'missing.npz'}")
+    import agents.ppo as ppo_module
+
+    monkeypatch.setattr(ppo_module, "POLICY_DIR", tmp_path)
+    agent = make_agent("ppo")
+    match = MatchState(RuleConfig(num_players=3), seed=0)
+    with pytest.raises(FileNotFoundError, match="no shipped PPO policy exists for 3 players yet"):
+        agent.act(match.view(match.turn))
+
+
+def test_ppo_policy_for_other_rules_is_refused(tmp_path):
+    path = tmp_path / "p2.npz"
+    random_policy_npz(path, RuleConfig(num_players=2), hidden=(8,))
+    agent = make_agent(f"ppo:{path}")
+    match = MatchState(RuleConfig(num_players=3), seed=0)
+    with pytest.raises(ValueError, match="takes 122 inputs"):
+        agent.act(match.view(match.turn))
+
+
+def test_user_agent_class():
+    agent = make_agent("agents.greedy:GreedyAgent", seed=2)
+    assert type(agent) is GreedyAgent
+    agent = make_agent("agents.search:SearchAgent:sims=7")
+    assert type(agent) is SearchAgent and agent.sims == 7
+
+
+def test_unknown_spec_lists_the_known_names():
+    with pytest.raises(ValueError) as err:
+        make_agent("alphazero")
+    message = str(err.value)
+    assert "unknown agent spec 'alphazero'" in message
+    assert "known names: greedy, ppo, random, search" in message
+    assert "module.path:ClassName" in message
+
+
+@pytest.mark.parametrize("spec, fragment", [
+    ("", "non-empty string"),
+    ("search:sims", "bad parameter 'sims'"),
+    ("search:sims=0", "sims=0 must be a positive integer"),
+    ("search:depth=3", "bad parameters"),
+    ("no_such_module.x:Agent", "cannot import module 'no_such_module.x'"),
+    ("agents.greedy:NoSuchAgent", "has no 'NoSuchAgent'"),
+])
+def test_bad_specs(spec, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        make_agent(spec)
