@@ -197,10 +197,11 @@ def test_random_matches_keep_every_invariant(name):
 def test_any_rule_combination_plays_valid_matches(num_players, max_pip, spinner, cross, win_check,
                                                  next_leader, blocked, hand_size, reserve, target,
                                                  seed):
+    boneyard = (max_pip + 1) * (max_pip + 2) // 2 - num_players * hand_size
     rules = RuleConfig(num_players=num_players, max_pip=max_pip, spinner=spinner,
                        spinner_cross=cross, win_check=win_check, next_leader=next_leader,
-                       blocked_award=blocked, hand_size=hand_size, boneyard_reserve=reserve,
-                       target_score=target)
+                       blocked_award=blocked, hand_size=hand_size,
+                       boneyard_reserve=min(reserve, boneyard), target_score=target)
     play_checked_match(rules, seed)
 
 

@@ -161,3 +161,32 @@ def test_blocked_award_options_and_ties():
     (29, 30), (30, 30)])
 def test_rounding_to_five(pips, expected):
     assert round_to_five(pips) == expected
+
+
+def _blocking_play_match(win_check="immediate"):
+    """Seat 0 leads [5|5] (10), seat 1 answers [5|0] (10) and nobody can play again: blocked,
+    seat 0 holding 3 pips, seat 1 7 pips, so side 0 would take the award of 5."""
+    from dominoes_env.core import MatchState
+
+    rules = RuleConfig(hand_size=2, boneyard_reserve=24, win_check=win_check)
+    match = MatchState(rules, auto_deal=False)
+    match.start_hand(0, HandState.from_tiles(rules, [[(5, 5), (1, 2)], [(5, 0), (3, 4)]], None, 0))
+    match.scores[:] = [235, 240]
+    return match
+
+
+def test_immediate_win_on_a_blocking_play_ignores_the_award():
+    # side 1 reaches 250 with the play that also blocks the hand: the match ends at that
+    # moment; unlike a domino, the blocked hand's award (5 to side 0) is not added
+    match = _blocking_play_match()
+    assert match.play(((5, 5), None)) == 10
+    assert match.play(((5, 0), "left")) == 10
+    assert match.hand.result == ("blocked", None) and match.hand.award == (0, 5)
+    assert match.winner == 1 and match.scores == [245, 250]
+
+
+def test_end_of_hand_win_counts_the_blocked_award():
+    match = _blocking_play_match("end_of_hand")
+    match.play(((5, 5), None))
+    match.play(((5, 0), "left"))
+    assert match.scores == [250, 250] and match.winner is None  # tied at the top: play on

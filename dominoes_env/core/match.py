@@ -6,6 +6,11 @@
 >>> m.winner in (0, 1), max(m.scores) >= 50
 (True, True)
 
+Under ``win_check="immediate"`` the match ends the moment a play takes a side to the target.
+If that play was the player's last tile, the domino's award is still added (RULES.md); if it
+left the hand blocked, the block's award is not (the match was already over), so the side that
+reached the target wins.
+
 Random choices (the first leader, every shuffle, the leader after a blocked hand) all come from
 one ``random.Random(seed)`` owned by the match, in this order per hand: the leader (when drawn
 at random), then the shuffle.
@@ -29,8 +34,8 @@ class MatchState:
     the winner per ``win_check`` and deals the next hand (leader per ``next_leader``).
     """
 
-    __slots__ = ("rules", "rng", "scores", "hand", "finished_hands", "winner", "hand_number",
-                 "auto_deal", "_hand_scores")  # fmt: skip
+    __slots__ = ("rules", "rng", "scores", "hand", "finished_hands", "awards", "winner",
+                 "hand_number", "auto_deal", "_hand_scores")  # fmt: skip
 
     def __init__(self, rules: RuleConfig | None = None, seed: int | None = None, *,
                  auto_deal: bool = True, **options):
@@ -42,6 +47,8 @@ class MatchState:
         self.rng = random.Random(seed)
         self.scores = [0] * rules.num_sides
         self.finished_hands: list[HandState] = []
+        #: the award each finished hand added to the scores (``None``: none was added)
+        self.awards: list[tuple[int, int] | None] = []
         self._hand_scores: list[list[int]] = []
         self.winner: int | None = None
         self.hand_number = 0
@@ -120,15 +127,25 @@ class MatchState:
         scores[side] += points
         target = rules.target_score
         immediate = rules.win_check == "immediate"
+        won_by_play = immediate and scores[side] >= target
         if hand.turn >= 0:
-            if immediate and scores[side] >= target:
+            if won_by_play:
                 self.winner = side
             return
-        if hand.award is not None:
-            scores[hand.award[0]] += hand.award[1]
+        # the hand is over. Under "immediate" a play that reaches the target ends the match at
+        # once; only a domino's award still counts (the hand ended by that same play)
+        award = hand.award
+        if won_by_play and hand.result[0] != "domino":
+            award = None
+        if award is not None:
+            scores[award[0]] += award[1]
         self.finished_hands.append(hand)
+        self.awards.append(award)
         self._hand_scores.append(list(scores))
         top = max(scores)
+        if won_by_play:
+            self.winner = side
+            return
         if top >= target and (immediate or scores.count(top) == 1):
             self.winner = scores.index(top)
             return

@@ -112,10 +112,11 @@ def replay_match(record: Any) -> tuple[MatchState, list[dict[str, Any]]]:
         _start_hand(match, entry, i)
         points = [_replay_move(match, mv, i, j) for j, mv in enumerate(entry["moves"])]
         hand = match.hand
+        award = match.awards[-1] if hand.is_over else None
         summaries.append({
             "move_points": points,
             "end": hand.result[0] if hand.result else None,
-            "award": {"side": hand.award[0], "points": hand.award[1]} if hand.award else None,
+            "award": {"side": award[0], "points": award[1]} if award else None,
             "scores": list(match.scores),
         })
     return match, summaries
