@@ -35,7 +35,7 @@ Observations are fresh arrays on every call (safe to keep).
 >>> e.reset(seed=1)
 >>> obs, reward, terminated, truncated, info = e.last()
 >>> obs["observation"].shape, obs["action_mask"].shape, int(obs["action_mask"].sum())
-((122,), (112,), 7)
+((234,), (112,), 7)
 """
 
 from __future__ import annotations
@@ -337,12 +337,13 @@ class raw_env(AECEnv, EzPickle):
         hand, match = self._hand, self.match
         over = match.winner is not None
         hands, drawn = hand.hands, hand.drawn
+        legal = hand.legal_actions() if hand.turn == seat and not over else ()
         obs = _encode(self._lay, hand, seat, hands[seat], hands, True, len(hand.boneyard) - drawn,
-                      hand.draw_limit - drawn, match.scores, -1 if over else hand.turn, None)
+                      hand.draw_limit - drawn, match.scores, -1 if over else hand.turn, legal,
+                      None)
         mask = bytearray(self.num_actions)
-        if hand.turn == seat and not over:
-            for code in hand.legal_actions():
-                mask[code] = 1
+        for code in legal:
+            mask[code] = 1
         return {"observation": obs, "action_mask": np.frombuffer(mask, _INT8)}
 
     def state(self) -> np.ndarray:

@@ -4,7 +4,7 @@ Everything here is built from what one seat may know (a :class:`~dominoes_env.co
 so an agent can encode its own view exactly as the environment does, and the observation is
 seat-relative: "own", then the next seat in turn order, and so on; one policy plays any seat.
 
-Observation layout (``OBS_VERSION = 1``)
+Observation layout (``OBS_VERSION = 2``)
 ----------------------------------------
 A flat ``float32`` vector. ``T`` = tiles in the set (28 for double-six), ``V = max_pip + 1`` pip
 values, ``n`` = players, ``S`` = sides (2 with partnerships, else ``n``). Relative seat ``k`` is
@@ -43,9 +43,12 @@ boneyard          2          118:120    136:138     tiles left in the boneyard, 
                                                     drawable; each / ``max(1, boneyard_size)``
 scores            S          120:122    138:140     per relative side, score / ``target_score``,
                                                     capped at 2
+move_points       T*4        122:234    140:252     per action code, the points that legal move
+                                                    would score now / 20 (0 for the others and
+                                                    when it is not this seat's turn)
 ================  =========  =========  ==========  ===============================================
 
-Sizes: 122 (2 players), 132 (3), 140 (4 in partnerships), 142 (4 without), 194 (2 players,
+Sizes: 234 (2 players), 244 (3), 252 (4 in partnerships), 254 (4 without), 414 (2 players,
 double-nine). :func:`observation_layout` gives the named slices for any rules, and
 ``observation_layout(rules).table()`` prints this table for them.
 
@@ -65,7 +68,7 @@ Global state
 >>> match = MatchState(seed=3)
 >>> obs = encode_observation(match.view(0))
 >>> obs.shape, obs.dtype.name, int(obs[observation_layout(match.rules).hand].sum())
-((122,), 'float32', 7)
+((234,), 'float32', 7)
 >>> decode_action(encode_action(5, "up"))
 (5, 2)
 """
@@ -77,9 +80,9 @@ import struct
 
 import numpy as np
 
-from .core import END_NAMES, PLAY, RuleConfig, SeatView
+from .core import END_NAMES, PLAY, RuleConfig, SeatView, count_after
 
-OBS_VERSION = 1
+OBS_VERSION = 2
 
 #: scores are divided by ``target_score`` and capped here (a side past the target has won)
 SCORE_CAP = 2.0
@@ -88,7 +91,10 @@ NUM_ENDS = 4
 
 _BINARY_BLOCKS = ("hand", "played", "end_value", "end_open", "end_double", "spinner",
                   "spinner_value", "spinner_free", "count_mod5", "turn", "others_lacks")
-_SCALAR_BLOCKS = ("count", "others_hand_size", "boneyard", "scores")
+_SCALAR_BLOCKS = ("count", "others_hand_size", "boneyard", "scores", "move_points")
+
+#: move_points holds points / MOVE_POINTS_DIVISOR
+MOVE_POINTS_DIVISOR = 20.0
 
 _MEANING = {
     "hand": "1 for each tile in this seat's hand",
@@ -106,6 +112,7 @@ _MEANING = {
     "others_hand_size": "per relative seat 1..n-1, tiles in hand / hand_size",
     "boneyard": "tiles left, tiles drawable; each / max(1, boneyard_size)",
     "scores": "per relative side, score / target_score, capped at 2",
+    "move_points": "per action code, points the legal move would score now / 20",
 }
 
 
@@ -117,7 +124,7 @@ class ObservationLayout:
 
     >>> lay = observation_layout(RuleConfig(num_players=4))
     >>> lay.size, lay.others_lacks, lay.scores
-    (140, slice(111, 132, None), slice(138, 140, None))
+    (252, slice(111, 132, None), slice(138, 140, None))
     """
 
     def __init__(self, rules: RuleConfig):
@@ -129,6 +136,7 @@ class ObservationLayout:
             "end_double": NUM_ENDS, "spinner": 1, "spinner_value": V, "spinner_free": 2,
             "count_mod5": 5, "turn": n, "others_lacks": (n - 1) * V,
             "count": 1, "others_hand_size": n - 1, "boneyard": 2, "scores": rules.num_sides,
+            "move_points": T * NUM_ENDS,
         }  # fmt: skip
         self.rules = rules
         self.num_tiles, self.num_values, self.num_players = T, V, n
@@ -198,6 +206,9 @@ class ObservationLayout:
         high = np.ones(self.size, dtype=np.float32)
         high[b["others_hand_size"]] = (rules.hand_size + rules.boneyard_size) / rules.hand_size
         high[b["scores"]] = SCORE_CAP
+        high[b["move_points"]] = 8 * rules.max_pip / MOVE_POINTS_DIVISOR
+        self._no_moves = [0.0] * self.num_actions
+        self._pips, self._dbl_tiles = ts.pips, ts.is_double
         self.low = np.zeros(self.size, dtype=np.float32)
         self.high = high
         self.low.flags.writeable = False
@@ -233,7 +244,7 @@ def observation_size(rules: RuleConfig) -> int:
     """Length of the observation vector for ``rules``.
 
     >>> [observation_size(RuleConfig(num_players=n)) for n in (2, 3, 4)]
-    [122, 132, 140]
+    [234, 244, 252]
     """
     return observation_layout(rules).size
 
@@ -255,7 +266,7 @@ def _last_play_on_end_is_double(src, end: int, dbl) -> bool:
 
 
 def _encode(lay: ObservationLayout, src, seat: int, own: int, sizes, masks: bool,
-            boneyard_left: int, drawable: int, scores, turn: int,
+            boneyard_left: int, drawable: int, scores, turn: int, legal,
             out: np.ndarray | None) -> np.ndarray:
     """The one encoder. ``src`` is a ``SeatView`` or a ``HandState``: both hold the public
     layout fields under the same names; the rest comes as arguments (``sizes[s]``: seat ``s``'s
@@ -321,6 +332,17 @@ def _encode(lay: ObservationLayout, src, seat: int, own: int, sizes, masks: bool
     for side in lay._rel_sides[seat]:
         x = scores[side] * ss
         values.append(x if x < SCORE_CAP else SCORE_CAP)
+    # move_points: what each legal code ("legal", the seat's own moves when it is to play) scores
+    moves = lay._no_moves
+    if legal:
+        moves = moves.copy()
+        lead, lead_pips, ends, contrib, arm = src.lead, src.lead_pips, src.ends, src.contrib, src.arm
+        pips, dbl_tiles = lay._pips, lay._dbl_tiles
+        for code in legal:
+            c = count_after(code, lead, lead_pips, ends, contrib, arm, pips, dbl_tiles)
+            if c % 5 == 0:
+                moves[code] = c / MOVE_POINTS_DIVISOR
+    values.extend(moves)
     chunks.append(lay._pack_scalars(*values))
     buf = bytearray().join(chunks)
     obs = np.frombuffer(buf, _FLOAT32)
@@ -371,7 +393,7 @@ def encode_observation(view: SeatView, out: np.ndarray | None = None) -> np.ndar
     _check_out(out, lay.size, np.float32)
     turn = view.turn if view.winner is None else -1
     return _encode(lay, view, view.seat, view.hand, view.hand_sizes, False, view.boneyard_left,
-                   view.drawable, view.scores, turn, out)
+                   view.drawable, view.scores, turn, view.legal if turn >= 0 else (), out)
 
 
 def encode_hand_state(lay: ObservationLayout, hand, seat: int, scores, over: bool,
@@ -382,8 +404,10 @@ def encode_hand_state(lay: ObservationLayout, hand, seat: int, scores, over: boo
     the tests check it equals :func:`encode_observation` of the view at every step."""
     d = hand.drawn
     hands = hand.hands
+    turn = -1 if over else hand.turn
+    legal = hand.legal_actions() if turn == seat else ()
     return _encode(lay, hand, seat, hands[seat], hands, True, len(hand.boneyard) - d,
-                   hand.draw_limit - d, scores, -1 if over else hand.turn, out)
+                   hand.draw_limit - d, scores, turn, legal, out)
 
 
 def action_mask(view: SeatView, out: np.ndarray | None = None) -> np.ndarray:
@@ -467,7 +491,7 @@ def state_vector(match, out: np.ndarray | None = None, hand=None) -> np.ndarray:
     >>> m = MatchState(seed=1)
     >>> s = state_vector(m)
     >>> s.shape, int(s[: 2 * 28].sum()), int(s[2 * 28 : 3 * 28].sum())
-    ((206,), 14, 14)
+    ((318,), 14, 14)
     """
     rules = match.rules
     lay = observation_layout(rules)

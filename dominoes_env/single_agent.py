@@ -26,7 +26,7 @@ partnerships), and so on.
 >>> env = SingleAgentEnv(num_players=2, seat=0)
 >>> obs, info = env.reset(seed=1)
 >>> obs.shape, env.action_masks().dtype.name, info["seat"]
-((122,), 'bool', 0)
+((234,), 'bool', 0)
 """
 
 from __future__ import annotations

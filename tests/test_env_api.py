@@ -121,7 +121,7 @@ def test_classic_conventions():
     assert raw.possible_agents == ["player_0", "player_1", "player_2"]
     assert env.action_space("player_1").n == 112
     space = env.observation_space("player_0")
-    assert space["observation"].shape == (132,) and space["action_mask"].dtype == np.int8
+    assert space["observation"].shape == (244,) and space["action_mask"].dtype == np.int8
     with pytest.raises(AttributeError, match="before reset"):
         _ = env.agents
     with pytest.raises(AssertionError, match="reset"):
@@ -237,7 +237,7 @@ def test_state_is_the_global_state():
         assert env.unwrapped.state_space.contains(state)
         hands = env.unwrapped.match.hand.hands
         assert sum(1 << i for i in np.flatnonzero(state[:28])) == hands[0]
-        assert state.shape == (5 * 28 + 140,)
+        assert state.shape == (5 * 28 + 252,)
 
 
 # -- illegal actions -------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from dominoes_env import encoding
-from dominoes_env.core import HandState, MatchState, RuleConfig
+from dominoes_env.core import HandState, MatchState, RuleConfig, points_for_count
 from dominoes_env.encoding import (
     action_mask,
     check_action,
@@ -26,6 +26,8 @@ from dominoes_env.encoding import (
     state_vector,
 )
 from tests.helpers import scripted_hand
+
+from .reference import ENDS, ReferenceLayout
 
 CONFIGS = {
     "2p": dict(num_players=2),
@@ -94,6 +96,14 @@ def reference_observation(view) -> np.ndarray:
             sides.append(side)
     for j, side in enumerate(sides):
         obs[lay.scores.start + j] = min(view.scores[side] / rules.target_score, 2.0)
+    if view.winner is None:  # each legal move's points, from the rules' reference layout
+        plays = [(ev[2] >> 2, None if i == 0 else ENDS[ev[2] & 3])
+                 for i, ev in enumerate(e for e in view.history if e[0] == "play")]
+        for code in view.legal:
+            layout = ReferenceLayout(rules)
+            for tile, end in plays + [(code >> 2, None if not plays else ENDS[code & 3])]:
+                layout.play(tile, end)
+            obs[lay.move_points.start + code] = points_for_count(layout.count()) / 20
     return obs
 
 
@@ -114,7 +124,7 @@ def random_matches(options: dict, games: int, seed: int):
 
 def test_sizes_per_config():
     sizes = {name: observation_size(RuleConfig(**kw)) for name, kw in CONFIGS.items()}
-    assert sizes == {"2p": 122, "3p": 132, "4p": 140, "4p-solo": 142, "d9": 194}
+    assert sizes == {"2p": 234, "3p": 244, "4p": 252, "4p-solo": 254, "d9": 414}
 
 
 @pytest.mark.parametrize("name", list(VARIANTS))
@@ -275,7 +285,7 @@ def test_mask_is_exactly_the_legal_moves(name):
 def test_out_buffers_are_filled_and_checked():
     match = MatchState(seed=9)
     view = match.view(match.turn)
-    out = np.full(122, 7.0, dtype=np.float32)
+    out = np.full(234, 7.0, dtype=np.float32)
     assert encode_observation(view, out) is out
     np.testing.assert_array_equal(out, encode_observation(view))
     mask_out = np.ones(112, dtype=np.int8)
@@ -283,7 +293,7 @@ def test_out_buffers_are_filled_and_checked():
     with pytest.raises(ValueError, match="shape"):
         encode_observation(view, np.zeros(10, dtype=np.float32))
     with pytest.raises(ValueError, match="dtype float32"):
-        encode_observation(view, np.zeros(122, dtype=np.float64))
+        encode_observation(view, np.zeros(234, dtype=np.float64))
     with pytest.raises(TypeError, match="SeatView"):
         encode_observation(match)
 

@@ -59,7 +59,7 @@ def test_ppo_policy_for_other_rules_is_refused(tmp_path):
     random_policy_npz(path, RuleConfig(num_players=2), hidden=(8,))
     agent = make_agent(f"ppo:{path}")
     match = MatchState(RuleConfig(num_players=3), seed=0)
-    with pytest.raises(ValueError, match="takes 122 inputs"):
+    with pytest.raises(ValueError, match="takes 234 inputs"):
         agent.act(match.view(match.turn))
 
 
