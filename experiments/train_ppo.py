@@ -1,0 +1,364 @@
+"""Train a MaskablePPO agent with an opponent mix and a self-play pool; export it for ``ppo``.
+
+Reads top to bottom: the configuration (one dataclass, every field a command-line flag), the
+environments (``SingleAgentEnv`` whose opponents are drawn per episode from fixed agents and
+frozen snapshots of the learner), the callbacks (snapshots, evaluation, checkpoints), the run.
+
+    python -m experiments.train_ppo --total-steps 2000000 --n-envs 8 --seed 1 --out runs/ppo2p
+
+Every run is seeded and writes into ``--out``: TensorBoard logs (``tb/``: SB3 losses plus
+``eval/win_rate_vs_greedy``, ``eval/margin_vs_greedy`` and the same against random),
+``eval.csv`` (the learning curve), checkpoints (``checkpoints/``, resume with ``--resume``),
+the self-play pool (``pool/*.npz``) and, at the end, ``policy.npz`` + ``policy.json``: the
+numpy export that ``ppo:PATH`` loads (``--ship`` also copies it to
+``agents/policies/ppo_{n}p.npz``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+import os
+import shlex
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agents import make_agent
+from agents.ppo import PPOAgent, shipped_policy_path
+from agents.pool import OpponentPool
+from dominoes_env.core import RuleConfig
+from dominoes_env.encoding import OBS_VERSION
+from dominoes_env.single_agent import SingleAgentEnv
+
+from .arena import derive_seed, play_match
+from .tournament.stats import wilson_interval
+
+
+# -- configuration -------------------------------------------------------------------------
+@dataclass
+class TrainConfig:
+    """Everything a training run depends on (each field is a ``--flag``)."""
+
+    players: int = 2  #: 2, 3 or 4 seats
+    partnerships: bool | None = None  #: 4 players in partnerships (default: on with 4)
+    target_score: int = 250  #: match target (evaluation plays whole matches)
+    episode: str = "hand"  #: "hand" (one deal per episode) or "match"
+    total_steps: int = 1_000_000  #: learner decisions to train for
+    n_envs: int = 8  #: parallel environments (SubprocVecEnv when > 1)
+    net: str = "256,256"  #: hidden layer sizes of the policy and value networks
+    activation: str = "tanh"  #: tanh or relu
+    learning_rate: float = 3e-4
+    n_steps: int = 256  #: rollout length per environment
+    batch_size: int = 512
+    n_epochs: int = 5
+    gamma: float = 1.0  #: points count the same whenever they come within an episode
+    gae_lambda: float = 0.95
+    ent_coef: float = 0.01
+    clip_range: float = 0.2
+    opponents: list[str] = field(default_factory=lambda: [
+        "greedy=0.45", "random=0.05", "search:sims=24=0.1", "self=0.4"])
+    #: opponent mix, SPEC=WEIGHT; "self" is the share of the self-play pool
+    snapshot_every: int = 100_000  #: steps between self-play snapshots
+    max_snapshots: int = 10  #: the pool keeps the newest ones
+    eval_every: int = 100_000  #: steps between evaluations
+    eval_matches: int = 100  #: matches per opponent per evaluation (seats swapped per deal)
+    checkpoint_every: int = 250_000
+    seed: int = 0
+    out: str = "runs/ppo"
+    resume: str | None = None  #: a checkpoint .zip to continue from
+    ship: bool = False  #: copy the exported policy to agents/policies/
+    device: str = "cpu"
+
+    def __post_init__(self) -> None:
+        self.rules()  # validate the rule options early
+        if self.episode not in ("hand", "match"):
+            raise ValueError(f"episode={self.episode!r}; allowed: 'hand', 'match'")
+        if self.activation not in ("tanh", "relu"):
+            raise ValueError(f"activation={self.activation!r}; allowed: 'tanh', 'relu'")
+        for name in ("total_steps", "n_envs", "n_steps", "batch_size", "n_epochs",
+                     "snapshot_every", "eval_every", "eval_matches", "checkpoint_every"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name}={value!r} must be a positive integer")
+        self.hidden()
+        self.opponent_mix()
+
+    def rules(self) -> RuleConfig:
+        return RuleConfig(num_players=self.players, partnerships=self.partnerships,
+                          target_score=self.target_score)
+
+    def hidden(self) -> list[int]:
+        try:
+            sizes = [int(x) for x in self.net.split(",") if x.strip()]
+        except ValueError:
+            sizes = []
+        if not sizes or min(sizes) < 1:
+            raise ValueError(f"net={self.net!r}: give hidden sizes like 256,256")
+        return sizes
+
+    def opponent_mix(self) -> tuple[list[tuple[str, float]], float]:
+        """``([(spec, weight), ...], self_weight)`` from ``opponents``."""
+        fixed, self_weight = [], 0.0
+        for item in self.opponents:
+            spec, sep, weight = item.rpartition("=")
+            try:
+                w = float(weight)
+            except ValueError:
+                w = -1.0
+            if not sep or not spec or not w >= 0:
+                raise ValueError(f"opponent {item!r}: write SPEC=WEIGHT, e.g. greedy=0.5")
+            if spec == "self":
+                self_weight += w
+            elif w > 0:
+                from agents import resolve_spec
+
+                resolve_spec(spec)  # unknown specs fail now, not in a subprocess
+                fixed.append((spec, w))
+        if not fixed:
+            raise ValueError("the opponent mix needs at least one fixed agent (the pool starts "
+                             "empty), e.g. greedy=1")
+        return fixed, self_weight
+
+
+def parser_for(cls: type) -> argparse.ArgumentParser:
+    """An argparse parser with one ``--flag`` per dataclass field (help from the field comments
+    is not available at run time, so the default is shown)."""
+    p = argparse.ArgumentParser(prog="dominoes-train", description=__doc__.split("\n")[0])
+    for f in dataclasses.fields(cls):
+        flag = "--" + f.name.replace("_", "-")
+        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        if f.type in ("bool", bool):
+            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=default)
+        elif f.type in ("bool | None",):
+            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=default)
+        elif f.type.startswith("list"):
+            p.add_argument(flag, nargs="+", default=default, help=f"default {default}")
+        else:
+            kind = {"int": int, "float": float}.get(f.type.split(" ")[0], str)
+            p.add_argument(flag, type=kind, default=default, help=f"default {default!r}")
+    return p
+
+
+# -- environments --------------------------------------------------------------------------
+class PoolEnv(SingleAgentEnv):
+    """``SingleAgentEnv`` whose opponent seats each draw from an :class:`OpponentPool`."""
+
+    def __init__(self, config: TrainConfig, rank: int):
+        fixed, self_weight = config.opponent_mix()
+        rules = config.rules()
+        seats = rules.num_players - 1
+        pools = []
+        for k in range(seats):
+            seed = derive_seed(config.seed, "pool", rank, k)
+            members = [(make_agent(spec, seed=derive_seed(seed, spec)), w) for spec, w in fixed]
+            pools.append(OpponentPool(members, seed=seed, self_weight=self_weight))
+        self.pools = pools
+        self.max_snapshots = config.max_snapshots
+        super().__init__(opponents=pools, seat="random", rules=rules, episode=config.episode)
+
+    def add_snapshot(self, path: str) -> int:
+        """Load a snapshot into every pool; returns the pool size."""
+        for k, pool in enumerate(self.pools):
+            agent = PPOAgent(path, seed=derive_seed(path, k))
+            agent.name = f"self:{Path(path).stem}"
+            pool.add_snapshot(agent, self.max_snapshots)
+        return len(self.pools[0].snapshots)
+
+    def pool_draws(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for pool in self.pools:
+            for key, n in pool.draws.items():
+                out[key] = out.get(key, 0) + n
+        return out
+
+
+def make_vec_env(config: TrainConfig):
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
+
+    def factory(rank: int):
+        def build():
+            env = PoolEnv(config, rank)
+            env.reset(seed=derive_seed(config.seed, "env", rank))
+            return env
+
+        return build
+
+    fns = [factory(i) for i in range(config.n_envs)]
+    vec = SubprocVecEnv(fns, start_method="fork") if config.n_envs > 1 else DummyVecEnv(fns)
+    vec.seed(config.seed)
+    return VecMonitor(vec)
+
+
+# -- evaluation ----------------------------------------------------------------------------
+def evaluate(policy_path: str, rules: RuleConfig, opponent: str, matches: int,
+             seed: int) -> dict[str, float]:
+    """Play ``matches`` matches (each deal with seats swapped) of the exported policy against
+    ``opponent``; win rate with its Wilson interval and the mean final-score margin."""
+    wins = margin = played = 0
+    n = rules.num_players
+    for i in range(max(1, matches // 2)):
+        match_seed = derive_seed(seed, "eval", opponent, i)
+        for learner in (0, 1):
+            seats = [opponent] * n
+            for s in range(n):
+                if rules.side_of(s) == learner:
+                    seats[s] = PPOAgent(policy_path, seed=derive_seed(match_seed, s))
+            result = play_match(seats, rules, match_seed)
+            others = [sc for side, sc in enumerate(result.scores) if side != learner]
+            wins += result.winner == learner
+            margin += result.scores[learner] - max(others)
+            played += 1
+    low, high = wilson_interval(wins, played)
+    return {"win_rate": wins / played, "ci_low": low, "ci_high": high,
+            "margin": margin / played, "matches": played}
+
+
+def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float):
+    from stable_baselines3.common.callbacks import BaseCallback, CheckpointCallback
+
+    from agents.ppo_export import export_policy
+
+    rules = config.rules()
+
+    class SelfPlayAndEval(BaseCallback):
+        """Every ``snapshot_every`` steps: export a frozen copy into the pool. Every
+        ``eval_every`` steps: evaluate against greedy and random and log it."""
+
+        def __init__(self):
+            super().__init__()
+            self.next_snapshot = 0
+            self.next_eval = 0
+
+        def _on_training_start(self) -> None:
+            steps = self.model.num_timesteps
+            for path in sorted((out / "pool").glob("*.npz"))[-config.max_snapshots:]:
+                vec_env.env_method("add_snapshot", str(path))  # resumed run: same pool
+            self.next_snapshot = steps if steps == 0 else steps + config.snapshot_every
+            self.next_eval = steps + config.eval_every
+
+        def _on_step(self) -> bool:
+            steps = self.model.num_timesteps
+            if steps >= self.next_snapshot:
+                path = out / "pool" / f"snapshot_{steps:09d}.npz"
+                export_policy(self.model, path, {"rules": rules.to_dict(), "steps": steps})
+                sizes = vec_env.env_method("add_snapshot", str(path))
+                self.logger.record("selfplay/pool_size", sizes[0])
+                self.next_snapshot += config.snapshot_every
+            if steps >= self.next_eval:
+                self.evaluate(steps)
+                self.next_eval += config.eval_every
+            return True
+
+        def _on_training_end(self) -> None:
+            self.evaluate(self.model.num_timesteps)
+
+        def evaluate(self, steps: int) -> None:
+            path = out / "eval_policy.npz"
+            export_policy(self.model, path, {"rules": rules.to_dict(), "steps": steps})
+            row = {"steps": steps, "wall_s": round(time.time() - started, 1)}
+            for opponent in ("greedy", "random"):
+                res = evaluate(str(path), rules, opponent, config.eval_matches,
+                               derive_seed(config.seed, "eval"))
+                for key, value in res.items():
+                    self.logger.record(f"eval/{key}_vs_{opponent}", value)
+                row.update({f"{k}_vs_{opponent}": round(v, 4) for k, v in res.items()})
+            draws = vec_env.env_method("pool_draws")
+            total: dict[str, int] = {}
+            for d in draws:
+                for key, n in d.items():
+                    total[key] = total.get(key, 0) + n
+            self_share = sum(n for k, n in total.items() if k.startswith("self:"))
+            self.logger.record("selfplay/share_of_episodes", self_share / max(1, sum(total.values())))
+            self.logger.dump(steps)
+            new = not (out / "eval.csv").exists()
+            with open(out / "eval.csv", "a", newline="") as f:
+                writer = csv.DictWriter(f, fieldnames=list(row))
+                if new:
+                    writer.writeheader()
+                writer.writerow(row)
+            print(f"[eval] steps {steps:,}: vs greedy {row['win_rate_vs_greedy']:.3f} "
+                  f"(margin {row['margin_vs_greedy']:+.1f}), vs random "
+                  f"{row['win_rate_vs_random']:.3f}", flush=True)
+
+    checkpoints = CheckpointCallback(max(1, config.checkpoint_every // config.n_envs),
+                                     str(out / "checkpoints"), name_prefix="ppo")
+    return [SelfPlayAndEval(), checkpoints]
+
+
+# -- the run -------------------------------------------------------------------------------
+def train(config: TrainConfig, command: str | None = None) -> Path:
+    """Train, export ``policy.npz`` + ``policy.json`` into ``config.out``; returns its path."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo_export import export_policy
+
+    out = Path(config.out)
+    (out / "pool").mkdir(parents=True, exist_ok=True)
+    saved = out / "config.json"
+    if config.resume is None and saved.exists() and (out / "checkpoints").exists():
+        raise SystemExit(f"{out} holds an earlier run; pass --resume CHECKPOINT or a new --out")
+    saved.write_text(json.dumps(dataclasses.asdict(config), indent=2))
+    torch.manual_seed(config.seed)
+    torch.set_num_threads(1)
+    started = time.time()
+    vec_env = make_vec_env(config)
+    if config.resume:
+        model = MaskablePPO.load(config.resume, env=vec_env, device=config.device,
+                                 tensorboard_log=str(out / "tb"))
+    else:
+        act = torch.nn.Tanh if config.activation == "tanh" else torch.nn.ReLU
+        hidden = config.hidden()
+        model = MaskablePPO(
+            "MlpPolicy", vec_env, learning_rate=config.learning_rate, n_steps=config.n_steps,
+            batch_size=config.batch_size, n_epochs=config.n_epochs, gamma=config.gamma,
+            gae_lambda=config.gae_lambda, ent_coef=config.ent_coef, clip_range=config.clip_range,
+            policy_kwargs={"net_arch": {"pi": hidden, "vf": hidden}, "activation_fn": act},
+            tensorboard_log=str(out / "tb"), seed=config.seed, device=config.device, verbose=0)
+    remaining = max(0, config.total_steps - model.num_timesteps)
+    try:
+        model.learn(remaining, callback=make_callbacks(config, out, vec_env, started),
+                    progress_bar=True, reset_num_timesteps=config.resume is None,
+                    tb_log_name="ppo")
+    finally:
+        model.save(out / "checkpoints" / "last")
+        vec_env.close()
+    wall = time.time() - started
+    rules = config.rules()
+    meta = {"rules": rules.to_dict(), "obs_version": OBS_VERSION, "steps": model.num_timesteps,
+            "wall_s": round(wall, 1), "seed": config.seed, "config": dataclasses.asdict(config),
+            "command": command or ""}
+    export_policy(model, out / "policy.npz", meta)
+    (out / "policy.json").write_text(json.dumps(meta, indent=2))
+    if config.ship:
+        target = shipped_policy_path(rules.num_players)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(out / "policy.npz", target)
+        shutil.copyfile(out / "policy.json", target.with_suffix(".json"))
+        print(f"shipped: {target}")
+    print(f"trained {model.num_timesteps:,} steps in {wall:.0f} s; policy: {out / 'policy.npz'}")
+    return out / "policy.npz"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser_for(TrainConfig).parse_args(argv)
+    try:
+        config = TrainConfig(**vars(args))
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    command = "python -m experiments.train_ppo " + " ".join(
+        shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    train(config, command)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

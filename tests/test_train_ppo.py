@@ -1,0 +1,121 @@
+"""PPO training end to end at a tiny size: train, evaluate, snapshot, checkpoint, export, resume;
+the exported policy plays as the ``ppo:PATH`` agent; the self-play pool grows and is sampled."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+from agents import RandomAgent, make_agent  # noqa: E402
+from agents.pool import OpponentPool  # noqa: E402
+from agents.ppo import random_policy_npz  # noqa: E402
+from dominoes_env.core import MatchState, RuleConfig  # noqa: E402
+from experiments.train_ppo import PoolEnv, TrainConfig, main, parser_for, train  # noqa: E402
+
+TINY = dict(total_steps=768, n_envs=2, n_steps=128, batch_size=128, n_epochs=2, net="16",
+            snapshot_every=256, eval_every=512, eval_matches=2, checkpoint_every=256,
+            target_score=50, opponents=["greedy=1", "random=1", "self=1"])
+
+
+def test_tiny_training_run_end_to_end_then_resume(tmp_path):
+    out = tmp_path / "run"
+    policy = train(TrainConfig(out=str(out), seed=3, **TINY), command="test")
+    meta = json.loads((out / "policy.json").read_text())
+    assert meta["steps"] >= 768 and meta["rules"]["target_score"] == 50
+    assert meta["obs_version"] >= 2 and meta["command"] == "test"
+    assert (out / "tb").is_dir() and any((out / "tb").rglob("events.out.tfevents*"))
+    rows = list(csv.DictReader(open(out / "eval.csv")))
+    assert [int(r["steps"]) for r in rows][0] >= 512
+    assert 0 <= float(rows[-1]["win_rate_vs_greedy"]) <= 1
+    snapshots = sorted((out / "pool").glob("*.npz"))
+    assert len(snapshots) >= 3  # at the start and every 256 steps
+    assert (out / "checkpoints" / "last.zip").is_file()
+
+    # the export plays as an agent spec, legal moves only
+    agent = make_agent(f"ppo:{policy}", seed=0)
+    match = MatchState(RuleConfig(target_score=50), seed=1)
+    while not match.is_over:
+        view = match.view(match.turn)
+        code = agent.act(view) if match.turn == 0 else view.legal[0]
+        assert code in view.legal
+        match.play(code)
+
+    # resume: the step count continues from the checkpoint
+    config = TrainConfig(out=str(out), seed=3, resume=str(out / "checkpoints" / "last.zip"),
+                         **{**TINY, "total_steps": 1280})
+    train(config, command="resume")
+    meta = json.loads((out / "policy.json").read_text())
+    assert meta["steps"] >= 1280
+    rows = list(csv.DictReader(open(out / "eval.csv")))
+    assert int(rows[-1]["steps"]) >= 1280
+    assert len(sorted((out / "pool").glob("*.npz"))) > len(snapshots)
+
+
+def test_an_existing_run_is_not_overwritten_without_resume(tmp_path):
+    out = tmp_path / "run"
+    (out / "checkpoints").mkdir(parents=True)
+    (out / "config.json").write_text("{}")
+    with pytest.raises(SystemExit, match="--resume"):
+        train(TrainConfig(out=str(out), **TINY))
+
+
+def test_pool_env_grows_and_samples_the_self_play_pool(tmp_path):
+    config = TrainConfig(out=str(tmp_path), players=3, **{**TINY, "opponents": ["random=1",
+                                                                              "self=9"]})
+    env = PoolEnv(config, rank=0)
+    paths = []
+    for i in range(3):
+        path = tmp_path / f"snap{i}.npz"
+        random_policy_npz(path, config.rules(), hidden=(8,), seed=i)
+        paths.append(path)
+    assert [env.add_snapshot(str(p)) for p in paths] == [1, 2, 3]
+    for seed in range(30):
+        env.reset(seed=seed)
+        done = False
+        while not done:
+            mask = env.action_masks()
+            _, _, done, _, _ = env.step(int(mask.nonzero()[0][0]))
+    draws = env.pool_draws()
+    sampled = {k for k in draws if k.startswith("self:")}
+    assert len(sampled) == 3  # every snapshot was drawn
+    assert sum(draws[k] for k in sampled) > draws.get("random", 0)
+
+
+def test_pool_keeps_the_newest_snapshots_and_rejects_bad_weights():
+    pool = OpponentPool([(RandomAgent(), 1.0)], seed=0, self_weight=1.0)
+    agents = [RandomAgent() for _ in range(5)]
+    for a in agents:
+        pool.add_snapshot(a, max_snapshots=3)
+    assert pool.snapshots == agents[2:]
+    with pytest.raises(ValueError, match="positive"):
+        pool.add(RandomAgent(), 0)
+    with pytest.raises(ValueError, match="empty"):
+        OpponentPool(seed=0).reset(seed=1)
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"opponents": ["greedy"]}, "SPEC=WEIGHT"),
+    ({"opponents": ["self=1"]}, "at least one fixed agent"),
+    ({"opponents": ["nobody=1"]}, "unknown agent spec"),
+    ({"episode": "game"}, "episode"),
+    ({"net": "wide"}, "hidden sizes"),
+    ({"total_steps": 0}, "total_steps"),
+    ({"players": 5}, "num_players"),
+])  # fmt: skip
+def test_bad_configuration_is_a_clear_error(changes, message):
+    with pytest.raises(ValueError, match=message):
+        TrainConfig(**changes)
+
+
+def test_every_config_field_is_a_flag(capsys):
+    args = parser_for(TrainConfig).parse_args(["--players", "4", "--no-partnerships", "--opponents",
+                                               "greedy=1", "search:sims=8=0.5", "--ship"])
+    config = TrainConfig(**vars(args))
+    assert config.players == 4 and config.partnerships is False and config.ship is True
+    assert config.opponent_mix() == ([("greedy", 1.0), ("search:sims=8", 0.5)], 0.0)
+    assert main(["--net", "0"]) == 2
+    assert "hidden sizes" in capsys.readouterr().err
