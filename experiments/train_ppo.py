@@ -27,11 +27,10 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from agents import make_agent
-from agents.ppo import PPOAgent, shipped_policy_path
 from agents.pool import OpponentPool
+from agents.ppo import PPOAgent, shipped_policy_path
 from dominoes_env.core import RuleConfig
 from dominoes_env.encoding import OBS_VERSION
 from dominoes_env.single_agent import SingleAgentEnv
@@ -274,7 +273,8 @@ def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float):
                 for key, n in d.items():
                     total[key] = total.get(key, 0) + n
             self_share = sum(n for k, n in total.items() if k.startswith("self:"))
-            self.logger.record("selfplay/share_of_episodes", self_share / max(1, sum(total.values())))
+            share = self_share / max(1, sum(total.values()))
+            self.logger.record("selfplay/share_of_episodes", share)
             self.logger.dump(steps)
             new = not (out / "eval.csv").exists()
             with open(out / "eval.csv", "a", newline="") as f:
