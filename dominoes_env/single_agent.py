@@ -16,6 +16,10 @@ partnerships), and so on.
   included), so over an episode the rewards add up to (own side's score - the mean of the other
   sides' scores) * ``reward_scale``;
 - ``seat="random"`` draws the learner's seat at every reset, or give a seat number;
+- ``learner="side"`` (4 players in partnerships): the learner plays both seats of its side
+  (the partner is the learning policy itself, seeing from the partner's seat), and
+  ``opponents`` covers only the other side's seats (one object, or a list in seat-relative
+  order); ``info["seat"]`` and the observation are those of the seat to act;
 - ``reset(seed=s)`` seeds the match, the seat draw and every opponent (``reset(seed)`` with a
   seed drawn from the env's generator), so the same seed gives the same episode. If an episode
   would end before the learner's first decision (a tiny ``target_score``), another is dealt.
@@ -87,7 +91,7 @@ class SingleAgentEnv(gymnasium.Env):
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 2}
 
     def __init__(self, opponents: Any = None, seat: int | str = "random",
-                 render_mode: str | None = None, **options: Any):
+                 render_mode: str | None = None, learner: str = "seat", **options: Any):
         base = options.pop("rules", None)
         self.rules, self.options = split_options(options, base)
         rules = self.rules
@@ -100,7 +104,13 @@ class SingleAgentEnv(gymnasium.Env):
                                  or not 0 <= seat < n):
             raise ValueError(f"seat={seat!r} is not allowed; allowed: 'random' or 0..{n - 1}")
         self.seat_option = seat if seat == "random" else int(seat)
-        self.opponents = self._check_opponents(opponents, n)
+        if learner not in ("seat", "side"):
+            raise ValueError(f"learner={learner!r} is not allowed; allowed: 'seat', 'side'")
+        if learner == "side" and not rules.partnerships:
+            raise ValueError("learner='side' needs 4 players in partnerships")
+        self.learner = learner
+        others = n - 1 if learner == "seat" else n - len(rules.seats_of(0))
+        self.opponents = self._check_opponents(opponents, others)
         self._lay = lay = observation_layout(rules)
         self.num_actions = rules.num_tiles * NUM_ENDS
         self.observation_space = spaces.Box(lay.low, lay.high, dtype=np.float32)
@@ -112,15 +122,15 @@ class SingleAgentEnv(gymnasium.Env):
         self._done = True
 
     @staticmethod
-    def _check_opponents(opponents: Any, n: int) -> list:
+    def _check_opponents(opponents: Any, count: int) -> list:
         if opponents is None:
-            return [RandomPlayer() for _ in range(n - 1)]
+            return [RandomPlayer() for _ in range(count)]
         if callable(getattr(opponents, "act", None)):
-            return [opponents] * (n - 1)
-        if not isinstance(opponents, (list, tuple)) or len(opponents) != n - 1:
+            return [opponents] * count
+        if not isinstance(opponents, (list, tuple)) or len(opponents) != count:
             raise ValueError(
-                f"opponents must be None, one agent object, or a list of {n - 1} agent objects "
-                f"(one per other seat), not {opponents!r}"
+                f"opponents must be None, one agent object, or a list of {count} agent objects "
+                f"(one per seat the learner does not play), not {opponents!r}"
             )
         for k, opp in enumerate(opponents):
             if not callable(getattr(opp, "act", None)):
@@ -137,9 +147,15 @@ class SingleAgentEnv(gymnasium.Env):
             match_seed = int(rng.integers(2**63))
             self.seat = int(rng.integers(n)) if self.seat_option == "random" else self.seat_option
             opp_seeds = [int(s) for s in rng.integers(2**63, size=n - 1)]
+            side = self.rules.side_of(self.seat)
+            self._learner_seats = ((self.seat,) if self.learner == "seat"
+                                   else self.rules.seats_of(side))
+            others = [(self.seat + k) % n for k in range(1, n)]
+            others = [s for s in others if s not in self._learner_seats]
             self._by_seat = {}
-            for k, (opp, s) in enumerate(zip(self.opponents, opp_seeds, strict=True), start=1):
-                self._by_seat.setdefault((self.seat + k) % n, opp)
+            for seat_k, opp, s in zip(others, self.opponents, opp_seeds[: len(others)],
+                                      strict=True):
+                self._by_seat.setdefault(seat_k, opp)
                 if callable(getattr(opp, "reset", None)):
                     opp.reset(seed=s)
             self.match = MatchState(self.rules, seed=match_seed)
@@ -205,7 +221,8 @@ class SingleAgentEnv(gymnasium.Env):
                     if callable(getattr(opp, "begin_hand", None)):
                         opp.begin_hand(match.view(s))
             turn = match.turn
-            if turn == self.seat:
+            if turn in self._learner_seats:
+                self.seat = turn
                 return
             opp = self._by_seat[turn]
             code = opp.act(match.view(turn))

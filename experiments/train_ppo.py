@@ -61,7 +61,7 @@ class TrainConfig:
     ent_coef: float = 0.01
     clip_range: float = 0.2
     opponents: list[str] = field(default_factory=lambda: [
-        "greedy=0.45", "random=0.05", "search:sims=24=0.1", "self=0.4"])
+        "greedy=0.5", "random=0.05", "search:sims=16=0.03", "self=0.42"])
     #: opponent mix, SPEC=WEIGHT; "self" is the share of the self-play pool
     snapshot_every: int = 100_000  #: steps between self-play snapshots
     max_snapshots: int = 10  #: the pool keeps the newest ones
@@ -146,12 +146,16 @@ def parser_for(cls: type) -> argparse.ArgumentParser:
 
 # -- environments --------------------------------------------------------------------------
 class PoolEnv(SingleAgentEnv):
-    """``SingleAgentEnv`` whose opponent seats each draw from an :class:`OpponentPool`."""
+    """``SingleAgentEnv`` whose opponent seats each draw from an :class:`OpponentPool` (with
+    4 players in partnerships the learner plays both seats of its side)."""
 
     def __init__(self, config: TrainConfig, rank: int):
         fixed, self_weight = config.opponent_mix()
         rules = config.rules()
-        seats = rules.num_players - 1
+        # in partnerships the learner plays both seats of its side: the partner is the current
+        # policy; the pools play the other side
+        learner = "side" if rules.partnerships else "seat"
+        seats = rules.num_players - (2 if rules.partnerships else 1)
         pools = []
         for k in range(seats):
             seed = derive_seed(config.seed, "pool", rank, k)
@@ -159,7 +163,8 @@ class PoolEnv(SingleAgentEnv):
             pools.append(OpponentPool(members, seed=seed, self_weight=self_weight))
         self.pools = pools
         self.max_snapshots = config.max_snapshots
-        super().__init__(opponents=pools, seat="random", rules=rules, episode=config.episode)
+        super().__init__(opponents=pools, seat="random", rules=rules, episode=config.episode,
+                         learner=learner)
 
     def add_snapshot(self, path: str) -> int:
         """Load a snapshot into every pool; returns the pool size."""

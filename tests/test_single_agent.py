@@ -211,3 +211,36 @@ def test_maskable_ppo_learns_a_few_steps():
     obs, _ = env.reset(seed=1)
     action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
     assert env.action_masks()[int(action)]
+
+
+def test_learner_side_plays_both_partners():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_env(gymnasium.make(GYM_ID, render_mode="ansi", learner="side",
+                                 num_players=4).unwrapped)
+    assert [str(w.message) for w in caught] == []
+    env = SingleAgentEnv(learner="side", num_players=4, target_score=120)
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        _, info = env.reset(seed=seed)
+        side = env.rules.side_of(info["seat"])
+        seats, total, terminated = set(), 0.0, False
+        while not terminated:
+            mask = env.action_masks()
+            assert np.flatnonzero(mask).tolist() == sorted(env.match.legal_actions())
+            assert env.rules.side_of(env.match.turn) == side and env.match.turn == env.seat
+            seats.add(env.seat)
+            _, reward, terminated, _, info = env.step(int(rng.choice(np.flatnonzero(mask))))
+            total += reward
+        assert seats == set(env.rules.seats_of(side))  # both partners asked the learner
+        scores = env.match.scores
+        assert total == pytest.approx((scores[side] - scores[1 - side]) / 120)
+
+
+def test_learner_side_needs_partnerships_and_two_opponents():
+    with pytest.raises(ValueError, match="partnerships"):
+        SingleAgentEnv(learner="side", num_players=3)
+    with pytest.raises(ValueError, match="learner='team' is not allowed"):
+        SingleAgentEnv(learner="team", num_players=4)
+    with pytest.raises(ValueError, match="list of 2 agent objects"):
+        SingleAgentEnv(learner="side", num_players=4, opponents=[RandomPlayer()] * 3)

@@ -55,6 +55,22 @@ def test_tiny_training_run_end_to_end_then_resume(tmp_path):
     assert len(sorted((out / "pool").glob("*.npz"))) > len(snapshots)
 
 
+def test_partnership_training_plays_the_partner_with_the_learner(tmp_path):
+    env = PoolEnv(TrainConfig(out=str(tmp_path), players=4, **TINY), rank=0)
+    assert env.learner == "side" and len(env.pools) == 2
+    both = 0
+    for seed in range(10):
+        _, info = env.reset(seed=seed)
+        side_seats = set(env.rules.seats_of(env.rules.side_of(info["seat"])))
+        seats, done = set(), False
+        while not done:
+            seats.add(env.seat)
+            _, _, done, _, _ = env.step(int(env.action_masks().nonzero()[0][0]))
+        assert seats <= side_seats
+        both += seats == side_seats
+    assert both >= 5
+
+
 def test_an_existing_run_is_not_overwritten_without_resume(tmp_path):
     out = tmp_path / "run"
     (out / "checkpoints").mkdir(parents=True)
