@@ -19,6 +19,7 @@ demo: $(STAMP)
 	$(PY) -m experiments.demo
 
 test: $(STAMP)
+	$(PY) -m ruff check .
 	$(PY) -m pytest -n 2
 
 bench: $(STAMP)

@@ -267,7 +267,10 @@ class raw_env(AECEnv, EzPickle):
         start = len(hand.history)
         hand_number = match.hand_number
         try:
-            match.play(code)  # raises with everything unchanged if the rules forbid the move
+            if hand.is_legal(code):
+                match.apply(code)
+            else:
+                match.play(code)  # raises, everything unchanged, naming why the move is illegal
         except IllegalMoveError as err:
             if self._raise_illegal:
                 raise

@@ -160,7 +160,11 @@ class ObservationLayout:
         self._last_shift = 8 * (self._nbytes - 1)
         tail = self.num_binary - self._last_shift  # 0/1 values in the last byte
         self._last_bits = tuple(x[: 4 * tail] for x in _FLOAT_BITS)
-        self._pack_scalars = struct.Struct(f"<{self.size - self.num_binary}f").pack
+        # the scaled numbers before move_points are packed in one call; move_points starts as
+        # zero bytes with the few scoring moves written in
+        moves = self.num_tiles * NUM_ENDS
+        self._pack_scalars = struct.Struct(f"<{self.size - self.num_binary - moves}f").pack
+        self._zero_moves = bytes(4 * moves)
         self._played_shift = b["played"].start
         ev = [[1 << (b["end_value"].start + e * V + v) for v in range(V)] for e in range(NUM_ENDS)]
         ob = [1 << (b["end_open"].start + e) for e in range(NUM_ENDS)]
@@ -207,7 +211,6 @@ class ObservationLayout:
         high[b["others_hand_size"]] = (rules.hand_size + rules.boneyard_size) / rules.hand_size
         high[b["scores"]] = SCORE_CAP
         high[b["move_points"]] = 8 * rules.max_pip / MOVE_POINTS_DIVISOR
-        self._no_moves = [0.0] * self.num_actions
         self._pips, self._dbl_tiles = ts.pips, ts.is_double
         self.low = np.zeros(self.size, dtype=np.float32)
         self.high = high
@@ -332,18 +335,20 @@ def _encode(lay: ObservationLayout, src, seat: int, own: int, sizes, masks: bool
     for side in lay._rel_sides[seat]:
         x = scores[side] * ss
         values.append(x if x < SCORE_CAP else SCORE_CAP)
+    chunks.append(lay._pack_scalars(*values))
     # move_points: what each legal code ("legal", the seat's own moves when it is to play) scores
-    moves = lay._no_moves
+    moves = lay._zero_moves
     if legal:
-        moves = moves.copy()
-        lead, lead_pips, ends, contrib, arm = src.lead, src.lead_pips, src.ends, src.contrib, src.arm
+        lead, lead_pips, ends = src.lead, src.lead_pips, src.ends
+        contrib, arm = src.contrib, src.arm
         pips, dbl_tiles = lay._pips, lay._dbl_tiles
         for code in legal:
             c = count_after(code, lead, lead_pips, ends, contrib, arm, pips, dbl_tiles)
-            if c % 5 == 0:
-                moves[code] = c / MOVE_POINTS_DIVISOR
-    values.extend(moves)
-    chunks.append(lay._pack_scalars(*values))
+            if c % 5 == 0 and c:
+                if moves is lay._zero_moves:
+                    moves = bytearray(moves)
+                _pack_float_into(moves, 4 * code, c / MOVE_POINTS_DIVISOR)
+    chunks.append(moves)
     buf = bytearray().join(chunks)
     obs = np.frombuffer(buf, _FLOAT32)
     if out is None:
@@ -353,6 +358,7 @@ def _encode(lay: ObservationLayout, src, seat: int, own: int, sizes, masks: bool
 
 
 _FLOAT32 = np.dtype(np.float32)
+_pack_float_into = struct.Struct("<f").pack_into
 _INT8 = np.dtype(np.int8)
 
 #: byte value -> its eight bits (lowest first) as little-endian float32 0.0 / 1.0

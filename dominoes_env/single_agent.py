@@ -202,7 +202,10 @@ class SingleAgentEnv(gymnasium.Env):
         match = self.match
         hand = match.hand
         start = len(hand.history)
-        match.play(code)
+        if hand.is_legal(code):
+            match.apply(code)
+        else:
+            match.play(code)  # raises IllegalMoveError naming the reason, state unchanged
         events.extend(hand.history[start:])
         if hand.turn < 0:
             results.append((match.hand_number - (match.hand is not hand), hand.result, hand.award))

@@ -49,7 +49,8 @@ class TrainConfig:
     target_score: int = 250  #: match target (evaluation plays whole matches)
     episode: str = "hand"  #: "hand" (one deal per episode) or "match"
     total_steps: int = 1_000_000  #: learner decisions to train for
-    n_envs: int = 8  #: parallel environments (SubprocVecEnv when > 1)
+    n_envs: int = 8  #: parallel environments
+    vec_env: str = "subproc"  #: "subproc" (SubprocVecEnv when n_envs > 1) or "dummy" (one process)
     net: str = "256,256"  #: hidden layer sizes of the policy and value networks
     activation: str = "tanh"  #: tanh or relu
     learning_rate: float = 3e-4
@@ -78,6 +79,8 @@ class TrainConfig:
         self.rules()  # validate the rule options early
         if self.episode not in ("hand", "match"):
             raise ValueError(f"episode={self.episode!r}; allowed: 'hand', 'match'")
+        if self.vec_env not in ("subproc", "dummy"):
+            raise ValueError(f"vec_env={self.vec_env!r}; allowed: 'subproc', 'dummy'")
         if self.activation not in ("tanh", "relu"):
             raise ValueError(f"activation={self.activation!r}; allowed: 'tanh', 'relu'")
         for name in ("total_steps", "n_envs", "n_steps", "batch_size", "n_epochs",
@@ -194,7 +197,10 @@ def make_vec_env(config: TrainConfig):
         return build
 
     fns = [factory(i) for i in range(config.n_envs)]
-    vec = SubprocVecEnv(fns, start_method="fork") if config.n_envs > 1 else DummyVecEnv(fns)
+    if config.n_envs > 1 and config.vec_env == "subproc":
+        vec = SubprocVecEnv(fns, start_method="fork")
+    else:  # on 2 cores one process stepping many envs beats the pipes of SubprocVecEnv
+        vec = DummyVecEnv(fns)
     vec.seed(config.seed)
     return VecMonitor(vec)
 

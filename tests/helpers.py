@@ -5,8 +5,9 @@ from __future__ import annotations
 from dominoes_env.core import HandState, RuleConfig
 
 
-def scripted_hand(moves, rules: RuleConfig | None = None, leader: int = 0, extra=None,
-                  boneyard=None) -> HandState:
+def scripted_hand(
+    moves, rules: RuleConfig | None = None, leader: int = 0, extra=None, boneyard=None
+) -> HandState:
     """A deal in which seat ``(leader + i) % n`` holds the tile of scripted move ``i``.
 
     ``moves`` are ``(tile, end)`` pairs; ``extra`` maps a seat to further tiles it holds. Every

@@ -60,8 +60,12 @@ class ReferenceLayout:
         self.value[end] = b if a == v else a
         self.outer[end] = tile
         self.arms[end].append(tile)
-        if (a == b and self.spinner is None and self.rules.spinner == "first_double"
-                and end in ("left", "right")):
+        if (
+            a == b
+            and self.spinner is None
+            and self.rules.spinner == "first_double"
+            and end in ("left", "right")
+        ):
             self.spinner = (tile, end, len(self.arms[end]) - 1)
             self.value["up"] = self.value["down"] = a
 
@@ -86,7 +90,10 @@ class ReferenceLayout:
         if a != b:
             return self.value[end]
         # a double outermost: counts both halves, unless it is the spinner with both sides covered
-        if self.spinner is not None and self.spinner[0] == self.outer[end] and \
-                self.spinner_sides_covered() == 2:
+        if (
+            self.spinner is not None
+            and self.spinner[0] == self.outer[end]
+            and self.spinner_sides_covered() == 2
+        ):
             return 0
         return 2 * a

@@ -45,7 +45,7 @@ def check_hand_invariants(hand, rules):
         assert not seen & h, "a tile is in two places"
         seen |= h
         total += h.bit_count()
-    for t in hand.boneyard[hand.drawn:]:
+    for t in hand.boneyard[hand.drawn :]:
         assert not seen >> t & 1
         seen |= 1 << t
         total += 1
@@ -94,7 +94,7 @@ def play_checked_match(rules: RuleConfig, seed: int) -> MatchState:
             check_award(hand, rules)
         # scores
         assert all(s % 5 == 0 for s in match.scores)
-        assert all(a >= b for a, b in zip(match.scores, last_scores))
+        assert all(a >= b for a, b in zip(match.scores, last_scores, strict=True))
         last_scores = list(match.scores)
         # the match ends exactly when the rules say
         top = max(match.scores)
@@ -121,9 +121,12 @@ def check_award(hand, rules):
     if kind == "domino":
         side = rules.side_of(seat)
         assert hand.hands[seat] == 0
-        assert hand.award == (side, round_to_five(sum(p for s, p in enumerate(side_pips) if s != side)))
+        assert hand.award == (
+            side,
+            round_to_five(sum(p for s, p in enumerate(side_pips) if s != side)),
+        )
     else:
-        assert [e[0] for e in hand.history[-rules.num_players:]] == ["pass"] * rules.num_players
+        assert [e[0] for e in hand.history[-rules.num_players :]] == ["pass"] * rules.num_players
         assert not any(h & hand.open_mask for h in hand.hands) and hand.drawable == 0
         low = min(side_pips)
         if side_pips.count(low) > 1:
@@ -131,7 +134,11 @@ def check_award(hand, rules):
         else:
             side = side_pips.index(low)
             others = [p for s, p in enumerate(side_pips) if s != side]
-            pts = sum(others) if rules.blocked_award == "opponents_total" else sum(p - low for p in others)
+            pts = (
+                sum(others)
+                if rules.blocked_award == "opponents_total"
+                else sum(p - low for p in others)
+            )
             assert hand.award == (side, round_to_five(pts))
 
 
@@ -167,8 +174,9 @@ def assert_view_ignores_hidden_tiles(hand, seat, view, match, rng):
         else:
             bone[bone.index(old)] = new
     clone.boneyard = tuple(bone)
-    swapped = make_view(clone, seat, tuple(match.scores), match.rules.target_score,
-                        match.hand_number, match.winner)
+    swapped = make_view(
+        clone, seat, tuple(match.scores), match.rules.target_score, match.hand_number, match.winner
+    )
     assert swapped == view
 
 
@@ -194,14 +202,32 @@ def test_random_matches_keep_every_invariant(name):
     target=st.integers(5, 150),
     seed=st.integers(0, 2**32 - 1),
 )
-def test_any_rule_combination_plays_valid_matches(num_players, max_pip, spinner, cross, win_check,
-                                                 next_leader, blocked, hand_size, reserve, target,
-                                                 seed):
+def test_any_rule_combination_plays_valid_matches(
+    num_players,
+    max_pip,
+    spinner,
+    cross,
+    win_check,
+    next_leader,
+    blocked,
+    hand_size,
+    reserve,
+    target,
+    seed,
+):
     boneyard = (max_pip + 1) * (max_pip + 2) // 2 - num_players * hand_size
-    rules = RuleConfig(num_players=num_players, max_pip=max_pip, spinner=spinner,
-                       spinner_cross=cross, win_check=win_check, next_leader=next_leader,
-                       blocked_award=blocked, hand_size=hand_size,
-                       boneyard_reserve=min(reserve, boneyard), target_score=target)
+    rules = RuleConfig(
+        num_players=num_players,
+        max_pip=max_pip,
+        spinner=spinner,
+        spinner_cross=cross,
+        win_check=win_check,
+        next_leader=next_leader,
+        blocked_award=blocked,
+        hand_size=hand_size,
+        boneyard_reserve=min(reserve, boneyard),
+        target_score=target,
+    )
     play_checked_match(rules, seed)
 
 

@@ -38,8 +38,11 @@ def random_match(rules: RuleConfig, seed: int) -> MatchState:
 
 def test_rules_example_replays():
     out = replay_record(RULES_EXAMPLE)
-    assert out == {"hands": [{"move_points": [0, 0], "end": None, "award": None, "scores": [0, 0]}],
-                   "scores": [0, 0], "winner": None}
+    assert out == {
+        "hands": [{"move_points": [0, 0], "end": None, "award": None, "scores": [0, 0]}],
+        "scores": [0, 0],
+        "winner": None,
+    }
 
 
 @pytest.mark.parametrize("options", [
@@ -57,7 +60,9 @@ def test_random_matches_round_trip(options, tmp_path):
         assert replayed.scores == m.scores and replayed.winner == m.winner
         assert [s["scores"] for s in summaries][: len(m.hand_scores)] == m.hand_scores
         assert sum(len(s["move_points"]) for s in summaries) == sum(
-            len(h.moves) for h in m.finished_hands + ([] if m.hand in m.finished_hands else [m.hand]))
+            len(h.moves)
+            for h in m.finished_hands + ([] if m.hand in m.finished_hands else [m.hand])
+        )
 
 
 def test_lead_orientation_is_kept():
@@ -97,19 +102,30 @@ BAD_RECORDS = [
     (lambda r: r["hands"][0]["boneyard"].pop(), "missing: [5|6]"),
     (lambda r: r["hands"][0]["boneyard"].__setitem__(0, [6, 6]), "dealt twice"),
     (lambda r: r["hands"][0]["boneyard"].__setitem__(0, [6, 7]), "not a tile"),
-    (lambda r: r["hands"][0]["moves"].__setitem__(1, [0, [6, 3], "left"]),
-     "move 1 [0, [6, 3], \"left\"]: it is seat 1's turn, not seat 0's"),
-    (lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [6, 3], "left"]),
-     "[3|6] is not in seat 1's hand"),
-    (lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [1, 1], "left"]),
-     "[1|1] does not fit the left end (showing 6)"),
+    (
+        lambda r: r["hands"][0]["moves"].__setitem__(1, [0, [6, 3], "left"]),
+        "move 1 [0, [6, 3], \"left\"]: it is seat 1's turn, not seat 0's",
+    ),
+    (
+        lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [6, 3], "left"]),
+        "[3|6] is not in seat 1's hand",
+    ),
+    (
+        lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [1, 1], "left"]),
+        "[1|1] does not fit the left end (showing 6)",
+    ),
     (lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [6, 1], "up"]), "up end is not open"),
-    (lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [6, 1], "sideways"]), "unknown end 'sideways'"),
-    (lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [6, 1], None]), "only the lead has no end"),
+    (
+        lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [6, 1], "sideways"]),
+        "unknown end 'sideways'",
+    ),
+    (
+        lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [6, 1], None]),
+        "only the lead has no end",
+    ),
     (lambda r: r["hands"][0]["moves"].__setitem__(0, [0, [6, 6], "left"]), "the lead has no end"),
     (lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [6, 1]]), "a move is [seat, [a, b], end]"),
-    (lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [2, 6], "left"]),
-     "still in the boneyard"),
+    (lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [2, 6], "left"]), "still in the boneyard"),
     (lambda r: r["hands"].append(copy.deepcopy(r["hands"][0])), "hand 0 is not finished"),
 ]
 
@@ -144,8 +160,9 @@ def test_leader_must_follow_next_leader_rules():
 
 
 def run_cli(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "dominoes_env", *args], capture_output=True,
-                          text=True, input=stdin)
+    return subprocess.run(
+        [sys.executable, "-m", "dominoes_env", *args], capture_output=True, text=True, input=stdin
+    )
 
 
 def test_cli_replay_prints_the_contract(tmp_path):
@@ -173,12 +190,15 @@ def test_cli_rejects_bad_files_with_status_2_and_one_line(tmp_path, content, mes
     proc = run_cli("replay", str(path))
     assert proc.returncode == 2
     assert proc.stdout == ""
-    assert message in proc.stderr and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert (
+        message in proc.stderr and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    )
 
 
 def test_cli_rule_breaking_record(tmp_path):
     path = tmp_path / "bad.json"
-    path.write_text(json.dumps(_bad(lambda r: r["hands"][0]["moves"].__setitem__(
-        1, [1, [1, 1], "left"]))))
+    path.write_text(
+        json.dumps(_bad(lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [1, 1], "left"])))
+    )
     proc = run_cli("replay", str(path))
     assert proc.returncode == 2 and "does not fit the left end" in proc.stderr

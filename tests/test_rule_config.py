@@ -1,4 +1,5 @@
-"""RuleConfig: defaults from RULES.md, validation with clear errors, immutability, dict round trip."""
+"""RuleConfig: defaults from RULES.md, validation with clear errors, immutability, dict round
+trip."""
 
 import dataclasses
 
@@ -11,7 +12,8 @@ from dominoes_env.core import RuleConfig
 DEFAULTS = {
     "num_players": 2, "max_pip": 6, "partnerships": False, "hand_size": 7, "target_score": 250,
     "next_leader": "domino_else_random", "win_check": "immediate", "boneyard_reserve": 0,
-    "spinner": "first_double", "spinner_cross": "after_both_sides", "blocked_award": "opponents_total",
+    "spinner": "first_double", "spinner_cross": "after_both_sides",
+    "blocked_award": "opponents_total",
 }  # fmt: skip
 
 
@@ -83,8 +85,14 @@ def test_immutable_and_hashable():
     cross=st.sampled_from(["after_both_sides", "immediately"]),
 )
 def test_dict_round_trip(num_players, max_pip, hand_size, target, spinner, cross):
-    r = RuleConfig(num_players=num_players, max_pip=max_pip, hand_size=hand_size,
-                   target_score=target, spinner=spinner, spinner_cross=cross)
+    r = RuleConfig(
+        num_players=num_players,
+        max_pip=max_pip,
+        hand_size=hand_size,
+        target_score=target,
+        spinner=spinner,
+        spinner_cross=cross,
+    )
     assert RuleConfig.from_dict(r.to_dict()) == r
     assert RuleConfig.from_dict(r.to_dict()).to_dict() == r.to_dict()
 

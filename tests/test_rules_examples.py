@@ -10,23 +10,49 @@ from .helpers import play_script, scripted_hand
 L = None
 
 
-@pytest.mark.parametrize("lead, count, points", [((6, 4), 10, 10), ((5, 5), 10, 10), ((6, 6), 12, 0)])
+@pytest.mark.parametrize(
+    "lead, count, points", [((6, 4), 10, 10), ((5, 5), 10, 10), ((6, 6), 12, 0)]
+)
 def test_example_1_leads(lead, count, points):
     _, counts, pts = play_script([(lead, None)])
     assert (counts, pts) == ([count], [points])
 
 
 EXAMPLES = {
-    2: ([((6, 6), L), ((6, 3), "left"), ((6, 2), "right"), ((6, 5), "up"), ((6, 0), "down"),
-         ((5, 5), "up"), ((5, 1), "up")],
-        [12, 15, 5, 10, 10, 15, 6], [0, 15, 5, 10, 10, 15, 0]),
+    2: (
+        [
+            ((6, 6), L),
+            ((6, 3), "left"),
+            ((6, 2), "right"),
+            ((6, 5), "up"),
+            ((6, 0), "down"),
+            ((5, 5), "up"),
+            ((5, 1), "up"),
+        ],
+        [12, 15, 5, 10, 10, 15, 6],
+        [0, 15, 5, 10, 10, 15, 0],
+    ),
     3: ([((4, 4), L), ((4, 1), "left"), ((1, 1), "left")], [8, 9, 10], [0, 0, 10]),
     4: ([((4, 4), L), ((4, 1), "left"), ((4, 6), "right")], [8, 9, 7], [0, 0, 0]),
-    6: ([((3, 5), L), ((5, 5), "right"), ((5, 2), "right"), ((5, 0), "up"), ((5, 4), "down")],
-        [8, 13, 5, 5, 9], [0, 0, 5, 5, 0]),
-    7: ([((4, 1), L), ((1, 1), "right"), ((4, 4), "left"), ((4, 3), "left"), ((1, 2), "right"),
-         ((1, 5), "up"), ((5, 5), "up"), ((5, 0), "up")],
-        [5, 6, 10, 5, 5, 10, 15, 5], [5, 0, 10, 5, 5, 10, 15, 5]),
+    6: (
+        [((3, 5), L), ((5, 5), "right"), ((5, 2), "right"), ((5, 0), "up"), ((5, 4), "down")],
+        [8, 13, 5, 5, 9],
+        [0, 0, 5, 5, 0],
+    ),
+    7: (
+        [
+            ((4, 1), L),
+            ((1, 1), "right"),
+            ((4, 4), "left"),
+            ((4, 3), "left"),
+            ((1, 2), "right"),
+            ((1, 5), "up"),
+            ((5, 5), "up"),
+            ((5, 0), "up"),
+        ],
+        [5, 6, 10, 5, 5, 10, 15, 5],
+        [5, 0, 10, 5, 5, 10, 15, 5],
+    ),
 }
 
 
@@ -65,8 +91,9 @@ def test_spinner_cross_immediately_opens_up_at_once():
     assert counts == [10, 12] and points == [10, 0]
 
 
-@pytest.mark.parametrize("spinner, is_spinner", [("first_double", True), ("lead_double_only", False),
-                                                 ("none", False)])
+@pytest.mark.parametrize(
+    "spinner, is_spinner", [("first_double", True), ("lead_double_only", False), ("none", False)]
+)
 def test_spinner_options_for_a_later_double(spinner, is_spinner):
     rules = RuleConfig(spinner=spinner)
     hand, counts, _ = play_script([((3, 5), L), ((5, 5), "right"), ((5, 2), "right")], rules=rules)
@@ -80,7 +107,9 @@ def test_lead_double_only_and_none_for_a_double_lead():
     h = scripted_hand([((6, 6), L)], rules=RuleConfig(spinner="lead_double_only"))
     h.play(((6, 6), None))
     assert h.spinner >= 0
-    h = scripted_hand([((6, 6), L), ((6, 1), "left"), ((6, 2), "right")], rules=RuleConfig(spinner="none"))
+    h = scripted_hand(
+        [((6, 6), L), ((6, 1), "left"), ((6, 2), "right")], rules=RuleConfig(spinner="none")
+    )
     for move in [((6, 6), None), ((6, 1), "left"), ((6, 2), "right")]:
         h.play(move)
     assert h.spinner == -1 and not h.cross_open and h.open_ends() == [0, 1]
@@ -97,8 +126,12 @@ def _draw_deal(rules, boneyard_front):
     seat0 = [lead] + rest[: rules.hand_size - 1]
     bone = front + rest[rules.hand_size - 1 :]
     tiles = ts.tiles
-    return HandState.from_tiles(rules, [[tiles[i] for i in seat0], [tiles[i] for i in seat1]],
-                                [tiles[i] for i in bone], leader=0)
+    return HandState.from_tiles(
+        rules,
+        [[tiles[i] for i in seat0], [tiles[i] for i in seat1]],
+        [tiles[i] for i in bone],
+        leader=0,
+    )
 
 
 def test_drawing_until_playable():
@@ -137,7 +170,8 @@ def test_domino_award_example():
 def test_partnership_blocked_award_example():
     rules = RuleConfig(num_players=4, max_pip=9, hand_size=2, boneyard_reserve=47)
     hand = HandState.from_tiles(
-        rules, [[(7, 8), (2, 1)], [(8, 9), (4, 4)], [(7, 9), (6, 5)], [(9, 9), (3, 1)]], None, 0)
+        rules, [[(7, 8), (2, 1)], [(8, 9), (4, 4)], [(7, 9), (6, 5)], [(9, 9), (3, 1)]], None, 0
+    )
     for move in [((7, 8), None), ((8, 9), "right"), ((7, 9), "left"), ((9, 9), "right")]:
         hand.play(move)
     assert hand.result == ("blocked", None)
@@ -154,11 +188,42 @@ def test_blocked_award_options_and_ties():
     assert blocked_award([12, 12, 30]) is None
 
 
-@pytest.mark.parametrize("pips, expected", [
-    (0, 0), (1, 0), (2, 0), (3, 5), (4, 5), (5, 5), (6, 5), (7, 5), (8, 10), (9, 10), (10, 10),
-    (11, 10), (12, 10), (13, 15), (14, 15), (15, 15), (16, 15), (17, 15), (18, 20), (19, 20),
-    (20, 20), (21, 20), (22, 20), (23, 25), (24, 25), (25, 25), (26, 25), (27, 25), (28, 30),
-    (29, 30), (30, 30)])
+@pytest.mark.parametrize(
+    "pips, expected",
+    [
+        (0, 0),
+        (1, 0),
+        (2, 0),
+        (3, 5),
+        (4, 5),
+        (5, 5),
+        (6, 5),
+        (7, 5),
+        (8, 10),
+        (9, 10),
+        (10, 10),
+        (11, 10),
+        (12, 10),
+        (13, 15),
+        (14, 15),
+        (15, 15),
+        (16, 15),
+        (17, 15),
+        (18, 20),
+        (19, 20),
+        (20, 20),
+        (21, 20),
+        (22, 20),
+        (23, 25),
+        (24, 25),
+        (25, 25),
+        (26, 25),
+        (27, 25),
+        (28, 30),
+        (29, 30),
+        (30, 30),
+    ],
+)
 def test_rounding_to_five(pips, expected):
     assert round_to_five(pips) == expected
 
@@ -190,3 +255,24 @@ def test_end_of_hand_win_counts_the_blocked_award():
     match.play(((5, 5), None))
     match.play(((5, 0), "left"))
     assert match.scores == [250, 250] and match.winner is None  # tied at the top: play on
+
+
+def test_is_legal_agrees_with_legal_actions_and_play():
+    import random
+
+    from dominoes_env.core import MatchState
+
+    rng = random.Random(0)
+    for options in ({}, {"num_players": 4, "spinner_cross": "immediately"}, {"max_pip": 9}):
+        match = MatchState(RuleConfig(**options), seed=1)
+        for _ in range(300):
+            if match.is_over:
+                break
+            hand = match.hand
+            legal = set(hand.legal_actions())
+            for code in range(-1, hand.rules.num_tiles * 4 + 1):
+                assert hand.is_legal(code) == (code in legal), code
+            illegal = next(c for c in range(hand.rules.num_tiles * 4) if c not in legal)
+            with pytest.raises(IllegalMoveError):
+                match.play(illegal)
+            match.apply(rng.choice(sorted(legal)))

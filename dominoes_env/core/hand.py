@@ -32,13 +32,38 @@ from .view import SeatView, make_view
 PLAY, DRAW, PASS = "play", "draw", "pass"
 
 _SPINNER_FIRST, _SPINNER_LEAD, _SPINNER_NONE = 0, 1, 2
-_SPINNER_MODES = {"first_double": _SPINNER_FIRST, "lead_double_only": _SPINNER_LEAD, "none": _SPINNER_NONE}
+_SPINNER_MODES = {
+    "first_double": _SPINNER_FIRST,
+    "lead_double_only": _SPINNER_LEAD,
+    "none": _SPINNER_NONE,
+}
 
 # fields copied by copy() and saved by push(); lists are copied, the rest are immutable
-_LIST_FIELDS = ("hands", "ends", "contrib", "arm", "spinner_free", "known_lacks", "history", "moves",
-                "move_points")
-_SCALAR_FIELDS = ("drawn", "played", "lead", "lead_pips", "spinner", "spinner_sides", "cross_open",
-                  "open_mask", "turn", "count", "result", "award")
+_LIST_FIELDS = (
+    "hands",
+    "ends",
+    "contrib",
+    "arm",
+    "spinner_free",
+    "known_lacks",
+    "history",
+    "moves",
+    "move_points",
+)
+_SCALAR_FIELDS = (
+    "drawn",
+    "played",
+    "lead",
+    "lead_pips",
+    "spinner",
+    "spinner_sides",
+    "cross_open",
+    "open_mask",
+    "turn",
+    "count",
+    "result",
+    "award",
+)
 
 
 class HandState:
@@ -68,7 +93,9 @@ class HandState:
     )  # fmt: skip
 
     # -- construction ----------------------------------------------------------------------
-    def __init__(self, rules: RuleConfig, hands: Sequence[int], boneyard: Sequence[int], leader: int):
+    def __init__(
+        self, rules: RuleConfig, hands: Sequence[int], boneyard: Sequence[int], leader: int
+    ):
         """Low-level constructor from bitmask hands; prefer :meth:`deal` / :meth:`from_tiles`."""
         ts = rules.tiles
         n = rules.num_players
@@ -143,7 +170,9 @@ class HandState:
         for s, tiles in enumerate(hands):
             idx = [_tile_index(ts, t, f"seat {s}'s hand") for t in tiles]
             if len(idx) != rules.hand_size:
-                raise ValueError(f"seat {s} was dealt {len(idx)} tiles; hand_size is {rules.hand_size}")
+                raise ValueError(
+                    f"seat {s} was dealt {len(idx)} tiles; hand_size is {rules.hand_size}"
+                )
             mask = 0
             for i in idx:
                 if (seen | mask) >> i & 1:
@@ -162,7 +191,9 @@ class HandState:
                 seen |= 1 << i
         if seen != ts.full_mask:
             missing = ", ".join(str(t) for t in ts.mask_tiles(ts.full_mask & ~seen))
-            raise ValueError(f"the deal must hold every tile of the set exactly once; missing: {missing}")
+            raise ValueError(
+                f"the deal must hold every tile of the set exactly once; missing: {missing}"
+            )
         return cls(rules, masks, bone, leader)
 
     @classmethod
@@ -175,9 +206,13 @@ class HandState:
         """
         rules = view.rules
         if len(hands) != rules.num_players or hands[view.seat] != view.hand:
-            raise ValueError("hands must give every seat, with the viewer's own tiles as in the view")
+            raise ValueError(
+                "hands must give every seat, with the viewer's own tiles as in the view"
+            )
         if len(boneyard) != view.boneyard_left:
-            raise ValueError(f"the boneyard must hold {view.boneyard_left} tiles, got {len(boneyard)}")
+            raise ValueError(
+                f"the boneyard must hold {view.boneyard_left} tiles, got {len(boneyard)}"
+            )
         drawn = rules.boneyard_size - view.boneyard_left
         new = cls(rules, hands, [-1] * drawn + list(boneyard), view.leader)
         new.drawn = drawn
@@ -204,8 +239,21 @@ class HandState:
     def copy(self) -> HandState:
         """An independent copy (the undo stack is not copied)."""
         new = object.__new__(HandState)
-        for name in ("rules", "n", "leader", "dealt", "boneyard", "draw_limit", "_pips", "_dbl",
-                     "_suit", "_side", "_spinner_mode", "_cross_now", *_SCALAR_FIELDS):
+        for name in (
+            "rules",
+            "n",
+            "leader",
+            "dealt",
+            "boneyard",
+            "draw_limit",
+            "_pips",
+            "_dbl",
+            "_suit",
+            "_side",
+            "_spinner_mode",
+            "_cross_now",
+            *_SCALAR_FIELDS,
+        ):
             setattr(new, name, getattr(self, name))
         for name in _LIST_FIELDS:
             setattr(new, name, list(getattr(self, name)))
@@ -264,6 +312,20 @@ class HandState:
                 m ^= low
         return out
 
+    def is_legal(self, code: int) -> bool:
+        """Whether an action code is legal now (a fast check; :meth:`play` says why not)."""
+        if self.turn < 0 or not 0 <= code < len(self._pips) * 4:
+            return False
+        t = code >> 2
+        if not self.hands[self.turn] >> t & 1:
+            return False
+        e = code & 3
+        if self.lead < 0:
+            return e == 0
+        if e >= 2 and not self.cross_open:
+            return False
+        return bool(self._suit[self.ends[e]] >> t & 1)
+
     @property
     def legal_moves(self) -> list[Move]:
         """Legal moves as :class:`Move` values."""
@@ -276,8 +338,16 @@ class HandState:
 
     def count_after(self, code: int) -> int:
         """The layout count after playing a legal action code, without playing it."""
-        return count_after(code, self.lead, self.lead_pips, self.ends, self.contrib, self.arm,
-                           self._pips, self._dbl)
+        return count_after(
+            code,
+            self.lead,
+            self.lead_pips,
+            self.ends,
+            self.contrib,
+            self.arm,
+            self._pips,
+            self._dbl,
+        )
 
     def points_after(self, code: int) -> int:
         """Points a legal action code would score now (the hand award not included)."""
@@ -304,14 +374,16 @@ class HandState:
         if not self._stack:
             raise IndexError("pop from a hand with no pushed moves")
         scalars, lists = self._stack.pop()
-        for name, value in zip(_SCALAR_FIELDS, scalars):
+        for name, value in zip(_SCALAR_FIELDS, scalars, strict=True):
             setattr(self, name, value)
-        for name, value in zip(_LIST_FIELDS, lists):
+        for name, value in zip(_LIST_FIELDS, lists, strict=True):
             setattr(self, name, value)
 
     def _snapshot(self):
-        return (tuple(getattr(self, n) for n in _SCALAR_FIELDS),
-                tuple(list(getattr(self, n)) for n in _LIST_FIELDS))
+        return (
+            tuple(getattr(self, n) for n in _SCALAR_FIELDS),
+            tuple(list(getattr(self, n)) for n in _LIST_FIELDS),
+        )
 
     def _resolve(self, move) -> tuple[int, bool]:
         """Turn any accepted move form into ``(code, flipped)`` after checking legality."""
@@ -326,7 +398,9 @@ class HandState:
                 raise IllegalMoveError(move, f"action code out of range 0..{ts.num_tiles * 4 - 1}")
             code = move
             if self.lead < 0 and code & 3:
-                raise IllegalMoveError(self.move_of(code), "the lead is played with end code 0 (left)")
+                raise IllegalMoveError(
+                    self.move_of(code), "the lead is played with end code 0 (left)"
+                )
         else:
             if len(move) != 2:
                 raise TypeError(f"a move is a (tile, end) pair, not {move!r}")
@@ -357,7 +431,11 @@ class HandState:
         seat = self.turn
         tile = self.rules.tiles.tiles[t]
         if not self.hands[seat] >> t & 1:
-            where = "is already in the layout" if self.played >> t & 1 else f"is not in seat {seat}'s hand"
+            where = (
+                "is already in the layout"
+                if self.played >> t & 1
+                else f"is not in seat {seat}'s hand"
+            )
             raise IllegalMoveError(move, f"{tile} {where}")
         if self.lead < 0:
             return
@@ -546,6 +624,11 @@ def _tile_index(ts, tile, where: str) -> int:
     if not isinstance(tile, (list, tuple)) or len(tile) != 2:
         raise ValueError(f"{tile!r} in {where} is not a tile; a tile is a pair [a, b]")
     a, b = tile
-    if isinstance(a, bool) or isinstance(b, bool) or not isinstance(a, int) or not isinstance(b, int):
+    if (
+        isinstance(a, bool)
+        or isinstance(b, bool)
+        or not isinstance(a, int)
+        or not isinstance(b, int)
+    ):
         raise ValueError(f"{tile!r} in {where} is not a tile; halves must be integers")
     return ts.index(a, b)

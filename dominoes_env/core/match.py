@@ -37,8 +37,14 @@ class MatchState:
     __slots__ = ("rules", "rng", "scores", "hand", "finished_hands", "awards", "winner",
                  "hand_number", "auto_deal", "_hand_scores")  # fmt: skip
 
-    def __init__(self, rules: RuleConfig | None = None, seed: int | None = None, *,
-                 auto_deal: bool = True, **options):
+    def __init__(
+        self,
+        rules: RuleConfig | None = None,
+        seed: int | None = None,
+        *,
+        auto_deal: bool = True,
+        **options,
+    ):
         if rules is None:
             rules = RuleConfig(**options)
         elif options:
@@ -98,8 +104,14 @@ class MatchState:
 
     def view(self, seat: int) -> SeatView:
         """What ``seat`` may know: its own tiles and public information only."""
-        return make_view(self.hand, seat, tuple(self.scores), self.rules.target_score,
-                         self.hand_number, self.winner)
+        return make_view(
+            self.hand,
+            seat,
+            tuple(self.scores),
+            self.rules.target_score,
+            self.hand_number,
+            self.winner,
+        )
 
     @property
     def hand_scores(self) -> list[list[int]]:
@@ -118,6 +130,15 @@ class MatchState:
         hand = self.hand
         seat = hand.turn
         points = hand.play(move)
+        self._settle(seat, points)
+        return points
+
+    def apply(self, code: int) -> int:
+        """Like :meth:`play` for an action code known to be legal (``HandState.is_legal`` or
+        ``legal_actions``), without the checks: the fast path of the environments."""
+        hand = self.hand
+        seat = hand.turn
+        points = hand.apply(code)
         self._settle(seat, points)
         return points
 
@@ -163,7 +184,9 @@ class MatchState:
         return match_record(self)
 
     def __str__(self) -> str:
-        status = f"won by side {self.winner}" if self.winner is not None else f"hand {self.hand_number}"
+        status = (
+            f"won by side {self.winner}" if self.winner is not None else f"hand {self.hand_number}"
+        )
         return f"Match to {self.rules.target_score}, scores {self.scores}, {status}\n{self.hand}"
 
     def __repr__(self) -> str:

@@ -113,12 +113,14 @@ def replay_match(record: Any) -> tuple[MatchState, list[dict[str, Any]]]:
         points = [_replay_move(match, mv, i, j) for j, mv in enumerate(entry["moves"])]
         hand = match.hand
         award = match.awards[-1] if hand.is_over else None
-        summaries.append({
-            "move_points": points,
-            "end": hand.result[0] if hand.result else None,
-            "award": {"side": award[0], "points": award[1]} if award else None,
-            "scores": list(match.scores),
-        })
+        summaries.append(
+            {
+                "move_points": points,
+                "end": hand.result[0] if hand.result else None,
+                "award": {"side": award[0], "points": award[1]} if award else None,
+                "scores": list(match.scores),
+            }
+        )
     return match, summaries
 
 
@@ -139,13 +141,20 @@ def _start_hand(match: MatchState, entry: Any, i: int) -> None:
         raise RecordError(f"hand {i}: 'moves' must be a list of [seat, tile, end]")
     rules = match.rules
     leader = entry["leader"]
-    if isinstance(leader, bool) or not isinstance(leader, int) or not 0 <= leader < rules.num_players:
+    if (
+        isinstance(leader, bool)
+        or not isinstance(leader, int)
+        or not 0 <= leader < rules.num_players
+    ):
         raise RecordError(f"hand {i}: leader {leader!r} is not a seat (0..{rules.num_players - 1})")
     if i > 0:
         expected = match.next_leader()
         if expected is not None and leader != expected:
-            why = ("the leader rotates one seat each hand" if rules.next_leader == "rotate"
-                   else f"seat {expected} dominoed the previous hand and leads")
+            why = (
+                "the leader rotates one seat each hand"
+                if rules.next_leader == "rotate"
+                else f"seat {expected} dominoed the previous hand and leads"
+            )
             raise RecordError(f"hand {i}: leader {leader} contradicts the rules: {why}")
     try:
         hand = HandState.from_tiles(rules, entry["hands"], entry["boneyard"], leader)
@@ -165,8 +174,10 @@ def _replay_move(match: MatchState, move: Any, i: int, j: int) -> int:
     if hand.is_over:
         raise RecordError(f"{where}: the hand is already over ({hand.result[0]})")
     if seat != hand.turn:
-        raise RecordError(f"{where}: it is seat {hand.turn}'s turn, not seat {seat!r}'s"
-                          + _forced_note(hand, seat))
+        raise RecordError(
+            f"{where}: it is seat {hand.turn}'s turn, not seat {seat!r}'s"
+            + _forced_note(hand, seat)
+        )
     if not isinstance(tile, list) or len(tile) != 2:
         raise RecordError(f"{where}: the tile must be a pair [a, b]")
     try:
@@ -189,6 +200,6 @@ def _boneyard_note(hand: HandState, tile: list) -> str:
         t = hand.rules.tiles.index(*tile)
     except (ValueError, TypeError):
         return ""
-    if t in hand.boneyard[hand.drawn:]:
+    if t in hand.boneyard[hand.drawn :]:
         return " (it is still in the boneyard: a seat draws only when it cannot play)"
     return ""

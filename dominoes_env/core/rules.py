@@ -33,7 +33,9 @@ def _check_int(name: str, value: Any, low: int, high: int | None = None) -> None
 
 def _check_choice(name: str, value: Any, allowed: tuple) -> None:
     if value not in allowed:
-        raise ValueError(f"{name}={value!r} is not allowed; allowed: {', '.join(map(repr, allowed))}")
+        raise ValueError(
+            f"{name}={value!r} is not allowed; allowed: {', '.join(map(repr, allowed))}"
+        )
 
 
 @dataclass(frozen=True)
@@ -124,14 +126,16 @@ class RuleConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RuleConfig:
-        """Build from a dict of fields; missing ones take their defaults, unknown ones are errors."""
+        """Build from a dict of fields; missing ones take their defaults, unknown ones are
+        errors."""
         if not isinstance(data, dict):
-            raise ValueError(f"rules must be an object of RuleConfig fields, got {type(data).__name__}")
+            raise ValueError(
+                f"rules must be an object of RuleConfig fields, got {type(data).__name__}"
+            )
         unknown = sorted(set(data) - set(cls.field_names()))
         if unknown:
-            raise ValueError(
-                f"unknown rule option(s) {', '.join(unknown)}; allowed: {', '.join(cls.field_names())}"
-            )
+            allowed = ", ".join(cls.field_names())
+            raise ValueError(f"unknown rule option(s) {', '.join(unknown)}; allowed: {allowed}")
         return cls(**data)
 
     def replace(self, **changes: Any) -> RuleConfig:

@@ -20,7 +20,7 @@ the tiles played) is an ``int`` bitmask with bit ``i`` for tile ``i``.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import NamedTuple
 
 SUPPORTED_MAX_PIPS = (6, 9, 12)
@@ -107,7 +107,7 @@ class TileSet:
         return f"TileSet(max_pip={self.max_pip}, num_tiles={self.num_tiles})"
 
 
-@lru_cache(maxsize=None)
+@cache
 def tile_set(max_pip: int = 6) -> TileSet:
     """The shared :class:`TileSet` for a double-``max_pip`` set."""
     if max_pip not in SUPPORTED_MAX_PIPS:

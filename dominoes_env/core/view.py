@@ -71,11 +71,14 @@ class SeatView:
     @property
     def legal_moves(self) -> list[Move]:
         tiles = self.rules.tiles.tiles
-        return [Move(tiles[c >> 2], None if self.lead < 0 else END_NAMES[c & 3]) for c in self.legal]
+        return [
+            Move(tiles[c >> 2], None if self.lead < 0 else END_NAMES[c & 3]) for c in self.legal
+        ]
 
 
-def make_view(hand, seat: int, scores: tuple[int, ...], target: int, hand_number: int,
-              winner: int | None) -> SeatView:
+def make_view(
+    hand, seat: int, scores: tuple[int, ...], target: int, hand_number: int, winner: int | None
+) -> SeatView:
     """Build ``seat``'s view of a :class:`HandState` (used by ``MatchState.view``)."""
     n = hand.n
     if not (isinstance(seat, int) and 0 <= seat < n):
