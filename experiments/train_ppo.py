@@ -64,6 +64,11 @@ class TrainConfig:
     opponents: list[str] = field(default_factory=lambda: [
         "greedy=0.5", "random=0.05", "search:sims=16=0.03", "self=0.42"])
     #: opponent mix, SPEC=WEIGHT; "self" is the share of the self-play pool
+    bc_teacher: str = ""  #: agent spec to clone before PPO (e.g. search:sims=100); "" = none
+    bc_matches: int = 300  #: matches of demonstrations (the teacher against bc_opponents)
+    bc_opponents: list[str] = field(default_factory=lambda: ["greedy", "greedy", "teacher"])
+    bc_epochs: int = 15
+    workers: int = 2  #: processes collecting demonstrations
     snapshot_every: int = 100_000  #: steps between self-play snapshots
     max_snapshots: int = 10  #: the pool keeps the newest ones
     eval_every: int = 100_000  #: steps between evaluations
@@ -90,6 +95,12 @@ class TrainConfig:
                 raise ValueError(f"{name}={value!r} must be a positive integer")
         self.hidden()
         self.opponent_mix()
+        if self.bc_teacher:
+            from agents import resolve_spec
+
+            for spec in [self.bc_teacher, *self.bc_opponents]:
+                if spec != "teacher":
+                    resolve_spec(spec)
 
     def rules(self) -> RuleConfig:
         return RuleConfig(num_players=self.players, partnerships=self.partnerships,
@@ -251,6 +262,8 @@ def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float):
                 vec_env.env_method("add_snapshot", str(path))  # resumed run: same pool
             self.next_snapshot = steps if steps == 0 else steps + config.snapshot_every
             self.next_eval = steps + config.eval_every
+            if steps == 0:
+                self.evaluate(0)  # the learning curve starts from the initial policy
 
         def _on_step(self) -> bool:
             steps = self.model.num_timesteps
@@ -302,6 +315,27 @@ def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float):
     return [SelfPlayAndEval(), checkpoints]
 
 
+# -- warm start ----------------------------------------------------------------------------
+def clone_teacher(model, config: TrainConfig, out: Path) -> None:
+    """Behaviour-clone ``config.bc_teacher`` into the fresh policy (see
+    :mod:`experiments.behavior_cloning`); the statistics go to ``bc.json``."""
+    from .behavior_cloning import collect_demonstrations, pretrain_policy
+
+    started = time.time()
+    opponents = [config.bc_teacher if o == "teacher" else o for o in config.bc_opponents]
+    data = collect_demonstrations(config.bc_teacher, opponents, config.rules(),
+                                  config.bc_matches, seed=config.seed, workers=config.workers,
+                                  progress=True)
+    collected = time.time() - started
+    stats = pretrain_policy(model, data, epochs=config.bc_epochs, seed=config.seed)
+    info = {"teacher": config.bc_teacher, "opponents": opponents, "matches": config.bc_matches,
+            "decisions": int(len(data["actions"])), "collect_s": round(collected, 1),
+            "total_s": round(time.time() - started, 1), **stats}
+    (out / "bc.json").write_text(json.dumps(info, indent=2))
+    print(f"[bc] cloned {info['decisions']:,} decisions of {config.bc_teacher} in "
+          f"{info['total_s']:.0f} s: accuracy {stats['accuracy']:.3f}", flush=True)
+
+
 # -- the run -------------------------------------------------------------------------------
 def train(config: TrainConfig, command: str | None = None) -> Path:
     """Train, export ``policy.npz`` + ``policy.json`` into ``config.out``; returns its path."""
@@ -332,6 +366,8 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
             gae_lambda=config.gae_lambda, ent_coef=config.ent_coef, clip_range=config.clip_range,
             policy_kwargs={"net_arch": {"pi": hidden, "vf": hidden}, "activation_fn": act},
             tensorboard_log=str(out / "tb"), seed=config.seed, device=config.device, verbose=0)
+        if config.bc_teacher:
+            clone_teacher(model, config, out)
     remaining = max(0, config.total_steps - model.num_timesteps)
     try:
         model.learn(remaining, callback=make_callbacks(config, out, vec_env, started),
