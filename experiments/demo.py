@@ -1,8 +1,8 @@
 """``make demo`` / ``python -m experiments.demo``: a short head-to-head tournament between the
 built-in agents, printed as a table (well under two minutes on two cores).
 
-It plays random and greedy, plus search at a small budget when ``agents/search.py`` exists and
-the shipped PPO policy when ``agents/ppo.py`` and ``agents/policies/ppo_2p.npz`` exist. Results,
+It plays random, greedy and search at a small budget, plus the shipped PPO policy
+(``agents/policies/ppo_2p.npz``) when it exists. Results,
 ``summary.json`` and plots go to ``results/demo`` (replaced on every run) unless ``--out`` says
 otherwise.
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 from dominoes_env.core import RuleConfig
 
@@ -24,14 +23,11 @@ SEARCH_SPEC = "search:sims=100"
 
 
 def demo_agents() -> list[str]:
-    """random and greedy, plus search and ppo when they exist in this checkout."""
-    import agents
+    """random, greedy and search, plus the shipped PPO policy when this checkout has one."""
+    from agents.ppo import shipped_policy_path
 
-    root = Path(agents.__file__).parent
-    specs = ["random", "greedy"]
-    if (root / "search.py").exists():
-        specs.append(SEARCH_SPEC)
-    if (root / "ppo.py").exists() and (root / "policies" / "ppo_2p.npz").exists():
+    specs = ["random", "greedy", SEARCH_SPEC]
+    if shipped_policy_path(2).is_file():
         specs.append("ppo")
     return specs
 
