@@ -68,6 +68,7 @@ from .encoding import (
 )
 from .options import delta_rewards, episode_winner, split_options, win_loss_rewards
 from .registration import register_pettingzoo
+from .render import render_frame
 
 ENV_NAME = "straight_dominoes_v0"
 RENDER_MODES = ("human", "ansi", "rgb_array")
@@ -366,19 +367,7 @@ class raw_env(AECEnv, EzPickle):
             return None
         if self.match is None:
             raise RuntimeError("call reset() before render()")
-        match = self.match
-        scene = dict(scores=match.scores, hand_number=match.hand_number, winner=match.winner)
-        if self.render_mode == "rgb_array":
-            from .render.image import render_rgb
-
-            return render_rgb(self._hand, **scene)
-        from .render.ansi import render_ansi
-
-        text = render_ansi(self._hand, **scene)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return render_frame(self.render_mode, self._hand, self.match)
 
     def close(self) -> None:
         pass

@@ -46,6 +46,7 @@ from .core import IllegalMoveError, MatchState, SeatView
 from .encoding import NUM_ENDS, check_action, encode_hand_state, observation_layout
 from .options import delta_rewards, episode_winner, split_options, win_loss_rewards
 from .registration import register_gymnasium
+from .render import render_frame
 
 RENDER_MODES = ("human", "ansi", "rgb_array")
 MAX_REDEALS = 1000
@@ -280,19 +281,7 @@ class SingleAgentEnv(gymnasium.Env):
             return None
         if self.match is None:
             raise RuntimeError("call reset() before render()")
-        m = self.match
-        scene = dict(scores=m.scores, hand_number=m.hand_number, winner=m.winner)
-        if self.render_mode == "rgb_array":
-            from .render.image import render_rgb
-
-            return render_rgb(self._hand, **scene)
-        from .render.ansi import render_ansi
-
-        text = render_ansi(self._hand, **scene)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return render_frame(self.render_mode, self._hand, self.match)
 
 
 register_gymnasium()

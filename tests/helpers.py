@@ -4,6 +4,15 @@ from __future__ import annotations
 
 from dominoes_env.core import HandState, RuleConfig
 
+#: the environment configurations every env test covers (the issue's list)
+ENV_CONFIGS = {
+    "2p": dict(num_players=2),
+    "3p": dict(num_players=3),
+    "4p": dict(num_players=4),
+    "4p-solo": dict(num_players=4, partnerships=False),
+    "d9": dict(num_players=2, max_pip=9),
+}
+
 
 def scripted_hand(
     moves, rules: RuleConfig | None = None, leader: int = 0, extra=None, boneyard=None

@@ -20,13 +20,9 @@ with warnings.catch_warnings():  # pettingzoo.test imports connect_four_v3 the d
     warnings.simplefilter("ignore", DeprecationWarning)
     from pettingzoo.test import api_test, render_test, seed_test
 
-CONFIGS = {
-    "2p": dict(num_players=2),
-    "3p": dict(num_players=3),
-    "4p": dict(num_players=4),
-    "4p-solo": dict(num_players=4, partnerships=False),
-    "d9": dict(num_players=2, max_pip=9),
-}
+from .helpers import ENV_CONFIGS  # noqa: E402
+
+CONFIGS = ENV_CONFIGS
 
 
 def play(env, seed: int, steps: int | None = None, rng_seed: int = 0):

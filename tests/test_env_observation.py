@@ -27,15 +27,10 @@ from dominoes_env.encoding import (
 )
 from tests.helpers import scripted_hand
 
+from .helpers import ENV_CONFIGS  # noqa: E402
 from .reference import ENDS, ReferenceLayout
 
-CONFIGS = {
-    "2p": dict(num_players=2),
-    "3p": dict(num_players=3),
-    "4p": dict(num_players=4),
-    "4p-solo": dict(num_players=4, partnerships=False),
-    "d9": dict(num_players=2, max_pip=9),
-}
+CONFIGS = ENV_CONFIGS
 VARIANTS = {
     **CONFIGS,
     "no-spinner": dict(num_players=3, spinner="none"),

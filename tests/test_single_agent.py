@@ -13,13 +13,9 @@ from dominoes_env import IllegalMoveError, SingleAgentEnv
 from dominoes_env.registration import GYM_ID
 from dominoes_env.single_agent import RandomPlayer
 
-CONFIGS = {
-    "2p": dict(num_players=2),
-    "3p": dict(num_players=3),
-    "4p": dict(num_players=4),
-    "4p-solo": dict(num_players=4, partnerships=False),
-    "d9": dict(num_players=2, max_pip=9),
-}
+from .helpers import ENV_CONFIGS  # noqa: E402
+
+CONFIGS = ENV_CONFIGS
 
 
 def play_episode(env, seed, policy_seed=0):
