@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import random
 import time
 from collections.abc import Mapping, Sequence
@@ -51,6 +52,21 @@ def derive_seed(*parts: int | str) -> int:
     return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big") >> 1
 
 
+def as_seed(seed) -> int:
+    """A seed as a Python int: any integer type (numpy's included, e.g. from a pandas column),
+    never a bool or a float.
+
+    >>> as_seed(7), type(as_seed(True.__int__()))
+    (7, <class 'int'>)
+    """
+    if isinstance(seed, bool):
+        raise TypeError(f"seed must be an integer, got {seed!r}")
+    try:
+        return operator.index(seed)
+    except TypeError:
+        raise TypeError(f"seed must be an integer, got {seed!r}") from None
+
+
 def agent_seed(match_seed: int, seat: int) -> int:
     """The seed of the agent sitting at ``seat`` in the match seeded ``match_seed``."""
     return derive_seed(match_seed, "seat", seat)
@@ -68,8 +84,7 @@ class DuplicateDealMatch(MatchState):
     __slots__ = ("deal_seed",)
 
     def __init__(self, rules: RuleConfig | None = None, seed: int = 0, **options):
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise TypeError(f"seed must be an integer, got {seed!r}")
+        seed = as_seed(seed)
         self.deal_seed = seed
         super().__init__(rules, seed, **options)
 
@@ -97,7 +112,8 @@ class MatchResult:
     ``scores`` are per side, ``winner`` is the winning side (``None`` when the match was stopped
     undecided after ``max_hands``: a draw), ``seat_points`` are the points each seat's plays
     scored (hand awards are not in them; they are in ``scores``), ``hands`` counts hands begun
-    (a match decided mid-hand counts that hand), ``plays`` counts tiles played.
+    (a match decided mid-hand counts that hand), ``plays`` counts tiles played,
+    ``first_leader`` is the seat that led the first hand.
     """
 
     seats: tuple[str, ...]
@@ -107,6 +123,7 @@ class MatchResult:
     hands: int
     plays: int
     seat_points: tuple[int, ...]
+    first_leader: int = -1  #: the seat that led the first hand
     duration_s: float = field(default=0.0, compare=False)  #: wall time; not part of equality
 
     def to_record(self) -> dict[str, Any]:
@@ -152,8 +169,7 @@ def play_match(
     ValueError: 1 agent(s) given for num_players=2; give exactly one per seat
     """
     rules = _coerce_rules(rules)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an integer, got {seed!r}")
+    seed = as_seed(seed)
     if isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 1:
         raise ValueError(f"max_hands={max_hands!r} must be a positive integer")
     n = rules.num_players
@@ -181,6 +197,7 @@ def play_match(
     begin = [getattr(p, "begin_hand", None) for p in players]
 
     match = DuplicateDealMatch(rules, seed)
+    first_leader = match.hand.leader
     seat_points = [0] * n
     plays = 0
     hand_number = -1
@@ -211,5 +228,6 @@ def play_match(
         hands=min(match.hand_number + 1, max_hands),
         plays=plays,
         seat_points=tuple(seat_points),
+        first_leader=first_leader,
         duration_s=round(time.perf_counter() - start, 6),
     )

@@ -255,6 +255,7 @@ def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float):
             super().__init__()
             self.next_snapshot = 0
             self.next_eval = 0
+            self.last_eval = -1
 
         def _on_training_start(self) -> None:
             steps = self.model.num_timesteps
@@ -279,9 +280,12 @@ def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float):
             return True
 
         def _on_training_end(self) -> None:
-            self.evaluate(self.model.num_timesteps)
+            # the final policy, unless an evaluation of it (within a rollout) was just made
+            if self.model.num_timesteps - self.last_eval >= self.model.n_steps * config.n_envs:
+                self.evaluate(self.model.num_timesteps)
 
         def evaluate(self, steps: int) -> None:
+            self.last_eval = steps
             path = out / "eval_policy.npz"
             export_policy(self.model, path, {"rules": rules.to_dict(), "steps": steps})
             row = {"steps": steps, "wall_s": round(time.time() - started, 1)}
@@ -348,7 +352,8 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
     (out / "pool").mkdir(parents=True, exist_ok=True)
     saved = out / "config.json"
     if config.resume is None and saved.exists() and (out / "checkpoints").exists():
-        raise SystemExit(f"{out} holds an earlier run; pass --resume CHECKPOINT or a new --out")
+        raise FileExistsError(f"{out} holds an earlier run; pass --resume CHECKPOINT or a new "
+                              "--out")
     saved.write_text(json.dumps(dataclasses.asdict(config), indent=2))
     torch.manual_seed(config.seed)
     torch.set_num_threads(1)
@@ -403,7 +408,11 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m experiments.train_ppo " + " ".join(
         shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    train(config, command)
+    try:
+        train(config, command)
+    except FileExistsError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     return 0
 
 

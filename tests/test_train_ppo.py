@@ -30,7 +30,8 @@ def test_tiny_training_run_end_to_end_then_resume(tmp_path):
     assert meta["obs_version"] >= 2 and meta["command"] == "test"
     assert (out / "tb").is_dir() and any((out / "tb").rglob("events.out.tfevents*"))
     rows = list(csv.DictReader(open(out / "eval.csv")))
-    assert [int(r["steps"]) for r in rows][0] >= 512
+    steps = [int(r["steps"]) for r in rows]
+    assert steps[0] == 0 and steps[1] >= 512 and steps == sorted(set(steps))  # a curve from 0
     assert 0 <= float(rows[-1]["win_rate_vs_greedy"]) <= 1
     snapshots = sorted((out / "pool").glob("*.npz"))
     assert len(snapshots) >= 3  # at the start and every 256 steps
@@ -76,7 +77,7 @@ def test_an_existing_run_is_not_overwritten_without_resume(tmp_path):
     out = tmp_path / "run"
     (out / "checkpoints").mkdir(parents=True)
     (out / "config.json").write_text("{}")
-    with pytest.raises(SystemExit, match="--resume"):
+    with pytest.raises(FileExistsError, match="--resume"):
         train(TrainConfig(out=str(out), **TINY))
 
 

@@ -34,7 +34,7 @@ def layout_svg(state, scores=None, *, hand_number: int | None = None, winner: in
     x0, y0, x1, y1 = pic.box
     margin, line_h = 14.0, 18.0
     title, score_line, sizes = captions(state, scores, hand_number, winner)
-    text_w = 7.0 * max(len(title), len(score_line), len(sizes))
+    text_w = 8.0 * max(len(title), len(score_line), len(sizes))  # ~8 px a bold 13 px glyph
     width = max((x1 - x0) * unit + 2 * margin, text_w + 2 * margin, 320.0)
     top = margin + 2 * line_h + 8
     area_h = max((y1 - y0) * unit, 2 * unit)
