@@ -183,7 +183,7 @@ class PoolEnv(SingleAgentEnv):
     def add_snapshot(self, path: str) -> int:
         """Load a snapshot into every pool; returns the pool size."""
         for k, pool in enumerate(self.pools):
-            agent = PPOAgent(path, seed=derive_seed(path, k))
+            agent = PPOAgent(path, seed=derive_seed(path, k), deterministic=False)  # diverse
             agent.name = f"self:{Path(path).stem}"
             pool.add_snapshot(agent, self.max_snapshots)
         return len(self.pools[0].snapshots)

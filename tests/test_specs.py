@@ -33,9 +33,9 @@ def test_ppo_path_and_options(tmp_path):
     path = tmp_path / "policy.npz"
     random_policy_npz(path, RuleConfig(), hidden=(8,))
     agent = make_agent(f"ppo:{path}", seed=1)
-    assert agent.path == path and agent.policy is not None and not agent.deterministic
-    agent = make_agent(f"ppo:{path},deterministic=true")
-    assert agent.deterministic
+    assert agent.path == path and agent.policy is not None and agent.deterministic
+    agent = make_agent(f"ppo:{path},deterministic=false")
+    assert not agent.deterministic
     assert resolve_spec(f"ppo:{path}")[1] == {"path": str(path)}
     assert resolve_spec("ppo:deterministic=true")[1] == {"deterministic": True}
     match = MatchState(seed=0)
