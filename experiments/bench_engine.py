@@ -3,7 +3,9 @@
 Plays random legal moves through the core (``HandState.legal_actions`` + ``apply``, the path
 search agents use, and ``play``, the checked path) and, in the same run, OpenSpiel's
 ``python_block_dominoes`` (random legal actions, no observations, chance nodes sampled). Each
-figure is the median of ``--repeats`` runs; ratios compare figures from this same run.
+figure is the median of ``--repeats`` runs of ``--seconds`` of this process's CPU time (the
+machines are shared: CPU time is steadier than wall time); ratios compare figures from this same
+run.
 
     python -m experiments.bench_engine [--seconds 1.0] [--repeats 5]
 """
@@ -23,7 +25,7 @@ def run_core(rules: RuleConfig, seconds: float, checked: bool = False) -> tuple[
     rng = random.Random(0)
     plays = hands = 0
     n = rules.num_players
-    start = time.perf_counter()
+    start = time.process_time()
     deadline = start + seconds
     while True:
         hand = HandState.deal(rules, rng, hands % n)
@@ -33,9 +35,9 @@ def run_core(rules: RuleConfig, seconds: float, checked: bool = False) -> tuple[
             step(legal[rng.randrange(len(legal))])
             plays += 1
         hands += 1
-        if hands % 64 == 0 and time.perf_counter() > deadline:
+        if hands % 64 == 0 and time.process_time() > deadline:
             break
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     return plays / elapsed, hands / elapsed
 
 
@@ -49,9 +51,9 @@ def run_openspiel(game_name: str, seconds: float) -> tuple[float, float] | None:
     game = pyspiel.load_game(game_name)
     rng = random.Random(0)
     steps = hands = 0
-    start = time.perf_counter()
+    start = time.process_time()
     deadline = start + seconds
-    while time.perf_counter() < deadline:
+    while time.process_time() < deadline:
         state = game.new_initial_state()
         while not state.is_terminal():
             if state.is_chance_node():
@@ -62,7 +64,7 @@ def run_openspiel(game_name: str, seconds: float) -> tuple[float, float] | None:
                 state.apply_action(legal[rng.randrange(len(legal))])
                 steps += 1
         hands += 1
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     return steps / elapsed, hands / elapsed
 
 
@@ -73,7 +75,7 @@ def median_of(fn, repeats: int):
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=float, default=1.0, help="length of one run")
+    parser.add_argument("--seconds", type=float, default=1.0, help="CPU seconds of one run")
     parser.add_argument("--repeats", type=int, default=5, help="runs per figure (median)")
     args = parser.parse_args(argv)
     from rich.console import Console
@@ -93,7 +95,8 @@ def main(argv: list[str] | None = None) -> None:
         result = run_openspiel(name, args.seconds) and median_of(
             lambda n=name: run_openspiel(n, args.seconds), args.repeats)
         spiel[name] = result
-    title = f"Game core, random full hands (median of {args.repeats} x {args.seconds:g} s)"
+    title = (f"Game core, random full hands (median of {args.repeats} x {args.seconds:g} CPU s, "
+             "one core)")
     table = Table(title=title)
     for col in ("engine", "plays/s", "hands/s", "x OpenSpiel"):
         table.add_column(col, justify="right" if col != "engine" else "left")
