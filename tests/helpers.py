@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dominoes_env.core import HandState, RuleConfig
+import random
+
+from dominoes_env.core import HandState, MatchState, RuleConfig
 
 #: the environment configurations every env test covers (the issue's list)
 ENV_CONFIGS = {
@@ -52,3 +54,18 @@ def play_script(moves, **kwargs):
         points.append(hand.play(move))
         counts.append(hand.count)
     return hand, counts, points
+
+
+def random_positions(rules: RuleConfig, count: int, seed: int, stride: int = 1000):
+    """``count`` positions from random matches (random play), as ``(hand, view)`` pairs: a copy
+    of the full hand and the view of the seat to play. Match ``g`` is seeded
+    ``seed * stride + g``."""
+    rng = random.Random(seed)
+    out, game = [], 0
+    while len(out) < count:
+        match = MatchState(rules, seed=seed * stride + game)
+        game += 1
+        while not match.is_over and len(out) < count:
+            out.append((match.hand.copy(), match.view(match.turn)))
+            match.play(rng.choice(match.legal_actions()))
+    return out

@@ -12,6 +12,8 @@ from agents.ppo import random_policy_npz
 from agents.search import SearchAgent
 from dominoes_env.core import HandState, MatchState, RuleConfig, tile_set
 
+from .helpers import random_positions
+
 RULES = {
     2: RuleConfig(num_players=2, target_score=100),
     3: RuleConfig(num_players=3, target_score=100),
@@ -21,15 +23,7 @@ RULES = {
 
 def random_views(rules: RuleConfig, count: int, seed: int):
     """``count`` views of the seat to play, from random matches (random play between them)."""
-    rng = random.Random(seed)
-    views, game = [], 0
-    while len(views) < count:
-        match = MatchState(rules, seed=seed * 1000 + game)
-        game += 1
-        while not match.is_over and len(views) < count:
-            views.append(match.view(match.turn))
-            match.play(rng.choice(match.legal_actions()))
-    return views
+    return [view for _, view in random_positions(rules, count, seed)]
 
 
 @pytest.fixture(scope="module")

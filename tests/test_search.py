@@ -10,22 +10,16 @@ import pytest
 
 from agents.sampling import DealSampler, determinize
 from agents.search import SearchAgent, distinct_moves
-from dominoes_env.core import HandState, MatchState, RuleConfig, tile_set
+from dominoes_env.core import HandState, RuleConfig, tile_set
 from dominoes_env.core.view import make_view
+
+from .helpers import random_positions
 
 TS = tile_set(6)
 
 
 def views_of_random_matches(rules: RuleConfig, count: int, seed: int):
-    rng = random.Random(seed)
-    out, game = [], 0
-    while len(out) < count:
-        match = MatchState(rules, seed=seed * 100 + game)
-        game += 1
-        while not match.is_over and len(out) < count:
-            out.append((match.hand.copy(), match.view(match.turn)))
-            match.play(rng.choice(match.legal_actions()))
-    return out
+    return random_positions(rules, count, seed, stride=100)
 
 
 # -- the sampler ---------------------------------------------------------------------------
