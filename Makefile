@@ -25,6 +25,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m experiments.bench_engine
 	$(PY) -m experiments.bench_env
+	$(PY) -m experiments.bench_agents random greedy search ppo --positions 400
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
