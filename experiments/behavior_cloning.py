@@ -78,7 +78,7 @@ def collect_demonstrations(teacher: str, opponents: list[str], rules: RuleConfig
     parts = []
     if workers > 1:
         with mp.get_context("fork").Pool(workers) as pool:
-            it = pool.imap_unordered(_play_and_record, jobs)
+            it = pool.imap(_play_and_record, jobs)  # in job order: the same data every run
             parts = _with_progress(it, matches, progress)
     else:
         parts = _with_progress(map(_play_and_record, jobs), matches, progress)

@@ -156,3 +156,13 @@ def test_behaviour_cloning_fits_a_deterministic_teacher():
     last = pretrain_policy(model, data, epochs=40, log=lambda _: None)
     assert last["accuracy"] > max(0.8, first["accuracy"])  # greedy is learnable from move_points
     assert last["policy_loss"] < first["policy_loss"]
+
+
+def test_demonstrations_are_the_same_whatever_the_workers():
+    from experiments.behavior_cloning import collect_demonstrations
+
+    rules = RuleConfig(target_score=60)
+    one = collect_demonstrations("greedy", ["random", "greedy"], rules, 6, seed=2, workers=1)
+    two = collect_demonstrations("greedy", ["random", "greedy"], rules, 6, seed=2, workers=2)
+    for key in one:
+        assert np.array_equal(one[key], two[key]), key
