@@ -10,7 +10,7 @@ import pytest
 from agents.greedy import GreedyAgent
 from agents.ppo import NumpyPolicy, PPOAgent
 from dominoes_env import SingleAgentEnv
-from dominoes_env.core import RuleConfig
+from dominoes_env.core import MatchState, RuleConfig
 from dominoes_env.encoding import action_mask, encode_observation
 
 torch = pytest.importorskip("torch")
@@ -83,3 +83,18 @@ def test_numpy_matches_torch(tmp_path, n, net_arch, activation):
     for i, view in enumerate(views[:200]):
         assert greedy_agent.act(view) == int(actions[i])
         assert sampled.act(view) in view.legal
+
+
+@pytest.mark.parametrize("options", [{"num_players": 2}, {"num_players": 4}])
+def test_shipped_policies_play_legal_moves_from_their_spec(options):
+    from agents import make_agent
+    from agents.ppo import shipped_policy_path
+    from experiments.arena import play_match
+
+    rules = RuleConfig(target_score=100, **options)
+    assert shipped_policy_path(rules.num_players).is_file()
+    seats = ["ppo" if rules.side_of(s) == 0 else "greedy" for s in range(rules.num_players)]
+    result = play_match(seats, rules, seed=3)  # raises if an agent returns an illegal action
+    assert result.winner in (0, 1) and max(result.scores) >= 100
+    meta = make_agent("ppo", seed=0)._policy_for(MatchState(rules, seed=0).view(0)).metadata
+    assert meta["rules"]["num_players"] == rules.num_players and meta["obs_version"] == 2
