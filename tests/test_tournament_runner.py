@@ -107,8 +107,11 @@ def test_resume_after_kill_loses_nothing_and_duplicates_nothing(tmp_path):
 
 
 def test_ctrl_c_saves_finished_matches_and_exits_130(tmp_path):
+    # slow enough (about 0.1 s a match) that the interrupt always lands mid-run: with the
+    # 2 ms agent an idle machine could finish all 40 matches before the signal arrived
     out = tmp_path / "run"
-    args = ["--agents", SLOW, "greedy", "--matches", "40", "--target-score", "60",
+    slower = SLOW.replace("delay=0.002", "delay=0.005")
+    args = ["--agents", slower, "greedy", "--matches", "40", "--target-score", "60",
             "--workers", "2", "--out", str(out), "--quiet", "--no-plots"]  # fmt: skip
     proc = cli(*args)
     wait_for_lines(out / MATCHES_FILE, 4, proc)
