@@ -107,13 +107,12 @@ def test_resume_after_kill_loses_nothing_and_duplicates_nothing(tmp_path):
 
 
 def test_ctrl_c_saves_finished_matches_and_exits_130(tmp_path):
-    # slow enough (about 0.1 s a match) that the interrupt always lands mid-run: with the
-    # 2 ms agent an idle machine could finish all 40 matches before the signal arrived
     out = tmp_path / "run"
-    slower = SLOW.replace("delay=0.002", "delay=0.005")
-    args = ["--agents", slower, "greedy", "--matches", "40", "--target-score", "60",
+    args = ["--agents", SLOW, "greedy", "--matches", "40", "--target-score", "60",
             "--workers", "2", "--out", str(out), "--quiet", "--no-plots"]  # fmt: skip
-    proc = cli(*args)
+    # a shell that started this test suite in the background leaves SIGINT ignored, and an
+    # ignored signal is inherited: give the run the default disposition, as a terminal would
+    proc = cli(*args, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     wait_for_lines(out / MATCHES_FILE, 4, proc)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
