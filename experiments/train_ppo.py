@@ -146,9 +146,7 @@ def parser_for(cls: type) -> argparse.ArgumentParser:
     for f in dataclasses.fields(cls):
         flag = "--" + f.name.replace("_", "-")
         default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
-        if f.type in ("bool", bool):
-            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=default)
-        elif f.type in ("bool | None",):
+        if f.type in ("bool", "bool | None"):
             p.add_argument(flag, action=argparse.BooleanOptionalAction, default=default)
         elif f.type.startswith("list"):
             p.add_argument(flag, nargs="+", default=default, help=f"default {default}")
@@ -223,13 +221,12 @@ def evaluate(policy_path: str, rules: RuleConfig, opponent: str, matches: int,
     ``opponent``; win rate with its Wilson interval and the mean final-score margin."""
     wins = margin = played = 0
     n = rules.num_players
+    # one agent per seat, loaded once; play_match reseeds each of them for every match
+    policy = [PPOAgent(policy_path) for _ in range(n)]
     for i in range(max(1, matches // 2)):
         match_seed = derive_seed(seed, "eval", opponent, i)
         for learner in (0, 1):
-            seats = [opponent] * n
-            for s in range(n):
-                if rules.side_of(s) == learner:
-                    seats[s] = PPOAgent(policy_path, seed=derive_seed(match_seed, s))
+            seats = [policy[s] if rules.side_of(s) == learner else opponent for s in range(n)]
             result = play_match(seats, rules, match_seed)
             others = [sc for side, sc in enumerate(result.scores) if side != learner]
             wins += result.winner == learner
