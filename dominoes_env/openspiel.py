@@ -396,7 +396,7 @@ class StraightDominoesState(pyspiel.State):
         hand = self.match.hand
         probe = hand.copy()
         probe.apply(code)
-        need = probe.drawn - hand.drawn
+        need = hand.boneyard_left - probe.boneyard_left  # tiles the move makes seats draw
         if need > len(self.draws):
             # which seat draws the next tile: the probe's draws, tile by tile, in order
             seats = [ev[1] for ev in probe.history[len(hand.history):] if ev[0] == "draw"
