@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
+from .cli_support import print_error, run_command
 from .core.errors import RecordError
 from .core.records import load_record, replay_record
 from .rule_args import add_rule_arguments
@@ -22,7 +22,7 @@ def _replay(args: argparse.Namespace) -> int:
     try:
         result = replay_record(load_record(args.file))
     except RecordError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print_error(str(err))
         return 2
     print(json.dumps(result))
     return 0
@@ -62,9 +62,10 @@ def play_main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="dominoes-play", description="Play Straight Dominoes "
                                      "against agents in the terminal (you are seat 0).")
     add_play_arguments(parser)
-    return _play(parser.parse_args(argv))
+    args = parser.parse_args(argv)
+    return run_command(lambda: _play(args))
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    return run_command(lambda: args.func(args))
