@@ -90,6 +90,13 @@ def load_record(path: str | os.PathLike) -> dict[str, Any]:
     4,300 digits and nesting deeper than Python's recursion limit are refused as not a record.
     """
     name = os.fspath(path)
+    return parse_record(read_record_bytes(name), name)
+
+
+def read_record_bytes(path: str | os.PathLike) -> bytes:
+    """The bytes of a record file, read as :func:`load_record` reads them (regular files of at
+    most :data:`MAX_RECORD_BYTES` only, never blocking on a FIFO or a device)."""
+    name = os.fspath(path)
     try:
         # O_NONBLOCK: opening a FIFO with no writer must not wait; fstat then refuses it
         fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -118,7 +125,7 @@ def load_record(path: str | os.PathLike) -> dict[str, Any]:
         raise RecordError(f"cannot read {name!r}: {err.strerror}") from None
     finally:
         os.close(fd)
-    return parse_record(b"".join(chunks), name)
+    return b"".join(chunks)
 
 
 def parse_record(data: bytes | str, name: str = "the record") -> Any:
@@ -267,6 +274,6 @@ def _boneyard_note(hand: HandState, tile: list) -> str:
         t = hand.rules.tiles.index(*tile)
     except (ValueError, TypeError):
         return ""
-    if t in hand.boneyard[hand.drawn :]:
+    if t in hand.boneyard_tiles:
         return " (it is still in the boneyard: a seat draws only when it cannot play)"
     return ""
