@@ -92,7 +92,7 @@ def test_jupyter_viewer_takes_a_match_a_record_or_a_file(tmp_path):
     m = random_match(7, target_score=50)
     v = dominoes_env.viewer(m, seat=0)
     html = v._repr_html_()
-    assert html.startswith("<iframe srcdoc=") and 'sandbox="allow-scripts"' in html
+    assert "<iframe srcdoc=" in html and 'sandbox="allow-scripts"' in html
     assert "<script>" not in html  # the page is escaped into the attribute
     path = tmp_path / "m.json"
     write_record(m.to_record(), path)
@@ -210,6 +210,17 @@ def test_page_steps_to_the_final_scores_in_chromium(tmp_path):
             assert page.get_attribute("body", "data-step") == str(n_steps - 3)
             page.select_option("#hand", str(hands - 1))
             assert page.inner_text("#event").startswith(f"hand {hands} dealt")
+            assert errors == []
+            # the Jupyter face: the same page inside an <iframe srcdoc> runs its script
+            host = tmp_path / "notebook.html"
+            host.write_text("<!doctype html><html><body><h1>cell output</h1>"
+                            + dominoes_env.viewer(m)._repr_html_() + "</body></html>")
+            page.goto(host.as_uri())
+            frame = page.frame_locator("iframe")
+            assert frame.locator("#event").inner_text().startswith("hand 1 dealt: seat")
+            frame.locator("#next").click()
+            assert frame.locator("body").get_attribute("data-step") == "1"
+            page.screenshot(path=str(tmp_path / "jupyter.png"))
             assert errors == []
         finally:
             ctx.close()

@@ -16,7 +16,7 @@ JupyterLab and the classic notebook alike, without touching the notebook's own p
 >>> page = replay_html(m.to_record())
 >>> page.startswith("<!doctype html>") and "http" not in page.replace("http://www.w3.org", "")
 True
->>> viewer(m)._repr_html_().startswith("<iframe")
+>>> "<iframe srcdoc=" in viewer(m)._repr_html_()
 True
 """
 
@@ -136,9 +136,15 @@ class ReplayViewer:
         write_html(self.html, path)
 
     def _repr_html_(self) -> str:
-        return (f'<iframe srcdoc="{escape(self.html, quote=True)}" style="width:100%;'
-                f'height:{self.height}px;border:0" sandbox="allow-scripts" '
-                'title="Straight Dominoes replay"></iframe>')
+        # an <iframe srcdoc>: the page's script runs inside it in JupyterLab and the classic
+        # notebook alike (trusted output); in an untrusted notebook the frame is stripped and
+        # the note behind it shows instead
+        return (f'<div style="position:relative;width:100%;height:{self.height}px">'
+                '<span style="color:#565656">Trust this notebook to show the replay viewer '
+                "(File &gt; Trust Notebook)</span>"
+                f'<iframe srcdoc="{escape(self.html, quote=True)}" style="position:absolute;'
+                'left:0;top:0;width:100%;height:100%;border:0;background:#fff" '
+                'sandbox="allow-scripts" title="Straight Dominoes replay"></iframe></div>')
 
     def __repr__(self) -> str:
         hands = len(self.record.get("hands", []))
@@ -200,6 +206,7 @@ h1 { font-size: 19px; margin: 0; }
 button, select { font: inherit; padding: 5px 12px; border-radius: 8px; border: 1px solid #b8c4be;
                  background: #fff; cursor: pointer; }
 button:hover:not(:disabled) { background: #f5f8f6; }
+button.primary:hover:not(:disabled) { background: #185c3d; }
 button:disabled { opacity: .4; cursor: default; }
 button.primary { background: var(--felt); color: #fff; border-color: var(--felt); }
 #pos { color: var(--muted); margin: 0 6px; min-width: 190px; text-align: center; }
