@@ -16,8 +16,9 @@ from dominoes_env.cli import main
 from dominoes_env.core import MatchState, RuleConfig
 from dominoes_env.core.records import replay_record, write_record
 from dominoes_env.record_files import append_records, read_record
-from dominoes_env.render.html import page_data, replay_html
+from dominoes_env.render.html import UNIT, page_data, replay_html
 from dominoes_env.render.steps import record_steps
+from dominoes_env.render.svg import layout_svg
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -204,6 +205,13 @@ def test_page_steps_to_the_final_scores_in_chromium(tmp_path):
             assert f"side {side}" in page.inner_text("#event") and "wins" in page.inner_text(
                 "#event")
             page.screenshot(path=str(tmp_path / "viewer.png"), full_page=True)
+            # the layout the script drew is svg.layout_svg's picture of the final position
+            final_svg = layout_svg(record_steps(record)[-1].state, captions=False, unit=UNIT)
+            drawn = page.inner_html("#layout")
+            for tag in ("<rect", "<circle", "<line", "<title>"):
+                assert drawn.count(tag) == final_svg.count(tag), tag
+            for attr in ("width", "height", "viewBox"):
+                assert f'{attr}="{page.get_attribute("#layout svg", attr)}"' in final_svg, attr
             # back one step with the key and the button; the jump to the last hand
             page.keyboard.press("ArrowLeft")
             page.click("#prev")
