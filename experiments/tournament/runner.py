@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from dominoes_env.core import RuleConfig
+from dominoes_env.optional import require
 
 from ..arena import DEFAULT_MAX_HANDS, play_match
 from .schedule import MatchJob, Schedule, check_agents, make_schedule
@@ -306,7 +307,7 @@ def _lock(handle) -> None:
 
 
 def _progress(total: int, initial: int, enabled: bool):
-    from tqdm import tqdm
+    tqdm = require("tqdm", "tournament", "the tournament's progress bar").tqdm
 
     return tqdm(total=total, initial=initial, unit="match", disable=not enabled, smoothing=0.1,
                 dynamic_ncols=True)
