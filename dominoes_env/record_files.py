@@ -29,9 +29,44 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .core.errors import RecordError
-from .core.records import load_record
+from .core.records import load_record, parse_record, read_record_bytes
 
 SHARD_SUFFIXES = (".jsonl", ".jsonl.gz")
+#: a tournament's ``records/`` folder: shard ``k`` holds the matches with schedule index
+#: ``k * SHARD_SIZE`` to ``(k + 1) * SHARD_SIZE - 1``
+RECORDS_DIR = "records"
+SHARD_SIZE = 1000
+
+
+def shard_name(index: int) -> str:
+    """The shard of a tournament's ``records/`` that holds the match with schedule ``index``.
+
+    >>> shard_name(0), shard_name(12345)
+    ('records-0000.jsonl.gz', 'records-0012.jsonl.gz')
+    """
+    return f"records-{index // SHARD_SIZE:04d}.jsonl.gz"
+
+
+def _find_in_dir(folder: str, match: str | None) -> dict:
+    """A record from a tournament directory (or its ``records/`` folder) by match index/key."""
+    sub = os.path.join(folder, RECORDS_DIR)
+    if os.path.isdir(sub):
+        folder = sub
+    shards = sorted(f for f in os.listdir(folder) if f.startswith("records-") and is_shard(f))
+    if not shards:
+        raise RecordError(f"{folder!r} holds no game records (run the tournament with "
+                          "--save-records)")
+    if match is None:
+        raise RecordError(f"{folder!r} is a folder of records; choose one with --match INDEX "
+                          "(or KEY) from matches.jsonl")
+    if match.isdigit() and shard_name(int(match)) in shards:  # the shard it must be in first
+        shards.remove(shard_name(int(match)))
+        shards.insert(0, shard_name(int(match)))
+    for name in shards:
+        for rec in iter_records(os.path.join(folder, name)):
+            if _matches(rec, match):
+                return rec
+    raise RecordError(f"{folder!r} holds no record of match {match!r}")
 
 
 def is_shard(path: str | os.PathLike) -> bool:
@@ -72,11 +107,7 @@ def scan_gzip_members(data: bytes) -> tuple[list[bytes], int]:
 
 
 def _lines(path: str) -> Iterator[tuple[int, bytes]]:
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as err:
-        raise RecordError(f"cannot read {path!r}: {err.strerror}") from None
+    data = read_record_bytes(path)
     if path.endswith(".gz"):
         members, end = scan_gzip_members(data)
         if end < len(data) and not members:
@@ -95,10 +126,7 @@ def iter_records(path: str | os.PathLike) -> Iterator[dict]:
         yield load_record(path)
         return
     for number, line in _lines(path):
-        try:
-            yield json.loads(line)
-        except json.JSONDecodeError as err:
-            raise RecordError(f"{path}:{number} is not valid JSON: {err}") from None
+        yield parse_record(line, f"{path}:{number}")
 
 
 def _matches(record: Any, match: str) -> bool:
@@ -110,9 +138,12 @@ def _matches(record: Any, match: str) -> bool:
 
 def read_record(path: str | os.PathLike, match: str | int | None = None) -> dict:
     """One record from a file. In a shard, ``match`` picks it by the tournament's match index
-    or key (a shard of one record needs none). :class:`RecordError` when there is no such
-    record or the choice is ambiguous."""
+    or key (a shard of one record needs none); ``path`` may also be a tournament directory
+    run with ``--save-records`` (or its ``records/`` folder). :class:`RecordError` when there
+    is no such record or the choice is ambiguous."""
     path = os.fspath(path)
+    if os.path.isdir(path):
+        return _find_in_dir(path, None if match is None else str(match))
     if not is_shard(path):
         if match is not None:
             raise RecordError(f"{path!r} holds one record; --match applies to .jsonl(.gz) shards")
