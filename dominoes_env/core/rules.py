@@ -43,7 +43,8 @@ class RuleConfig:
     """The rule options. Defaults are the ones named in ``shared/RULES.md``.
 
     ``partnerships=None`` means the default: ``True`` with 4 players, ``False`` otherwise; the
-    resolved value is what the field holds after construction.
+    resolved value is what the field holds after construction (and what :meth:`to_dict`
+    writes), while :meth:`replace` resolves a defaulted field again.
     """
 
     num_players: int = 2
@@ -58,11 +59,16 @@ class RuleConfig:
     spinner_cross: str = "after_both_sides"
     blocked_award: str = "opponents_total"
     _tiles: TileSet = field(init=False, repr=False, compare=False, hash=False)
+    #: the fields left to their defaults and resolved from the others (``partnerships``):
+    #: :meth:`replace` resolves them again instead of carrying the resolved value over
+    _defaulted: frozenset = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         _check_int("num_players", self.num_players, 2, 4)
         if isinstance(self.max_pip, bool) or self.max_pip not in SUPPORTED_MAX_PIPS:
             raise ValueError(f"max_pip={self.max_pip!r} is not allowed; allowed: 6, 9, 12")
+        defaulted = frozenset(("partnerships",)) if self.partnerships is None else frozenset()
+        object.__setattr__(self, "_defaulted", defaulted)
         if self.partnerships is None:
             object.__setattr__(self, "partnerships", self.num_players == 4)
         elif not isinstance(self.partnerships, bool):
@@ -139,4 +145,16 @@ class RuleConfig:
         return cls(**data)
 
     def replace(self, **changes: Any) -> RuleConfig:
-        return RuleConfig.from_dict({**self.to_dict(), **changes})
+        """A copy with ``changes``. Fields this config left to their defaults are resolved
+        again for the copy (``partnerships`` follows the new ``num_players``), while fields
+        given explicitly keep their values.
+
+        >>> RuleConfig(num_players=4).replace(num_players=2).partnerships
+        False
+        >>> RuleConfig(num_players=4, partnerships=False).replace(num_players=3).partnerships
+        False
+        """
+        base = self.to_dict()
+        for name in getattr(self, "_defaulted", ()):  # configs pickled before it existed
+            del base[name]
+        return RuleConfig.from_dict({**base, **changes})
