@@ -269,7 +269,7 @@ class raw_env(AECEnv, EzPickle):
         hand_number = match.hand_number
         try:
             if hand.is_legal(code):
-                match.apply(code)
+                match.apply_unchecked(code)
             else:
                 match.play(code)  # raises, everything unchanged, naming why the move is illegal
         except IllegalMoveError as err:

@@ -204,7 +204,7 @@ class SingleAgentEnv(gymnasium.Env):
         hand = match.hand
         start = len(hand.history)
         if hand.is_legal(code):
-            match.apply(code)
+            match.apply_unchecked(code)
         else:
             match.play(code)  # raises IllegalMoveError naming the reason, state unchanged
         events.extend(hand.history[start:])
