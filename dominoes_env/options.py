@@ -26,6 +26,9 @@ option                  default              allowed
                                              the episode ends. ``"raise"``: the core's
                                              ``IllegalMoveError`` is raised, state unchanged.
 ``illegal_reward``      ``-1.0``             any finite number
+``obs_version``         ``OBS_VERSION``      a registered observation version
+                                             (``dominoes_env.encoding.OBSERVATION_SPECS``;
+                                             today only ``2``)
 ======================  ===================  ====================================================
 
 Every player's reward is its side's reward (partners share it).
@@ -59,6 +62,7 @@ class EnvOptions:
     reward_scale: float | None = None
     illegal_action: str = "penalize"
     illegal_reward: float = -1.0
+    obs_version: int = 2  # dominoes_env.encoding.OBS_VERSION (a test keeps them equal)
 
     def __post_init__(self) -> None:
         for name, allowed in (("reward_mode", REWARD_MODES), ("episode", EPISODES),
@@ -77,6 +81,9 @@ class EnvOptions:
         r = self.illegal_reward
         if isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r):
             raise ValueError(f"illegal_reward={r!r} must be a finite number")
+        from .encoding import observation_spec  # numpy, imported with the envs anyway
+
+        observation_spec(self.obs_version)  # ValueError naming the registered versions
 
     def scale(self, rules: RuleConfig) -> float:
         """The score_delta multiplier: ``reward_scale``, or ``1 / target_score``."""
