@@ -95,7 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     rp = sub.add_parser("replay", help="replay a game record and print its scores as JSON")
-    rp.add_argument("file", help="the record: a .json file, or a .jsonl(.gz) shard with --match")
+    rp.add_argument("file", help="the record: a .json file, or a .jsonl(.gz) shard or a "
+                    "tournament directory run with --save-records, with --match")
     rp.add_argument("--match", metavar="ID", default=None,
                     help="in a shard of a tournament's records/, the match's index or key "
                          "(as in matches.jsonl)")

@@ -32,6 +32,41 @@ from .core.errors import RecordError
 from .core.records import load_record
 
 SHARD_SUFFIXES = (".jsonl", ".jsonl.gz")
+#: a tournament's ``records/`` folder: shard ``k`` holds the matches with schedule index
+#: ``k * SHARD_SIZE`` to ``(k + 1) * SHARD_SIZE - 1``
+RECORDS_DIR = "records"
+SHARD_SIZE = 1000
+
+
+def shard_name(index: int) -> str:
+    """The shard of a tournament's ``records/`` that holds the match with schedule ``index``.
+
+    >>> shard_name(0), shard_name(12345)
+    ('records-0000.jsonl.gz', 'records-0012.jsonl.gz')
+    """
+    return f"records-{index // SHARD_SIZE:04d}.jsonl.gz"
+
+
+def _find_in_dir(folder: str, match: str | None) -> dict:
+    """A record from a tournament directory (or its ``records/`` folder) by match index/key."""
+    sub = os.path.join(folder, RECORDS_DIR)
+    if os.path.isdir(sub):
+        folder = sub
+    shards = sorted(f for f in os.listdir(folder) if f.startswith("records-") and is_shard(f))
+    if not shards:
+        raise RecordError(f"{folder!r} holds no game records (run the tournament with "
+                          "--save-records)")
+    if match is None:
+        raise RecordError(f"{folder!r} is a folder of records; choose one with --match INDEX "
+                          "(or KEY) from matches.jsonl")
+    if match.isdigit() and shard_name(int(match)) in shards:  # the shard it must be in first
+        shards.remove(shard_name(int(match)))
+        shards.insert(0, shard_name(int(match)))
+    for name in shards:
+        for rec in iter_records(os.path.join(folder, name)):
+            if _matches(rec, match):
+                return rec
+    raise RecordError(f"{folder!r} holds no record of match {match!r}")
 
 
 def is_shard(path: str | os.PathLike) -> bool:
@@ -110,9 +145,12 @@ def _matches(record: Any, match: str) -> bool:
 
 def read_record(path: str | os.PathLike, match: str | int | None = None) -> dict:
     """One record from a file. In a shard, ``match`` picks it by the tournament's match index
-    or key (a shard of one record needs none). :class:`RecordError` when there is no such
-    record or the choice is ambiguous."""
+    or key (a shard of one record needs none); ``path`` may also be a tournament directory
+    run with ``--save-records`` (or its ``records/`` folder). :class:`RecordError` when there
+    is no such record or the choice is ambiguous."""
     path = os.fspath(path)
+    if os.path.isdir(path):
+        return _find_in_dir(path, None if match is None else str(match))
     if not is_shard(path):
         if match is not None:
             raise RecordError(f"{path!r} holds one record; --match applies to .jsonl(.gz) shards")
