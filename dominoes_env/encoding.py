@@ -58,6 +58,13 @@ Actions
 down=3``; the lead is played with end ``0``. :func:`encode_action` / :func:`decode_action`
 convert. The action mask is 1 exactly at the core's legal codes for the seat to play.
 
+Versions
+--------
+Every change to this layout bumps ``OBS_VERSION``. :data:`OBSERVATION_SPECS` holds every version
+this package can encode (:func:`observation_spec` looks one up); the environments take
+``obs_version`` (default ``OBS_VERSION``), and exported policies record the version they were
+trained on, so ``ppo:PATH`` refuses a policy whose version is not registered.
+
 Global state
 ------------
 :func:`state_vector` (the AEC env's ``state()``, for centralised critics): every seat's hand
@@ -77,10 +84,13 @@ from __future__ import annotations
 
 import operator
 import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from .core import END_NAMES, PLAY, RuleConfig, SeatView, count_after
+from .core import END_NAMES, PLAY, FullState, RuleConfig, SeatView, count_after
 
 OBS_VERSION = 2
 
@@ -151,6 +161,11 @@ class ObservationLayout:
         #: the 0/1 blocks are ``[0, num_binary)``; the scaled numbers follow
         self.num_binary = self.blocks["count"].start
         self._build_tables(rules)
+
+    def __reduce__(self):
+        # the packing tables hold struct.Struct methods, which cannot be pickled: a pickled
+        # env (vector envs, multiprocessing) rebuilds its layout from the rules
+        return observation_layout, (self.rules,)
 
     def _build_tables(self, rules: RuleConfig) -> None:
         ts = rules.tiles
@@ -271,8 +286,9 @@ def _last_play_on_end_is_double(src, end: int, dbl) -> bool:
 def _encode(lay: ObservationLayout, src, seat: int, own: int, sizes, masks: bool,
             boneyard_left: int, drawable: int, scores, turn: int, legal,
             out: np.ndarray | None) -> np.ndarray:
-    """The one encoder. ``src`` is a ``SeatView`` or a ``HandState``: both hold the public
-    layout fields under the same names; the rest comes as arguments (``sizes[s]``: seat ``s``'s
+    """The one encoder. ``src`` is any :class:`~dominoes_env.core.PublicState` (a ``SeatView``,
+    a ``HandState``, another backend's state): the layout fields are read from it under the
+    protocol's names; the rest comes as arguments (``sizes[s]``: seat ``s``'s
     hand size, or its hand bitmask when ``masks``). The 0/1 blocks are gathered as the bits of
     one integer from per-rules tables, then expanded to float32 bytes a byte at a time."""
     bits = own | src.played << lay._played_shift
@@ -402,18 +418,19 @@ def encode_observation(view: SeatView, out: np.ndarray | None = None) -> np.ndar
                    view.drawable, view.scores, turn, view.legal if turn >= 0 else (), out)
 
 
-def encode_hand_state(lay: ObservationLayout, hand, seat: int, scores, over: bool,
+def encode_hand_state(lay: ObservationLayout, hand: FullState, seat: int, scores, over: bool,
                       out: np.ndarray | None = None) -> np.ndarray:
-    """Fast path for the environments: ``seat``'s observation read straight from a
-    :class:`~dominoes_env.core.HandState` (plus the match ``scores``; ``over`` when the match
-    has ended), without building a :class:`SeatView`. It reads only what the view holds, and
-    the tests check it equals :func:`encode_observation` of the view at every step."""
-    d = hand.drawn
+    """Fast path for the environments: ``seat``'s observation read straight from a full state
+    (a :class:`~dominoes_env.core.FullState` such as a ``HandState``, plus the match ``scores``;
+    ``over`` when the match has ended), without building a :class:`SeatView`. It reads the
+    :class:`~dominoes_env.core.PublicState` fields, ``hands[seat]`` and the legal codes (from
+    ``hand.legal_actions()``), and the tests check it equals :func:`encode_observation` of the
+    view at every step."""
     hands = hand.hands
     turn = -1 if over else hand.turn
     legal = hand.legal_actions() if turn == seat else ()
-    return _encode(lay, hand, seat, hands[seat], hands, True, len(hand.boneyard) - d,
-                   hand.draw_limit - d, scores, turn, legal, out)
+    return _encode(lay, hand, seat, hands[seat], hands, True, hand.boneyard_left,
+                   hand.drawable, scores, turn, legal, out)
 
 
 def action_mask(view: SeatView, out: np.ndarray | None = None) -> np.ndarray:
@@ -487,11 +504,13 @@ def decode_action(code: int, num_tiles: int | None = None) -> tuple[int, int]:
     return int(code) >> 2, int(code) & 3
 
 
-def state_vector(match, out: np.ndarray | None = None, hand=None) -> np.ndarray:
+def state_vector(match, out: np.ndarray | None = None, hand: FullState | None = None
+                 ) -> np.ndarray:
     """The full global state of a :class:`~dominoes_env.core.MatchState` (all hands), for
     centralised critics: every seat's hand (``n * T``, seat 0 first), the tiles still in the
     boneyard (``T``), then seat 0's observation. ``hand`` overrides ``match.hand`` (the env
-    passes the hand of a finished one-hand episode).
+    passes the hand of a finished one-hand episode); it is read through the
+    :class:`~dominoes_env.core.FullState` protocol (``hands``, ``boneyard_tiles``).
 
     >>> from dominoes_env.core import MatchState
     >>> m = MatchState(seed=1)
@@ -509,8 +528,8 @@ def state_vector(match, out: np.ndarray | None = None, hand=None) -> np.ndarray:
     bits = 0
     for s in range(n):
         bits |= hand.hands[s] << (s * T)
-    for i in range(hand.drawn, len(hand.boneyard)):
-        bits |= 1 << (n * T + hand.boneyard[i])
+    for t in hand.boneyard_tiles:
+        bits |= 1 << (n * T + t)
     nbits = (n + 1) * T
     out[:nbits] = np.unpackbits(
         np.frombuffer(bits.to_bytes((nbits + 7) // 8, "little"), dtype=np.uint8),
@@ -553,3 +572,70 @@ def check_action(action, num_actions: int) -> int:
             f"action {code} is out of range; allowed: 0..{num_actions - 1} (tile_index * 4 + end)"
         )
     return code
+
+
+# -- observation versions --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ObservationSpec:
+    """One version of the observation: how it is laid out and encoded.
+
+    ``layout(rules)`` returns an object with ``size``, ``low`` and ``high`` (the Box bounds);
+    ``encode(view)`` encodes a :class:`SeatView`; ``encode_state(layout, state, seat, scores,
+    over, out=None)`` encodes ``seat``'s observation straight from a full state (the
+    environments' fast path, equal to ``encode`` of the view). Policies record the version they
+    were trained on; a version stays registered as long as this package can still encode it.
+    """
+
+    version: int
+    summary: str
+    layout: Callable[[RuleConfig], Any]
+    encode: Callable[..., np.ndarray]
+    encode_state: Callable[..., np.ndarray]
+
+
+#: every observation version this package can encode, by version number
+OBSERVATION_SPECS: dict[int, ObservationSpec] = {}
+
+
+def register_observation(spec: ObservationSpec) -> ObservationSpec:
+    """Add an observation version to :data:`OBSERVATION_SPECS` (a version is registered once)."""
+    if not isinstance(spec, ObservationSpec):
+        raise TypeError(f"an observation spec is an ObservationSpec, not {type(spec).__name__}")
+    if spec.version in OBSERVATION_SPECS:
+        raise ValueError(f"observation version {spec.version} is already registered")
+    OBSERVATION_SPECS[spec.version] = spec
+    return spec
+
+
+def observation_spec(version: int = OBS_VERSION) -> ObservationSpec:
+    """The registered :class:`ObservationSpec` of ``version`` (``ValueError`` naming the
+    registered versions otherwise).
+
+    >>> observation_spec().version == OBS_VERSION
+    True
+    >>> observation_spec(1)
+    Traceback (most recent call last):
+    ...
+    ValueError: obs_version=1 is not available; allowed: 2
+    """
+    spec = None
+    if not isinstance(version, bool):
+        try:
+            spec = OBSERVATION_SPECS.get(operator.index(version))
+        except TypeError:
+            spec = None
+    if spec is None:
+        allowed = ", ".join(map(str, sorted(OBSERVATION_SPECS)))
+        raise ValueError(f"obs_version={version!r} is not available; allowed: {allowed}")
+    return spec
+
+
+register_observation(ObservationSpec(
+    version=2,
+    summary="the module table: binary blocks, then scaled counts, scores and move points",
+    layout=observation_layout,
+    encode=encode_observation,
+    encode_state=encode_hand_state,
+))

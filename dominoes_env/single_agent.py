@@ -43,7 +43,8 @@ import numpy as np
 from gymnasium import spaces
 
 from .core import IllegalMoveError, MatchState, SeatView
-from .encoding import NUM_ENDS, check_action, encode_hand_state, observation_layout
+from .core.checks import ParameterTypeError, as_int, short_repr
+from .encoding import NUM_ENDS, check_action, observation_spec
 from .options import delta_rewards, episode_winner, split_options, win_loss_rewards
 from .registration import register_gymnasium
 from .render import render_frame
@@ -101,10 +102,13 @@ class SingleAgentEnv(gymnasium.Env):
             raise ValueError(f"render_mode={render_mode!r} is not supported; allowed: None, "
                              + ", ".join(map(repr, RENDER_MODES)))
         self.render_mode = render_mode
-        if seat != "random" and (isinstance(seat, bool) or not isinstance(seat, (int, np.integer))
-                                 or not 0 <= seat < n):
-            raise ValueError(f"seat={seat!r} is not allowed; allowed: 'random' or 0..{n - 1}")
-        self.seat_option = seat if seat == "random" else int(seat)
+        if not (isinstance(seat, str) and seat == "random"):
+            try:
+                seat = as_int("seat", seat, 0, n - 1)
+            except ValueError:
+                raise ParameterTypeError(f"seat={short_repr(seat)} is not allowed; allowed: "
+                                         f"'random' or 0..{n - 1}") from None
+        self.seat_option = seat
         if learner not in ("seat", "side"):
             raise ValueError(f"learner={learner!r} is not allowed; allowed: 'seat', 'side'")
         if learner == "side" and not rules.partnerships:
@@ -112,7 +116,8 @@ class SingleAgentEnv(gymnasium.Env):
         self.learner = learner
         others = n - 1 if learner == "seat" else n - len(rules.seats_of(0))
         self.opponents = self._check_opponents(opponents, others)
-        self._lay = lay = observation_layout(rules)
+        self._obs_spec = observation_spec(self.options.obs_version)
+        self._lay = lay = self._obs_spec.layout(rules)
         self.num_actions = rules.num_tiles * NUM_ENDS
         self.observation_space = spaces.Box(lay.low, lay.high, dtype=np.float32)
         self.action_space = spaces.Discrete(self.num_actions)
@@ -141,7 +146,7 @@ class SingleAgentEnv(gymnasium.Env):
     # -- episode -----------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Deal a new match (see the module docstring for seeding). ``options`` is unused."""
-        super().reset(seed=seed)
+        super().reset(seed=as_int("seed", seed, optional=True))
         n = self.rules.num_players
         for _ in range(MAX_REDEALS):
             rng = self.np_random
@@ -204,7 +209,7 @@ class SingleAgentEnv(gymnasium.Env):
         hand = match.hand
         start = len(hand.history)
         if hand.is_legal(code):
-            match.apply(code)
+            match.apply_unchecked(code)
         else:
             match.play(code)  # raises IllegalMoveError naming the reason, state unchanged
         events.extend(hand.history[start:])
@@ -252,8 +257,8 @@ class SingleAgentEnv(gymnasium.Env):
 
     # -- observing ---------------------------------------------------------------------------
     def _observe(self) -> np.ndarray:
-        return encode_hand_state(self._lay, self._hand, self.seat, self.match.scores,
-                                 self.match.winner is not None)
+        return self._obs_spec.encode_state(self._lay, self._hand, self.seat, self.match.scores,
+                                           self.match.winner is not None)
 
     def _info(self, events: list, results: list) -> dict[str, Any]:
         return {"seat": self.seat, "events": events, "hand_results": results,

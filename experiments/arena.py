@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import operator
 import random
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from dominoes_env.core import HandState, MatchState, RuleConfig
+from dominoes_env.core.checks import as_int
 
 #: a match still undecided after this many hands is stopped and counted as a draw
 DEFAULT_MAX_HANDS = 1000
@@ -59,12 +59,7 @@ def as_seed(seed) -> int:
     >>> as_seed(7), type(as_seed(True.__int__()))
     (7, <class 'int'>)
     """
-    if isinstance(seed, bool):
-        raise TypeError(f"seed must be an integer, got {seed!r}")
-    try:
-        return operator.index(seed)
-    except TypeError:
-        raise TypeError(f"seed must be an integer, got {seed!r}") from None
+    return as_int("seed", seed)
 
 
 def agent_seed(match_seed: int, seat: int) -> int:
@@ -125,9 +120,11 @@ class MatchResult:
     seat_points: tuple[int, ...]
     first_leader: int = -1  #: the seat that led the first hand
     duration_s: float = field(default=0.0, compare=False)  #: wall time; not part of equality
+    #: the game record (``play_match(..., keep_record=True)``); not in ``to_record()``
+    game: dict | None = field(default=None, compare=False, repr=False)
 
     def to_record(self) -> dict[str, Any]:
-        rec = asdict(self)
+        rec = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "game"}
         for k, v in rec.items():
             if isinstance(v, tuple):
                 rec[k] = list(v)
@@ -155,8 +152,12 @@ def play_match(
     seed: int = 0,
     *,
     max_hands: int = DEFAULT_MAX_HANDS,
+    keep_record: bool = False,
 ) -> MatchResult:
     """Play a match to the target score; ``agents[s]`` sits at seat ``s``.
+
+    ``keep_record=True`` keeps the game record (``shared/RULES.md`` "Game records") in the
+    result's ``game``: replaying it gives this match's scores and winner.
 
     ``agents`` holds agent specs (``"greedy"``, ``"search:sims=50"``: built fresh with
     :func:`agents.make_agent` and seeded by :func:`agent_seed`) or agent objects (they are
@@ -170,8 +171,7 @@ def play_match(
     """
     rules = _coerce_rules(rules)
     seed = as_seed(seed)
-    if isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 1:
-        raise ValueError(f"max_hands={max_hands!r} must be a positive integer")
+    max_hands = as_int("max_hands", max_hands, 1)
     n = rules.num_players
     if isinstance(agents, str) or len(agents) != n:
         count = 1 if isinstance(agents, str) else len(agents)
@@ -220,7 +220,13 @@ def play_match(
         seat_points[seat] += match.play(int(code))
         plays += 1
 
+    game = None
+    if keep_record:
+        game = match.to_record()
+        if match.hand_number >= max_hands:  # stopped: the deal no one played is not part of it
+            game["hands"] = game["hands"][:max_hands]
     return MatchResult(
+        game=game,
         seats=tuple(names),
         seed=seed,
         scores=tuple(match.scores),

@@ -22,6 +22,7 @@ import numpy as np
 from agents import make_agent
 from dominoes_env.core import RuleConfig
 from dominoes_env.encoding import action_mask, encode_observation
+from dominoes_env.optional import require
 
 from .arena import DuplicateDealMatch, derive_seed
 
@@ -85,10 +86,35 @@ def collect_demonstrations(teacher: str, opponents: list[str], rules: RuleConfig
     return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
 
 
+def dataset_demonstrations(path, agent: str | None = None,
+                           rules: RuleConfig | None = None) -> dict[str, np.ndarray]:
+    """The demonstrations of a dataset directory (``python -m experiments.make_dataset``), in
+    the form :func:`pretrain_policy` fits: the decisions with more than one legal move (of
+    ``agent`` only, when given), ``values`` the acting side's hand margin scaled by
+    1 / target_score. With ``rules``, a dataset played under other rules (another observation
+    or action size, another target) is refused with a ``ValueError``."""
+    import json
+    from pathlib import Path
+
+    from .make_dataset import INFO_FILE, load_decisions
+
+    data = load_decisions(path, agent=agent, unforced=True)
+    stored = RuleConfig.from_dict(json.loads((Path(path) / INFO_FILE).read_text())["rules"])
+    if rules is not None and stored != rules:
+        diffs = [f"{k}: {v!r} there, {rules.to_dict().get(k)!r} here"
+                 for k, v in stored.to_dict().items() if rules.to_dict().get(k) != v]
+        raise ValueError(f"{path} was played under other rules ({'; '.join(diffs)})")
+    if not len(data["action"]):
+        raise ValueError(f"{path} holds no decision with a choice"
+                         + (f" by {agent!r}" if agent else ""))
+    return {"obs": data["obs"], "masks": data["mask"], "actions": data["action"],
+            "values": data["hand_margin"].astype(np.float32) / stored.target_score}
+
+
 def _with_progress(it, total: int, show: bool) -> list:
     if not show:
         return list(it)
-    from tqdm import tqdm
+    tqdm = require("tqdm", "train", "the progress bar").tqdm
 
     return list(tqdm(it, total=total, desc="demonstrations", unit="match"))
 
@@ -98,7 +124,7 @@ def pretrain_policy(model, data: dict[str, np.ndarray], epochs: int = 10, batch_
     """Fit ``model.policy`` (a MaskablePPO policy) to the demonstrations: masked cross-entropy
     for the actor, mean squared error to ``values`` for the critic. Returns the final training
     accuracy (the teacher's action is the policy's most probable one) and losses."""
-    import torch
+    torch = require("torch", "train", "behaviour cloning")
 
     policy = model.policy
     device = policy.device

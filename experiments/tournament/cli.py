@@ -17,6 +17,7 @@ import json
 import sys
 
 from dominoes_env.core import RuleConfig
+from dominoes_env.optional import require
 from dominoes_env.rule_args import add_rule_arguments, rule_options
 
 from ..arena import DEFAULT_MAX_HANDS
@@ -48,6 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-hands", type=int, default=DEFAULT_MAX_HANDS,
                    help="stop a match undecided (a draw) after this many hands "
                         f"({DEFAULT_MAX_HANDS})")
+    p.add_argument("--save-records", action="store_true",
+                   help="keep every match's game record under OUT/records/ (gzip JSONL "
+                        "shards; watch one with python -m dominoes_env replay OUT --match "
+                        "INDEX --html game.html)")
     p.add_argument("--no-plots", action="store_true", help="do not draw the plots")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_rule_arguments(p)
@@ -78,9 +83,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(err))
     out = args.out or default_out(config)
     err = sys.stderr
+    try:  # the tournament extra, checked before any match is played
+        for module in ("rich", "tqdm", "openskill") + (() if args.no_plots else ("matplotlib",)):
+            require(module, "tournament", "dominoes-tournament")
+    except ImportError as e:
+        print(f"error: {e}", file=err)
+        return 2
     try:
         run = run_tournament(config, out, workers=args.workers, backend=args.backend,
-                             ray_address=args.ray_address, progress=not args.quiet)
+                             ray_address=args.ray_address, progress=not args.quiet,
+                             save_records=args.save_records)
     except KeyboardInterrupt:
         print(f"\ninterrupted: finished matches are saved in {out}; run the same command again "
               "to play the rest", file=err)
