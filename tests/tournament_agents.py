@@ -28,3 +28,59 @@ class FirstLegalAgent(RandomAgent):
 
     def act(self, view):
         return view.legal[0]
+
+
+def _unlucky(agent) -> bool:
+    """True for about a third of the matches (by the agent's seed, so reproducibly)."""
+    return agent.rng.random() < 0.34
+
+
+class RaisingAgent(RandomAgent):
+    """Raises ``RuntimeError`` on its first move in about a third of its matches."""
+
+    name = "raising"
+
+    def reset(self, seed=None):
+        super().reset(seed)
+        self.fail = _unlucky(self)
+
+    def act(self, view):
+        if self.fail:
+            raise RuntimeError("boom from a test agent")
+        return super().act(view)
+
+
+class FloatAgent(RandomAgent):
+    """Answers a legal code as a float (``3.0``): not an action code."""
+
+    name = "float"
+
+    def act(self, view):
+        return float(super().act(view))
+
+
+class ExitingAgent(RandomAgent):
+    """Calls ``sys.exit(5)`` on its first move."""
+
+    name = "exiting"
+
+    def act(self, view):
+        raise SystemExit(5)
+
+
+class HangingAgent(RandomAgent):
+    """Never answers in about a third of its matches (sleeps, and swallows exceptions)."""
+
+    name = "hanging"
+
+    def reset(self, seed=None):
+        super().reset(seed)
+        self.hang = _unlucky(self)
+
+    def act(self, view):
+        while self.hang:
+            try:
+                time.sleep(3600)
+            except Exception:  # a badly written agent: an Exception timeout would not stop it
+                pass
+        return super().act(view)
