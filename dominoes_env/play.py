@@ -45,7 +45,7 @@ def _agent_call(name: str, seat: int, what: str, call, *args):
         raise
     except (Exception, SystemExit) as err:
         raise AgentFault(f"agent {name!r} at seat {seat} raised {type(err).__name__} in "
-                         f"{what}: {' '.join(str(err).split())[:200]}") from None
+                         f"{what}(): {' '.join(str(err).split())[:200]}") from None
 
 
 class TerminalGame:

@@ -84,3 +84,37 @@ class HangingAgent(RandomAgent):
             except Exception:  # a badly written agent: an Exception timeout would not stop it
                 pass
         return super().act(view)
+
+
+class LateRaisingAgent(RandomAgent):
+    """Plays ``moves`` moves, then raises ``RuntimeError``."""
+
+    name = "late-raising"
+
+    def __init__(self, seed=None, moves: int = 3):
+        super().__init__(seed)
+        self.moves = moves
+
+    def act(self, view):
+        if self.moves <= 0:
+            raise RuntimeError("late boom")
+        self.moves -= 1
+        return super().act(view)
+
+
+class AnnouncingSleeper(RandomAgent):
+    """Writes ``thinking`` to stderr, then sleeps ``delay`` seconds on every move (a readiness
+    marker for tests that interrupt a run while an agent thinks)."""
+
+    name = "announcing-sleeper"
+
+    def __init__(self, seed=None, delay: float = 30.0):
+        super().__init__(seed)
+        self.delay = delay
+
+    def act(self, view):
+        import sys
+
+        print("thinking", file=sys.stderr, flush=True)
+        time.sleep(self.delay)
+        return super().act(view)
