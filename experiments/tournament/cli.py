@@ -19,6 +19,7 @@ import sys
 
 from dominoes_env.cli_support import CommandError, run_command
 from dominoes_env.core import RuleConfig
+from dominoes_env.optional import require
 from dominoes_env.rule_args import add_rule_arguments, rule_options
 
 from ..arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT
@@ -97,6 +98,12 @@ def _main(args: argparse.Namespace) -> int:
         raise CommandError(str(err)) from None
     out = args.out or default_out(config)
     err = sys.stderr
+    try:  # the tournament extra, checked before any match is played
+        for module in ("rich", "tqdm", "openskill") + (() if args.no_plots else ("matplotlib",)):
+            require(module, "tournament", "dominoes-tournament")
+    except ImportError as e:
+        print(f"error: {e}", file=err)
+        return 2
     try:
         run = run_tournament(config, out, workers=args.workers, backend=args.backend,
                              ray_address=args.ray_address, progress=not args.quiet,
