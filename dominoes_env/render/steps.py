@@ -165,6 +165,10 @@ def _hand_steps(match: MatchState, entry: dict, i: int, steps: list[Step]) -> No
                 text = f"hand {i + 1} over: {how}; {who} scores {award[1]}"
             else:
                 text = f"hand {i + 1} over: {how}; no award"
+            pips = ts.pips
+            left = ", ".join(f"seat {s} {sum(pips[t] for t in held)}"
+                             for s, held in enumerate(tiles))
+            text += f" (pips left: {left})"
             steps.append(Step("end", i, j + 1, seat, text, _freeze(tiles),
                               len(boneyard) - drawn, tuple(match.scores), snap.count, 0, -1,
                               None, award, snap))
