@@ -6,7 +6,8 @@ on a record that is malformed or breaks a rule it prints one line to stderr and 
 (``--match INDEX`` picks one record). ``--steps`` tells the match move by move with the text
 picture, ``--html OUT.html`` writes the viewer page (:mod:`dominoes_env.render.html`),
 ``--extract OUT.json`` writes the chosen record on its own; ``--seat S`` shows only what seat
-``S`` could see.
+``S`` could see. ``--backend jax`` computes the JSON with the JAX game (:mod:`dominoes_env.jax`)
+instead of the core.
 
 ``play --opponents SPEC [SPEC ...]`` plays a match against agents in the terminal (see
 :mod:`dominoes_env.play`).
@@ -31,7 +32,7 @@ def _replay(args: argparse.Namespace) -> int:
 
     try:
         record = read_record(args.file, args.match)
-        result = replay_record(record)
+        result = replay_record(record) if args.backend == "core" else _replay_jax(record)
         n = RuleConfig.from_dict(record["rules"]).num_players
         if args.seat is not None and not 0 <= args.seat < n:
             raise RecordError(f"--seat {args.seat} is not a seat of this record (0..{n - 1})")
@@ -60,6 +61,16 @@ def _replay(args: argparse.Namespace) -> int:
         if path:
             print(f"{what}: {path}", file=sys.stderr)
     return 0
+
+
+def _replay_jax(record) -> dict:
+    """The replay output computed by the JAX game (:mod:`dominoes_env.jax.replay`)."""
+    try:
+        from .jax.replay import replay_record_jax
+    except ImportError as err:
+        raise RecordError(f"--backend jax needs the jax extra (pip install "
+                          f"'straight-dominoes[jax]'): {err}") from None
+    return replay_record_jax(record)
 
 
 def _write(path: str, write) -> None:
@@ -109,6 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="show the match as seat S saw it (others' tiles hidden until each "
                          "hand ends)")
     rp.add_argument("--extract", metavar="OUT.json", help="write the chosen record as a .json")
+    rp.add_argument("--backend", choices=("core", "jax"), default="core",
+                    help="replay through the core (default) or the compiled JAX game (the jax "
+                         "extra; same JSON output)")
     rp.set_defaults(func=_replay)
     pp = sub.add_parser("play", help="play a match against agents in the terminal (you are seat 0)")
     add_play_arguments(pp)

@@ -140,7 +140,7 @@ class CoreRun:
                 code = greedy_choice(match.view(hand.turn))
             else:
                 code = rng.choice(hand.legal_actions())
-            points = match.apply(code)
+            points = match.apply_unchecked(code)
             actions.append(code)
             ended = hand if hand.is_over else None
             if match.hand is not hand:

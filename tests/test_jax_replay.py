@@ -1,0 +1,80 @@
+"""``replay --backend jax``: the JAX game replays the core replay tests' records with the same
+JSON output, and rejects the same rule-breaking records with the same reasons."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+pytest.importorskip("jax")
+
+from dominoes_env.cli import main  # noqa: E402
+from dominoes_env.core import RecordError, RuleConfig  # noqa: E402
+from dominoes_env.core.records import replay_record  # noqa: E402
+from dominoes_env.jax.replay import replay_record_jax  # noqa: E402
+
+from .test_records import BAD_RECORDS, RULES_EXAMPLE, _bad, random_match  # noqa: E402
+
+
+def test_rules_example_replays_the_same():
+    assert replay_record_jax(RULES_EXAMPLE) == replay_record(RULES_EXAMPLE)
+
+
+@pytest.mark.parametrize("options", [
+    {}, {"num_players": 4}, {"next_leader": "rotate", "boneyard_reserve": 3, "target_score": 100},
+    {"num_players": 3, "win_check": "end_of_hand", "target_score": 100},
+])  # fmt: skip
+def test_random_matches_replay_the_same(options):
+    rules = RuleConfig(**options)
+    for seed in range(6):
+        rec = random_match(rules, seed).to_record()
+        assert replay_record_jax(rec) == replay_record(rec)
+        # stopped in the middle of its last hand
+        cut = copy.deepcopy(rec)
+        cut["hands"][-1]["moves"] = cut["hands"][-1]["moves"][:3]
+        assert replay_record_jax(cut) == replay_record(cut)
+
+
+def test_lead_orientation_is_kept():
+    rec = copy.deepcopy(RULES_EXAMPLE)
+    rec["hands"][0]["moves"] = [[0, [5, 4], None], [1, [5, 5], "left"]]
+    assert replay_record_jax(rec) == replay_record(rec)
+    rec["hands"][0]["moves"] = [[0, [5, 4], None], [1, [5, 5], "right"]]
+    with pytest.raises(RecordError, match=r"move 1 .*does not fit the right end \(showing 4\)"):
+        replay_record_jax(rec)
+
+
+@pytest.mark.parametrize("mutate, message", BAD_RECORDS)
+def test_bad_records_are_rejected_with_the_reason(mutate, message):
+    with pytest.raises(RecordError) as err:
+        replay_record_jax(_bad(mutate))
+    assert message in str(err.value)
+
+
+def test_leader_and_finished_match_checks():
+    rules = RuleConfig(next_leader="rotate", boneyard_reserve=3, target_score=100)  # compiled above
+    rec = random_match(rules, 1).to_record()
+    rec["hands"][1]["leader"] = rec["hands"][0]["leader"]
+    with pytest.raises(RecordError, match="leader rotates"):
+        replay_record_jax(rec)
+    rec = random_match(RuleConfig(), 4).to_record()
+    rec["hands"][-1]["moves"].append(rec["hands"][-1]["moves"][-1])
+    with pytest.raises(RecordError, match="already won by side"):
+        replay_record_jax(rec)
+
+
+def test_cli_backend_jax_prints_the_same_json_and_exits_2_on_a_bad_record(tmp_path, capsys):
+    path = tmp_path / "rec.json"
+    rec = random_match(RuleConfig(), 2).to_record()
+    path.write_text(json.dumps(rec))
+    assert main(["replay", str(path), "--backend", "jax"]) == 0
+    assert json.loads(capsys.readouterr().out) == replay_record(rec)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(_bad(
+        lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [1, 1], "left"]))))  # fmt: skip
+    assert main(["replay", str(bad), "--backend", "jax"]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.count("\n") == 1
+    assert "[1|1] does not fit the left end (showing 6)" in out.err
