@@ -43,6 +43,7 @@ docs-notebooks: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m experiments.bench_engine
 	$(PY) -m experiments.bench_env
+	$(PY) -m experiments.bench_jax
 	$(PY) -m experiments.bench_agents random greedy search ppo --positions 400
 
 lint: $(STAMP)

@@ -8,7 +8,8 @@ every step is a decision), summing every observation so none is optimised away. 
 decision in one game. Time is this process's CPU time (``time.process_time``: all threads, so
 XLA's own threads count; other load on a shared machine skews it less than wall time), and the
 wall time is printed beside it. Compile time is wall time of ``jit(...).lower().compile()`` for
-that batch size. Each figure is the median over ``--repeats`` rounds; each ratio the median
+that batch size (its CPU time beside it: on a loaded machine the wall time mostly waits for a
+core). Each figure is the median over ``--repeats`` rounds; each ratio the median
 over rounds of JAX / AEC from the same round.
 
     python -m experiments.bench_jax [--batches 1 256 4096] [--num-players 2] [--repeats 3]
@@ -56,15 +57,16 @@ def build_rollout(env, batch: int, steps: int):
 
 
 def bench_jax(env, batch: int, steps: int, seconds: float, seed: int = 0):
-    """``(compile_s, [(cpu steps/s, wall steps/s) per round fn])``: a runner per round."""
+    """``((compile wall s, compile CPU s), run)``; ``run()`` gives one round's ``(steps per
+    CPU-s, steps per wall-s)``."""
     import jax
 
     init = jax.jit(jax.vmap(env.init))
     states = init(jax.random.split(jax.random.PRNGKey(seed), batch))
     rollout = build_rollout(env, batch, steps)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     compiled = rollout.lower(states, jax.random.PRNGKey(0)).compile()
-    compile_s = time.perf_counter() - t0
+    compile_s = (time.perf_counter() - t0, time.process_time() - c0)
     jax.block_until_ready(compiled(states, jax.random.PRNGKey(1)))  # warm up
     box = {"states": states, "i": 2}
 
@@ -122,17 +124,19 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{n} players, random legal moves, observation every step; {args.repeats} rounds of "
           f"{args.seconds:g} CPU-s; JAX on {device.platform} ({device.device_kind}), "
           f"jax {jax.__version__}; medians")
-    print(f"{'loop':<22}{'compile s':>10}{'steps/CPU-s':>14}{'steps/wall-s':>14}{'vs AEC':>9}")
-    print(f"{'AEC env (PettingZoo)':<22}{'-':>10}{aec_med:>14,.0f}{'-':>14}{'1.0x':>9}")
+    print(f"{'loop':<22}{'compile wall/CPU s':>20}{'steps/CPU-s':>14}{'steps/wall-s':>14}"
+          f"{'vs AEC':>9}")
+    print(f"{'AEC env (PettingZoo)':<22}{'-':>20}{aec_med:>14,.0f}{'-':>14}{'1.0x':>9}")
     ok = True
     for b in args.batches:
         cpu = statistics.median(x[0] for x in jx[b])
         wall = statistics.median(x[1] for x in jx[b])
         ratio = statistics.median(x[0] / a for x, a in zip(jx[b], aec, strict=True))
+        wall_c, cpu_c = compile_s[b]
         if b == max(args.batches):
-            ok = ratio >= TARGET_RATIO and compile_s[b] < TARGET_COMPILE_S
-        print(f"{f'JAX batch {b}':<22}{compile_s[b]:>10.1f}{cpu:>14,.0f}{wall:>14,.0f}"
-              f"{ratio:>8.1f}x")
+            ok = ratio >= TARGET_RATIO and wall_c < TARGET_COMPILE_S
+        print(f"{f'JAX batch {b}':<22}{f'{wall_c:.1f} / {cpu_c:.1f}':>20}{cpu:>14,.0f}"
+              f"{wall:>14,.0f}{ratio:>8.1f}x")
     big = max(args.batches)
     print(f"target: batch {big} >= {TARGET_RATIO:g}x the AEC loop and compile < "
           f"{TARGET_COMPILE_S:g} s: {'met' if ok else 'NOT met'}")
