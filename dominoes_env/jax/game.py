@@ -102,10 +102,21 @@ class Game:
     # -- the deal ----------------------------------------------------------------------------
     def random_deal(self, key: jax.Array) -> Deal:
         """A shuffled set and a random leader (the core's ``HandState.deal`` + leader draw, with
-        JAX's generator in place of Python's)."""
-        k_order, k_leader = jax.random.split(key)
-        order = jax.random.permutation(k_order, self.tb.T).astype(I32)
-        return Deal(order, jax.random.randint(k_leader, (), 0, self.tb.n, dtype=I32))
+        JAX's generator in place of Python's).
+
+        Each tile gets 32 random bits; its place in the shuffled order is its rank among them
+        (ties broken by tile index), found by comparing every pair: cheaper under ``vmap``
+        than a sort (``jax.random.permutation``). One more word draws the leader."""
+        T, n = self.tb.T, self.tb.n
+        bits = jax.random.bits(key, (T + 1,), jnp.uint32)
+        u, idx = bits[:T], jnp.arange(T, dtype=I32)
+        lower = u[None, :] < u[:, None]  # [i, j]: tile j's bits are below tile i's
+        tie_first = (u[None, :] == u[:, None]) & (idx[None, :] < idx[:, None])
+        before = lower | tie_first
+        rank = jnp.sum(before, axis=1, dtype=I32)  # a permutation of 0..T-1
+        order = jnp.zeros(T, I32).at[rank].set(idx)
+        leader = (bits[T] % jnp.uint32(n)).astype(I32)
+        return Deal(order, leader)
 
     def deal_hand(self, state: GameState, deal: Deal, leader: jax.Array) -> GameState:
         """``state`` with a fresh hand dealt from ``deal`` and led by ``leader`` (scores, hand

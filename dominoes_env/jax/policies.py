@@ -27,10 +27,12 @@ POINT_SCALE = 1 << 10
 
 
 def random_policy(env: Env, state: State, key: jax.Array) -> jax.Array:
-    """A legal action code drawn uniformly at random."""
+    """A legal action code drawn uniformly at random (the ``k``-th legal code, ``k`` uniform
+    below their number: one random draw per game)."""
     del env
-    logits = jnp.where(state.legal_action_mask, 0.0, -jnp.inf)
-    return jax.random.categorical(key, logits).astype(jnp.int32)
+    mask = state.legal_action_mask
+    k = jax.random.randint(key, (), 0, jnp.maximum(jnp.sum(mask, dtype=jnp.int32), 1))
+    return jnp.argmax(jnp.cumsum(mask, dtype=jnp.int32) > k).astype(jnp.int32)
 
 
 def greedy_policy(env: Env, state: State) -> jax.Array:
