@@ -68,7 +68,7 @@ class Config:
     players: int = _f(2, "seats at the table: 2, 3 or 4")
     partnerships: bool | None = _f(None, "4 players in two partnerships (default: on with 4)")
     target_score: int = _f(250, "match target of the evaluation matches (training plays hands)")
-    total_steps: int = _f(24_000_000, "learner decisions to train for (rounded up to whole "
+    total_steps: int = _f(6_000_000, "learner decisions to train for (rounded up to whole "
                                       "updates of num_envs * num_steps)")
     num_envs: int = _f(512, "games played in parallel")
     num_steps: int = _f(32, "rollout length per game and update")
@@ -85,15 +85,19 @@ class Config:
     max_grad_norm: float = _f(0.5, "global gradient norm clip")
     reward_scale: float = _f(0.05, "reward per point of hand score difference")
     opp_self: float = _f(0.35, "share of episodes against the current policy")
-    opp_snapshot: float = _f(0.25, "share of episodes against a frozen snapshot of the policy")
+    opp_snapshot: float = _f(0.25, "share of episodes against a frozen snapshot of the policy "
+                                   "(one snapshot per update, drawn from those kept)")
     opp_greedy: float = _f(0.35, "share of episodes against greedy")
     opp_random: float = _f(0.05, "share of episodes against uniform random")
+    opp_policy: str = _f("", "an exported policy .npz (tanh, agents.ppo format) to play too, "
+                             "with share --opp-policy-weight (experiments.best_response)")
+    opp_policy_weight: float = _f(0.0, "share of episodes against --opp-policy")
     snapshots: int = _f(8, "frozen snapshots kept (the oldest is replaced)")
     snapshot_every: int = _f(20, "updates between snapshots")
-    eval_every: int = _f(2_000_000, "steps between evaluations (0: evaluate only at the end)")
+    eval_every: int = _f(1_000_000, "steps between evaluations (0: evaluate only at the end)")
     eval_matches: int = _f(200, "matches per opponent and evaluation (greedy and random), "
                                 "seats swapped on each deal")
-    checkpoint_every: int = _f(4_000_000, "steps between checkpoints (and at the end)")
+    checkpoint_every: int = _f(1_000_000, "steps between checkpoints (and at the end)")
     seed: int = _f(0, "seed of everything (same seed, same run)")
     out: str = _f("runs/jax", "output directory")
     resume: str | None = _f(None, "a checkpoint.npz to continue from (same network and batch "
@@ -113,14 +117,19 @@ class Config:
                              f"divisible by num_minibatches={self.num_minibatches}")
         for name in ("lr", "gamma", "gae_lambda", "clip_eps", "ent_coef", "vf_coef",
                      "max_grad_norm", "reward_scale", "opp_self", "opp_snapshot", "opp_greedy",
-                     "opp_random"):
+                     "opp_random", "opp_policy_weight"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
                     math.isfinite(value) and value >= 0):
                 raise ValueError(f"{name}={value!r} must be a finite number >= 0")
-        if self.opp_self + self.opp_snapshot + self.opp_greedy + self.opp_random <= 0:
+        if self.opp_self + self.opp_snapshot + self.opp_greedy + self.opp_random + (
+                self.opp_policy_weight if self.opp_policy else 0) <= 0:
             raise ValueError("the opponent mix (--opp-self/--opp-snapshot/--opp-greedy/"
-                             "--opp-random) needs a positive weight")
+                             "--opp-random/--opp-policy-weight) needs a positive weight")
+        if self.opp_policy_weight and not self.opp_policy:
+            raise ValueError("--opp-policy-weight needs --opp-policy PATH")
+        if self.opp_policy:
+            load_fixed_actor(self.opp_policy, self.rules())
         self.hidden()
 
     def rules(self) -> RuleConfig:
@@ -223,8 +232,29 @@ def export_npz(actor, path: Path, metadata: dict[str, Any]) -> None:
     save_policy_npz(path, arrays, "tanh", meta)
 
 
+def load_fixed_actor(path: str, rules: RuleConfig) -> list[dict[str, np.ndarray]]:
+    """An exported policy (:mod:`agents.ppo`) as this file's actor layers; ``ValueError`` if it
+    is not a tanh policy for ``rules``' observation and actions."""
+    from agents.ppo import NumpyPolicy
+    from dominoes_env.encoding import observation_size
+
+    try:
+        policy = NumpyPolicy(path)
+    except FileNotFoundError as err:
+        raise ValueError(str(err)) from None
+    if policy.activation != "tanh":
+        raise ValueError(f"{path!r} uses {policy.activation}; train_jax plays tanh policies")
+    want = (observation_size(rules), rules.num_tiles * 4)
+    if (policy.obs_size, policy.num_actions) != want:
+        raise ValueError(f"{path!r} takes {policy.obs_size} inputs and {policy.num_actions} "
+                         f"actions; these rules need {want[0]} and {want[1]}")
+    layers = [{"w": w.astype(np.float32), "b": b.astype(np.float32)} for w, b in policy.layers]
+    return [*layers, {"w": policy.action_w.astype(np.float32),
+                      "b": policy.action_b.astype(np.float32)}]
+
+
 # -- self-play environment: the learner's turns only ---------------------------------------
-OPP_SELF, OPP_SNAPSHOT, OPP_GREEDY, OPP_RANDOM = range(4)
+OPP_SELF, OPP_SNAPSHOT, OPP_GREEDY, OPP_RANDOM, OPP_POLICY = range(5)
 
 
 class Games(NamedTuple):
@@ -233,7 +263,6 @@ class Games(NamedTuple):
     state: Any  # dominoes_env.jax.State, batched
     side: Any  # (B,) the learner's side
     opp: Any  # (B,) opponent kind (OPP_*)
-    snap: Any  # (B,) snapshot slot when opp == OPP_SNAPSHOT
 
 
 class SelfPlay:
@@ -253,24 +282,25 @@ class SelfPlay:
         self.seat_of_side = jnp.asarray([int(np.argmax(side == s)) for s in range(side.max() + 1)],
                                         jnp.int32)
         self.num_sides = int(side.max()) + 1
-        w = np.array([config.opp_self, config.opp_snapshot, config.opp_greedy, config.opp_random],
-                     np.float64)
+        self.fixed = (load_fixed_actor(config.opp_policy, config.rules())
+                      if config.opp_policy else None)
+        w = np.array([config.opp_self, config.opp_snapshot, config.opp_greedy, config.opp_random,
+                      config.opp_policy_weight if self.fixed else 0.0], np.float64)
         self.opp_logits = jnp.asarray(np.log(np.maximum(w / w.sum(), 1e-30)), jnp.float32)
         self.num_snapshots = config.snapshots
         self.obs_size = self.env.observation_shape[0]
         self.num_actions = self.env.num_actions
 
-    def _fresh(self, key, n: int, snaps_filled):
+    def _fresh(self, key, n: int):
         import jax
 
-        k_init, k_side, k_opp, k_snap = jax.random.split(key, 4)
+        k_init, k_side, k_opp = jax.random.split(key, 3)
         state = jax.vmap(self.env.init)(jax.random.split(k_init, n))
         side = jax.random.randint(k_side, (n,), 0, self.num_sides)
         opp = jax.random.categorical(k_opp, self.opp_logits, shape=(n,))
-        snap = jax.random.randint(k_snap, (n,), 0, snaps_filled)
-        return Games(state, side, opp.astype("int32"), snap)
+        return Games(state, side, opp.astype("int32"))
 
-    def _opponent_actions(self, games: Games, actor, snaps, key):
+    def _opponent_actions(self, games: Games, actor, frozen_actor, key):
         import jax
         import jax.numpy as jnp
 
@@ -280,18 +310,17 @@ class SelfPlay:
         obs, mask = s.observation, s.legal_action_mask
         k_self, k_snap, k_rand = jax.random.split(key, 3)
         own = jax.random.categorical(k_self, masked_logits(actor, obs, mask))
-        # every snapshot on the whole batch, then each game's own: cheaper than gathering
-        # a copy of the weights per game
-        snap_logits = jax.vmap(lambda a: masked_logits(a, obs, mask))(snaps)
-        snap_logits = jnp.take_along_axis(snap_logits, games.snap[None, :, None], 0)[0]
-        frozen = jax.random.categorical(k_snap, snap_logits)
+        frozen = jax.random.categorical(k_snap, masked_logits(frozen_actor, obs, mask))
         greedy = jax.vmap(lambda st: greedy_policy(self.env, st))(s)
         rand = jax.vmap(lambda st, k: random_policy(self.env, st, k))(
             s, jax.random.split(k_rand, obs.shape[0]))
-        return jnp.select([games.opp == OPP_SELF, games.opp == OPP_SNAPSHOT,
-                           games.opp == OPP_GREEDY], [own, frozen, greedy], rand).astype(jnp.int32)
+        kinds, actions = [OPP_SELF, OPP_SNAPSHOT, OPP_GREEDY], [own, frozen, greedy]
+        if self.fixed is not None:  # a fixed exported policy, played as agents.ppo does
+            kinds.append(OPP_POLICY)
+            actions.append(jnp.argmax(masked_logits(self.fixed, obs, mask), axis=1))
+        return jnp.select([games.opp == k for k in kinds], actions, rand).astype(jnp.int32)
 
-    def _play(self, games: Games, action, pending, fresh: Games, actor, snaps, key):
+    def _play(self, games: Games, action, pending, fresh: Games, actor, frozen_actor, key):
         """Play until every game waits for the learner: first the learner's ``action`` where
         ``pending``, then its opponents. A game that ends is replaced by ``fresh`` (a new deal)
         and played on to the learner's first turn. Returns the games, the learner's reward in
@@ -312,7 +341,11 @@ class SelfPlay:
             g, pending, reward, done, key = carry
             key, sub = jax.random.split(key)
             moving = needs_move(g, pending)
-            a = jnp.where(pending, action, self._opponent_actions(g, actor, snaps, sub))
+            # the opponents' networks only run in the rounds where some opponent moves
+            a = jax.lax.cond(jnp.any(moving & ~pending),
+                             lambda: self._opponent_actions(g, actor, frozen_actor, sub),
+                             lambda: jnp.zeros_like(action))
+            a = jnp.where(pending, action, a)
             state = jax.vmap(lambda st, a: self.env.step(st, a))(g.state, a)
             r = jnp.take_along_axis(state.rewards, seat[:, None], 1)[:, 0]
             reward = reward + jnp.where(moving & ~done, r, 0.0)
@@ -328,19 +361,20 @@ class SelfPlay:
 
     def reset(self, key, n: int):
         """``n`` new games, the learner at the seat to play first."""
-        games = self._fresh(key, n, 1)
+        games = self._fresh(key, n)
         return games._replace(side=self.side_of[games.state.current_player])
 
-    def step(self, games: Games, action, actor, snaps, snaps_filled, key):
+    def step(self, games: Games, action, actor, frozen_actor, key):
         """The learner plays ``action`` in every game; returns ``(games, reward, done)`` with
-        finished games replaced by fresh ones already at the learner's turn."""
+        finished games replaced by fresh ones already at the learner's turn. ``actor`` plays
+        the opponents of kind "self", ``frozen_actor`` (a snapshot) those of kind "snapshot"."""
         import jax
         import jax.numpy as jnp
 
         k_fresh, k_play = jax.random.split(key)
-        fresh = self._fresh(k_fresh, action.shape[0], snaps_filled)
+        fresh = self._fresh(k_fresh, action.shape[0])
         pending = jnp.ones(action.shape, bool)
-        return self._play(games, action, pending, fresh, actor, snaps, k_play)
+        return self._play(games, action, pending, fresh, actor, frozen_actor, k_play)
 
 
 def _where(pred, a, b):
@@ -433,6 +467,10 @@ def _make_train(config: Config):
 
     def update(runner):
         params, snaps = runner["params"], runner["snaps"]
+        # this rollout's frozen opponent: one snapshot for every game (one network to run)
+        key, k_slot = jax.random.split(runner["key"])
+        frozen = jax.tree.map(lambda s: s[jax.random.randint(k_slot, (), 0,
+                                                             runner["snaps_filled"])], snaps)
 
         def env_step(carry, _):
             games, ep_return, key = carry
@@ -444,7 +482,7 @@ def _make_train(config: Config):
             logp = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], 1)[:, 0]
             value = mlp(params["critic"], obs)[:, 0]
             games, reward, done = sp.step(games, action.astype(jnp.int32), params["actor"],
-                                          snaps, runner["snaps_filled"], k_step)
+                                          frozen, k_step)
             ep_return = ep_return + reward
             info = (jnp.where(done, ep_return, 0.0), done)
             ep_return = jnp.where(done, 0.0, ep_return)
@@ -452,7 +490,7 @@ def _make_train(config: Config):
             return (games, ep_return, key), (t, info)
 
         (games, ep_return, key), (traj, (finished, dones)) = jax.lax.scan(
-            env_step, (runner["games"], runner["ep_return"], runner["key"]), None,
+            env_step, (runner["games"], runner["ep_return"], key), None,
             config.num_steps)
         last_value = mlp(params["critic"], games.state.observation)[:, 0]
 
@@ -659,6 +697,7 @@ def train(config: Config, command: str = "") -> Path:
     bar = tqdm(total=config.num_updates() * config.batch, initial=steps, unit="step",
                unit_scale=True, disable=not config.progress, dynamic_ncols=True)
     last_eval = -1 if steps else 0
+    interrupted = False
     try:
         while steps < config.total_steps:
             runner, metrics = update(runner)
@@ -675,6 +714,8 @@ def train(config: Config, command: str = "") -> Path:
             if steps >= next_ckpt:
                 save_checkpoint(runner, config, steps, wall(), out / "checkpoint.npz")
                 next_ckpt += config.checkpoint_every
+    except KeyboardInterrupt:  # Ctrl-C: keep what was learned, evaluate and export it
+        interrupted = True
     finally:
         bar.close()
         save_checkpoint(runner, config, steps, wall(), out / "checkpoint.npz")
@@ -683,7 +724,8 @@ def train(config: Config, command: str = "") -> Path:
     tb.close()
     meta = export(out / "policy.npz")
     (out / "policy.json").write_text(json.dumps(meta, indent=2))
-    print(f"trained {steps:,} steps in {wall():.0f} s; policy: {out / 'policy.npz'}")
+    print(f"trained {steps:,} steps in {wall():.0f} s{' (interrupted)' if interrupted else ''}; "
+          f"policy: {out / 'policy.npz'}")
     if config.ship:
         ship(out, config)
     return out / "policy.npz"
