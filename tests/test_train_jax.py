@@ -116,3 +116,33 @@ def test_export_matches_the_jax_network(tmp_path):
     obs = np.random.default_rng(0).random((5, 234)).astype(np.float32)
     np.testing.assert_allclose(NumpyPolicy(path).logits(obs), np.asarray(mlp(actor, obs)),
                                rtol=1e-4, atol=1e-4)
+
+
+def test_opponent_policy_is_checked_before_training(tmp_path, capsys):
+    from agents.ppo import random_policy_npz
+
+    relu = tmp_path / "relu.npz"
+    random_policy_npz(relu, RuleConfig(), hidden=(8,), activation="relu")
+    four = tmp_path / "four.npz"
+    random_policy_npz(four, RuleConfig(num_players=4), hidden=(8,))
+    out = tmp_path / "never"
+    for flags, message in ((["--opp-policy", str(relu)], "uses relu"),
+                           (["--opp-policy", str(four)], "these rules need 234 and 112"),
+                           (["--opp-policy", str(tmp_path / "no.npz")], "no PPO policy file"),
+                           (["--opp-policy-weight", "1"], "needs --opp-policy PATH")):
+        assert main([*flags, "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and message in err, err
+    assert not out.exists()
+
+
+def test_best_response_refuses_bad_input(capsys):
+    from experiments.best_response import jittable
+    from experiments.best_response import main as best_response
+
+    assert best_response(["--agent", "nonsense", "--steps", "10"]) == 2
+    assert "unknown agent spec 'nonsense'" in capsys.readouterr().err
+    assert best_response(["--agent", "greedy", "--steps", "0"]) == 2
+    assert "--steps and --matches must be >= 1" in capsys.readouterr().err
+    assert jittable("ppo:x.npz") == ("ppo", "x.npz") and jittable("greedy") == ("greedy", "")
+    assert jittable("search:sims=5") is None
