@@ -26,6 +26,9 @@ option                  default              allowed
                                              the episode ends. ``"raise"``: the core's
                                              ``IllegalMoveError`` is raised, state unchanged.
 ``illegal_reward``      ``-1.0``             any finite number
+``obs_version``         ``OBS_VERSION``      a registered observation version
+                                             (``dominoes_env.encoding.OBSERVATION_SPECS``;
+                                             today only ``2``)
 ======================  ===================  ====================================================
 
 Every player's reward is its side's reward (partners share it).
@@ -59,6 +62,7 @@ class EnvOptions:
     reward_scale: float | None = None
     illegal_action: str = "penalize"
     illegal_reward: float = -1.0
+    obs_version: int = 2  # dominoes_env.encoding.OBS_VERSION (a test keeps them equal)
 
     def __post_init__(self) -> None:
         for name, allowed in (("reward_mode", REWARD_MODES), ("episode", EPISODES),
@@ -72,6 +76,10 @@ class EnvOptions:
             object.__setattr__(self, "reward_scale",
                                as_float("reward_scale", self.reward_scale, 0, low_open=True))
         object.__setattr__(self, "illegal_reward", as_float("illegal_reward", self.illegal_reward))
+        from .encoding import observation_spec  # numpy, imported with the envs anyway
+
+        # ValueError naming the registered versions; numpy integers become int
+        object.__setattr__(self, "obs_version", observation_spec(self.obs_version).version)
 
     def scale(self, rules: RuleConfig) -> float:
         """The score_delta multiplier: ``reward_scale``, or ``1 / target_score``."""

@@ -8,7 +8,7 @@ differential tests (same deal, same moves: same legal masks, points, scores and 
 >>> from dominoes_env.jax import make, random_policy
 >>> env = make(num_players=3, episode="hand")
 >>> keys = jax.random.split(jax.random.PRNGKey(0), 8)
->>> state = jax.vmap(env.init)(keys)          # 8 hands at once
+>>> state = jax.jit(jax.vmap(env.init))(keys)  # 8 hands at once
 >>> state.observation.shape
 (8, 244)
 

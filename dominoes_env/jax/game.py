@@ -245,8 +245,8 @@ class Game:
         play draws from the boneyard until a drawn tile fits (or the drawable part is empty),
         then plays or passes; when every seat in turn has passed the hand is blocked.
 
-        A fixed loop over the ``n`` seats (each seat's draw is one vectorised step over the
-        boneyard positions), so it compiles to straight-line code."""
+        A fixed loop over the ``n`` seats (``fori_loop``); each seat's draw is one vectorised
+        step over the boneyard positions."""
         tb = self.tb
         n, V = tb.n, tb.V
         ends = s.ends
@@ -259,33 +259,36 @@ class Game:
         pos = jnp.arange(s.bone.shape[0], dtype=I32)
         pos_fits = fits[s.bone] & (pos < tb.draw_limit)
 
-        hands, lacks, drawn = s.hands, s.known_lacks, s.drawn
-        found = jnp.bool_(False)
-        turn = _i(-1)
-        for k in range(1, n + 1):  # static: at most n seats are visited
+        def visit(k, carry):
+            """Seat ``seat + k``: play if it can, else draw until a tile fits, else pass."""
+            hands, lacks, drawn, turn = carry
             who = (seat + k) % n
-            active = ~found
+            active = turn < 0  # no seat before it in this round could play
             holds = jnp.any(hands[who] & fits)
             must_draw = active & ~holds
             cand = pos_fits & (pos >= drawn)
             hit = jnp.any(cand)
-            stop = jnp.where(hit, jnp.argmax(cand).astype(I32) + 1, tb.draw_limit)
-            stop = jnp.maximum(stop, drawn)
+            stop = jnp.maximum(jnp.where(hit, jnp.argmax(cand).astype(I32) + 1, tb.draw_limit),
+                               drawn)
             new_drawn = jnp.where(must_draw, stop, drawn)
             take = (pos >= drawn) & (pos < new_drawn)
             got = jnp.zeros(tb.T, bool).at[s.bone].set(take)  # boneyard tiles are distinct
             hands = hands.at[who].set(hands[who] | got)
             drew = new_drawn - drawn
-            plays_drawn = must_draw & hit
-            # what the table learns: after several draws only these values (the seat may have
-            # drawn a value it lacked before); after one draw or none, these values as well
-            replace = jnp.where(plays_drawn, drew > 1, drew > 0)
+            # what the table learns: after several draws that end in a playable tile only these
+            # values (the seat may have drawn a value it lacked before); otherwise these values
+            # as well, or only these if it drew and still passes
+            replace = jnp.where(hit, drew > 1, drew > 0)
             learned = jnp.where(replace, values, lacks[who] | values)
             lacks = lacks.at[who].set(jnp.where(must_draw, learned, lacks[who]))
-            drawn = new_drawn
-            plays = active & (holds | hit)
-            turn = jnp.where(plays, who, turn)
-            found = found | plays
+            turn = jnp.where(active & (holds | hit), who, turn)
+            return hands, lacks, new_drawn, turn
+
+        # at most n seats are visited: the n-th is the seat that played, after n - 1 passes
+        hands, lacks, drawn, turn = jax.lax.fori_loop(
+            1, n + 1, visit, (s.hands, s.known_lacks, s.drawn, _i(-1))
+        )
+        found = turn >= 0
         s = s._replace(hands=hands, known_lacks=lacks, drawn=drawn, turn=turn)
         return self.end_blocked(s, ~found)
 

@@ -7,8 +7,9 @@ points now, then the heaviest tile, then a double, then the lowest code.
 >>> import jax
 >>> from dominoes_env.jax import make
 >>> env = make()
->>> state = env.init(jax.random.PRNGKey(1))
->>> bool(state.legal_action_mask[greedy_policy(env, state)])
+>>> state = jax.jit(env.init)(jax.random.PRNGKey(1))
+>>> action = jax.jit(greedy_policy, static_argnums=0)(env, state)
+>>> bool(state.legal_action_mask[action])
 True
 """
 
