@@ -94,6 +94,8 @@ class Config:
     opp_policy_weight: float = _f(0.0, "share of episodes against --opp-policy")
     snapshots: int = _f(8, "frozen snapshots kept (the oldest is replaced)")
     snapshot_every: int = _f(20, "updates between snapshots")
+    time_limit: float = _f(25.0, "minutes of wall time after which training stops (then the "
+                                 "final evaluation and export); 0: no limit")
     eval_every: int = _f(1_000_000, "steps between evaluations (0: evaluate only at the end)")
     eval_matches: int = _f(200, "matches per opponent and evaluation (greedy and random), "
                                 "seats swapped on each deal")
@@ -116,8 +118,8 @@ class Config:
             raise ValueError(f"num_envs * num_steps = {self.num_envs * self.num_steps} is not "
                              f"divisible by num_minibatches={self.num_minibatches}")
         for name in ("lr", "gamma", "gae_lambda", "clip_eps", "ent_coef", "vf_coef",
-                     "max_grad_norm", "reward_scale", "opp_self", "opp_snapshot", "opp_greedy",
-                     "opp_random", "opp_policy_weight"):
+                     "max_grad_norm", "reward_scale", "time_limit", "opp_self", "opp_snapshot",
+                     "opp_greedy", "opp_random", "opp_policy_weight"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
                     math.isfinite(value) and value >= 0):
@@ -414,8 +416,8 @@ def make_train(config: Config):
     metrics)`` = one rollout of ``num_envs x num_steps`` learner decisions and the PPO epochs.
     The same training settings give the same (already compiled) functions."""
     keep = {k: v for k, v in dataclasses.asdict(config).items()
-            if k not in ("out", "resume", "ship", "progress", "eval_every", "eval_matches",
-                         "checkpoint_every", "seed")}
+            if k not in ("out", "resume", "ship", "progress", "time_limit", "eval_every",
+                         "eval_matches", "checkpoint_every", "seed")}
     base = dataclasses.asdict(Config())
     return _make_train_cached(json.dumps({**base, **keep, "out": "", "resume": None},
                                          sort_keys=True))
@@ -714,6 +716,11 @@ def train(config: Config, command: str = "") -> Path:
             if steps >= next_ckpt:
                 save_checkpoint(runner, config, steps, wall(), out / "checkpoint.npz")
                 next_ckpt += config.checkpoint_every
+            if config.time_limit and time.time() - started > config.time_limit * 60:
+                tqdm.write(f"[time limit] {config.time_limit:g} minutes: stopping at "
+                           f"{steps:,} steps")
+                interrupted = True
+                break
     except KeyboardInterrupt:  # Ctrl-C: keep what was learned, evaluate and export it
         interrupted = True
     finally:

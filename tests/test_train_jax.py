@@ -68,6 +68,14 @@ def test_resume_continues_the_step_count(run):
         assert json.loads(str(data["meta"]))["steps"] == 96
 
 
+def test_time_limit_stops_training_then_exports(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main([*TINY, "--eval-every", "0", "--total-steps", "640", "--time-limit", "1e-4",
+                 "--out", str(out)]) == 0
+    assert json.loads((out / "policy.json").read_text())["steps"] == 32  # one update
+    assert "(interrupted)" in capsys.readouterr().out
+
+
 def test_same_seed_same_policy(tmp_path):
     flags = [*TINY, "--eval-every", "0", "--seed", "5"]
     assert main([*flags, "--out", str(tmp_path / "a")]) == 0
