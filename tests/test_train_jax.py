@@ -136,7 +136,7 @@ def test_opponent_policy_is_checked_before_training(tmp_path, capsys):
     out = tmp_path / "never"
     for flags, message in ((["--opp-policy", str(relu)], "uses relu"),
                            (["--opp-policy", str(four)], "these rules need 234 and 112"),
-                           (["--opp-policy", str(tmp_path / "no.npz")], "no PPO policy file"),
+                           (["--opp-policy", str(tmp_path / "no.npz")], "no such file"),
                            (["--opp-policy-weight", "1"], "needs --opp-policy PATH")):
         assert main([*flags, "--out", str(out)]) == 2
         err = capsys.readouterr().err
