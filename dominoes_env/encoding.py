@@ -90,7 +90,18 @@ from typing import Any
 
 import numpy as np
 
-from .core import END_NAMES, PLAY, FullState, RuleConfig, SeatView, count_after
+from .core import (
+    END_NAMES,
+    PLAY,
+    FullState,
+    RuleConfig,
+    SeatView,
+    code_of,
+    count_after,
+    end_of,
+    points_for_count,
+    tile_of,
+)
 
 OBS_VERSION = 2
 
@@ -278,8 +289,8 @@ def _last_play_on_end_is_double(src, end: int, dbl) -> bool:
     history = src.history
     for i in range(len(history) - 1, 0, -1):  # index 0 is the lead
         ev = history[i]
-        if ev[0] == PLAY and ev[2] & 3 == end:
-            return dbl[ev[2] >> 2]
+        if ev[0] == PLAY and end_of(ev[2]) == end:
+            return dbl[tile_of(ev[2])]
     return False
 
 
@@ -359,11 +370,12 @@ def _encode(lay: ObservationLayout, src, seat: int, own: int, sizes, masks: bool
         contrib, arm = src.contrib, src.arm
         pips, dbl_tiles = lay._pips, lay._dbl_tiles
         for code in legal:
-            c = count_after(code, lead, lead_pips, ends, contrib, arm, pips, dbl_tiles)
-            if c % 5 == 0 and c:
+            p = points_for_count(count_after(code, lead, lead_pips, ends, contrib, arm, pips,
+                                             dbl_tiles))
+            if p:
                 if moves is lay._zero_moves:
                     moves = bytearray(moves)
-                _pack_float_into(moves, 4 * code, c / MOVE_POINTS_DIVISOR)
+                _pack_float_into(moves, 4 * code, p / MOVE_POINTS_DIVISOR)
     chunks.append(moves)
     buf = bytearray().join(chunks)
     obs = np.frombuffer(buf, _FLOAT32)
@@ -486,7 +498,7 @@ def encode_action(tile_index: int, end: int | str | None = None,
         raise ValueError(
             f"end={end!r} is not an end; allowed: 0..3, {', '.join(END_NAMES)} or None"
         )
-    return int(tile_index) * NUM_ENDS + e
+    return code_of(int(tile_index), e)
 
 
 def decode_action(code: int, num_tiles: int | None = None) -> tuple[int, int]:
@@ -501,7 +513,7 @@ def decode_action(code: int, num_tiles: int | None = None) -> tuple[int, int]:
         top = None if num_tiles is None else num_tiles * NUM_ENDS - 1
         allowed = "a non-negative integer" if top is None else f"0..{top}"
         raise ValueError(f"action code {code} is out of range; allowed: {allowed}")
-    return int(code) >> 2, int(code) & 3
+    return tile_of(int(code)), end_of(int(code))
 
 
 def state_vector(match, out: np.ndarray | None = None, hand: FullState | None = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from .core import END_NAMES, MatchState, RuleConfig
+from .core import END_NAMES, MatchState, RuleConfig, end_of, tile_of
 from .core.records import write_record
 from .render.ansi import render_ansi
 
@@ -58,10 +58,10 @@ class TerminalGame:
         kind, seat = event[0], event[1]
         me = seat == HUMAN
         if kind == "play":
-            tile = hand.rules.tiles.tiles[event[2] >> 2]
-            where = "leads" if is_lead else f"plays on {END_NAMES[event[2] & 3]}:"
+            tile = hand.rules.tiles.tiles[tile_of(event[2])]
+            where = "leads" if is_lead else f"plays on {END_NAMES[end_of(event[2])]}:"
             if me:
-                where = "lead" if is_lead else f"play on {END_NAMES[event[2] & 3]}:"
+                where = "lead" if is_lead else f"play on {END_NAMES[end_of(event[2])]}:"
             scored = f", {'score' if me else 'scores'} {event[3]}" if event[3] else ""
             return f"{self.who(seat)} {where} {tile}{scored}."
         if kind == "draw":

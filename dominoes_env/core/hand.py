@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 
 from .checks import as_int, short_repr
 from .errors import IllegalMoveError
-from .moves import DOWN, END_NAMES, LEFT, RIGHT, UP, Move, end_index
+from .moves import DOWN, END_NAMES, LEFT, RIGHT, UP, Move, code_of, end_index, end_of, tile_of
 from .rules import RuleConfig
 from .scoring import blocked_award, count_after, points_for_count, round_to_five
 from .tiles import Tile, iter_bits
@@ -327,7 +327,7 @@ class HandState:
         """Whether an action code is legal now (a fast check; :meth:`play` says why not)."""
         if self.turn < 0 or not 0 <= code < len(self._pips) * 4:
             return False
-        t = code >> 2
+        t = code >> 2  # tile_of / end_of inlined in the hot paths below
         if not self.hands[self.turn] >> t & 1:
             return False
         e = code & 3
@@ -344,8 +344,8 @@ class HandState:
 
     def move_of(self, code: int) -> Move:
         """The :class:`Move` of an action code in this position (the lead has ``end=None``)."""
-        tile = self.rules.tiles.tiles[code >> 2]
-        return Move(tile, None if self.lead < 0 else END_NAMES[code & 3])
+        tile = self.rules.tiles.tiles[tile_of(code)]
+        return Move(tile, None if self.lead < 0 else END_NAMES[end_of(code)])
 
     def count_after(self, code: int) -> int:
         """The layout count after playing a legal action code, without playing it."""
@@ -391,11 +391,11 @@ class HandState:
         first_leads = self._root is None or self._root[0].lead < 0
         out = []
         for i, (_seat, code, flip) in enumerate(self.moves):
-            t = tiles[code >> 2]
+            t = tiles[tile_of(code)]
             if i == 0 and first_leads:
                 out.append(Move(Tile(t.high, t.low) if flip else t, None))
             else:
-                out.append(Move(t, END_NAMES[code & 3]))
+                out.append(Move(t, END_NAMES[end_of(code)]))
         return out
 
     def pop(self) -> Move:
@@ -438,7 +438,7 @@ class HandState:
             if not 0 <= move < ts.num_tiles * 4:
                 raise IllegalMoveError(move, f"action code out of range 0..{ts.num_tiles * 4 - 1}")
             code = move
-            if self.lead < 0 and code & 3:
+            if self.lead < 0 and end_of(code):
                 raise IllegalMoveError(
                     self.move_of(code), "the lead is played with end code 0 (left)"
                 )
@@ -455,7 +455,7 @@ class HandState:
             if self.lead < 0:
                 if end is not None:
                     raise IllegalMoveError(move, "the lead has no end (end must be None)")
-                code, flip = t << 2, tile[0] > tile[1]
+                code, flip = code_of(t), tile[0] > tile[1]
             else:
                 if end is None:
                     raise IllegalMoveError(move, "only the lead has no end; name an end")
@@ -463,12 +463,12 @@ class HandState:
                     e = end_index(end)
                 except ValueError as err:
                     raise IllegalMoveError(move, str(err)) from None
-                code = t << 2 | e
+                code = code_of(t, e)
         self._check_legal(code, move)
         return code, flip
 
     def _check_legal(self, code: int, move) -> None:
-        t, e = code >> 2, code & 3
+        t, e = tile_of(code), end_of(code)
         seat = self.turn
         tile = self.rules.tiles.tiles[t]
         if not self.hands[seat] >> t & 1:
@@ -509,11 +509,14 @@ class HandState:
         seat = self.turn
         if seat < 0:
             raise IllegalMoveError(code, "the hand is over")
+        ends, contrib = self.ends, self.contrib
+        # the count rule is written once, in scoring.count_after (asked before the layout moves)
+        count = count_after(code, self.lead, self.lead_pips, ends, contrib, self.arm, self._pips,
+                            self._dbl)
         t = code >> 2
         bit = 1 << t
         self.hands[seat] ^= bit
         self.played |= bit
-        ends, contrib = self.ends, self.contrib
         dbl = self._dbl[t]
         if self.lead < 0:
             e = -1
@@ -534,7 +537,6 @@ class HandState:
                     self.cross_open = self._cross_now
             else:
                 contrib[0], contrib[1] = lo, hi
-            count = a
         else:
             e = code & 3
             v = ends[e]
@@ -555,12 +557,8 @@ class HandState:
                     self.spinner_free[e] = True
                     ends[2] = ends[3] = v
                     self.cross_open = self._cross_now
-            if arm[0] or arm[1]:
-                count = contrib[0] + contrib[1] + contrib[2] + contrib[3]
-            else:
-                count = self.lead_pips + contrib[2] + contrib[3]
         self.count = count
-        points = count if count % 5 == 0 else 0
+        points = points_for_count(count)
         self.history.append((PLAY, seat, code, points))
         self.moves.append((seat, code, flip))
         self.move_points.append(points)

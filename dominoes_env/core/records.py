@@ -29,6 +29,7 @@ from .checks import short_repr
 from .errors import IllegalMoveError, RecordError
 from .hand import HandState
 from .match import MatchState
+from .moves import END_NAMES, end_of, tile_of
 from .rules import RuleConfig
 
 RECORD_KEYS = ("leader", "hands", "boneyard", "moves")
@@ -41,11 +42,11 @@ def hand_record(hand: HandState) -> dict[str, Any]:
     dealt_hands, boneyard = hand.dealt
     moves = []
     for i, (seat, code, flip) in enumerate(hand.moves):
-        t = ts.tiles[code >> 2]
+        t = ts.tiles[tile_of(code)]
         if i == 0:
             moves.append([seat, [t.high, t.low] if flip else [t.low, t.high], None])
         else:
-            moves.append([seat, [t.low, t.high], ("left", "right", "up", "down")[code & 3]])
+            moves.append([seat, [t.low, t.high], END_NAMES[end_of(code)]])
     return {
         "leader": hand.leader,
         "hands": [[list(t) for t in ts.mask_tiles(mask)] for mask in dealt_hands],
