@@ -3,7 +3,8 @@ pettingzoo). Every other layer asks this package what is legal and what scores, 
 states through the :class:`PublicState` / :class:`FullState` protocols of :mod:`.state`."""
 
 from .errors import IllegalMoveError, RecordError
-from .hand import DRAW, PASS, PLAY, HandState
+from .events import DRAW, PASS, PLAY, Award, Draw, Outcome, Pass, Play, Result
+from .hand import HandState
 from .match import MatchState
 from .moves import DOWN, END_NAMES, LEFT, RIGHT, UP, Move, code_of, end_of, tile_of
 from .rules import RuleConfig
@@ -21,8 +22,9 @@ from .view import SeatView
 
 __all__ = [
     "DOWN", "DRAW", "END_NAMES", "LEFT", "PASS", "PLAY", "RIGHT", "UP",
-    "FullState", "HandState", "IllegalMoveError", "MatchState", "Move", "PublicState",
-    "RecordError", "RuleConfig", "SeatView", "Tile", "TileSet",
+    "Award", "Draw", "FullState", "HandState", "IllegalMoveError", "MatchState", "Move",
+    "Outcome", "Pass", "Play",
+    "PublicState", "RecordError", "Result", "RuleConfig", "SeatView", "Tile", "TileSet",
     "blocked_award", "code_of", "count_after", "end_of", "iter_bits", "match_winner",
     "points_for_count", "round_to_five", "tile_of", "tile_set", "wins_by_play",
 ]  # fmt: skip

@@ -24,14 +24,16 @@ from collections.abc import Iterable, Sequence
 
 from .checks import as_int, short_repr
 from .errors import IllegalMoveError
+from .events import BLOCKED, DOMINO, DRAW, PASS, PLAY, Award, Draw, Outcome, Pass, Play, Result
 from .moves import DOWN, END_NAMES, LEFT, RIGHT, UP, Move, code_of, end_index, end_of, tile_of
 from .rules import RuleConfig
 from .scoring import blocked_award, count_after, points_for_count, round_to_five
 from .tiles import Tile, iter_bits
 from .view import SeatView, make_view
 
-# public history event kinds: (PLAY, seat, code, points), (DRAW, seat, n_tiles), (PASS, seat)
-PLAY, DRAW, PASS = "play", "draw", "pass"
+# public history events (typed records, see .events): Play(seat, code, points) =
+# ("play", seat, code, points), Draw(seat, n_tiles) = ("draw", ...), Pass(seat) = ("pass", seat)
+_new = tuple.__new__  # builds the records without their Python-level __new__ (the hot path)
 
 _SPINNER_FIRST, _SPINNER_LEAD, _SPINNER_NONE = 0, 1, 2
 _SPINNER_MODES = {
@@ -79,10 +81,12 @@ class HandState:
       ``contrib[e]``: what that end adds to the count, ``arm[e]``: tiles on that end's arm
     - ``spinner``: tile index of the spinner or ``-1``; ``cross_open``: whether up/down take tiles
     - ``turn``: seat to play, ``-1`` once the hand is over; ``count``: the layout's current count
-    - ``result``: ``None``, ``("domino", seat)`` or ``("blocked", None)``; ``award``: ``(side,
-      points)`` or ``None``
-    - ``history``: the public history, ``("play", seat, code, points)``, ``("draw", seat, n)``,
-      ``("pass", seat)``; ``moves``: ``(seat, code, flipped)`` per play, for records
+    - ``result``: ``None``, ``Result("domino", seat)`` or ``Result("blocked", None)``;
+      ``award``: ``Award(side, points)`` or ``None``; ``outcome``: both in one
+      :class:`~dominoes_env.core.events.Outcome` (all named tuples, equal to the plain tuples)
+    - ``history``: the public history, :class:`~dominoes_env.core.events.Play` /
+      ``Draw`` / ``Pass`` records, equal to ``("play", seat, code, points)``, ``("draw", seat,
+      n)``, ``("pass", seat)``; ``moves``: ``(seat, code, flipped)`` per play, for records
     - ``known_lacks[s]``: bitmask of pip values seat ``s`` is known not to hold (public inference
       from its draws and passes; a tile it has just drawn and must now play is the one exception)
     """
@@ -266,6 +270,14 @@ class HandState:
     @property
     def is_over(self) -> bool:
         return self.turn < 0
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """How the finished hand ended (:class:`~dominoes_env.core.events.Outcome`: kind, the
+        seat that went out, the award), or ``None`` while it runs."""
+        if self.result is None:
+            return None
+        return Outcome(self.result[0], self.result[1], self.award)
 
     @property
     def tiles(self):
@@ -559,7 +571,7 @@ class HandState:
                     self.cross_open = self._cross_now
         self.count = count
         points = points_for_count(count)
-        self.history.append((PLAY, seat, code, points))
+        self.history.append(_new(Play, (PLAY, seat, code, points)))
         self.moves.append((seat, code, flip))
         self.move_points.append(points)
         if not self.hands[seat]:
@@ -602,14 +614,14 @@ class HandState:
             if self.cross_open:
                 values |= 1 << ends[2] | 1 << ends[3]
             if drew:
-                self.history.append((DRAW, s, drew))
+                self.history.append(_new(Draw, (DRAW, s, drew)))
             if h & open_mask:
                 # the last drawn tile is playable; the others drawn with it lack these values too
                 self.known_lacks[s] = values if drew > 1 else self.known_lacks[s] | values
                 self.turn = s
                 return
             self.known_lacks[s] = values if drew else self.known_lacks[s] | values
-            self.history.append((PASS, s))
+            self.history.append(_new(Pass, (PASS, s)))
             passes += 1
             if passes == n:
                 self._end_blocked()
@@ -624,15 +636,15 @@ class HandState:
                 for t in iter_bits(self.hands[s]):
                     left += pips[t]
         self.turn = -1
-        self.result = ("domino", seat)
-        self.award = (side, round_to_five(left))
+        self.result = Result(DOMINO, seat)
+        self.award = Award(side, round_to_five(left))
 
     def _end_blocked(self) -> None:
         side_pips = [0] * self.rules.num_sides
         for s in range(self.n):
             side_pips[self._side[s]] += self.rules.tiles.mask_pips(self.hands[s])
         self.turn = -1
-        self.result = ("blocked", None)
+        self.result = Result(BLOCKED, None)
         self.award = blocked_award(side_pips, self.rules.blocked_award)
 
     def side_pips(self) -> list[int]:

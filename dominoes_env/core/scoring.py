@@ -7,6 +7,8 @@ observation encoder all call these; none restates them."""
 
 from __future__ import annotations
 
+from .events import Award
+
 
 def round_to_five(pips: int) -> int:
     """Round to the nearest multiple of 5: remainder 1 or 2 down, 3 or 4 up.
@@ -51,13 +53,13 @@ def count_after(code: int, lead: int, lead_pips: int, ends, contrib, arm, pips, 
     return lead_pips + contrib[2] + contrib[3] - contrib[e] + new
 
 
-def blocked_award(side_pips: list[int], mode: str = "opponents_total") -> tuple[int, int] | None:
-    """``(side, points)`` for a blocked hand, or ``None`` when the fewest pips are tied.
+def blocked_award(side_pips: list[int], mode: str = "opponents_total") -> Award | None:
+    """``Award(side, points)`` for a blocked hand, or ``None`` when the fewest pips are tied.
 
     >>> blocked_award([14, 12])
-    (1, 15)
-    >>> blocked_award([14, 12, 20], "difference")
-    (1, 10)
+    Award(side=1, points=15)
+    >>> blocked_award([14, 12, 20], "difference") == (1, 10)
+    True
     >>> blocked_award([9, 9]) is None
     True
     """
@@ -67,8 +69,8 @@ def blocked_award(side_pips: list[int], mode: str = "opponents_total") -> tuple[
     winner = side_pips.index(low)
     others = [p for s, p in enumerate(side_pips) if s != winner]
     if mode == "difference":
-        return winner, round_to_five(sum(p - low for p in others))
-    return winner, round_to_five(sum(others))
+        return Award(winner, round_to_five(sum(p - low for p in others)))
+    return Award(winner, round_to_five(sum(others)))
 
 
 def wins_by_play(score: int, target: int, win_check: str) -> bool:
