@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from dominoes_env.optional import require
+
 from .ppo import ACTIVATIONS, save_policy_npz
 
 
@@ -39,7 +41,7 @@ def export_policy(model, path: str | os.PathLike, metadata: dict[str, Any] | Non
     Raises ``ValueError`` for a policy this format cannot hold (a non-flat observation, a
     features extractor other than flattening, an unsupported activation).
     """
-    import torch
+    torch = require("torch", "train", "exporting a policy")
     from stable_baselines3.common.torch_layers import FlattenExtractor
     from torch import nn
 

@@ -22,6 +22,7 @@ import numpy as np
 from agents import make_agent
 from dominoes_env.core import RuleConfig
 from dominoes_env.encoding import action_mask, encode_observation
+from dominoes_env.optional import require
 
 from .arena import DuplicateDealMatch, derive_seed
 
@@ -67,6 +68,13 @@ def _play_and_record(args) -> dict[str, np.ndarray]:
             "values": np.array(values, dtype=np.float32)}
 
 
+def _ignore_sigint() -> None:
+    """Pool workers leave Ctrl-C to the parent (which stops the pool): no traceback per worker."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def collect_demonstrations(teacher: str, opponents: list[str], rules: RuleConfig, matches: int,
                            seed: int = 0, workers: int = 1, progress: bool = False
                            ) -> dict[str, np.ndarray]:
@@ -77,7 +85,7 @@ def collect_demonstrations(teacher: str, opponents: list[str], rules: RuleConfig
     jobs = [(teacher, opponents, rules, derive_seed(seed, "bc", i), scale) for i in range(matches)]
     parts = []
     if workers > 1:
-        with mp.get_context("fork").Pool(workers) as pool:
+        with mp.get_context("fork").Pool(workers, _ignore_sigint) as pool:
             it = pool.imap(_play_and_record, jobs)  # in job order: the same data every run
             parts = _with_progress(it, matches, progress)
     else:
@@ -113,7 +121,7 @@ def dataset_demonstrations(path, agent: str | None = None,
 def _with_progress(it, total: int, show: bool) -> list:
     if not show:
         return list(it)
-    from tqdm import tqdm
+    tqdm = require("tqdm", "train", "the progress bar").tqdm
 
     return list(tqdm(it, total=total, desc="demonstrations", unit="match"))
 
@@ -123,7 +131,7 @@ def pretrain_policy(model, data: dict[str, np.ndarray], epochs: int = 10, batch_
     """Fit ``model.policy`` (a MaskablePPO policy) to the demonstrations: masked cross-entropy
     for the actor, mean squared error to ``values`` for the critic. Returns the final training
     accuracy (the teacher's action is the policy's most probable one) and losses."""
-    import torch
+    torch = require("torch", "train", "behaviour cloning")
 
     policy = model.policy
     device = policy.device

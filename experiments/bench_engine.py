@@ -18,6 +18,7 @@ import statistics
 import time
 
 from dominoes_env.core import HandState, RuleConfig
+from dominoes_env.optional import require
 
 
 def run_core(rules: RuleConfig, seconds: float, checked: bool = False) -> tuple[float, float]:
@@ -78,6 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=1.0, help="CPU seconds of one run")
     parser.add_argument("--repeats", type=int, default=5, help="runs per figure (median)")
     args = parser.parse_args(argv)
+    require("rich", "bench", "the benchmark's table")
     from rich.console import Console
     from rich.table import Table
 

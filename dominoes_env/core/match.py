@@ -7,7 +7,7 @@
 (True, True)
 
 Under ``win_check="immediate"`` the match ends the moment a play takes a side to the target.
-If that play was the player's last tile, the domino's award is still added (RULES.md); if it
+If that play was the player's last tile, the domino's award is still added (docs/rules.md); if it
 left the hand blocked, the block's award is not (the match was already over), so the side that
 reached the target wins.
 

@@ -1,4 +1,4 @@
-"""``RuleConfig``: every rule option of ``shared/RULES.md``, validated, immutable, hashable.
+"""``RuleConfig``: every rule option of ``docs/rules.md``, validated, immutable, hashable.
 
 >>> RuleConfig().to_dict()["target_score"]
 250
@@ -38,7 +38,7 @@ def _check_choice(name: str, value: Any, allowed: tuple) -> None:
 
 @dataclass(frozen=True)
 class RuleConfig:
-    """The rule options. Defaults are the ones named in ``shared/RULES.md``.
+    """The rule options. Defaults are the ones named in ``docs/rules.md``.
 
     ``partnerships=None`` means the default: ``True`` with 4 players, ``False`` otherwise; the
     resolved value is what the field holds after construction (and what :meth:`to_dict`
