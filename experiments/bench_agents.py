@@ -15,21 +15,20 @@ import time
 
 from agents import make_agent
 from agents.greedy import GreedyAgent
-from dominoes_env.core import MatchState, RuleConfig
+from dominoes_env.core import RuleConfig
+from dominoes_env.driver import derive_seed, play_match_with
 
 
 def positions(rules: RuleConfig, count: int, seed: int = 0) -> list:
-    """``count`` views of the seat to play from greedy-vs-greedy matches."""
-    player = GreedyAgent()
+    """``count`` views of the seat to play from greedy-vs-greedy matches, played by the shared
+    match driver (match ``g`` is seeded ``derive_seed(seed, "positions", g)``)."""
     out, game = [], 0
     while len(out) < count:
-        match = MatchState(rules, seed=seed + game)
+        players = [GreedyAgent() for _ in range(rules.num_players)]
+        play_match_with(players, rules, derive_seed(seed, "positions", game),
+                        on_decision=lambda seat, view, code: out.append(view))
         game += 1
-        while not match.is_over and len(out) < count:
-            view = match.view(match.turn)
-            out.append(view)
-            match.play(player.act(view))
-    return out
+    return out[:count]
 
 
 def bench(spec: str, views: list, seed: int = 0) -> dict:
