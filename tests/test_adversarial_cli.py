@@ -393,3 +393,10 @@ def test_usage_errors_are_one_line(capsys, main, argv, fragment):
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and fragment in one_error_line(err) and "--help" in err
+
+
+def test_agent_that_kills_its_worker_process_does_not_hang_the_run(tmp_path, capsys):
+    args = tour(tmp_path, "random", f"{TA}:ProcessKillingAgent", extra=("--workers", "2"))
+    assert tournament_main(args) == 2
+    assert "a worker process died (exit code 3)" in one_error_line(capsys.readouterr().err)
+    assert (tmp_path / "o" / MATCHES_FILE).is_file()
