@@ -345,3 +345,37 @@ def test_replay_output_to_a_full_device_or_a_closed_pipe(tmp_path):
                           stdout=write, stderr=subprocess.PIPE, text=True, timeout=60)
     os.close(write)
     assert proc.returncode == 2 and "standard output was closed" in one_error_line(proc.stderr)
+
+
+# -- train_ppo --------------------------------------------------------------------------------
+def test_train_ctrl_c_ends_with_one_line_and_a_resumable_checkpoint(tmp_path):
+    pytest.importorskip("sb3_contrib")
+    out = tmp_path / "run"
+    proc = spawn("experiments.train_ppo", "--total-steps", "1000000", "--n-envs", "2",
+                 "--n-steps", "64", "--batch-size", "64", "--net", "8", "--eval-matches", "2",
+                 "--target-score", "20", "--opponents", "random=1", "--out", str(out),
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_for(proc.stdout, b"[eval] steps 0", proc, timeout=120)  # training has begun
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    last = out / "checkpoints" / "last.zip"
+    assert one_error_line(err.decode()) == (
+        f"error: interrupted; the run is saved in {last}: add --resume {last} to the same "
+        "command to go on")
+    assert last.is_file()
+
+
+@pytest.mark.parametrize("flags, fragment", [
+    (["--learning-rate", "-1"], "learning_rate=-1.0 is out of range"),
+    (["--gae-lambda", "nan"], "gae_lambda=nan must be a finite number"),
+    (["--device", "gpu"], "device='gpu'"),
+    (["--resume", "/nonexistent/last.zip"], "no such file"),
+])  # fmt: skip
+def test_train_bad_flags_are_one_line_and_write_nothing(tmp_path, capsys, flags, fragment):
+    pytest.importorskip("sb3_contrib")
+    from experiments.train_ppo import main as train_main
+
+    assert train_main([*flags, "--out", str(tmp_path / "run")]) == 2
+    assert fragment in one_error_line(capsys.readouterr().err)
+    assert not (tmp_path / "run").exists()
