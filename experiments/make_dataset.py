@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from dominoes_env.cli_support import OneLineParser
 from dominoes_env.core import MatchState, RuleConfig
 from dominoes_env.core.records import _replay_move, _start_hand
 from dominoes_env.encoding import OBS_VERSION, action_mask, encode_observation, observation_size
@@ -225,7 +226,7 @@ def load_decisions(path: str | os.PathLike, *, agent: str | None = None,
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="python -m experiments.make_dataset",
         description="Play games between agents and keep them as a dataset: game records and "
                     "per-decision observation, mask, action and outcome arrays (.npz).")

@@ -33,7 +33,13 @@ from pathlib import Path
 from agents import make_agent
 from agents.pool import OpponentPool
 from agents.ppo import PPOAgent, shipped_policy_path
-from dominoes_env.cli_support import CommandError, print_error, run_command
+from dominoes_env.cli_support import (
+    CommandError,
+    OneLineParser,
+    print_error,
+    quiet_teardown,
+    run_command,
+)
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.checks import as_float, as_int
 from dominoes_env.encoding import OBS_VERSION
@@ -193,7 +199,7 @@ class TrainConfig:
 def parser_for(cls: type) -> argparse.ArgumentParser:
     """An argparse parser with one ``--flag`` per dataclass field, its help text from the
     field's ``metadata["help"]`` and the default shown."""
-    p = argparse.ArgumentParser(prog="dominoes-train", description=__doc__.split("\n")[0],
+    p = OneLineParser(prog="dominoes-train", description=__doc__.split("\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     for f in dataclasses.fields(cls):
         flag = "--" + f.name.replace("_", "-")
@@ -553,6 +559,7 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
         last = Path(config.out) / "checkpoints" / "last.zip"
         note = (f"; the run is saved in {last}: add --resume {last} to the same command to go on"
                 if last.is_file() else "")
+        quiet_teardown()
         print_error(f"interrupted{note}")
         return 130
     return 0
