@@ -91,6 +91,7 @@ from typing import Any
 import numpy as np
 
 from .core import END_NAMES, PLAY, FullState, RuleConfig, SeatView, count_after
+from .core.checks import as_int, is_bool
 
 OBS_VERSION = 2
 
@@ -469,8 +470,7 @@ def encode_action(tile_index: int, end: int | str | None = None,
     >>> encode_action(27, "left"), encode_action(27, None), encode_action(3, 2)
     (108, 108, 14)
     """
-    if isinstance(tile_index, bool) or not isinstance(tile_index, (int, np.integer)):
-        raise TypeError(f"tile_index must be an integer, not {tile_index!r}")
+    tile_index = as_int("tile_index", tile_index)
     if tile_index < 0 or (num_tiles is not None and tile_index >= num_tiles):
         allowed = "a non-negative integer" if num_tiles is None else f"0..{num_tiles - 1}"
         raise ValueError(f"tile_index={tile_index} is out of range; allowed: {allowed}")
@@ -480,8 +480,8 @@ def encode_action(tile_index: int, end: int | str | None = None,
         if end not in END_NAMES:
             raise ValueError(f"unknown end {end!r}; allowed: {', '.join(END_NAMES)} or None")
         e = END_NAMES.index(end)
-    elif isinstance(end, (int, np.integer)) and not isinstance(end, bool) and 0 <= end < NUM_ENDS:
-        e = int(end)
+    elif not is_bool(end) and hasattr(end, "__index__") and 0 <= operator.index(end) < NUM_ENDS:
+        e = operator.index(end)
     else:
         raise ValueError(
             f"end={end!r} is not an end; allowed: 0..3, {', '.join(END_NAMES)} or None"
@@ -495,8 +495,7 @@ def decode_action(code: int, num_tiles: int | None = None) -> tuple[int, int]:
     >>> decode_action(109)
     (27, 1)
     """
-    if isinstance(code, bool) or not isinstance(code, (int, np.integer)):
-        raise TypeError(f"an action code is an integer, not {code!r}")
+    code = as_int("action code", code)
     if code < 0 or (num_tiles is not None and code >= num_tiles * NUM_ENDS):
         top = None if num_tiles is None else num_tiles * NUM_ENDS - 1
         allowed = "a non-negative integer" if top is None else f"0..{top}"
@@ -621,7 +620,7 @@ def observation_spec(version: int = OBS_VERSION) -> ObservationSpec:
     ValueError: obs_version=1 is not available; allowed: 2
     """
     spec = None
-    if not isinstance(version, bool):
+    if not is_bool(version):
         try:
             spec = OBSERVATION_SPECS.get(operator.index(version))
         except TypeError:

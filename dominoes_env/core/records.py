@@ -74,6 +74,9 @@ def write_record(record: dict[str, Any], path: str | os.PathLike, *,
     text = json.dumps(record) + "\n"
     fd, tmp = tempfile.mkstemp(prefix=".record-", suffix=".json", dir=folder)
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)  # the permissions of any new file, not mkstemp's 0600
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
