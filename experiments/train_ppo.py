@@ -142,6 +142,16 @@ class TrainConfig:
                              "not both")
         if self.bc_agent and not self.bc_dataset:
             raise ValueError("bc_agent picks an agent of bc_dataset; give bc_dataset too")
+        if self.bc_dataset:  # refuse a wrong dataset now, before the run directory is made
+            from .make_dataset import dataset_info
+
+            info = dataset_info(self.bc_dataset)
+            if RuleConfig.from_dict(info["rules"]) != self.rules():
+                raise ValueError(f"bc_dataset {self.bc_dataset} was played under other rules "
+                                 f"than this run's: {info['rules']}")
+            if self.bc_agent and self.bc_agent not in info["agents"]:
+                raise ValueError(f"bc_agent {self.bc_agent!r} is not in {self.bc_dataset}; it "
+                                 f"has: {', '.join(info['agents'])}")
         if self.bc_teacher:
             from agents import check_spec
 
