@@ -25,9 +25,11 @@ after every play) and show in the next observations (hand sizes, boneyard, known
      "hand_number": k, "scores": (side scores...)}
 
 plus ``"hand_result"`` (``("domino", seat)`` or ``("blocked", None)``) and ``"hand_award"``
-(``(side, points)`` or ``None``) when that step ended hand ``k``. With ``episode="match"`` the
-next hand is dealt at once, so the next observation shows the new deal; with
-``episode="hand"`` the last observations show the finished hand.
+(``(side, points)`` or ``None``) when that step ended hand ``k``. The events are the core's
+typed records (``Play``, ``Draw``, ``Pass``; the result and award are ``Result`` and
+``Award``): named tuples equal to the tuples shown, with fields (``ev.seat``, ``ev.points``).
+With ``episode="match"`` the next hand is dealt at once, so the next observation shows the new
+deal; with ``episode="hand"`` the last observations show the finished hand.
 
 Observations are fresh arrays on every call (safe to keep).
 
