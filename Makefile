@@ -1,6 +1,6 @@
 VENV := .venv
 PY := $(VENV)/bin/python
-EXTRAS := train,notebooks,ray,bench,dev
+EXTRAS := train,notebooks,ray,rllib,tianshou,bench,dev
 STAMP := $(VENV)/.installed
 
 .PHONY: install demo test bench lint clean

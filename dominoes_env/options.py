@@ -26,6 +26,9 @@ option                  default              allowed
                                              the episode ends. ``"raise"``: the core's
                                              ``IllegalMoveError`` is raised, state unchanged.
 ``illegal_reward``      ``-1.0``             any finite number
+``info_events``         ``False``            ``True`` adds the public event list (and the
+                                             illegal move's reason) to every info; see
+                                             :mod:`.infos` (off: infos of one fixed structure)
 ======================  ===================  ====================================================
 
 Every player's reward is its side's reward (partners share it).
@@ -59,6 +62,7 @@ class EnvOptions:
     reward_scale: float | None = None
     illegal_action: str = "penalize"
     illegal_reward: float = -1.0
+    info_events: bool = False
 
     def __post_init__(self) -> None:
         for name, allowed in (("reward_mode", REWARD_MODES), ("episode", EPISODES),
@@ -77,6 +81,8 @@ class EnvOptions:
         r = self.illegal_reward
         if isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r):
             raise ValueError(f"illegal_reward={r!r} must be a finite number")
+        if not isinstance(self.info_events, bool):
+            raise TypeError(f"info_events={self.info_events!r} must be True or False")
 
     def scale(self, rules: RuleConfig) -> float:
         """The score_delta multiplier: ``reward_scale``, or ``1 / target_score``."""
