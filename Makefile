@@ -3,7 +3,7 @@ PY := $(VENV)/bin/python
 EXTRAS := train,notebooks,ray,rllib,tianshou,bench,dev
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test bench lint clean
+.PHONY: install demo test bench lint clean browser
 
 install: $(STAMP)
 
@@ -15,10 +15,18 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install -c constraints.txt -e ".[$(EXTRAS)]"
 	touch $@
 
+# The browser test drives Debian's Chromium through Playwright (never `playwright install`:
+# that downloads a browser build of its own). Installed once when missing; we run as root.
+CHROMIUM := /usr/bin/chromium
+browser: $(CHROMIUM)
+$(CHROMIUM):
+	command -v chromium >/dev/null || (apt-get update && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium)
+
 demo: $(STAMP)
 	$(PY) -m experiments.demo
 
-test: $(STAMP)
+test: $(STAMP) $(CHROMIUM)
 	$(PY) -m ruff check .
 	$(PY) -m pytest -n 2
 

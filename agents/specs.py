@@ -9,7 +9,10 @@ spec                       agent
 ``search:sims=400``        parameters as ``key=value`` pairs, comma-separated
 ``ppo``                    the shipped PPO policy for the game's player count
 ``ppo:PATH``               a PPO policy exported to ``PATH`` (``.npz``)
-``module.path:ClassName``  a user agent class (constructed with ``seed=`` and the params)
+``ismcts``                 OpenSpiel's information-set MCTS (``ismcts:sims=100``; needs
+                           the ``openspiel`` extra)
+``module.path:ClassName``  a user agent class (constructed with ``seed=`` and the params);
+                           a top-level module works too (``mymodule:MyAgent``)
 ``module.path:Class:k=v``  a user agent class with parameters
 =========================  ===========================================================
 
@@ -18,7 +21,7 @@ spec                       agent
 >>> make_agent("nonsense")
 Traceback (most recent call last):
 ...
-ValueError: unknown agent spec 'nonsense'; known names: greedy, ppo, random, search (or ...)
+ValueError: unknown agent spec 'nonsense'; known names: greedy, ismcts, ppo, random, search (or ...)
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ BUILTIN = {
     "greedy": "agents.greedy:GreedyAgent",
     "search": "agents.search:SearchAgent",
     "ppo": "agents.ppo:PPOAgent",
+    "ismcts": "agents.ismcts:ISMCTSAgent",
 }
 
 
@@ -85,8 +89,12 @@ def resolve_spec(spec: str) -> tuple[type, dict[str, Any]]:
             path, _, more = rest.partition(",")
             return cls, {"path": path, **parse_params(more, spec)}
         return cls, parse_params(rest, spec)
-    if "." in head and rest:
+    if rest and all(part.isidentifier() for part in head.split(".")):
         class_name, _, params = rest.partition(":")
+        if not class_name.isidentifier():
+            raise ValueError(
+                f"agent spec {spec!r}: {class_name!r} is not a class name; "
+                "write module.path:ClassName")
         return _load_class(f"{head}:{class_name}", spec), parse_params(params, spec)
     known = ", ".join(sorted(BUILTIN))
     raise ValueError(
@@ -100,3 +108,5 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         return cls(seed=seed, **params)
     except TypeError as err:
         raise ValueError(f"agent spec {spec!r}: bad parameters ({err})") from None
+    except ImportError as err:  # an agent whose optional extra is not installed
+        raise ValueError(f"agent spec {spec!r}: {err}") from None

@@ -6,7 +6,8 @@
   same through PettingZoo's Parallel API (:mod:`.parallel`); :mod:`.straight_dominoes_v1` holds
   all three under the env's version, as PettingZoo's classic envs do;
 - :class:`SingleAgentEnv`: a Gymnasium env for one learning seat (:mod:`.single_agent`);
-- the numpy encodings (:mod:`.encoding`) and pictures (:mod:`.render`).
+- the numpy encodings (:mod:`.encoding`) and pictures (:mod:`.render`);
+- ``viewer(record_or_match)``: the replay viewer, inline in Jupyter (:mod:`.render.html`).
 
 The env faces are imported on first use, so ``import dominoes_env`` (and the core) never pulls
 in numpy, Gymnasium or PettingZoo.
@@ -56,6 +57,7 @@ _LAZY = {
     "state_vector": "dominoes_env.encoding",
     "OBS_VERSION": "dominoes_env.encoding",
     "register_envs": "dominoes_env.registration",
+    "viewer": "dominoes_env.render.html",
 }
 
 __all__ = [

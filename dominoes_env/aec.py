@@ -353,11 +353,10 @@ class raw_env(AECEnv, EzPickle):
         seat = self._seat[agent]
         hand, match = self._hand, self.match
         over = match.winner is not None
-        hands, drawn = hand.hands, hand.drawn
+        hands = hand.hands
         legal = hand.legal_actions() if hand.turn == seat and not over else ()
-        obs = _encode(self._lay, hand, seat, hands[seat], hands, True, len(hand.boneyard) - drawn,
-                      hand.draw_limit - drawn, match.scores, -1 if over else hand.turn, legal,
-                      None)
+        obs = _encode(self._lay, hand, seat, hands[seat], hands, True, hand.boneyard_left,
+                      hand.drawable, match.scores, -1 if over else hand.turn, legal, None)
         mask = bytearray(self.num_actions)
         for code in legal:
             mask[code] = 1

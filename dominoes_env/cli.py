@@ -2,6 +2,11 @@
 
 ``replay FILE`` replays a game record and prints one JSON object (see ``shared/RULES.md``);
 on a record that is malformed or breaks a rule it prints one line to stderr and exits 2.
+``FILE`` is a ``.json`` record or a ``.jsonl(.gz)`` shard of a tournament's ``records/``
+(``--match INDEX`` picks one record). ``--steps`` tells the match move by move with the text
+picture, ``--html OUT.html`` writes the viewer page (:mod:`dominoes_env.render.html`),
+``--extract OUT.json`` writes the chosen record on its own; ``--seat S`` shows only what seat
+``S`` could see.
 
 ``play --opponents SPEC [SPEC ...]`` plays a match against agents in the terminal (see
 :mod:`dominoes_env.play`).
@@ -11,21 +16,78 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from .core.errors import RecordError
-from .core.records import load_record, replay_record
+from .core.records import replay_record, write_record
+from .core.rules import RuleConfig
 from .rule_args import add_rule_arguments
 
 
 def _replay(args: argparse.Namespace) -> int:
+    from .record_files import read_record
+
     try:
-        result = replay_record(load_record(args.file))
+        record = read_record(args.file, args.match)
+        result = replay_record(record)
+        n = RuleConfig.from_dict(record["rules"]).num_players
+        if args.seat is not None and not 0 <= args.seat < n:
+            raise RecordError(f"--seat {args.seat} is not a seat of this record (0..{n - 1})")
+        if args.html:
+            from .render.html import replay_html, write_html
+
+            page = replay_html(record, seat=args.seat)
+            _write(args.html, lambda path: write_html(page, path))
+        if args.extract:
+            _write(args.extract, lambda path: write_record(record, path))
     except RecordError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    print(json.dumps(result))
+    if args.steps:
+        from .render.steps import record_steps
+
+        try:
+            for line in steps_text(record_steps(record), args.seat):
+                print(line)
+        except BrokenPipeError:  # e.g. piped into `head`: stop quietly
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the interpreter flushes it
+            return 0
+    else:
+        print(json.dumps(result))
+    for what, path in (("viewer", args.html), ("record", args.extract)):
+        if path:
+            print(f"{what}: {path}", file=sys.stderr)
     return 0
+
+
+def _write(path: str, write) -> None:
+    try:
+        write(path)
+    except OSError as err:
+        raise RecordError(f"cannot write {path!r}: {err.strerror or err}") from None
+
+
+def steps_text(steps, seat: int | None = None):
+    """The lines ``replay --steps`` prints: each event, with the text picture after each deal
+    and play and every seat's tiles (only ``seat``'s, and the others' counts, from a seat's
+    view, until the hand ends)."""
+    from .render.ansi import render_ansi
+
+    for st in steps:
+        head = f"-- hand {st.hand + 1} · play {st.move} · {st.text}"
+        yield head
+        if st.kind in ("deal", "play"):
+            yield render_ansi(st.state, list(st.scores), hand_number=st.hand)
+        if st.kind in ("deal", "play", "draw", "end"):
+            reveal = seat is None or st.kind == "end"
+            for s, tiles in enumerate(st.tiles):
+                names = " ".join(str(st.state.rules.tiles.tiles[t]) for t in tiles)
+                shown = names or "(none)" if reveal or s == seat else f"{len(tiles)} tiles"
+                yield f"   seat {s}: {shown}"
+        if st.kind in ("end", "match"):
+            yield "   scores: " + " · ".join(f"side {k} {v}" for k, v in enumerate(st.scores))
+        yield ""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,7 +95,19 @@ def build_parser() -> argparse.ArgumentParser:
                                      description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     rp = sub.add_parser("replay", help="replay a game record and print its scores as JSON")
-    rp.add_argument("file", help="the record (JSON)")
+    rp.add_argument("file", help="the record: a .json file, or a .jsonl(.gz) shard or a "
+                    "tournament directory run with --save-records, with --match")
+    rp.add_argument("--match", metavar="ID", default=None,
+                    help="in a shard of a tournament's records/, the match's index or key "
+                         "(as in matches.jsonl)")
+    rp.add_argument("--steps", action="store_true",
+                    help="tell the match move by move with the text picture (instead of JSON)")
+    rp.add_argument("--html", metavar="OUT.html",
+                    help="write the replay viewer: one self-contained page to open in a browser")
+    rp.add_argument("--seat", type=int, default=None, metavar="S",
+                    help="show the match as seat S saw it (others' tiles hidden until each "
+                         "hand ends)")
+    rp.add_argument("--extract", metavar="OUT.json", help="write the chosen record as a .json")
     rp.set_defaults(func=_replay)
     pp = sub.add_parser("play", help="play a match against agents in the terminal (you are seat 0)")
     add_play_arguments(pp)

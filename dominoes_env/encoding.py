@@ -80,7 +80,7 @@ import struct
 
 import numpy as np
 
-from .core import END_NAMES, PLAY, RuleConfig, SeatView, count_after
+from .core import END_NAMES, PLAY, FullState, RuleConfig, SeatView, count_after
 
 OBS_VERSION = 2
 
@@ -271,8 +271,9 @@ def _last_play_on_end_is_double(src, end: int, dbl) -> bool:
 def _encode(lay: ObservationLayout, src, seat: int, own: int, sizes, masks: bool,
             boneyard_left: int, drawable: int, scores, turn: int, legal,
             out: np.ndarray | None) -> np.ndarray:
-    """The one encoder. ``src`` is a ``SeatView`` or a ``HandState``: both hold the public
-    layout fields under the same names; the rest comes as arguments (``sizes[s]``: seat ``s``'s
+    """The one encoder. ``src`` is any :class:`~dominoes_env.core.PublicState` (a ``SeatView``,
+    a ``HandState``, another backend's state): the layout fields are read from it under the
+    protocol's names; the rest comes as arguments (``sizes[s]``: seat ``s``'s
     hand size, or its hand bitmask when ``masks``). The 0/1 blocks are gathered as the bits of
     one integer from per-rules tables, then expanded to float32 bytes a byte at a time."""
     bits = own | src.played << lay._played_shift
@@ -402,18 +403,19 @@ def encode_observation(view: SeatView, out: np.ndarray | None = None) -> np.ndar
                    view.drawable, view.scores, turn, view.legal if turn >= 0 else (), out)
 
 
-def encode_hand_state(lay: ObservationLayout, hand, seat: int, scores, over: bool,
+def encode_hand_state(lay: ObservationLayout, hand: FullState, seat: int, scores, over: bool,
                       out: np.ndarray | None = None) -> np.ndarray:
-    """Fast path for the environments: ``seat``'s observation read straight from a
-    :class:`~dominoes_env.core.HandState` (plus the match ``scores``; ``over`` when the match
-    has ended), without building a :class:`SeatView`. It reads only what the view holds, and
-    the tests check it equals :func:`encode_observation` of the view at every step."""
-    d = hand.drawn
+    """Fast path for the environments: ``seat``'s observation read straight from a full state
+    (a :class:`~dominoes_env.core.FullState` such as a ``HandState``, plus the match ``scores``;
+    ``over`` when the match has ended), without building a :class:`SeatView`. It reads the
+    :class:`~dominoes_env.core.PublicState` fields, ``hands[seat]`` and the legal codes (from
+    ``hand.legal_actions()``), and the tests check it equals :func:`encode_observation` of the
+    view at every step."""
     hands = hand.hands
     turn = -1 if over else hand.turn
     legal = hand.legal_actions() if turn == seat else ()
-    return _encode(lay, hand, seat, hands[seat], hands, True, len(hand.boneyard) - d,
-                   hand.draw_limit - d, scores, turn, legal, out)
+    return _encode(lay, hand, seat, hands[seat], hands, True, hand.boneyard_left,
+                   hand.drawable, scores, turn, legal, out)
 
 
 def action_mask(view: SeatView, out: np.ndarray | None = None) -> np.ndarray:
@@ -487,11 +489,13 @@ def decode_action(code: int, num_tiles: int | None = None) -> tuple[int, int]:
     return int(code) >> 2, int(code) & 3
 
 
-def state_vector(match, out: np.ndarray | None = None, hand=None) -> np.ndarray:
+def state_vector(match, out: np.ndarray | None = None, hand: FullState | None = None
+                 ) -> np.ndarray:
     """The full global state of a :class:`~dominoes_env.core.MatchState` (all hands), for
     centralised critics: every seat's hand (``n * T``, seat 0 first), the tiles still in the
     boneyard (``T``), then seat 0's observation. ``hand`` overrides ``match.hand`` (the env
-    passes the hand of a finished one-hand episode).
+    passes the hand of a finished one-hand episode); it is read through the
+    :class:`~dominoes_env.core.FullState` protocol (``hands``, ``boneyard_tiles``).
 
     >>> from dominoes_env.core import MatchState
     >>> m = MatchState(seed=1)
@@ -509,8 +513,8 @@ def state_vector(match, out: np.ndarray | None = None, hand=None) -> np.ndarray:
     bits = 0
     for s in range(n):
         bits |= hand.hands[s] << (s * T)
-    for i in range(hand.drawn, len(hand.boneyard)):
-        bits |= 1 << (n * T + hand.boneyard[i])
+    for t in hand.boneyard_tiles:
+        bits |= 1 << (n * T + t)
     nbits = (n + 1) * T
     out[:nbits] = np.unpackbits(
         np.frombuffer(bits.to_bytes((nbits + 7) // 8, "little"), dtype=np.uint8),

@@ -27,7 +27,7 @@ import operator
 import random
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from dominoes_env.core import HandState, MatchState, RuleConfig
@@ -125,9 +125,11 @@ class MatchResult:
     seat_points: tuple[int, ...]
     first_leader: int = -1  #: the seat that led the first hand
     duration_s: float = field(default=0.0, compare=False)  #: wall time; not part of equality
+    #: the game record (``play_match(..., keep_record=True)``); not in ``to_record()``
+    game: dict | None = field(default=None, compare=False, repr=False)
 
     def to_record(self) -> dict[str, Any]:
-        rec = asdict(self)
+        rec = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "game"}
         for k, v in rec.items():
             if isinstance(v, tuple):
                 rec[k] = list(v)
@@ -155,8 +157,12 @@ def play_match(
     seed: int = 0,
     *,
     max_hands: int = DEFAULT_MAX_HANDS,
+    keep_record: bool = False,
 ) -> MatchResult:
     """Play a match to the target score; ``agents[s]`` sits at seat ``s``.
+
+    ``keep_record=True`` keeps the game record (``shared/RULES.md`` "Game records") in the
+    result's ``game``: replaying it gives this match's scores and winner.
 
     ``agents`` holds agent specs (``"greedy"``, ``"search:sims=50"``: built fresh with
     :func:`agents.make_agent` and seeded by :func:`agent_seed`) or agent objects (they are
@@ -220,7 +226,13 @@ def play_match(
         seat_points[seat] += match.play(int(code))
         plays += 1
 
+    game = None
+    if keep_record:
+        game = match.to_record()
+        if match.hand_number >= max_hands:  # stopped: the deal no one played is not part of it
+            game["hands"] = game["hands"][:max_hands]
     return MatchResult(
+        game=game,
         seats=tuple(names),
         seed=seed,
         scores=tuple(match.scores),

@@ -9,7 +9,8 @@ import pytest
 import dominoes_env.core
 
 MODULES = [f"dominoes_env.core.{m.name}" for m in pkgutil.iter_modules(dominoes_env.core.__path__)]
-MODULES += ["agents.specs"]
+MODULES += ["agents.specs", "dominoes_env.record_files", "dominoes_env.render.steps",
+            "dominoes_env.render.html", "dominoes_env.render.svg"]
 
 
 @pytest.mark.parametrize("name", MODULES)

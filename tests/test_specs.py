@@ -70,12 +70,31 @@ def test_user_agent_class():
     assert type(agent) is SearchAgent and agent.sims == 7
 
 
+def test_top_level_module_agent(tmp_path, monkeypatch):
+    (tmp_path / "my_dominoes_agent.py").write_text(
+        "from agents import Agent\n"
+        "class MyAgent(Agent):\n"
+        "    name = 'mine'\n"
+        "    def __init__(self, seed=None, bias=0):\n"
+        "        super().__init__(seed)\n"
+        "        self.bias = bias\n"
+        "    def act(self, view):\n"
+        "        return min(view.legal)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    agent = make_agent("my_dominoes_agent:MyAgent", seed=1)
+    assert type(agent).__name__ == "MyAgent" and agent.bias == 0
+    assert make_agent("my_dominoes_agent:MyAgent:bias=3").bias == 3
+    match = MatchState(seed=0)
+    assert agent.act(match.view(match.turn)) == min(match.legal_actions())
+
+
 def test_unknown_spec_lists_the_known_names():
     with pytest.raises(ValueError) as err:
         make_agent("alphazero")
     message = str(err.value)
     assert "unknown agent spec 'alphazero'" in message
-    assert "known names: greedy, ppo, random, search" in message
+    assert "known names: greedy, ismcts, ppo, random, search" in message
     assert "module.path:ClassName" in message
 
 
@@ -86,6 +105,9 @@ def test_unknown_spec_lists_the_known_names():
     ("search:depth=3", "bad parameters"),
     ("no_such_module.x:Agent", "cannot import module 'no_such_module.x'"),
     ("agents.greedy:NoSuchAgent", "has no 'NoSuchAgent'"),
+    ("no_such_top_level_module:Agent", "cannot import module 'no_such_top_level_module'"),
+    ("agents.greedy:Greedy Agent", "is not a class name"),
+    ("ismcts:sims=0", "sims=0 must be a positive integer"),
 ])
 def test_bad_specs(spec, fragment):
     with pytest.raises(ValueError, match=fragment):

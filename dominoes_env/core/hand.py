@@ -19,6 +19,7 @@ and writes those draws and passes into the public history.
 from __future__ import annotations
 
 import random
+import warnings
 from collections.abc import Iterable, Sequence
 
 from .errors import IllegalMoveError
@@ -279,8 +280,17 @@ class HandState:
         """Tiles that may still be drawn (the boneyard less the reserve)."""
         return self.draw_limit - self.drawn
 
-    def hand_sizes(self) -> list[int]:
-        return [h.bit_count() for h in self.hands]
+    @property
+    def hand_sizes(self) -> tuple[int, ...]:
+        """Tiles in each seat's hand, seat 0 first (a :class:`PublicState` field).
+
+        Calling it, ``hand.hand_sizes()``, still works (it was a method) and is deprecated."""
+        return _HandSizes(h.bit_count() for h in self.hands)
+
+    @property
+    def boneyard_tiles(self) -> tuple[int, ...]:
+        """Tile indices still in the boneyard, in draw order (a :class:`FullState` field)."""
+        return self.boneyard[self.drawn :]
 
     def hand_tiles(self, seat: int) -> list[Tile]:
         return self.rules.tiles.mask_tiles(self.hands[seat])
@@ -618,6 +628,21 @@ class HandState:
         from dominoes_env.render.svg import layout_svg
 
         return layout_svg(self)
+
+
+class _HandSizes(tuple):
+    """A tuple of hand sizes that can still be called like the old ``hand_sizes()`` method."""
+
+    __slots__ = ()
+
+    def __call__(self) -> list[int]:
+        warnings.warn(
+            "HandState.hand_sizes is a property now (a PublicState field); "
+            "call-style hand_sizes() is deprecated",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return list(self)
 
 
 def _tile_index(ts, tile, where: str) -> int:

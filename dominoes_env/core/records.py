@@ -200,6 +200,6 @@ def _boneyard_note(hand: HandState, tile: list) -> str:
         t = hand.rules.tiles.index(*tile)
     except (ValueError, TypeError):
         return ""
-    if t in hand.boneyard[hand.drawn :]:
+    if t in hand.boneyard_tiles:
         return " (it is still in the boneyard: a seat draws only when it cannot play)"
     return ""

@@ -1,7 +1,8 @@
 """Where every tile of the layout lies: the geometry the text, SVG and image renderers share.
 
-Plain Python (no numpy). Works on anything with the public layout fields of a hand:
-a :class:`~dominoes_env.core.HandState` or a :class:`~dominoes_env.core.SeatView`.
+Plain Python (no numpy). Reads only the :class:`~dominoes_env.core.PublicState` protocol, so
+it draws a :class:`~dominoes_env.core.HandState`, a :class:`~dominoes_env.core.SeatView` or any
+other backend's state alike.
 
 Coordinates are in tile units: a tile is 2 x 1, the line of play runs along ``y = 0`` (left to
 right: the left arm from its outer tile in, the lead, the right arm), doubles stand across the
@@ -66,12 +67,9 @@ def _lead_left_value(state, lead: int, plays: list[int]) -> int:
     """The pip value the lead shows on its left."""
     ts = state.rules.tiles
     lo, hi = ts.low[lead], ts.high[lead]
-    moves = getattr(state, "moves", None)
-    if moves:  # HandState keeps the orientation the lead was played in
-        return hi if moves[0][2] else lo
     if lo == hi:
         return lo
-    for end in (0, 1):  # a view: the first tile on a side holds the lead half it matched
+    for end in (0, 1):  # the first tile on a side holds the lead half it matched
         for code in plays[1:]:
             if code & 3 == end:
                 t = code >> 2
@@ -183,11 +181,6 @@ def half_pips(tile: PlacedTile, x0: float, y0: float, unit: float):
     return out, side * (0.075 if max(tile.first, tile.second) > 9 else 0.09)
 
 
-def _hand_sizes(state) -> tuple[int, ...]:
-    sizes = state.hand_sizes
-    return tuple(sizes() if callable(sizes) else sizes)
-
-
 def captions(state, scores=None, hand_number=None, winner=None) -> tuple[str, str, str]:
     """Three lines of text around a picture: the title (hand, counted from 1 for people;
     count; whose turn or how the hand ended), the scores, and the hand sizes with the
@@ -219,7 +212,7 @@ def captions(state, scores=None, hand_number=None, winner=None) -> tuple[str, st
                 who += f" (seats {'+'.join(map(str, seats))})"
             parts.append(f"{who} {pts}")
         score_line = f"scores to {rules.target_score}: " + " · ".join(parts)
-    sizes = " · ".join(f"seat {s} {k}" for s, k in enumerate(_hand_sizes(state)))
+    sizes = " · ".join(f"seat {s} {k}" for s, k in enumerate(state.hand_sizes))
     bone = f"boneyard {state.boneyard_left}"
     if state.drawable != state.boneyard_left:
         bone += f" ({state.drawable} drawable)"

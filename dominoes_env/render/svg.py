@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from html import escape
 
-from .layout import captions, ends_line, half_pips, place_tiles
+from .layout import PlacedTile, ends_line, half_pips, place_tiles
+from .layout import captions as _captions
 
 TILE_FILL = "#fffdf4"
 TILE_EDGE = "#3a3a3a"
@@ -26,52 +27,77 @@ TEXT = "#ffffff"
 
 
 def layout_svg(state, scores=None, *, hand_number: int | None = None, winner: int | None = None,
-               unit: float = 22.0) -> str:
+               unit: float = 22.0, captions: bool = True) -> str:
     """An SVG document of a hand (``HandState`` or ``SeatView``): caption, layout, hand sizes.
 
-    ``unit`` is the length of a half tile in pixels."""
+    ``unit`` is the length of a half tile in pixels; ``captions=False`` draws the table and
+    its tiles only (the replay viewer writes its own captions around it)."""
     pic = place_tiles(state)
     x0, y0, x1, y1 = pic.box
     margin, line_h = 14.0, 18.0
-    title, score_line, sizes = captions(state, scores, hand_number, winner)
-    text_w = 8.0 * max(len(title), len(score_line), len(sizes))  # ~8 px a bold 13 px glyph
+    if captions:
+        title, score_line, sizes = _captions(state, scores, hand_number, winner)
+        text_w = 8.0 * max(len(title), len(score_line), len(sizes))  # ~8 px a bold 13 px glyph
+        top, bottom = margin + 2 * line_h + 8, 2 * line_h + margin + 8
+    else:
+        text_w, top, bottom = 0.0, margin, margin
     width = max((x1 - x0) * unit + 2 * margin, text_w + 2 * margin, 320.0)
-    top = margin + 2 * line_h + 8
     area_h = max((y1 - y0) * unit, 2 * unit)
-    height = top + area_h + 2 * line_h + margin + 8
+    height = top + area_h + bottom
     ox = (width - (x1 - x0) * unit) / 2 - x0 * unit
     oy = top + (area_h - (y1 - y0) * unit) / 2 - y0 * unit
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
         f'viewBox="0 0 {width:.1f} {height:.1f}" font-family="sans-serif" font-size="13">',
         f'<rect x="0" y="0" width="{width:.1f}" height="{height:.1f}" fill="{TABLE}" rx="8"/>',
-        _text(margin, margin + 12, title, bold=True),
-        _text(margin, margin + 12 + line_h, score_line),
     ]
+    if captions:
+        out.append(_text(margin, margin + 12, title, bold=True))
+        out.append(_text(margin, margin + 12 + line_h, score_line))
     if not pic.tiles:
         out.append(_text(width / 2, top + area_h / 2 + 4, "(empty layout)", anchor="middle"))
     for t in pic.tiles:
-        w, h = t.width * unit, t.height * unit
-        tx, ty = ox + t.x * unit - w / 2, oy + t.y * unit - h / 2
-        edge = SPINNER_EDGE if t.is_spinner else TILE_EDGE
-        sw = 2.2 if t.is_spinner else 1.0
-        out.append(
-            f'<rect x="{tx:.1f}" y="{ty:.1f}" width="{w:.1f}" height="{h:.1f}" '
-            f'rx="{unit * 0.15:.1f}" fill="{TILE_FILL}" stroke="{edge}" stroke-width="{sw}">'
-            f"<title>{t}</title></rect>"
-        )
-        if t.vertical:
-            out.append(_line(tx + 3, ty + h / 2, tx + w - 3, ty + h / 2))
-        else:
-            out.append(_line(tx + w / 2, ty + 3, tx + w / 2, ty + h - 3))
-        pips, r = half_pips(t, tx, ty, unit)
-        out.extend(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{r:.1f}" fill="#111"/>'
-                   for cx, cy in pips)
-    base = top + area_h + 8
-    out.append(_text(margin, base + 12, ends_line(state)))
-    out.append(_text(margin, base + 12 + line_h, sizes))
+        out.extend(_tile_parts(t, ox + t.x * unit - t.width * unit / 2,
+                               oy + t.y * unit - t.height * unit / 2, unit))
+    if captions:
+        base = top + area_h + 8
+        out.append(_text(margin, base + 12, ends_line(state)))
+        out.append(_text(margin, base + 12 + line_h, sizes))
     out.append("</svg>")
     return "\n".join(out)
+
+
+def tile_svg(first: int, second: int, unit: float = 16.0, *, vertical: bool = True) -> str:
+    """One tile on its own, ``first`` on top (or on the left when not ``vertical``): the
+    pictures of the tiles in a hand.
+
+    >>> tile_svg(6, 1).count("<circle")
+    7
+    """
+    t = PlacedTile(-1, first, second, 0.0, 0.0, vertical, False, -1)
+    w, h = t.width * unit, t.height * unit
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w + 2:.0f}" height="{h + 2:.0f}" '
+            f'viewBox="-1 -1 {w + 2:.1f} {h + 2:.1f}">' + "".join(_tile_parts(t, 0.0, 0.0, unit))
+            + "</svg>")
+
+
+def _tile_parts(t: PlacedTile, tx: float, ty: float, unit: float) -> list[str]:
+    """The rectangle, the dividing line and the pips of one placed tile, top-left at (tx, ty)."""
+    w, h = t.width * unit, t.height * unit
+    edge = SPINNER_EDGE if t.is_spinner else TILE_EDGE
+    sw = 2.2 if t.is_spinner else 1.0
+    out = [
+        f'<rect x="{tx:.1f}" y="{ty:.1f}" width="{w:.1f}" height="{h:.1f}" '
+        f'rx="{unit * 0.15:.1f}" fill="{TILE_FILL}" stroke="{edge}" stroke-width="{sw}">'
+        f"<title>{t}</title></rect>"
+    ]
+    if t.vertical:
+        out.append(_line(tx + 3, ty + h / 2, tx + w - 3, ty + h / 2))
+    else:
+        out.append(_line(tx + w / 2, ty + 3, tx + w / 2, ty + h - 3))
+    pips, r = half_pips(t, tx, ty, unit)
+    out.extend(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{r:.1f}" fill="#111"/>' for cx, cy in pips)
+    return out
 
 
 def match_svg(match, unit: float = 22.0) -> str:

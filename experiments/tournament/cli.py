@@ -48,6 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-hands", type=int, default=DEFAULT_MAX_HANDS,
                    help="stop a match undecided (a draw) after this many hands "
                         f"({DEFAULT_MAX_HANDS})")
+    p.add_argument("--save-records", action="store_true",
+                   help="keep every match's game record under OUT/records/ (gzip JSONL "
+                        "shards; watch one with python -m dominoes_env replay OUT --match "
+                        "INDEX --html game.html)")
     p.add_argument("--no-plots", action="store_true", help="do not draw the plots")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_rule_arguments(p)
@@ -80,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     err = sys.stderr
     try:
         run = run_tournament(config, out, workers=args.workers, backend=args.backend,
-                             ray_address=args.ray_address, progress=not args.quiet)
+                             ray_address=args.ray_address, progress=not args.quiet,
+                             save_records=args.save_records)
     except KeyboardInterrupt:
         print(f"\ninterrupted: finished matches are saved in {out}; run the same command again "
               "to play the rest", file=err)

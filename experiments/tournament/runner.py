@@ -8,6 +8,8 @@ The directory holds:
 - ``matches.jsonl``: one JSON object per finished match, appended and flushed as each result
   arrives. A run killed at any moment loses only the matches in flight (a half-written last line
   is cut off on the next start); running the same command again plays only the missing matches.
+- ``records/`` (with ``save_records=True``, ``--save-records``): every match's game record,
+  kept exactly in step with ``matches.jsonl`` (:mod:`.game_records`).
 
 Results do not depend on ``workers`` or ``backend``: each match is fully determined by its job
 (seating and seed), and ratings are computed in schedule order, not finishing order.
@@ -35,6 +37,7 @@ from typing import Any
 from dominoes_env.core import RuleConfig
 
 from ..arena import DEFAULT_MAX_HANDS, play_match
+from .game_records import RecordStore, clear_records, game_line
 from .schedule import MatchJob, Schedule, check_agents, make_schedule
 
 CONFIG_FILE = "config.json"
@@ -105,35 +108,42 @@ class TournamentRun:
 
 
 # -- playing a job ----------------------------------------------------------------------------
-def job_record(job: MatchJob, rules: RuleConfig, max_hands: int) -> dict[str, Any]:
-    """Play one scheduled match and return its record (the line stored in ``matches.jsonl``)."""
-    result = play_match(job.seats, rules, job.seed, max_hands=max_hands)
+def job_record(job: MatchJob, rules: RuleConfig, max_hands: int,
+               keep_record: bool = False) -> dict[str, Any]:
+    """Play one scheduled match and return its record (the line stored in ``matches.jsonl``);
+    with ``keep_record`` its game record travels along under ``"_game"`` (removed before the
+    line is stored)."""
+    result = play_match(job.seats, rules, job.seed, max_hands=max_hands, keep_record=keep_record)
     rec: dict[str, Any] = {"index": job.index, "key": job.key, "table": list(job.table),
                            "deal": job.deal}  # fmt: skip
     rec.update(result.to_record())
     rec["seats"] = list(job.seats)
     owners = [job.seats[rules.seats_of(side)[0]] for side in range(rules.num_sides)]
     rec["winner_agent"] = None if result.winner is None else owners[result.winner]
+    if keep_record:
+        rec["_game"] = result.game
     return rec
 
 
-def play_batch(rules: dict, max_hands: int, jobs: Sequence[MatchJob]) -> list[dict]:
+def play_batch(rules: dict, max_hands: int, jobs: Sequence[MatchJob],
+               keep_record: bool = False) -> list[dict]:
     """Play several jobs in one worker call (the unit a pool chunk or a Ray task carries)."""
     cfg = RuleConfig.from_dict(rules)
-    return [job_record(job, cfg, max_hands) for job in jobs]
+    return [job_record(job, cfg, max_hands, keep_record) for job in jobs]
 
 
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(rules: dict, max_hands: int) -> None:
+def _init_worker(rules: dict, max_hands: int, keep_record: bool = False) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     _WORKER["rules"] = RuleConfig.from_dict(rules)
     _WORKER["max_hands"] = max_hands
+    _WORKER["keep_record"] = keep_record
 
 
 def _play_in_worker(job: MatchJob) -> dict:
-    return job_record(job, _WORKER["rules"], _WORKER["max_hands"])
+    return job_record(job, _WORKER["rules"], _WORKER["max_hands"], _WORKER["keep_record"])
 
 
 def _batches(jobs: Sequence[MatchJob], size: int) -> list[list[MatchJob]]:
@@ -151,17 +161,19 @@ def batch_size(pending: int, parallel: int, cap: int) -> int:
 
 
 # -- backends ---------------------------------------------------------------------------------
-def iter_local(jobs: Sequence[MatchJob], config: TournamentConfig, workers: int) -> Iterator[dict]:
+def iter_local(jobs: Sequence[MatchJob], config: TournamentConfig, workers: int,
+               keep_record: bool = False) -> Iterator[dict]:
     """Records as matches finish: in this process for one worker, else on a process pool."""
     rules = config.rules
     if workers == 1:
         for job in jobs:
-            yield job_record(job, rules, config.max_hands)
+            yield job_record(job, rules, config.max_hands, keep_record)
         return
     import multiprocessing
 
     size = batch_size(len(jobs), workers, 8)
-    pool = multiprocessing.Pool(workers, _init_worker, (rules.to_dict(), config.max_hands))
+    pool = multiprocessing.Pool(workers, _init_worker,
+                                (rules.to_dict(), config.max_hands, keep_record))
     try:
         yield from pool.imap_unordered(_play_in_worker, jobs, chunksize=size)
         pool.close()
@@ -175,7 +187,7 @@ def _project_root() -> str:
 
 
 def iter_ray(jobs: Sequence[MatchJob], config: TournamentConfig, workers: int,
-             address: str | None = None) -> Iterator[dict]:
+             address: str | None = None, keep_record: bool = False) -> Iterator[dict]:
     """Records as Ray tasks finish. Each task plays a batch of matches; at most two batches per
     CPU are in flight. Uses a Ray already initialised in this process, else connects to
     ``address`` (a running cluster, whose workers must have this package importable), else
@@ -204,7 +216,8 @@ def iter_ray(jobs: Sequence[MatchJob], config: TournamentConfig, workers: int,
         batches.reverse()
         while batches or in_flight:
             while batches and len(in_flight) < 2 * parallel:
-                in_flight.append(task.remote(rules_ref, config.max_hands, batches.pop()))
+                in_flight.append(task.remote(rules_ref, config.max_hands, batches.pop(),
+                                             keep_record))
             done, in_flight = ray.wait(in_flight, num_returns=1)
             for ref in done:
                 yield from ray.get(ref)
@@ -213,6 +226,10 @@ def iter_ray(jobs: Sequence[MatchJob], config: TournamentConfig, workers: int,
             ray.cancel(ref, force=True)
         if started:
             ray.shutdown()
+
+
+def _outcome(rec: dict) -> tuple:
+    return tuple(rec["scores"]), rec["winner"], rec["hands"]
 
 
 # -- the results directory --------------------------------------------------------------------
@@ -286,10 +303,11 @@ OUTPUT_FILES = (CONFIG_FILE, MATCHES_FILE, SUMMARY_FILE, HEATMAP_FILE, RATINGS_F
 
 
 def clear_results(out: str | os.PathLike) -> None:
-    """Remove a previous run's files from ``out`` (only the files a run writes), so the next run
-    starts afresh. A missing directory is fine."""
+    """Remove a previous run's files from ``out`` (only the files a run writes, the game
+    records included), so the next run starts afresh. A missing directory is fine."""
     for name in OUTPUT_FILES:
         Path(out, name).unlink(missing_ok=True)
+    clear_records(out)
 
 
 def _lock(handle) -> None:
@@ -320,8 +338,13 @@ def run_tournament(
     backend: str = "local",
     ray_address: str | None = None,
     progress: bool = True,
+    save_records: bool = False,
 ) -> TournamentRun:
     """Play every match of ``config`` not yet in ``out`` and return all finished ones.
+
+    ``save_records`` keeps every match's game record under ``out/records/``, in step with
+    ``matches.jsonl`` (see :mod:`.game_records`; matches finished earlier without their record
+    are played again for it).
 
     Ctrl-C (``KeyboardInterrupt``) propagates after the finished matches are safely written.
     """
@@ -343,22 +366,39 @@ def run_tournament(
     with open(path, "a", encoding="utf-8") as handle:
         _lock(handle)
         records = load_records(path, schedule)
-        done = {r["key"] for r in records}
-        pending = [job for job in schedule.jobs if job.key not in done]
+        done = {r["key"]: r for r in records}
+        store = RecordStore(out) if save_records else None
+        kept = store.load(done) if store else set(done)
+        pending = [job for job in schedule.jobs if job.key not in kept]
         start = time.perf_counter()
         played = 0
-        if pending:
-            if backend == "ray":
-                stream: Iterable[dict] = iter_ray(pending, config, workers, ray_address)
-            else:
-                stream = iter_local(pending, config, workers)
-            with _progress(len(schedule.jobs), len(records), progress) as bar:
-                for rec in stream:
-                    handle.write(json.dumps(rec, separators=(",", ":")) + "\n")
-                    handle.flush()
-                    records.append(rec)
-                    played += 1
-                    bar.update(1)
+        try:
+            if pending:
+                if backend == "ray":
+                    stream: Iterable[dict] = iter_ray(pending, config, workers, ray_address,
+                                                      save_records)
+                else:
+                    stream = iter_local(pending, config, workers, save_records)
+                with _progress(len(schedule.jobs), len(kept), progress) as bar:
+                    for rec in stream:
+                        game = rec.pop("_game", None)
+                        old = done.get(rec["key"])
+                        if old is not None and _outcome(old) != _outcome(rec):
+                            raise TournamentDirError(
+                                f"match {rec['key']!r} played again for its record ended "
+                                f"{_outcome(rec)}, not {_outcome(old)} as in {path}; an agent "
+                                "is not reproducible from its seed")
+                        if store is not None:
+                            store.append(game_line(rec, game))  # the record first, then
+                        if old is None:  # the match line: a crash between leaves no orphan
+                            handle.write(json.dumps(rec, separators=(",", ":")) + "\n")
+                            handle.flush()
+                            records.append(rec)
+                            played += 1
+                        bar.update(1)
+        finally:
+            if store is not None:
+                store.close()
         seconds = time.perf_counter() - start
     records.sort(key=lambda r: r["index"])
     return TournamentRun(config, schedule, out, records, played, seconds, workers, backend)

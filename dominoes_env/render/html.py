@@ -1,0 +1,441 @@
+"""The replay viewer: one self-contained HTML page that steps through a recorded match.
+
+The page needs no server and no network: the layout pictures (:mod:`.svg`) and the tile
+pictures are inline SVG, the steps (:mod:`.steps`) are a JSON block, and a small inline script
+shows them: Next / Previous buttons, the arrow keys (Home / End for the first and last step,
+Page Up / Page Down for the previous and next hand), a jump to hand k and a Play button.
+
+``python -m dominoes_env replay FILE --html OUT.html`` writes it; in Jupyter,
+:func:`viewer` shows the same page inline (an ``<iframe srcdoc>``, so its script runs in
+JupyterLab and the classic notebook alike, without touching the notebook's own page).
+
+>>> from dominoes_env.core import MatchState, RuleConfig
+>>> m = MatchState(RuleConfig(target_score=30), seed=1)
+>>> while not m.is_over:
+...     _ = m.play(m.legal_actions()[0])
+>>> page = replay_html(m.to_record())
+>>> page.startswith("<!doctype html>") and "http" not in page.replace("http://www.w3.org", "")
+True
+>>> viewer(m)._repr_html_().startswith("<iframe")
+True
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from html import escape
+from typing import Any
+
+from ..core.errors import RecordError
+from ..core.rules import RuleConfig
+from .steps import Step, record_steps
+from .svg import TABLE, layout_svg, tile_svg
+
+
+def page_data(record: dict, seat: int | None = None) -> dict[str, Any]:
+    """What the page's script reads: the steps (tiles hidden from ``seat``'s view when a seat
+    is given, until each hand's end), the layout pictures they point to, one picture per tile,
+    and the names of the seats."""
+    steps = record_steps(record)
+    rules = RuleConfig.from_dict(record["rules"])
+    n = rules.num_players
+    if seat is not None and (isinstance(seat, bool) or not isinstance(seat, int)
+                             or not 0 <= seat < n):
+        raise ValueError(f"seat={seat!r} is not a seat of this record; allowed: 0..{n - 1}")
+    layouts: list[str] = []
+    index: dict[int, int] = {}
+    out = []
+    for st in steps:
+        key = id(st.state)
+        if key not in index:
+            index[key] = len(layouts)
+            layouts.append(layout_svg(st.state, captions=False, unit=24.0)
+                           if st.state is not None else "")
+        out.append(_step_json(st, index[key], seat))
+    ts = rules.tiles
+    meta = record.get("match") if isinstance(record.get("match"), dict) else {}
+    names = meta.get("seats") if isinstance(meta.get("seats"), list) else None
+    if not (names and len(names) == n and all(isinstance(x, str) for x in names)):
+        names = [None] * n
+    return {
+        "players": n,
+        "sides": [list(rules.seats_of(s)) for s in range(rules.num_sides)],
+        "target": rules.target_score,
+        "seat": seat,
+        "names": names,
+        "hands": max(st.hand for st in steps) + 1,
+        "steps": out,
+        "layouts": layouts,
+        "tiles": [tile_svg(t.low, t.high, unit=18.0) for t in ts.tiles],
+        "tileNames": [str(t) for t in ts.tiles],
+        "back": _back_svg(18.0),
+    }
+
+
+def _step_json(st: Step, layout: int, seat: int | None) -> dict[str, Any]:
+    reveal = seat is None or st.kind in ("end", "match")
+    tiles = [list(t) if reveal or s == seat else len(t) for s, t in enumerate(st.tiles)]
+    return {
+        "k": st.kind, "h": st.hand, "m": st.move, "s": st.seat, "x": st.text, "T": tiles,
+        "b": st.boneyard, "sc": list(st.scores), "c": st.count, "p": st.points, "t": st.turn,
+        "L": layout, "tile": list(st.tile) if st.tile else None,
+        "a": list(st.award) if st.award else None,
+    }  # fmt: skip
+
+
+def _back_svg(unit: float) -> str:
+    w, h = unit, 2 * unit
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w + 2:.0f}" height="{h + 2:.0f}" '
+            f'viewBox="-1 -1 {w + 2:.1f} {h + 2:.1f}"><rect x="0" y="0" width="{w:.1f}" '
+            f'height="{h:.1f}" rx="{unit * 0.15:.1f}" fill="#2c3e50" stroke="#10181f"/>'
+            f'<circle cx="{w / 2:.1f}" cy="{h / 2:.1f}" r="{unit * 0.18:.1f}" fill="#7f8c8d"/>'
+            "</svg>")
+
+
+def replay_html(record: dict, *, seat: int | None = None, title: str | None = None) -> str:
+    """The viewer page for a record (a dict in the records format), face up or from ``seat``'s
+    view. Raises :class:`RecordError` on a bad record, ``ValueError`` on a bad seat."""
+    data = page_data(record, seat)
+    if title is None:
+        names = [x for x in data["names"] if x]
+        title = "Straight Dominoes replay" + (": " + " vs ".join(names) if names else "")
+    payload = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+    return (_PAGE.replace("__TITLE__", escape(title)).replace("__TABLE__", TABLE)
+            .replace("__DATA__", payload).replace("__SCRIPT__", _SCRIPT))
+
+
+def write_html(page: str, path: str | os.PathLike) -> None:
+    """Write the page atomically (a temporary file renamed into place: never half a file)."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".replay-", suffix=".html", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(page)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+class ReplayViewer:
+    """The viewer of one match; Jupyter shows it inline (``_repr_html_``).
+
+    ``html`` is the whole page, :meth:`save` writes it to a file."""
+
+    def __init__(self, record: dict, *, seat: int | None = None, height: int = 760):
+        self.record = record
+        self.seat = seat
+        self.height = height
+        self.html = replay_html(record, seat=seat)
+
+    def save(self, path: str | os.PathLike) -> None:
+        write_html(self.html, path)
+
+    def _repr_html_(self) -> str:
+        return (f'<iframe srcdoc="{escape(self.html, quote=True)}" style="width:100%;'
+                f'height:{self.height}px;border:0" sandbox="allow-scripts" '
+                'title="Straight Dominoes replay"></iframe>')
+
+    def __repr__(self) -> str:
+        hands = len(self.record.get("hands", []))
+        return f"<ReplayViewer {hands} hand(s), seat={self.seat}>"
+
+
+def viewer(game: Any, *, seat: int | None = None, height: int = 760) -> ReplayViewer:
+    """The replay viewer of ``game``: a record (a dict, or the path of a ``.json`` record or of
+    a one-record shard) or
+    anything with ``to_record()`` (a ``MatchState``). In Jupyter it shows inline.
+
+    ``seat`` shows the match from that seat's view (the other hands face down until each hand
+    ends). Raises ``TypeError`` for other objects and :class:`RecordError` for a bad record.
+    """
+    if isinstance(game, str | os.PathLike):
+        from ..record_files import read_record
+
+        game = read_record(game)
+    elif callable(getattr(game, "to_record", None)):
+        game = game.to_record()
+    if not isinstance(game, dict):
+        raise TypeError(f"viewer() takes a game record (dict or file path) or a MatchState, "
+                        f"got {type(game).__name__}")
+    return ReplayViewer(game, seat=seat, height=height)
+
+
+__all__ = ["ReplayViewer", "RecordError", "page_data", "replay_html", "viewer", "write_html"]
+
+_PAGE = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>__TITLE__</title>
+<style>
+:root { --felt: __TABLE__; --ink: #1d2a24; --muted: #5d6d66; --gold: #f1c40f; --card: #ffffff; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+       color: var(--ink); background: #eef2ef; }
+.app { max-width: 1100px; margin: 0 auto; padding: 14px 16px 24px; }
+header { display: flex; align-items: baseline; gap: 14px; flex-wrap: wrap; }
+h1 { font-size: 19px; margin: 0; }
+.meta { color: var(--muted); }
+.bar { display: flex; gap: 10px; align-items: stretch; flex-wrap: wrap; margin: 10px 0; }
+.side { background: var(--card); border-radius: 10px; padding: 6px 14px; min-width: 150px;
+        box-shadow: 0 1px 3px rgba(0,0,0,.12); position: relative; }
+.side .who { color: var(--muted); font-size: 12px; }
+.side .pts { font-size: 26px; font-weight: 700; }
+.side .pts small { font-size: 13px; color: var(--muted); font-weight: 400; }
+.side.lead { outline: 2px solid var(--gold); }
+.gain { position: absolute; right: 10px; top: 8px; background: #27ae60; color: #fff;
+        border-radius: 10px; padding: 0 8px; font-weight: 700; }
+.facts { margin-left: auto; display: flex; gap: 10px; }
+.fact { background: var(--card); border-radius: 10px; padding: 6px 14px; text-align: center;
+        box-shadow: 0 1px 3px rgba(0,0,0,.12); }
+.fact b { display: block; font-size: 22px; }
+.fact span { color: var(--muted); font-size: 12px; }
+.controls { display: flex; gap: 6px; align-items: center; flex-wrap: wrap; margin: 8px 0; }
+button, select { font: inherit; padding: 5px 12px; border-radius: 8px; border: 1px solid #b8c4be;
+                 background: #fff; cursor: pointer; }
+button:hover:not(:disabled) { background: #f5f8f6; }
+button:disabled { opacity: .4; cursor: default; }
+button.primary { background: var(--felt); color: #fff; border-color: var(--felt); }
+#pos { color: var(--muted); margin: 0 6px; min-width: 190px; text-align: center; }
+.keys { color: var(--muted); font-size: 12px; margin-left: auto; }
+.event { border-radius: 10px; padding: 9px 14px; margin: 6px 0 10px; font-size: 16px;
+         background: #fff; border-left: 6px solid #95a5a6; display: flex; align-items: center;
+         gap: 10px; min-height: 44px; }
+.event.play { border-color: #2980b9; } .event.draw { border-color: #e67e22; }
+.event.pass { border-color: #c0392b; } .event.end, .event.match { border-color: var(--gold);
+  background: #fffbe6; font-weight: 600; } .event.deal { border-color: var(--felt); }
+.badge { background: #27ae60; color: #fff; border-radius: 10px; padding: 1px 9px;
+         font-weight: 700; font-size: 14px; }
+.table { background: var(--felt); border-radius: 12px; padding: 8px; overflow-x: auto;
+         text-align: center; min-height: 120px; }
+.table svg { max-width: 100%; height: auto; }
+.seats { display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); gap: 10px;
+         margin-top: 10px; }
+.seat { background: var(--card); border-radius: 10px; padding: 8px 12px;
+        border: 2px solid transparent; box-shadow: 0 1px 3px rgba(0,0,0,.12); }
+.seat.turn { border-color: #2980b9; }
+.seat.actor { border-color: var(--gold); }
+.seat .head { display: flex; gap: 8px; align-items: baseline; }
+.seat .head b { font-size: 15px; }
+.seat .head span { color: var(--muted); font-size: 12px; }
+.seat .head .tag { margin-left: auto; font-size: 12px; border-radius: 8px; padding: 1px 9px;
+       color: #fff; background: #2980b9; font-weight: 600; }
+.seat.actor .tag { background: #b7950b; }
+.tiles { display: flex; flex-wrap: wrap; gap: 3px; margin-top: 6px; min-height: 34px; }
+.tiles svg { display: block; }
+.tiles .new { outline: 2px solid #e67e22; border-radius: 3px; }
+.empty { color: var(--muted); font-style: italic; }
+details { margin-top: 12px; background: #fff; border-radius: 10px; padding: 6px 12px; }
+summary { cursor: pointer; font-weight: 600; }
+#log { margin: 6px 0; padding-left: 26px; max-height: 220px; overflow-y: auto; }
+#log li { cursor: pointer; padding: 1px 4px; border-radius: 4px; }
+#log li:hover { background: #eef2ef; }
+#log li.cur { background: #fff3c4; font-weight: 600; }
+</style>
+</head>
+<body>
+<div class="app">
+<header><h1 id="title">__TITLE__</h1><div class="meta" id="meta"></div></header>
+<div class="bar"><div id="scores" class="bar" style="margin:0"></div>
+  <div class="facts"><div class="fact"><b id="count">0</b><span>count</span></div>
+  <div class="fact"><b id="boneyard">0</b><span>boneyard</span></div></div></div>
+<div class="controls">
+  <button id="first" title="first step (Home)">&#x00AB; First</button>
+  <button id="prev" title="previous step (&#x2190;)">&#x25C0; Previous</button>
+  <button id="next" class="primary" title="next step (&#x2192;)">Next &#x25B6;</button>
+  <button id="last" title="last step (End)">Last &#x00BB;</button>
+  <span id="pos"></span>
+  <label>Hand <select id="hand"></select></label>
+  <button id="play" title="play the steps one by one">&#x25B6; Play</button>
+  <span class="keys">keys: &#x2190; &#x2192; step, PgUp / PgDn hand, Home / End</span>
+</div>
+<div id="event" class="event"></div>
+<div id="layout" class="table"></div>
+<div id="seats" class="seats"></div>
+<details open><summary>This hand, step by step</summary><ol id="log"></ol></details>
+</div>
+<script type="application/json" id="data">__DATA__</script>
+<script>__SCRIPT__</script>
+</body>
+</html>
+"""
+
+_SCRIPT = r"""
+(function () {
+  "use strict";
+  const D = JSON.parse(document.getElementById("data").textContent);
+  const S = D.steps, N = S.length;
+  const $ = (id) => document.getElementById(id);
+  const handStart = [];
+  S.forEach((st, i) => { if (handStart[st.h] === undefined) handStart[st.h] = i; });
+  let cur = 0, timer = null;
+
+  const sideOf = (seat) => D.sides.findIndex((seats) => seats.includes(seat));
+  const seatName = (s) => "seat " + s + (D.names[s] ? " \u00b7 " + D.names[s] : "") +
+    (D.seat === s ? " (view)" : "");
+  const DONE = { play: "played", draw: "drew", pass: "passed", end: "went out" };
+  $("meta").textContent = D.players + " players \u00b7 to " + D.target +
+    (D.seat === null ? " \u00b7 all hands face up" : " \u00b7 seen by seat " + D.seat);
+  for (let h = 0; h < D.hands; h++) {
+    const o = document.createElement("option");
+    o.value = h; o.textContent = (h + 1) + " of " + D.hands;
+    $("hand").appendChild(o);
+  }
+
+  function tilePic(t, isNew) {
+    const span = document.createElement("span");
+    span.innerHTML = D.tiles[t];
+    span.title = D.tileNames[t];
+    if (isNew) span.className = "new";
+    return span;
+  }
+
+  function renderScores(st) {
+    const prev = cur > 0 ? S[cur - 1].sc : st.sc.map(() => 0);
+    const top = Math.max(...st.sc);
+    const box = $("scores");
+    box.innerHTML = "";
+    box.dataset.scores = JSON.stringify(st.sc);
+    st.sc.forEach((pts, side) => {
+      const d = document.createElement("div");
+      d.className = "side" + (pts === top && pts > 0 ? " lead" : "");
+      const seats = D.sides[side];
+      const who = seats.map((s) => "seat " + s + (D.names[s] ? " " + D.names[s] : "")).join(" + ");
+      d.innerHTML = '<div class="who"></div><div class="pts"><span class="num"></span>' +
+        ' <small>/ ' + D.target + "</small></div>";
+      d.querySelector(".who").textContent = "side " + side + " \u00b7 " + who;
+      d.querySelector(".num").textContent = pts;
+      if (pts > prev[side]) {
+        const g = document.createElement("span");
+        g.className = "gain"; g.textContent = "+" + (pts - prev[side]);
+        d.appendChild(g);
+      }
+      box.appendChild(d);
+    });
+  }
+
+  function renderSeats(st) {
+    const prevTiles = cur > 0 && S[cur - 1].h === st.h ? S[cur - 1].T : null;
+    const box = $("seats");
+    box.innerHTML = "";
+    st.T.forEach((tiles, s) => {
+      const d = document.createElement("div");
+      const acting = st.s === s && st.k in DONE && !(st.k === "end" && st.T[s].length);
+      d.className = "seat" + (acting ? " actor" : st.t === s ? " turn" : "");
+      const count = typeof tiles === "number" ? tiles : tiles.length;
+      d.innerHTML = '<div class="head"><b></b><span></span></div><div class="tiles"></div>';
+      d.querySelector("b").textContent = seatName(s);
+      d.querySelector(".head span").textContent = "side " + sideOf(s) + " \u00b7 " + count +
+        " tile" + (count === 1 ? "" : "s");
+      if (acting || st.t === s) {
+        const tag = document.createElement("span");
+        tag.className = "tag"; tag.textContent = acting ? DONE[st.k] : "to play";
+        d.querySelector(".head").appendChild(tag);
+      }
+      const row = d.querySelector(".tiles");
+      if (typeof tiles === "number") {
+        for (let i = 0; i < tiles; i++) {
+          const span = document.createElement("span");
+          span.innerHTML = D.back;
+          row.appendChild(span);
+        }
+      } else if (!tiles.length) {
+        row.innerHTML = '<span class="empty">no tiles left</span>';
+      } else {
+        const before = prevTiles && Array.isArray(prevTiles[s]) ? new Set(prevTiles[s]) : null;
+        tiles.forEach((t) => row.appendChild(tilePic(t, before !== null && !before.has(t))));
+      }
+      box.appendChild(d);
+    });
+  }
+
+  function renderLayout(st) {
+    const box = $("layout");
+    box.innerHTML = D.layouts[st.L];
+    if (st.k === "play" && st.tile) {
+      const name = "[" + Math.min(...st.tile) + "|" + Math.max(...st.tile) + "]";
+      box.querySelectorAll("rect").forEach((r) => {
+        const t = r.querySelector("title");
+        if (t && t.textContent === name) {
+          r.setAttribute("stroke", "#f1c40f"); r.setAttribute("stroke-width", "3.5");
+        }
+      });
+    }
+  }
+
+  function renderLog(st) {
+    const log = $("log");
+    log.innerHTML = "";
+    for (let i = handStart[st.h]; i < N && S[i].h === st.h; i++) {
+      const li = document.createElement("li");
+      li.textContent = S[i].x;
+      if (i === cur) li.className = "cur";
+      li.addEventListener("click", () => go(i));
+      log.appendChild(li);
+    }
+    const c = log.querySelector(".cur");
+    if (c) log.scrollTop = c.offsetTop - log.offsetTop - 60;
+  }
+
+  function go(i) {
+    cur = Math.max(0, Math.min(N - 1, i));
+    const st = S[cur];
+    renderScores(st);
+    renderLayout(st);
+    renderSeats(st);
+    renderLog(st);
+    const ev = $("event");
+    ev.className = "event " + st.k;
+    ev.textContent = st.x;
+    if (st.p) {
+      const b = document.createElement("span");
+      b.className = "badge"; b.textContent = "+" + st.p;
+      ev.prepend(b);
+    }
+    $("count").textContent = st.c;
+    $("boneyard").textContent = st.b;
+    $("pos").textContent = "step " + (cur + 1) + " / " + N + " \u00b7 hand " + (st.h + 1) +
+      " \u00b7 play " + st.m;
+    $("hand").value = st.h;
+    $("first").disabled = $("prev").disabled = cur === 0;
+    $("last").disabled = $("next").disabled = cur === N - 1;
+    document.body.dataset.step = cur;
+    if (cur === N - 1) stop();
+  }
+
+  function stop() {
+    if (!timer) return;
+    clearInterval(timer);
+    timer = null;
+    $("play").innerHTML = "&#x25B6; Play";
+  }
+  function toggle() {
+    if (timer) { stop(); return; }
+    if (cur === N - 1) go(0);
+    timer = setInterval(() => go(cur + 1), 800);
+    $("play").innerHTML = "&#x275A;&#x275A; Pause";
+  }
+  const hand = (d) => go(handStart[Math.max(0, Math.min(D.hands - 1, S[cur].h + d))]);
+
+  $("first").addEventListener("click", () => { stop(); go(0); });
+  $("prev").addEventListener("click", () => { stop(); go(cur - 1); });
+  $("next").addEventListener("click", () => { stop(); go(cur + 1); });
+  $("last").addEventListener("click", () => { stop(); go(N - 1); });
+  $("play").addEventListener("click", toggle);
+  $("hand").addEventListener("change", (e) => { stop(); go(handStart[+e.target.value]); });
+  document.addEventListener("keydown", (e) => {
+    if (e.target.tagName === "SELECT") return;
+    const keys = { ArrowRight: () => go(cur + 1), ArrowLeft: () => go(cur - 1),
+                   Home: () => go(0), End: () => go(N - 1),
+                   PageDown: () => hand(1), PageUp: () => hand(-1), " ": toggle };
+    if (keys[e.key]) { if (e.key !== " ") stop(); keys[e.key](); e.preventDefault(); }
+  });
+  go(0);
+})();
+"""

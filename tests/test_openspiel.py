@@ -1,0 +1,267 @@
+"""The OpenSpiel game ``python_straight_dominoes``: OpenSpiel's own consistency checks, the
+observation tensor against the project's encoding, the chance model, and the ISMCTS agent."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+pyspiel = pytest.importorskip("pyspiel")
+
+from dominoes_env import openspiel as dos  # noqa: E402
+from dominoes_env.core import HandState, MatchState, RuleConfig  # noqa: E402
+from dominoes_env.encoding import encode_observation  # noqa: E402
+from dominoes_env.options import win_loss_rewards  # noqa: E402
+
+CONFIGS = [
+    {"target_score": 60},
+    {"num_players": 3, "target_score": 60, "win_check": "end_of_hand"},
+    {"num_players": 4, "target_score": 60, "next_leader": "rotate"},
+    {"num_players": 4, "partnerships": "no", "target_score": 40, "reward_mode": "score_delta"},
+    {"boneyard_reserve": 6, "spinner": "none", "episode": "hand"},
+    {"max_pip": 9, "hand_size": 10, "episode": "hand", "spinner_cross": "immediately",
+     "blocked_award": "difference"},
+]
+
+
+def _config_id(params) -> str:
+    return ",".join(f"{k}={v}" for k, v in params.items())
+
+
+def _game(params):
+    return dos.load_game(**params)
+
+
+def test_parameters_default_to_the_rule_config():
+    game = pyspiel.load_game(dos.GAME_NAME)
+    assert game.rules == RuleConfig()
+    assert (game.episode, game.reward_mode) == ("match", "win_loss")
+    defaults = {k: v for k, v in dos.PARAMETERS.items() if k not in ("episode", "reward_mode")}
+    rule_defaults = RuleConfig().to_dict()
+    assert defaults.pop("partnerships") == "auto" and rule_defaults.pop("partnerships") is False
+    assert defaults == rule_defaults
+    assert pyspiel.load_game(f"{dos.GAME_NAME}(num_players=4)").rules.partnerships is True
+    four = pyspiel.load_game(f"{dos.GAME_NAME}(num_players=4,partnerships=no)")
+    assert four.rules.partnerships is False and four.rules.num_sides == 4
+    assert game.num_distinct_actions() == 112 and game.max_chance_outcomes() == 28
+    assert game.observation_tensor_shape() == [234]
+
+
+@pytest.mark.parametrize("rules", [RuleConfig(num_players=3, max_pip=9, boneyard_reserve=2),
+                                   RuleConfig(num_players=4, partnerships=False)])
+def test_load_game_round_trips_the_rules(rules):
+    assert dos.load_game(rules).rules == rules
+    assert dos.game_options(dos.game_parameters(rules, "hand"))[0] == rules
+
+
+@pytest.mark.parametrize("text, message", [
+    ("episode=x", "episode='x' is not allowed"),
+    ("reward_mode=points", "reward_mode='points' is not allowed"),
+    ("partnerships=maybe", "partnerships='maybe' is not allowed"),
+    ("partnerships=true", "Wrong type for parameter partnerships"),
+    ("num_players=5", "num_players=5 is out of range"),
+    ("foo=1", "Unknown parameter 'foo'"),
+])
+def test_bad_parameters_are_named(text, message):
+    with pytest.raises(Exception, match=message):
+        pyspiel.load_game(f"{dos.GAME_NAME}({text})")
+
+
+@pytest.mark.parametrize("params", CONFIGS, ids=_config_id)
+def test_openspiel_random_simulations_with_serialization(params):
+    """OpenSpiel's own checker: random games, every state's strings, tensors, legal actions,
+    chance outcomes, clones and (serialize=True) serialization round trips."""
+    pyspiel.random_sim_test(_game(params), num_sims=2, serialize=True, verbose=False)
+
+
+def _play_randomly(game, seed: int):
+    """Play a whole game with random chance outcomes and moves. Returns the final state and,
+    per decision, every seat's observation tensor. Checks the chance model on the way."""
+    rng = random.Random(seed)
+    state = game.new_initial_state()
+    observed = []
+    while not state.is_terminal():
+        if state.is_chance_node():
+            outcomes, probs = zip(*state.chance_outcomes(), strict=True)
+            assert probs == (1.0 / len(outcomes),) * len(outcomes)  # uniform
+            if state.phase == "draw":  # exactly the tiles still in the boneyard
+                hand = state.match.hand
+                held = hand.played
+                for h in hand.hands:
+                    held |= h
+                boneyard = {t for t in range(game.rules.num_tiles) if not held >> t & 1}
+                assert set(outcomes) == boneyard - set(state.draws)
+            state.apply_action(rng.choice(outcomes))
+        else:
+            observed.append([np.array(state.observation_tensor(p))
+                             for p in range(game.num_players())])
+            state.apply_action(rng.choice(state.legal_actions()))
+    return state, observed
+
+
+@pytest.mark.parametrize("params", CONFIGS, ids=_config_id)
+def test_game_equals_the_core_played_with_the_same_deals(params):
+    """Replay the OpenSpiel game's deals, draws (in the order drawn) and moves on a plain
+    MatchState: at every decision each seat's observation tensor is the encoding of its view,
+    and the scores, winner and returns agree."""
+    game = _game(params)
+    rules = game.rules
+    for seed in range(2):
+        state, observed = _play_randomly(game, seed)
+        ref = MatchState(rules, auto_deal=False)
+        log = state.log
+        decision = 0
+        i = 0
+        while i < len(log):
+            kind, leader, _ = log[i]
+            assert kind == "L"
+            j = i + 1
+            while j < len(log) and log[j][0] != "L":
+                j += 1
+            events = log[i + 1 : j]
+            deal = [t for k, _, t in events if k == "D"]
+            draws = [t for k, _, t in events if k == "W"]
+            h = rules.hand_size
+            hands = [sum(1 << t for t in deal[s * h : (s + 1) * h])
+                     for s in range(rules.num_players)]
+            rest = sorted(set(range(rules.num_tiles)) - set(deal) - set(draws))
+            ref.start_hand(leader, HandState(rules, hands, draws + rest, leader))
+            for k, seat, code in events:
+                if k != "P":
+                    continue
+                assert ref.turn == seat
+                for p in range(rules.num_players):
+                    np.testing.assert_array_equal(observed[decision][p],
+                                                  encode_observation(ref.view(p)))
+                decision += 1
+                ref.play(code)
+            i = j
+        assert decision == len(observed)
+        assert ref.scores == state.match.scores and ref.winner == state.match.winner
+        final = state.returns()
+        assert abs(sum(final)) < 1e-9
+        if game.reward_mode == "win_loss" and game.episode == "match":
+            side = win_loss_rewards(ref.winner, rules.num_sides)
+            assert final == [side[rules.side_of(p)] for p in range(rules.num_players)]
+        for p in range(rules.num_players):
+            np.testing.assert_array_equal(np.array(state.observation_tensor(p)),
+                                          encode_observation(ref.view(p)))
+
+
+def _deal(state, hands, leader=0):
+    """Drive the first chance nodes: the leader, then ``hands`` (tiles as (a, b)) in order."""
+    ts = state.rules.tiles
+    state.apply_action(leader)
+    for hand in hands:
+        for a, b in hand:
+            state.apply_action(ts.index(a, b))
+
+
+SEAT0 = [(6, 6), (6, 3), (1, 2), (0, 0), (2, 2), (3, 3), (4, 5)]
+SEAT1_NO_SIX = [(5, 5), (0, 1), (1, 1), (2, 3), (3, 4), (0, 5), (1, 5)]
+
+
+def test_forced_draws_are_chance_outcomes_decided_one_tile_at_a_time():
+    game = dos.load_game(target_score=100)
+    state = game.new_initial_state()
+    assert state.chance_outcomes() == [(0, 0.5), (1, 0.5)]  # who leads
+    _deal(state, [SEAT0, SEAT1_NO_SIX])
+    ts = game.rules.tiles
+    assert state.current_player() == 0
+    state.apply_action(ts.index(6, 6) * 4)  # seat 1 holds no 6: it must draw
+    assert state.is_chance_node()
+    outcomes = [t for t, _ in state.chance_outcomes()]
+    assert len(outcomes) == 14 and ts.index(0, 6) in outcomes
+    assert state.action_to_string(pyspiel.PlayerId.CHANCE, ts.index(2, 4)) == "Draw:[2|4]->1"
+    state.apply_action(ts.index(2, 4))  # not a 6: seat 1 draws again
+    assert state.is_chance_node() and len(state.chance_outcomes()) == 13
+    state.apply_action(ts.index(0, 6))  # a 6: seat 1 plays
+    assert state.current_player() == 1
+    view = state.view(1)
+    assert view.history[1:] == (("draw", 1, 2),) and view.boneyard_left == 12
+    assert set(view.hand_tiles) >= {ts.tiles[ts.index(2, 4)], ts.tiles[ts.index(0, 6)]}
+    assert state.legal_actions() == [ts.index(0, 6) * 4 + e for e in (0, 1)]
+    # seat 1 saw its draws; seat 0 saw only that seat 1 drew
+    assert state.information_state_string(1).endswith(
+        f"P0:{ts.index(6, 6) * 4} W{ts.index(2, 4)} W{ts.index(0, 6)}")
+    assert state.information_state_string(0).endswith(f"P0:{ts.index(6, 6) * 4} w1 w1")
+    # serialization round trip in the middle of the draws
+    mid = game.new_initial_state()
+    for action in state.history()[:-1]:
+        mid.apply_action(action)
+    assert mid.is_chance_node()
+    text = pyspiel.serialize_game_and_state(game, mid)
+    game2, back = pyspiel.deserialize_game_and_state(text)
+    assert str(back) == str(mid) and back.history() == mid.history()
+    assert back.chance_outcomes() == mid.chance_outcomes()
+
+
+def test_information_state_hides_the_other_seats_tiles():
+    game = dos.load_game(num_players=3)
+    state, _ = _play_randomly(game, 5)
+    for p in range(3):
+        tokens = state.information_state_string(p).split()
+        assert tokens[0] == f"p{p}"
+        own = [t for t in tokens if t[0] in "DW"]
+        hidden = [t for t in tokens if t[0] in "dw"]
+        assert own and hidden and all(t[1:] != str(p) for t in hidden)
+
+
+def test_clone_is_independent():
+    game = dos.load_game(num_players=4)
+    state = game.new_initial_state()
+    rng = random.Random(0)
+    while state.is_chance_node() or len(state.history()) < 40:
+        actions = ([a for a, _ in state.chance_outcomes()] if state.is_chance_node()
+                   else state.legal_actions())
+        state.apply_action(rng.choice(actions))
+    before = [state.observation_tensor(p) for p in range(4)], str(state)
+    clone = state.clone()
+    while not clone.is_terminal():
+        actions = ([a for a, _ in clone.chance_outcomes()] if clone.is_chance_node()
+                   else clone.legal_actions())
+        clone.apply_action(rng.choice(actions))
+    assert ([state.observation_tensor(p) for p in range(4)], str(state)) == before
+
+
+def test_state_from_view_matches_the_view():
+    match = MatchState(RuleConfig(num_players=3, target_score=100), seed=11)
+    for _ in range(5):
+        match.play(match.legal_actions()[0])
+    view = match.view(match.turn)
+    game = dos.load_game(match.rules, episode="hand", reward_mode="score_delta")
+    from agents.sampling import DealSampler
+
+    sampler = DealSampler.from_view(view)
+    strings = set()
+    for seed in range(3):
+        state = dos.state_from_view(game, view, *sampler.sample(random.Random(seed)))
+        assert state.current_player() == view.seat
+        assert sorted(state.legal_actions()) == sorted(view.legal)
+        np.testing.assert_array_equal(np.array(state.observation_tensor(view.seat)),
+                                      encode_observation(view))
+        strings.add(state.observation_string(view.seat))
+    assert len(strings) == 1  # the same observation whatever the hidden tiles are
+
+
+def test_ismcts_agent_plays_legal_reproducible_matches():
+    from experiments.arena import play_match
+
+    first = play_match(["ismcts:sims=8", "random"], {"target_score": 40}, seed=1)
+    assert first == play_match(["ismcts:sims=8", "random"], {"target_score": 40}, seed=1)
+    assert first.winner in (0, 1) and max(first.scores) >= 40
+    four = play_match(["ismcts:sims=4", "random", "ismcts:sims=4", "random"],
+                      {"num_players": 4, "target_score": 30}, seed=2)
+    assert four.winner in (0, 1)
+
+
+
+@pytest.mark.parametrize("name", ["dominoes_env.openspiel", "agents.ismcts"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0

@@ -1,0 +1,222 @@
+"""The replay viewers: the steps of a record, ``replay --steps / --html / --extract``, Jupyter's
+inline viewer, and the page driven in a real headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+
+import dominoes_env
+from dominoes_env.cli import main
+from dominoes_env.core import MatchState, RuleConfig
+from dominoes_env.core.records import replay_record, write_record
+from dominoes_env.record_files import append_records, read_record
+from dominoes_env.render.html import page_data, replay_html
+from dominoes_env.render.steps import record_steps
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]  # fmt: skip
+
+
+def random_match(seed: int, **rules) -> MatchState:
+    rng = random.Random(seed)
+    m = MatchState(RuleConfig(**rules), seed=seed)
+    while not m.is_over:
+        legal = m.legal_actions()
+        m.play(legal[rng.randrange(len(legal))])
+    return m
+
+
+@pytest.mark.parametrize("seed, rules", [
+    (1, {"target_score": 100}),
+    (2, {"num_players": 3, "target_score": 80}),
+    (3, {"num_players": 4, "target_score": 80}),
+    (4, {"target_score": 60, "win_check": "immediate"}),
+])  # fmt: skip
+def test_steps_follow_the_match(seed, rules):
+    m = random_match(seed, **rules)
+    record = m.to_record()
+    steps = record_steps(record)
+    summary = replay_record(record)
+    plays = [s for s in steps if s.kind == "play"]
+    assert [s.points for s in plays] == [p for h in summary["hands"] for p in h["move_points"]]
+    # the end of each finished hand carries its award and the scores after it
+    ends = [s for s in steps if s.kind == "end"]
+    finished = [h for h in summary["hands"] if h["end"] is not None]
+    assert [list(s.scores) for s in ends] == [h["scores"] for h in finished]
+    assert [s.award and {"side": s.award[0], "points": s.award[1]} for s in ends] == [
+        h["award"] for h in finished]
+    assert steps[-1].kind == "match" and list(steps[-1].scores) == summary["scores"] == m.scores
+    # tiles are conserved: hands + boneyard + layout = the set, at every step
+    n_tiles = m.rules.tiles.num_tiles
+    for s in steps[:-1]:
+        in_hands = sum(len(t) for t in s.tiles)
+        assert in_hands + s.boneyard + len(s.state.moves) == n_tiles, s
+    # draws add exactly the announced number of tiles to that seat
+    for a, b in zip(steps, steps[1:], strict=False):
+        if b.kind == "draw":
+            n = int(b.text.split("draws ")[1].split()[0])
+            assert len(b.tiles[b.seat]) == len(a.tiles[b.seat]) + n
+            assert b.boneyard == a.boneyard - n
+
+
+def test_page_hides_other_seats_until_the_hand_ends():
+    record = random_match(5, target_score=60).to_record()
+    data = page_data(record, seat=1)
+    for st in data["steps"]:
+        if st["k"] in ("end", "match"):
+            assert all(isinstance(t, list) for t in st["T"])
+        else:
+            assert isinstance(st["T"][1], list) and isinstance(st["T"][0], int)
+    with pytest.raises(ValueError, match="seat=2"):
+        page_data(record, seat=2)
+
+
+def test_page_is_self_contained():
+    page = replay_html(random_match(6, target_score=60).to_record())
+    assert page.startswith("<!doctype html>")
+    for forbidden in ("<script src", "<link", "https://", "@import", "url("):
+        assert forbidden not in page
+    data = page.split('<script type="application/json" id="data">')[1].split("</script>")[0]
+    assert json.loads(data)["steps"][0]["k"] == "deal"
+
+
+def test_jupyter_viewer_takes_a_match_a_record_or_a_file(tmp_path):
+    m = random_match(7, target_score=50)
+    v = dominoes_env.viewer(m, seat=0)
+    html = v._repr_html_()
+    assert html.startswith("<iframe srcdoc=") and 'sandbox="allow-scripts"' in html
+    assert "<script>" not in html  # the page is escaped into the attribute
+    path = tmp_path / "m.json"
+    write_record(m.to_record(), path)
+    assert dominoes_env.viewer(str(path)).html == dominoes_env.viewer(m.to_record()).html
+    v.save(tmp_path / "v.html")
+    assert (tmp_path / "v.html").read_text() == v.html
+    with pytest.raises(TypeError, match="MatchState"):
+        dominoes_env.viewer(42)
+
+
+def test_replay_cli_steps_html_and_extract(tmp_path, capsys):
+    m = random_match(8, target_score=60)
+    record = m.to_record()
+    shard = tmp_path / "s.jsonl.gz"
+    append_records(shard, [dict(record, match={"index": 0, "key": "a"}),
+                           dict(random_match(9, target_score=60).to_record(),
+                                match={"index": 1, "key": "b"})])
+    assert main(["replay", str(shard), "--match", "0", "--extract", str(tmp_path / "0.json"),
+                 "--html", str(tmp_path / "0.html")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out == replay_record(record)
+    assert read_record(tmp_path / "0.json")["hands"] == record["hands"]
+    assert "Straight Dominoes" in (tmp_path / "0.html").read_text()
+    assert main(["replay", str(tmp_path / "0.json"), "--steps", "--seat", "0"]) == 0
+    text = capsys.readouterr().out
+    assert text.count("-- hand ") == len(record_steps(record))
+    assert f"scores: side 0 {m.scores[0]} · side 1 {m.scores[1]}" in text
+    assert "seat 1: 7 tiles" in text  # seat 1's deal is hidden from seat 0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["S", "--match", "9"], "holds no record of match '9'"),
+    (["S"], "holds 2 records; choose one with --match"),
+    (["R", "--match", "0"], "holds one record"),
+    (["R", "--html", "{tmp}/missing/x.html"], "cannot write"),
+    (["R", "--seat", "3"], "--seat 3 is not a seat"),
+    (["{tmp}/nope.json"], "cannot read"),
+])  # fmt: skip
+def test_replay_cli_bad_input_exits_2_with_one_line(tmp_path, args, message):
+    rec = random_match(10, target_score=50).to_record()
+    write_record(rec, tmp_path / "r.json")
+    append_records(tmp_path / "s.jsonl.gz", [dict(rec, match={"index": i, "key": str(i)})
+                                             for i in range(2)])
+    sub = {"S": str(tmp_path / "s.jsonl.gz"), "R": str(tmp_path / "r.json")}
+    argv = [sub.get(a, a.replace("{tmp}", str(tmp_path))) for a in args]
+    r = subprocess.run([sys.executable, "-m", "dominoes_env", "replay", *argv],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and message in r.stderr, r.stderr
+    assert not (tmp_path / "missing").exists()
+
+
+# -- the page in a real browser ----------------------------------------------------------------
+def _browser():
+    """Playwright driving Debian's Chromium (installed by `make test`)."""
+    missing = None
+    if not os.path.exists(CHROMIUM):
+        missing = f"{CHROMIUM} is missing (make browser installs it)"
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        missing = "the playwright package is missing (pip install -e '.[dev]')"
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(missing)
+        pytest.skip(missing)
+    return sync_playwright
+
+
+def test_page_steps_to_the_final_scores_in_chromium(tmp_path):
+    sync_playwright = _browser()
+    m = random_match(11, num_players=3, target_score=60)
+    record = m.to_record()
+    expected = replay_record(record)
+    page_path = tmp_path / "match.html"
+    assert main(["replay", str(_write(tmp_path, record)), "--html", str(page_path)]) == 0
+    n_steps = len(record_steps(record))
+    hands = len(record["hands"])
+    with sync_playwright() as p:
+        ctx = p.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+            headless=True, viewport={"width": 1100, "height": 900})
+        try:
+            errors: list[str] = []
+            page = ctx.new_page()
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("request", lambda r: r.url.startswith("file:") or errors.append(r.url))
+            page.goto(page_path.as_uri())
+            # the first position: the first deal, nothing scored, Previous disabled
+            assert page.inner_text("#event").startswith("hand 1 dealt: seat")
+            assert json.loads(page.get_attribute("#scores", "data-scores")) == [0, 0, 0]
+            assert page.is_disabled("#prev") and not page.is_disabled("#next")
+            assert page.locator("#seats .seat").count() == 3
+            seen_points = []
+            for i in range(1, n_steps):  # through every step: the button, then the arrow key
+                if i % 2:
+                    page.click("#next")
+                else:
+                    page.keyboard.press("ArrowRight")
+                assert page.get_attribute("body", "data-step") == str(i)
+                badge = page.locator("#event .badge")
+                if badge.count():
+                    seen_points.append(int(badge.inner_text().lstrip("+")))
+            assert page.is_disabled("#next")
+            final = json.loads(page.get_attribute("#scores", "data-scores"))
+            assert final == expected["scores"] == m.scores
+            assert seen_points == [p for h in expected["hands"] for p in h["move_points"] if p]
+            side = expected["winner"]
+            assert f"side {side}" in page.inner_text("#event") and "wins" in page.inner_text(
+                "#event")
+            page.screenshot(path=str(tmp_path / "viewer.png"), full_page=True)
+            # back one step with the key and the button; the jump to the last hand
+            page.keyboard.press("ArrowLeft")
+            page.click("#prev")
+            assert page.get_attribute("body", "data-step") == str(n_steps - 3)
+            page.select_option("#hand", str(hands - 1))
+            assert page.inner_text("#event").startswith(f"hand {hands} dealt")
+            assert errors == []
+        finally:
+            ctx.close()
+    assert (tmp_path / "viewer.png").stat().st_size > 10_000
+
+
+def _write(tmp_path, record):
+    path = tmp_path / "match.json"
+    write_record(record, path)
+    return path
