@@ -21,6 +21,7 @@ import random
 from typing import Protocol, runtime_checkable
 
 from dominoes_env.core import SeatView
+from dominoes_env.core.checks import as_int
 
 
 @runtime_checkable
@@ -43,11 +44,11 @@ class Agent:
     name = "agent"
 
     def __init__(self, seed: int | None = None):
-        self.rng = random.Random(seed)
+        self.rng = random.Random(as_int("seed", seed, optional=True))
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
-            self.rng.seed(seed)
+            self.rng.seed(as_int("seed", seed))
 
     def begin_hand(self, view: SeatView) -> None:  # noqa: B027 - optional hook
         pass

@@ -47,6 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from dominoes_env.core import RuleConfig, SeatView
+from dominoes_env.core.checks import as_bool
 
 from .base import Agent
 
@@ -149,9 +150,7 @@ class PPOAgent(Agent):
     def __init__(self, path: str | os.PathLike | None = None, seed: int | None = None,
                  deterministic: bool = True):
         super().__init__(seed)
-        if not isinstance(deterministic, bool):
-            raise ValueError(f"deterministic={deterministic!r} must be true or false")
-        self.deterministic = deterministic
+        self.deterministic = as_bool("deterministic", deterministic)
         self.path = None if path is None else Path(path)
         self.policy: NumpyPolicy | None = None if path is None else NumpyPolicy(path)
         self._checked: RuleConfig | None = None

@@ -36,6 +36,7 @@ import random
 import time
 
 from dominoes_env.core import HandState, SeatView
+from dominoes_env.core.checks import as_float, as_int
 
 from .base import Agent
 from .greedy import POINT_SCALE, tie_rank
@@ -58,20 +59,11 @@ class SearchAgent(Agent):
     def __init__(self, seed: int | None = None, sims: int = DEFAULT_SIMS,
                  time_ms: float | None = None, min_per_move: int = 8, epsilon: float = 0.0):
         super().__init__(seed)
-        if isinstance(sims, bool) or not isinstance(sims, int) or sims < 1:
-            raise ValueError(f"sims={sims!r} must be a positive integer (rollouts per decision)")
-        if time_ms is not None and (isinstance(time_ms, bool)
-                                    or not isinstance(time_ms, (int, float)) or time_ms <= 0):
-            raise ValueError(f"time_ms={time_ms!r} must be a positive number of milliseconds")
-        if isinstance(min_per_move, bool) or not isinstance(min_per_move, int) or min_per_move < 1:
-            raise ValueError(f"min_per_move={min_per_move!r} must be a positive integer")
-        if (isinstance(epsilon, bool) or not isinstance(epsilon, (int, float))
-                or not 0 <= epsilon <= 1):
-            raise ValueError(f"epsilon={epsilon!r} must be a probability in [0, 1]")
-        self.sims = sims
-        self.time_ms = time_ms
-        self.min_per_move = min_per_move
-        self.epsilon = float(epsilon)
+        self.sims = as_int("sims", sims, 1)
+        self.time_ms = (None if time_ms is None
+                        else as_float("time_ms", time_ms, 0, low_open=True))
+        self.min_per_move = as_int("min_per_move", min_per_move, 1)
+        self.epsilon = as_float("epsilon", epsilon, 0, 1)
         #: statistics of the last decision: {code: (rollouts, mean value)} of the distinct moves
         self.last_values: dict[int, tuple[int, float]] = {}
 

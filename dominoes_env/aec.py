@@ -57,6 +57,7 @@ from pettingzoo.utils.wrappers.order_enforcing import (
 )
 
 from .core import IllegalMoveError, MatchState
+from .core.checks import as_int
 from .encoding import (
     _INT8,
     NUM_ENDS,
@@ -236,9 +237,7 @@ class raw_env(AECEnv, EzPickle):
         so ``reset(seed=s)`` followed by seedless resets replays the same episodes. ``options``
         is accepted for the API and unused."""
         if seed is not None:
-            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-                raise TypeError(f"seed must be an integer or None, not {seed!r}")
-            self._seeder = random.Random(int(seed))
+            self._seeder = random.Random(as_int("seed", seed))
         elif self._seeder is None:
             self._seeder = random.Random()
         self.match = MatchState(self.rules, seed=self._seeder.getrandbits(64))
@@ -352,6 +351,8 @@ class raw_env(AECEnv, EzPickle):
         # encode_hand_state() and mask_of() inlined: this runs on every step
         seat = self._seat[agent]
         hand, match = self._hand, self.match
+        if match is None:
+            raise RuntimeError("call reset() before observe()")
         over = match.winner is not None
         hands = hand.hands
         legal = hand.legal_actions() if hand.turn == seat and not over else ()

@@ -19,6 +19,7 @@ import json
 import os
 import sys
 
+from .cli_support import print_error, run_command
 from .core.errors import RecordError
 from .core.records import replay_record, write_record
 from .core.rules import RuleConfig
@@ -42,7 +43,7 @@ def _replay(args: argparse.Namespace) -> int:
         if args.extract:
             _write(args.extract, lambda path: write_record(record, path))
     except RecordError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print_error(str(err))
         return 2
     if args.steps:
         from .render.steps import record_steps
@@ -136,9 +137,10 @@ def play_main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="dominoes-play", description="Play Straight Dominoes "
                                      "against agents in the terminal (you are seat 0).")
     add_play_arguments(parser)
-    return _play(parser.parse_args(argv))
+    args = parser.parse_args(argv)
+    return run_command(lambda: _play(args))
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    return run_command(lambda: args.func(args))

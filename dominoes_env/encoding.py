@@ -152,6 +152,11 @@ class ObservationLayout:
         self.num_binary = self.blocks["count"].start
         self._build_tables(rules)
 
+    def __reduce__(self):
+        # the packing tables hold struct.Struct methods, which cannot be pickled: a pickled
+        # env (vector envs, multiprocessing) rebuilds its layout from the rules
+        return observation_layout, (self.rules,)
+
     def _build_tables(self, rules: RuleConfig) -> None:
         ts = rules.tiles
         n, T, V = self.num_players, self.num_tiles, self.num_values

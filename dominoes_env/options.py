@@ -42,11 +42,11 @@ Every player's reward is its side's reward (partners share it).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, fields
 from typing import Any
 
 from .core import RuleConfig
+from .core.checks import as_bool, as_float
 
 REWARD_MODES = ("score_delta", "win_loss")
 EPISODES = ("match", "hand")
@@ -68,21 +68,15 @@ class EnvOptions:
         for name, allowed in (("reward_mode", REWARD_MODES), ("episode", EPISODES),
                               ("illegal_action", ILLEGAL_ACTIONS)):
             value = getattr(self, name)
-            if value not in allowed:
+            if not isinstance(value, str) or value not in allowed:
                 raise ValueError(
                     f"{name}={value!r} is not allowed; allowed: {', '.join(map(repr, allowed))}"
                 )
-        scale = self.reward_scale
-        if scale is not None and (
-            isinstance(scale, bool) or not isinstance(scale, (int, float))
-            or not math.isfinite(scale) or scale <= 0
-        ):
-            raise ValueError(f"reward_scale={scale!r} must be a positive number or None")
-        r = self.illegal_reward
-        if isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r):
-            raise ValueError(f"illegal_reward={r!r} must be a finite number")
-        if not isinstance(self.info_events, bool):
-            raise TypeError(f"info_events={self.info_events!r} must be True or False")
+        if self.reward_scale is not None:
+            object.__setattr__(self, "reward_scale",
+                               as_float("reward_scale", self.reward_scale, 0, low_open=True))
+        object.__setattr__(self, "illegal_reward", as_float("illegal_reward", self.illegal_reward))
+        object.__setattr__(self, "info_events", as_bool("info_events", self.info_events))
 
     def scale(self, rules: RuleConfig) -> float:
         """The score_delta multiplier: ``reward_scale``, or ``1 / target_score``."""

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .core.errors import RecordError
-from .core.records import load_record
+from .core.records import load_record, parse_record, read_record_bytes
 
 SHARD_SUFFIXES = (".jsonl", ".jsonl.gz")
 #: a tournament's ``records/`` folder: shard ``k`` holds the matches with schedule index
@@ -107,11 +107,7 @@ def scan_gzip_members(data: bytes) -> tuple[list[bytes], int]:
 
 
 def _lines(path: str) -> Iterator[tuple[int, bytes]]:
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as err:
-        raise RecordError(f"cannot read {path!r}: {err.strerror}") from None
+    data = read_record_bytes(path)
     if path.endswith(".gz"):
         members, end = scan_gzip_members(data)
         if end < len(data) and not members:
@@ -130,10 +126,7 @@ def iter_records(path: str | os.PathLike) -> Iterator[dict]:
         yield load_record(path)
         return
     for number, line in _lines(path):
-        try:
-            yield json.loads(line)
-        except json.JSONDecodeError as err:
-            raise RecordError(f"{path}:{number} is not valid JSON: {err}") from None
+        yield parse_record(line, f"{path}:{number}")
 
 
 def _matches(record: Any, match: str) -> bool:

@@ -46,6 +46,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .core import IllegalMoveError, MatchState, SeatView
+from .core.checks import ParameterTypeError, as_int, short_repr
 from .encoding import NUM_ENDS, check_action, encode_hand_state, observation_layout
 from .infos import NO_HAND_END, hand_end_fields, scores_array
 from .options import delta_rewards, episode_winner, split_options, win_loss_rewards
@@ -105,10 +106,13 @@ class SingleAgentEnv(gymnasium.Env):
             raise ValueError(f"render_mode={render_mode!r} is not supported; allowed: None, "
                              + ", ".join(map(repr, RENDER_MODES)))
         self.render_mode = render_mode
-        if seat != "random" and (isinstance(seat, bool) or not isinstance(seat, (int, np.integer))
-                                 or not 0 <= seat < n):
-            raise ValueError(f"seat={seat!r} is not allowed; allowed: 'random' or 0..{n - 1}")
-        self.seat_option = seat if seat == "random" else int(seat)
+        if not (isinstance(seat, str) and seat == "random"):
+            try:
+                seat = as_int("seat", seat, 0, n - 1)
+            except ValueError:
+                raise ParameterTypeError(f"seat={short_repr(seat)} is not allowed; allowed: "
+                                         f"'random' or 0..{n - 1}") from None
+        self.seat_option = seat
         if learner not in ("seat", "side"):
             raise ValueError(f"learner={learner!r} is not allowed; allowed: 'seat', 'side'")
         if learner == "side" and not rules.partnerships:
@@ -145,7 +149,7 @@ class SingleAgentEnv(gymnasium.Env):
     # -- episode -----------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Deal a new match (see the module docstring for seeding). ``options`` is unused."""
-        super().reset(seed=seed)
+        super().reset(seed=as_int("seed", seed, optional=True))
         n = self.rules.num_players
         for _ in range(MAX_REDEALS):
             rng = self.np_random

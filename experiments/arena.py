@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import operator
 import random
 import time
 from collections.abc import Mapping, Sequence
@@ -31,6 +30,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from dominoes_env.core import HandState, MatchState, RuleConfig
+from dominoes_env.core.checks import as_int
 
 #: a match still undecided after this many hands is stopped and counted as a draw
 DEFAULT_MAX_HANDS = 1000
@@ -59,12 +59,7 @@ def as_seed(seed) -> int:
     >>> as_seed(7), type(as_seed(True.__int__()))
     (7, <class 'int'>)
     """
-    if isinstance(seed, bool):
-        raise TypeError(f"seed must be an integer, got {seed!r}")
-    try:
-        return operator.index(seed)
-    except TypeError:
-        raise TypeError(f"seed must be an integer, got {seed!r}") from None
+    return as_int("seed", seed)
 
 
 def agent_seed(match_seed: int, seat: int) -> int:
@@ -176,8 +171,7 @@ def play_match(
     """
     rules = _coerce_rules(rules)
     seed = as_seed(seed)
-    if isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 1:
-        raise ValueError(f"max_hands={max_hands!r} must be a positive integer")
+    max_hands = as_int("max_hands", max_hands, 1)
     n = rules.num_players
     if isinstance(agents, str) or len(agents) != n:
         count = 1 if isinstance(agents, str) else len(agents)

@@ -85,6 +85,31 @@ def collect_demonstrations(teacher: str, opponents: list[str], rules: RuleConfig
     return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
 
 
+def dataset_demonstrations(path, agent: str | None = None,
+                           rules: RuleConfig | None = None) -> dict[str, np.ndarray]:
+    """The demonstrations of a dataset directory (``python -m experiments.make_dataset``), in
+    the form :func:`pretrain_policy` fits: the decisions with more than one legal move (of
+    ``agent`` only, when given), ``values`` the acting side's hand margin scaled by
+    1 / target_score. With ``rules``, a dataset played under other rules (another observation
+    or action size, another target) is refused with a ``ValueError``."""
+    import json
+    from pathlib import Path
+
+    from .make_dataset import INFO_FILE, load_decisions
+
+    data = load_decisions(path, agent=agent, unforced=True)
+    stored = RuleConfig.from_dict(json.loads((Path(path) / INFO_FILE).read_text())["rules"])
+    if rules is not None and stored != rules:
+        diffs = [f"{k}: {v!r} there, {rules.to_dict().get(k)!r} here"
+                 for k, v in stored.to_dict().items() if rules.to_dict().get(k) != v]
+        raise ValueError(f"{path} was played under other rules ({'; '.join(diffs)})")
+    if not len(data["action"]):
+        raise ValueError(f"{path} holds no decision with a choice"
+                         + (f" by {agent!r}" if agent else ""))
+    return {"obs": data["obs"], "masks": data["mask"], "actions": data["action"],
+            "values": data["hand_margin"].astype(np.float32) / stored.target_score}
+
+
 def _with_progress(it, total: int, show: bool) -> list:
     if not show:
         return list(it)

@@ -68,6 +68,10 @@ class TrainConfig:
     bc_matches: int = 300  #: matches of demonstrations (the teacher against bc_opponents)
     bc_opponents: list[str] = field(default_factory=lambda: ["greedy", "greedy", "teacher"])
     bc_epochs: int = 15
+    #: clone the decisions of a dataset DIR (python -m experiments.make_dataset) instead of
+    #: playing bc_teacher; bc_agent picks one of its agents ("" = every agent's decisions)
+    bc_dataset: str = ""
+    bc_agent: str = ""
     workers: int = 2  #: processes collecting demonstrations
     snapshot_every: int = 100_000  #: steps between self-play snapshots
     max_snapshots: int = 10  #: the pool keeps the newest ones
@@ -95,6 +99,11 @@ class TrainConfig:
                 raise ValueError(f"{name}={value!r} must be a positive integer")
         self.hidden()
         self.opponent_mix()
+        if self.bc_dataset and self.bc_teacher:
+            raise ValueError("give bc_teacher (play demonstrations) or bc_dataset (read them), "
+                             "not both")
+        if self.bc_agent and not self.bc_dataset:
+            raise ValueError("bc_agent picks an agent of bc_dataset; give bc_dataset too")
         if self.bc_teacher:
             from agents import resolve_spec
 
@@ -318,11 +327,22 @@ def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float):
 
 # -- warm start ----------------------------------------------------------------------------
 def clone_teacher(model, config: TrainConfig, out: Path) -> None:
-    """Behaviour-clone ``config.bc_teacher`` into the fresh policy (see
-    :mod:`experiments.behavior_cloning`); the statistics go to ``bc.json``."""
-    from .behavior_cloning import collect_demonstrations, pretrain_policy
+    """Behaviour-clone ``config.bc_teacher`` (or the decisions of ``config.bc_dataset``) into
+    the fresh policy (see :mod:`experiments.behavior_cloning`); the statistics go to
+    ``bc.json``."""
+    from .behavior_cloning import collect_demonstrations, dataset_demonstrations, pretrain_policy
 
     started = time.time()
+    if config.bc_dataset:
+        data = dataset_demonstrations(config.bc_dataset, config.bc_agent or None, config.rules())
+        stats = pretrain_policy(model, data, epochs=config.bc_epochs, seed=config.seed)
+        info = {"dataset": config.bc_dataset, "agent": config.bc_agent or "all",
+                "decisions": int(len(data["actions"])),
+                "total_s": round(time.time() - started, 1), **stats}
+        (out / "bc.json").write_text(json.dumps(info, indent=2))
+        print(f"[bc] cloned {info['decisions']:,} decisions of {config.bc_dataset} in "
+              f"{info['total_s']:.0f} s: accuracy {stats['accuracy']:.3f}", flush=True)
+        return
     opponents = [config.bc_teacher if o == "teacher" else o for o in config.bc_opponents]
     data = collect_demonstrations(config.bc_teacher, opponents, config.rules(),
                                   config.bc_matches, seed=config.seed, workers=config.workers,
@@ -368,7 +388,7 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
             gae_lambda=config.gae_lambda, ent_coef=config.ent_coef, clip_range=config.clip_range,
             policy_kwargs={"net_arch": {"pi": hidden, "vf": hidden}, "activation_fn": act},
             tensorboard_log=str(out / "tb"), seed=config.seed, device=config.device, verbose=0)
-        if config.bc_teacher:
+        if config.bc_teacher or config.bc_dataset:
             clone_teacher(model, config, out)
     remaining = max(0, config.total_steps - model.num_timesteps)
     try:

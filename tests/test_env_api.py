@@ -136,7 +136,7 @@ def test_registry():
     (dict(colour="red"), "unknown option.*colour.*allowed: num_players"),
     (dict(reward_mode="points"), "reward_mode='points' is not allowed"),
     (dict(episode="game"), "episode='game' is not allowed"),
-    (dict(reward_scale=0), "reward_scale=0 must be a positive number"),
+    (dict(reward_scale=0), r"reward_scale=0.0 is out of range; allowed: > 0"),
     (dict(illegal_action="ignore"), "illegal_action='ignore' is not allowed"),
     (dict(num_players=5), "num_players=5 is out of range"),
     (dict(render_mode="window"), "render_mode='window' is not supported"),

@@ -101,7 +101,7 @@ def test_unknown_spec_lists_the_known_names():
 @pytest.mark.parametrize("spec, fragment", [
     ("", "non-empty string"),
     ("search:sims", "bad parameter 'sims'"),
-    ("search:sims=0", "sims=0 must be a positive integer"),
+    ("search:sims=0", "sims=0 is out of range; allowed: >= 1"),
     ("search:depth=3", "bad parameters"),
     ("no_such_module.x:Agent", "cannot import module 'no_such_module.x'"),
     ("agents.greedy:NoSuchAgent", "has no 'NoSuchAgent'"),

@@ -8,7 +8,13 @@ class IllegalMoveError(ValueError):
     def __init__(self, move, reason: str):
         self.move = move
         self.reason = reason
-        super().__init__(f"illegal move {move}: {reason}")
+        try:
+            shown = str(move)
+        except (ValueError, RecursionError):  # e.g. a 5,000-digit integer inside it
+            from .checks import short_repr
+
+            shown = short_repr(move)
+        super().__init__(f"illegal move {shown}: {reason}")
 
 
 class RecordError(ValueError):

@@ -22,6 +22,7 @@ import random
 import warnings
 from collections.abc import Iterable, Sequence
 
+from .checks import as_int, short_repr
 from .errors import IllegalMoveError
 from .moves import DOWN, END_NAMES, LEFT, RIGHT, UP, Move, end_index
 from .rules import RuleConfig
@@ -100,8 +101,7 @@ class HandState:
         """Low-level constructor from bitmask hands; prefer :meth:`deal` / :meth:`from_tiles`."""
         ts = rules.tiles
         n = rules.num_players
-        if not (isinstance(leader, int) and 0 <= leader < n):
-            raise ValueError(f"leader={leader!r} is not a seat; allowed: 0..{n - 1}")
+        leader = as_int("leader", leader, 0, n - 1)
         self.rules = rules
         self.n = n
         self.leader = leader
@@ -401,8 +401,12 @@ class HandState:
             raise IllegalMoveError(move, "the hand is over")
         ts = self.rules.tiles
         flip = False
-        if isinstance(move, bool) or not isinstance(move, (int, tuple)):
-            raise TypeError(f"a move is a Move, an action code or a (tile, end) pair, not {move!r}")
+        if not isinstance(move, tuple):
+            try:
+                move = as_int("move", move)
+            except TypeError:
+                raise TypeError("a move is a Move, an action code or a (tile, end) pair, not "
+                                f"{short_repr(move)}") from None
         if isinstance(move, int):
             if not 0 <= move < ts.num_tiles * 4:
                 raise IllegalMoveError(move, f"action code out of range 0..{ts.num_tiles * 4 - 1}")
@@ -413,7 +417,7 @@ class HandState:
                 )
         else:
             if len(move) != 2:
-                raise TypeError(f"a move is a (tile, end) pair, not {move!r}")
+                raise TypeError(f"a move is a (tile, end) pair, not {short_repr(move)}")
             tile, end = move
             if not isinstance(tile, (tuple, list)) or len(tile) != 2:
                 raise IllegalMoveError(move, "a tile is a pair of pip values (a, b)")
@@ -647,13 +651,11 @@ class _HandSizes(tuple):
 
 def _tile_index(ts, tile, where: str) -> int:
     if not isinstance(tile, (list, tuple)) or len(tile) != 2:
-        raise ValueError(f"{tile!r} in {where} is not a tile; a tile is a pair [a, b]")
-    a, b = tile
-    if (
-        isinstance(a, bool)
-        or isinstance(b, bool)
-        or not isinstance(a, int)
-        or not isinstance(b, int)
-    ):
-        raise ValueError(f"{tile!r} in {where} is not a tile; halves must be integers")
+        raise ValueError(
+            f"{short_repr(tile)} in {where} is not a tile; a tile is a pair [a, b]")
+    try:
+        a, b = (as_int("a tile's half", half) for half in tile)
+    except TypeError:
+        raise ValueError(f"{short_repr(tile)} in {where} is not a tile; halves must be integers"
+                         ) from None
     return ts.index(a, b)

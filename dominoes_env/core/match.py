@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import random
 
+from .checks import as_int
 from .errors import IllegalMoveError
 from .hand import HandState
 from .moves import Move
@@ -47,10 +48,13 @@ class MatchState:
     ):
         if rules is None:
             rules = RuleConfig(**options)
+        elif not isinstance(rules, RuleConfig):
+            raise TypeError(f"rules must be a RuleConfig (or None), not {type(rules).__name__}; "
+                            "build one with RuleConfig(**fields) or RuleConfig.from_dict(d)")
         elif options:
             rules = rules.replace(**options)
         self.rules = rules
-        self.rng = random.Random(seed)
+        self.rng = random.Random(as_int("seed", seed, optional=True))
         self.scores = [0] * rules.num_sides
         self.finished_hands: list[HandState] = []
         #: the award each finished hand added to the scores (``None``: none was added)

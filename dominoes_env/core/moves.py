@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from .checks import short_repr
 from .tiles import Tile
 
 LEFT, RIGHT, UP, DOWN = 0, 1, 2, 3
@@ -39,5 +40,5 @@ def end_index(end: str) -> int:
         return END_INDEX[end]
     except (KeyError, TypeError):
         raise ValueError(
-            f"unknown end {end!r}; allowed: {', '.join(END_NAMES)} (or null for the lead)"
+            f"unknown end {short_repr(end)}; allowed: {', '.join(END_NAMES)} (or null for the lead)"
         ) from None

@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from typing import Any
 
+from .checks import short_repr
 from .errors import IllegalMoveError, RecordError
 from .hand import HandState
 from .match import MatchState
@@ -76,16 +78,85 @@ def write_record(record: dict[str, Any], path: str | os.PathLike) -> None:
 
 
 # -- reading and replaying -----------------------------------------------------------------
+#: the largest record file :func:`load_record` reads (a match to 250 is a few kilobytes)
+MAX_RECORD_BYTES = 64 * 1024 * 1024
+
+
 def load_record(path: str | os.PathLike) -> dict[str, Any]:
-    """Read a record file; :class:`RecordError` if it cannot be read or is not a JSON object."""
+    """Read a record file; :class:`RecordError` if it cannot be read or is not JSON.
+
+    Only a regular file of at most :data:`MAX_RECORD_BYTES` in UTF-8 is read (a FIFO, a device
+    such as ``/dev/zero`` or a directory is refused without blocking); integers of more than
+    4,300 digits and nesting deeper than Python's recursion limit are refused as not a record.
+    """
+    name = os.fspath(path)
+    return parse_record(read_record_bytes(name), name)
+
+
+def read_record_bytes(path: str | os.PathLike) -> bytes:
+    """The bytes of a record file, read as :func:`load_record` reads them (regular files of at
+    most :data:`MAX_RECORD_BYTES` only, never blocking on a FIFO or a device)."""
+    name = os.fspath(path)
     try:
-        with open(path) as f:
-            data = json.load(f)
+        # O_NONBLOCK: opening a FIFO with no writer must not wait; fstat then refuses it
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as err:
-        raise RecordError(f"cannot read {os.fspath(path)!r}: {err.strerror}") from None
+        raise RecordError(f"cannot read {name!r}: {err.strerror}") from None
+    except (ValueError, TypeError) as err:  # an embedded NUL byte, a path of the wrong type
+        raise RecordError(f"cannot read {short_repr(name)}: {err}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+            raise RecordError(f"cannot read {name!r}: it is {kind}")
+        if info.st_size > MAX_RECORD_BYTES:
+            raise RecordError(f"{name!r} is {info.st_size:,} bytes; a record is at most "
+                              f"{MAX_RECORD_BYTES:,}")
+        chunks, size = [], 0
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > MAX_RECORD_BYTES:  # it grew while being read
+                raise RecordError(f"{name!r} is larger than {MAX_RECORD_BYTES:,} bytes")
+            chunks.append(chunk)
+    except OSError as err:
+        raise RecordError(f"cannot read {name!r}: {err.strerror}") from None
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+def parse_record(data: bytes | str, name: str = "the record") -> Any:
+    """Parse a record's JSON text (UTF-8 bytes, a byte-order mark allowed, or ``str``);
+    :class:`RecordError` on anything that is not JSON."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError as err:
+            raise RecordError(f"{name!r} is not UTF-8 text (byte {err.start}); "
+                              "a record is JSON in UTF-8") from None
+    try:
+        return json.loads(data)
     except json.JSONDecodeError as err:
-        raise RecordError(f"{os.fspath(path)!r} is not valid JSON: {err}") from None
-    return data
+        raise RecordError(f"{name!r} is not valid JSON: {err}") from None
+    except RecursionError:
+        raise RecordError(f"{name!r} is nested too deeply to be a record") from None
+    except ValueError as err:  # an integer beyond Python's digit limit for str <-> int
+        if "digits" in str(err):
+            raise RecordError(f"{name!r} holds an integer too long to be a record "
+                              "(more than 4,300 digits)") from None
+        raise RecordError(f"{name!r} is not a record: {err}") from None
+
+
+def _show(value: Any, limit: int = 80) -> str:
+    """A short JSON rendering of part of a record for messages (never fails)."""
+    try:
+        text = json.dumps(value)
+    except (ValueError, TypeError, RecursionError):
+        return short_repr(value, limit)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def replay_match(record: Any) -> tuple[MatchState, list[dict[str, Any]]]:
@@ -141,12 +212,13 @@ def _start_hand(match: MatchState, entry: Any, i: int) -> None:
         raise RecordError(f"hand {i}: 'moves' must be a list of [seat, tile, end]")
     rules = match.rules
     leader = entry["leader"]
-    if (
-        isinstance(leader, bool)
-        or not isinstance(leader, int)
-        or not 0 <= leader < rules.num_players
-    ):
-        raise RecordError(f"hand {i}: leader {leader!r} is not a seat (0..{rules.num_players - 1})")
+    if type(leader) is not int or not 0 <= leader < rules.num_players:
+        raise RecordError(f"hand {i}: leader {short_repr(leader)} is not a seat "
+                          f"(0..{rules.num_players - 1})")
+    for key in ("hands", "boneyard"):
+        if not isinstance(entry[key], list):
+            raise RecordError(f"hand {i}: '{key}' must be a list of tiles"
+                              + (" per seat" if key == "hands" else ""))
     if i > 0:
         expected = match.next_leader()
         if expected is not None and leader != expected:
@@ -164,7 +236,7 @@ def _start_hand(match: MatchState, entry: Any, i: int) -> None:
 
 
 def _replay_move(match: MatchState, move: Any, i: int, j: int) -> int:
-    where = f"hand {i}, move {j} {json.dumps(move)}"
+    where = f"hand {i}, move {j} {_show(move)}"
     if not isinstance(move, list) or len(move) != 3:
         raise RecordError(f"{where}: a move is [seat, [a, b], end]")
     seat, tile, end = move
@@ -173,9 +245,11 @@ def _replay_move(match: MatchState, move: Any, i: int, j: int) -> int:
     hand = match.hand
     if hand.is_over:
         raise RecordError(f"{where}: the hand is already over ({hand.result[0]})")
+    if type(seat) is not int:
+        raise RecordError(f"{where}: the seat {short_repr(seat)} must be an integer")
     if seat != hand.turn:
         raise RecordError(
-            f"{where}: it is seat {hand.turn}'s turn, not seat {seat!r}'s"
+            f"{where}: it is seat {hand.turn}'s turn, not seat {short_repr(seat)}'s"
             + _forced_note(hand, seat)
         )
     if not isinstance(tile, list) or len(tile) != 2:

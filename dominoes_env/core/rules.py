@@ -14,6 +14,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from .checks import as_bool, as_int, short_repr
 from .tiles import SUPPORTED_MAX_PIPS, TileSet, tile_set
 
 NEXT_LEADER = ("domino_else_random", "rotate")
@@ -23,18 +24,15 @@ SPINNER_CROSS = ("after_both_sides", "immediately")
 BLOCKED_AWARD = ("opponents_total", "difference")
 
 
-def _check_int(name: str, value: Any, low: int, high: int | None = None) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name}={value!r} must be an integer")
-    if value < low or (high is not None and value > high):
-        allowed = f">= {low}" if high is None else f"{low}..{high}"
-        raise ValueError(f"{name}={value!r} is out of range; allowed: {allowed}")
+def _set_int(obj: RuleConfig, name: str, low: int, high: int | None = None) -> None:
+    """Check an integer field and store it as a Python ``int`` (numpy integers accepted)."""
+    object.__setattr__(obj, name, as_int(name, getattr(obj, name), low, high))
 
 
 def _check_choice(name: str, value: Any, allowed: tuple) -> None:
-    if value not in allowed:
+    if not isinstance(value, str) or value not in allowed:
         raise ValueError(
-            f"{name}={value!r} is not allowed; allowed: {', '.join(map(repr, allowed))}"
+            f"{name}={short_repr(value)} is not allowed; allowed: {', '.join(map(repr, allowed))}"
         )
 
 
@@ -60,29 +58,32 @@ class RuleConfig:
     _tiles: TileSet = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
-        _check_int("num_players", self.num_players, 2, 4)
-        if isinstance(self.max_pip, bool) or self.max_pip not in SUPPORTED_MAX_PIPS:
-            raise ValueError(f"max_pip={self.max_pip!r} is not allowed; allowed: 6, 9, 12")
-        if self.partnerships is None:
-            object.__setattr__(self, "partnerships", self.num_players == 4)
-        elif not isinstance(self.partnerships, bool):
-            raise ValueError(f"partnerships={self.partnerships!r} must be true or false")
-        elif self.partnerships and self.num_players != 4:
+        _set_int(self, "num_players", 2, 4)
+        _set_int(self, "max_pip", 0)
+        if self.max_pip not in SUPPORTED_MAX_PIPS:
+            raise ValueError(
+                f"max_pip={short_repr(self.max_pip)} is not allowed; allowed: 6, 9, 12")
+        partnerships = as_bool("partnerships", self.partnerships, optional=True)
+        if partnerships is None:
+            partnerships = self.num_players == 4
+        object.__setattr__(self, "partnerships", partnerships)
+        if self.partnerships and self.num_players != 4:
             raise ValueError(
                 f"partnerships=True is not allowed with num_players={self.num_players}; "
                 "partnerships need exactly 4 players"
             )
         ts = tile_set(self.max_pip)
         object.__setattr__(self, "_tiles", ts)
-        _check_int("hand_size", self.hand_size, 1)
+        _set_int(self, "hand_size", 1)
         if self.num_players * self.hand_size > ts.num_tiles:
             raise ValueError(
-                f"hand_size={self.hand_size} is too large: {self.num_players} players x "
-                f"{self.hand_size} tiles exceeds the {ts.num_tiles} tiles of the "
+                f"hand_size={short_repr(self.hand_size)} is too large: {self.num_players} "
+                f"players x {short_repr(self.hand_size)} tiles exceeds the {ts.num_tiles} "
+                "tiles of the "
                 f"double-{self.max_pip} set; allowed: at most {ts.num_tiles // self.num_players}"
             )
-        _check_int("target_score", self.target_score, 1)
-        _check_int("boneyard_reserve", self.boneyard_reserve, 0, self.boneyard_size)
+        _set_int(self, "target_score", 1)
+        _set_int(self, "boneyard_reserve", 0, self.boneyard_size)
         _check_choice("next_leader", self.next_leader, NEXT_LEADER)
         _check_choice("win_check", self.win_check, WIN_CHECK)
         _check_choice("spinner", self.spinner, SPINNER)

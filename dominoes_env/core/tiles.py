@@ -23,6 +23,8 @@ from __future__ import annotations
 from functools import cache
 from typing import NamedTuple
 
+from .checks import as_int, short_repr
+
 SUPPORTED_MAX_PIPS = (6, 9, 12)
 
 
@@ -87,8 +89,11 @@ class TileSet:
     def index(self, a: int, b: int) -> int:
         """Index of tile ``[a|b]`` (halves in either order); ``ValueError`` if not in the set."""
         try:
+            if type(a) is not int or type(b) is not int:  # numpy ints pass; 1.0, True do not
+                a, b = as_int("a", a), as_int("b", b)
             return self._index[(a, b)]
-        except (KeyError, TypeError):
+        except (KeyError, TypeError, ValueError):
+            a, b = short_repr(a, 20), short_repr(b, 20)
             raise ValueError(
                 f"[{a}|{b}] is not a tile of the double-{self.max_pip} set "
                 f"(halves must be integers 0..{self.max_pip})"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .checks import as_int
 from .moves import END_NAMES, Move
 from .rules import RuleConfig
 from .tiles import Tile
@@ -81,8 +82,7 @@ def make_view(
 ) -> SeatView:
     """Build ``seat``'s view of a :class:`HandState` (used by ``MatchState.view``)."""
     n = hand.n
-    if not (isinstance(seat, int) and 0 <= seat < n):
-        raise ValueError(f"seat={seat!r} is not a seat; allowed: 0..{n - 1}")
+    seat = as_int("seat", seat, 0, n - 1)
     return SeatView(
         rules=hand.rules,
         seat=seat,

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from dominoes_env.core import RuleConfig
+from dominoes_env.core.checks import as_int
 
 from ..arena import DEFAULT_MAX_HANDS, play_match
 from .game_records import RecordStore, clear_records, game_line
@@ -69,14 +70,9 @@ class TournamentConfig:
         object.__setattr__(self, "agents", check_agents(self.agents))
         if not isinstance(self.rules, RuleConfig):
             raise TypeError(f"rules must be a RuleConfig, got {self.rules!r}")
-        if isinstance(self.matches, bool) or not isinstance(self.matches, int) or self.matches < 1:
-            raise ValueError(f"matches={self.matches!r} must be a positive integer "
-                             "(matches per pairing)")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise ValueError(f"seed={self.seed!r} must be an integer")
-        hands = self.max_hands
-        if isinstance(hands, bool) or not isinstance(hands, int) or hands < 1:
-            raise ValueError(f"max_hands={self.max_hands!r} must be a positive integer")
+        object.__setattr__(self, "matches", as_int("matches", self.matches, 1))
+        object.__setattr__(self, "seed", as_int("seed", self.seed))
+        object.__setattr__(self, "max_hands", as_int("max_hands", self.max_hands, 1))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -348,8 +344,7 @@ def run_tournament(
 
     Ctrl-C (``KeyboardInterrupt``) propagates after the finished matches are safely written.
     """
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers={workers!r} must be a positive integer")
+    workers = as_int("workers", workers, 1)
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r} is not allowed; allowed: {', '.join(BACKENDS)}")
     if ray_address and backend != "ray":

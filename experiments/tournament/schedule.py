@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dominoes_env.core import RuleConfig
+from dominoes_env.core.checks import as_int
 
 from ..arena import derive_seed
 
@@ -159,10 +160,8 @@ def make_schedule(agents: Sequence[str], rules: RuleConfig, matches: int, seed: 
     """Every match of a tournament, ordered deal by deal (so an interrupted run has played the
     pairings evenly)."""
     agents = check_agents(agents)
-    if isinstance(matches, bool) or not isinstance(matches, int) or matches < 1:
-        raise ValueError(f"matches={matches!r} must be a positive integer (matches per pairing)")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError(f"seed={seed!r} must be an integer")
+    matches = as_int("matches", matches, 1)
+    seed = as_int("seed", seed)
     tables = tables_for(agents, rules)
     plan: list[list[list[tuple[str, ...]]]] = []  # per table, per deal: the seatings
     for t in tables:

@@ -21,6 +21,7 @@ from itertools import combinations
 from typing import Any
 
 from dominoes_env.core import RuleConfig
+from dominoes_env.core.checks import as_int
 
 #: the two-sided 95% normal quantile, norm.ppf(0.975)
 Z95 = 1.959963984540054
@@ -39,8 +40,7 @@ def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, fl
     ...
     ValueError: successes=11 must lie in 0..n=10
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ValueError(f"n={n!r} must be a non-negative integer")
+    n = as_int("n", n, 0)
     if not 0 <= successes <= n:
         raise ValueError(f"successes={successes!r} must lie in 0..n={n}")
     if n == 0:

@@ -1,0 +1,81 @@
+"""What every command line of the project shares: one-line errors and clean exits.
+
+:func:`run_command` runs a command's body and turns the ways a command can end badly into one
+line on stderr and an exit status, never a traceback:
+
+- ``Ctrl-C`` (``KeyboardInterrupt``): ``interrupted`` and status 130;
+- standard output closed early (``| head``) or full (``> /dev/full``): one line, status 2, and
+  no second complaint when Python flushes its streams on exit;
+- :class:`CommandError` (and the exception types a command lists): ``error: <message>``,
+  status 2.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+from collections.abc import Callable
+
+
+class CommandError(Exception):
+    """A command cannot go on: its message is printed as ``error: <message>`` (status 2)."""
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # pragma: no cover - no real stdout
+        pass
+
+
+def print_error(message: str) -> None:
+    """``error: <message>`` on stderr, on one line."""
+    text = " ".join(str(message).split()) or "unknown error"
+    try:
+        print(f"error: {text}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # pragma: no cover - stderr closed too
+        pass
+
+
+def output_error_message(err: OSError) -> str:
+    if isinstance(err, BrokenPipeError) or err.errno == errno.EPIPE:
+        return "standard output was closed before the output was written"
+    return f"cannot write the output: {err.strerror or err}"
+
+
+def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...] = ()) -> int:
+    """Run ``body()`` (returning an exit status) with the shared handling described above."""
+    try:
+        status = body()
+        sys.stdout.flush()
+        return status
+    except KeyboardInterrupt:
+        print_error("interrupted")
+        return 130
+    except CommandError as err:
+        print_error(str(err))
+        return 2
+    except OSError as err:
+        if _is_stdout_error(err):
+            _silence_stdout()
+            print_error(output_error_message(err))
+            return 2
+        if errors and isinstance(err, errors):
+            print_error(str(err))
+            return 2
+        raise
+    except errors as err:
+        print_error(str(err))
+        return 2
+
+
+def _is_stdout_error(err: OSError) -> bool:
+    if isinstance(err, BrokenPipeError):
+        return True
+    if err.errno in (errno.ENOSPC, errno.EPIPE, errno.EIO, errno.EDQUOT) and err.filename is None:
+        return True
+    return False

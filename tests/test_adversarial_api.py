@@ -1,0 +1,289 @@
+"""Adversarial inputs to the Python API: one rule for integer and boolean parameters everywhere
+(numpy integers accepted, floats and booleans refused with an error naming the parameter), and
+hypothesis fuzzing of ``RuleConfig``, the env options and game records: whatever comes in, the
+answer is a valid object or a ``ValueError``/``TypeError``, never another exception."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dominoes_env import env as aec_env
+from dominoes_env.core import MatchState, RecordError, RuleConfig
+from dominoes_env.core.checks import ParameterTypeError, as_bool, as_float, as_int
+from dominoes_env.core.records import parse_record, replay_record
+from dominoes_env.options import split_options
+from dominoes_env.single_agent import SingleAgentEnv
+
+from .test_records import random_match
+
+# -- the helper ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [3, np.int64(3), np.uint8(3), np.int32(3)])
+def test_as_int_takes_any_integer_type(value):
+    out = as_int("n", value, 1, 4)
+    assert out == 3 and type(out) is int
+
+
+@pytest.mark.parametrize("value, kind", [
+    (3.0, "float"), (np.float64(3), "float64"), ("3", "str"), (None, "NoneType"), ([3], "list"),
+])  # fmt: skip
+def test_as_int_refuses_non_integers_naming_the_parameter(value, kind):
+    with pytest.raises(ParameterTypeError, match=f"^count=.* must be an integer, not {kind}$"):
+        as_int("count", value)
+
+
+@pytest.mark.parametrize("value", [True, False, np.True_, np.bool_(False)])
+def test_as_int_refuses_booleans(value):
+    with pytest.raises(ParameterTypeError, match="count=.* must be an integer, not a boolean"):
+        as_int("count", value)
+
+
+def test_wrong_type_is_both_type_and_value_error():
+    assert issubclass(ParameterTypeError, TypeError) and issubclass(ParameterTypeError, ValueError)
+
+
+def test_range_and_huge_integers():
+    with pytest.raises(ValueError, match=r"^n=5 is out of range; allowed: 1\.\.4$"):
+        as_int("n", 5, 1, 4)
+    with pytest.raises(ValueError, match=r"^n=<integer of about 5000 digits> is out of range"):
+        as_int("n", 10**4999 * 7, 1, 4)
+
+
+def test_as_bool_and_as_float():
+    assert as_bool("p", np.True_) is True and as_bool("p", None, optional=True) is None
+    for bad in (1, 0, "true", None):
+        with pytest.raises(ParameterTypeError, match="p=.* must be true or false"):
+            as_bool("p", bad)
+    assert as_float("x", np.float32(0.5), 0, 1) == 0.5 and as_float("x", 2) == 2.0
+    for bad, match in ((float("nan"), "finite"), (float("inf"), "finite"), (True, "number"),
+                       ("1", "number"), (-1, "out of range"), (0, "out of range")):
+        with pytest.raises(ValueError, match=match):
+            as_float("x", bad, 0, low_open=True)
+
+
+# -- the API uses it everywhere ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("field", ["num_players", "max_pip", "hand_size", "target_score",
+                                   "boneyard_reserve"])
+def test_rule_config_integer_fields(field):
+    good = {"num_players": 3, "max_pip": 9, "hand_size": 5, "target_score": 100,
+            "boneyard_reserve": 2}[field]
+    rules = RuleConfig(**{field: np.int64(good)})
+    assert getattr(rules, field) == good and type(getattr(rules, field)) is int
+    json.dumps(rules.to_dict())  # numpy integers are not left in the JSON-ready dict
+    for bad in (float(good), True, str(good)):
+        with pytest.raises(ValueError, match=f"{field}=.* must be an integer"):
+            RuleConfig(**{field: bad})
+
+
+def test_rule_config_partnerships_and_choices():
+    assert RuleConfig(num_players=4, partnerships=np.False_).partnerships is False
+    with pytest.raises(ValueError, match="partnerships=1 must be true or false"):
+        RuleConfig(num_players=4, partnerships=1)
+    with pytest.raises(ValueError, match="spinner=.* is not allowed"):
+        RuleConfig(spinner=["none"])
+
+
+def test_match_state_integers_and_rules_type():
+    m = MatchState(RuleConfig(target_score=30), seed=np.int64(5))
+    assert m.scores == MatchState(RuleConfig(target_score=30), seed=5).scores
+    code = m.legal_actions()[0]
+    assert m.play(np.int64(code)) >= 0
+    for bad in (float(m.legal_actions()[0]), True):
+        with pytest.raises(TypeError, match="a move is"):
+            m.play(bad)
+    with pytest.raises(TypeError, match="rules must be a RuleConfig"):
+        MatchState(rules={})
+    for bad in (1.0, True, "1"):
+        with pytest.raises(TypeError, match="seed="):
+            MatchState(seed=bad)
+    with pytest.raises(ValueError, match="num_players=.* must be an integer"):
+        MatchState(num_players=np.float64(2))
+    assert MatchState(num_players=np.int8(3)).rules.num_players == 3
+    m.view(np.int64(0))
+    with pytest.raises(ValueError, match="seat"):
+        m.view(0.0)
+
+
+def test_env_seeds_and_options():
+    env = SingleAgentEnv(seat=np.int64(1), num_players=np.int64(3))
+    assert env.seat_option == 1
+    a, _ = env.reset(seed=np.int64(4))
+    b, _ = env.reset(seed=4)
+    assert (a == b).all()
+    for bad in (True, 4.0, "4"):
+        with pytest.raises(TypeError, match="seed="):
+            env.reset(seed=bad)
+    for bad in (True, 1.0):
+        with pytest.raises(ValueError, match="seat="):
+            SingleAgentEnv(seat=bad)
+    aec = aec_env()
+    aec.reset(seed=np.int64(3))
+    with pytest.raises(TypeError, match="seed="):
+        aec.reset(seed=3.0)
+    for options, match in ((dict(reward_scale=float("nan")), "reward_scale=nan must be finite"),
+                           (dict(reward_scale=True), "reward_scale=True must be a number"),
+                           (dict(illegal_reward=float("-inf")), "illegal_reward=-inf"),
+                           (dict(episode=["hand"]), "episode=")):
+        with pytest.raises(ValueError, match=match.replace("must be finite", "must be a finite")):
+            split_options(options)
+
+
+def test_observe_before_reset_and_pickling():
+    raw = aec_env().unwrapped
+    with pytest.raises(RuntimeError, match="reset"):
+        raw.observe("player_0")
+    env = SingleAgentEnv(num_players=3)
+    env.reset(seed=2)
+    clone = pickle.loads(pickle.dumps(env))
+    obs, *_ = clone.step(int(np.flatnonzero(clone.action_masks())[0]))
+    assert obs.shape == env.observation_space.shape
+
+
+# -- fuzzing --------------------------------------------------------------------------------
+
+ANY_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=12,
+)
+FIELD_VALUES = st.one_of(
+    st.integers(-3, 300), st.floats(), st.booleans(), st.none(), st.text(max_size=12),
+    st.sampled_from(["rotate", "immediate", "none", "difference", "first_double"]),
+    st.integers(-3, 13).map(np.int64), ANY_JSON,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(RuleConfig.field_names() + ("bogus",)), FIELD_VALUES,
+                       max_size=6))
+def test_fuzz_rule_config(fields):
+    try:
+        rules = RuleConfig.from_dict(fields)
+    except (ValueError, TypeError):
+        return
+    # a config that was accepted is all plain, in-range values
+    for name, value in rules.to_dict().items():
+        assert type(value) in (int, bool, str), (name, value)
+    assert RuleConfig.from_dict(json.loads(json.dumps(rules.to_dict()))) == rules
+
+
+ENV_NAMES = ("reward_mode", "episode", "reward_scale", "illegal_action", "illegal_reward")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(ENV_NAMES + ("num_players", "target_score", "junk")),
+                       FIELD_VALUES, max_size=4))
+def test_fuzz_env_options(options):
+    try:
+        rules, opts = split_options(options)
+    except (ValueError, TypeError):
+        return
+    for name in ("reward_scale", "illegal_reward"):
+        value = getattr(opts, name)
+        assert value is None or (type(value) is float and np.isfinite(value)), (name, value)
+    assert opts.scale(rules) > 0
+
+
+def _mutations(record: dict, data) -> dict:
+    """A record with one part replaced by a hostile value."""
+    rec = json.loads(json.dumps(record))
+    hand = rec["hands"][data.draw(st.integers(0, len(rec["hands"]) - 1))]
+    hostile = data.draw(st.one_of(ANY_JSON, st.floats(), st.booleans(),
+                                  st.integers(-(10**30), 10**30)))
+    where = data.draw(st.sampled_from(["rules", "leader", "hands", "boneyard", "move", "seat",
+                                       "tile", "half", "end", "rule_field"]))
+    moves = hand["moves"]
+    k = data.draw(st.integers(0, max(0, len(moves) - 1)))
+    if where == "rules":
+        rec["rules"] = hostile
+    elif where == "rule_field":
+        rec["rules"][data.draw(st.sampled_from(RuleConfig.field_names()))] = hostile
+    elif where in ("leader", "hands", "boneyard"):
+        hand[where] = hostile
+    elif moves and where == "move":
+        moves[k] = hostile
+    elif moves and where == "seat":
+        moves[k][0] = hostile
+    elif moves and where == "tile":
+        moves[k][1] = hostile
+    elif moves and where == "half":
+        moves[k][1][data.draw(st.integers(0, 1))] = hostile
+    elif moves:
+        moves[k][2] = hostile
+    return rec
+
+
+RECORDS = [random_match(RuleConfig(target_score=40, **opts), seed).to_record()
+           for seed, opts in enumerate([{}, {"num_players": 3}, {"num_players": 4}])]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_fuzz_records(data):
+    record = RECORDS[data.draw(st.integers(0, len(RECORDS) - 1))]
+    hostile = _mutations(record, data)
+    try:
+        out = replay_record(hostile)
+    except RecordError as err:
+        assert "\n" not in str(err)
+        return
+    # accepted: then it is a record the writer could have produced (types as written)
+    match_out = replay_record(json.loads(json.dumps(hostile)))
+    assert out == match_out
+    for hand in hostile["hands"]:
+        assert type(hand["leader"]) is int and isinstance(hand["boneyard"], list)
+        for seat, tile, _end in hand["moves"]:
+            assert type(seat) is int and all(type(h) is int for h in tile)
+
+
+@pytest.mark.parametrize("text, match", [
+    (b"\xff\xfe{", "not UTF-8"), ("{}".encode("utf-16"), "not UTF-8"),
+    (b"[" * 50000 + b"]" * 50000, "nested too deeply"),
+    (b'{"rules": {"max_pip": ' + b"9" * 5000 + b"}}", "integer too long"),
+    (b"{", "not valid JSON"), (b"", "not valid JSON"),
+])  # fmt: skip
+def test_parse_record_refuses_hostile_text(text, match):
+    with pytest.raises(RecordError, match=match):
+        parse_record(text, "x.json")
+
+
+def test_record_with_bom_is_read():
+    record = RECORDS[0]
+    data = b"\xef\xbb\xbf" + json.dumps(record).encode()
+    assert replay_record(parse_record(data)) == replay_record(record)
+
+
+@pytest.mark.parametrize("mutate, match", [
+    (lambda r: r["rules"].update(max_pip=6.0), "max_pip=6.0 must be an integer"),
+    (lambda r: r["rules"].update(num_players=True), "num_players=True must be an integer"),
+    (lambda r: r["hands"][0].update(boneyard=None), "'boneyard' must be a list"),
+    (lambda r: r["hands"][0].update(leader=0.0), "leader 0.0 is not a seat"),
+    (lambda r: r["hands"][0].update(leader=False), "leader False is not a seat"),
+    (lambda r: r["hands"][0]["moves"][0].__setitem__(0, float(r["hands"][0]["moves"][0][0])),
+     "seat .* must be an integer"),
+    (lambda r: r["hands"][0]["moves"][0].__setitem__(0, bool(r["hands"][0]["moves"][0][0])),
+     "seat .* must be an integer"),
+    (lambda r: r["hands"][0]["moves"][1].__setitem__(1, [float(h) for h in
+                                                         r["hands"][0]["moves"][1][1]]),
+     "is not a tile"),
+    (lambda r: r["hands"][0]["moves"][1].__setitem__(1, [bool(h) for h in
+                                                         r["hands"][0]["moves"][1][1]]),
+     "is not a tile"),
+    (lambda r: r["hands"][0]["hands"][0].__setitem__(0, [1.0, 2]), "halves must be integers"),
+    (lambda r: r["hands"][0]["moves"][1].__setitem__(0, 10**5000), "seat .* must be|turn"),
+])  # fmt: skip
+def test_floats_and_booleans_are_not_integers_in_records(mutate, match):
+    record = json.loads(json.dumps(RECORDS[0]))
+    mutate(record)
+    with pytest.raises(RecordError, match=match):
+        replay_record(record)
