@@ -1,9 +1,9 @@
 VENV := .venv
 PY := $(VENV)/bin/python
-EXTRAS := train,notebooks,ray,rllib,tianshou,bench,dev
+EXTRAS := tournament,train,notebooks,openspiel,ray,rllib,tianshou,bench,docs,dev
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test bench lint clean browser
+.PHONY: install demo test bench lint clean browser docs docs-notebooks
 
 install: $(STAMP)
 
@@ -28,7 +28,17 @@ demo: $(STAMP)
 
 test: $(STAMP) $(CHROMIUM)
 	$(PY) -m ruff check .
+	$(MKDOCS) build --strict --quiet --site-dir build/site
 	$(PY) -m pytest -n 2
+
+# The documentation site (into site/). It shows the notebooks as stored in docs/notebooks/,
+# without running them: `make docs-notebooks` runs notebooks/ and stores the executed copies.
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs
+docs: $(STAMP)
+	$(MKDOCS) build --strict
+
+docs-notebooks: $(STAMP)
+	$(PY) -m experiments.docs_notebooks
 
 bench: $(STAMP)
 	$(PY) -m experiments.bench_engine
@@ -39,5 +49,5 @@ lint: $(STAMP)
 	$(PY) -m ruff check .
 
 clean:
-	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .hypothesis
+	rm -rf build dist site *.egg-info .pytest_cache .ruff_cache .hypothesis
 	find . -path ./$(VENV) -prune -o -type d -name __pycache__ -exec rm -rf {} +

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from dominoes_env.optional import require
+
 from .ppo import ACTIVATIONS, save_policy_npz
 
 
@@ -33,15 +35,18 @@ def export_policy(model, path: str | os.PathLike, metadata: dict[str, Any] | Non
     or its ``.policy``) to ``path`` for :class:`agents.ppo.PPOAgent`.
 
     ``metadata`` is stored as JSON next to the weights; put the training rules under ``"rules"``
-    (``RuleConfig.to_dict()``) and anything else worth keeping (steps, seed, git commit).
+    (``RuleConfig.to_dict()``), the observation version under ``"obs_version"`` (default: the
+    current ``OBS_VERSION``; it must be registered and match the policy's input size) and
+    anything else worth keeping (steps, seed, git commit).
     Raises ``ValueError`` for a policy this format cannot hold (a non-flat observation, a
     features extractor other than flattening, an unsupported activation).
     """
-    import torch
+    torch = require("torch", "train", "exporting a policy")
     from stable_baselines3.common.torch_layers import FlattenExtractor
     from torch import nn
 
-    from dominoes_env.encoding import OBS_VERSION
+    from dominoes_env.core import RuleConfig
+    from dominoes_env.encoding import OBS_VERSION, observation_spec
 
     policy = getattr(model, "policy", model)
     extractor = getattr(policy, "pi_features_extractor", None) or policy.features_extractor
@@ -71,4 +76,11 @@ def export_policy(model, path: str | os.PathLike, metadata: dict[str, Any] | Non
     arrays["action_b"] = head.bias.detach().cpu().to(torch.float32).numpy().copy()
     meta = {"obs_size": int(space.shape[0]), "num_actions": int(head.out_features),
             "obs_version": OBS_VERSION, **(metadata or {})}
+    spec = observation_spec(meta["obs_version"])  # a version this package encodes
+    rules = meta.get("rules")
+    if isinstance(rules, dict):
+        want = spec.layout(RuleConfig.from_dict(rules)).size
+        if want != meta["obs_size"]:
+            raise ValueError(f"the policy takes {meta['obs_size']} inputs, but observation "
+                             f"version {spec.version} has {want} for its rules")
     save_policy_npz(path, arrays, activation or "identity", meta)

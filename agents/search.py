@@ -134,7 +134,7 @@ class _Rollout:
         gains = [0] * self.sides
         winner = -1
         side = side_of[h.turn]
-        gains[side] += h.apply(code)
+        gains[side] += h.apply_unchecked(code)
         if immediate and scores[side] + gains[side] >= target:
             winner = side
         points_after = h.points_after
@@ -151,7 +151,7 @@ class _Rollout:
                     if k > best:
                         c, best = a, k
             side = side_of[h.turn]
-            gains[side] += h.apply(c)
+            gains[side] += h.apply_unchecked(c)
             if immediate and scores[side] + gains[side] >= target:
                 winner = side
         if winner < 0 and h.award is not None:

@@ -61,9 +61,10 @@ from .core.checks import as_int
 from .encoding import (
     _INT8,
     NUM_ENDS,
+    OBS_VERSION,
     _encode,
     check_action,
-    observation_layout,
+    observation_spec,
     state_bounds,
     state_vector,
 )
@@ -199,7 +200,10 @@ class raw_env(AECEnv, EzPickle):
         self.render_mode = render_mode
         rules = self.rules
         n = rules.num_players
-        self._lay = lay = observation_layout(rules)
+        self._obs_spec = spec = observation_spec(self.options.obs_version)
+        self._lay = lay = spec.layout(rules)
+        #: the current version is encoded inline in observe(); others through their spec
+        self._obs_inline = spec.version == OBS_VERSION
         self.num_actions = rules.num_tiles * NUM_ENDS
         self.possible_agents = [f"player_{s}" for s in range(n)]
         self._names = tuple(self.possible_agents)
@@ -272,7 +276,7 @@ class raw_env(AECEnv, EzPickle):
         hand_number = match.hand_number
         try:
             if hand.is_legal(code):
-                match.apply(code)
+                match.apply_unchecked(code)
             else:
                 match.play(code)  # raises, everything unchanged, naming why the move is illegal
         except IllegalMoveError as err:
@@ -356,8 +360,11 @@ class raw_env(AECEnv, EzPickle):
         over = match.winner is not None
         hands = hand.hands
         legal = hand.legal_actions() if hand.turn == seat and not over else ()
-        obs = _encode(self._lay, hand, seat, hands[seat], hands, True, hand.boneyard_left,
-                      hand.drawable, match.scores, -1 if over else hand.turn, legal, None)
+        if self._obs_inline:
+            obs = _encode(self._lay, hand, seat, hands[seat], hands, True, hand.boneyard_left,
+                          hand.drawable, match.scores, -1 if over else hand.turn, legal, None)
+        else:
+            obs = self._obs_spec.encode_state(self._lay, hand, seat, match.scores, over)
         mask = bytearray(self.num_actions)
         for code in legal:
             mask[code] = 1

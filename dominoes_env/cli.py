@@ -1,6 +1,6 @@
 """``python -m dominoes_env``: the command line.
 
-``replay FILE`` replays a game record and prints one JSON object (see ``shared/RULES.md``);
+``replay FILE`` replays a game record and prints one JSON object (see ``docs/rules.md``);
 on a record that is malformed or breaks a rule it prints one line to stderr and exits 2.
 ``FILE`` is a ``.json`` record or a ``.jsonl(.gz)`` shard of a tournament's ``records/``
 (``--match INDEX`` picks one record). ``--steps`` tells the match move by move with the text

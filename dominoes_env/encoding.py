@@ -58,6 +58,13 @@ Actions
 down=3``; the lead is played with end ``0``. :func:`encode_action` / :func:`decode_action`
 convert. The action mask is 1 exactly at the core's legal codes for the seat to play.
 
+Versions
+--------
+Every change to this layout bumps ``OBS_VERSION``. :data:`OBSERVATION_SPECS` holds every version
+this package can encode (:func:`observation_spec` looks one up); the environments take
+``obs_version`` (default ``OBS_VERSION``), and exported policies record the version they were
+trained on, so ``ppo:PATH`` refuses a policy whose version is not registered.
+
 Global state
 ------------
 :func:`state_vector` (the AEC env's ``state()``, for centralised critics): every seat's hand
@@ -77,6 +84,9 @@ from __future__ import annotations
 
 import operator
 import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -562,3 +572,70 @@ def check_action(action, num_actions: int) -> int:
             f"action {code} is out of range; allowed: 0..{num_actions - 1} (tile_index * 4 + end)"
         )
     return code
+
+
+# -- observation versions --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ObservationSpec:
+    """One version of the observation: how it is laid out and encoded.
+
+    ``layout(rules)`` returns an object with ``size``, ``low`` and ``high`` (the Box bounds);
+    ``encode(view)`` encodes a :class:`SeatView`; ``encode_state(layout, state, seat, scores,
+    over, out=None)`` encodes ``seat``'s observation straight from a full state (the
+    environments' fast path, equal to ``encode`` of the view). Policies record the version they
+    were trained on; a version stays registered as long as this package can still encode it.
+    """
+
+    version: int
+    summary: str
+    layout: Callable[[RuleConfig], Any]
+    encode: Callable[..., np.ndarray]
+    encode_state: Callable[..., np.ndarray]
+
+
+#: every observation version this package can encode, by version number
+OBSERVATION_SPECS: dict[int, ObservationSpec] = {}
+
+
+def register_observation(spec: ObservationSpec) -> ObservationSpec:
+    """Add an observation version to :data:`OBSERVATION_SPECS` (a version is registered once)."""
+    if not isinstance(spec, ObservationSpec):
+        raise TypeError(f"an observation spec is an ObservationSpec, not {type(spec).__name__}")
+    if spec.version in OBSERVATION_SPECS:
+        raise ValueError(f"observation version {spec.version} is already registered")
+    OBSERVATION_SPECS[spec.version] = spec
+    return spec
+
+
+def observation_spec(version: int = OBS_VERSION) -> ObservationSpec:
+    """The registered :class:`ObservationSpec` of ``version`` (``ValueError`` naming the
+    registered versions otherwise).
+
+    >>> observation_spec().version == OBS_VERSION
+    True
+    >>> observation_spec(1)
+    Traceback (most recent call last):
+    ...
+    ValueError: obs_version=1 is not available; allowed: 2
+    """
+    spec = None
+    if not isinstance(version, bool):
+        try:
+            spec = OBSERVATION_SPECS.get(operator.index(version))
+        except TypeError:
+            spec = None
+    if spec is None:
+        allowed = ", ".join(map(str, sorted(OBSERVATION_SPECS)))
+        raise ValueError(f"obs_version={version!r} is not available; allowed: {allowed}")
+    return spec
+
+
+register_observation(ObservationSpec(
+    version=2,
+    summary="the module table: binary blocks, then scaled counts, scores and move points",
+    layout=observation_layout,
+    encode=encode_observation,
+    encode_state=encode_hand_state,
+))

@@ -395,7 +395,7 @@ class StraightDominoesState(pyspiel.State):
         next draw (a chance node)."""
         hand = self.match.hand
         probe = hand.copy()
-        probe.apply(code)
+        probe.apply_unchecked(code)
         need = hand.boneyard_left - probe.boneyard_left  # tiles the move makes seats draw
         if need > len(self.draws):
             # which seat draws the next tile: the probe's draws, tile by tile, in order
@@ -407,7 +407,7 @@ class StraightDominoesState(pyspiel.State):
             return
         self.pending, self.draws, self.draw_seat = -1, [], -1
         match = self.match
-        match.apply(code)
+        match.apply_unchecked(code)
         if match.winner is not None:
             self.phase = _OVER
         elif match.hand.is_over:

@@ -26,6 +26,9 @@ option                  default              allowed
                                              the episode ends. ``"raise"``: the core's
                                              ``IllegalMoveError`` is raised, state unchanged.
 ``illegal_reward``      ``-1.0``             any finite number
+``obs_version``         ``OBS_VERSION``      a registered observation version
+                                             (``dominoes_env.encoding.OBSERVATION_SPECS``;
+                                             today only ``2``)
 ``info_events``         ``False``            ``True`` adds the public event list (and the
                                              illegal move's reason) to every info; see
                                              :mod:`.infos` (off: infos of one fixed structure)
@@ -62,6 +65,7 @@ class EnvOptions:
     reward_scale: float | None = None
     illegal_action: str = "penalize"
     illegal_reward: float = -1.0
+    obs_version: int = 2  # dominoes_env.encoding.OBS_VERSION (a test keeps them equal)
     info_events: bool = False
 
     def __post_init__(self) -> None:
@@ -76,6 +80,10 @@ class EnvOptions:
             object.__setattr__(self, "reward_scale",
                                as_float("reward_scale", self.reward_scale, 0, low_open=True))
         object.__setattr__(self, "illegal_reward", as_float("illegal_reward", self.illegal_reward))
+        from .encoding import observation_spec  # numpy, imported with the envs anyway
+
+        # ValueError naming the registered versions; numpy integers become int
+        object.__setattr__(self, "obs_version", observation_spec(self.obs_version).version)
         object.__setattr__(self, "info_events", as_bool("info_events", self.info_events))
 
     def scale(self, rules: RuleConfig) -> float:

@@ -47,7 +47,7 @@ from gymnasium import spaces
 
 from .core import IllegalMoveError, MatchState, SeatView
 from .core.checks import ParameterTypeError, as_int, short_repr
-from .encoding import NUM_ENDS, check_action, encode_hand_state, observation_layout
+from .encoding import NUM_ENDS, check_action, observation_spec
 from .infos import NO_HAND_END, hand_end_fields, scores_array
 from .options import delta_rewards, episode_winner, split_options, win_loss_rewards
 from .registration import register_gymnasium
@@ -120,7 +120,8 @@ class SingleAgentEnv(gymnasium.Env):
         self.learner = learner
         others = n - 1 if learner == "seat" else n - len(rules.seats_of(0))
         self.opponents = self._check_opponents(opponents, others)
-        self._lay = lay = observation_layout(rules)
+        self._obs_spec = observation_spec(self.options.obs_version)
+        self._lay = lay = self._obs_spec.layout(rules)
         self.num_actions = rules.num_tiles * NUM_ENDS
         self.observation_space = spaces.Box(lay.low, lay.high, dtype=np.float32)
         self.action_space = spaces.Discrete(self.num_actions)
@@ -213,7 +214,7 @@ class SingleAgentEnv(gymnasium.Env):
         hand = match.hand
         start = len(hand.history)
         if hand.is_legal(code):
-            match.apply(code)
+            match.apply_unchecked(code)
         else:
             match.play(code)  # raises IllegalMoveError naming the reason, state unchanged
         events.extend(hand.history[start:])
@@ -262,8 +263,8 @@ class SingleAgentEnv(gymnasium.Env):
 
     # -- observing ---------------------------------------------------------------------------
     def _observe(self) -> np.ndarray:
-        return encode_hand_state(self._lay, self._hand, self.seat, self.match.scores,
-                                 self.match.winner is not None)
+        return self._obs_spec.encode_state(self._lay, self._hand, self.seat, self.match.scores,
+                                           self.match.winner is not None)
 
     def _info(self, events: list, results: list, illegal: int = -1) -> dict[str, Any]:
         """The fixed-structure info of :mod:`.infos` (plus the event lists when asked)."""

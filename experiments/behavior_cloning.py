@@ -22,6 +22,7 @@ import numpy as np
 from agents import make_agent
 from dominoes_env.core import RuleConfig
 from dominoes_env.encoding import action_mask, encode_observation
+from dominoes_env.optional import require
 
 from .arena import DuplicateDealMatch, derive_seed
 
@@ -113,7 +114,7 @@ def dataset_demonstrations(path, agent: str | None = None,
 def _with_progress(it, total: int, show: bool) -> list:
     if not show:
         return list(it)
-    from tqdm import tqdm
+    tqdm = require("tqdm", "train", "the progress bar").tqdm
 
     return list(tqdm(it, total=total, desc="demonstrations", unit="match"))
 
@@ -123,7 +124,7 @@ def pretrain_policy(model, data: dict[str, np.ndarray], epochs: int = 10, batch_
     """Fit ``model.policy`` (a MaskablePPO policy) to the demonstrations: masked cross-entropy
     for the actor, mean squared error to ``values`` for the critic. Returns the final training
     accuracy (the teacher's action is the policy's most probable one) and losses."""
-    import torch
+    torch = require("torch", "train", "behaviour cloning")
 
     policy = model.policy
     device = policy.device

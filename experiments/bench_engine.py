@@ -1,7 +1,7 @@
 """Benchmark the game core: random full hands, plays/s and hands/s, next to OpenSpiel.
 
-Plays random legal moves through the core (``HandState.legal_actions`` + ``apply``, the path
-search agents use, and ``play``, the checked path) and, in the same run, OpenSpiel's
+Plays random legal moves through the core (``HandState.legal_actions`` + ``apply_unchecked``,
+the path search agents use, and ``play``, the checked path) and, in the same run, OpenSpiel's
 ``python_block_dominoes`` (random legal actions, no observations, chance nodes sampled). Each
 figure is the median of ``--repeats`` runs of ``--seconds`` of this process's CPU time (the
 machines are shared: CPU time is steadier than wall time); ratios compare figures from this same
@@ -18,6 +18,7 @@ import statistics
 import time
 
 from dominoes_env.core import HandState, RuleConfig
+from dominoes_env.optional import require
 
 
 def run_core(rules: RuleConfig, seconds: float, checked: bool = False) -> tuple[float, float]:
@@ -29,7 +30,7 @@ def run_core(rules: RuleConfig, seconds: float, checked: bool = False) -> tuple[
     deadline = start + seconds
     while True:
         hand = HandState.deal(rules, rng, hands % n)
-        step = hand.play if checked else hand.apply
+        step = hand.play if checked else hand.apply_unchecked
         while hand.turn >= 0:
             legal = hand.legal_actions()
             step(legal[rng.randrange(len(legal))])
@@ -78,14 +79,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=1.0, help="CPU seconds of one run")
     parser.add_argument("--repeats", type=int, default=5, help="runs per figure (median)")
     args = parser.parse_args(argv)
+    require("rich", "bench", "the benchmark's table")
     from rich.console import Console
     from rich.table import Table
 
     rows = []
     for label, rules, checked in [
-        ("core 2p apply", RuleConfig(), False),
+        ("core 2p apply_unchecked", RuleConfig(), False),
         ("core 2p play (checked)", RuleConfig(), True),
-        ("core 4p apply", RuleConfig(num_players=4), False),
+        ("core 4p apply_unchecked", RuleConfig(num_players=4), False),
         ("core 4p play (checked)", RuleConfig(num_players=4), True),
     ]:
         rows.append((label, *median_of(lambda r=rules, c=checked: run_core(r, args.seconds, c),

@@ -33,6 +33,7 @@ from agents.pool import OpponentPool
 from agents.ppo import PPOAgent, shipped_policy_path
 from dominoes_env.core import RuleConfig
 from dominoes_env.encoding import OBS_VERSION
+from dominoes_env.optional import require
 from dominoes_env.single_agent import SingleAgentEnv
 
 from .arena import derive_seed, play_match
@@ -360,8 +361,8 @@ def clone_teacher(model, config: TrainConfig, out: Path) -> None:
 # -- the run -------------------------------------------------------------------------------
 def train(config: TrainConfig, command: str | None = None) -> Path:
     """Train, export ``policy.npz`` + ``policy.json`` into ``config.out``; returns its path."""
-    import torch
-    from sb3_contrib import MaskablePPO
+    torch = require("torch", "train", "training")
+    MaskablePPO = require("sb3_contrib", "train", "training").MaskablePPO
 
     from agents.ppo_export import export_policy
 

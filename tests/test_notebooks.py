@@ -28,7 +28,8 @@ pytest.importorskip("ipykernel")
 NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 #: each notebook and the picture formats it must produce
 NOTEBOOKS = {
-    "01_game_and_environment": ["image/svg+xml", "image/png"],  # layouts; mask and rgb frames
+    # layouts; mask and rgb frames; the replay viewer
+    "01_game_and_environment": ["image/svg+xml", "image/png", "text/html"],
     "02_training": ["image/png"],  # learning curve, losses
     "03_tournament_analysis": ["image/png"],  # heatmap, ratings, histograms, effects
 }

@@ -100,3 +100,29 @@ def test_dict_round_trip(num_players, max_pip, hand_size, target, spinner, cross
 def test_tile_counts():
     assert [RuleConfig(max_pip=m).num_tiles for m in (6, 9, 12)] == [28, 55, 91]
     assert RuleConfig(num_players=4).boneyard_size == 0
+
+
+def test_replace_resolves_defaulted_fields_again():
+    # a defaulted partnerships follows the new player count instead of carrying True over
+    four = RuleConfig(num_players=4)
+    assert four.replace(num_players=2) == RuleConfig(num_players=2)
+    assert four.replace(num_players=3).partnerships is False
+    assert RuleConfig().replace(num_players=4).partnerships is True
+    # a value given explicitly is kept (and still checked)
+    solo = RuleConfig(num_players=4, partnerships=False)
+    assert solo.replace(num_players=3).partnerships is False
+    with pytest.raises(ValueError, match="partnerships=True is not allowed with num_players=2"):
+        RuleConfig(num_players=4, partnerships=True).replace(num_players=2)
+    # equal configs stay equal and hash alike however partnerships was reached
+    assert hash(RuleConfig(num_players=4)) == hash(RuleConfig(num_players=4, partnerships=True))
+
+
+def test_match_and_env_options_override_a_four_player_base():
+    from dominoes_env import env
+    from dominoes_env.core import MatchState
+
+    four = RuleConfig(num_players=4)
+    assert MatchState(four, seed=0, num_players=3).rules == RuleConfig(num_players=3)
+    e = env(rules=four, num_players=2)
+    e.reset(seed=0)
+    assert e.unwrapped.rules == RuleConfig(num_players=2) and len(e.agents) == 2

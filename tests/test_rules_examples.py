@@ -275,4 +275,4 @@ def test_is_legal_agrees_with_legal_actions_and_play():
             illegal = next(c for c in range(hand.rules.num_tiles * 4) if c not in legal)
             with pytest.raises(IllegalMoveError):
                 match.play(illegal)
-            match.apply(rng.choice(sorted(legal)))
+            match.apply_unchecked(rng.choice(sorted(legal)))

@@ -16,8 +16,9 @@ from dominoes_env.cli import main
 from dominoes_env.core import MatchState, RuleConfig
 from dominoes_env.core.records import replay_record, write_record
 from dominoes_env.record_files import append_records, read_record
-from dominoes_env.render.html import page_data, replay_html
+from dominoes_env.render.html import UNIT, page_data, replay_html
 from dominoes_env.render.steps import record_steps
+from dominoes_env.render.svg import layout_svg
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -92,7 +93,7 @@ def test_jupyter_viewer_takes_a_match_a_record_or_a_file(tmp_path):
     m = random_match(7, target_score=50)
     v = dominoes_env.viewer(m, seat=0)
     html = v._repr_html_()
-    assert html.startswith("<iframe srcdoc=") and 'sandbox="allow-scripts"' in html
+    assert "<iframe srcdoc=" in html and 'sandbox="allow-scripts"' in html
     assert "<script>" not in html  # the page is escaped into the attribute
     path = tmp_path / "m.json"
     write_record(m.to_record(), path)
@@ -204,12 +205,30 @@ def test_page_steps_to_the_final_scores_in_chromium(tmp_path):
             assert f"side {side}" in page.inner_text("#event") and "wins" in page.inner_text(
                 "#event")
             page.screenshot(path=str(tmp_path / "viewer.png"), full_page=True)
+            # the layout the script drew is svg.layout_svg's picture of the final position
+            final_svg = layout_svg(record_steps(record)[-1].state, captions=False, unit=UNIT)
+            drawn = page.inner_html("#layout")
+            for tag in ("<rect", "<circle", "<line", "<title>"):
+                assert drawn.count(tag) == final_svg.count(tag), tag
+            for attr in ("width", "height", "viewBox"):
+                assert f'{attr}="{page.get_attribute("#layout svg", attr)}"' in final_svg, attr
             # back one step with the key and the button; the jump to the last hand
             page.keyboard.press("ArrowLeft")
             page.click("#prev")
             assert page.get_attribute("body", "data-step") == str(n_steps - 3)
             page.select_option("#hand", str(hands - 1))
             assert page.inner_text("#event").startswith(f"hand {hands} dealt")
+            assert errors == []
+            # the Jupyter face: the same page inside an <iframe srcdoc> runs its script
+            host = tmp_path / "notebook.html"
+            host.write_text("<!doctype html><html><body><h1>cell output</h1>"
+                            + dominoes_env.viewer(m)._repr_html_() + "</body></html>")
+            page.goto(host.as_uri())
+            frame = page.frame_locator("iframe")
+            assert frame.locator("#event").inner_text().startswith("hand 1 dealt: seat")
+            frame.locator("#next").click()
+            assert frame.locator("body").get_attribute("data-step") == "1"
+            page.screenshot(path=str(tmp_path / "jupyter.png"))
             assert errors == []
         finally:
             ctx.close()

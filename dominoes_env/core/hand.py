@@ -90,7 +90,7 @@ class HandState:
     __slots__ = (
         "rules", "n", "leader", "dealt", "boneyard", "draw_limit",
         "_pips", "_dbl", "_suit", "_side", "_spinner_mode", "_cross_now",
-        "_stack",
+        "_root",
         *_LIST_FIELDS, *_SCALAR_FIELDS,
     )  # fmt: skip
 
@@ -115,7 +115,7 @@ class HandState:
         self._side = tuple(rules.side_of(s) for s in range(n))
         self._spinner_mode = _SPINNER_MODES[rules.spinner]
         self._cross_now = rules.spinner_cross == "immediately"
-        self._stack = []
+        self._root = None  # None: built from a deal; else the from_view arguments
         self.ends = [-1, -1, -1, -1]
         self.contrib = [0, 0, 0, 0]
         self.arm = [0, 0, 0, 0]
@@ -216,6 +216,7 @@ class HandState:
             )
         drawn = rules.boneyard_size - view.boneyard_left
         new = cls(rules, hands, [-1] * drawn + list(boneyard), view.leader)
+        new._root = (view, tuple(hands), tuple(boneyard))
         new.drawn = drawn
         new.played = view.played
         new.lead, new.lead_pips, new.count = view.lead, view.lead_pips, view.count
@@ -238,7 +239,7 @@ class HandState:
         return make_view(self, seat, (0,) * self.rules.num_sides, self.rules.target_score, 0, None)
 
     def copy(self) -> HandState:
-        """An independent copy (the undo stack is not copied)."""
+        """An independent copy, with the same :attr:`move_stack`."""
         new = object.__new__(HandState)
         for name in (
             "rules",
@@ -258,7 +259,7 @@ class HandState:
             setattr(new, name, getattr(self, name))
         for name in _LIST_FIELDS:
             setattr(new, name, list(getattr(self, name)))
-        new._stack = []
+        new._root = self._root
         return new
 
     # -- queries ---------------------------------------------------------------------------
@@ -369,31 +370,57 @@ class HandState:
 
         ``move`` is a :class:`Move`, an action code, or a ``(tile, end)`` pair with the tile as
         ``(a, b)``. Raises :class:`IllegalMoveError` (state unchanged) if the rules forbid it.
+        The move goes on :attr:`move_stack`, so :meth:`pop` takes it back: ``play`` is
+        :meth:`push` by its game name.
         """
         code, flip = self._resolve(move)
-        return self.apply(code, flip)
+        return self.apply_unchecked(code, flip)
 
     def push(self, move: Move | int | tuple) -> int:
-        """Like :meth:`play`, but remembers the position so :meth:`pop` can take the move back."""
+        """Play a move, checked, and return its points: the same as :meth:`play` (the
+        python-chess name). Every move played is on :attr:`move_stack`; :meth:`pop` takes the
+        last one back."""
         code, flip = self._resolve(move)
-        self._stack.append(self._snapshot())
-        return self.apply(code, flip)
+        return self.apply_unchecked(code, flip)
 
-    def pop(self) -> None:
-        """Take back the last :meth:`push` (with the draws and passes that followed it)."""
-        if not self._stack:
-            raise IndexError("pop from a hand with no pushed moves")
-        scalars, lists = self._stack.pop()
-        for name, value in zip(_SCALAR_FIELDS, scalars, strict=True):
-            setattr(self, name, value)
-        for name, value in zip(_LIST_FIELDS, lists, strict=True):
-            setattr(self, name, value)
+    @property
+    def move_stack(self) -> list[Move]:
+        """The moves played on this state since it was built, oldest first (what :meth:`pop`
+        takes back, newest first). A state rebuilt from a view starts with an empty stack."""
+        tiles = self.rules.tiles.tiles
+        first_leads = self._root is None or self._root[0].lead < 0
+        out = []
+        for i, (_seat, code, flip) in enumerate(self.moves):
+            t = tiles[code >> 2]
+            if i == 0 and first_leads:
+                out.append(Move(Tile(t.high, t.low) if flip else t, None))
+            else:
+                out.append(Move(t, END_NAMES[code & 3]))
+        return out
 
-    def _snapshot(self):
-        return (
-            tuple(getattr(self, n) for n in _SCALAR_FIELDS),
-            tuple(list(getattr(self, n)) for n in _LIST_FIELDS),
-        )
+    def pop(self) -> Move:
+        """Take back the last move played on this state (with the draws and passes that
+        followed it) and return it; ``IndexError`` when :attr:`move_stack` is empty.
+
+        Every move counts, however it was played (:meth:`play`, :meth:`push`,
+        :meth:`apply_unchecked`): the position is rebuilt from the state's start by replaying
+        the moves before it, so playing costs nothing extra and popping costs a replay.
+        """
+        if not self.moves:
+            raise IndexError("pop from a hand with no moves played on it")
+        last = self.move_stack[-1]
+        root = self._root
+        if root is None:
+            fresh = HandState(self.rules, self.dealt[0], self.boneyard, self.leader)
+        else:
+            fresh = HandState.from_view(*root)
+        for _seat, code, flip in self.moves[:-1]:
+            fresh.apply_unchecked(code, flip)
+        for name in _SCALAR_FIELDS:
+            setattr(self, name, getattr(fresh, name))
+        for name in _LIST_FIELDS:
+            setattr(self, name, getattr(fresh, name))
+        return last
 
     def _resolve(self, move) -> tuple[int, bool]:
         """Turn any accepted move form into ``(code, flipped)`` after checking legality."""
@@ -465,11 +492,24 @@ class HandState:
             raise IllegalMoveError(move, f"{tile} does not fit the {name} end (showing {v})")
 
     def apply(self, code: int, flip: bool = False) -> int:
-        """Play an action code taken from :meth:`legal_actions` without checking it (the fast
-        path for search and benchmarks; :meth:`play` checks) and run the forced draws and
-        passes after it. Returns the points scored. ``flip`` leads a non-double high half left."""
-        t = code >> 2
+        """Deprecated name of :meth:`apply_unchecked`."""
+        warnings.warn(
+            "HandState.apply is renamed apply_unchecked (it does not check the move)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.apply_unchecked(code, flip)
+
+    def apply_unchecked(self, code: int, flip: bool = False) -> int:
+        """Play an action code taken from :meth:`legal_actions` WITHOUT checking it is legal
+        (the fast path for search, the environments and benchmarks; :meth:`play` checks) and
+        run the forced draws and passes after it. Returns the points scored. ``flip`` leads a
+        non-double high half left. Only refuses a move once the hand is over
+        (:class:`IllegalMoveError`); an illegal code otherwise corrupts the state."""
         seat = self.turn
+        if seat < 0:
+            raise IllegalMoveError(code, "the hand is over")
+        t = code >> 2
         bit = 1 << t
         self.hands[seat] ^= bit
         self.played |= bit

@@ -7,7 +7,7 @@
 (True, True)
 
 Under ``win_check="immediate"`` the match ends the moment a play takes a side to the target.
-If that play was the player's last tile, the domino's award is still added (RULES.md); if it
+If that play was the player's last tile, the domino's award is still added (docs/rules.md); if it
 left the hand blocked, the block's award is not (the match was already over), so the side that
 reached the target wins.
 
@@ -19,6 +19,7 @@ at random), then the shuffle.
 from __future__ import annotations
 
 import random
+import warnings
 
 from .checks import as_int
 from .errors import IllegalMoveError
@@ -138,11 +139,23 @@ class MatchState:
         return points
 
     def apply(self, code: int) -> int:
+        """Deprecated name of :meth:`apply_unchecked`."""
+        warnings.warn(
+            "MatchState.apply is renamed apply_unchecked (it does not check the move)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.apply_unchecked(code)
+
+    def apply_unchecked(self, code: int) -> int:
         """Like :meth:`play` for an action code known to be legal (``HandState.is_legal`` or
-        ``legal_actions``), without the checks: the fast path of the environments."""
+        ``legal_actions``), WITHOUT checking it: the fast path of the environments. Once the
+        match is over it raises :class:`IllegalMoveError` like :meth:`play`."""
+        if self.winner is not None:
+            raise IllegalMoveError(code, f"the match is over (won by side {self.winner})")
         hand = self.hand
         seat = hand.turn
-        points = hand.apply(code)
+        points = hand.apply_unchecked(code)
         self._settle(seat, points)
         return points
 

@@ -1,6 +1,6 @@
 """Game records: write a played hand or match as JSON, read one back, replay it exactly.
 
-The format is the one in ``shared/RULES.md`` ("Game records")::
+The format is the one in ``docs/rules.md`` ("Game records")::
 
     {"rules": {...RuleConfig fields...},
      "hands": [{"leader": 0, "hands": [[[6, 6], ...], ...], "boneyard": [[0, 2], ...],

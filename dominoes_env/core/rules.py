@@ -1,4 +1,4 @@
-"""``RuleConfig``: every rule option of ``shared/RULES.md``, validated, immutable, hashable.
+"""``RuleConfig``: every rule option of ``docs/rules.md``, validated, immutable, hashable.
 
 >>> RuleConfig().to_dict()["target_score"]
 250
@@ -38,10 +38,11 @@ def _check_choice(name: str, value: Any, allowed: tuple) -> None:
 
 @dataclass(frozen=True)
 class RuleConfig:
-    """The rule options. Defaults are the ones named in ``shared/RULES.md``.
+    """The rule options. Defaults are the ones named in ``docs/rules.md``.
 
     ``partnerships=None`` means the default: ``True`` with 4 players, ``False`` otherwise; the
-    resolved value is what the field holds after construction.
+    resolved value is what the field holds after construction (and what :meth:`to_dict`
+    writes), while :meth:`replace` resolves a defaulted field again.
     """
 
     num_players: int = 2
@@ -56,6 +57,9 @@ class RuleConfig:
     spinner_cross: str = "after_both_sides"
     blocked_award: str = "opponents_total"
     _tiles: TileSet = field(init=False, repr=False, compare=False, hash=False)
+    #: the fields left to their defaults and resolved from the others (``partnerships``):
+    #: :meth:`replace` resolves them again instead of carrying the resolved value over
+    _defaulted: frozenset = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         _set_int(self, "num_players", 2, 4)
@@ -64,6 +68,8 @@ class RuleConfig:
             raise ValueError(
                 f"max_pip={short_repr(self.max_pip)} is not allowed; allowed: 6, 9, 12")
         partnerships = as_bool("partnerships", self.partnerships, optional=True)
+        defaulted = frozenset(("partnerships",)) if partnerships is None else frozenset()
+        object.__setattr__(self, "_defaulted", defaulted)
         if partnerships is None:
             partnerships = self.num_players == 4
         object.__setattr__(self, "partnerships", partnerships)
@@ -140,4 +146,16 @@ class RuleConfig:
         return cls(**data)
 
     def replace(self, **changes: Any) -> RuleConfig:
-        return RuleConfig.from_dict({**self.to_dict(), **changes})
+        """A copy with ``changes``. Fields this config left to their defaults are resolved
+        again for the copy (``partnerships`` follows the new ``num_players``), while fields
+        given explicitly keep their values.
+
+        >>> RuleConfig(num_players=4).replace(num_players=2).partnerships
+        False
+        >>> RuleConfig(num_players=4, partnerships=False).replace(num_players=3).partnerships
+        False
+        """
+        base = self.to_dict()
+        for name in getattr(self, "_defaulted", ()):  # configs pickled before it existed
+            del base[name]
+        return RuleConfig.from_dict({**base, **changes})

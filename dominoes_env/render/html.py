@@ -16,7 +16,7 @@ JupyterLab and the classic notebook alike, without touching the notebook's own p
 >>> page = replay_html(m.to_record())
 >>> page.startswith("<!doctype html>") and "http" not in page.replace("http://www.w3.org", "")
 True
->>> viewer(m)._repr_html_().startswith("<iframe")
+>>> "<iframe srcdoc=" in viewer(m)._repr_html_()
 True
 """
 
@@ -24,14 +24,18 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from html import escape
 from typing import Any
 
 from ..core.errors import RecordError
 from ..core.rules import RuleConfig
+from .layout import PlacedTile, place_tiles
 from .steps import Step, record_steps
-from .svg import TABLE, layout_svg, tile_svg
+from .svg import TABLE, TEXT, _tile_parts, tile_svg
+
+UNIT = 24.0  #: half-tile length of the layout picture, in pixels
 
 
 def page_data(record: dict, seat: int | None = None) -> dict[str, Any]:
@@ -44,15 +48,15 @@ def page_data(record: dict, seat: int | None = None) -> dict[str, Any]:
     if seat is not None and (isinstance(seat, bool) or not isinstance(seat, int)
                              or not 0 <= seat < n):
         raise ValueError(f"seat={seat!r} is not a seat of this record; allowed: 0..{n - 1}")
-    layouts: list[str] = []
+    layouts: list[dict] = []
+    pieces: dict[tuple, int] = {}
     index: dict[int, int] = {}
     out = []
     for st in steps:
         key = id(st.state)
         if key not in index:
             index[key] = len(layouts)
-            layouts.append(layout_svg(st.state, captions=False, unit=24.0)
-                           if st.state is not None else "")
+            layouts.append(_layout_json(st.state, pieces))
         out.append(_step_json(st, index[key], seat))
     ts = rules.tiles
     meta = record.get("match") if isinstance(record.get("match"), dict) else {}
@@ -68,10 +72,28 @@ def page_data(record: dict, seat: int | None = None) -> dict[str, Any]:
         "hands": max(st.hand for st in steps) + 1,
         "steps": out,
         "layouts": layouts,
+        "unit": UNIT,
+        "pieces": [{"svg": "".join(_tile_parts(PlacedTile(-1, a, b, 0.0, 0.0, v, sp, -1),
+                                               0.0, 0.0, UNIT)), "v": v}
+                   for (a, b, v, sp) in pieces],
         "tiles": [tile_svg(t.low, t.high, unit=18.0) for t in ts.tiles],
         "tileNames": [str(t) for t in ts.tiles],
         "back": _back_svg(18.0),
     }
+
+
+def _layout_json(state, pieces: dict[tuple, int]) -> dict[str, Any]:
+    """The layout as the script draws it: the bounding box and, per placed tile, its picture
+    (an index into ``pieces``, drawn once by :mod:`.svg`) and its centre. The script lays the
+    pictures out exactly as :func:`.svg.layout_svg` with ``captions=False`` does."""
+    if state is None:
+        return {"box": [0, 0, 0, 0], "t": []}
+    pic = place_tiles(state)
+    placed = []
+    for t in pic.tiles:
+        k = pieces.setdefault((t.first, t.second, t.vertical, t.is_spinner), len(pieces))
+        placed.append([k, round(t.x, 3), round(t.y, 3)])
+    return {"box": [round(v, 3) for v in pic.box], "t": placed}
 
 
 def _step_json(st: Step, layout: int, seat: int | None) -> dict[str, Any]:
@@ -102,8 +124,10 @@ def replay_html(record: dict, *, seat: int | None = None, title: str | None = No
         names = [x for x in data["names"] if x]
         title = "Straight Dominoes replay" + (": " + " vs ".join(names) if names else "")
     payload = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
-    return (_PAGE.replace("__TITLE__", escape(title)).replace("__TABLE__", TABLE)
-            .replace("__DATA__", payload).replace("__SCRIPT__", _SCRIPT))
+    script = _SCRIPT.replace("__TABLE__", TABLE).replace("__TEXT__", TEXT)
+    parts = {"TITLE": escape(title), "TABLE": TABLE, "DATA": payload, "SCRIPT": script}
+    # one pass, so nothing inserted (a name in the title, say) is substituted again
+    return re.sub(r"__(TITLE|TABLE|DATA|SCRIPT)__", lambda m: parts[m.group(1)], _PAGE)
 
 
 def write_html(page: str, path: str | os.PathLike) -> None:
@@ -136,9 +160,15 @@ class ReplayViewer:
         write_html(self.html, path)
 
     def _repr_html_(self) -> str:
-        return (f'<iframe srcdoc="{escape(self.html, quote=True)}" style="width:100%;'
-                f'height:{self.height}px;border:0" sandbox="allow-scripts" '
-                'title="Straight Dominoes replay"></iframe>')
+        # an <iframe srcdoc>: the page's script runs inside it in JupyterLab and the classic
+        # notebook alike (trusted output); in an untrusted notebook the frame is stripped and
+        # the note behind it shows instead
+        return (f'<div style="position:relative;width:100%;height:{self.height}px">'
+                '<span style="color:#565656">Trust this notebook to show the replay viewer '
+                "(File &gt; Trust Notebook)</span>"
+                f'<iframe srcdoc="{escape(self.html, quote=True)}" style="position:absolute;'
+                'left:0;top:0;width:100%;height:100%;border:0;background:#fff" '
+                'sandbox="allow-scripts" title="Straight Dominoes replay"></iframe></div>')
 
     def __repr__(self) -> str:
         hands = len(self.record.get("hands", []))
@@ -200,6 +230,7 @@ h1 { font-size: 19px; margin: 0; }
 button, select { font: inherit; padding: 5px 12px; border-radius: 8px; border: 1px solid #b8c4be;
                  background: #fff; cursor: pointer; }
 button:hover:not(:disabled) { background: #f5f8f6; }
+button.primary:hover:not(:disabled) { background: #185c3d; }
 button:disabled { opacity: .4; cursor: default; }
 button.primary { background: var(--felt); color: #fff; border-color: var(--felt); }
 #pos { color: var(--muted); margin: 0 6px; min-width: 190px; text-align: center; }
@@ -213,8 +244,8 @@ button.primary { background: var(--felt); color: #fff; border-color: var(--felt)
 .badge { background: #27ae60; color: #fff; border-radius: 10px; padding: 1px 9px;
          font-weight: 700; font-size: 14px; }
 .table { background: var(--felt); border-radius: 12px; padding: 8px; overflow-x: auto;
-         text-align: center; min-height: 120px; }
-.table svg { max-width: 100%; height: auto; }
+         display: flex; align-items: center; min-height: 140px; }
+.table svg { margin: auto; flex: none; }
 .seats { display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); gap: 10px;
          margin-top: 10px; }
 .seat { background: var(--card); border-radius: 10px; padding: 8px 12px;
@@ -355,9 +386,33 @@ _SCRIPT = r"""
     });
   }
 
+  // the layout as svg.layout_svg(state, captions=False) draws it, from the placed pictures
+  function layoutSvg(L) {
+    const U = D.unit, M = 14;
+    const [x0, y0, x1, y1] = L.box;
+    const w = Math.max((x1 - x0) * U + 2 * M, 320), area = Math.max((y1 - y0) * U, 2 * U);
+    const h = M + area + M;
+    const ox = (w - (x1 - x0) * U) / 2 - x0 * U, oy = M + (area - (y1 - y0) * U) / 2 - y0 * U;
+    let s = '<svg xmlns="http://www.w3.org/2000/svg" width="' + w.toFixed(0) + '" height="' +
+      h.toFixed(0) + '" viewBox="0 0 ' + w.toFixed(1) + " " + h.toFixed(1) +
+      '" font-family="sans-serif" font-size="13"><rect x="0" y="0" width="' + w.toFixed(1) +
+      '" height="' + h.toFixed(1) + '" fill="__TABLE__" rx="8"/>';
+    if (!L.t.length) {
+      s += '<text x="' + (w / 2).toFixed(1) + '" y="' + (M + area / 2 + 4).toFixed(1) +
+        '" fill="__TEXT__" text-anchor="middle">(empty layout)</text>';
+    }
+    for (const [k, x, y] of L.t) {
+      const p = D.pieces[k];
+      const pw = (p.v ? 1 : 2) * U, ph = (p.v ? 2 : 1) * U;
+      s += '<g transform="translate(' + (ox + x * U - pw / 2).toFixed(1) + "," +
+        (oy + y * U - ph / 2).toFixed(1) + ')">' + p.svg + "</g>";
+    }
+    return s + "</svg>";
+  }
+
   function renderLayout(st) {
     const box = $("layout");
-    box.innerHTML = D.layouts[st.L];
+    box.innerHTML = layoutSvg(D.layouts[st.L]);
     if (st.k === "play" && st.tile) {
       const name = "[" + Math.min(...st.tile) + "|" + Math.max(...st.tile) + "]";
       box.querySelectorAll("rect").forEach((r) => {

@@ -17,6 +17,7 @@ import json
 import sys
 
 from dominoes_env.core import RuleConfig
+from dominoes_env.optional import require
 from dominoes_env.rule_args import add_rule_arguments, rule_options
 
 from ..arena import DEFAULT_MAX_HANDS
@@ -82,6 +83,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(err))
     out = args.out or default_out(config)
     err = sys.stderr
+    try:  # the tournament extra, checked before any match is played
+        for module in ("rich", "tqdm", "openskill") + (() if args.no_plots else ("matplotlib",)):
+            require(module, "tournament", "dominoes-tournament")
+    except ImportError as e:
+        print(f"error: {e}", file=err)
+        return 2
     try:
         run = run_tournament(config, out, workers=args.workers, backend=args.backend,
                              ray_address=args.ray_address, progress=not args.quiet,

@@ -27,6 +27,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from dominoes_env.optional import require
+
 from . import stats
 from .runner import HEATMAP_FILE, RATINGS_FILE, SUMMARY_FILE, TournamentRun
 
@@ -95,7 +97,7 @@ def win_matrix(summary: dict) -> list[list[float]]:
 
 def plot_heatmap(summary: dict, path: str | os.PathLike) -> Path:
     """Head-to-head win-rate heatmap: row agent's win rate against the column agent."""
-    from matplotlib.figure import Figure
+    Figure = require("matplotlib.figure", "tournament", "plotting").Figure
 
     agents, m = summary["agents"], win_matrix(summary)
     n = len(agents)
@@ -118,7 +120,7 @@ def plot_heatmap(summary: dict, path: str | os.PathLike) -> Path:
 
 def plot_ratings(summary: dict, path: str | os.PathLike) -> Path:
     """OpenSkill ratings with their 95% intervals, best at the top."""
-    from matplotlib.figure import Figure
+    Figure = require("matplotlib.figure", "tournament", "plotting").Figure
 
     items = sorted(summary["ratings"].items(), key=lambda kv: kv[1]["mu"])
     fig = Figure(figsize=(6, 1.0 + 0.5 * len(items)), layout="constrained")
@@ -153,6 +155,7 @@ def _ci(ci: list[float]) -> str:
 
 def print_summary(summary: dict, console=None) -> None:
     """Print the pair table and the agent table (best rated first) with rich."""
+    require("rich", "tournament", "the tournament report")
     from rich.console import Console
     from rich.table import Table
 

@@ -36,6 +36,7 @@ from typing import Any
 
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.checks import as_int
+from dominoes_env.optional import require
 
 from ..arena import DEFAULT_MAX_HANDS, play_match
 from .game_records import RecordStore, clear_records, game_line
@@ -320,7 +321,7 @@ def _lock(handle) -> None:
 
 
 def _progress(total: int, initial: int, enabled: bool):
-    from tqdm import tqdm
+    tqdm = require("tqdm", "tournament", "the tournament's progress bar").tqdm
 
     return tqdm(total=total, initial=initial, unit="match", disable=not enabled, smoothing=0.1,
                 dynamic_ncols=True)

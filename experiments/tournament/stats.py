@@ -22,6 +22,7 @@ from typing import Any
 
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.checks import as_int
+from dominoes_env.optional import require
 
 #: the two-sided 95% normal quantile, norm.ppf(0.975)
 Z95 = 1.959963984540054
@@ -156,7 +157,7 @@ def ratings(records: Iterable[dict], agents: Sequence[str], rules: RuleConfig) -
     ``mu``, ``sigma``, ``ordinal`` (``mu - 3 sigma``, a conservative skill) and ``ci95``
     (``mu -/+ 1.96 sigma``).
     """
-    from openskill.models import PlackettLuce
+    PlackettLuce = require("openskill.models", "tournament", "rating").PlackettLuce
 
     model = PlackettLuce()
     current = {a: model.rating(name=a) for a in agents}

@@ -1,0 +1,120 @@
+"""The documentation site's sources: the executed notebooks match the notebooks, the environment
+card's observation table matches the encoding, nothing a user reads points outside the
+repository, and the two build hooks do what they say. (``make test`` builds the site itself with
+``mkdocs build --strict``.)"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+from dominoes_env.core import RuleConfig
+from dominoes_env.encoding import observation_layout
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+
+
+def _load(path: Path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb")))
+def test_executed_notebook_is_up_to_date(name):
+    nbformat = pytest.importorskip("nbformat")
+    executed_path = DOCS / "notebooks" / f"{name}.ipynb"
+    assert executed_path.is_file(), f"no {executed_path}: run make docs-notebooks"
+    source = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
+    executed = nbformat.read(executed_path, as_version=4)
+    stale = f"docs/notebooks/{name}.ipynb is older than notebooks/: run make docs-notebooks"
+    assert [c.source for c in executed.cells] == [c.source for c in source.cells], stale
+    assert [c.cell_type for c in executed.cells] == [c.cell_type for c in source.cells], stale
+    code = [c for c in executed.cells if c.cell_type == "code"
+            and "widget" not in c.metadata.get("tags", [])]
+    assert all(c.execution_count is not None for c in code)  # every cell ran
+    outputs = [o for c in code for o in c.outputs]
+    assert outputs and not [o for o in outputs if o.output_type == "error"]
+
+
+def _card_rows() -> dict[str, tuple[str, str]]:
+    text = (DOCS / "environment.md").read_text()
+    section = text.split("## Observation space")[1].split("\n## ")[0]
+    rows = {}
+    for line in section.splitlines():
+        m = re.match(r"\| `(\w+)` \| [^|]+ \| (\d+:\d+) \| (\d+:\d+) \|", line)
+        if m:
+            rows[m.group(1)] = (m.group(2), m.group(3))
+    return rows
+
+
+def test_environment_card_observation_table_matches_the_encoding():
+    rows = _card_rows()
+    two = observation_layout(RuleConfig(num_players=2)).blocks
+    four = observation_layout(RuleConfig(num_players=4)).blocks
+    assert list(rows) == list(two)
+    for name, (r2, r4) in rows.items():
+        assert r2 == f"{two[name].start}:{two[name].stop}", name
+        assert r4 == f"{four[name].start}:{four[name].stop}", name
+
+
+def _user_facing() -> list[Path]:
+    files = [ROOT / "README.md", ROOT / "CHANGELOG.md", *ROOT.glob("*/README.md"),
+             *DOCS.rglob("*.md"), *(ROOT / "notebooks").glob("*.ipynb")]
+    return [f for f in files if ".venv" not in f.parts]
+
+
+def test_nothing_a_user_reads_points_outside_the_repository():
+    for path in _user_facing():
+        text = path.read_text()
+        for bad in ("../shared", "shared/RULES.md", "/work/"):
+            assert bad not in text, f"{path.relative_to(ROOT)} mentions {bad}"
+        if path.suffix != ".md":
+            continue
+        # relative Markdown links resolve inside the repository
+        for target in re.findall(r"\]\((?!https?:|#|mailto:)([^)#\s]+)", text):
+            resolved = (path.parent / target).resolve()
+            assert resolved.is_relative_to(ROOT), f"{path.relative_to(ROOT)} links {target}"
+            if path.parent != DOCS and DOCS not in path.parents:  # docs links are mkdocs' job
+                assert resolved.exists(), f"{path.relative_to(ROOT)}: {target} does not exist"
+
+
+def test_rst_docstrings_become_markdown():
+    convert = _load(DOCS / "hooks" / "rst_docstrings.py").rst_to_markdown
+    text = """The :class:`~dominoes_env.core.MatchState` and :func:`encode` with ``x=1``.
+
+=====  ======
+a      b
+=====  ======
+1      2
+=====  ======
+
+Run it::
+
+    make docs
+
+>>> 1 + 1
+2
+"""
+    assert convert(text).splitlines() == [
+        "The `MatchState` and `encode` with `x=1`.", "",
+        "```text", "=====  ======", "a      b", "=====  ======", "1      2", "=====  ======",
+        "```", "",
+        "Run it:", "", "```text", "make docs", "```", "",
+        "```pycon", ">>> 1 + 1", "2", "```",
+    ]
+
+
+def test_optional_pages_join_the_navigation_when_present(tmp_path):
+    hook = _load(DOCS / "hooks" / "optional_pages.py")
+    nav = [{"Home": "index.md"}, {"OpenSpiel": "openspiel.md"}, {"Figures": "figures.md"}]
+    config = {"docs_dir": str(tmp_path), "nav": [dict(x) for x in nav]}
+    assert hook.on_config(config)["nav"] == nav  # no rllib.md: unchanged
+    (tmp_path / "rllib.md").write_text("# RLlib\n")
+    assert hook.on_config(config)["nav"] == [nav[0], nav[1], {"RLlib": "rllib.md"}, nav[2]]
+    assert hook.on_config(config)["nav"].count({"RLlib": "rllib.md"}) == 1  # listed once

@@ -1,0 +1,178 @@
+"""Packaging: the base install is the env's dependencies only, optional ones fail with a message
+naming their extra, and the wheel ships what the package needs (py.typed, the policies)."""
+
+from __future__ import annotations
+
+import ast
+import email
+import json
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: what ``pip install straight-dominoes`` brings (as imported)
+BASE_MODULES = {"numpy", "gymnasium", "pettingzoo", "PIL"}
+
+#: modules that only extras install; the env must work with all of them missing
+OPTIONAL = ["pandas", "matplotlib", "rich", "openskill", "tqdm", "torch", "stable_baselines3",
+            "sb3_contrib", "tensorboard", "ray", "pyspiel", "open_spiel", "jax", "IPython",
+            "ipywidgets", "pygame"]
+
+# a fresh interpreter in which importing any OPTIONAL module fails, as in a base install
+_BLOCKER = """
+import importlib.abc, sys
+BLOCKED = set({blocked!r})
+class Blocker(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {{name!r}} (blocked by the test)")
+        return None
+sys.meta_path.insert(0, Blocker())
+"""
+
+
+def _run_blocked(code: str, blocked=OPTIONAL) -> subprocess.CompletedProcess:
+    script = _BLOCKER.format(blocked=sorted(blocked)) + code
+    return subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_env_works_without_any_optional_dependency():
+    result = _run_blocked("""
+import random, sys
+import numpy as np
+import dominoes_env
+from dominoes_env import SingleAgentEnv
+for n in (2, 4):
+    env = dominoes_env.env(num_players=n, target_score=60, render_mode="rgb_array")
+    env.reset(seed=n)
+    rng = random.Random(n)
+    steps = 0
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, info = env.last()
+        action = None if term or trunc else rng.choice(list(np.flatnonzero(obs["action_mask"])))
+        env.step(action)
+        steps += 1
+    frame = env.render()
+    assert steps > 20 and frame.shape == (540, 960, 3), (steps, frame.shape)
+single = SingleAgentEnv(num_players=2)
+obs, info = single.reset(seed=0)
+obs, r, term, trunc, info = single.step(int(np.flatnonzero(single.action_masks())[0]))
+from agents import make_agent
+from dominoes_env.core import MatchState
+match = MatchState(seed=1)
+for spec in ("random", "greedy", "search:sims=20", "ppo"):
+    assert make_agent(spec, seed=0).act(match.view(match.turn)) in match.legal_actions()
+try:
+    make_agent("ismcts")
+except ValueError as err:
+    assert "pip install 'straight-dominoes[openspiel]'" in str(err), err
+else:
+    raise AssertionError("ismcts without OpenSpiel")
+loaded = sorted(m for m in sys.modules if m.partition(".")[0] in BLOCKED)
+assert not loaded, loaded
+print("ok")
+""")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+def test_tournament_without_its_extra_says_which_extra(tmp_path):
+    result = _run_blocked(f"""
+from experiments.tournament.cli import main
+code = main(["--agents", "random", "greedy", "--matches", "2", "--out", {str(tmp_path)!r}])
+raise SystemExit(code)
+""", blocked=["rich"])
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "error: dominoes-tournament needs rich: pip install 'straight-dominoes[tournament]'")
+    assert not list(tmp_path.iterdir())  # nothing was played or written
+
+
+def test_training_without_its_extra_says_which_extra():
+    result = _run_blocked("""
+from experiments.behavior_cloning import pretrain_policy
+try:
+    pretrain_policy(None, {})
+except ImportError as err:
+    print(err)
+""", blocked=["torch"])
+    assert result.stdout.strip() == (
+        "behaviour cloning needs torch: pip install 'straight-dominoes[train]'")
+
+
+def _module_level_imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names.update(a.name.partition(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.partition(".")[0])
+        elif isinstance(node, ast.Try):  # guarded optional imports are the extra's business
+            continue
+    return names
+
+
+def test_env_modules_import_only_base_dependencies_at_module_level():
+    stdlib = set(sys.stdlib_module_names) | {"__future__"}
+    for path in sorted((ROOT / "dominoes_env").rglob("*.py")):
+        third_party = _module_level_imports(path) - stdlib - {"dominoes_env"}
+        if path.name == "openspiel.py":  # the OpenSpiel face is imported only when asked for
+            third_party -= {"pyspiel"}
+        assert third_party <= BASE_MODULES, (path.relative_to(ROOT), third_party)
+
+
+def test_pyproject_dependencies():
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["dependencies"] == ["numpy", "gymnasium", "pettingzoo", "pillow"]
+    extras = project["optional-dependencies"]
+    assert {"rich", "tqdm", "openskill", "matplotlib"} <= set(extras["tournament"])
+    assert "torch" in extras["train"] and "open_spiel" in extras["openspiel"]
+    assert "jupyterlab" in extras["notebooks"] and "pandas" in extras["notebooks"]
+    assert project["license"] == "MIT" and project["readme"] == "README.md"
+    # the Makefile installs every extra, so make test exercises all of them
+    makefile = (ROOT / "Makefile").read_text()
+    line = next(x for x in makefile.splitlines() if x.startswith("EXTRAS :="))
+    assert set(line.split(":=")[1].strip().split(",")) == set(extras)
+
+
+def test_wheel_ships_py_typed_policies_and_metadata(tmp_path):
+    src = tmp_path / "src"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for package in ("dominoes_env", "agents", "experiments"):
+        shutil.copytree(ROOT / package, src / package, ignore=ignore)
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, src / name)
+    out = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "-q", "-w", str(out), str(src)], check=True, capture_output=True, timeout=300)
+    (wheel,) = out.glob("straight_dominoes-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        meta_name = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        meta = email.message_from_string(z.read(meta_name).decode())
+        policy = json.loads(z.read("agents/policies/ppo_2p.json"))
+    for package in ("dominoes_env", "agents", "experiments"):
+        assert f"{package}/py.typed" in names
+    for n in (2, 4):
+        assert {f"agents/policies/ppo_{n}p.npz", f"agents/policies/ppo_{n}p.json"} <= names
+    assert "dominoes_env/openspiel.py" in names and "agents/ismcts.py" in names
+    assert not any(n.startswith("tests/") for n in names)
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    assert policy  # the policy's metadata is real JSON
+    assert meta["License-Expression"] == "MIT"
+    requires = meta.get_all("Requires-Dist")
+    base = sorted(r for r in requires if "extra ==" not in r)
+    assert base == ["gymnasium", "numpy", "pettingzoo", "pillow"]
+    assert {"tournament", "train", "notebooks", "openspiel", "docs"} <= set(
+        meta.get_all("Provides-Extra"))
+    assert meta["Description-Content-Type"] == "text/markdown"
+    assert "Straight Dominoes" in meta.get_payload()
