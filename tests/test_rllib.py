@@ -40,6 +40,7 @@ def test_help_describes_every_flag():
         assert flag in text
 
 
+@pytest.mark.xdist_group("ray")  # one local Ray start at a time (make test: --dist loadgroup)
 def test_train_two_iterations_export_and_play(tmp_path):
     """One run (the checks share it: a fixture would run once per xdist worker)."""
     out = tmp_path / "rllib"
