@@ -9,7 +9,8 @@ first use (it needs numpy).
 from .base import Agent, AgentProtocol, RandomAgent
 from .greedy import GreedyAgent
 from .search import SearchAgent
-from .specs import make_agent, resolve_spec
+from .specs import check_spec, make_agent, resolve_spec
 
-__all__ = ["Agent", "AgentProtocol", "GreedyAgent", "RandomAgent", "SearchAgent", "make_agent",
+__all__ = ["Agent", "AgentProtocol", "GreedyAgent", "RandomAgent", "SearchAgent", "check_spec",
+           "make_agent",
            "resolve_spec"]

@@ -78,40 +78,115 @@ ACTIVATIONS = {
 }
 
 
+def _read_npz(path: Path) -> dict[str, np.ndarray]:
+    """Every array of a policy ``.npz`` (closed afterwards), or :class:`PolicyFileError`."""
+    import zipfile
+
+    if not path.exists():
+        raise PolicyFileError(path, "no such file")
+    if not path.is_file():
+        raise PolicyFileError(path, "not a regular file (a policy is an .npz file)")
+    try:
+        loaded = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
+        raise PolicyFileError(path, f"not a policy .npz file ({_reason(err)})") from None
+    if isinstance(loaded, np.ndarray):
+        raise PolicyFileError(path, "a single .npy array, not a policy .npz file")
+    try:
+        with loaded:
+            return {key: loaded[key] for key in loaded.files}
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as err:
+        raise PolicyFileError(path, f"damaged or truncated .npz file ({_reason(err)})") from None
+
+
+def _reason(err: BaseException) -> str:
+    return " ".join(str(err).split())[:120] or type(err).__name__
+
+
+def _text(data: dict, key: str, fail) -> str:
+    value = data[key]
+    if value.shape != () or value.dtype.kind not in "US":
+        raise fail(f"{key} must be a string")
+    return str(value)
+
+
+def _weights(data: dict, key: str, ndim: int, fail) -> np.ndarray:
+    array = data[key]
+    if array.ndim != ndim or array.dtype.kind not in "fiu":
+        raise fail(f"{key} must be a {ndim}-D array of numbers, got {array.dtype} "
+                   f"{array.shape}")
+    array = array.astype(np.float64)
+    if not np.isfinite(array).all():
+        raise fail(f"{key} holds NaN or infinite values")
+    return array
+
+
+class PolicyFileError(ValueError):
+    """A policy file that cannot be played: missing, unreadable, or not a valid export. The
+    message names the file and what is wrong with it."""
+
+    def __init__(self, path: str | os.PathLike, problem: str):
+        self.path = os.fspath(path)
+        self.problem = problem
+        super().__init__(f"PPO policy {self.path!r}: {problem}")
+
+
+#: the most hidden layers an export may declare (the shipped ones have 2)
+MAX_LAYERS = 64
+
+
 class NumpyPolicy:
     """The exported policy network: observation(s) -> masked action probabilities.
 
     Computations are in float64 (the torch network runs in float32; they agree to ~1e-6).
+    Loading checks the whole file (keys, layer count, shapes that chain, finite weights) and
+    raises :class:`PolicyFileError` on the first problem.
     """
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
-        if not self.path.is_file():
-            raise FileNotFoundError(f"no PPO policy file at {str(self.path)!r}")
-        try:
-            data = np.load(self.path, allow_pickle=False)
-            files = set(data.files)
-        except (OSError, ValueError) as err:
-            raise ValueError(f"{str(self.path)!r} is not a policy .npz file ({err})") from None
-        missing = {"format", "activation", "num_layers", "action_w", "action_b", "metadata"} - files
+        data = _read_npz(self.path)
+        fail = lambda problem: PolicyFileError(self.path, problem)  # noqa: E731
+        missing = {"format", "activation", "num_layers", "action_w", "action_b", "metadata"}
+        missing -= set(data)
         if missing:
-            raise ValueError(f"{str(self.path)!r} is not an exported PPO policy: missing "
-                             f"{', '.join(sorted(missing))}")
-        if str(data["format"]) != FORMAT:
-            raise ValueError(f"{str(self.path)!r} has format {str(data['format'])!r}; "
-                             f"this version reads {FORMAT!r}")
-        self.activation = str(data["activation"])
+            raise fail(f"not an exported PPO policy: missing {', '.join(sorted(missing))}")
+        fmt = _text(data, "format", fail)
+        if fmt != FORMAT:
+            raise fail(f"format {fmt!r}; this version reads {FORMAT!r}")
+        self.activation = _text(data, "activation", fail)
         if self.activation not in ACTIVATIONS:
-            raise ValueError(f"{str(self.path)!r}: unknown activation {self.activation!r}; "
-                             f"allowed: {', '.join(ACTIVATIONS)}")
+            raise fail(f"unknown activation {self.activation!r}; allowed: "
+                       f"{', '.join(ACTIVATIONS)}")
         self._act = ACTIVATIONS[self.activation]
-        n = int(data["num_layers"])
-        self.layers = [(data[f"w{i}"].astype(np.float64), data[f"b{i}"].astype(np.float64))
+        layers = data["num_layers"]
+        if layers.shape != () or layers.dtype.kind not in "iu":
+            raise fail(f"num_layers must be one integer, got {layers.dtype} {layers.shape}")
+        n = int(layers)
+        if not 0 <= n <= MAX_LAYERS:
+            raise fail(f"num_layers={n} is out of range; allowed: 0..{MAX_LAYERS}")
+        missing = [k for i in range(n) for k in (f"w{i}", f"b{i}") if k not in data]
+        if missing:
+            raise fail(f"num_layers={n} but {', '.join(missing)} missing")
+        self.layers = [(_weights(data, f"w{i}", 2, fail), _weights(data, f"b{i}", 1, fail))
                        for i in range(n)]
-        self.action_w = data["action_w"].astype(np.float64)
-        self.action_b = data["action_b"].astype(np.float64)
-        self.metadata = json.loads(str(data["metadata"]))
-        self.obs_size = int(self.layers[0][0].shape[0] if n else self.action_w.shape[0])
+        self.action_w = _weights(data, "action_w", 2, fail)
+        self.action_b = _weights(data, "action_b", 1, fail)
+        size = self.layers[0][0].shape[0] if n else self.action_w.shape[0]
+        width = size
+        for i, (w, b) in enumerate([*self.layers, (self.action_w, self.action_b)]):
+            name = f"layer {i}" if i < n else "the action head"
+            if w.shape[0] != width or b.shape[0] != w.shape[1] or 0 in w.shape:
+                raise fail(f"{name} has weights {w.shape} and bias {b.shape}; it takes "
+                           f"{width} inputs, so they must be ({width}, k) and (k,)")
+            width = w.shape[1]
+        try:
+            self.metadata = json.loads(_text(data, "metadata", fail))
+        except ValueError:
+            raise fail("metadata is not JSON") from None
+        if not isinstance(self.metadata, dict):
+            raise fail("metadata must be a JSON object")
+        self.obs_size = int(size)
         self.num_actions = int(self.action_w.shape[1])
         self.obs_spec = _spec_of(self.path, self.metadata)
 
@@ -137,6 +212,11 @@ class NumpyPolicy:
         z = z - z.max(axis=-1, keepdims=True)
         e = np.exp(z)
         return e / e.sum(axis=-1, keepdims=True)
+
+
+def shipped_player_counts() -> list[int]:
+    """The player counts that have a shipped policy."""
+    return [n for n in (2, 3, 4) if shipped_policy_path(n).is_file()]
 
 
 def _spec_of(path: Path, metadata: dict):
@@ -184,26 +264,34 @@ class PPOAgent(Agent):
         where = "shipped" if self.path is None else repr(str(self.path))
         return f"PPOAgent({where}, deterministic={self.deterministic})"
 
-    def _policy_for(self, view: SeatView) -> NumpyPolicy:
+    def check_rules(self, rules: RuleConfig) -> None:
+        """Load the policy (the shipped one for the player count unless a path was given) and
+        check that it fits ``rules``; ``ValueError`` naming the file otherwise. Commands call
+        this before a match starts, so a policy that cannot serve the table fails at once."""
         if self.policy is None:
-            n = view.rules.num_players
+            n = rules.num_players
             path = shipped_policy_path(n)
             if not path.is_file():
-                raise FileNotFoundError(
-                    f"no shipped PPO policy exists for {n} players yet (looked for {str(path)!r}); "
+                raise ValueError(
+                    f"no shipped PPO policy exists for {n} players (shipped: "
+                    f"{', '.join(f'{k} players' for k in shipped_player_counts()) or 'none'}); "
                     "train one with experiments.train_ppo or pass ppo:PATH"
                 )
             self.policy = NumpyPolicy(path)
-        if self._checked != view.rules:
-            size = self.policy.obs_spec.layout(view.rules).size
-            actions = view.rules.num_tiles * 4
+        if self._checked != rules:
+            size = self.policy.obs_spec.layout(rules).size
+            actions = rules.num_tiles * 4
             if (size, actions) != (self.policy.obs_size, self.policy.num_actions):
                 raise ValueError(
                     f"the policy at {str(self.policy.path)!r} takes {self.policy.obs_size} inputs "
                     f"and {self.policy.num_actions} actions; these rules need {size} and {actions} "
                     f"(it was trained for rules {self.policy.metadata.get('rules')})"
                 )
-            self._checked = view.rules
+            self._checked = rules
+
+    def _policy_for(self, view: SeatView) -> NumpyPolicy:
+        if self._checked != view.rules:
+            self.check_rules(view.rules)
         return self.policy
 
     def probabilities(self, view: SeatView) -> np.ndarray:

@@ -106,7 +106,30 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     cls, params = resolve_spec(spec)
     try:
         return cls(seed=seed, **params)
+    except ValueError as err:  # the agent's own check of its parameters (or its file)
+        raise ValueError(f"agent spec {spec!r}: {err}") from None
     except TypeError as err:
         raise ValueError(f"agent spec {spec!r}: bad parameters ({err})") from None
     except ImportError as err:  # an agent whose optional extra is not installed
         raise ValueError(f"agent spec {spec!r}: {err}") from None
+    except Exception as err:  # a user agent whose constructor fails
+        raise ValueError(f"agent spec {spec!r}: building it failed with "
+                         f"{type(err).__name__}: {err}") from None
+
+
+def check_spec(spec: str, rules: Any) -> Agent:
+    """Build the agent ``spec`` names and check that it can play under ``rules`` (a
+    :class:`~dominoes_env.core.RuleConfig`): an agent with a ``check_rules(rules)`` method (the
+    PPO agent: is there a policy for this table?) is asked. ``ValueError`` naming the spec if it
+    cannot; commands call this for every spec before anything is written or played."""
+    agent = make_agent(spec, seed=0)
+    check = getattr(agent, "check_rules", None)
+    if callable(check):
+        try:
+            check(rules)
+        except ValueError as err:
+            raise ValueError(f"agent spec {spec!r} cannot play these rules: {err}") from None
+        except Exception as err:
+            raise ValueError(f"agent spec {spec!r}: check_rules failed with "
+                             f"{type(err).__name__}: {err}") from None
+    return agent

@@ -121,8 +121,15 @@ def add_play_arguments(parser: argparse.ArgumentParser) -> None:
                         help="agent specs for seats 1, 2, ...; their number sets the player count")
     parser.add_argument("--partnerships", action=argparse.BooleanOptionalAction, default=None,
                         help="with 4 players, you and the agent opposite are partners (default on)")
-    parser.add_argument("--seed", type=int, default=None, help="seed of the deals and the agents")
-    parser.add_argument("--save", metavar="FILE", help="write the game record here at the end")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed of the deals and the agents (default: a fresh random match)")
+    parser.add_argument("--save", metavar="FILE",
+                        help="write the game record (JSON, for replay) here when the match ends "
+                             "in any way: finished, q, end of input, Ctrl-C, an agent failing; "
+                             "the path is checked before the match starts")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="let --save replace an existing FILE (without it an existing file "
+                             "is refused before the match)")
     add_rule_arguments(parser)
 
 

@@ -22,7 +22,7 @@ class CommandError(Exception):
     """A command cannot go on: its message is printed as ``error: <message>`` (status 2)."""
 
 
-def _silence_stdout() -> None:
+def silence_stdout() -> None:
     """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -60,8 +60,8 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
         print_error(str(err))
         return 2
     except OSError as err:
-        if _is_stdout_error(err):
-            _silence_stdout()
+        if is_stdout_error(err):
+            silence_stdout()
             print_error(output_error_message(err))
             return 2
         if errors and isinstance(err, errors):
@@ -73,7 +73,7 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
         return 2
 
 
-def _is_stdout_error(err: OSError) -> bool:
+def is_stdout_error(err: OSError) -> bool:
     if isinstance(err, BrokenPipeError):
         return True
     if err.errno in (errno.ENOSPC, errno.EPIPE, errno.EIO, errno.EDQUOT) and err.filename is None:

@@ -9,10 +9,20 @@ tiles and the legal moves numbered from 1 with the points each would score. Type
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from typing import TextIO
 
+from .cli_support import (
+    CommandError,
+    is_stdout_error,
+    output_error_message,
+    print_error,
+    silence_stdout,
+)
 from .core import END_NAMES, MatchState, RuleConfig
+from .core.checks import short_repr
 from .core.records import write_record
 from .render.ansi import render_ansi
 
@@ -21,6 +31,21 @@ HUMAN = 0
 
 class QuitGame(Exception):
     """The human typed ``q`` or the input ended."""
+
+
+class AgentFault(Exception):
+    """An agent raised, or answered something that is not one of its legal moves."""
+
+
+def _agent_call(name: str, seat: int, what: str, call, *args):
+    """Call an agent's method; any failure of the agent becomes :class:`AgentFault`."""
+    try:
+        return call(*args)
+    except KeyboardInterrupt:
+        raise
+    except (Exception, SystemExit) as err:
+        raise AgentFault(f"agent {name!r} at seat {seat} raised {type(err).__name__} in "
+                         f"{what}(): {' '.join(str(err).split())[:200]}") from None
 
 
 class TerminalGame:
@@ -41,7 +66,8 @@ class TerminalGame:
         for seat, agent in enumerate(self.agents[1:], start=1):
             reset = getattr(agent, "reset", None)
             if reset is not None:
-                reset(None if seed is None else seed * 1009 + seat)
+                _agent_call(self.names[seat], seat, "reset", reset,
+                            None if seed is None else seed * 1009 + seat)
 
     # -- output ----------------------------------------------------------------------------
     def say(self, text: str = "") -> None:
@@ -146,6 +172,18 @@ class TerminalGame:
             self.say(f"  {i:>2}. {hand.move_of(code)}{extra}")
         match.play(legal[self.ask(len(legal)) - 1])
 
+    def agent_turn(self, seat: int) -> None:
+        view = self.match.view(seat)
+        name = self.names[seat]
+        code = _agent_call(name, seat, "act", self.agents[seat].act, view)
+        if type(code) is not int and (isinstance(code, bool) or not hasattr(code, "__index__")):
+            raise AgentFault(f"agent {name!r} at seat {seat} returned {short_repr(code)}, "
+                             "not an action code (an integer)")
+        if code not in view.legal:
+            raise AgentFault(f"agent {name!r} at seat {seat} returned {short_repr(code)}, not "
+                             f"a legal action; legal: {list(view.legal)}")
+        self.match.play(int(code))
+
     # -- the match -------------------------------------------------------------------------
     def run(self) -> bool:
         """Play until the match ends (True) or the human quits (False)."""
@@ -159,12 +197,13 @@ class TerminalGame:
                              f"{'lead' if hand.leader == HUMAN else 'leads'}. ===")
                     for seat, agent in enumerate(self.agents):
                         if agent is not None and hasattr(agent, "begin_hand"):
-                            agent.begin_hand(match.view(seat))
+                            _agent_call(self.names[seat], seat, "begin_hand", agent.begin_hand,
+                                        match.view(seat))
                 seat = match.turn
                 if seat == HUMAN:
                     self.human_turn()
                 else:
-                    match.play(self.agents[seat].act(match.view(seat)))
+                    self.agent_turn(seat)
                 seen = self.show_events(hand, seen)
                 if hand.is_over:
                     self.show_hand_end(hand)
@@ -178,9 +217,56 @@ class TerminalGame:
             return False
 
 
+def check_save_path(path: str, overwrite: bool) -> None:
+    """Refuse a ``--save`` path that cannot take the record, before the match starts: a
+    directory, a folder that does not exist or cannot be written, or an existing file (unless
+    ``overwrite``). ``CommandError`` with the reason."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise CommandError(f"--save {path!r} is a directory; name a file")
+    if os.path.lexists(path):
+        if not os.path.isfile(path):
+            raise CommandError(f"--save {path!r} exists and is not a regular file")
+        if not overwrite:
+            raise CommandError(f"--save {path!r} exists; pass --overwrite to replace it, or "
+                               "name a new file")
+    if not os.path.isdir(folder):
+        why = "is not a directory" if os.path.exists(folder) else "does not exist"
+        raise CommandError(f"--save {path!r}: the folder {folder!r} {why}")
+    try:  # the record is written into this folder (a temporary file, then a rename)
+        fd, probe = tempfile.mkstemp(prefix=".record-", suffix=".probe", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise CommandError(f"--save {path!r}: cannot write into {folder!r} "
+                           f"({err.strerror})") from None
+
+
+def save_record(record: dict, path: str, overwrite: bool) -> str:
+    """Write the record atomically; without ``overwrite`` a file that appeared at ``path``
+    during the match is kept and the record goes to ``path`` with ``-1``, ``-2``... added.
+    Returns the path written."""
+    stem, ext = os.path.splitext(path)
+    target = path
+    for k in range(1, 1000):
+        try:
+            write_record(record, target, overwrite=overwrite)
+            return target
+        except FileExistsError:
+            target = f"{stem}-{k}{ext}"
+    raise CommandError(f"cannot find a free name next to {path!r}")  # pragma: no cover
+
+
 def run_play(args) -> int:
-    """The ``play`` subcommand (arguments parsed by :mod:`dominoes_env.cli`)."""
-    from agents import make_agent  # the command line is the one place that reaches up
+    """The ``play`` subcommand (arguments parsed by :mod:`dominoes_env.cli`).
+
+    The ``--save`` path is checked before the match; the record (of the whole match, or as far
+    as it went) is written on every way the match can end: a finish, ``q`` or end of input,
+    Ctrl-C, an agent that fails, standard output closed. Exit status: 0 when the match ended
+    or the human quit, 130 on Ctrl-C, 2 on an agent's fault, a closed or full output, or a
+    record that could not be written.
+    """
+    from agents import check_spec, make_agent  # the one place that reaches up to agents
 
     from .rule_args import rule_options
 
@@ -188,17 +274,49 @@ def run_play(args) -> int:
     try:
         rules = RuleConfig(num_players=players, partnerships=args.partnerships,
                            **rule_options(args))
+        for spec in args.opponents:  # every spec can serve this table, before anything else
+            check_spec(spec, rules)
         agents = [make_agent(spec, seed=None if args.seed is None else args.seed + i)
                   for i, spec in enumerate(args.opponents, start=1)]
     except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    game = TerminalGame(agents, rules, seed=args.seed, names=list(args.opponents))
-    game.say(f"Straight Dominoes to {rules.target_score}: you (seat 0) against "
-             f"{', '.join(args.opponents)}" + (" (partners: you and seat 2)" if rules.partnerships
-                                              else "") + ".")
-    game.run()
-    if args.save:
-        write_record(game.match.to_record(), args.save)
-        game.say(f"Record saved to {args.save}.")
-    return 0
+        raise CommandError(str(err)) from None
+    save = args.save
+    overwrite = getattr(args, "overwrite", False)
+    if save:
+        check_save_path(save, overwrite)
+    status, problem, game = 0, None, None
+    try:
+        game = TerminalGame(agents, rules, seed=args.seed, names=list(args.opponents))
+        game.say(f"Straight Dominoes to {rules.target_score}: you (seat 0) against "
+                 f"{', '.join(args.opponents)}" + (" (partners: you and seat 2)"
+                                                  if rules.partnerships else "") + ".")
+        game.run()
+    except KeyboardInterrupt:
+        status, problem = 130, "interrupted"
+    except AgentFault as err:
+        status, problem = 2, str(err)
+    except OSError as err:  # standard output closed or full
+        if not is_stdout_error(err):
+            raise
+        silence_stdout()
+        status, problem = 2, output_error_message(err)
+    note = ""
+    if save and game is not None:
+        try:
+            written = save_record(game.match.to_record(), save, overwrite)
+            note = f"record saved to {written}"
+        except OSError as err:
+            status = 2
+            note = f"the record could not be written to {save!r} ({err.strerror or err})"
+    if problem is None:
+        if note.startswith("record saved"):
+            try:
+                game.say(note[0].upper() + note[1:] + ".")
+            except OSError:
+                silence_stdout()
+        elif note:
+            problem = note
+            note = ""
+    if problem is not None:
+        print_error(problem + (f"; {note}" if note else ""))
+    return status

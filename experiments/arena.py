@@ -23,17 +23,71 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import random
+import signal
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from dominoes_env.core import HandState, MatchState, RuleConfig
-from dominoes_env.core.checks import as_int
+from dominoes_env.core.checks import as_float, as_int, short_repr
 
 #: a match still undecided after this many hands is stopped and counted as a draw
 DEFAULT_MAX_HANDS = 1000
+#: seconds an agent may think about one move (``--move-timeout``) before its match is stopped;
+#: the slowest built-in agent at its default budget needs well under a second
+DEFAULT_MOVE_TIMEOUT = 60.0
+
+
+class AgentError(ValueError):
+    """An agent failed during a match: it raised (even ``SystemExit``), answered something
+    that is not a legal action code, or overran the per-move time limit. The message names the
+    agent's spec, its seat, the match seed and the hand."""
+
+
+class MoveTimeout(BaseException):
+    """Raised inside an agent's ``act`` when its time is up (a ``BaseException``, so an
+    agent's ``except Exception`` does not swallow it)."""
+
+
+def _on_alarm(signum, frame):  # pragma: no cover - runs in a signal handler
+    raise MoveTimeout
+
+
+class _MoveClock:
+    """The per-move time limit: ``SIGALRM`` after ``seconds`` of wall time, repeated every
+    half second until the agent returns (an agent that swallows one still gets the next).
+    Only the main thread of a process can take signals; elsewhere the limit is not enforced."""
+
+    def __init__(self, seconds: float | None):
+        import threading
+
+        self.seconds = seconds
+        self.active = (seconds is not None and hasattr(signal, "setitimer")
+                       and threading.current_thread() is threading.main_thread())
+        self._previous = None
+
+    def __enter__(self):
+        if self.active:
+            self._previous = signal.signal(signal.SIGALRM, _on_alarm)
+        return self
+
+    def call(self, fn, *args):
+        if not self.active:
+            return fn(*args)
+        signal.setitimer(signal.ITIMER_REAL, self.seconds, 0.5)
+        try:
+            return fn(*args)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+    def __exit__(self, *exc):
+        if self.active:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self._previous or signal.SIG_DFL)
+        return False
 
 
 def derive_seed(*parts: int | str) -> int:
@@ -153,6 +207,7 @@ def play_match(
     *,
     max_hands: int = DEFAULT_MAX_HANDS,
     keep_record: bool = False,
+    move_timeout: float | None = None,
 ) -> MatchResult:
     """Play a match to the target score; ``agents[s]`` sits at seat ``s``.
 
@@ -161,8 +216,9 @@ def play_match(
 
     ``agents`` holds agent specs (``"greedy"``, ``"search:sims=50"``: built fresh with
     :func:`agents.make_agent` and seeded by :func:`agent_seed`) or agent objects (they are
-    ``reset`` with the same derived seed). An agent that returns an illegal action stops the
-    match with a ``ValueError`` naming it.
+    ``reset`` with the same derived seed). An agent that raises, returns anything but a legal
+    action code, or thinks longer than ``move_timeout`` seconds about one move (``None``: no
+    limit) stops the match with an :class:`AgentError` naming its spec, seat and the match seed.
 
     >>> play_match(["random"], seed=1)
     Traceback (most recent call last):
@@ -177,48 +233,70 @@ def play_match(
         count = 1 if isinstance(agents, str) else len(agents)
         raise ValueError(f"{count} agent(s) given for num_players={n}; give exactly one per seat")
 
+    if move_timeout is not None:
+        move_timeout = as_float("move_timeout", move_timeout, 0, low_open=True)
     start = time.perf_counter()
     players, names = [], []
     for seat, a in enumerate(agents):
-        s = agent_seed(seed, seat)
         if isinstance(a, str):
             from agents import make_agent  # experiments -> agents: a downward import
 
-            player = make_agent(a, seed=s)
+            players.append(make_agent(a, seed=agent_seed(seed, seat)))
             names.append(a)
         else:
             if not callable(getattr(a, "act", None)):
                 raise TypeError(f"agent at seat {seat} ({a!r}) has no act(view) method")
-            player = a
+            players.append(a)
             names.append(_agent_name(a))
-        if callable(getattr(player, "reset", None)):
-            player.reset(s)
-        players.append(player)
-    begin = [getattr(p, "begin_hand", None) for p in players]
+    hand_number = 0
 
-    match = DuplicateDealMatch(rules, seed)
-    first_leader = match.hand.leader
-    seat_points = [0] * n
-    plays = 0
-    hand_number = -1
-    while not match.is_over:
-        if match.hand_number != hand_number:
-            hand_number = match.hand_number
-            if hand_number >= max_hands:
-                break
-            for s in range(n):
-                if callable(begin[s]):
-                    begin[s](match.view(s))
-        seat = match.turn
-        view = match.view(seat)
-        code = players[seat].act(view)
-        if code not in view.legal:
-            raise ValueError(
-                f"agent {names[seat]!r} at seat {seat} returned {code!r}, not a legal action; "
-                f"legal: {list(view.legal)} (match seed {seed}, hand {hand_number})"
-            )
-        seat_points[seat] += match.play(int(code))
-        plays += 1
+    def fault(seat: int, what: str) -> AgentError:
+        return AgentError(f"agent {names[seat]!r} at seat {seat} {what} (match seed {seed}, "
+                          f"hand {hand_number})")
+
+    def call(seat: int, method: str, *args):
+        try:
+            return clock.call(getattr(players[seat], method), *args)
+        except MoveTimeout:
+            raise fault(seat, f"took longer than the move time limit of {move_timeout:g} s in "
+                              f"{method}()") from None
+        except (Exception, SystemExit) as err:
+            detail = " ".join(str(err).split())[:300]
+            raise fault(seat, f"raised {type(err).__name__} in {method}()"
+                              + (f": {detail}" if detail else "")) from None
+
+    with _MoveClock(move_timeout) as clock:
+        for seat, player in enumerate(players):
+            if callable(getattr(player, "reset", None)):
+                call(seat, "reset", agent_seed(seed, seat))
+        has_begin = [callable(getattr(p, "begin_hand", None)) for p in players]
+
+        match = DuplicateDealMatch(rules, seed)
+        first_leader = match.hand.leader
+        seat_points = [0] * n
+        plays = 0
+        hand_number = -1
+        while not match.is_over:
+            if match.hand_number != hand_number:
+                hand_number = match.hand_number
+                if hand_number >= max_hands:
+                    break
+                for s in range(n):
+                    if has_begin[s]:
+                        call(s, "begin_hand", match.view(s))
+            seat = match.turn
+            view = match.view(seat)
+            code = call(seat, "act", view)
+            if type(code) is not int:  # numpy integers are fine; 3.0, True, "3" are not
+                if isinstance(code, bool) or not hasattr(code, "__index__"):
+                    raise fault(seat, f"returned {short_repr(code)} "
+                                      f"({type(code).__name__}), not an action code")
+                code = operator.index(code)
+            if code not in view.legal:
+                raise fault(seat, f"returned {short_repr(code)}, not a legal action; legal: "
+                                  f"{list(view.legal)}")
+            seat_points[seat] += match.play(code)
+            plays += 1
 
     game = None
     if keep_record:

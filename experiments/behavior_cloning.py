@@ -68,6 +68,13 @@ def _play_and_record(args) -> dict[str, np.ndarray]:
             "values": np.array(values, dtype=np.float32)}
 
 
+def _ignore_sigint() -> None:
+    """Pool workers leave Ctrl-C to the parent (which stops the pool): no traceback per worker."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def collect_demonstrations(teacher: str, opponents: list[str], rules: RuleConfig, matches: int,
                            seed: int = 0, workers: int = 1, progress: bool = False
                            ) -> dict[str, np.ndarray]:
@@ -78,7 +85,7 @@ def collect_demonstrations(teacher: str, opponents: list[str], rules: RuleConfig
     jobs = [(teacher, opponents, rules, derive_seed(seed, "bc", i), scale) for i in range(matches)]
     parts = []
     if workers > 1:
-        with mp.get_context("fork").Pool(workers) as pool:
+        with mp.get_context("fork").Pool(workers, _ignore_sigint) as pool:
             it = pool.imap(_play_and_record, jobs)  # in job order: the same data every run
             parts = _with_progress(it, matches, progress)
     else:

@@ -21,8 +21,10 @@ import csv
 import dataclasses
 import json
 import os
+import re
 import shlex
 import shutil
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -31,7 +33,9 @@ from pathlib import Path
 from agents import make_agent
 from agents.pool import OpponentPool
 from agents.ppo import PPOAgent, shipped_policy_path
+from dominoes_env.cli_support import CommandError, print_error, run_command
 from dominoes_env.core import RuleConfig
+from dominoes_env.core.checks import as_float, as_int
 from dominoes_env.encoding import OBS_VERSION
 from dominoes_env.optional import require
 from dominoes_env.single_agent import SingleAgentEnv
@@ -41,63 +45,90 @@ from .tournament.stats import wilson_interval
 
 
 # -- configuration -------------------------------------------------------------------------
+def _f(default, help: str, **kwargs):
+    """A config field with its ``--help`` text (``metadata["help"]``)."""
+    if callable(default) and not isinstance(default, str):
+        return field(default_factory=default, metadata={"help": help, **kwargs})
+    return field(default=default, metadata={"help": help, **kwargs})
+
+
+DEVICE_PATTERN = re.compile(r"^(cpu|auto|mps|cuda(:\d+)?)$")
+
+
 @dataclass
 class TrainConfig:
-    """Everything a training run depends on (each field is a ``--flag``)."""
+    """Everything a training run depends on (each field is a ``--flag``, its help text in the
+    field's metadata)."""
 
-    players: int = 2  #: 2, 3 or 4 seats
-    partnerships: bool | None = None  #: 4 players in partnerships (default: on with 4)
-    target_score: int = 250  #: match target (evaluation plays whole matches)
-    episode: str = "hand"  #: "hand" (one deal per episode) or "match"
-    total_steps: int = 1_000_000  #: learner decisions to train for
-    n_envs: int = 8  #: parallel environments
-    vec_env: str = "subproc"  #: "subproc" (SubprocVecEnv when n_envs > 1) or "dummy" (one process)
-    net: str = "256,256"  #: hidden layer sizes of the policy and value networks
-    activation: str = "tanh"  #: tanh or relu
-    learning_rate: float = 3e-4
-    n_steps: int = 256  #: rollout length per environment
-    batch_size: int = 512
-    n_epochs: int = 5
-    gamma: float = 1.0  #: points count the same whenever they come within an episode
-    gae_lambda: float = 0.95
-    ent_coef: float = 0.01
-    clip_range: float = 0.2
-    opponents: list[str] = field(default_factory=lambda: [
-        "greedy=0.5", "random=0.05", "search:sims=16=0.03", "self=0.42"])
-    #: opponent mix, SPEC=WEIGHT; "self" is the share of the self-play pool
-    bc_teacher: str = ""  #: agent spec to clone before PPO (e.g. search:sims=100); "" = none
-    bc_matches: int = 300  #: matches of demonstrations (the teacher against bc_opponents)
-    bc_opponents: list[str] = field(default_factory=lambda: ["greedy", "greedy", "teacher"])
-    bc_epochs: int = 15
-    #: clone the decisions of a dataset DIR (python -m experiments.make_dataset) instead of
-    #: playing bc_teacher; bc_agent picks one of its agents ("" = every agent's decisions)
-    bc_dataset: str = ""
-    bc_agent: str = ""
-    workers: int = 2  #: processes collecting demonstrations
-    snapshot_every: int = 100_000  #: steps between self-play snapshots
-    max_snapshots: int = 10  #: the pool keeps the newest ones
-    eval_every: int = 100_000  #: steps between evaluations
-    eval_matches: int = 100  #: matches per opponent per evaluation (seats swapped per deal)
-    checkpoint_every: int = 250_000
-    seed: int = 0
-    out: str = "runs/ppo"
-    resume: str | None = None  #: a checkpoint .zip to continue from
-    ship: bool = False  #: copy the exported policy to agents/policies/
-    device: str = "cpu"
+    players: int = _f(2, "seats at the table: 2, 3 or 4")
+    partnerships: bool | None = _f(None, "4 players in two partnerships (default: on with 4)")
+    target_score: int = _f(250, "match target; evaluation plays whole matches to it")
+    episode: str = _f("hand", "what one episode is: hand (one deal) or match", choices=(
+        "hand", "match"))
+    total_steps: int = _f(1_000_000, "learner decisions to train for (a resumed run counts on "
+                                     "from its checkpoint)")
+    n_envs: int = _f(8, "parallel environments")
+    vec_env: str = _f("subproc", "subproc (one process per env when n-envs > 1) or dummy (all "
+                                 "in this process)", choices=("subproc", "dummy"))
+    net: str = _f("256,256", "hidden layer sizes of the policy and value networks, "
+                             "comma-separated")
+    activation: str = _f("tanh", "activation of the hidden layers", choices=("tanh", "relu"))
+    learning_rate: float = _f(3e-4, "Adam learning rate (> 0)")
+    n_steps: int = _f(256, "rollout length per environment between updates")
+    batch_size: int = _f(512, "minibatch size of an update")
+    n_epochs: int = _f(5, "passes over each rollout per update")
+    gamma: float = _f(1.0, "discount factor in (0, 1]; 1: points count the same whenever "
+                           "they come within an episode")
+    gae_lambda: float = _f(0.95, "GAE lambda in [0, 1]")
+    ent_coef: float = _f(0.01, "entropy bonus coefficient (>= 0)")
+    clip_range: float = _f(0.2, "PPO clip range (> 0)")
+    opponents: list[str] = _f(lambda: ["greedy=0.5", "random=0.05", "search:sims=16=0.03",
+                                       "self=0.42"],
+                              "opponent mix as SPEC=WEIGHT pairs; self is the share of the "
+                              "self-play pool")
+    bc_teacher: str = _f("", "agent spec to behaviour-clone before PPO (e.g. search:sims=100); "
+                             "empty: none")
+    bc_matches: int = _f(300, "matches of demonstrations (the teacher against bc-opponents)")
+    bc_opponents: list[str] = _f(lambda: ["greedy", "greedy", "teacher"],
+                                 "the teacher's opponents while collecting demonstrations "
+                                 "(teacher: the teacher itself)")
+    bc_epochs: int = _f(15, "epochs of behaviour cloning")
+    bc_dataset: str = _f("", "clone the decisions of a dataset DIR (python -m "
+                             "experiments.make_dataset) instead of playing bc-teacher")
+    bc_agent: str = _f("", "the agent of bc-dataset whose decisions are cloned (empty: every "
+                           "agent's)")
+    workers: int = _f(2, "processes collecting demonstrations")
+    snapshot_every: int = _f(100_000, "steps between self-play snapshots")
+    max_snapshots: int = _f(10, "snapshots the self-play pool keeps (the newest)")
+    eval_every: int = _f(100_000, "steps between evaluations against greedy and random")
+    eval_matches: int = _f(100, "matches per opponent per evaluation (seats swapped per deal)")
+    checkpoint_every: int = _f(250_000, "steps between checkpoints (checkpoints/*.zip)")
+    seed: int = _f(0, "seed of everything: environments, opponents, network, evaluation")
+    out: str = _f("runs/ppo", "run directory (logs, checkpoints, pool, the exported policy)")
+    resume: str | None = _f(None, "a checkpoint .zip of this run to continue from (its "
+                                  "architecture must match --net and --activation)")
+    ship: bool = _f(False, "copy the exported policy to agents/policies/ppo_{players}p.npz")
+    device: str = _f("cpu", "torch device: cpu, cuda, cuda:N, mps or auto")
 
     def __post_init__(self) -> None:
         self.rules()  # validate the rule options early
-        if self.episode not in ("hand", "match"):
-            raise ValueError(f"episode={self.episode!r}; allowed: 'hand', 'match'")
-        if self.vec_env not in ("subproc", "dummy"):
-            raise ValueError(f"vec_env={self.vec_env!r}; allowed: 'subproc', 'dummy'")
-        if self.activation not in ("tanh", "relu"):
-            raise ValueError(f"activation={self.activation!r}; allowed: 'tanh', 'relu'")
+        for f in dataclasses.fields(self):
+            choices = f.metadata.get("choices")
+            if choices and getattr(self, f.name) not in choices:
+                raise ValueError(f"{f.name}={getattr(self, f.name)!r}; allowed: "
+                                 f"{', '.join(map(repr, choices))}")
         for name in ("total_steps", "n_envs", "n_steps", "batch_size", "n_epochs",
+                     "bc_matches", "bc_epochs", "workers", "max_snapshots",
                      "snapshot_every", "eval_every", "eval_matches", "checkpoint_every"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}={value!r} must be a positive integer")
+            setattr(self, name, as_int(name, getattr(self, name), 1))
+        self.seed = as_int("seed", self.seed)
+        self.learning_rate = as_float("learning_rate", self.learning_rate, 0, low_open=True)
+        self.gamma = as_float("gamma", self.gamma, 0, 1, low_open=True)
+        self.gae_lambda = as_float("gae_lambda", self.gae_lambda, 0, 1)
+        self.ent_coef = as_float("ent_coef", self.ent_coef, 0)
+        self.clip_range = as_float("clip_range", self.clip_range, 0, low_open=True)
+        if not isinstance(self.device, str) or not DEVICE_PATTERN.match(self.device):
+            raise ValueError(f"device={self.device!r}; allowed: cpu, cuda, cuda:N, mps, auto")
         self.hidden()
         self.opponent_mix()
         if self.bc_dataset and self.bc_teacher:
@@ -106,11 +137,11 @@ class TrainConfig:
         if self.bc_agent and not self.bc_dataset:
             raise ValueError("bc_agent picks an agent of bc_dataset; give bc_dataset too")
         if self.bc_teacher:
-            from agents import resolve_spec
+            from agents import check_spec
 
             for spec in [self.bc_teacher, *self.bc_opponents]:
                 if spec != "teacher":
-                    resolve_spec(spec)
+                    check_spec(spec, self.rules())
 
     def rules(self) -> RuleConfig:
         return RuleConfig(num_players=self.players, partnerships=self.partnerships,
@@ -150,19 +181,22 @@ class TrainConfig:
 
 
 def parser_for(cls: type) -> argparse.ArgumentParser:
-    """An argparse parser with one ``--flag`` per dataclass field (help from the field comments
-    is not available at run time, so the default is shown)."""
-    p = argparse.ArgumentParser(prog="dominoes-train", description=__doc__.split("\n")[0])
+    """An argparse parser with one ``--flag`` per dataclass field, its help text from the
+    field's ``metadata["help"]`` and the default shown."""
+    p = argparse.ArgumentParser(prog="dominoes-train", description=__doc__.split("\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     for f in dataclasses.fields(cls):
         flag = "--" + f.name.replace("_", "-")
         default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        text = f.metadata.get("help") or f.name.replace("_", " ")
         if f.type in ("bool", "bool | None"):
-            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=default)
+            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=text)
         elif f.type.startswith("list"):
-            p.add_argument(flag, nargs="+", default=default, help=f"default {default}")
+            p.add_argument(flag, nargs="+", default=default, help=text)
         else:
             kind = {"int": int, "float": float}.get(f.type.split(" ")[0], str)
-            p.add_argument(flag, type=kind, default=default, help=f"default {default!r}")
+            p.add_argument(flag, type=kind, default=default, help=text,
+                           choices=f.metadata.get("choices"))
     return p
 
 
@@ -207,8 +241,12 @@ class PoolEnv(SingleAgentEnv):
 def make_vec_env(config: TrainConfig):
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
+    parent = os.getpid()
+
     def factory(rank: int):
         def build():
+            if os.getpid() != parent:  # a SubprocVecEnv worker: Ctrl-C is the parent's to handle
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
             env = PoolEnv(config, rank)
             env.reset(seed=derive_seed(config.seed, "env", rank))
             return env
@@ -359,6 +397,72 @@ def clone_teacher(model, config: TrainConfig, out: Path) -> None:
 
 
 # -- the run -------------------------------------------------------------------------------
+class RunDirError(ValueError):
+    """The run directory or the checkpoint to resume cannot serve this run (one-line reason)."""
+
+
+def checkpoints_of(out: Path) -> list[Path]:
+    """The checkpoints a run has written (``checkpoints/*.zip``)."""
+    return sorted((out / "checkpoints").glob("*.zip"))
+
+
+def check_run_dir(config: TrainConfig, out: Path) -> None:
+    """Refuse, before anything is written: an ``--out`` that is a file; a directory holding an
+    earlier run with checkpoints when ``--resume`` is not given; a ``--resume`` checkpoint that
+    is missing, damaged or made for another table or architecture. A run stopped before its
+    first checkpoint starts afresh (its partial logs are removed)."""
+    if out.exists() and not out.is_dir():
+        raise RunDirError(f"--out {str(out)!r} is a file, not a directory")
+    if config.resume is None:
+        found = checkpoints_of(out)
+        if found:
+            raise RunDirError(f"{out} holds an earlier run; pass --resume {found[-1]} to continue "
+                              "it, or a new --out")
+        for stale in [out / "eval.csv", *sorted((out / "pool").glob("*.npz"))]:
+            stale.unlink(missing_ok=True)  # a run stopped before its first checkpoint
+        return
+    check_checkpoint(config, Path(config.resume))
+
+
+def check_checkpoint(config: TrainConfig, path: Path) -> None:
+    """A ``--resume`` checkpoint must be a readable stable-baselines3 zip whose spaces fit this
+    table and whose network matches ``--net`` / ``--activation``."""
+    import zipfile
+
+    if not path.is_file():
+        raise RunDirError(f"--resume {str(path)!r}: "
+                          + ("no such file" if not path.exists() else "not a regular file"))
+    try:
+        from stable_baselines3.common.save_util import load_from_zip_file
+
+        data, _, _ = load_from_zip_file(str(path), device="cpu", print_system_info=False)
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, KeyError, RuntimeError) as err:
+        raise RunDirError(f"--resume {str(path)!r} is not a readable checkpoint "
+                          f"({type(err).__name__}: {' '.join(str(err).split())[:150]})") from None
+    if not isinstance(data, dict) or "observation_space" not in data:
+        raise RunDirError(f"--resume {str(path)!r} is not a stable-baselines3 checkpoint")
+    from dominoes_env.encoding import observation_size
+
+    rules = config.rules()
+    obs, actions = observation_size(rules), rules.num_tiles * 4
+    shape = getattr(data["observation_space"], "shape", None)
+    n = getattr(data.get("action_space"), "n", None)
+    if shape != (obs,) or n != actions:
+        raise RunDirError(f"--resume {str(path)!r} was trained with {shape} observations and "
+                          f"{n} actions; --players {config.players} needs ({obs},) and {actions}")
+    kwargs = data.get("policy_kwargs") or {}
+    arch = kwargs.get("net_arch")
+    pi = arch.get("pi") if isinstance(arch, dict) else arch
+    if pi is not None and list(pi) != config.hidden():
+        raise RunDirError(f"--resume {str(path)!r} has hidden layers {','.join(map(str, pi))}, "
+                          f"not --net {config.net}; pass --net {','.join(map(str, pi))}")
+    act = getattr(kwargs.get("activation_fn"), "__name__", "").lower()
+    if act and act != config.activation:
+        raise RunDirError(f"--resume {str(path)!r} uses activation {act}, not --activation "
+                          f"{config.activation}; pass --activation {act}")
+
+
+
 def train(config: TrainConfig, command: str | None = None) -> Path:
     """Train, export ``policy.npz`` + ``policy.json`` into ``config.out``; returns its path."""
     torch = require("torch", "train", "training")
@@ -367,11 +471,9 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
     from agents.ppo_export import export_policy
 
     out = Path(config.out)
+    check_run_dir(config, out)  # every refusal comes before anything is written
     (out / "pool").mkdir(parents=True, exist_ok=True)
     saved = out / "config.json"
-    if config.resume is None and saved.exists() and (out / "checkpoints").exists():
-        raise FileExistsError(f"{out} holds an earlier run; pass --resume CHECKPOINT or a new "
-                              "--out")
     saved.write_text(json.dumps(dataclasses.asdict(config), indent=2))
     torch.manual_seed(config.seed)
     torch.set_num_threads(1)
@@ -418,19 +520,31 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser_for(TrainConfig).parse_args(argv)
+    return run_command(lambda: _main(args, argv))
+
+
+def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
     try:
         config = TrainConfig(**vars(args))
     except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+        raise CommandError(str(err)) from None
+    if config.device.startswith("cuda"):
+        torch = require("torch", "train", "training")
+        if not torch.cuda.is_available():
+            raise CommandError(f"--device {config.device}: no CUDA device is available here")
     command = "python -m experiments.train_ppo " + " ".join(
         shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     try:
         train(config, command)
-    except FileExistsError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    except (FileExistsError, RunDirError) as err:
+        raise CommandError(str(err)) from None
+    except KeyboardInterrupt:
+        last = Path(config.out) / "checkpoints" / "last.zip"
+        note = (f"; the run is saved in {last}: add --resume {last} to the same command to go on"
+                if last.is_file() else "")
+        print_error(f"interrupted{note}")
+        return 130
     return 0
 
 

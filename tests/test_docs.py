@@ -118,3 +118,12 @@ def test_optional_pages_join_the_navigation_when_present(tmp_path):
     (tmp_path / "rllib.md").write_text("# RLlib\n")
     assert hook.on_config(config)["nav"] == [nav[0], nav[1], {"RLlib": "rllib.md"}, nav[2]]
     assert hook.on_config(config)["nav"].count({"RLlib": "rllib.md"}) == 1  # listed once
+
+
+def test_environment_card_lists_every_env_option():
+    from dominoes_env.options import ENV_OPTION_NAMES
+
+    text = (DOCS / "environment.md").read_text()
+    section = text.split("## Arguments")[1].split("\n## ")[0]
+    listed = set(re.findall(r"^\| `(\w+)` \|", section, re.M))
+    assert listed == set(ENV_OPTION_NAMES) | {"render_mode"}

@@ -257,11 +257,3 @@ def test_ismcts_agent_plays_legal_reproducible_matches():
     assert four.winner in (0, 1)
 
 
-
-@pytest.mark.parametrize("name", ["dominoes_env.openspiel", "agents.ismcts"])
-def test_docstring_examples(name):
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0 and result.attempted > 0

@@ -43,14 +43,14 @@ def test_ppo_path_and_options(tmp_path):
 
 
 def test_missing_ppo_files_are_clear_errors(tmp_path, monkeypatch):
-    with pytest.raises(FileNotFoundError, match="no PPO policy file"):
+    with pytest.raises(ValueError, match="missing.npz': no such file"):
         make_agent(f"ppo:{tmp_path / 'missing.npz'}")
     import agents.ppo as ppo_module
 
     monkeypatch.setattr(ppo_module, "POLICY_DIR", tmp_path)
     agent = make_agent("ppo")
     match = MatchState(RuleConfig(num_players=3), seed=0)
-    with pytest.raises(FileNotFoundError, match="no shipped PPO policy exists for 3 players yet"):
+    with pytest.raises(ValueError, match="no shipped PPO policy exists for 3 players"):
         agent.act(match.view(match.turn))
 
 

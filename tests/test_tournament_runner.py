@@ -161,9 +161,9 @@ def test_bad_arguments_are_refused_before_any_play(tmp_path, capsys):
     assert main(["--agents", "random", "nonsense", "--out", str(tmp_path / "a"), "--quiet"]) == 2
     assert "unknown agent spec 'nonsense'" in capsys.readouterr().err
     assert not (tmp_path / "a" / MATCHES_FILE).exists()
-    with pytest.raises(SystemExit):
-        main(["--agents", "random", "greedy", "--players", "3", "--partnerships"])
-    assert "partnerships=True is not allowed with num_players=3" in capsys.readouterr().err
+    assert main(["--agents", "random", "greedy", "--players", "3", "--partnerships"]) == 2
+    assert capsys.readouterr().err == ("error: partnerships=True is not allowed with "
+                                       "num_players=3; partnerships need exactly 4 players\n")
     with pytest.raises(SystemExit):
         main(["--agents", "random", "greedy", "--spinner", "sideways"])
     with pytest.raises(ValueError, match="workers=0"):

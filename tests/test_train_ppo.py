@@ -15,7 +15,14 @@ from agents import RandomAgent, make_agent  # noqa: E402
 from agents.pool import OpponentPool  # noqa: E402
 from agents.ppo import random_policy_npz  # noqa: E402
 from dominoes_env.core import MatchState, RuleConfig  # noqa: E402
-from experiments.train_ppo import PoolEnv, TrainConfig, main, parser_for, train  # noqa: E402
+from experiments.train_ppo import (  # noqa: E402
+    PoolEnv,
+    RunDirError,
+    TrainConfig,
+    main,
+    parser_for,
+    train,
+)
 
 TINY = dict(total_steps=768, n_envs=2, n_steps=128, batch_size=128, n_epochs=2, net="16",
             snapshot_every=256, eval_every=512, eval_matches=2, checkpoint_every=256,
@@ -45,6 +52,21 @@ def test_tiny_training_run_end_to_end_then_resume(tmp_path):
         code = agent.act(view) if match.turn == 0 else view.legal[0]
         assert code in view.legal
         match.play(code)
+
+    # resume refusals come before anything is written
+    before = (out / "config.json").read_text()
+    last = out / "checkpoints" / "last.zip"
+    (tmp_path / "trunc.zip").write_bytes(last.read_bytes()[:500])
+    for resume, changes, message in [
+        (tmp_path / "none.zip", {}, "none.zip': no such file"),
+        (tmp_path / "trunc.zip", {}, "trunc.zip' is not a readable checkpoint"),
+        (last, {"net": "32"}, "has hidden layers 16, not --net 32; pass --net 16"),
+        (last, {"activation": "relu"}, "uses activation tanh, not --activation relu"),
+        (last, {"players": 3}, "--players 3 needs"),
+    ]:
+        with pytest.raises(RunDirError, match=message):
+            train(TrainConfig(out=str(out), seed=3, resume=str(resume), **{**TINY, **changes}))
+    assert (out / "config.json").read_text() == before
 
     # resume: the step count continues from the checkpoint
     config = TrainConfig(out=str(out), seed=3, resume=str(out / "checkpoints" / "last.zip"),
@@ -77,8 +99,10 @@ def test_an_existing_run_is_not_overwritten_without_resume(tmp_path):
     out = tmp_path / "run"
     (out / "checkpoints").mkdir(parents=True)
     (out / "config.json").write_text("{}")
-    with pytest.raises(FileExistsError, match="--resume"):
+    (out / "checkpoints" / "ppo_256_steps.zip").write_bytes(b"x")
+    with pytest.raises(RunDirError, match="--resume .*ppo_256_steps.zip"):
         train(TrainConfig(out=str(out), **TINY))
+    assert (out / "config.json").read_text() == "{}"  # refused before anything was written
 
 
 def test_pool_env_grows_and_samples_the_self_play_pool(tmp_path):
@@ -123,6 +147,17 @@ def test_pool_keeps_the_newest_snapshots_and_rejects_bad_weights():
     ({"net": "wide"}, "hidden sizes"),
     ({"total_steps": 0}, "total_steps"),
     ({"players": 5}, "num_players"),
+    ({"learning_rate": -1}, "learning_rate=-1.0 is out of range"),
+    ({"gae_lambda": float("nan")}, "gae_lambda=nan must be a finite number"),
+    ({"ent_coef": float("inf")}, "ent_coef=inf must be a finite number"),
+    ({"gamma": 5}, "gamma=5.0 is out of range; allowed: > 0 and <= 1"),
+    ({"clip_range": -1}, "clip_range=-1.0 is out of range"),
+    ({"max_snapshots": 0}, "max_snapshots=0 is out of range"),
+    ({"bc_matches": 0}, "bc_matches=0 is out of range"),
+    ({"bc_epochs": 0}, "bc_epochs=0 is out of range"),
+    ({"device": "gpu9"}, "device='gpu9'"),
+    ({"n_envs": 2.0}, "n_envs=2.0 must be an integer"),
+    ({"bc_teacher": "ppo", "players": 3}, "no shipped PPO policy exists for 3 players"),
 ])  # fmt: skip
 def test_bad_configuration_is_a_clear_error(changes, message):
     with pytest.raises(ValueError, match=message):

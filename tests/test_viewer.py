@@ -71,8 +71,9 @@ def test_steps_follow_the_match(seed, rules):
 def test_page_hides_other_seats_until_the_hand_ends():
     record = random_match(5, target_score=60).to_record()
     data = page_data(record, seat=1)
+    assert data["steps"][-1]["k"] == "match"
     for st in data["steps"]:
-        if st["k"] in ("end", "match"):
+        if st["k"] in ("end", "match"):  # this match was won: the last step shows all
             assert all(isinstance(t, list) for t in st["T"])
         else:
             assert isinstance(st["T"][1], list) and isinstance(st["T"][0], int)
@@ -239,3 +240,19 @@ def _write(tmp_path, record):
     path = tmp_path / "match.json"
     write_record(record, path)
     return path
+
+
+def test_an_unfinished_match_and_an_empty_record_can_be_watched():
+    m = MatchState(RuleConfig(), seed=3)
+    for _ in range(5):
+        m.play(m.legal_actions()[0])
+    steps = record_steps(m.to_record())
+    assert steps[0].kind == "deal" and steps[-1].kind == "match"
+    assert {s.kind for s in steps[1:-1]} <= {"play", "draw", "pass"}
+    assert sum(s.kind == "play" for s in steps) == 5
+    assert steps[-1].text == "the record stops here, scores 0 - 0"
+    assert [len(t) for t in steps[-1].tiles] == list(m.hand.hand_sizes)
+    data = page_data(m.to_record(), seat=1)
+    assert data["steps"][-1]["T"][0] == len(steps[-1].tiles[0])  # seat 0 face down: a count
+    assert record_steps({"rules": {}, "hands": []})[-1].kind == "match"
+    assert "<!doctype html>" in replay_html({"rules": {}, "hands": []})

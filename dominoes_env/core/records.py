@@ -19,6 +19,8 @@ True
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import stat
@@ -62,18 +64,36 @@ def match_record(match: MatchState) -> dict[str, Any]:
     return {"rules": match.rules.to_dict(), "hands": [hand_record(h) for h in hands]}
 
 
-def write_record(record: dict[str, Any], path: str | os.PathLike) -> None:
-    """Write a record atomically (a temporary file renamed into place: never half a file)."""
+def write_record(record: dict[str, Any], path: str | os.PathLike, *,
+                 overwrite: bool = True) -> None:
+    """Write a record atomically (a temporary file renamed into place: never half a file).
+
+    ``overwrite=False`` never replaces an existing file: ``FileExistsError`` instead."""
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
+    text = json.dumps(record) + "\n"
     fd, tmp = tempfile.mkstemp(prefix=".record-", suffix=".json", dir=folder)
     try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(record, f)
-            f.write("\n")
-        os.replace(tmp, path)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        if overwrite:
+            os.replace(tmp, path)
+        else:
+            try:
+                os.link(tmp, path)  # fails if path exists: no file is ever replaced
+            except FileExistsError:
+                raise
+            except OSError:  # a file system without hard links: check, then rename
+                if os.path.lexists(path):
+                    raise FileExistsError(errno.EEXIST, "File exists", path) from None
+                os.replace(tmp, path)
+            else:
+                os.unlink(tmp)
     except BaseException:
-        os.unlink(tmp)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
         raise
 
 

@@ -39,9 +39,9 @@ UNIT = 24.0  #: half-tile length of the layout picture, in pixels
 
 
 def page_data(record: dict, seat: int | None = None) -> dict[str, Any]:
-    """What the page's script reads: the steps (tiles hidden from ``seat``'s view when a seat
-    is given, until each hand's end), the layout pictures they point to, one picture per tile,
-    and the names of the seats."""
+    """What the page's script reads: the steps (with a ``seat``, the other seats' tiles are
+    only counted, except at each hand's end and once the match is won), the layouts they
+    point to, one picture per tile, and the names of the seats."""
     steps = record_steps(record)
     rules = RuleConfig.from_dict(record["rules"])
     n = rules.num_players
@@ -97,7 +97,8 @@ def _layout_json(state, pieces: dict[tuple, int]) -> dict[str, Any]:
 
 
 def _step_json(st: Step, layout: int, seat: int | None) -> dict[str, Any]:
-    reveal = seat is None or st.kind in ("end", "match")
+    # the hands are shown when a hand ends and when the match is won, never mid-hand
+    reveal = seat is None or st.kind == "end" or (st.kind == "match" and st.winner is not None)
     tiles = [list(t) if reveal or s == seat else len(t) for s, t in enumerate(st.tiles)]
     return {
         "k": st.kind, "h": st.hand, "m": st.move, "s": st.seat, "x": st.text, "T": tiles,

@@ -58,6 +58,7 @@ class Step:
     tile: tuple[int, int] | None  #: the tile played (as written in the record)
     award: tuple[int, int] | None  #: (side, points) on an ``end`` step
     state: Any  #: the HandState after the last play (or the deal)
+    winner: int | None = None  #: on the ``match`` step, the winning side (None: undecided)
 
 
 def record_steps(record: Any) -> list[Step]:
@@ -94,7 +95,7 @@ def record_steps(record: Any) -> list[Step]:
     steps.append(Step("match", last.hand if last else 0, last.move if last else 0, None, text,
                       last.tiles if last else (), last.boneyard if last else 0,
                       tuple(match.scores), last.count if last else 0, 0, -1, None, None,
-                      last.state if last else None))
+                      last.state if last else None, match.winner))
     return steps
 
 
@@ -165,6 +166,10 @@ def _hand_steps(match: MatchState, entry: dict, i: int, steps: list[Step]) -> No
                 text = f"hand {i + 1} over: {how}; {who} scores {award[1]}"
             else:
                 text = f"hand {i + 1} over: {how}; no award"
+            pips = ts.pips
+            left = ", ".join(f"seat {s} {sum(pips[t] for t in held)}"
+                             for s, held in enumerate(tiles))
+            text += f" (pips left: {left})"
             steps.append(Step("end", i, j + 1, seat, text, _freeze(tiles),
                               len(boneyard) - drawn, tuple(match.scores), snap.count, 0, -1,
                               None, award, snap))

@@ -14,15 +14,17 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import sys
 
+from dominoes_env.cli_support import CommandError, run_command
 from dominoes_env.core import RuleConfig
 from dominoes_env.optional import require
 from dominoes_env.rule_args import add_rule_arguments, rule_options
 
-from ..arena import DEFAULT_MAX_HANDS
+from ..arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT
 from .report import print_summary, write_outputs
-from .runner import BACKENDS, TournamentConfig, run_tournament
+from .runner import BACKENDS, MATCHES_FILE, TournamentConfig, run_tournament
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,7 +42,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--matches", type=int, default=100,
                    help="matches per pairing/table, rounded up to whole duplicate deals (100)")
     p.add_argument("--seed", type=int, default=0, help="tournament seed (0)")
-    p.add_argument("--workers", type=int, default=1, help="parallel workers (1)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="parallel worker processes (1: play in this process); more than the "
+                        "CPUs available is capped with a warning")
+    p.add_argument("--move-timeout", type=float, default=DEFAULT_MOVE_TIMEOUT, metavar="SECONDS",
+                   help="the longest an agent may think about one move; an agent that takes "
+                        "longer stops the run with exit status 2, naming the agent, its seat "
+                        f"and the match seed (default {DEFAULT_MOVE_TIMEOUT:g}; 0 = no limit)")
     p.add_argument("--backend", choices=BACKENDS, default="local", help="local processes or ray")
     p.add_argument("--ray-address", default=None,
                    help="address of a running Ray cluster (default: start a local Ray)")
@@ -77,10 +85,17 @@ def default_out(config: TournamentConfig) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    return run_command(lambda: _main(args))
+
+
+def _main(args: argparse.Namespace) -> int:
     try:
         config = config_from_args(args)
+        if not math.isfinite(args.move_timeout) or args.move_timeout < 0:
+            raise ValueError(f"--move-timeout {args.move_timeout} must be a number of seconds "
+                             ">= 0 (0: no limit)")
     except (ValueError, TypeError) as err:
-        parser.error(str(err))
+        raise CommandError(str(err)) from None
     out = args.out or default_out(config)
     err = sys.stderr
     try:  # the tournament extra, checked before any match is played
@@ -92,15 +107,19 @@ def main(argv: list[str] | None = None) -> int:
     try:
         run = run_tournament(config, out, workers=args.workers, backend=args.backend,
                              ray_address=args.ray_address, progress=not args.quiet,
-                             save_records=args.save_records)
+                             save_records=args.save_records,
+                             move_timeout=args.move_timeout or None)
     except KeyboardInterrupt:
         print(f"\ninterrupted: finished matches are saved in {out}; run the same command again "
               "to play the rest", file=err)
         return 130
     except (ValueError, TypeError) as e:
-        print(f"error: {e}", file=err)
-        return 2
-    summary = write_outputs(run, plots=not args.no_plots)
+        raise CommandError(str(e)) from None
+    try:
+        summary = write_outputs(run, plots=not args.no_plots)
+    except OSError as e:
+        raise CommandError(f"cannot write the report in {str(run.out)!r} ({e.filename or ''}: "
+                           f"{e.strerror or e}); the matches are kept in {MATCHES_FILE}") from None
     print_summary(summary)
     print(f"results: {run.out}", file=err)
     return 0

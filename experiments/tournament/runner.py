@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -35,10 +36,10 @@ from pathlib import Path
 from typing import Any
 
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.checks import as_int
+from dominoes_env.core.checks import as_float, as_int, short_repr
 from dominoes_env.optional import require
 
-from ..arena import DEFAULT_MAX_HANDS, play_match
+from ..arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT, play_match
 from .game_records import RecordStore, clear_records, game_line
 from .schedule import MatchJob, Schedule, check_agents, make_schedule
 
@@ -106,11 +107,12 @@ class TournamentRun:
 
 # -- playing a job ----------------------------------------------------------------------------
 def job_record(job: MatchJob, rules: RuleConfig, max_hands: int,
-               keep_record: bool = False) -> dict[str, Any]:
+               keep_record: bool = False, move_timeout: float | None = None) -> dict[str, Any]:
     """Play one scheduled match and return its record (the line stored in ``matches.jsonl``);
     with ``keep_record`` its game record travels along under ``"_game"`` (removed before the
     line is stored)."""
-    result = play_match(job.seats, rules, job.seed, max_hands=max_hands, keep_record=keep_record)
+    result = play_match(job.seats, rules, job.seed, max_hands=max_hands, keep_record=keep_record,
+                        move_timeout=move_timeout)
     rec: dict[str, Any] = {"index": job.index, "key": job.key, "table": list(job.table),
                            "deal": job.deal}  # fmt: skip
     rec.update(result.to_record())
@@ -123,24 +125,27 @@ def job_record(job: MatchJob, rules: RuleConfig, max_hands: int,
 
 
 def play_batch(rules: dict, max_hands: int, jobs: Sequence[MatchJob],
-               keep_record: bool = False) -> list[dict]:
+               keep_record: bool = False, move_timeout: float | None = None) -> list[dict]:
     """Play several jobs in one worker call (the unit a pool chunk or a Ray task carries)."""
     cfg = RuleConfig.from_dict(rules)
-    return [job_record(job, cfg, max_hands, keep_record) for job in jobs]
+    return [job_record(job, cfg, max_hands, keep_record, move_timeout) for job in jobs]
 
 
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(rules: dict, max_hands: int, keep_record: bool = False) -> None:
+def _init_worker(rules: dict, max_hands: int, keep_record: bool = False,
+                 move_timeout: float | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     _WORKER["rules"] = RuleConfig.from_dict(rules)
     _WORKER["max_hands"] = max_hands
     _WORKER["keep_record"] = keep_record
+    _WORKER["move_timeout"] = move_timeout
 
 
 def _play_in_worker(job: MatchJob) -> dict:
-    return job_record(job, _WORKER["rules"], _WORKER["max_hands"], _WORKER["keep_record"])
+    return job_record(job, _WORKER["rules"], _WORKER["max_hands"], _WORKER["keep_record"],
+                      _WORKER["move_timeout"])
 
 
 def _batches(jobs: Sequence[MatchJob], size: int) -> list[list[MatchJob]]:
@@ -159,18 +164,18 @@ def batch_size(pending: int, parallel: int, cap: int) -> int:
 
 # -- backends ---------------------------------------------------------------------------------
 def iter_local(jobs: Sequence[MatchJob], config: TournamentConfig, workers: int,
-               keep_record: bool = False) -> Iterator[dict]:
+               keep_record: bool = False, move_timeout: float | None = None) -> Iterator[dict]:
     """Records as matches finish: in this process for one worker, else on a process pool."""
     rules = config.rules
     if workers == 1:
         for job in jobs:
-            yield job_record(job, rules, config.max_hands, keep_record)
+            yield job_record(job, rules, config.max_hands, keep_record, move_timeout)
         return
     import multiprocessing
 
     size = batch_size(len(jobs), workers, 8)
     pool = multiprocessing.Pool(workers, _init_worker,
-                                (rules.to_dict(), config.max_hands, keep_record))
+                                (rules.to_dict(), config.max_hands, keep_record, move_timeout))
     try:
         yield from pool.imap_unordered(_play_in_worker, jobs, chunksize=size)
         pool.close()
@@ -184,7 +189,8 @@ def _project_root() -> str:
 
 
 def iter_ray(jobs: Sequence[MatchJob], config: TournamentConfig, workers: int,
-             address: str | None = None, keep_record: bool = False) -> Iterator[dict]:
+             address: str | None = None, keep_record: bool = False,
+             move_timeout: float | None = None) -> Iterator[dict]:
     """Records as Ray tasks finish. Each task plays a batch of matches; at most two batches per
     CPU are in flight. Uses a Ray already initialised in this process, else connects to
     ``address`` (a running cluster, whose workers must have this package importable), else
@@ -214,7 +220,7 @@ def iter_ray(jobs: Sequence[MatchJob], config: TournamentConfig, workers: int,
         while batches or in_flight:
             while batches and len(in_flight) < 2 * parallel:
                 in_flight.append(task.remote(rules_ref, config.max_hands, batches.pop(),
-                                             keep_record))
+                                             keep_record, move_timeout))
             done, in_flight = ray.wait(in_flight, num_returns=1)
             for ref in done:
                 yield from ray.get(ref)
@@ -244,6 +250,8 @@ def _describe_mismatch(old: dict, new: dict) -> str:
 
 def prepare_dir(out: Path, config: TournamentConfig) -> None:
     """Create ``out`` with this run's ``config.json``, or check that an existing one matches."""
+    if out.exists() and not out.is_dir():
+        raise TournamentDirError(f"--out {str(out)!r} is a file, not a directory")
     out.mkdir(parents=True, exist_ok=True)
     path = out / CONFIG_FILE
     wanted = config.to_dict()
@@ -268,7 +276,30 @@ def prepare_dir(out: Path, config: TournamentConfig) -> None:
     os.replace(tmp, path)
 
 
-def load_records(path: Path, schedule: Schedule) -> list[dict]:
+def _line_problem(rec: Any, jobs: dict[str, MatchJob], num_sides: int) -> str | None:
+    """What is wrong with one line of ``matches.jsonl`` (``None``: a match of this schedule)."""
+    if not isinstance(rec, dict):
+        return "not a JSON object"
+    missing = [k for k in ("index", "key", "seats", "scores", "winner", "hands") if k not in rec]
+    if missing:
+        return f"missing {', '.join(missing)}"
+    job = jobs.get(rec["key"]) if isinstance(rec["key"], str) else None
+    if job is None or rec["index"] != job.index or type(rec["index"]) is not int:
+        return f"match {short_repr(rec['key'])} is not in this tournament's schedule"
+    if rec["seats"] != list(job.seats):
+        return "its seats differ from the schedule's"
+    scores, winner = rec["scores"], rec["winner"]
+    if (not isinstance(scores, list) or len(scores) != num_sides
+            or any(type(x) is not int for x in scores)):
+        return f"scores must be {num_sides} integers"
+    if winner is not None and (type(winner) is not int or not 0 <= winner < num_sides):
+        return f"winner must be a side (0..{num_sides - 1}) or null"
+    if type(rec["hands"]) is not int:
+        return "hands must be an integer"
+    return None
+
+
+def load_records(path: Path, schedule: Schedule, num_sides: int) -> list[dict]:
     """The finished matches in ``path``, after cutting off a half-written last line."""
     if not path.exists():
         return []
@@ -277,21 +308,21 @@ def load_records(path: Path, schedule: Schedule) -> list[dict]:
     if end < len(data):  # killed in the middle of a write: drop the unfinished line
         with open(path, "r+b") as f:
             f.truncate(end)
-    keys = {job.key: job.index for job in schedule.jobs}
+    jobs = {job.key: job for job in schedule.jobs}
     records: dict[str, dict] = {}
     for number, line in enumerate(data[:end].splitlines(), 1):
         if not line.strip():
             continue
         try:
             rec = json.loads(line)
-            key = rec["key"]
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, RecursionError):
+            rec = None
+        problem = _line_problem(rec, jobs, num_sides)
+        if problem:
             raise TournamentDirError(
-                f"{path}:{number} is not a match record; the file is damaged"
-            ) from None
-        if keys.get(key) != rec.get("index"):
-            raise TournamentDirError(f"{path}:{number} holds match {key!r}, not in this tournament")
-        records.setdefault(key, rec)
+                f"{path}:{number} is not a match record of this tournament ({problem}); the "
+                "file is damaged: remove that line, or use another --out") from None
+        records.setdefault(rec["key"], rec)
     return sorted(records.values(), key=lambda r: r["index"])
 
 
@@ -336,6 +367,7 @@ def run_tournament(
     ray_address: str | None = None,
     progress: bool = True,
     save_records: bool = False,
+    move_timeout: float | None = DEFAULT_MOVE_TIMEOUT,
 ) -> TournamentRun:
     """Play every match of ``config`` not yet in ``out`` and return all finished ones.
 
@@ -343,25 +375,58 @@ def run_tournament(
     ``matches.jsonl`` (see :mod:`.game_records`; matches finished earlier without their record
     are played again for it).
 
-    Ctrl-C (``KeyboardInterrupt``) propagates after the finished matches are safely written.
+    ``move_timeout`` (seconds, ``None``: no limit) stops the run with an
+    :class:`~experiments.arena.AgentError` when an agent thinks longer about one move; an agent
+    that raises or answers a non-integer or illegal action stops it the same way, naming its
+    spec, seat and match seed. Finished matches are kept in every case. ``workers`` above the
+    CPUs available (:func:`max_workers`) is capped with a warning on stderr.
+
+    Ctrl-C (``KeyboardInterrupt``) propagates after the finished matches are safely written; a
+    results directory that cannot be used or written raises :class:`TournamentDirError`.
     """
     workers = as_int("workers", workers, 1)
+    if move_timeout is not None:
+        move_timeout = as_float("move_timeout", move_timeout, 0, low_open=True)
+    if workers > max_workers() and backend == "local":
+        print(f"warning: workers={workers} capped at {max_workers()} (the CPUs this process "
+              "may use)", file=sys.stderr)
+        workers = max_workers()
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r} is not allowed; allowed: {', '.join(BACKENDS)}")
     if ray_address and backend != "ray":
         raise ValueError("ray_address is only used with backend='ray'")
     schedule = config.schedule()
-    from agents import make_agent
+    from agents import check_spec
 
-    for spec in config.agents:  # fail on a bad spec before any match is played
-        make_agent(spec, seed=0)
+    for spec in config.agents:  # every spec can serve this table, before anything is written
+        check_spec(spec, config.rules)
 
     out = Path(out)
+    try:
+        return _run_in_dir(config, schedule, out, workers, backend, ray_address, progress,
+                           save_records, move_timeout)
+    except OSError as err:
+        where = err.filename or out
+        raise TournamentDirError(f"cannot write the results in {str(out)!r} ({where}: "
+                                 f"{err.strerror or err}); matches already finished there are "
+                                 "kept") from None
+
+
+def max_workers() -> int:
+    """The most local worker processes worth starting: the CPUs this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _run_in_dir(config, schedule, out, workers, backend, ray_address, progress, save_records,
+                move_timeout) -> TournamentRun:
     prepare_dir(out, config)
     path = out / MATCHES_FILE
     with open(path, "a", encoding="utf-8") as handle:
         _lock(handle)
-        records = load_records(path, schedule)
+        records = load_records(path, schedule, config.rules.num_sides)
         done = {r["key"]: r for r in records}
         store = RecordStore(out) if save_records else None
         kept = store.load(done) if store else set(done)
@@ -372,9 +437,9 @@ def run_tournament(
             if pending:
                 if backend == "ray":
                     stream: Iterable[dict] = iter_ray(pending, config, workers, ray_address,
-                                                      save_records)
+                                                      save_records, move_timeout)
                 else:
-                    stream = iter_local(pending, config, workers, save_records)
+                    stream = iter_local(pending, config, workers, save_records, move_timeout)
                 with _progress(len(schedule.jobs), len(kept), progress) as bar:
                     for rec in stream:
                         game = rec.pop("_game", None)

@@ -1,0 +1,381 @@
+"""Adversarial command-line runs: real signals (SIGINT), real file-system faults (a file where a
+folder should be, a folder where a file should be, a read-only mount, a file-size limit that
+makes writes fail like a full disk, /dev/full, a closed pipe), misbehaving agents and bad policy
+files. Every run must end with its documented exit status and one ``error:`` line on stderr (no
+traceback), never hang, and keep what it had finished (records replay, results resume)."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.ppo import PolicyFileError, PPOAgent, random_policy_npz
+from dominoes_env.cli import main as dominoes_main
+from dominoes_env.core import RuleConfig
+from dominoes_env.core.records import load_record, replay_record
+from experiments.tournament import main as tournament_main
+from experiments.tournament.runner import MATCHES_FILE
+
+ROOT = Path(__file__).resolve().parents[1]
+TA = "tests.tournament_agents"
+FAST = ["--target-score", "20", "--quiet", "--no-plots"]
+
+
+def one_error_line(err: str) -> str:
+    """The single ``error:`` line of a run's stderr (and nothing that looks like a traceback)."""
+    assert "Traceback" not in err, err
+    lines = [ln for ln in err.splitlines() if ln.startswith("error:")]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def spawn(module: str, *args: str, limit_bytes: int | None = None, **kwargs) -> subprocess.Popen:
+    def setup():
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # even if the suite's shell ignored it
+        if limit_bytes is not None:  # writes past the limit fail (EFBIG) like a full disk
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
+
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen([sys.executable, "-m", module, *args], cwd=ROOT, env=env,
+                            preexec_fn=setup, **kwargs)
+
+
+def wait_for(stream, marker: bytes, proc: subprocess.Popen, timeout: float = 60) -> bytes:
+    """Read ``stream`` until ``marker`` shows up (the readiness signal before a test acts)."""
+    seen = b""
+    deadline = time.monotonic() + timeout
+    fd = stream.fileno()
+    while marker not in seen:
+        left = deadline - time.monotonic()
+        assert left > 0 and proc.poll() is None, (seen[-500:], proc.poll())
+        ready, _, _ = select.select([fd], [], [], min(left, 1.0))
+        if ready:
+            chunk = os.read(fd, 65536)
+            assert chunk, seen[-500:]
+            seen += chunk
+    return seen
+
+
+def assert_record_replays(path: Path) -> dict:
+    assert path.is_file() and not list(path.parent.glob(".record-*"))
+    return replay_record(load_record(path))
+
+
+# -- play --save --------------------------------------------------------------------------------
+def play_args(*extra: str) -> list[str]:
+    return ["play", "--opponents", "random", "--seed", "3", "--target-score", "20", *extra]
+
+
+@pytest.mark.parametrize("make_path, fragment", [
+    (lambda d: d, "is a directory"),
+    (lambda d: d / "missing" / "r.json", "does not exist"),
+    (lambda d: (d / "f").write_text("x") and d / "f" / "r.json", "is not a directory"),
+    (lambda d: (d / "old.json").write_text("{}") and d / "old.json", "pass --overwrite"),
+])  # fmt: skip
+def test_play_save_path_is_checked_before_the_match(tmp_path, capsys, make_path, fragment):
+    path = make_path(tmp_path)
+    assert dominoes_main(play_args("--save", str(path))) == 2
+    out, err = capsys.readouterr()
+    assert fragment in one_error_line(err) and out == ""  # refused before the match began
+
+
+@pytest.mark.skipif(not os.path.isdir("/sys") or os.access("/sys/fs", os.W_OK)
+                    and os.path.ismount("/sys") is False, reason="needs a read-only /sys")
+def test_play_save_into_a_read_only_folder(capsys):
+    assert dominoes_main(play_args("--save", "/sys/record.json")) == 2
+    assert "cannot write into '/sys'" in one_error_line(capsys.readouterr().err)
+
+
+def test_play_overwrite_replaces_an_existing_record(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "r.json"
+    path.write_text("old")
+    monkeypatch.setattr(sys, "stdin", open(os.devnull))  # end of input: the human quits
+    assert dominoes_main(play_args("--save", str(path), "--overwrite")) == 0
+    assert "Record saved to" in capsys.readouterr().out
+    assert_record_replays(path)
+
+
+def test_play_ctrl_c_at_the_prompt_saves_the_record(tmp_path):
+    path = tmp_path / "r.json"
+    proc = spawn("dominoes_env", *play_args("--save", str(path)), stdin=subprocess.PIPE,
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_for(proc.stdout, b"Your move", proc)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert one_error_line(err.decode()) == f"error: interrupted; record saved to {path}"
+    assert_record_replays(path)
+
+
+def test_play_ctrl_c_while_an_agent_thinks_saves_the_record(tmp_path):
+    path = tmp_path / "r.json"
+    proc = spawn("dominoes_env", "play", "--opponents", f"{TA}:AnnouncingSleeper", "--seed", "1",
+                 "--save", str(path), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                 stderr=subprocess.PIPE)
+    proc.stdin.write(b"1\n" * 50)
+    proc.stdin.flush()
+    wait_for(proc.stderr, b"thinking", proc)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "record saved" in one_error_line(err.decode())
+    assert_record_replays(path)
+
+
+def test_play_agent_that_raises_ends_with_its_name_and_the_record(tmp_path):
+    path = tmp_path / "r.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "dominoes_env", "play", "--opponents", f"{TA}:LateRaisingAgent",
+         "--seed", "2", "--save", str(path)], cwd=ROOT, input=b"1\n" * 200, capture_output=True,
+        timeout=120)
+    line = one_error_line(proc.stderr.decode())
+    assert proc.returncode == 2
+    assert (f"agent '{TA}:LateRaisingAgent' at seat 1 raised RuntimeError in act(): late boom"
+            in line)
+    assert line.endswith(f"record saved to {path}")
+    record = load_record(path)
+    assert sum(len(h["moves"]) for h in record["hands"]) >= 4  # 3 agent moves and the human's
+    assert_record_replays(path)
+
+
+def test_play_closed_output_pipe_saves_the_record(tmp_path):
+    path = tmp_path / "r.json"
+    read, write = os.pipe()
+    os.close(read)  # nobody reads the output: the first write fails with EPIPE
+    proc = spawn("dominoes_env", *play_args("--save", str(path)), stdin=subprocess.PIPE,
+                 stdout=write, stderr=subprocess.PIPE)
+    os.close(write)
+    _, err = proc.communicate(b"1\n" * 200, timeout=60)
+    assert proc.returncode == 2
+    assert "standard output was closed" in one_error_line(err.decode())
+    assert_record_replays(path)
+
+
+def test_play_full_disk_loses_no_file_and_says_so(tmp_path):
+    path = tmp_path / "r.json"
+    proc = spawn("dominoes_env", *play_args("--save", str(path)), limit_bytes=100,
+                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, err = proc.communicate(b"1\n" * 200, timeout=60)
+    assert proc.returncode == 2
+    assert "the record could not be written" in one_error_line(err.decode())
+    assert sorted(os.listdir(tmp_path)) == []  # neither half a record nor a temporary file
+
+
+# -- tournaments: misbehaving agents, specs, file-system faults ------------------------------
+def tour(tmp_path, *agents: str, extra=(), out="o") -> list[str]:
+    return ["--agents", *agents, "--matches", "6", "--out", str(tmp_path / out), *FAST, *extra]
+
+
+def lines_of(path: Path) -> list[dict]:
+    return [json.loads(ln) for ln in path.read_text().splitlines()]
+
+
+@pytest.mark.parametrize("agent, what", [
+    ("RaisingAgent", "raised RuntimeError in act(): boom from a test agent"),
+    ("FloatAgent", "(float), not an action code"),
+    ("ExitingAgent", "raised SystemExit in act(): 5"),
+])  # fmt: skip
+def test_misbehaving_agent_stops_the_run_naming_it(tmp_path, capsys, agent, what):
+    args = tour(tmp_path, "random", f"{TA}:{agent}")
+    assert tournament_main(args) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert f"agent '{TA}:{agent}' at seat " in line and what in line
+    assert "(match seed " in line
+    finished = lines_of(tmp_path / "o" / MATCHES_FILE)
+    if agent == "RaisingAgent":  # the matches before the failing one are kept
+        assert len(finished) >= 1
+        assert all(rec["winner"] is not None for rec in finished)
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_hung_agent_is_stopped_by_the_move_time_limit(tmp_path, capsys, workers):
+    start = time.monotonic()
+    args = tour(tmp_path, "random", f"{TA}:HangingAgent",
+                extra=("--move-timeout", "0.5", "--workers", workers))
+    assert tournament_main(args) == 2
+    assert time.monotonic() - start < 60
+    assert "took longer than the move time limit of 0.5 s" in one_error_line(
+        capsys.readouterr().err)
+
+
+def test_spec_that_cannot_serve_the_table_writes_nothing(tmp_path, capsys):
+    assert tournament_main(tour(tmp_path, "greedy", "ppo", "random", extra=("--players", "3"))) == 2
+    assert "no shipped PPO policy exists for 3 players" in one_error_line(capsys.readouterr().err)
+    assert not (tmp_path / "o").exists()
+
+
+def test_workers_are_capped_with_a_warning(tmp_path, capsys):
+    assert tournament_main(tour(tmp_path, "random", "greedy", extra=("--workers", "1000"))) == 0
+    assert "warning: workers=1000 capped at" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("make_out, fragment", [
+    (lambda d: (d / "f").write_text("x") and d / "f", "is a file, not a directory"),
+    (lambda d: (d / "f").write_text("x") and d / "f" / "sub", "Not a directory"),
+    (lambda d: (d / "o" / MATCHES_FILE).mkdir(parents=True) or d / "o", MATCHES_FILE),
+])  # fmt: skip
+def test_results_dir_faults_are_one_line_errors(tmp_path, capsys, make_out, fragment):
+    out = make_out(tmp_path)
+    assert tournament_main(["--agents", "random", "greedy", "--matches", "2", "--out", str(out),
+                            *FAST]) == 2
+    assert fragment in one_error_line(capsys.readouterr().err)
+
+
+def test_incomplete_results_line_is_refused(tmp_path, capsys):
+    args = tour(tmp_path, "random", "greedy")
+    assert tournament_main(args) == 0
+    with open(tmp_path / "o" / MATCHES_FILE, "a") as f:
+        f.write('{"key": "[0,[\\"random\\",\\"greedy\\"]]"}\n')
+    capsys.readouterr()
+    assert tournament_main(args) == 2
+    assert "is not a match record of this tournament (missing index" in one_error_line(
+        capsys.readouterr().err)
+
+
+def test_full_disk_keeps_finished_matches_and_resume_is_exact(tmp_path):
+    args = ["--agents", "random", "greedy", "--matches", "20", *FAST]
+    proc = spawn("experiments.tournament", *args, "--out", str(tmp_path / "full"),
+                 limit_bytes=1500, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2
+    assert "matches already finished there are kept" in one_error_line(err.decode())
+    kept = (tmp_path / "full" / MATCHES_FILE).read_bytes()
+    assert 0 < kept.count(b"\n") < 20
+    assert tournament_main([*args, "--out", str(tmp_path / "full")]) == 0  # resume
+    assert tournament_main([*args, "--out", str(tmp_path / "clean")]) == 0
+    strip = lambda recs: [{k: v for k, v in r.items() if k != "duration_s"} for r in recs]  # noqa: E731
+    assert strip(sorted(lines_of(tmp_path / "full" / MATCHES_FILE), key=lambda r: r["index"])) \
+        == strip(lines_of(tmp_path / "clean" / MATCHES_FILE))
+
+
+# -- bad policy files --------------------------------------------------------------------------
+def _policy(tmp_path, name="p.npz", **arrays_changes):
+    path = tmp_path / name
+    random_policy_npz(path, RuleConfig(), hidden=(8,))
+    if arrays_changes:
+        with np.load(path) as data:
+            arrays = dict(data)
+        for key, value in arrays_changes.items():
+            if value is None:
+                arrays.pop(key)
+            else:
+                arrays[key] = value
+        np.savez(path, **arrays)
+    return path
+
+
+def _bad_policies(tmp_path):
+    good = _policy(tmp_path, "good.npz")
+    (tmp_path / "empty.npz").write_bytes(b"")
+    (tmp_path / "trunc.npz").write_bytes(good.read_bytes()[:300])
+    np.save(tmp_path / "arr.npy", np.zeros(3))
+    with np.load(good) as data:
+        w0 = data["w0"]
+    return {
+        "missing.npz": "no such file",
+        ".": "not a regular file",
+        "empty.npz": "not a policy .npz file",
+        "trunc.npz": "npz file",
+        "arr.npy": "a single .npy array",
+        _policy(tmp_path, "nokey.npz", action_b=None).name: "missing action_b",
+        _policy(tmp_path, "layers.npz", num_layers=np.array(3)).name: "w1, b1, w2, b2 missing",
+        _policy(tmp_path, "neg.npz", num_layers=np.array(-1)).name: "num_layers=-1",
+        _policy(tmp_path, "nan.npz", w0=np.full_like(w0, np.nan)).name: "w0 holds NaN",
+        _policy(tmp_path, "shape.npz", b0=np.zeros(5)).name: "layer 0 has weights",
+        _policy(tmp_path, "meta.npz", metadata=np.array("{")).name: "metadata is not JSON",
+    }
+
+
+def test_bad_policy_files_are_one_clear_error(tmp_path):
+    for name, fragment in _bad_policies(tmp_path).items():
+        path = tmp_path / name
+        with pytest.raises(PolicyFileError) as info:
+            PPOAgent(path)
+        assert str(path) in str(info.value) and fragment in str(info.value), (name, info.value)
+
+
+def test_policy_for_other_rules_is_refused_before_a_match(tmp_path, capsys):
+    path = _policy(tmp_path)  # two players, double-six
+    assert tournament_main(tour(tmp_path, f"ppo:{path}", "random",
+                                extra=("--max-pip", "9"))) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert f"the policy at '{path}' takes " in line and "these rules need" in line
+    assert not (tmp_path / "o").exists()
+    for name in ("trunc.npz", "nan.npz"):
+        _bad_policies(tmp_path)
+        assert tournament_main(tour(tmp_path, f"ppo:{tmp_path / name}", "random")) == 2
+        assert name in one_error_line(capsys.readouterr().err)
+
+
+# -- replay --------------------------------------------------------------------------------------
+def test_replay_never_blocks_on_a_fifo_or_a_device(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for target, fragment in ((fifo, "not a regular file"), ("/dev/zero", "not a regular file"),
+                             (tmp_path, "holds no game records")):
+        proc = subprocess.run([sys.executable, "-m", "dominoes_env", "replay", str(target)],
+                              cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and fragment in one_error_line(proc.stderr), proc.stderr
+
+
+def test_replay_output_to_a_full_device_or_a_closed_pipe(tmp_path):
+    from .test_records import random_match
+
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(random_match(RuleConfig(target_score=30), 1).to_record()))
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "dominoes_env", "replay", str(path)],
+                              cwd=ROOT, stdout=full, stderr=subprocess.PIPE, text=True,
+                              timeout=60)
+    assert proc.returncode == 2
+    assert "No space left on device" in one_error_line(proc.stderr)
+    read, write = os.pipe()
+    os.close(read)
+    proc = subprocess.run([sys.executable, "-m", "dominoes_env", "replay", str(path)], cwd=ROOT,
+                          stdout=write, stderr=subprocess.PIPE, text=True, timeout=60)
+    os.close(write)
+    assert proc.returncode == 2 and "standard output was closed" in one_error_line(proc.stderr)
+
+
+# -- train_ppo --------------------------------------------------------------------------------
+def test_train_ctrl_c_ends_with_one_line_and_a_resumable_checkpoint(tmp_path):
+    pytest.importorskip("sb3_contrib")
+    out = tmp_path / "run"
+    proc = spawn("experiments.train_ppo", "--total-steps", "1000000", "--n-envs", "2",
+                 "--n-steps", "64", "--batch-size", "64", "--net", "8", "--eval-matches", "2",
+                 "--target-score", "20", "--opponents", "random=1", "--out", str(out),
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_for(proc.stdout, b"[eval] steps 0", proc, timeout=120)  # training has begun
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    last = out / "checkpoints" / "last.zip"
+    assert one_error_line(err.decode()) == (
+        f"error: interrupted; the run is saved in {last}: add --resume {last} to the same "
+        "command to go on")
+    assert last.is_file()
+
+
+@pytest.mark.parametrize("flags, fragment", [
+    (["--learning-rate", "-1"], "learning_rate=-1.0 is out of range"),
+    (["--gae-lambda", "nan"], "gae_lambda=nan must be a finite number"),
+    (["--device", "gpu"], "device='gpu'"),
+    (["--resume", "/nonexistent/last.zip"], "no such file"),
+])  # fmt: skip
+def test_train_bad_flags_are_one_line_and_write_nothing(tmp_path, capsys, flags, fragment):
+    pytest.importorskip("sb3_contrib")
+    from experiments.train_ppo import main as train_main
+
+    assert train_main([*flags, "--out", str(tmp_path / "run")]) == 2
+    assert fragment in one_error_line(capsys.readouterr().err)
+    assert not (tmp_path / "run").exists()
