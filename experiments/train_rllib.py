@@ -243,6 +243,11 @@ def evaluate(policy_path: Path, cfg: RllibConfig) -> tuple[int, int]:
     return wins, cfg.eval_matches
 
 
+class RayStartError(RuntimeError):
+    """Ray could not be started or joined (its own startup timeout is a fixed 30 s, which a
+    busy machine can miss)."""
+
+
 def train(cfg: RllibConfig) -> Path:
     """Run the training; returns the exported policy's path."""
     import ray
@@ -252,11 +257,15 @@ def train(cfg: RllibConfig) -> Path:
 
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
-    if cfg.address:
-        ray.init(address=cfg.address)
-    elif not ray.is_initialized():
-        ray.init(num_cpus=cfg.num_cpus, include_dashboard=False, configure_logging=False,
-                 log_to_driver=False)
+    try:
+        if cfg.address:
+            ray.init(address=cfg.address)
+        elif not ray.is_initialized():
+            ray.init(num_cpus=cfg.num_cpus, include_dashboard=False, configure_logging=False,
+                     log_to_driver=False)
+    except Exception as err:  # Ray raises plain Exception (and ConnectionError, RuntimeError)
+        where = f"the Ray cluster at {cfg.address}" if cfg.address else "a local Ray instance"
+        raise RayStartError(f"could not start or join {where}: {err}".splitlines()[0]) from err
     algo = algorithm_config(cfg).build_algo()
     if cfg.resume:
         algo.restore_from_path(os.path.abspath(cfg.resume))
@@ -310,6 +319,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         train(cfg)
+    except RayStartError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted; progress.csv holds the finished iterations", file=sys.stderr)
         return 130
