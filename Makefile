@@ -1,6 +1,6 @@
 VENV := .venv
 PY := $(VENV)/bin/python
-EXTRAS := tournament,train,notebooks,openspiel,ray,rllib,tianshou,bench,docs,dev
+EXTRAS := tournament,train,notebooks,openspiel,ray,rllib,tianshou,bench,jax,docs,dev
 STAMP := $(VENV)/.installed
 
 .PHONY: install demo test bench lint clean browser docs docs-notebooks

@@ -1,0 +1,380 @@
+"""The rules of Straight Dominoes as pure JAX functions on fixed-shape arrays.
+
+This is the twin of :mod:`dominoes_env.core` (``hand.py`` / ``match.py``), written for ``jit``
+and ``vmap``: no Python control flow on traced values, int32 and bool arrays only (a hand is a
+``bool[T]`` row, so double-twelve's 91 tiles need no 64-bit mask). Each rule lives in one
+function here, named after the core method it mirrors:
+
+=====================  =========================================================================
+``deal_hand``          the deal: hands, boneyard order, leader (``HandState.__init__``)
+``legal_mask``         legal action codes (``HandState.legal_actions``)
+``count_after_all``    the layout count after every action code (``scoring.count_after``)
+``place_tile``         a play on the layout: ends, spinner, count (``HandState.apply``)
+``advance``            forced draws and passes to the next seat that can play (``_advance``)
+``end_domino``         the domino award (``_end_domino``)
+``end_blocked``        the blocked award (``_end_blocked`` / ``scoring.blocked_award``)
+``settle``             match scores, winner and the next hand (``MatchState._settle``)
+=====================  =========================================================================
+
+Differential tests (``tests/test_jax_*.py``) hold every function equal to the core on every
+rule option.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from .tables import SPINNER_FIRST, SPINNER_NONE, Tables
+
+I32 = jnp.int32
+
+#: hand results (``HandState.result``): none yet, ("domino", seat), ("blocked", None)
+RESULT_NONE, RESULT_DOMINO, RESULT_BLOCKED = 0, 1, 2
+
+
+class Deal(NamedTuple):
+    """A deal: ``order`` is a permutation of the tile indices; seat ``s`` holds
+    ``order[s*h:(s+1)*h]`` and the boneyard is ``order[n*h:]`` in draw order (first drawn
+    first). ``leader`` leads the hand when the rules draw the leader at random (the first hand
+    of a match, after a blocked hand under ``domino_else_random``)."""
+
+    order: jax.Array  #: int32[T]
+    leader: jax.Array  #: int32 scalar
+
+
+class GameState(NamedTuple):
+    """One match in progress: the current hand's layout plus the match scores.
+
+    Fields mirror ``HandState`` / ``MatchState`` (the core's names); ``-1`` means "none".
+    """
+
+    hands: jax.Array  #: bool[n, T]: each seat's tiles
+    played: jax.Array  #: bool[T]: tiles in the layout
+    bone: jax.Array  #: int32[max(B, 1)]: the boneyard in draw order
+    drawn: jax.Array  #: tiles drawn from the boneyard so far
+    leader: jax.Array
+    turn: jax.Array  #: seat to play, -1 once the hand is over
+    lead: jax.Array  #: tile index of the lead, -1 before it
+    lead_pips: jax.Array
+    ends: jax.Array  #: int32[4]: value showing at left, right, up, down (-1: none)
+    contrib: jax.Array  #: int32[4]: what each end adds to the count
+    arm: jax.Array  #: int32[4]: tiles on each end's arm
+    outer_double: jax.Array  #: bool[4]: the end's outer tile is a double (the lead for an
+    #: empty left / right arm)
+    spinner: jax.Array  #: tile index of the spinner, -1 if none
+    spinner_free: jax.Array  #: bool[2]: the spinner is still the outer tile of left / right
+    spinner_sides: jax.Array
+    cross_open: jax.Array  #: bool: up and down take tiles
+    count: jax.Array  #: the layout's count
+    known_lacks: jax.Array  #: bool[n, V]: pip values each seat is known not to hold
+    result: jax.Array  #: RESULT_NONE / RESULT_DOMINO / RESULT_BLOCKED
+    result_seat: jax.Array  #: the seat that dominoed, else -1
+    award_side: jax.Array  #: the hand award (``HandState.award``): side or -1, and points
+    award_points: jax.Array
+    # -- the match
+    scores: jax.Array  #: int32[S]: side scores in the match
+    hand_number: jax.Array
+    winner: jax.Array  #: side that won the match, -1 while it goes on
+    # -- what the last play did (kept when it was followed by a new deal)
+    last_points: jax.Array  #: its points (award not included)
+    ended_result: jax.Array  #: the result of the hand it ended, RESULT_NONE if none
+    ended_seat: jax.Array  #: that hand's domino seat, else -1
+    ended_award_side: jax.Array  #: that hand's award (``HandState.award``), side -1 if none
+    ended_award_points: jax.Array
+    added_side: jax.Array  #: the award the match added for it (``MatchState.awards``)
+    added_points: jax.Array
+
+
+def _i(x) -> jax.Array:
+    return jnp.asarray(x, dtype=I32)
+
+
+class Game:
+    """The rules of one :class:`~dominoes_env.core.RuleConfig` (its :class:`Tables`) as pure
+    functions. Hashable by identity: one ``Game`` per env, reused by every compiled call."""
+
+    def __init__(self, tb: Tables):
+        self.tb = tb
+
+    # -- the deal ----------------------------------------------------------------------------
+    def random_deal(self, key: jax.Array) -> Deal:
+        """A shuffled set and a random leader (the core's ``HandState.deal`` + leader draw, with
+        JAX's generator in place of Python's)."""
+        k_order, k_leader = jax.random.split(key)
+        order = jax.random.permutation(k_order, self.tb.T).astype(I32)
+        return Deal(order, jax.random.randint(k_leader, (), 0, self.tb.n, dtype=I32))
+
+    def deal_hand(self, state: GameState, deal: Deal, leader: jax.Array) -> GameState:
+        """``state`` with a fresh hand dealt from ``deal`` and led by ``leader`` (scores, hand
+        number and winner are kept)."""
+        tb = self.tb
+        h, n = tb.hand_size, tb.n
+        seat_of_pos = jnp.concatenate(
+            [jnp.repeat(jnp.arange(n, dtype=I32), h), jnp.full(tb.B, -1, I32)]
+        )
+        owner = jnp.zeros(tb.T, I32).at[deal.order].set(seat_of_pos)  # -1: boneyard
+        hands = owner[None, :] == jnp.arange(n, dtype=I32)[:, None]
+        bone = deal.order[n * h :] if tb.B else jnp.zeros(1, I32)
+        return state._replace(
+            hands=hands, played=jnp.zeros(tb.T, bool), bone=bone, drawn=_i(0),
+            leader=_i(leader), turn=_i(leader), lead=_i(-1), lead_pips=_i(0),
+            ends=jnp.full(4, -1, I32), contrib=jnp.zeros(4, I32), arm=jnp.zeros(4, I32),
+            outer_double=jnp.zeros(4, bool), spinner=_i(-1), spinner_free=jnp.zeros(2, bool),
+            spinner_sides=_i(0), cross_open=jnp.bool_(False), count=_i(0),
+            known_lacks=jnp.zeros((n, tb.V), bool), result=_i(RESULT_NONE),
+            result_seat=_i(-1), award_side=_i(-1), award_points=_i(0),
+        )  # fmt: skip
+
+    def new_match(self, deal: Deal) -> GameState:
+        """A new match whose first hand is ``deal`` (led by ``deal.leader``)."""
+        tb = self.tb
+        blank = GameState(*([None] * len(GameState._fields)))._replace(
+            scores=jnp.zeros(tb.S, I32), hand_number=_i(0), winner=_i(-1), last_points=_i(0),
+            ended_result=_i(RESULT_NONE), ended_seat=_i(-1), ended_award_side=_i(-1),
+            ended_award_points=_i(0), added_side=_i(-1), added_points=_i(0),
+        )  # fmt: skip
+        return self.deal_hand(blank, deal, deal.leader)
+
+    # -- legal moves and the count -----------------------------------------------------------
+    def fits(self, s: GameState) -> jax.Array:
+        """``bool[4, T]``: tile ``t`` matches end ``e`` and ``e`` takes tiles now (after the
+        lead)."""
+        tb = self.tb
+        suit = jnp.asarray(tb.suit)
+        per_end = suit[jnp.clip(s.ends, 0, tb.V - 1)]  # [4, T]
+        open_end = jnp.array([True, True, False, False]) | s.cross_open
+        return per_end & (open_end & (s.ends >= 0))[:, None]
+
+    def legal_mask(self, s: GameState) -> jax.Array:
+        """``bool[4T]`` over action codes ``tile * 4 + end`` for the seat to play: before the
+        lead any tile in hand with end 0; after it a tile in hand that matches an open end.
+        All False once the hand or the match is over."""
+        tb = self.tb
+        hand = s.hands[jnp.clip(s.turn, 0, tb.n - 1)]
+        lead_codes = jnp.zeros((tb.T, 4), bool).at[:, 0].set(hand)
+        play_codes = (self.fits(s) & hand[None, :]).T  # [T, 4]
+        codes = jnp.where(s.lead < 0, lead_codes, play_codes)
+        return codes.reshape(-1) & (s.turn >= 0) & (s.winner < 0)
+
+    def count_after_all(self, s: GameState) -> jax.Array:
+        """``int32[4T]``: the layout count after each action code, were it legal (the core's
+        ``scoring.count_after``; meaningless for illegal codes)."""
+        tb = self.tb
+        pips = jnp.asarray(tb.pips)[:, None]  # [T, 1]
+        dbl = jnp.asarray(tb.is_double)[:, None]
+        other = pips - s.ends[None, :]  # [T, 4]
+        new = jnp.where(dbl, other + other, other)
+        total = jnp.sum(s.contrib)
+        long_arms = (s.arm[0] > 0) | (s.arm[1] > 0)
+        side_end = jnp.array([True, True, False, False])[None, :]
+        base = jnp.where(side_end | long_arms, total, s.lead_pips + s.contrib[2] + s.contrib[3])
+        after = base - s.contrib[None, :] + new
+        return jnp.where(s.lead < 0, jnp.broadcast_to(pips, (tb.T, 4)), after).reshape(-1)
+
+    @staticmethod
+    def points_for_count(count: jax.Array) -> jax.Array:
+        """Points for a layout count: the count if it is a positive multiple of 5."""
+        return jnp.where((count > 0) & (count % 5 == 0), count, 0)
+
+    # -- a play ------------------------------------------------------------------------------
+    def place_tile(self, s: GameState, code: jax.Array, flip: jax.Array) -> GameState:
+        """Put the tile of ``code`` on the layout for the seat to play (no legality check):
+        the lead sets left / right (``flip``: high half left) and may become the spinner; a
+        later play covers end ``code & 3``, may open the spinner's cross or become the
+        spinner; then the count is recomputed (``HandState.apply``)."""
+        tb = self.tb
+        t, e = code >> 2, code & 3
+        pips_t, dbl = jnp.asarray(tb.pips)[t], jnp.asarray(tb.is_double)[t]
+        low_t = jnp.asarray(tb.low)[t]
+        seat = s.turn
+        hands = s.hands.at[seat, t].set(False)
+        played = s.played.at[t].set(True)
+        spin_ok = tb.spinner_mode != SPINNER_NONE
+
+        # the lead: [lo|hi] shows lo at left and hi at right; a double may be the spinner
+        lo = jnp.where(flip, pips_t - low_t, low_t)
+        hi = pips_t - lo
+        lead_spins = dbl & spin_ok
+        cross_value = jnp.where(lead_spins, lo, -1)  # up / down show the spinner's value
+        lead_ends = jnp.stack([lo, hi, cross_value, cross_value])
+        lead_contrib = jnp.stack([jnp.where(dbl, pips_t, lo), jnp.where(dbl, pips_t, hi), 0, 0])
+        lead_state = s._replace(
+            lead=t, lead_pips=pips_t, ends=lead_ends, contrib=lead_contrib,
+            outer_double=jnp.stack([dbl, dbl, False, False]),
+            spinner=jnp.where(lead_spins, t, -1), spinner_free=jnp.stack([lead_spins, lead_spins]),
+            cross_open=lead_spins & tb.cross_now, count=pips_t,
+        )  # fmt: skip
+
+        # a later play on end e: the tile's other half shows there
+        v = s.ends[e]
+        other = pips_t - v
+        ends = s.ends.at[e].set(other)
+        contrib = s.contrib.at[e].set(jnp.where(dbl, other + other, other))
+        arm = s.arm.at[e].add(1)
+        outer_double = s.outer_double.at[e].set(dbl)
+        long_side = e < 2
+        e2 = jnp.clip(e, 0, 1)
+        covers_spinner = long_side & s.spinner_free[e2]
+        # the first double on left / right becomes the spinner (spinner="first_double")
+        new_spinner = (long_side & ~covers_spinner & dbl & (s.spinner < 0)
+                       & (tb.spinner_mode == SPINNER_FIRST))  # fmt: skip
+        sides = s.spinner_sides + covers_spinner.astype(I32) + new_spinner.astype(I32)
+        free = s.spinner_free.at[e2].set(
+            jnp.where(covers_spinner, False, jnp.where(new_spinner, True, s.spinner_free[e2]))
+        )
+        ends = jnp.where(new_spinner, ends.at[2].set(v).at[3].set(v), ends)
+        cross = (s.cross_open | (covers_spinner & (sides == 2))
+                 | (new_spinner & tb.cross_now))  # fmt: skip
+        long_arms = (arm[0] > 0) | (arm[1] > 0)
+        count = jnp.where(long_arms, jnp.sum(contrib), s.lead_pips + contrib[2] + contrib[3])
+        play_state = s._replace(
+            ends=ends, contrib=contrib, arm=arm, outer_double=outer_double,
+            spinner=jnp.where(new_spinner, t, s.spinner), spinner_free=free,
+            spinner_sides=sides, cross_open=cross, count=count,
+        )  # fmt: skip
+
+        out = jax.tree.map(lambda a, b: jnp.where(s.lead < 0, a, b), lead_state, play_state)
+        return out._replace(hands=hands, played=played)
+
+    # -- forced draws and passes -------------------------------------------------------------
+    def advance(self, s: GameState, seat: jax.Array) -> GameState:
+        """Move the turn on from ``seat`` (``HandState._advance``): each next seat that cannot
+        play draws from the boneyard until a drawn tile fits (or the drawable part is empty),
+        then plays or passes; when every seat in turn has passed the hand is blocked.
+
+        A fixed loop over the ``n`` seats (``fori_loop``); each seat's draw is one vectorised
+        step over the boneyard positions."""
+        tb = self.tb
+        n, V = tb.n, tb.V
+        ends = s.ends
+        open_end = jnp.array([True, True, False, False]) | s.cross_open
+        values = jnp.any(
+            (ends[:, None] == jnp.arange(V, dtype=I32)[None, :]) & open_end[:, None], axis=0
+        )  # bool[V]: the values showing at the open ends
+        suit = jnp.asarray(tb.suit)
+        fits = jnp.any(suit & values[:, None], axis=0)  # bool[T]: the tiles that can be played
+        pos = jnp.arange(s.bone.shape[0], dtype=I32)
+        pos_fits = fits[s.bone] & (pos < tb.draw_limit)
+
+        def visit(k, carry):
+            """Seat ``seat + k``: play if it can, else draw until a tile fits, else pass."""
+            hands, lacks, drawn, turn = carry
+            who = (seat + k) % n
+            active = turn < 0  # no seat before it in this round could play
+            holds = jnp.any(hands[who] & fits)
+            must_draw = active & ~holds
+            cand = pos_fits & (pos >= drawn)
+            hit = jnp.any(cand)
+            stop = jnp.maximum(jnp.where(hit, jnp.argmax(cand).astype(I32) + 1, tb.draw_limit),
+                               drawn)
+            new_drawn = jnp.where(must_draw, stop, drawn)
+            take = (pos >= drawn) & (pos < new_drawn)
+            got = jnp.zeros(tb.T, bool).at[s.bone].set(take)  # boneyard tiles are distinct
+            hands = hands.at[who].set(hands[who] | got)
+            drew = new_drawn - drawn
+            # what the table learns: after several draws that end in a playable tile only these
+            # values (the seat may have drawn a value it lacked before); otherwise these values
+            # as well, or only these if it drew and still passes
+            replace = jnp.where(hit, drew > 1, drew > 0)
+            learned = jnp.where(replace, values, lacks[who] | values)
+            lacks = lacks.at[who].set(jnp.where(must_draw, learned, lacks[who]))
+            turn = jnp.where(active & (holds | hit), who, turn)
+            return hands, lacks, new_drawn, turn
+
+        # at most n seats are visited: the n-th is the seat that played, after n - 1 passes
+        hands, lacks, drawn, turn = jax.lax.fori_loop(
+            1, n + 1, visit, (s.hands, s.known_lacks, s.drawn, _i(-1))
+        )
+        found = turn >= 0
+        s = s._replace(hands=hands, known_lacks=lacks, drawn=drawn, turn=turn)
+        return self.end_blocked(s, ~found)
+
+    # -- the end of a hand -------------------------------------------------------------------
+    @staticmethod
+    def round_to_five(pips: jax.Array) -> jax.Array:
+        """Nearest multiple of 5: remainder 1 or 2 down, 3 or 4 up."""
+        return (pips + 2) // 5 * 5
+
+    def side_pips(self, s: GameState) -> jax.Array:
+        """``int32[S]``: pips left in each side's hands."""
+        tb = self.tb
+        seat_pips = jnp.sum(jnp.where(s.hands, jnp.asarray(tb.pips)[None, :], 0), axis=1)
+        return jnp.zeros(tb.S, I32).at[jnp.asarray(tb.side)].add(seat_pips)
+
+    def end_domino(self, s: GameState, seat: jax.Array, now: jax.Array) -> GameState:
+        """Where ``now``: ``seat`` played its last tile; its side scores the opponents' pips,
+        rounded (a partner's pips are ignored)."""
+        side = jnp.asarray(self.tb.side)[seat]
+        pips = self.side_pips(s)
+        left = jnp.sum(jnp.where(jnp.arange(self.tb.S) != side, pips, 0))
+        return jax.tree.map(lambda a, b: jnp.where(now, a, b), s._replace(
+            turn=_i(-1), result=_i(RESULT_DOMINO), result_seat=seat, award_side=side,
+            award_points=self.round_to_five(left)), s)  # fmt: skip
+
+    def end_blocked(self, s: GameState, now: jax.Array) -> GameState:
+        """Where ``now``: nobody can play or draw. The side with the fewest pips scores the
+        others' pips (``"opponents_total"``) or their excess over its own (``"difference"``),
+        rounded; a tie for the fewest scores nothing."""
+        tb = self.tb
+        pips = self.side_pips(s)
+        low = jnp.min(pips)
+        tied = jnp.sum(pips == low) > 1
+        others = jnp.sum(pips) - low
+        if tb.rules.blocked_award == "difference":
+            others = others - (tb.S - 1) * low
+        return jax.tree.map(lambda a, b: jnp.where(now, a, b), s._replace(
+            turn=_i(-1), result=_i(RESULT_BLOCKED), result_seat=_i(-1),
+            award_side=jnp.where(tied, -1, jnp.argmin(pips).astype(I32)),
+            award_points=jnp.where(tied, 0, self.round_to_five(others))), s)  # fmt: skip
+
+    # -- a whole turn and the match ----------------------------------------------------------
+    def play(self, s: GameState, code: jax.Array, flip: jax.Array) -> GameState:
+        """Play a legal action code for the seat to play, then the forced draws and passes (or
+        the end of the hand). ``last_points`` holds the play's points; scores are untouched
+        (see :meth:`settle`)."""
+        seat = s.turn
+        s = self.place_tile(s, code, flip)
+        points = self.points_for_count(s.count)
+        out = jnp.logical_not(jnp.any(s.hands[seat]))
+        s = self.end_domino(s, seat, out)
+        advanced = self.advance(s, seat)
+        s = jax.tree.map(lambda a, b: jnp.where(out, a, b), s, advanced)
+        return s._replace(last_points=points, ended_result=s.result, ended_seat=s.result_seat,
+                          ended_award_side=s.award_side, ended_award_points=s.award_points)
+
+    def settle(self, s: GameState, seat: jax.Array, deal: Deal, deal_next: bool) -> GameState:
+        """Score the play of ``seat`` (``MatchState._settle``): its points for its side; at the
+        end of a hand the award (under ``win_check="immediate"``, a play that reaches the target
+        wins at once and only a domino's award still counts); then the winner; then, while the
+        match goes on and ``deal_next``, the next hand from ``deal`` (the leader by
+        ``next_leader``, or ``deal.leader`` when the rules draw it at random)."""
+        tb, rules = self.tb, self.tb.rules
+        side = jnp.asarray(tb.side)[seat]
+        scores = s.scores.at[side].add(s.last_points)
+        immediate = rules.win_check == "immediate"
+        won_by_play = immediate & (scores[side] >= rules.target_score)
+        hand_over = s.turn < 0
+        applied = hand_over & (s.award_side >= 0) & ~(won_by_play & (s.result != RESULT_DOMINO))
+        scores = scores.at[jnp.maximum(s.award_side, 0)].add(jnp.where(applied, s.award_points, 0))
+        top = jnp.max(scores)
+        unique = jnp.sum(scores == top) == 1
+        reached = hand_over & (top >= rules.target_score) & (immediate | unique)
+        winner = jnp.where(won_by_play, side,
+                           jnp.where(reached, jnp.argmax(scores).astype(I32), -1))  # fmt: skip
+        s = s._replace(
+            scores=scores, winner=winner,
+            added_side=jnp.where(applied, s.award_side, -1),
+            added_points=jnp.where(applied, s.award_points, 0),
+        )  # fmt: skip
+        if not deal_next:
+            return s
+        if rules.next_leader == "rotate":
+            leader = (s.leader + 1) % tb.n
+        else:
+            leader = jnp.where(s.result == RESULT_DOMINO, s.result_seat, deal.leader)
+        fresh = self.deal_hand(s, deal, leader)._replace(hand_number=s.hand_number + 1)
+        go_on = hand_over & (winner < 0)
+        return jax.tree.map(lambda a, b: jnp.where(go_on, a, b), fresh, s)

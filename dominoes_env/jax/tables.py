@@ -1,0 +1,108 @@
+"""Static tables of one rule configuration, built once in numpy from the core's ``RuleConfig``.
+
+Everything here is a constant of the compiled program: tile pips and halves, which tiles carry
+which pip value, the seat-to-side map, the seat-relative orders of the observation, and the
+float32 values of the observation's scaled numbers. The scaled numbers are tabulated from the
+same double-precision arithmetic as :mod:`dominoes_env.encoding` (``float32(x * (1.0 / d))``)
+so the JAX observation equals the numpy one bit for bit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dominoes_env.core import RuleConfig
+from dominoes_env.encoding import MOVE_POINTS_DIVISOR, NUM_ENDS, SCORE_CAP, observation_layout
+
+SPINNER_FIRST, SPINNER_LEAD, SPINNER_NONE = 0, 1, 2
+_SPINNER_MODES = {"first_double": SPINNER_FIRST, "lead_double_only": SPINNER_LEAD,
+                  "none": SPINNER_NONE}  # fmt: skip
+
+
+def _f32_table(values) -> np.ndarray:
+    """Python floats (doubles) rounded to float32, as the numpy encoder packs them."""
+    return np.array(list(values), dtype=np.float64).astype(np.float32)
+
+
+@dataclass(frozen=True, eq=False)
+class Tables:
+    """Constants of one :class:`RuleConfig` (``T`` tiles, ``V`` pip values, ``n`` seats,
+    ``S`` sides, ``B`` boneyard tiles after the deal)."""
+
+    rules: RuleConfig
+    T: int
+    V: int
+    n: int
+    S: int
+    B: int
+    hand_size: int
+    draw_limit: int  #: boneyard positions ``0 .. draw_limit - 1`` may be drawn
+    spinner_mode: int
+    cross_now: bool
+    pips: np.ndarray  #: int32[T]
+    low: np.ndarray  #: int32[T]
+    high: np.ndarray  #: int32[T]
+    is_double: np.ndarray  #: bool[T]
+    suit: np.ndarray  #: bool[V, T]: tile t has a half equal to v
+    side: np.ndarray  #: int32[n]: side of each seat
+    rel_seats: np.ndarray  #: int32[n, n]: [seat, k] = (seat + k) % n
+    rel_sides: np.ndarray  #: int32[n, S]: the sides in the observation's relative order
+    count_f32: np.ndarray  #: float32[8m+1]: count / (8 * max_pip)
+    points_f32: np.ndarray  #: float32[8m+1]: points / 20
+    hand_f32: np.ndarray  #: float32[T+1]: tiles / hand_size
+    bone_f32: np.ndarray  #: float32[B+1]: tiles / max(1, boneyard_size)
+    score_f32: np.ndarray  #: float32[2*target+2]: min(score / target_score, 2)
+    tie_rank: np.ndarray  #: int32[4T]: greedy tie-break place of each action code
+    obs_size: int
+
+    @property
+    def num_actions(self) -> int:
+        return self.T * NUM_ENDS
+
+
+def build_tables(rules: RuleConfig) -> Tables:
+    ts = rules.tiles
+    T, V, n, S = ts.num_tiles, ts.num_values, rules.num_players, rules.num_sides
+    B = rules.boneyard_size
+    suit = np.zeros((V, T), dtype=bool)
+    for t, (a, b) in enumerate(ts.tiles):
+        suit[a, t] = suit[b, t] = True
+    rel_seats = np.array([[(s + k) % n for k in range(n)] for s in range(n)], dtype=np.int32)
+    rel_sides = []
+    for seat in range(n):
+        order: list[int] = []
+        for k in range(n):
+            side = rules.side_of((seat + k) % n)
+            if side not in order:
+                order.append(side)
+        rel_sides.append(order)
+    top = 8 * rules.max_pip  # the largest count four ends can show
+    codes = range(T * NUM_ENDS)
+    order = sorted(codes, key=lambda c: (ts.pips[c >> 2], ts.is_double[c >> 2], -c))
+    rank = np.zeros(T * NUM_ENDS, dtype=np.int32)
+    for place, code in enumerate(order):
+        rank[code] = place
+    return Tables(
+        rules=rules, T=T, V=V, n=n, S=S, B=B, hand_size=rules.hand_size,
+        draw_limit=B - rules.boneyard_reserve,
+        spinner_mode=_SPINNER_MODES[rules.spinner],
+        cross_now=rules.spinner_cross == "immediately",
+        pips=np.array(ts.pips, dtype=np.int32), low=np.array(ts.low, dtype=np.int32),
+        high=np.array(ts.high, dtype=np.int32), is_double=np.array(ts.is_double, dtype=bool),
+        suit=suit,
+        side=np.array([rules.side_of(s) for s in range(n)], dtype=np.int32),
+        rel_seats=rel_seats, rel_sides=np.array(rel_sides, dtype=np.int32),
+        # the same expressions as dominoes_env.encoding, in double precision
+        count_f32=_f32_table(c * (1.0 / top) for c in range(top + 1)),
+        points_f32=_f32_table(c / MOVE_POINTS_DIVISOR for c in range(top + 1)),
+        hand_f32=_f32_table(k * (1.0 / rules.hand_size) for k in range(T + 1)),
+        bone_f32=_f32_table(k * (1.0 / max(1, B)) for k in range(B + 1)),
+        score_f32=_f32_table(
+            min(k * (1.0 / rules.target_score), SCORE_CAP)
+            for k in range(2 * rules.target_score + 2)
+        ),
+        tie_rank=rank,
+        obs_size=observation_layout(rules).size,
+    )  # fmt: skip

@@ -1,0 +1,143 @@
+"""Benchmark the JAX game (``dominoes_env.jax``) next to the AEC env loop, in the same run.
+
+Both play uniformly random legal moves and read the observation of the player to act on every
+step. The AEC loop is :func:`experiments.bench_env.run_aec`. The JAX loop is one jitted
+function: ``vmap`` over ``batch`` games of a ``scan`` over ``--steps`` steps of
+``random_policy`` + ``step`` (Pgx's ``auto_reset`` starts a new match the step one ends, so
+every step is a decision), summing every observation so none is optimised away. A step is one
+decision in one game. Time is this process's CPU time (``time.process_time``: all threads, so
+XLA's own threads count; other load on a shared machine skews it less than wall time), and the
+wall time is printed beside it. Compile time is wall time of ``jit(...).lower().compile()`` for
+that batch size. Each figure is the median over ``--repeats`` rounds; each ratio the median
+over rounds of JAX / AEC from the same round.
+
+    python -m experiments.bench_jax [--batches 1 256 4096] [--num-players 2] [--repeats 3]
+
+Targets (issue 11): batch 4096 at least 10x the AEC loop's steps/s; compile under 60 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+TARGET_RATIO = 10.0
+TARGET_COMPILE_S = 60.0
+
+
+def build_rollout(env, batch: int, steps: int):
+    """A jitted ``(states, key) -> (states, checksum)`` playing ``steps`` steps in each game."""
+    import jax
+    import jax.numpy as jnp
+    from pgx.experimental import auto_reset
+
+    from dominoes_env.jax import random_policy
+
+    step = auto_reset(env.step, env.init)
+
+    def one(state, key):
+        def body(carry, k):
+            state, acc = carry
+            k_act, k_step = jax.random.split(k)
+            action = random_policy(env, state, k_act)
+            state = step(state, action, k_step)
+            return (state, acc + jnp.sum(state.observation)), None
+
+        (state, acc), _ = jax.lax.scan(body, (state, jnp.float32(0)),
+                                       jax.random.split(key, steps))
+        return state, acc
+
+    def rollout(states, key):
+        return jax.vmap(one)(states, jax.random.split(key, batch))
+
+    return jax.jit(rollout)
+
+
+def bench_jax(env, batch: int, steps: int, seconds: float, seed: int = 0):
+    """``(compile_s, [(cpu steps/s, wall steps/s) per round fn])``: a runner per round."""
+    import jax
+
+    init = jax.jit(jax.vmap(env.init))
+    states = init(jax.random.split(jax.random.PRNGKey(seed), batch))
+    rollout = build_rollout(env, batch, steps)
+    t0 = time.perf_counter()
+    compiled = rollout.lower(states, jax.random.PRNGKey(0)).compile()
+    compile_s = time.perf_counter() - t0
+    jax.block_until_ready(compiled(states, jax.random.PRNGKey(1)))  # warm up
+    box = {"states": states, "i": 2}
+
+    def run() -> tuple[float, float]:
+        done = 0
+        c0, w0 = time.process_time(), time.perf_counter()
+        while True:
+            box["states"], acc = compiled(box["states"], jax.random.PRNGKey(box["i"]))
+            acc.block_until_ready()
+            box["i"] += 1
+            done += batch * steps
+            if time.process_time() - c0 >= seconds:
+                break
+        return done / (time.process_time() - c0), done / (time.perf_counter() - w0)
+
+    return compile_s, run
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--batches", type=int, nargs="+", default=[1, 256, 4096])
+    parser.add_argument("--num-players", type=int, default=2, choices=(2, 3, 4))
+    parser.add_argument("--steps", type=int, default=64, help="steps per game per jitted call")
+    parser.add_argument("--seconds", type=float, default=2.0, help="CPU-s per contender/round")
+    parser.add_argument("--repeats", type=int, default=3, help="rounds (figures are medians)")
+    args = parser.parse_args(argv)
+    if min(args.batches) < 1 or args.steps < 1 or args.seconds <= 0 or args.repeats < 1:
+        parser.error("--batches and --steps must be >= 1, --seconds > 0, --repeats >= 1")
+    try:
+        import jax
+
+        from dominoes_env.jax import make
+    except ImportError as err:
+        print(f"error: the JAX game needs the jax extra (pip install -e '.[jax]'): {err}",
+              file=sys.stderr)
+        return 2
+    import dominoes_env
+
+    from .bench_env import run_aec
+
+    n = args.num_players
+    env = make(num_players=n)
+    device = jax.devices()[0]
+    runners, compile_s = {}, {}
+    for b in args.batches:
+        print(f"compiling batch {b} ...", file=sys.stderr, flush=True)
+        compile_s[b], runners[b] = bench_jax(env, b, args.steps, args.seconds)
+    aec, jx = [], {b: [] for b in args.batches}
+    for r in range(args.repeats):
+        print(f"round {r + 1}/{args.repeats} ...", file=sys.stderr, flush=True)
+        aec.append(run_aec(lambda: dominoes_env.env(num_players=n), args.seconds))
+        for b in args.batches:
+            jx[b].append(runners[b]())
+    aec_med = statistics.median(aec)
+    print(f"{n} players, random legal moves, observation every step; {args.repeats} rounds of "
+          f"{args.seconds:g} CPU-s; JAX on {device.platform} ({device.device_kind}), "
+          f"jax {jax.__version__}; medians")
+    print(f"{'loop':<22}{'compile s':>10}{'steps/CPU-s':>14}{'steps/wall-s':>14}{'vs AEC':>9}")
+    print(f"{'AEC env (PettingZoo)':<22}{'-':>10}{aec_med:>14,.0f}{'-':>14}{'1.0x':>9}")
+    ok = True
+    for b in args.batches:
+        cpu = statistics.median(x[0] for x in jx[b])
+        wall = statistics.median(x[1] for x in jx[b])
+        ratio = statistics.median(x[0] / a for x, a in zip(jx[b], aec, strict=True))
+        if b == max(args.batches):
+            ok = ratio >= TARGET_RATIO and compile_s[b] < TARGET_COMPILE_S
+        print(f"{f'JAX batch {b}':<22}{compile_s[b]:>10.1f}{cpu:>14,.0f}{wall:>14,.0f}"
+              f"{ratio:>8.1f}x")
+    big = max(args.batches)
+    print(f"target: batch {big} >= {TARGET_RATIO:g}x the AEC loop and compile < "
+          f"{TARGET_COMPILE_S:g} s: {'met' if ok else 'NOT met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

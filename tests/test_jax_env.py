@@ -1,0 +1,239 @@
+"""The JAX env's API: options and their errors, Pgx conventions, vmap = single runs, the AEC env's
+rewards and observations for every episode / reward mode, the policies, and that
+``import dominoes_env`` stays free of jax."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+import jax.numpy as jnp  # noqa: E402
+
+from agents.greedy import tie_rank  # noqa: E402
+from dominoes_env.aec import raw_env  # noqa: E402
+from dominoes_env.core import RuleConfig  # noqa: E402
+from dominoes_env.encoding import observation_size  # noqa: E402
+from dominoes_env.jax import Deal, greedy_policy, make, random_policy  # noqa: E402
+
+
+def test_import_dominoes_env_stays_free_of_jax():
+    code = ("import sys, dominoes_env, dominoes_env.core, dominoes_env.encoding, dominoes_env.aec;"
+            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('jax', 'jaxlib', 'pgx'));"
+            "print(bad); sys.exit(1 if bad else 0)")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("options", [
+    dict(num_players=5), dict(max_pip=8), dict(num_players=3, partnerships=True),
+    dict(hand_size=15), dict(spinner="sometimes"), dict(boneyard_reserve=99),
+])  # fmt: skip
+def test_invalid_rules_raise_the_rule_config_error(options):
+    with pytest.raises(ValueError) as core_err:
+        RuleConfig(**options)
+    with pytest.raises(ValueError) as jax_err:
+        make(**options)
+    assert str(jax_err.value) == str(core_err.value)
+
+
+def test_invalid_env_options_raise_before_tracing():
+    with pytest.raises(ValueError, match="episode='round' is not allowed"):
+        make(episode="round")
+    with pytest.raises(ValueError, match="reward_mode='elo' is not allowed"):
+        make(reward_mode="elo")
+    with pytest.raises(ValueError, match="unknown option"):
+        make(num_player=2)
+    with pytest.raises(ValueError, match="illegal_action='raise' is not possible"):
+        make(illegal_action="raise")
+    with pytest.raises(ValueError, match="target_score=100000 is too large"):
+        make(target_score=100_000)
+
+
+def test_properties_match_the_numpy_encoding():
+    for opts in (dict(), dict(num_players=3), dict(num_players=4, max_pip=12, hand_size=15)):
+        env = make(**opts)
+        rules = RuleConfig(**opts)
+        assert env.num_players == rules.num_players
+        assert env.num_actions == rules.num_tiles * 4
+        assert env.observation_shape == (observation_size(rules),)
+        assert env.id == "straight_dominoes" and env.version.startswith("v0")
+
+
+def test_explicit_deal_is_checked_and_used():
+    env = make()
+    hands = [[(6, 6), (6, 3), (1, 2), (0, 0), (2, 2), (3, 3), (4, 5)],
+             [(5, 5), (0, 1), (1, 1), (2, 3), (3, 4), (0, 6), (1, 6)]]  # fmt: skip
+    with pytest.raises(ValueError, match="dealt twice"):
+        env.deal_from_tiles([hands[0], hands[0]])
+    state = jax.jit(env.init_deal)(env.deal_from_tiles(hands, leader=1))
+    assert int(state.current_player) == 1
+    ts = env.rules.tiles
+    lead = ts.index(5, 5) * 4
+    assert sorted(np.flatnonzero(state.legal_action_mask).tolist()) == sorted(
+        ts.index(a, b) * 4 for a, b in hands[1]
+    )
+    state = jax.jit(env.step)(state, lead, jax.random.PRNGKey(0))  # [5|5] counts 10: scores 10
+    assert state._x.scores.tolist() == [0, 10]
+    assert state.rewards.tolist() == pytest.approx([-10 / 250, 10 / 250])
+
+
+# -- one compiled episode function, shared ---------------------------------------------------
+STEPS = 60
+
+
+@pytest.fixture(scope="module")
+def env2():
+    return make(num_players=2, target_score=100)
+
+
+@pytest.fixture(scope="module")
+def episode(env2):
+    """Random play for ``STEPS`` steps from a key: every state's observation, mask, rewards."""
+
+    def run(key):
+        state = env2.init(key)
+
+        def body(state, k):
+            k_act, k_deal = jax.random.split(k)
+            action = random_policy(env2, state, k_act)
+            state = env2.step(state, action, k_deal)
+            return state, (state.observation, state.legal_action_mask, state.rewards,
+                           state.terminated, action)
+
+        return jax.lax.scan(body, state, jax.random.split(key, STEPS))
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def batched(episode):
+    return jax.jit(jax.vmap(episode))
+
+
+def test_vmap_over_64_deals_equals_64_single_runs(episode, batched):
+    keys = jax.random.split(jax.random.PRNGKey(11), 64)
+    many = batched(keys)
+    single = jax.jit(episode)
+    for i in range(64):
+        one = single(keys[i])
+        for got, want in zip(jax.tree.leaves(many), jax.tree.leaves(one), strict=True):
+            np.testing.assert_array_equal(np.asarray(got[i]), np.asarray(want))
+
+
+def test_random_policy_plays_only_legal_moves(batched):
+    keys = jax.random.split(jax.random.PRNGKey(3), 64)
+    _, (obs, masks, rewards, terminated, actions) = batched(keys)
+    # the action at step i was legal in the state before it (the mask of step i - 1)
+    before = np.concatenate([np.ones_like(masks[:, :1]), masks[:, :-1]], axis=1)
+    legal = np.take_along_axis(before, np.asarray(actions)[..., None], axis=2)[..., 0]
+    assert legal.all()
+    # zero-sum rewards, and a terminated state stays terminated with zero rewards
+    np.testing.assert_allclose(np.asarray(rewards).sum(axis=-1), 0, atol=1e-6)
+    term = np.asarray(terminated)
+    assert term.any()
+    after = np.concatenate([np.zeros_like(term[:, :1]), term[:, :-1]], axis=1)
+    assert not np.asarray(rewards)[after].any()
+
+
+def test_pgx_auto_reset_restarts_finished_games(env2):
+    from pgx.experimental import auto_reset
+
+    step = auto_reset(env2.step, env2.init)
+
+    def run(key):
+        state = env2.init(key)
+
+        def body(state, k):
+            state = step(state, greedy_policy(env2, state), k)
+            x = state._x
+            fresh = (state._step_count == 0) & (x.hand_number == 0) & jnp.all(x.scores == 0)
+            return state, (state.terminated, fresh, state.legal_action_mask[
+                greedy_policy(env2, state)])
+
+        return jax.lax.scan(body, state, jax.random.split(key, 200))
+
+    _, (terminated, fresh, playable) = jax.jit(jax.vmap(run))(
+        jax.random.split(jax.random.PRNGKey(5), 8))
+    terminated = np.asarray(terminated)
+    assert terminated.sum() >= 8  # matches to 100 end well within 200 steps
+    # Pgx's auto_reset: the step that ends a match returns a new match's first state, flagged
+    # terminated; play goes on from it
+    assert np.asarray(fresh)[terminated].all()
+    assert np.asarray(playable).all()
+
+
+def test_illegal_action_ends_the_game_and_penalises_the_offender():
+    env = make(num_players=4)  # partnerships: seats 0 and 2 against 1 and 3
+    state = jax.jit(env.init)(jax.random.PRNGKey(0))
+    step = jax.jit(env.step)
+    seat = int(state.current_player)
+    illegal = int(np.flatnonzero(~np.asarray(state.legal_action_mask))[0])
+    after = step(state, illegal, jax.random.PRNGKey(1))
+    assert bool(after.terminated)
+    side = [s % 2 for s in range(4)]
+    assert after.rewards.tolist() == [-1.0 if side[s] == side[seat] else 1.0 for s in range(4)]
+    assert np.asarray(after.legal_action_mask).all()  # Pgx: all True once terminated
+    for a, b in zip(jax.tree.leaves(after._x), jax.tree.leaves(state._x), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))  # the game is unchanged
+    again = step(after, 0, jax.random.PRNGKey(2))
+    assert not np.asarray(again.rewards).any()
+    out_of_range = step(state, 10_000, jax.random.PRNGKey(1))
+    assert bool(out_of_range.terminated)
+
+
+def test_greedy_tie_rank_is_agents_greedy():
+    for m in (6, 9, 12):
+        env = make(max_pip=m, num_players=2)
+        assert env.tables.tie_rank.tolist() == list(tie_rank(m))
+
+
+# -- against the AEC env: rewards, terminations and every agent's observation --------------------
+@pytest.mark.parametrize("options", [
+    dict(num_players=2, episode="hand", reward_mode="win_loss"),
+    dict(num_players=2, episode="match", reward_mode="score_delta", target_score=60),
+    dict(num_players=4, episode="match", reward_mode="win_loss", target_score=60),
+])  # fmt: skip
+def test_rewards_and_observations_equal_the_aec_env(options):
+    env = make(**options)
+    seats = jnp.arange(env.num_players)
+
+    @jax.jit
+    def step(state, action, deal):
+        state = env.step_deal(state, action, deal)
+        return state, jax.vmap(env.observe, in_axes=(None, 0))(state, seats)
+
+    @jax.jit
+    def init(deal):
+        state = env.init_deal(deal)
+        return state, jax.vmap(env.observe, in_axes=(None, 0))(state, seats)
+
+    aec = raw_env(**options)
+    no_deal = Deal(jnp.arange(env.tables.T, dtype=jnp.int32), jnp.int32(0))
+    for episode in range(6):
+        aec.reset(seed=episode)
+        state, obs = init(env.deal_from_hand(aec.match.hand))
+        rng = random.Random(episode)
+        while True:
+            for s, agent in enumerate(aec.possible_agents):
+                want = aec.observe(agent)["observation"]
+                assert np.array_equal(np.asarray(obs[s]).view(np.uint32), want.view(np.uint32))
+                assert aec.rewards[agent] == pytest.approx(float(state.rewards[s]), abs=1e-6)
+                assert aec.terminations[agent] == bool(state.terminated)
+            if bool(state.terminated):
+                break
+            agent = aec.agent_selection
+            assert aec.possible_agents[int(state.current_player)] == agent
+            mask = aec.observe(agent)["action_mask"].astype(bool)
+            assert np.array_equal(np.asarray(state.legal_action_mask), mask)
+            action = rng.choice(np.flatnonzero(mask).tolist())
+            hand_number = aec.match.hand_number
+            aec.step(action)
+            fresh = aec.match.hand_number != hand_number and not aec.match.is_over
+            deal = env.deal_from_hand(aec.match.hand) if fresh else no_deal
+            state, obs = step(state, action, deal)
+        assert bool(state.terminated) and aec.terminations[aec.agent_selection]
