@@ -5,14 +5,15 @@ An agent sees only its seat's :class:`~dominoes_env.core.SeatView` (own tiles pl
 information) and returns an action code from ``view.legal``. It owns a seeded generator, so the
 same seed gives the same choices.
 
-Writing a new agent is one small class::
+Writing a new agent is one small class (``tile_of`` from :mod:`dominoes_env.core` gives the
+tile index of an action code)::
 
     class HeaviestFirst(Agent):
         name = "heaviest"
 
         def act(self, view):
             pips = view.rules.tiles.pips
-            return max(view.legal, key=lambda code: (pips[code >> 2], code))
+            return max(view.legal, key=lambda code: (pips[tile_of(code)], code))
 """
 
 from __future__ import annotations

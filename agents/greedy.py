@@ -21,7 +21,14 @@ from __future__ import annotations
 
 from functools import cache
 
-from dominoes_env.core import SeatView, TileSet, count_after, tile_set
+from dominoes_env.core import (
+    SeatView,
+    TileSet,
+    count_after,
+    points_for_count,
+    tile_of,
+    tile_set,
+)
 
 from .base import Agent
 
@@ -38,7 +45,7 @@ def tie_rank(max_pip: int) -> tuple[int, ...]:
     """
     ts: TileSet = tile_set(max_pip)
     codes = range(ts.num_tiles * 4)
-    order = sorted(codes, key=lambda c: (ts.pips[c >> 2], ts.is_double[c >> 2], -c))
+    order = sorted(codes, key=lambda c: (ts.pips[tile_of(c)], ts.is_double[tile_of(c)], -c))
     rank = [0] * len(order)
     for place, code in enumerate(order):
         rank[code] = place
@@ -61,8 +68,8 @@ def greedy_choice(view: SeatView) -> int:
                                            view.arm)
     best, best_key = legal[0], -1
     for code in legal:
-        count = count_after(code, lead, lead_pips, ends, contrib, arm, pips, dbl)
-        key = (count if count > 0 and count % 5 == 0 else 0) * POINT_SCALE + rank[code]
+        points = points_for_count(count_after(code, lead, lead_pips, ends, contrib, arm, pips, dbl))
+        key = points * POINT_SCALE + rank[code]
         if key > best_key:
             best, best_key = code, key
     return best

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from dominoes_env.core import RuleConfig, SeatView
+from dominoes_env.core.checks import as_float, as_int
 
 from .base import Agent
 from .sampling import DealSampler
@@ -52,13 +53,9 @@ class ISMCTSAgent(Agent):
     def __init__(self, seed: int | None = None, sims: int = 100, uct_c: float = 2.0,
                  rollouts: int = 1):
         super().__init__(seed)
-        if isinstance(sims, bool) or not isinstance(sims, int) or sims < 1:
-            raise ValueError(f"sims={sims!r} must be a positive integer (simulations per move)")
-        if isinstance(uct_c, bool) or not isinstance(uct_c, (int, float)) or not uct_c >= 0:
-            raise ValueError(f"uct_c={uct_c!r} must be a non-negative number")
-        if isinstance(rollouts, bool) or not isinstance(rollouts, int) or rollouts < 1:
-            raise ValueError(f"rollouts={rollouts!r} must be a positive integer")
-        self.sims, self.uct_c, self.rollouts = sims, float(uct_c), rollouts
+        self.sims = as_int("sims", sims, 1)
+        self.uct_c = as_float("uct_c", uct_c, 0)
+        self.rollouts = as_int("rollouts", rollouts, 1)
         self._openspiel, self._ismcts, self._mcts = _openspiel()
         self._games: dict[RuleConfig, object] = {}
 

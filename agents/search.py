@@ -35,7 +35,14 @@ from __future__ import annotations
 import random
 import time
 
-from dominoes_env.core import HandState, SeatView
+from dominoes_env.core import (
+    HandState,
+    SeatView,
+    end_of,
+    match_winner,
+    tile_of,
+    wins_by_play,
+)
 from dominoes_env.core.checks import as_float, as_int
 
 from .base import Agent
@@ -113,7 +120,7 @@ class SearchAgent(Agent):
 class _Rollout:
     """Finishes sampled hands for one decision and values them for the deciding side."""
 
-    __slots__ = ("side_of", "sides", "me", "scores", "target", "immediate", "rank", "eps")
+    __slots__ = ("side_of", "sides", "me", "scores", "target", "win_check", "rank", "eps")
 
     def __init__(self, view: SeatView, epsilon: float):
         rules = view.rules
@@ -122,20 +129,20 @@ class _Rollout:
         self.me = self.side_of[view.seat]
         self.scores = view.scores
         self.target = view.target_score
-        self.immediate = rules.win_check == "immediate"
+        self.win_check = rules.win_check
         self.rank = tie_rank(rules.max_pip)
         self.eps = epsilon
 
     def __call__(self, h: HandState, code: int, seed: int) -> float:
         """Play ``code`` in ``h``, finish the hand, and return the value for our side."""
-        side_of, scores, target, immediate = self.side_of, self.scores, self.target, self.immediate
+        side_of, scores, target, win_check = self.side_of, self.scores, self.target, self.win_check
         rank, eps = self.rank, self.eps
         local = random.Random(seed) if eps > 0 else None
         gains = [0] * self.sides
         winner = -1
         side = side_of[h.turn]
         gains[side] += h.apply_unchecked(code)
-        if immediate and scores[side] + gains[side] >= target:
+        if wins_by_play(scores[side] + gains[side], target, win_check):
             winner = side
         points_after = h.points_after
         while h.turn >= 0 and winner < 0:
@@ -152,14 +159,14 @@ class _Rollout:
                         c, best = a, k
             side = side_of[h.turn]
             gains[side] += h.apply_unchecked(c)
-            if immediate and scores[side] + gains[side] >= target:
+            if wins_by_play(scores[side] + gains[side], target, win_check):
                 winner = side
         if winner < 0 and h.award is not None:
             gains[h.award[0]] += h.award[1]
             totals = [scores[s] + gains[s] for s in range(self.sides)]
-            top = max(totals)
-            if top >= target and (immediate or totals.count(top) == 1):
-                winner = totals.index(top)
+            won = match_winner(totals, target, win_check)
+            if won is not None:
+                winner = won
         me = self.me
         if winner >= 0:
             return float(target if winner == me else -target)
@@ -188,8 +195,8 @@ def distinct_moves(view: SeatView) -> list[int]:
     out = []
     ends, contrib, free = view.ends, view.contrib, view.spinner_free
     for code in legal:
-        e = code & 3
-        key = (code >> 2, e < 2, ends[e], contrib[e], free[e] if e < 2 else None)
+        e = end_of(code)
+        key = (tile_of(code), e < 2, ends[e], contrib[e], free[e] if e < 2 else None)
         if key not in seen:
             seen.add(key)
             out.append(code)

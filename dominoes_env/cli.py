@@ -19,7 +19,7 @@ import json
 import os
 import sys
 
-from .cli_support import print_error, run_command
+from .cli_support import OneLineParser, print_error, run_command
 from .core.errors import RecordError
 from .core.records import replay_record, write_record
 from .core.rules import RuleConfig
@@ -92,7 +92,7 @@ def steps_text(steps, seat: int | None = None):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m dominoes_env",
+    parser = OneLineParser(prog="python -m dominoes_env",
                                      description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     rp = sub.add_parser("replay", help="replay a game record and print its scores as JSON")
@@ -141,7 +141,7 @@ def _play(args: argparse.Namespace) -> int:
 
 def play_main(argv: list[str] | None = None) -> int:
     """Console script ``dominoes-play``: the ``play`` subcommand."""
-    parser = argparse.ArgumentParser(prog="dominoes-play", description="Play Straight Dominoes "
+    parser = OneLineParser(prog="dominoes-play", description="Play Straight Dominoes "
                                      "against agents in the terminal (you are seat 0).")
     add_play_arguments(parser)
     args = parser.parse_args(argv)

@@ -12,10 +12,20 @@ line on stderr and an exit status, never a traceback:
 
 from __future__ import annotations
 
+import argparse
 import errno
 import os
 import sys
 from collections.abc import Callable
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose usage errors are one ``error:`` line (status 2), pointing to
+    ``--help`` instead of printing the whole usage."""
+
+    def error(self, message: str):
+        print_error(f"{self.prog}: {message} (see {self.prog} --help)")
+        raise SystemExit(2)
 
 
 class CommandError(Exception):
@@ -47,6 +57,16 @@ def output_error_message(err: OSError) -> str:
     return f"cannot write the output: {err.strerror or err}"
 
 
+def quiet_teardown() -> None:
+    """After an interruption, objects left half-built (a progress bar caught in its
+    constructor) may complain while the interpreter tears them down; the run already said how it
+    ended, so such complaints are dropped instead of printed as tracebacks."""
+    import gc
+
+    sys.unraisablehook = lambda unraisable: None
+    gc.collect()
+
+
 def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...] = ()) -> int:
     """Run ``body()`` (returning an exit status) with the shared handling described above."""
     try:
@@ -54,6 +74,7 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
         sys.stdout.flush()
         return status
     except KeyboardInterrupt:
+        quiet_teardown()
         print_error("interrupted")
         return 130
     except CommandError as err:

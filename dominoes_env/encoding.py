@@ -90,7 +90,19 @@ from typing import Any
 
 import numpy as np
 
-from .core import END_NAMES, PLAY, FullState, RuleConfig, SeatView, count_after
+from .core import (
+    END_NAMES,
+    PLAY,
+    FullState,
+    RuleConfig,
+    SeatView,
+    code_of,
+    count_after,
+    end_of,
+    points_for_count,
+    tile_of,
+)
+from .core.checks import as_int, is_bool
 
 OBS_VERSION = 2
 
@@ -278,8 +290,8 @@ def _last_play_on_end_is_double(src, end: int, dbl) -> bool:
     history = src.history
     for i in range(len(history) - 1, 0, -1):  # index 0 is the lead
         ev = history[i]
-        if ev[0] == PLAY and ev[2] & 3 == end:
-            return dbl[ev[2] >> 2]
+        if ev[0] == PLAY and end_of(ev[2]) == end:
+            return dbl[tile_of(ev[2])]
     return False
 
 
@@ -359,11 +371,12 @@ def _encode(lay: ObservationLayout, src, seat: int, own: int, sizes, masks: bool
         contrib, arm = src.contrib, src.arm
         pips, dbl_tiles = lay._pips, lay._dbl_tiles
         for code in legal:
-            c = count_after(code, lead, lead_pips, ends, contrib, arm, pips, dbl_tiles)
-            if c % 5 == 0 and c:
+            p = points_for_count(count_after(code, lead, lead_pips, ends, contrib, arm, pips,
+                                             dbl_tiles))
+            if p:
                 if moves is lay._zero_moves:
                     moves = bytearray(moves)
-                _pack_float_into(moves, 4 * code, c / MOVE_POINTS_DIVISOR)
+                _pack_float_into(moves, 4 * code, p / MOVE_POINTS_DIVISOR)
     chunks.append(moves)
     buf = bytearray().join(chunks)
     obs = np.frombuffer(buf, _FLOAT32)
@@ -469,8 +482,7 @@ def encode_action(tile_index: int, end: int | str | None = None,
     >>> encode_action(27, "left"), encode_action(27, None), encode_action(3, 2)
     (108, 108, 14)
     """
-    if isinstance(tile_index, bool) or not isinstance(tile_index, (int, np.integer)):
-        raise TypeError(f"tile_index must be an integer, not {tile_index!r}")
+    tile_index = as_int("tile_index", tile_index)
     if tile_index < 0 or (num_tiles is not None and tile_index >= num_tiles):
         allowed = "a non-negative integer" if num_tiles is None else f"0..{num_tiles - 1}"
         raise ValueError(f"tile_index={tile_index} is out of range; allowed: {allowed}")
@@ -480,13 +492,13 @@ def encode_action(tile_index: int, end: int | str | None = None,
         if end not in END_NAMES:
             raise ValueError(f"unknown end {end!r}; allowed: {', '.join(END_NAMES)} or None")
         e = END_NAMES.index(end)
-    elif isinstance(end, (int, np.integer)) and not isinstance(end, bool) and 0 <= end < NUM_ENDS:
-        e = int(end)
+    elif not is_bool(end) and hasattr(end, "__index__") and 0 <= operator.index(end) < NUM_ENDS:
+        e = operator.index(end)
     else:
         raise ValueError(
             f"end={end!r} is not an end; allowed: 0..3, {', '.join(END_NAMES)} or None"
         )
-    return int(tile_index) * NUM_ENDS + e
+    return code_of(int(tile_index), e)
 
 
 def decode_action(code: int, num_tiles: int | None = None) -> tuple[int, int]:
@@ -495,13 +507,12 @@ def decode_action(code: int, num_tiles: int | None = None) -> tuple[int, int]:
     >>> decode_action(109)
     (27, 1)
     """
-    if isinstance(code, bool) or not isinstance(code, (int, np.integer)):
-        raise TypeError(f"an action code is an integer, not {code!r}")
+    code = as_int("action code", code)
     if code < 0 or (num_tiles is not None and code >= num_tiles * NUM_ENDS):
         top = None if num_tiles is None else num_tiles * NUM_ENDS - 1
         allowed = "a non-negative integer" if top is None else f"0..{top}"
         raise ValueError(f"action code {code} is out of range; allowed: {allowed}")
-    return int(code) >> 2, int(code) & 3
+    return tile_of(int(code)), end_of(int(code))
 
 
 def state_vector(match, out: np.ndarray | None = None, hand: FullState | None = None
@@ -621,7 +632,7 @@ def observation_spec(version: int = OBS_VERSION) -> ObservationSpec:
     ValueError: obs_version=1 is not available; allowed: 2
     """
     spec = None
-    if not isinstance(version, bool):
+    if not is_bool(version):
         try:
             spec = OBSERVATION_SPECS.get(operator.index(version))
         except TypeError:

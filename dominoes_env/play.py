@@ -21,9 +21,9 @@ from .cli_support import (
     print_error,
     silence_stdout,
 )
-from .core import END_NAMES, MatchState, RuleConfig
-from .core.checks import short_repr
+from .core import END_NAMES, MatchState, RuleConfig, end_of, tile_of
 from .core.records import write_record
+from .driver import agent_seed, as_seed, fresh_seed, play_match_with
 from .render.ansi import render_ansi
 
 HUMAN = 0
@@ -58,16 +58,17 @@ class TerminalGame:
             raise ValueError(f"{rules.num_players} players need {rules.num_players - 1} agents, "
                              f"got {len(agents)}")
         self.rules = rules
-        self.match = MatchState(rules, seed=seed)
+        #: the match seed (drawn at random when none is given): the same seed deals the same
+        #: hands and seeds the agents the same way (:mod:`dominoes_env.driver`)
+        self.seed = fresh_seed() if seed is None else as_seed(seed)
+        #: the match being played (set when its first hand begins)
+        self.match: MatchState | None = None
+        self._hand = None
+        self._seen = 0
         self.agents = [None, *agents]
         self.names = ["you", *(names or [f"seat {s}" for s in range(1, rules.num_players)])]
         self.stdin = stdin or sys.stdin
         self.stdout = stdout or sys.stdout
-        for seat, agent in enumerate(self.agents[1:], start=1):
-            reset = getattr(agent, "reset", None)
-            if reset is not None:
-                _agent_call(self.names[seat], seat, "reset", reset,
-                            None if seed is None else seed * 1009 + seat)
 
     # -- output ----------------------------------------------------------------------------
     def say(self, text: str = "") -> None:
@@ -84,10 +85,10 @@ class TerminalGame:
         kind, seat = event[0], event[1]
         me = seat == HUMAN
         if kind == "play":
-            tile = hand.rules.tiles.tiles[event[2] >> 2]
-            where = "leads" if is_lead else f"plays on {END_NAMES[event[2] & 3]}:"
+            tile = hand.rules.tiles.tiles[tile_of(event[2])]
+            where = "leads" if is_lead else f"plays on {END_NAMES[end_of(event[2])]}:"
             if me:
-                where = "lead" if is_lead else f"play on {END_NAMES[event[2] & 3]}:"
+                where = "lead" if is_lead else f"play on {END_NAMES[end_of(event[2])]}:"
             scored = f", {'score' if me else 'scores'} {event[3]}" if event[3] else ""
             return f"{self.who(seat)} {where} {tile}{scored}."
         if kind == "draw":
@@ -158,7 +159,8 @@ class TerminalGame:
                 continue
             return number
 
-    def human_turn(self) -> None:
+    def human_turn(self, view) -> int:
+        """Show the table and the numbered legal moves; return the chosen action code."""
         match = self.match
         hand = match.hand
         self.say()
@@ -170,51 +172,50 @@ class TerminalGame:
             points = hand.points_after(code)
             extra = f"  (+{points})" if points else ""
             self.say(f"  {i:>2}. {hand.move_of(code)}{extra}")
-        match.play(legal[self.ask(len(legal)) - 1])
+        return legal[self.ask(len(legal)) - 1]
 
-    def agent_turn(self, seat: int) -> None:
-        view = self.match.view(seat)
-        name = self.names[seat]
-        code = _agent_call(name, seat, "act", self.agents[seat].act, view)
-        if type(code) is not int and (isinstance(code, bool) or not hasattr(code, "__index__")):
-            raise AgentFault(f"agent {name!r} at seat {seat} returned {short_repr(code)}, "
-                             "not an action code (an integer)")
-        if code not in view.legal:
-            raise AgentFault(f"agent {name!r} at seat {seat} returned {short_repr(code)}, not "
-                             f"a legal action; legal: {list(view.legal)}")
-        self.match.play(int(code))
+    # -- the match (played by dominoes_env.driver, the loop every match runner shares) -----
+    def _call(self, seat: int, method: str, fn, *args):
+        if seat == HUMAN:
+            return fn(*args)
+        return _agent_call(self.names[seat], seat, method, fn, *args)
 
-    # -- the match -------------------------------------------------------------------------
+    def _fault(self, seat: int, message: str) -> AgentFault:
+        return AgentFault(f"agent {self.names[seat]!r} at seat {seat} {message}")
+
+    def _on_hand(self, match) -> None:
+        self.match = match
+        self._hand, self._seen = match.hand, 0
+        self.say(f"\n=== Hand {match.hand_number + 1}: {self.who(match.hand.leader)} "
+                 f"{'lead' if match.hand.leader == HUMAN else 'leads'}. ===")
+
+    def _on_play(self, seat: int, code: int, points: int) -> None:
+        hand, match = self._hand, self.match
+        self._seen = self.show_events(hand, self._seen)
+        if hand.is_over:
+            self.show_hand_end(hand)
+        if match.is_over:
+            won = match.winner == self.rules.side_of(HUMAN)
+            self.say(f"\nMatch over: {'you win' if won else f'side {match.winner} wins'}"
+                     f" ({self.scores_line()}).")
+
     def run(self) -> bool:
         """Play until the match ends (True) or the human quits (False)."""
-        match = self.match
-        hand, seen = None, 0
+        human = _Human(self.human_turn)
         try:
-            while True:
-                if match.hand is not hand:
-                    hand, seen = match.hand, 0
-                    self.say(f"\n=== Hand {match.hand_number + 1}: {self.who(hand.leader)} "
-                             f"{'lead' if hand.leader == HUMAN else 'leads'}. ===")
-                    for seat, agent in enumerate(self.agents):
-                        if agent is not None and hasattr(agent, "begin_hand"):
-                            _agent_call(self.names[seat], seat, "begin_hand", agent.begin_hand,
-                                        match.view(seat))
-                seat = match.turn
-                if seat == HUMAN:
-                    self.human_turn()
-                else:
-                    self.agent_turn(seat)
-                seen = self.show_events(hand, seen)
-                if hand.is_over:
-                    self.show_hand_end(hand)
-                if match.is_over:
-                    won = match.winner == self.rules.side_of(HUMAN)
-                    self.say(f"\nMatch over: {'you win' if won else f'side {match.winner} wins'}"
-                             f" ({self.scores_line()}).")
-                    return True
+            play_match_with([human, *self.agents[1:]], self.rules, self.seed, call=self._call,
+                            fault=self._fault, on_hand=self._on_hand, on_play=self._on_play)
         except QuitGame:
             self.say("You quit the match.")
             return False
+        return True
+
+
+class _Human:
+    """The human's seat as an agent: ``act`` asks at the terminal."""
+
+    def __init__(self, ask):
+        self.act = ask
 
 
 def check_save_path(path: str, overwrite: bool) -> None:
@@ -276,8 +277,9 @@ def run_play(args) -> int:
                            **rule_options(args))
         for spec in args.opponents:  # every spec can serve this table, before anything else
             check_spec(spec, rules)
-        agents = [make_agent(spec, seed=None if args.seed is None else args.seed + i)
-                  for i, spec in enumerate(args.opponents, start=1)]
+        seed = fresh_seed() if args.seed is None else args.seed
+        agents = [make_agent(spec, seed=agent_seed(seed, seat))
+                  for seat, spec in enumerate(args.opponents, start=1)]
     except ValueError as err:
         raise CommandError(str(err)) from None
     save = args.save
@@ -286,7 +288,7 @@ def run_play(args) -> int:
         check_save_path(save, overwrite)
     status, problem, game = 0, None, None
     try:
-        game = TerminalGame(agents, rules, seed=args.seed, names=list(args.opponents))
+        game = TerminalGame(agents, rules, seed=seed, names=list(args.opponents))
         game.say(f"Straight Dominoes to {rules.target_score}: you (seat 0) against "
                  f"{', '.join(args.opponents)}" + (" (partners: you and seat 2)"
                                                   if rules.partnerships else "") + ".")
@@ -301,7 +303,7 @@ def run_play(args) -> int:
         silence_stdout()
         status, problem = 2, output_error_message(err)
     note = ""
-    if save and game is not None:
+    if save and game is not None and game.match is not None:
         try:
             written = save_record(game.match.to_record(), save, overwrite)
             note = f"record saved to {written}"

@@ -23,6 +23,25 @@ from .core import rules as rules_module
 TABLE_FIELDS = ("num_players", "partnerships")
 
 
+#: what each rule option means (``shared/RULES.md``), for ``--help``
+RULE_HELP = {
+    "num_players": "seats at the table: 2, 3 or 4",
+    "partnerships": "4 players in two partnerships (seats 0+2 against 1+3)",
+    "max_pip": "the set: double-6, double-9 or double-12 (6, 9 or 12)",
+    "hand_size": "tiles dealt to each seat",
+    "target_score": "points that win the match",
+    "next_leader": "who leads the next hand: the seat that dominoed (else a random seat), or "
+                   "the next seat in turn",
+    "win_check": "when a side reaching the target wins: at once, or at the end of the hand",
+    "boneyard_reserve": "tiles that stay in the boneyard, never drawn",
+    "spinner": "which double becomes the spinner (its four sides open): the first double "
+               "played, only a double lead, or none",
+    "spinner_cross": "when the spinner's up/down ends open: after both its sides are played "
+                     "on, or at once",
+    "blocked_award": "a blocked hand's award: the opponents' pip total, or the difference",
+}
+
+
 def rule_fields(exclude: tuple[str, ...] = TABLE_FIELDS) -> list[dataclasses.Field]:
     return [f for f in dataclasses.fields(RuleConfig) if f.init and f.name not in exclude]
 
@@ -33,8 +52,10 @@ def add_rule_arguments(parser: argparse.ArgumentParser,
     group = parser.add_argument_group("rule options (RuleConfig; defaults as in the rules)")
     for f in rule_fields(exclude):
         choices = getattr(rules_module, f.name.upper(), None)
+        metavar = None if choices else "N"
         group.add_argument("--" + f.name.replace("_", "-"), dest="rule_" + f.name, default=None,
-                           type=type(f.default), choices=choices, help=f"default {f.default!r}")
+                           type=type(f.default), choices=choices, metavar=metavar,
+                           help=f"{RULE_HELP.get(f.name, f.name)} (default {f.default})")
     return group
 
 

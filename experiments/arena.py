@@ -16,23 +16,27 @@ each seed once more with the agents' seats exchanged, and the luck of the deal c
 
 Agents are built per match with :func:`agents.make_agent` and seeded from the match seed and
 their seat (:func:`agent_seed`); ``reset(seed)`` is called once at match start and
-``begin_hand(view)`` for every seat at the start of each hand.
+``begin_hand(view)`` for every seat at the start of each hand. The loop and the seeding scheme
+are :mod:`dominoes_env.driver`'s, shared with ``play``, behaviour cloning and the benchmarks.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import operator
-import random
 import signal
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from dominoes_env.core import HandState, MatchState, RuleConfig
-from dominoes_env.core.checks import as_float, as_int, short_repr
+from dominoes_env.core import RuleConfig
+from dominoes_env.core.checks import as_float, as_int
+from dominoes_env.driver import (  # noqa: F401 (the seeding scheme lives with the driver)
+    DuplicateDealMatch,
+    agent_seed,
+    as_seed,
+    derive_seed,
+    play_match_with,
+)
 
 #: a match still undecided after this many hands is stopped and counted as a draw
 DEFAULT_MAX_HANDS = 1000
@@ -88,70 +92,6 @@ class _MoveClock:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, self._previous or signal.SIG_DFL)
         return False
-
-
-def derive_seed(*parts: int | str) -> int:
-    """A 63-bit seed derived from ``parts`` (ints and strings), stable across runs, machines and
-    Python versions (it hashes a JSON encoding with BLAKE2b, not Python's salted ``hash``).
-
-    >>> derive_seed(1, "deal", 0) == derive_seed(1, "deal", 0) != derive_seed(1, "deal", 1)
-    True
-    >>> derive_seed(0, "seat", 0) < 2**63
-    True
-    """
-    for p in parts:
-        if isinstance(p, bool) or not isinstance(p, int | str):
-            raise TypeError(f"seed parts must be ints or strings, got {p!r}")
-    data = json.dumps(parts, separators=(",", ":")).encode()
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big") >> 1
-
-
-def as_seed(seed) -> int:
-    """A seed as a Python int: any integer type (numpy's included, e.g. from a pandas column),
-    never a bool or a float.
-
-    >>> as_seed(7), type(as_seed(True.__int__()))
-    (7, <class 'int'>)
-    """
-    return as_int("seed", seed)
-
-
-def agent_seed(match_seed: int, seat: int) -> int:
-    """The seed of the agent sitting at ``seat`` in the match seeded ``match_seed``."""
-    return derive_seed(match_seed, "seat", seat)
-
-
-class DuplicateDealMatch(MatchState):
-    """A :class:`MatchState` whose k-th deal, and any leader drawn at random for it, depend only
-    on ``(seed, k)``: the same seed replays the same deals whatever happens at the table.
-
-    >>> a, b = DuplicateDealMatch(RuleConfig(), seed=5), DuplicateDealMatch(RuleConfig(), seed=5)
-    >>> a.hand.hands == b.hand.hands and a.hand.leader == b.hand.leader
-    True
-    """
-
-    __slots__ = ("deal_seed",)
-
-    def __init__(self, rules: RuleConfig | None = None, seed: int = 0, **options):
-        seed = as_seed(seed)
-        self.deal_seed = seed
-        super().__init__(rules, seed, **options)
-
-    def _hand_rng(self, what: str, k: int) -> random.Random:
-        return random.Random(derive_seed(self.deal_seed, what, k))
-
-    def start_hand(self, leader: int, hand: HandState | None = None) -> HandState:
-        if hand is None:
-            k = self.hand_number + (self.hand is not None)
-            hand = HandState.deal(self.rules, self._hand_rng("deal", k), leader)
-        return super().start_hand(leader, hand)
-
-    def next_leader(self) -> int:
-        leader = super().next_leader()
-        if leader is None:
-            rng = self._hand_rng("leader", self.hand_number + 1)
-            leader = rng.randrange(self.rules.num_players)
-        return leader
 
 
 @dataclass(frozen=True)
@@ -254,9 +194,9 @@ def play_match(
         return AgentError(f"agent {names[seat]!r} at seat {seat} {what} (match seed {seed}, "
                           f"hand {hand_number})")
 
-    def call(seat: int, method: str, *args):
+    def call(seat: int, method: str, fn, *args):
         try:
-            return clock.call(getattr(players[seat], method), *args)
+            return clock.call(fn, *args)
         except MoveTimeout:
             raise fault(seat, f"took longer than the move time limit of {move_timeout:g} s in "
                               f"{method}()") from None
@@ -265,38 +205,14 @@ def play_match(
             raise fault(seat, f"raised {type(err).__name__} in {method}()"
                               + (f": {detail}" if detail else "")) from None
 
-    with _MoveClock(move_timeout) as clock:
-        for seat, player in enumerate(players):
-            if callable(getattr(player, "reset", None)):
-                call(seat, "reset", agent_seed(seed, seat))
-        has_begin = [callable(getattr(p, "begin_hand", None)) for p in players]
+    def on_hand(match) -> None:
+        nonlocal hand_number
+        hand_number = match.hand_number
 
-        match = DuplicateDealMatch(rules, seed)
-        first_leader = match.hand.leader
-        seat_points = [0] * n
-        plays = 0
-        hand_number = -1
-        while not match.is_over:
-            if match.hand_number != hand_number:
-                hand_number = match.hand_number
-                if hand_number >= max_hands:
-                    break
-                for s in range(n):
-                    if has_begin[s]:
-                        call(s, "begin_hand", match.view(s))
-            seat = match.turn
-            view = match.view(seat)
-            code = call(seat, "act", view)
-            if type(code) is not int:  # numpy integers are fine; 3.0, True, "3" are not
-                if isinstance(code, bool) or not hasattr(code, "__index__"):
-                    raise fault(seat, f"returned {short_repr(code)} "
-                                      f"({type(code).__name__}), not an action code")
-                code = operator.index(code)
-            if code not in view.legal:
-                raise fault(seat, f"returned {short_repr(code)}, not a legal action; legal: "
-                                  f"{list(view.legal)}")
-            seat_points[seat] += match.play(code)
-            plays += 1
+    with _MoveClock(move_timeout) as clock:
+        run = play_match_with(players, rules, seed, max_hands=max_hands, call=call, fault=fault,
+                              on_hand=on_hand)
+    match = run.match
 
     game = None
     if keep_record:
@@ -310,8 +226,8 @@ def play_match(
         scores=tuple(match.scores),
         winner=match.winner,
         hands=min(match.hand_number + 1, max_hands),
-        plays=plays,
-        seat_points=tuple(seat_points),
-        first_leader=first_leader,
+        plays=run.plays,
+        seat_points=tuple(run.seat_points),
+        first_leader=run.first_leader,
         duration_s=round(time.perf_counter() - start, 6),
     )

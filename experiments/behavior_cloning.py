@@ -21,10 +21,9 @@ import numpy as np
 
 from agents import make_agent
 from dominoes_env.core import RuleConfig
+from dominoes_env.driver import agent_seed, derive_seed, play_match_with
 from dominoes_env.encoding import action_mask, encode_observation
 from dominoes_env.optional import require
-
-from .arena import DuplicateDealMatch, derive_seed
 
 
 def _play_and_record(args) -> dict[str, np.ndarray]:
@@ -33,35 +32,32 @@ def _play_and_record(args) -> dict[str, np.ndarray]:
     k = match_seed % 2  # the teacher's side alternates
     opponent = opponents[match_seed % len(opponents)]
     seats = [teacher_spec if rules.side_of(s) == k else opponent for s in range(n)]
-    players = [make_agent(spec, seed=derive_seed(match_seed, s)) for s, spec in enumerate(seats)]
-    match = DuplicateDealMatch(rules, match_seed)
+    players = [make_agent(spec, seed=agent_seed(match_seed, s)) for s, spec in enumerate(seats)]
     obs, masks, actions, hand_ids, values = [], [], [], [], []
-    hand_start = list(match.scores)
-    hand_no = match.hand_number
     pending: list[int] = []  # rows of the current hand, valued when it ends
+    hand_start: list[int] = []
 
-    def close_hand():
-        scores = match.scores
+    def close_hand(scores):
         margin = (scores[k] - hand_start[k]) - max(
             scores[s] - hand_start[s] for s in range(rules.num_sides) if s != k)
         values.extend([margin * scale] * len(pending))
         pending.clear()
 
-    while not match.is_over:
-        if match.hand_number != hand_no:
-            close_hand()
-            hand_start, hand_no = list(match.hand_scores[-1]), match.hand_number
-        seat = match.turn
-        view = match.view(seat)
-        code = players[seat].act(view)
+    def on_hand(match) -> None:
+        if match.hand_number > 0:
+            close_hand(match.hand_scores[-1])
+        hand_start[:] = match.hand_scores[-1] if match.hand_number else match.scores
+
+    def on_decision(seat, view, code) -> None:
         if rules.side_of(seat) == k and len(view.legal) > 1:
             obs.append(encode_observation(view))
             masks.append(action_mask(view).astype(bool))
             actions.append(code)
             pending.append(len(actions) - 1)
-            hand_ids.append(hand_no)
-        match.play(code)
-    close_hand()
+            hand_ids.append(view.hand_number)
+
+    run = play_match_with(players, rules, match_seed, on_hand=on_hand, on_decision=on_decision)
+    close_hand(run.match.scores)
     return {"obs": np.array(obs, dtype=np.float32).reshape(len(obs), -1),
             "masks": np.array(masks, dtype=bool).reshape(len(masks), -1),
             "actions": np.array(actions, dtype=np.int64),

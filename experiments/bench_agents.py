@@ -9,27 +9,26 @@ median, 95th percentile and largest time per decision, on one core of this machi
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
 from agents import make_agent
 from agents.greedy import GreedyAgent
-from dominoes_env.core import MatchState, RuleConfig
+from dominoes_env.cli_support import OneLineParser
+from dominoes_env.core import RuleConfig
+from dominoes_env.driver import derive_seed, play_match_with
 
 
 def positions(rules: RuleConfig, count: int, seed: int = 0) -> list:
-    """``count`` views of the seat to play from greedy-vs-greedy matches."""
-    player = GreedyAgent()
+    """``count`` views of the seat to play from greedy-vs-greedy matches, played by the shared
+    match driver (match ``g`` is seeded ``derive_seed(seed, "positions", g)``)."""
     out, game = [], 0
     while len(out) < count:
-        match = MatchState(rules, seed=seed + game)
+        players = [GreedyAgent() for _ in range(rules.num_players)]
+        play_match_with(players, rules, derive_seed(seed, "positions", game),
+                        on_decision=lambda seat, view, code: out.append(view))
         game += 1
-        while not match.is_over and len(out) < count:
-            view = match.view(match.turn)
-            out.append(view)
-            match.play(player.act(view))
-    return out
+    return out[:count]
 
 
 def bench(spec: str, views: list, seed: int = 0) -> dict:
@@ -48,11 +47,14 @@ def bench(spec: str, views: list, seed: int = 0) -> dict:
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("specs", nargs="+", help="agent specs (random, greedy, search:sims=100)")
-    parser.add_argument("--players", type=int, default=2)
-    parser.add_argument("--positions", type=int, default=400)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--players", type=int, choices=(2, 3, 4), default=2,
+                        help="seats at the table of the positions (2)")
+    parser.add_argument("--positions", type=int, default=400,
+                        help="positions each agent decides, drawn from random matches (400)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the positions and the agents (0)")
     args = parser.parse_args(argv)
     views = positions(RuleConfig(num_players=args.players), args.positions, args.seed)
     rows = []

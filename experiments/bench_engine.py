@@ -12,11 +12,11 @@ run.
 
 from __future__ import annotations
 
-import argparse
 import random
 import statistics
 import time
 
+from dominoes_env.cli_support import OneLineParser
 from dominoes_env.core import HandState, RuleConfig
 from dominoes_env.optional import require
 
@@ -75,7 +75,7 @@ def median_of(fn, repeats: int):
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=1.0, help="CPU seconds of one run")
     parser.add_argument("--repeats", type=int, default=5, help="runs per figure (median)")
     args = parser.parse_args(argv)

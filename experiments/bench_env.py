@@ -18,13 +18,14 @@ Target (issue 3): at least 5x OpenSpiel's ``python_block_dominoes`` (2 players) 
 
 from __future__ import annotations
 
-import argparse
 import random
 import statistics
 import sys
 import time
 import warnings
 from collections.abc import Callable
+
+from dominoes_env.cli_support import OneLineParser
 
 TARGET_RATIO = 5.0
 clock = time.process_time
@@ -106,7 +107,7 @@ def contenders(seconds: float) -> tuple[dict[str, Callable[[], float]], list[str
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=0.5, help="CPU-s of one run")
     parser.add_argument("--repeats", type=int, default=9, help="rounds (figures are medians)")
     args = parser.parse_args(argv)

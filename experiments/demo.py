@@ -9,10 +9,10 @@ otherwise.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
+from dominoes_env.cli_support import OneLineParser
 from dominoes_env.core import RuleConfig
 
 from .tournament.report import print_summary, write_outputs
@@ -33,12 +33,12 @@ def demo_agents() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m experiments.demo",
+    p = OneLineParser(prog="python -m experiments.demo",
                                 description=__doc__.split("\n\n")[0])
     p.add_argument("--matches", type=int, default=20, help="matches per pairing (20)")
     p.add_argument("--workers", type=int, default=2, help="parallel workers (2)")
     p.add_argument("--target-score", type=int, default=250, help="match target (250)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="tournament seed (0)")
     p.add_argument("--out", default="results/demo",
                    help="results directory, replaced on every run (results/demo)")
     args = p.parse_args(argv)

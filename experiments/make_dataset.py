@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from dominoes_env.cli_support import OneLineParser
 from dominoes_env.core import MatchState, RuleConfig
 from dominoes_env.core.records import _replay_move, _start_hand
 from dominoes_env.encoding import OBS_VERSION, action_mask, encode_observation, observation_size
@@ -177,17 +178,14 @@ def build_dataset(config: TournamentConfig, out: str | os.PathLike, *, workers: 
     return info
 
 
-def load_decisions(path: str | os.PathLike, *, agent: str | None = None,
-                   unforced: bool = False) -> dict[str, np.ndarray]:
-    """Every decision of a dataset directory as one dict of arrays (shards in order).
-
-    ``agent`` keeps only that agent's decisions (a spec listed in ``dataset.json``);
-    ``unforced`` keeps only decisions with more than one legal action. ``ValueError`` names
-    what is wrong with a directory that is not a dataset."""
+def dataset_info(path: str | os.PathLike) -> dict[str, Any]:
+    """``DIR/dataset.json``, checked: a ``ValueError`` names what is wrong with a directory
+    that is not a dataset this code reads (missing, another format or observation version)."""
     path = Path(path)
     try:
         info = json.loads((path / INFO_FILE).read_text())
-    except (OSError, ValueError) as err:
+        info["rules"], info["agents"]  # noqa: B018 - the fields every reader needs
+    except (OSError, ValueError, KeyError, TypeError) as err:
         raise ValueError(f"{path} is not a dataset directory ({INFO_FILE}: {err}); make one "
                          "with python -m experiments.make_dataset") from None
     if info.get("format") != FORMAT_VERSION:
@@ -196,6 +194,18 @@ def load_decisions(path: str | os.PathLike, *, agent: str | None = None,
     if info.get("obs_version") != OBS_VERSION:
         raise ValueError(f"{path}: observations of version {info.get('obs_version')}, the "
                          f"encoder is at version {OBS_VERSION}; rebuild the dataset")
+    return info
+
+
+def load_decisions(path: str | os.PathLike, *, agent: str | None = None,
+                   unforced: bool = False) -> dict[str, np.ndarray]:
+    """Every decision of a dataset directory as one dict of arrays (shards in order).
+
+    ``agent`` keeps only that agent's decisions (a spec listed in ``dataset.json``);
+    ``unforced`` keeps only decisions with more than one legal action. ``ValueError`` names
+    what is wrong with a directory that is not a dataset."""
+    path = Path(path)
+    info = dataset_info(path)
     shards = sorted((path / DECISIONS_DIR).glob("decisions-*.npz"))
     if not shards:
         raise ValueError(f"{path} holds no {DECISIONS_DIR}/*.npz")
@@ -216,7 +226,7 @@ def load_decisions(path: str | os.PathLike, *, agent: str | None = None,
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="python -m experiments.make_dataset",
         description="Play games between agents and keep them as a dataset: game records and "
                     "per-decision observation, mask, action and outcome arrays (.npz).")

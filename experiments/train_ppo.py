@@ -33,7 +33,13 @@ from pathlib import Path
 from agents import make_agent
 from agents.pool import OpponentPool
 from agents.ppo import PPOAgent, shipped_policy_path
-from dominoes_env.cli_support import CommandError, print_error, run_command
+from dominoes_env.cli_support import (
+    CommandError,
+    OneLineParser,
+    print_error,
+    quiet_teardown,
+    run_command,
+)
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.checks import as_float, as_int
 from dominoes_env.encoding import OBS_VERSION
@@ -136,6 +142,16 @@ class TrainConfig:
                              "not both")
         if self.bc_agent and not self.bc_dataset:
             raise ValueError("bc_agent picks an agent of bc_dataset; give bc_dataset too")
+        if self.bc_dataset:  # refuse a wrong dataset now, before the run directory is made
+            from .make_dataset import dataset_info
+
+            info = dataset_info(self.bc_dataset)
+            if RuleConfig.from_dict(info["rules"]) != self.rules():
+                raise ValueError(f"bc_dataset {self.bc_dataset} was played under other rules "
+                                 f"than this run's: {info['rules']}")
+            if self.bc_agent and self.bc_agent not in info["agents"]:
+                raise ValueError(f"bc_agent {self.bc_agent!r} is not in {self.bc_dataset}; it "
+                                 f"has: {', '.join(info['agents'])}")
         if self.bc_teacher:
             from agents import check_spec
 
@@ -183,7 +199,7 @@ class TrainConfig:
 def parser_for(cls: type) -> argparse.ArgumentParser:
     """An argparse parser with one ``--flag`` per dataclass field, its help text from the
     field's ``metadata["help"]`` and the default shown."""
-    p = argparse.ArgumentParser(prog="dominoes-train", description=__doc__.split("\n")[0],
+    p = OneLineParser(prog="dominoes-train", description=__doc__.split("\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     for f in dataclasses.fields(cls):
         flag = "--" + f.name.replace("_", "-")
@@ -543,6 +559,7 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
         last = Path(config.out) / "checkpoints" / "last.zip"
         note = (f"; the run is saved in {last}: add --resume {last} to the same command to go on"
                 if last.is_file() else "")
+        quiet_teardown()
         print_error(f"interrupted{note}")
         return 130
     return 0

@@ -227,7 +227,7 @@ RECORDS = [random_match(RuleConfig(target_score=40, **opts), seed).to_record()
            for seed, opts in enumerate([{}, {"num_players": 3}, {"num_players": 4}])]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_fuzz_records(data):
     record = RECORDS[data.draw(st.integers(0, len(RECORDS) - 1))]

@@ -379,3 +379,24 @@ def test_train_bad_flags_are_one_line_and_write_nothing(tmp_path, capsys, flags,
     assert train_main([*flags, "--out", str(tmp_path / "run")]) == 2
     assert fragment in one_error_line(capsys.readouterr().err)
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("main, argv, fragment", [
+    (tournament_main, ["--agents", "random", "greedy", "--matches", "1.5"],
+     "argument --matches: invalid int value: '1.5'"),
+    (dominoes_main, ["replay"], "the following arguments are required: file"),
+    (dominoes_main, ["play", "--opponents", "random", "--seed", "x"], "invalid int value: 'x'"),
+])  # fmt: skip
+def test_usage_errors_are_one_line(capsys, main, argv, fragment):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and fragment in one_error_line(err) and "--help" in err
+
+
+def test_agent_that_kills_its_worker_process_does_not_hang_the_run(tmp_path, capsys):
+    args = tour(tmp_path, "random", f"{TA}:ProcessKillingAgent", extra=("--workers", "2"))
+    assert tournament_main(args) == 2
+    assert "a worker process died (exit code 3)" in one_error_line(capsys.readouterr().err)
+    assert (tmp_path / "o" / MATCHES_FILE).is_file()

@@ -147,13 +147,27 @@ def test_behaviour_cloning_reads_a_dataset(tmp_path):
     assert last["policy_loss"] < first["policy_loss"]
 
 
-def test_train_ppo_takes_a_dataset_flag(tmp_path):
+def test_train_ppo_takes_a_dataset_flag_and_refuses_a_wrong_one_early(tmp_path, capsys):
     from experiments.train_ppo import TrainConfig
+    from experiments.train_ppo import main as train_main
 
+    config = TrainConfig(bc_dataset=str(EXAMPLE), bc_agent="search")
+    assert config.bc_dataset == str(EXAMPLE)
     with pytest.raises(ValueError, match="not both"):
-        TrainConfig(bc_dataset=str(tmp_path), bc_teacher="greedy")
+        TrainConfig(bc_dataset=str(EXAMPLE), bc_teacher="greedy")
     with pytest.raises(ValueError, match="give bc_dataset too"):
         TrainConfig(bc_agent="greedy")
+    with pytest.raises(ValueError, match="not a dataset directory"):
+        TrainConfig(bc_dataset=str(tmp_path))
+    with pytest.raises(ValueError, match="under other rules"):
+        TrainConfig(bc_dataset=str(EXAMPLE), target_score=100)
+    with pytest.raises(ValueError, match="bc_agent 'greedy' is not in"):
+        TrainConfig(bc_dataset=str(EXAMPLE), bc_agent="greedy")
+    out = tmp_path / "run"
+    assert train_main(["--bc-dataset", str(tmp_path / "none"), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "not a dataset directory" in err and err.count("\n") == 1
+    assert not out.exists()  # refused before anything was written
 
 
 def test_the_shipped_example_dataset_loads_and_agrees_with_its_records():

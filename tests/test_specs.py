@@ -107,7 +107,7 @@ def test_unknown_spec_lists_the_known_names():
     ("agents.greedy:NoSuchAgent", "has no 'NoSuchAgent'"),
     ("no_such_top_level_module:Agent", "cannot import module 'no_such_top_level_module'"),
     ("agents.greedy:Greedy Agent", "is not a class name"),
-    ("ismcts:sims=0", "sims=0 must be a positive integer"),
+    ("ismcts:sims=0", "sims=0 is out of range; allowed: >= 1"),
 ])
 def test_bad_specs(spec, fragment):
     with pytest.raises(ValueError, match=fragment):

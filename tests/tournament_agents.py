@@ -118,3 +118,20 @@ class AnnouncingSleeper(RandomAgent):
         print("thinking", file=sys.stderr, flush=True)
         time.sleep(self.delay)
         return super().act(view)
+
+
+class ProcessKillingAgent(RandomAgent):
+    """Ends the process it plays in (``os._exit``) on its first move in a third of its matches."""
+
+    name = "process-killing"
+
+    def reset(self, seed=None):
+        super().reset(seed)
+        self.kill = _unlucky(self)
+
+    def act(self, view):
+        if self.kill:
+            import os
+
+            os._exit(3)
+        return super().act(view)

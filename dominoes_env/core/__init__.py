@@ -3,18 +3,28 @@ pettingzoo). Every other layer asks this package what is legal and what scores, 
 states through the :class:`PublicState` / :class:`FullState` protocols of :mod:`.state`."""
 
 from .errors import IllegalMoveError, RecordError
-from .hand import DRAW, PASS, PLAY, HandState
+from .events import DRAW, PASS, PLAY, Award, Draw, Outcome, Pass, Play, Result
+from .hand import HandState
 from .match import MatchState
-from .moves import DOWN, END_NAMES, LEFT, RIGHT, UP, Move
+from .moves import DOWN, END_NAMES, LEFT, RIGHT, UP, Move, code_of, end_of, tile_of
 from .rules import RuleConfig
-from .scoring import blocked_award, count_after, points_for_count, round_to_five
+from .scoring import (
+    blocked_award,
+    count_after,
+    match_winner,
+    points_for_count,
+    round_to_five,
+    wins_by_play,
+)
 from .state import FullState, PublicState
 from .tiles import Tile, TileSet, iter_bits, tile_set
 from .view import SeatView
 
 __all__ = [
     "DOWN", "DRAW", "END_NAMES", "LEFT", "PASS", "PLAY", "RIGHT", "UP",
-    "FullState", "HandState", "IllegalMoveError", "MatchState", "Move", "PublicState",
-    "RecordError", "RuleConfig", "SeatView", "Tile", "TileSet", "blocked_award", "count_after",
-    "iter_bits", "points_for_count", "round_to_five", "tile_set",
+    "Award", "Draw", "FullState", "HandState", "IllegalMoveError", "MatchState", "Move",
+    "Outcome", "Pass", "Play",
+    "PublicState", "RecordError", "Result", "RuleConfig", "SeatView", "Tile", "TileSet",
+    "blocked_award", "code_of", "count_after", "end_of", "iter_bits", "match_winner",
+    "points_for_count", "round_to_five", "tile_of", "tile_set", "wins_by_play",
 ]  # fmt: skip

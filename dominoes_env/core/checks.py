@@ -33,7 +33,7 @@ class ParameterTypeError(TypeError, ValueError):
     """A parameter of the wrong type (a ``TypeError`` that ``except ValueError`` also sees)."""
 
 
-def _is_bool(value: Any) -> bool:
+def is_bool(value: Any) -> bool:
     # Python's bool, and numpy's bool_ without importing numpy
     return isinstance(value, bool) or type(value).__name__ in ("bool_", "bool")
 
@@ -44,7 +44,7 @@ def as_int(name: str, value: Any, low: int | None = None, high: int | None = Non
     inclusive; ``None`` = unbounded). ``optional=True`` lets ``None`` through."""
     if value is None and optional:
         return None
-    if _is_bool(value):
+    if is_bool(value):
         raise ParameterTypeError(f"{name}={value!r} must be an integer, not a boolean")
     try:
         number = operator.index(value)
@@ -67,7 +67,7 @@ def as_bool(name: str, value: Any, *, optional: bool = False) -> bool | None:
     """``value`` as a ``bool``: only ``True``/``False`` (numpy's too), never ``0``/``1``."""
     if value is None and optional:
         return None
-    if not _is_bool(value):
+    if not is_bool(value):
         raise ParameterTypeError(
             f"{name}={short_repr(value)} must be true or false, not {type(value).__name__}")
     return bool(value)
@@ -77,7 +77,7 @@ def as_float(name: str, value: Any, low: float | None = None, high: float | None
              low_open: bool = False, high_open: bool = False) -> float:
     """``value`` as a finite ``float`` (integers accepted, booleans and NaN/inf refused) within
     ``low``/``high`` (inclusive unless ``low_open``/``high_open``)."""
-    if _is_bool(value) or isinstance(value, (str, bytes)):
+    if is_bool(value) or isinstance(value, (str, bytes)):
         raise ParameterTypeError(f"{name}={short_repr(value)} must be a number")
     try:
         number = float(value)

@@ -24,14 +24,16 @@ from collections.abc import Iterable, Sequence
 
 from .checks import as_int, short_repr
 from .errors import IllegalMoveError
-from .moves import DOWN, END_NAMES, LEFT, RIGHT, UP, Move, end_index
+from .events import BLOCKED, DOMINO, DRAW, PASS, PLAY, Award, Draw, Outcome, Pass, Play, Result
+from .moves import DOWN, END_NAMES, LEFT, RIGHT, UP, Move, code_of, end_index, end_of, tile_of
 from .rules import RuleConfig
 from .scoring import blocked_award, count_after, points_for_count, round_to_five
 from .tiles import Tile, iter_bits
 from .view import SeatView, make_view
 
-# public history event kinds: (PLAY, seat, code, points), (DRAW, seat, n_tiles), (PASS, seat)
-PLAY, DRAW, PASS = "play", "draw", "pass"
+# public history events (typed records, see .events): Play(seat, code, points) =
+# ("play", seat, code, points), Draw(seat, n_tiles) = ("draw", ...), Pass(seat) = ("pass", seat)
+_new = tuple.__new__  # builds the records without their Python-level __new__ (the hot path)
 
 _SPINNER_FIRST, _SPINNER_LEAD, _SPINNER_NONE = 0, 1, 2
 _SPINNER_MODES = {
@@ -79,10 +81,12 @@ class HandState:
       ``contrib[e]``: what that end adds to the count, ``arm[e]``: tiles on that end's arm
     - ``spinner``: tile index of the spinner or ``-1``; ``cross_open``: whether up/down take tiles
     - ``turn``: seat to play, ``-1`` once the hand is over; ``count``: the layout's current count
-    - ``result``: ``None``, ``("domino", seat)`` or ``("blocked", None)``; ``award``: ``(side,
-      points)`` or ``None``
-    - ``history``: the public history, ``("play", seat, code, points)``, ``("draw", seat, n)``,
-      ``("pass", seat)``; ``moves``: ``(seat, code, flipped)`` per play, for records
+    - ``result``: ``None``, ``Result("domino", seat)`` or ``Result("blocked", None)``;
+      ``award``: ``Award(side, points)`` or ``None``; ``outcome``: both in one
+      :class:`~dominoes_env.core.events.Outcome` (all named tuples, equal to the plain tuples)
+    - ``history``: the public history, :class:`~dominoes_env.core.events.Play` /
+      ``Draw`` / ``Pass`` records, equal to ``("play", seat, code, points)``, ``("draw", seat,
+      n)``, ``("pass", seat)``; ``moves``: ``(seat, code, flipped)`` per play, for records
     - ``known_lacks[s]``: bitmask of pip values seat ``s`` is known not to hold (public inference
       from its draws and passes; a tile it has just drawn and must now play is the one exception)
     """
@@ -268,6 +272,14 @@ class HandState:
         return self.turn < 0
 
     @property
+    def outcome(self) -> Outcome | None:
+        """How the finished hand ended (:class:`~dominoes_env.core.events.Outcome`: kind, the
+        seat that went out, the award), or ``None`` while it runs."""
+        if self.result is None:
+            return None
+        return Outcome(self.result[0], self.result[1], self.award)
+
+    @property
     def tiles(self):
         return self.rules.tiles
 
@@ -327,7 +339,7 @@ class HandState:
         """Whether an action code is legal now (a fast check; :meth:`play` says why not)."""
         if self.turn < 0 or not 0 <= code < len(self._pips) * 4:
             return False
-        t = code >> 2
+        t = code >> 2  # tile_of / end_of inlined in the hot paths below
         if not self.hands[self.turn] >> t & 1:
             return False
         e = code & 3
@@ -344,8 +356,8 @@ class HandState:
 
     def move_of(self, code: int) -> Move:
         """The :class:`Move` of an action code in this position (the lead has ``end=None``)."""
-        tile = self.rules.tiles.tiles[code >> 2]
-        return Move(tile, None if self.lead < 0 else END_NAMES[code & 3])
+        tile = self.rules.tiles.tiles[tile_of(code)]
+        return Move(tile, None if self.lead < 0 else END_NAMES[end_of(code)])
 
     def count_after(self, code: int) -> int:
         """The layout count after playing a legal action code, without playing it."""
@@ -391,11 +403,11 @@ class HandState:
         first_leads = self._root is None or self._root[0].lead < 0
         out = []
         for i, (_seat, code, flip) in enumerate(self.moves):
-            t = tiles[code >> 2]
+            t = tiles[tile_of(code)]
             if i == 0 and first_leads:
                 out.append(Move(Tile(t.high, t.low) if flip else t, None))
             else:
-                out.append(Move(t, END_NAMES[code & 3]))
+                out.append(Move(t, END_NAMES[end_of(code)]))
         return out
 
     def pop(self) -> Move:
@@ -438,7 +450,7 @@ class HandState:
             if not 0 <= move < ts.num_tiles * 4:
                 raise IllegalMoveError(move, f"action code out of range 0..{ts.num_tiles * 4 - 1}")
             code = move
-            if self.lead < 0 and code & 3:
+            if self.lead < 0 and end_of(code):
                 raise IllegalMoveError(
                     self.move_of(code), "the lead is played with end code 0 (left)"
                 )
@@ -455,7 +467,7 @@ class HandState:
             if self.lead < 0:
                 if end is not None:
                     raise IllegalMoveError(move, "the lead has no end (end must be None)")
-                code, flip = t << 2, tile[0] > tile[1]
+                code, flip = code_of(t), tile[0] > tile[1]
             else:
                 if end is None:
                     raise IllegalMoveError(move, "only the lead has no end; name an end")
@@ -463,12 +475,12 @@ class HandState:
                     e = end_index(end)
                 except ValueError as err:
                     raise IllegalMoveError(move, str(err)) from None
-                code = t << 2 | e
+                code = code_of(t, e)
         self._check_legal(code, move)
         return code, flip
 
     def _check_legal(self, code: int, move) -> None:
-        t, e = code >> 2, code & 3
+        t, e = tile_of(code), end_of(code)
         seat = self.turn
         tile = self.rules.tiles.tiles[t]
         if not self.hands[seat] >> t & 1:
@@ -509,11 +521,14 @@ class HandState:
         seat = self.turn
         if seat < 0:
             raise IllegalMoveError(code, "the hand is over")
+        ends, contrib = self.ends, self.contrib
+        # the count rule is written once, in scoring.count_after (asked before the layout moves)
+        count = count_after(code, self.lead, self.lead_pips, ends, contrib, self.arm, self._pips,
+                            self._dbl)
         t = code >> 2
         bit = 1 << t
         self.hands[seat] ^= bit
         self.played |= bit
-        ends, contrib = self.ends, self.contrib
         dbl = self._dbl[t]
         if self.lead < 0:
             e = -1
@@ -534,7 +549,6 @@ class HandState:
                     self.cross_open = self._cross_now
             else:
                 contrib[0], contrib[1] = lo, hi
-            count = a
         else:
             e = code & 3
             v = ends[e]
@@ -555,13 +569,9 @@ class HandState:
                     self.spinner_free[e] = True
                     ends[2] = ends[3] = v
                     self.cross_open = self._cross_now
-            if arm[0] or arm[1]:
-                count = contrib[0] + contrib[1] + contrib[2] + contrib[3]
-            else:
-                count = self.lead_pips + contrib[2] + contrib[3]
         self.count = count
-        points = count if count % 5 == 0 else 0
-        self.history.append((PLAY, seat, code, points))
+        points = points_for_count(count)
+        self.history.append(_new(Play, (PLAY, seat, code, points)))
         self.moves.append((seat, code, flip))
         self.move_points.append(points)
         if not self.hands[seat]:
@@ -604,14 +614,14 @@ class HandState:
             if self.cross_open:
                 values |= 1 << ends[2] | 1 << ends[3]
             if drew:
-                self.history.append((DRAW, s, drew))
+                self.history.append(_new(Draw, (DRAW, s, drew)))
             if h & open_mask:
                 # the last drawn tile is playable; the others drawn with it lack these values too
                 self.known_lacks[s] = values if drew > 1 else self.known_lacks[s] | values
                 self.turn = s
                 return
             self.known_lacks[s] = values if drew else self.known_lacks[s] | values
-            self.history.append((PASS, s))
+            self.history.append(_new(Pass, (PASS, s)))
             passes += 1
             if passes == n:
                 self._end_blocked()
@@ -626,15 +636,15 @@ class HandState:
                 for t in iter_bits(self.hands[s]):
                     left += pips[t]
         self.turn = -1
-        self.result = ("domino", seat)
-        self.award = (side, round_to_five(left))
+        self.result = Result(DOMINO, seat)
+        self.award = Award(side, round_to_five(left))
 
     def _end_blocked(self) -> None:
         side_pips = [0] * self.rules.num_sides
         for s in range(self.n):
             side_pips[self._side[s]] += self.rules.tiles.mask_pips(self.hands[s])
         self.turn = -1
-        self.result = ("blocked", None)
+        self.result = Result(BLOCKED, None)
         self.award = blocked_award(side_pips, self.rules.blocked_award)
 
     def side_pips(self) -> list[int]:

@@ -26,6 +26,7 @@ from .errors import IllegalMoveError
 from .hand import HandState
 from .moves import Move
 from .rules import RuleConfig
+from .scoring import match_winner, wins_by_play
 from .view import SeatView, make_view
 
 
@@ -163,9 +164,7 @@ class MatchState:
         rules, hand, scores = self.rules, self.hand, self.scores
         side = rules.side_of(seat)
         scores[side] += points
-        target = rules.target_score
-        immediate = rules.win_check == "immediate"
-        won_by_play = immediate and scores[side] >= target
+        won_by_play = wins_by_play(scores[side], rules.target_score, rules.win_check)
         if hand.turn >= 0:
             if won_by_play:
                 self.winner = side
@@ -180,12 +179,12 @@ class MatchState:
         self.finished_hands.append(hand)
         self.awards.append(award)
         self._hand_scores.append(list(scores))
-        top = max(scores)
         if won_by_play:
             self.winner = side
             return
-        if top >= target and (immediate or scores.count(top) == 1):
-            self.winner = scores.index(top)
+        winner = match_winner(scores, rules.target_score, rules.win_check)
+        if winner is not None:
+            self.winner = winner
             return
         if self.auto_deal:
             leader = self.next_leader()

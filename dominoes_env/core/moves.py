@@ -2,7 +2,9 @@
 
 An *action code* is the compact integer form the engine and the RL faces use:
 ``code = tile_index * 4 + end_index`` with ends ``left=0, right=1, up=2, down=3``. The lead is
-played with the end index of ``left`` (code ``tile_index * 4``).
+played with the end index of ``left`` (code ``tile_index * 4``). :func:`tile_of`,
+:func:`end_of` and :func:`code_of` convert; only the engine's innermost loops spell the
+arithmetic out.
 
 >>> from dominoes_env.core.tiles import Tile
 >>> str(Move(Tile(1, 6), "left")), str(Move(Tile(6, 6), None))
@@ -19,6 +21,25 @@ from .tiles import Tile
 LEFT, RIGHT, UP, DOWN = 0, 1, 2, 3
 END_NAMES = ("left", "right", "up", "down")
 END_INDEX = {name: i for i, name in enumerate(END_NAMES)}
+
+
+def tile_of(code: int) -> int:
+    """The tile index of an action code.
+
+    >>> tile_of(109), end_of(109), code_of(27, RIGHT)
+    (27, 1, 109)
+    """
+    return code >> 2
+
+
+def end_of(code: int) -> int:
+    """The end index of an action code (``LEFT`` for a lead)."""
+    return code & 3
+
+
+def code_of(tile: int, end: int = LEFT) -> int:
+    """The action code of a tile index played on an end index (the lead: ``LEFT``)."""
+    return tile << 2 | end
 
 
 class Move(NamedTuple):

@@ -31,6 +31,7 @@ from .checks import short_repr
 from .errors import IllegalMoveError, RecordError
 from .hand import HandState
 from .match import MatchState
+from .moves import END_NAMES, end_of, tile_of
 from .rules import RuleConfig
 
 RECORD_KEYS = ("leader", "hands", "boneyard", "moves")
@@ -43,11 +44,11 @@ def hand_record(hand: HandState) -> dict[str, Any]:
     dealt_hands, boneyard = hand.dealt
     moves = []
     for i, (seat, code, flip) in enumerate(hand.moves):
-        t = ts.tiles[code >> 2]
+        t = ts.tiles[tile_of(code)]
         if i == 0:
             moves.append([seat, [t.high, t.low] if flip else [t.low, t.high], None])
         else:
-            moves.append([seat, [t.low, t.high], ("left", "right", "up", "down")[code & 3]])
+            moves.append([seat, [t.low, t.high], END_NAMES[end_of(code)]])
     return {
         "leader": hand.leader,
         "hands": [[list(t) for t in ts.mask_tiles(mask)] for mask in dealt_hands],
@@ -74,6 +75,9 @@ def write_record(record: dict[str, Any], path: str | os.PathLike, *,
     text = json.dumps(record) + "\n"
     fd, tmp = tempfile.mkstemp(prefix=".record-", suffix=".json", dir=folder)
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)  # the permissions of any new file, not mkstemp's 0600
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()

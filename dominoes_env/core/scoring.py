@@ -1,6 +1,13 @@
-"""Scoring arithmetic shared by the engine and the tests' reference checks."""
+"""The scoring rules, each written once: the layout count after a play (:func:`count_after`),
+which counts score (:func:`points_for_count`), the hand awards (:func:`round_to_five`,
+:func:`blocked_award`) and who wins the match (:func:`wins_by_play`, :func:`match_winner`).
+
+The engine (``HandState``, ``MatchState``), the agents (greedy, search rollouts) and the
+observation encoder all call these; none restates them."""
 
 from __future__ import annotations
+
+from .events import Award
 
 
 def round_to_five(pips: int) -> int:
@@ -13,7 +20,11 @@ def round_to_five(pips: int) -> int:
 
 
 def points_for_count(count: int) -> int:
-    """Points a play scores for a layout count: the count if it is a positive multiple of 5."""
+    """Points a play scores for a layout count: the count if it is a positive multiple of 5.
+
+    >>> [points_for_count(c) for c in (0, 4, 5, 12, 20)]
+    [0, 0, 5, 0, 20]
+    """
     return count if count > 0 and count % 5 == 0 else 0
 
 
@@ -42,13 +53,13 @@ def count_after(code: int, lead: int, lead_pips: int, ends, contrib, arm, pips, 
     return lead_pips + contrib[2] + contrib[3] - contrib[e] + new
 
 
-def blocked_award(side_pips: list[int], mode: str = "opponents_total") -> tuple[int, int] | None:
-    """``(side, points)`` for a blocked hand, or ``None`` when the fewest pips are tied.
+def blocked_award(side_pips: list[int], mode: str = "opponents_total") -> Award | None:
+    """``Award(side, points)`` for a blocked hand, or ``None`` when the fewest pips are tied.
 
     >>> blocked_award([14, 12])
-    (1, 15)
-    >>> blocked_award([14, 12, 20], "difference")
-    (1, 10)
+    Award(side=1, points=15)
+    >>> blocked_award([14, 12, 20], "difference") == (1, 10)
+    True
     >>> blocked_award([9, 9]) is None
     True
     """
@@ -58,5 +69,31 @@ def blocked_award(side_pips: list[int], mode: str = "opponents_total") -> tuple[
     winner = side_pips.index(low)
     others = [p for s, p in enumerate(side_pips) if s != winner]
     if mode == "difference":
-        return winner, round_to_five(sum(p - low for p in others))
-    return winner, round_to_five(sum(others))
+        return Award(winner, round_to_five(sum(p - low for p in others)))
+    return Award(winner, round_to_five(sum(others)))
+
+
+def wins_by_play(score: int, target: int, win_check: str) -> bool:
+    """Whether a play that brings its side's score to ``score`` wins the match on the spot:
+    under ``win_check="immediate"``, reaching ``target`` ends the match at once.
+
+    >>> wins_by_play(250, 250, "immediate"), wins_by_play(250, 250, "end_of_hand")
+    (True, False)
+    """
+    return score >= target and win_check == "immediate"
+
+
+def match_winner(scores, target: int, win_check: str) -> int | None:
+    """The side that has won once a hand's award is added to ``scores``, or ``None`` when the
+    match goes on: the top score must reach ``target``; under ``"end_of_hand"`` it must also be
+    alone at the top (a tie at the top plays another hand).
+
+    >>> match_winner([255, 120], 250, "end_of_hand"), match_winner([255, 255], 250, "end_of_hand")
+    (0, None)
+    >>> match_winner([100, 240], 250, "immediate") is None
+    True
+    """
+    top = max(scores)
+    if top >= target and (win_check == "immediate" or scores.count(top) == 1):
+        return scores.index(top)
+    return None

@@ -106,7 +106,8 @@ class PublicState(Protocol):
         """Per seat, bitmask of pip values it is known not to hold."""
     @property
     def result(self) -> tuple | None:
-        """``None`` while the hand runs, ``("domino", seat)`` or ``("blocked", None)``."""
+        """``None`` while the hand runs, ``("domino", seat)`` or ``("blocked", None)`` (a
+        :class:`~dominoes_env.core.Result` in the core)."""
     @property
     def award(self) -> tuple[int, int] | None:
         """``(side, points)`` the finished hand awards, ``None`` if none."""

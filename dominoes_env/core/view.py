@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .checks import as_int
-from .moves import END_NAMES, Move
+from .moves import END_NAMES, Move, end_of, tile_of
 from .rules import RuleConfig
 from .tiles import Tile
 
@@ -73,7 +73,8 @@ class SeatView:
     def legal_moves(self) -> list[Move]:
         tiles = self.rules.tiles.tiles
         return [
-            Move(tiles[c >> 2], None if self.lead < 0 else END_NAMES[c & 3]) for c in self.legal
+            Move(tiles[tile_of(c)], None if self.lead < 0 else END_NAMES[end_of(c)])
+            for c in self.legal
         ]
 
 

@@ -29,6 +29,7 @@ import tempfile
 from html import escape
 from typing import Any
 
+from ..core.checks import as_int
 from ..core.errors import RecordError
 from ..core.rules import RuleConfig
 from .layout import PlacedTile, place_tiles
@@ -45,9 +46,11 @@ def page_data(record: dict, seat: int | None = None) -> dict[str, Any]:
     steps = record_steps(record)
     rules = RuleConfig.from_dict(record["rules"])
     n = rules.num_players
-    if seat is not None and (isinstance(seat, bool) or not isinstance(seat, int)
-                             or not 0 <= seat < n):
-        raise ValueError(f"seat={seat!r} is not a seat of this record; allowed: 0..{n - 1}")
+    if seat is not None:
+        try:
+            seat = as_int("seat", seat, 0, n - 1)
+        except ValueError as err:
+            raise ValueError(f"{err} (a seat of this record)") from None
     layouts: list[dict] = []
     pieces: dict[tuple, int] = {}
     index: dict[int, int] = {}

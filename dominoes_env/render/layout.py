@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dominoes_env.core.moves import end_of, tile_of
+
 GAP = 0.12  # space between neighbouring tiles, in tile units
 
 
@@ -71,8 +73,8 @@ def _lead_left_value(state, lead: int, plays: list[int]) -> int:
         return lo
     for end in (0, 1):  # the first tile on a side holds the lead half it matched
         for code in plays[1:]:
-            if code & 3 == end:
-                t = code >> 2
+            if end_of(code) == end:
+                t = tile_of(code)
                 touching = lo if lo in (ts.low[t], ts.high[t]) else hi
                 return touching if end == 0 else (lo if touching == hi else hi)
     return state.ends[0]
@@ -87,7 +89,7 @@ def arms_of(state):
     if not plays:
         return -1, -1, arms, None
     ts = state.rules.tiles
-    lead = plays[0] >> 2
+    lead = tile_of(plays[0])
     left = _lead_left_value(state, lead, plays)
     ends = [left, ts.pips[lead] - left, -1, -1]
     spinner = state.spinner
@@ -96,7 +98,7 @@ def arms_of(state):
         place = (-1, 0)
         ends[2] = ends[3] = left
     for code in plays[1:]:
-        t, e = code >> 2, code & 3
+        t, e = tile_of(code), end_of(code)
         inner = ends[e]
         outer = ts.pips[t] - inner
         arms[e].append((t, inner, outer))

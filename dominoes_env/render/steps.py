@@ -26,6 +26,7 @@ from typing import Any
 from ..core.errors import RecordError
 from ..core.hand import HandState
 from ..core.match import MatchState
+from ..core.moves import end_of, tile_of
 from ..core.records import _replay_move, _start_hand
 from ..core.rules import RuleConfig
 
@@ -127,11 +128,11 @@ def _hand_steps(match: MatchState, entry: dict, i: int, steps: list[Step]) -> No
             kind, seat = ev[0], ev[1]
             if kind == "play":
                 code = ev[2]
-                t = code >> 2
+                t = tile_of(code)
                 tiles[seat].discard(t)
                 before[rules.side_of(seat)] += points
                 tile = tuple(move[1])
-                where = "leads" if j == 0 else f"plays on the {END_WORDS[code & 3]} end:"
+                where = "leads" if j == 0 else f"plays on the {END_WORDS[end_of(code)]} end:"
                 text = f"seat {seat} {where} {_tile_str(tile)}, count {snap.count}"
                 text += f", scores {points}" if points else ""
                 steps.append(Step("play", i, j + 1, seat, text, _freeze(tiles),

@@ -17,7 +17,7 @@ import json
 import math
 import sys
 
-from dominoes_env.cli_support import CommandError, run_command
+from dominoes_env.cli_support import CommandError, OneLineParser, run_command
 from dominoes_env.core import RuleConfig
 from dominoes_env.optional import require
 from dominoes_env.rule_args import add_rule_arguments, rule_options
@@ -28,7 +28,7 @@ from .runner import BACKENDS, MATCHES_FILE, TournamentConfig, run_tournament
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="dominoes-tournament",
         description="Play a reproducible, resumable Straight Dominoes tournament between agents "
                     "(duplicate deals, rotating seats) and report win rates, ratings and plots.",

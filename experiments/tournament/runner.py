@@ -53,6 +53,10 @@ SCHEME_VERSION = 1
 BACKENDS = ("local", "ray")
 
 
+class WorkerDiedError(ValueError):
+    """A local worker process ended while it was playing matches."""
+
+
 class TournamentDirError(ValueError):
     """The results directory cannot be used for this run (other arguments, corrupt file, busy)."""
 
@@ -177,7 +181,23 @@ def iter_local(jobs: Sequence[MatchJob], config: TournamentConfig, workers: int,
     pool = multiprocessing.Pool(workers, _init_worker,
                                 (rules.to_dict(), config.max_hands, keep_record, move_timeout))
     try:
-        yield from pool.imap_unordered(_play_in_worker, jobs, chunksize=size)
+        results = pool.imap_unordered(_play_in_worker, jobs, chunksize=size)
+        workers_seen = set(pool._pool)  # every worker, also once the pool has replaced it
+        while True:
+            try:
+                yield results.next(timeout=0.5)
+            except StopIteration:
+                break
+            except multiprocessing.TimeoutError:
+                # a worker that died (an agent calling os._exit, a crash in native code) takes
+                # its matches with it and the pool would wait for them forever: stop instead
+                workers_seen.update(pool._pool)
+                dead = [w for w in workers_seen if w.exitcode is not None]
+                if dead:
+                    raise WorkerDiedError(
+                        f"a worker process died (exit code {dead[0].exitcode}) in the middle of "
+                        "a match: an agent ended or crashed the process it was playing in; the "
+                        "finished matches are kept (--workers 1 plays in this process)") from None
         pool.close()
     finally:
         pool.terminate()
