@@ -25,10 +25,10 @@ after every play) and show in the next observations (hand sizes, boneyard, known
 ``award_side``, ``award_points``, ``illegal_action``), so libraries that stack infos can; with
 ``info_events=True`` it also holds ``"events"``, the public events of that step
 (``("play", seat, code, points)``, ``("draw", seat, n)``, ``("pass", seat)``), and
-``"illegal_reason"``. The events are the core's typed records (``Play``, ``Draw``,
-``Pass``): named tuples equal to the tuples shown, with fields (``ev.seat``, ``ev.points``). With ``episode="match"`` the next hand is dealt at once, so the next
-observation shows the new deal; with ``episode="hand"`` the last observations show the finished
-hand.
+``"illegal_reason"``. The events are the core's typed records (``Play``, ``Draw``, ``Pass``):
+named tuples equal to the tuples shown, with fields (``ev.seat``, ``ev.points``). With
+``episode="match"`` the next hand is dealt at once, so the next observation shows the new deal;
+with ``episode="hand"`` the last observations show the finished hand.
 
 Observations are fresh arrays on every call (safe to keep).
 
