@@ -1,0 +1,780 @@
+"""Self-play PPO on the JAX game: rollouts and updates inside one jitted function.
+
+Reads top to bottom, in the CleanRL / PureJaxRL style: the configuration (one dataclass, every
+field a ``--flag`` with help), the network (plain JAX MLPs, optax's Adam), the self-play
+environment (the learner's seats against a per-episode mix of its current self, frozen
+snapshots, greedy and random, all jittable), the jitted update (``lax.scan`` rollout, GAE, PPO
+epochs over minibatches), then the run (evaluation through the tournament arena, TensorBoard,
+``eval.csv``, checkpoints, export, ``--ship``).
+
+    python -m experiments.train_jax --out runs/jax2p              # the from-scratch recipe
+    python -m experiments.train_jax --players 4 --out runs/jax4p  # partnerships
+    python -m experiments.train_jax --out runs/jax2p --resume runs/jax2p/checkpoint.npz \\
+        --total-steps 40000000
+
+Every run is seeded and writes into ``--out``: ``config.json``, ``tb/`` (TensorBoard: losses,
+episode returns, ``eval/win_rate_vs_greedy`` ...), ``eval.csv`` (the learning curve, win rates
+with Wilson intervals from :func:`experiments.train_ppo.evaluate`, the same arena as
+tournaments), ``checkpoint.npz`` (everything the update carries; ``--resume`` continues it) and
+at the end ``policy.npz`` + ``policy.json``: the numpy export that ``ppo:PATH`` plays
+(:mod:`agents.ppo`). ``--ship`` copies it to ``agents/policies/ppo_{n}p.npz`` only when it beats
+the shipped policy against greedy (measured here, same matches for both).
+
+Episodes are single hands (``episode="hand"``) with ``score_delta`` rewards: the learner's
+return is its side's hand score minus the opponents'. The learner controls every seat of its
+side (both partners with four players in partnerships); the other seats play the opponent drawn
+for that env and episode. Points the opponents make before the learner's first move of a hand
+are not credited to any transition (they do not depend on the learner's actions).
+
+Needs the ``jax`` extra (jax, pgx, optax).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import functools
+import json
+import math
+import os
+import shlex
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from dominoes_env.core import RuleConfig
+from dominoes_env.encoding import OBS_VERSION
+
+FORMAT = "straight-dominoes-train-jax/1"  #: the checkpoint format
+
+
+# -- configuration -------------------------------------------------------------------------
+def _f(default, help: str):  # noqa: A002 - argparse's word
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata={"help": help})
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass
+class Config:
+    """Everything a run depends on; the defaults are the from-scratch recipe."""
+
+    players: int = _f(2, "seats at the table: 2, 3 or 4")
+    partnerships: bool | None = _f(None, "4 players in two partnerships (default: on with 4)")
+    target_score: int = _f(250, "match target of the evaluation matches (training plays hands)")
+    total_steps: int = _f(6_000_000, "learner decisions to train for (rounded up to whole "
+                                      "updates of num_envs * num_steps)")
+    num_envs: int = _f(512, "games played in parallel")
+    num_steps: int = _f(32, "rollout length per game and update")
+    num_minibatches: int = _f(8, "minibatches per epoch")
+    update_epochs: int = _f(4, "PPO epochs per update")
+    net: str = _f("256,256", "hidden layer sizes of the policy and of the value network")
+    lr: float = _f(3e-4, "Adam learning rate (annealed linearly to 0 unless --no-anneal-lr)")
+    anneal_lr: bool = _f(True, "anneal the learning rate linearly to 0")
+    gamma: float = _f(1.0, "discount (points count the same whenever they come in a hand)")
+    gae_lambda: float = _f(0.95, "GAE lambda")
+    clip_eps: float = _f(0.2, "PPO clip range")
+    ent_coef: float = _f(0.01, "entropy bonus")
+    vf_coef: float = _f(0.5, "value loss weight")
+    max_grad_norm: float = _f(0.5, "global gradient norm clip")
+    reward_scale: float = _f(0.05, "reward per point of hand score difference")
+    opp_self: float = _f(0.35, "share of episodes against the current policy")
+    opp_snapshot: float = _f(0.25, "share of episodes against a frozen snapshot of the policy "
+                                   "(one snapshot per update, drawn from those kept)")
+    opp_greedy: float = _f(0.35, "share of episodes against greedy")
+    opp_random: float = _f(0.05, "share of episodes against uniform random")
+    opp_policy: str = _f("", "an exported policy .npz (tanh, agents.ppo format) to play too, "
+                             "with share --opp-policy-weight (experiments.best_response)")
+    opp_policy_weight: float = _f(0.0, "share of episodes against --opp-policy")
+    snapshots: int = _f(8, "frozen snapshots kept (the oldest is replaced)")
+    snapshot_every: int = _f(20, "updates between snapshots")
+    time_limit: float = _f(25.0, "minutes of wall time after which training stops (then the "
+                                 "final evaluation and export); 0: no limit")
+    eval_every: int = _f(1_000_000, "steps between evaluations (0: evaluate only at the end)")
+    eval_matches: int = _f(200, "matches per opponent and evaluation (greedy and random), "
+                                "seats swapped on each deal")
+    checkpoint_every: int = _f(1_000_000, "steps between checkpoints (and at the end)")
+    seed: int = _f(0, "seed of everything (same seed, same run)")
+    out: str = _f("runs/jax", "output directory")
+    resume: str | None = _f(None, "a checkpoint.npz to continue from (same network and batch "
+                                  "shape); --total-steps counts from that run's start")
+    ship: bool = _f(False, "copy policy.npz to agents/policies/ppo_{n}p.npz if it beats the "
+                           "shipped policy against greedy")
+    progress: bool = _f(True, "show a progress bar")
+
+    def __post_init__(self) -> None:
+        self.rules()  # validates players / partnerships / target_score
+        for name in ("total_steps", "num_envs", "num_steps", "num_minibatches", "update_epochs",
+                     "snapshots", "snapshot_every", "eval_matches", "checkpoint_every"):
+            _positive_int(name, getattr(self, name))
+        _positive_int("eval_every", self.eval_every, low=0)
+        if (self.num_envs * self.num_steps) % self.num_minibatches:
+            raise ValueError(f"num_envs * num_steps = {self.num_envs * self.num_steps} is not "
+                             f"divisible by num_minibatches={self.num_minibatches}")
+        for name in ("lr", "gamma", "gae_lambda", "clip_eps", "ent_coef", "vf_coef",
+                     "max_grad_norm", "reward_scale", "time_limit", "opp_self", "opp_snapshot",
+                     "opp_greedy", "opp_random", "opp_policy_weight"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+                    math.isfinite(value) and value >= 0):
+                raise ValueError(f"{name}={value!r} must be a finite number >= 0")
+        if self.opp_self + self.opp_snapshot + self.opp_greedy + self.opp_random + (
+                self.opp_policy_weight if self.opp_policy else 0) <= 0:
+            raise ValueError("the opponent mix (--opp-self/--opp-snapshot/--opp-greedy/"
+                             "--opp-random/--opp-policy-weight) needs a positive weight")
+        if self.opp_policy_weight and not self.opp_policy:
+            raise ValueError("--opp-policy-weight needs --opp-policy PATH")
+        if self.opp_policy:
+            load_fixed_actor(self.opp_policy, self.rules())
+        self.hidden()
+
+    def rules(self) -> RuleConfig:
+        return RuleConfig(num_players=self.players, partnerships=self.partnerships,
+                          target_score=self.target_score)
+
+    def hidden(self) -> list[int]:
+        try:
+            sizes = [int(x) for x in self.net.split(",")]
+        except ValueError:
+            sizes = []
+        if not sizes or min(sizes) < 1:
+            raise ValueError(f"net={self.net!r}: give hidden sizes like 256,256")
+        return sizes
+
+    @property
+    def batch(self) -> int:
+        return self.num_envs * self.num_steps
+
+    def num_updates(self) -> int:
+        return -(-self.total_steps // self.batch)
+
+    #: fields that fix the shapes a checkpoint holds
+    SHAPE_FIELDS = ("players", "partnerships", "net", "num_envs", "num_steps", "snapshots")
+
+
+def _positive_int(name: str, value, low: int = 1) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ValueError(f"{name}={value!r} must be an integer >= {low}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m experiments.train_jax",
+                                description=__doc__.split("\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    for f in dataclasses.fields(Config):
+        flag = "--" + f.name.replace("_", "-")
+        help_ = f.metadata["help"]
+        if f.type in ("bool", "bool | None"):
+            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default,
+                           help=help_)
+        else:
+            kind = {"int": int, "float": float}.get(f.type, str)
+            p.add_argument(flag, type=kind, default=f.default, help=help_)
+    return p
+
+
+# -- network: actor and critic MLPs (tanh), the layout agents.ppo plays ----------------------
+def init_mlp(key, sizes: list[int], head_scale: float):
+    """Orthogonal initialisation (gain sqrt(2) hidden, ``head_scale`` for the last layer),
+    zero biases: PureJaxRL's / SB3's choice."""
+    import jax
+
+    layers = []
+    keys = jax.random.split(key, len(sizes) - 1)
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
+        gain = head_scale if i == len(sizes) - 2 else math.sqrt(2)
+        w = jax.nn.initializers.orthogonal(gain)(keys[i], (a, b))
+        layers.append({"w": w, "b": np.zeros(b, np.float32)})
+    return layers
+
+
+def mlp(layers, x):
+    import jax.numpy as jnp
+
+    for layer in layers[:-1]:
+        x = jnp.tanh(x @ layer["w"] + layer["b"])
+    return x @ layers[-1]["w"] + layers[-1]["b"]
+
+
+def init_params(key, obs_size: int, num_actions: int, hidden: list[int]):
+    import jax
+
+    ka, kc = jax.random.split(key)
+    return {"actor": init_mlp(ka, [obs_size, *hidden, num_actions], 0.01),
+            "critic": init_mlp(kc, [obs_size, *hidden, 1], 1.0)}
+
+
+def masked_logits(actor, obs, mask):
+    import jax.numpy as jnp
+
+    return jnp.where(mask, mlp(actor, obs), -1e9)
+
+
+def export_npz(actor, path: Path, metadata: dict[str, Any]) -> None:
+    """Write the actor in the ``.npz`` format of :mod:`agents.ppo` (``w{i}`` as ``(in, out)``,
+    tanh, the action head)."""
+    from agents.ppo import save_policy_npz
+
+    arrays = {}
+    for i, layer in enumerate(actor[:-1]):
+        arrays[f"w{i}"] = np.asarray(layer["w"], np.float32)
+        arrays[f"b{i}"] = np.asarray(layer["b"], np.float32)
+    arrays["action_w"] = np.asarray(actor[-1]["w"], np.float32)
+    arrays["action_b"] = np.asarray(actor[-1]["b"], np.float32)
+    meta = {"obs_size": int(arrays["action_w"].shape[0] if len(actor) == 1
+                            else arrays["w0"].shape[0]),
+            "num_actions": int(arrays["action_w"].shape[1]), "obs_version": OBS_VERSION,
+            **metadata}
+    save_policy_npz(path, arrays, "tanh", meta)
+
+
+def load_fixed_actor(path: str, rules: RuleConfig) -> list[dict[str, np.ndarray]]:
+    """An exported policy (:mod:`agents.ppo`) as this file's actor layers; ``ValueError`` if it
+    is not a tanh policy for ``rules``' observation and actions."""
+    from agents.ppo import NumpyPolicy
+    from dominoes_env.encoding import observation_size
+
+    try:
+        policy = NumpyPolicy(path)
+    except FileNotFoundError as err:
+        raise ValueError(str(err)) from None
+    if policy.activation != "tanh":
+        raise ValueError(f"{path!r} uses {policy.activation}; train_jax plays tanh policies")
+    want = (observation_size(rules), rules.num_tiles * 4)
+    if (policy.obs_size, policy.num_actions) != want:
+        raise ValueError(f"{path!r} takes {policy.obs_size} inputs and {policy.num_actions} "
+                         f"actions; these rules need {want[0]} and {want[1]}")
+    layers = [{"w": w.astype(np.float32), "b": b.astype(np.float32)} for w, b in policy.layers]
+    return [*layers, {"w": policy.action_w.astype(np.float32),
+                      "b": policy.action_b.astype(np.float32)}]
+
+
+# -- self-play environment: the learner's turns only ---------------------------------------
+OPP_SELF, OPP_SNAPSHOT, OPP_GREEDY, OPP_RANDOM, OPP_POLICY = range(5)
+
+
+class Games(NamedTuple):
+    """A batch of games, each waiting for the learner's move."""
+
+    state: Any  # dominoes_env.jax.State, batched
+    side: Any  # (B,) the learner's side
+    opp: Any  # (B,) opponent kind (OPP_*)
+
+
+class SelfPlay:
+    """Batched single-agent view of the JAX game for the learner (``reset`` / ``step``), its
+    opponents played inside. Every method is a pure function of its arguments."""
+
+    def __init__(self, config: Config):
+        import jax.numpy as jnp
+
+        from dominoes_env.jax import make
+
+        self.env = make(num_players=config.players, partnerships=config.partnerships,
+                        target_score=config.target_score, episode="hand",
+                        reward_scale=config.reward_scale)
+        side = np.asarray(self.env.tables.side)
+        self.side_of = jnp.asarray(side, jnp.int32)
+        self.seat_of_side = jnp.asarray([int(np.argmax(side == s)) for s in range(side.max() + 1)],
+                                        jnp.int32)
+        self.num_sides = int(side.max()) + 1
+        self.fixed = (load_fixed_actor(config.opp_policy, config.rules())
+                      if config.opp_policy else None)
+        w = np.array([config.opp_self, config.opp_snapshot, config.opp_greedy, config.opp_random,
+                      config.opp_policy_weight if self.fixed else 0.0], np.float64)
+        self.opp_logits = jnp.asarray(np.log(np.maximum(w / w.sum(), 1e-30)), jnp.float32)
+        self.num_snapshots = config.snapshots
+        self.obs_size = self.env.observation_shape[0]
+        self.num_actions = self.env.num_actions
+
+    def _fresh(self, key, n: int):
+        import jax
+
+        k_init, k_side, k_opp = jax.random.split(key, 3)
+        state = jax.vmap(self.env.init)(jax.random.split(k_init, n))
+        side = jax.random.randint(k_side, (n,), 0, self.num_sides)
+        opp = jax.random.categorical(k_opp, self.opp_logits, shape=(n,))
+        return Games(state, side, opp.astype("int32"))
+
+    def _opponent_actions(self, games: Games, actor, frozen_actor, key):
+        import jax
+        import jax.numpy as jnp
+
+        from dominoes_env.jax import greedy_policy, random_policy
+
+        s = games.state
+        obs, mask = s.observation, s.legal_action_mask
+        k_self, k_snap, k_rand = jax.random.split(key, 3)
+        own = jax.random.categorical(k_self, masked_logits(actor, obs, mask))
+        frozen = jax.random.categorical(k_snap, masked_logits(frozen_actor, obs, mask))
+        greedy = jax.vmap(lambda st: greedy_policy(self.env, st))(s)
+        rand = jax.vmap(lambda st, k: random_policy(self.env, st, k))(
+            s, jax.random.split(k_rand, obs.shape[0]))
+        kinds, actions = [OPP_SELF, OPP_SNAPSHOT, OPP_GREEDY], [own, frozen, greedy]
+        if self.fixed is not None:  # a fixed exported policy, played as agents.ppo does
+            kinds.append(OPP_POLICY)
+            actions.append(jnp.argmax(masked_logits(self.fixed, obs, mask), axis=1))
+        return jnp.select([games.opp == k for k in kinds], actions, rand).astype(jnp.int32)
+
+    def _play(self, games: Games, action, pending, fresh: Games, actor, frozen_actor, key):
+        """Play until every game waits for the learner: first the learner's ``action`` where
+        ``pending``, then its opponents. A game that ends is replaced by ``fresh`` (a new deal)
+        and played on to the learner's first turn. Returns the games, the learner's reward in
+        the game it moved in, and whether that game ended."""
+        import jax
+        import jax.numpy as jnp
+
+        seat = self.seat_of_side[games.side]  # its reward is the learner's side's
+
+        def needs_move(g, pending):
+            return pending | (self.side_of[g.state.current_player] != g.side)
+
+        def cond(carry):
+            g, pending, _, _, _ = carry
+            return jnp.any(needs_move(g, pending))
+
+        def body(carry):
+            g, pending, reward, done, key = carry
+            key, sub = jax.random.split(key)
+            moving = needs_move(g, pending)
+            # the opponents' networks only run in the rounds where some opponent moves
+            a = jax.lax.cond(jnp.any(moving & ~pending),
+                             lambda: self._opponent_actions(g, actor, frozen_actor, sub),
+                             lambda: jnp.zeros_like(action))
+            a = jnp.where(pending, action, a)
+            state = jax.vmap(lambda st, a: self.env.step(st, a))(g.state, a)
+            r = jnp.take_along_axis(state.rewards, seat[:, None], 1)[:, 0]
+            reward = reward + jnp.where(moving & ~done, r, 0.0)
+            ended = moving & state.terminated
+            g = jax.tree.map(lambda n, o: _where(moving, n, o), g._replace(state=state), g)
+            g = jax.tree.map(lambda f, o: _where(ended, f, o), fresh, g)
+            return g, jnp.zeros_like(pending), reward, done | ended, key
+
+        zero = jnp.zeros(games.side.shape, jnp.float32)
+        games, _, reward, done, _ = jax.lax.while_loop(
+            cond, body, (games, pending, zero, jnp.zeros_like(pending), key))
+        return games, reward, done
+
+    def reset(self, key, n: int):
+        """``n`` new games, the learner at the seat to play first."""
+        games = self._fresh(key, n)
+        return games._replace(side=self.side_of[games.state.current_player])
+
+    def step(self, games: Games, action, actor, frozen_actor, key):
+        """The learner plays ``action`` in every game; returns ``(games, reward, done)`` with
+        finished games replaced by fresh ones already at the learner's turn. ``actor`` plays
+        the opponents of kind "self", ``frozen_actor`` (a snapshot) those of kind "snapshot"."""
+        import jax
+        import jax.numpy as jnp
+
+        k_fresh, k_play = jax.random.split(key)
+        fresh = self._fresh(k_fresh, action.shape[0])
+        pending = jnp.ones(action.shape, bool)
+        return self._play(games, action, pending, fresh, actor, frozen_actor, k_play)
+
+
+def _where(pred, a, b):
+    import jax.numpy as jnp
+
+    return jnp.where(pred.reshape(pred.shape + (1,) * (a.ndim - 1)), a, b)
+
+
+# -- the jitted update ---------------------------------------------------------------------
+class Transition(NamedTuple):
+    obs: Any
+    mask: Any
+    action: Any
+    logp: Any
+    value: Any
+    reward: Any
+    done: Any
+
+
+def enable_compilation_cache() -> None:
+    """Keep compiled updates on disk (``$JAX_COMPILATION_CACHE_DIR``, else
+    ``~/.cache/straight-dominoes/jax``): compiling the game takes a minute on a small CPU."""
+    import jax
+
+    where = os.environ.get("JAX_COMPILATION_CACHE_DIR") or str(
+        Path.home() / ".cache" / "straight-dominoes" / "jax")
+    jax.config.update("jax_compilation_cache_dir", where)
+
+
+@functools.lru_cache(maxsize=4)
+def _make_train_cached(frozen: str):
+    return _make_train(Config(**json.loads(frozen)))
+
+
+def make_train(config: Config):
+    """``(init, update)``: ``init(key) -> runner`` and the jitted ``update(runner) -> (runner,
+    metrics)`` = one rollout of ``num_envs x num_steps`` learner decisions and the PPO epochs.
+    The same training settings give the same (already compiled) functions."""
+    keep = {k: v for k, v in dataclasses.asdict(config).items()
+            if k not in ("out", "resume", "ship", "progress", "time_limit", "eval_every",
+                         "eval_matches", "checkpoint_every", "seed")}
+    base = dataclasses.asdict(Config())
+    return _make_train_cached(json.dumps({**base, **keep, "out": "", "resume": None},
+                                         sort_keys=True))
+
+
+def _make_train(config: Config):
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    sp = SelfPlay(config)
+    n_updates = config.num_updates()
+    mb_size = config.batch // config.num_minibatches
+
+    def schedule(count):
+        done = count // (config.num_minibatches * config.update_epochs)
+        return config.lr * (1.0 - jnp.minimum(done, n_updates - 1) / n_updates)
+
+    tx = optax.chain(optax.clip_by_global_norm(config.max_grad_norm),
+                     optax.adam(schedule if config.anneal_lr else config.lr, eps=1e-5))
+
+    def init(key):
+        k_params, k_env, k_run = jax.random.split(key, 3)
+        params = init_params(k_params, sp.obs_size, sp.num_actions, config.hidden())
+        snaps = jax.tree.map(lambda x: jnp.stack([x] * config.snapshots), params["actor"])
+        games = sp.reset(k_env, config.num_envs)
+        return {"params": params, "opt": tx.init(params), "snaps": snaps,
+                "snaps_filled": jnp.int32(1), "snaps_next": jnp.int32(1 % config.snapshots),
+                "games": games, "key": k_run, "update": jnp.int32(0),
+                "ep_return": jnp.zeros(config.num_envs, jnp.float32)}
+
+    def loss_fn(params, batch, adv, target):
+        logits = masked_logits(params["actor"], batch.obs, batch.mask)
+        logp_all = jax.nn.log_softmax(logits)
+        logp = jnp.take_along_axis(logp_all, batch.action[:, None], 1)[:, 0]
+        ratio = jnp.exp(logp - batch.logp)
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+        pg = -jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - config.clip_eps,
+                                                1 + config.clip_eps) * adv).mean()
+        value = mlp(params["critic"], batch.obs)[:, 0]
+        v_clip = batch.value + jnp.clip(value - batch.value, -config.clip_eps, config.clip_eps)
+        v_loss = 0.5 * jnp.maximum((value - target) ** 2, (v_clip - target) ** 2).mean()
+        probs = jnp.exp(logp_all)
+        entropy = -jnp.sum(jnp.where(batch.mask, probs * logp_all, 0.0), axis=1).mean()
+        total = pg + config.vf_coef * v_loss - config.ent_coef * entropy
+        kl = ((ratio - 1) - (logp - batch.logp)).mean()
+        return total, {"policy_loss": pg, "value_loss": v_loss, "entropy": entropy,
+                       "approx_kl": kl}
+
+    def update(runner):
+        params, snaps = runner["params"], runner["snaps"]
+        # this rollout's frozen opponent: one snapshot for every game (one network to run)
+        key, k_slot = jax.random.split(runner["key"])
+        frozen = jax.tree.map(lambda s: s[jax.random.randint(k_slot, (), 0,
+                                                             runner["snaps_filled"])], snaps)
+
+        def env_step(carry, _):
+            games, ep_return, key = carry
+            key, k_act, k_step = jax.random.split(key, 3)
+            s = games.state
+            obs, mask = s.observation, s.legal_action_mask
+            logits = masked_logits(params["actor"], obs, mask)
+            action = jax.random.categorical(k_act, logits)
+            logp = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], 1)[:, 0]
+            value = mlp(params["critic"], obs)[:, 0]
+            games, reward, done = sp.step(games, action.astype(jnp.int32), params["actor"],
+                                          frozen, k_step)
+            ep_return = ep_return + reward
+            info = (jnp.where(done, ep_return, 0.0), done)
+            ep_return = jnp.where(done, 0.0, ep_return)
+            t = Transition(obs, mask, action.astype(jnp.int32), logp, value, reward, done)
+            return (games, ep_return, key), (t, info)
+
+        (games, ep_return, key), (traj, (finished, dones)) = jax.lax.scan(
+            env_step, (runner["games"], runner["ep_return"], key), None,
+            config.num_steps)
+        last_value = mlp(params["critic"], games.state.observation)[:, 0]
+
+        def gae(carry, t):
+            next_adv, next_value = carry
+            delta = t.reward + config.gamma * next_value * (1 - t.done) - t.value
+            adv = delta + config.gamma * config.gae_lambda * (1 - t.done) * next_adv
+            return (adv, t.value), adv
+
+        _, advantages = jax.lax.scan(gae, (jnp.zeros_like(last_value), last_value), traj,
+                                     reverse=True)
+        targets = advantages + traj.value
+
+        def epoch(carry, _):
+            params, opt, key = carry
+            key, k_perm = jax.random.split(key)
+            perm = jax.random.permutation(k_perm, config.batch)
+            flat = jax.tree.map(lambda x: x.reshape((config.batch,) + x.shape[2:]),
+                                (traj, advantages, targets))
+            shuffled = jax.tree.map(
+                lambda x: x[perm].reshape((config.num_minibatches, mb_size) + x.shape[1:]), flat)
+
+            def minibatch(carry, mb):
+                params, opt = carry
+                batch, adv, target = mb
+                grads, stats = jax.grad(loss_fn, has_aux=True)(params, batch, adv, target)
+                updates, opt = tx.update(grads, opt, params)
+                return (optax.apply_updates(params, updates), opt), stats
+
+            (params, opt), stats = jax.lax.scan(minibatch, (params, opt), shuffled)
+            return (params, opt, key), stats
+
+        (params, opt, key), stats = jax.lax.scan(epoch, (params, runner["opt"], key), None,
+                                                 config.update_epochs)
+        step = runner["update"] + 1
+        take = step % config.snapshot_every == 0
+        slot = runner["snaps_next"]
+        snaps = jax.tree.map(lambda s, a: s.at[slot].set(jnp.where(take, a, s[slot])),
+                             snaps, params["actor"])
+        runner = {**runner, "params": params, "opt": opt, "snaps": snaps, "games": games,
+                  "key": key, "update": step, "ep_return": ep_return,
+                  "snaps_filled": jnp.where(take, jnp.minimum(runner["snaps_filled"] + 1,
+                                                              config.snapshots),
+                                            runner["snaps_filled"]),
+                  "snaps_next": jnp.where(take, (slot + 1) % config.snapshots, slot)}
+        n_done = dones.sum()
+        metrics = {k: v.mean() for k, v in stats.items()}
+        metrics.update(episodes=n_done,
+                       episode_return=finished.sum() / jnp.maximum(n_done, 1) /
+                       config.reward_scale)
+        return runner, metrics
+
+    return init, jax.jit(update)
+
+
+# -- checkpoints -----------------------------------------------------------------------------
+def save_checkpoint(runner, config: Config, steps: int, wall: float, path: Path) -> None:
+    """Everything the update carries but the games in play (a resumed run deals fresh ones),
+    atomically."""
+    import jax
+
+    keep = {k: v for k, v in runner.items() if k not in ("games", "ep_return")}
+    leaves, _ = jax.tree.flatten(keep)
+    meta = {"format": FORMAT, "steps": steps, "wall_s": wall,
+            "config": dataclasses.asdict(config)}
+    payload = {f"leaf{i}": np.asarray(x) for i, x in enumerate(leaves)}
+    payload["meta"] = np.array(json.dumps(meta))
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        np.savez(fh, **payload)
+    os.replace(tmp, path)
+
+
+def read_checkpoint(path: str, config: Config) -> dict[str, Any]:
+    """The checkpoint's metadata, checked against ``config`` (``ValueError`` naming what does not
+    match); the arrays are loaded by :func:`restore`."""
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"--resume {path!r}: no such checkpoint file")
+    try:
+        with np.load(p, allow_pickle=False) as data:
+            meta = json.loads(str(data["meta"]))
+    except (OSError, ValueError, KeyError, json.JSONDecodeError) as err:
+        raise ValueError(f"--resume {path!r} is not a train_jax checkpoint ({err})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise ValueError(f"--resume {path!r} is not a train_jax checkpoint ({FORMAT})")
+    saved = meta.get("config", {})
+    for name in Config.SHAPE_FIELDS:
+        if saved.get(name) != getattr(config, name):
+            raise ValueError(f"--resume {path!r} was trained with {name}={saved.get(name)!r}, "
+                             f"this run has {name}={getattr(config, name)!r}")
+    return meta
+
+
+def restore(path: str, runner):
+    import jax
+    import jax.numpy as jnp
+
+    keep = {k: v for k, v in runner.items() if k not in ("games", "ep_return")}
+    leaves, tree = jax.tree.flatten(keep)
+    with np.load(path, allow_pickle=False) as data:
+        loaded = [data[f"leaf{i}"] for i in range(len(leaves))]
+    for old, new in zip(leaves, loaded, strict=True):
+        if np.shape(old) != new.shape:
+            raise ValueError(f"--resume {path!r}: an array has shape {new.shape}, expected "
+                             f"{np.shape(old)}")
+    restored = jax.tree.unflatten(tree, [jnp.asarray(x) for x in loaded])
+    return {**runner, **restored}
+
+
+# -- evaluation and logging ----------------------------------------------------------------
+class TensorBoard:
+    """Scalars to TensorBoard event files without torch (tensorboard's own writer)."""
+
+    def __init__(self, logdir: Path):
+        from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+        self.writer = EventFileWriter(str(logdir))
+
+    def scalars(self, values: dict[str, float], step: int) -> None:
+        from tensorboard.compat.proto.event_pb2 import Event
+        from tensorboard.compat.proto.summary_pb2 import Summary
+
+        summary = Summary(value=[Summary.Value(tag=k, simple_value=float(v))
+                                 for k, v in values.items()])
+        self.writer.add_event(Event(wall_time=time.time(), step=step, summary=summary))
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+def evaluate_policy(path: Path, config: Config, opponents=("greedy", "random"),
+                    matches: int | None = None) -> dict[str, float]:
+    """Win rates of the exported policy against each opponent (Wilson intervals, margins):
+    :func:`experiments.train_ppo.evaluate`, the arena of the tournaments."""
+    from .arena import derive_seed
+    from .train_ppo import evaluate
+
+    row: dict[str, float] = {}
+    for opponent in opponents:
+        res = evaluate(str(path), config.rules(), opponent, matches or config.eval_matches,
+                       derive_seed(config.seed, "eval"))
+        row.update({f"{k}_vs_{opponent}": round(v, 4) for k, v in res.items()})
+    return row
+
+
+def append_csv(path: Path, row: dict[str, Any]) -> None:
+    new = not path.exists()
+    with open(path, "a", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(row))
+        if new:
+            writer.writeheader()
+        writer.writerow(row)
+
+
+# -- the run -------------------------------------------------------------------------------
+def train(config: Config, command: str = "") -> Path:
+    """Train; write ``policy.npz`` + ``policy.json`` into ``config.out``; returns its path."""
+    import jax
+    from tqdm import tqdm
+
+    meta_resumed = read_checkpoint(config.resume, config) if config.resume else None
+    out = Path(config.out)
+    if meta_resumed is None and (out / "checkpoint.npz").exists():
+        raise FileExistsError(f"{out} holds an earlier run; pass --resume "
+                              f"{out / 'checkpoint.npz'} or a new --out")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2))
+    rules = config.rules()
+    started = time.time()
+    enable_compilation_cache()
+    init, update = make_train(config)
+    runner = init(jax.random.PRNGKey(config.seed))
+    steps, wall_before = 0, 0.0
+    if meta_resumed is not None:
+        runner = restore(config.resume, runner)
+        steps, wall_before = int(meta_resumed["steps"]), float(meta_resumed["wall_s"])
+    tb = TensorBoard(out / "tb")
+
+    def wall() -> float:
+        return round(wall_before + time.time() - started, 1)
+
+    def export(path: Path) -> dict[str, Any]:
+        meta = {"rules": rules.to_dict(), "obs_version": OBS_VERSION, "steps": steps,
+                "wall_s": wall(), "seed": config.seed, "trainer": "experiments.train_jax",
+                "config": dataclasses.asdict(config), "command": command}
+        export_npz(runner["params"]["actor"], path, meta)
+        return meta
+
+    def evaluate_now() -> None:
+        export(out / "eval_policy.npz")
+        row = {"steps": steps, "wall_s": wall(), **evaluate_policy(out / "eval_policy.npz",
+                                                                    config)}
+        tb.scalars({f"eval/{k}": v for k, v in row.items() if k not in ("steps",)}, steps)
+        append_csv(out / "eval.csv", row)
+        tqdm.write(f"[eval] steps {steps:,}: vs greedy {row['win_rate_vs_greedy']:.3f} "
+                   f"[{row['ci_low_vs_greedy']:.3f}, {row['ci_high_vs_greedy']:.3f}], "
+                   f"vs random {row['win_rate_vs_random']:.3f}")
+
+    if steps == 0 and config.eval_every:
+        evaluate_now()  # the learning curve starts at the initial policy
+    next_eval = (steps // config.eval_every + 1) * config.eval_every if config.eval_every else 0
+    next_ckpt = (steps // config.checkpoint_every + 1) * config.checkpoint_every
+    bar = tqdm(total=config.num_updates() * config.batch, initial=steps, unit="step",
+               unit_scale=True, disable=not config.progress, dynamic_ncols=True)
+    last_eval = -1 if steps else 0
+    interrupted = False
+    try:
+        while steps < config.total_steps:
+            runner, metrics = update(runner)
+            steps += config.batch
+            bar.update(config.batch)
+            m = {k: float(v) for k, v in metrics.items()}
+            tb.scalars({f"train/{k}": v for k, v in m.items()}, steps)
+            bar.set_postfix(ret=f"{m['episode_return']:+.1f}", ent=f"{m['entropy']:.2f}",
+                            refresh=False)
+            if config.eval_every and steps >= next_eval:
+                evaluate_now()
+                last_eval = steps
+                next_eval += config.eval_every
+            if steps >= next_ckpt:
+                save_checkpoint(runner, config, steps, wall(), out / "checkpoint.npz")
+                next_ckpt += config.checkpoint_every
+            if config.time_limit and time.time() - started > config.time_limit * 60:
+                tqdm.write(f"[time limit] {config.time_limit:g} minutes: stopping at "
+                           f"{steps:,} steps")
+                interrupted = True
+                break
+    except KeyboardInterrupt:  # Ctrl-C: keep what was learned, evaluate and export it
+        interrupted = True
+    finally:
+        bar.close()
+        save_checkpoint(runner, config, steps, wall(), out / "checkpoint.npz")
+    if last_eval != steps:
+        evaluate_now()
+    tb.close()
+    meta = export(out / "policy.npz")
+    (out / "policy.json").write_text(json.dumps(meta, indent=2))
+    print(f"trained {steps:,} steps in {wall():.0f} s{' (interrupted)' if interrupted else ''}; "
+          f"policy: {out / 'policy.npz'}")
+    if config.ship:
+        ship(out, config)
+    return out / "policy.npz"
+
+
+def ship(out: Path, config: Config, matches: int = 1000) -> bool:
+    """Copy ``policy.npz`` to the shipped place if it beats the shipped policy against greedy
+    over the same ``matches`` matches; prints both figures either way."""
+    from agents.ppo import shipped_policy_path
+
+    target = shipped_policy_path(config.players)
+    new = evaluate_policy(out / "policy.npz", config, ("greedy",), matches)["win_rate_vs_greedy"]
+    old = (evaluate_policy(target, config, ("greedy",), matches)["win_rate_vs_greedy"]
+           if target.is_file() else -1.0)
+    print(f"vs greedy over {matches} matches: new {new:.3f}, shipped {old:.3f}")
+    if new <= old:
+        print(f"not shipped: {target} is at least as strong")
+        return False
+    shutil.copyfile(out / "policy.npz", target)
+    shutil.copyfile(out / "policy.json", target.with_suffix(".json"))
+    print(f"shipped: {target}")
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        config = Config(**vars(args))
+        if config.resume:
+            read_checkpoint(config.resume, config)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    command = "python -m experiments.train_jax " + " ".join(
+        shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
+    try:
+        train(config, command)
+    except FileExistsError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

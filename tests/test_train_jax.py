@@ -1,0 +1,156 @@
+"""train_jax end to end at a tiny size: a couple of jitted updates, evaluation from step 0,
+export in the ``ppo:PATH`` format (plays a legal match), checkpoint and resume, same seed same
+policy, bad flags exit 2 before anything is written. One network shape throughout, so the
+update compiles once per test process."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("optax")
+pytest.importorskip("pgx")
+
+from agents import make_agent  # noqa: E402
+from agents.ppo import NumpyPolicy  # noqa: E402
+from dominoes_env.core import RuleConfig  # noqa: E402
+from experiments.arena import play_match  # noqa: E402
+from experiments.train_jax import Config, export_npz, init_params, main, mlp  # noqa: E402
+
+# 2 updates of 8 games x 4 decisions; evaluation with 2 matches per opponent
+TINY = ["--num-envs", "8", "--num-steps", "4", "--num-minibatches", "2", "--update-epochs",
+        "2", "--net", "16", "--total-steps", "64", "--eval-every", "32", "--eval-matches", "2",
+        "--checkpoint-every", "32", "--target-score", "50", "--snapshot-every", "1",
+        "--snapshots", "2", "--no-progress"]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("jax") / "run"
+    assert main([*TINY, "--seed", "3", "--out", str(out)]) == 0
+    return out
+
+
+def test_tiny_run_writes_curve_checkpoint_and_a_playable_export(run):
+    meta = json.loads((run / "policy.json").read_text())
+    assert meta["steps"] == 64 and meta["rules"]["target_score"] == 50
+    assert meta["obs_version"] >= 2 and meta["wall_s"] > 0
+    assert meta["command"].startswith("python -m experiments.train_jax --num-envs 8")
+    rows = list(csv.DictReader(open(run / "eval.csv")))
+    assert [int(r["steps"]) for r in rows] == [0, 32, 64]  # the curve starts at step 0
+    for r in rows:
+        assert float(r["ci_low_vs_greedy"]) <= float(r["win_rate_vs_greedy"]) \
+            <= float(r["ci_high_vs_greedy"])
+        assert int(float(r["matches_vs_random"])) == 2
+    assert any((run / "tb").rglob("events.out.tfevents*"))
+    assert (run / "checkpoint.npz").is_file()
+
+    policy = NumpyPolicy(run / "policy.npz")  # the numpy format of agents.ppo
+    assert policy.activation == "tanh" and len(policy.layers) == 1
+    assert policy.metadata["rules"] == RuleConfig(target_score=50).to_dict()
+    # play_match raises on any illegal action
+    result = play_match([make_agent(f"ppo:{run / 'policy.npz'}"), "greedy"],
+                        RuleConfig(target_score=50), seed=4)
+    assert result.winner in (0, 1)
+
+
+def test_resume_continues_the_step_count(run):
+    assert main([*TINY, "--total-steps", "96", "--seed", "3", "--out", str(run),
+                 "--resume", str(run / "checkpoint.npz")]) == 0
+    meta = json.loads((run / "policy.json").read_text())
+    assert meta["steps"] == 96
+    rows = list(csv.DictReader(open(run / "eval.csv")))
+    assert [int(r["steps"]) for r in rows][-1] == 96
+    with np.load(run / "checkpoint.npz") as data:
+        assert json.loads(str(data["meta"]))["steps"] == 96
+
+
+def test_time_limit_stops_training_then_exports(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main([*TINY, "--eval-every", "0", "--total-steps", "640", "--time-limit", "1e-4",
+                 "--out", str(out)]) == 0
+    assert json.loads((out / "policy.json").read_text())["steps"] == 32  # one update
+    assert "(interrupted)" in capsys.readouterr().out
+
+
+def test_same_seed_same_policy(tmp_path):
+    flags = [*TINY, "--eval-every", "0", "--seed", "5"]
+    assert main([*flags, "--out", str(tmp_path / "a")]) == 0
+    assert main([*flags, "--out", str(tmp_path / "b")]) == 0
+    a, b = np.load(tmp_path / "a" / "policy.npz"), np.load(tmp_path / "b" / "policy.npz")
+    for key in ("w0", "b0", "action_w", "action_b"):
+        np.testing.assert_array_equal(a[key], b[key])
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--num-envs", "0"], "num_envs=0 must be an integer >= 1"),
+    (["--net", "abc"], "net='abc'"),
+    (["--opp-greedy", "-1"], "opp_greedy=-1.0 must be a finite number >= 0"),
+    (["--num-envs", "3", "--num-minibatches", "2", "--num-steps", "1"], "not divisible"),
+    (["--players", "5"], "num_players=5"),
+    (["--resume", "no/such/checkpoint.npz"], "no such checkpoint file"),
+])
+def test_bad_flags_exit_2_with_one_line_before_writing(tmp_path, capsys, flags, message):
+    out = tmp_path / "never"
+    assert main([*flags, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_mismatched_or_foreign_checkpoint_exits_2(run, tmp_path, capsys):
+    out = tmp_path / "never"
+    assert main([*TINY, "--net", "32", "--out", str(out),
+                 "--resume", str(run / "checkpoint.npz")]) == 2
+    assert "net='16', this run has net='32'" in capsys.readouterr().err
+    assert main([*TINY, "--out", str(out), "--resume", str(run / "policy.npz")]) == 2
+    assert "is not a train_jax checkpoint" in capsys.readouterr().err
+    assert not out.exists()
+    # an earlier run's directory without --resume
+    assert main([*TINY, "--out", str(run)]) == 2
+    assert "holds an earlier run" in capsys.readouterr().err
+
+
+def test_export_matches_the_jax_network(tmp_path):
+    import jax
+
+    params = init_params(jax.random.PRNGKey(0), 234, 112, Config(net="8,4").hidden())
+    actor = jax.tree.map(lambda x: x + 0.1, params["actor"])  # non-zero biases too
+    path = tmp_path / "p.npz"
+    export_npz(actor, path, {"rules": RuleConfig().to_dict()})
+    obs = np.random.default_rng(0).random((5, 234)).astype(np.float32)
+    np.testing.assert_allclose(NumpyPolicy(path).logits(obs), np.asarray(mlp(actor, obs)),
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_opponent_policy_is_checked_before_training(tmp_path, capsys):
+    from agents.ppo import random_policy_npz
+
+    relu = tmp_path / "relu.npz"
+    random_policy_npz(relu, RuleConfig(), hidden=(8,), activation="relu")
+    four = tmp_path / "four.npz"
+    random_policy_npz(four, RuleConfig(num_players=4), hidden=(8,))
+    out = tmp_path / "never"
+    for flags, message in ((["--opp-policy", str(relu)], "uses relu"),
+                           (["--opp-policy", str(four)], "these rules need 234 and 112"),
+                           (["--opp-policy", str(tmp_path / "no.npz")], "no such file"),
+                           (["--opp-policy-weight", "1"], "needs --opp-policy PATH")):
+        assert main([*flags, "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and message in err, err
+    assert not out.exists()
+
+
+def test_best_response_refuses_bad_input(capsys):
+    from experiments.best_response import jittable
+    from experiments.best_response import main as best_response
+
+    assert best_response(["--agent", "nonsense", "--steps", "10"]) == 2
+    assert "unknown agent spec 'nonsense'" in capsys.readouterr().err
+    assert best_response(["--agent", "greedy", "--steps", "0"]) == 2
+    assert "--steps and --matches must be >= 1" in capsys.readouterr().err
+    assert jittable("ppo:x.npz") == ("ppo", "x.npz") and jittable("greedy") == ("greedy", "")
+    assert jittable("search:sims=5") is None
