@@ -1,6 +1,6 @@
 VENV := .venv
 PY := $(VENV)/bin/python
-EXTRAS := tournament,train,notebooks,openspiel,ray,bench,jax,docs,dev
+EXTRAS := tournament,train,notebooks,openspiel,ray,rllib,tianshou,bench,jax,docs,dev
 STAMP := $(VENV)/.installed
 
 .PHONY: install demo test bench lint clean browser docs docs-notebooks
@@ -29,7 +29,7 @@ demo: $(STAMP)
 test: $(STAMP) $(CHROMIUM)
 	$(PY) -m ruff check .
 	$(MKDOCS) build --strict --quiet --site-dir build/site
-	$(PY) -m pytest -n 2
+	$(PY) -m pytest -n 2 --dist loadgroup
 
 # The documentation site (into site/). It shows the notebooks as stored in docs/notebooks/,
 # without running them: `make docs-notebooks` runs notebooks/ and stores the executed copies.

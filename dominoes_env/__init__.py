@@ -2,7 +2,9 @@
 
 - the game core, plain Python: :class:`RuleConfig`, :class:`MatchState`, :class:`HandState`,
   :class:`SeatView`, :class:`Move`, :class:`Tile` (re-exported here from :mod:`.core`);
-- ``env()`` / ``raw_env``: the PettingZoo AEC environment (:mod:`.aec`);
+- ``env()`` / ``raw_env``: the PettingZoo AEC environment (:mod:`.aec`); ``parallel_env``: the
+  same through PettingZoo's Parallel API (:mod:`.parallel`); :mod:`.straight_dominoes_v1` holds
+  all three under the env's version, as PettingZoo's classic envs do;
 - :class:`SingleAgentEnv`: a Gymnasium env for one learning seat (:mod:`.single_agent`);
 - the numpy encodings (:mod:`.encoding`) and pictures (:mod:`.render`);
 - ``viewer(record_or_match)``: the replay viewer, inline in Jupyter (:mod:`.render.html`).
@@ -20,7 +22,6 @@ True
 from __future__ import annotations
 
 import importlib
-import sys
 from typing import Any
 
 from .core import (
@@ -44,6 +45,7 @@ from .core import (
 _LAZY = {
     "env": "dominoes_env.aec",
     "raw_env": "dominoes_env.aec",
+    "parallel_env": "dominoes_env.parallel",
     "SingleAgentEnv": "dominoes_env.single_agent",
     "RandomPlayer": "dominoes_env.single_agent",
     "encode_observation": "dominoes_env.encoding",
@@ -78,12 +80,8 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 
-# registries: only when their library is already loaded (registering never imports it)
-if "pettingzoo" in sys.modules:
-    from .registration import register_pettingzoo as _register_pettingzoo
+# registry ids: registered now in Gymnasium / PettingZoo if already imported, else the moment
+# either is imported (an import hook; registering never imports them itself)
+from .registration import install_import_hook as _install_import_hook  # noqa: E402
 
-    _register_pettingzoo()
-if "gymnasium" in sys.modules:
-    from .registration import register_gymnasium as _register_gymnasium
-
-    _register_gymnasium()
+_install_import_hook()

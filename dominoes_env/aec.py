@@ -12,24 +12,23 @@ illegal actions    ``illegal_action="penalize"`` (default: what PettingZoo's
                    or ``"raise"`` (the core's ``IllegalMoveError``, state unchanged); a
                    non-integer or out-of-range action raises ``TypeError`` / ``ValueError``
 render modes       ``"ansi"`` (text), ``"human"`` (prints the text), ``"rgb_array"`` (image)
-registry id        ``dominoes/straight_dominoes-v0`` (``pettingzoo.make("aec", ...)``)
+registry id        ``dominoes/straight_dominoes-v1`` (``pettingzoo.make("aec", ...)``; the
+                   parallel form in :mod:`.parallel`)
 pickling           ``EzPickle`` (the constructor arguments) plus the episode in progress, so
                    an unpickled env carries on exactly where the original was
 =================  ===========================================================================
 
 Forced draws and passes never ask an agent: they happen inside ``step`` (the core plays them
 after every play) and show in the next observations (hand sizes, boneyard, known lacks) and in
-``infos``. After each step every agent's info is the same read-only dict::
-
-    {"events": [("play", seat, code, points), ("draw", seat, n), ("pass", seat), ...],
-     "hand_number": k, "scores": (side scores...)}
-
-plus ``"hand_result"`` (``("domino", seat)`` or ``("blocked", None)``) and ``"hand_award"``
-(``(side, points)`` or ``None``) when that step ended hand ``k``. The events are the core's
-typed records (``Play``, ``Draw``, ``Pass``; the result and award are ``Result`` and
-``Award``): named tuples equal to the tuples shown, with fields (``ev.seat``, ``ev.points``).
-With ``episode="match"`` the next hand is dealt at once, so the next observation shows the new
-deal; with ``episode="hand"`` the last observations show the finished hand.
+``infos``. After each step every agent's info is the same read-only dict of one fixed structure
+(the table in :mod:`.infos`: ``hand_number``, ``scores``, ``hand_end``, ``domino_seat``,
+``award_side``, ``award_points``, ``illegal_action``), so libraries that stack infos can; with
+``info_events=True`` it also holds ``"events"``, the public events of that step
+(``("play", seat, code, points)``, ``("draw", seat, n)``, ``("pass", seat)``), and
+``"illegal_reason"``. The events are the core's typed records (``Play``, ``Draw``, ``Pass``):
+named tuples equal to the tuples shown, with fields (``ev.seat``, ``ev.points``). With
+``episode="match"`` the next hand is dealt at once, so the next observation shows the new deal;
+with ``episode="hand"`` the last observations show the finished hand.
 
 Observations are fresh arrays on every call (safe to keep).
 
@@ -70,17 +69,18 @@ from .encoding import (
     state_bounds,
     state_vector,
 )
+from .infos import NO_HAND_END, hand_end_fields, scores_array
 from .options import delta_rewards, episode_winner, split_options, win_loss_rewards
 from .registration import register_pettingzoo
 from .render import render_frame
 
-ENV_NAME = "straight_dominoes_v0"
+ENV_NAME = "straight_dominoes_v1"
 RENDER_MODES = ("human", "ansi", "rgb_array")
 
 # what a pickle carries beyond the constructor arguments (so a round trip resumes the episode)
 _EPISODE_ATTRS = ("match", "_hand", "_seeder", "agents", "rewards", "_cumulative_rewards",
                   "terminations", "truncations", "infos", "agent_selection",
-                  "_skip_agent_selection", "_zero_rewards", "_scores", "_scores_tuple")  # fmt: skip
+                  "_skip_agent_selection", "_zero_rewards", "_scores", "_scores_arr")  # fmt: skip
 
 
 def env(render_mode: str | None = None, **options: Any) -> AECEnv:
@@ -224,6 +224,7 @@ class raw_env(AECEnv, EzPickle):
         self._win_loss = self.options.reward_mode == "win_loss"
         self._hand_episode = self.options.episode == "hand"
         self._raise_illegal = self.options.illegal_action == "raise"
+        self._info_events = self.options.info_events
         self._seeder: random.Random | None = None
         self.match: MatchState | None = None
         self._hand = None
@@ -250,11 +251,13 @@ class raw_env(AECEnv, EzPickle):
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._zero_rewards = True
         self._scores = self.match.scores[:]
-        self._scores_tuple = tuple(self._scores)
+        self._scores_arr = scores_array(self._scores)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        info = {"events": [], "hand_number": 0, "scores": self._scores_tuple}
+        info = self._info(0, NO_HAND_END, -1)
+        if self._info_events:
+            info["events"], info["illegal_reason"] = [], ""
         self.infos = dict.fromkeys(self.agents, info)
         self.agent_selection = self._names[self.match.turn]
         self._skip_agent_selection = None
@@ -287,13 +290,15 @@ class raw_env(AECEnv, EzPickle):
         changed = scores != self._scores
         if changed:
             before, self._scores = self._scores, scores[:]
-            self._scores_tuple = tuple(scores)
-        info = {"events": hand.history[start:], "hand_number": hand_number,
-                "scores": self._scores_tuple}
+            self._scores_arr = scores_array(scores)
         hand_over = hand.turn < 0
-        if hand_over:
-            info["hand_result"] = hand.result
-            info["hand_award"] = hand.award
+        # the award credited to the scores is the match's (it can differ from hand.award when
+        # a play reaches the target under win_check="immediate")
+        info = self._info(hand_number,
+                          hand_end_fields(hand.result, match.awards[-1]) if hand_over
+                          else NO_HAND_END, -1)
+        if self._info_events:
+            info["events"], info["illegal_reason"] = hand.history[start:], ""
         done = match.winner is not None or (hand_over and self._hand_episode)
         self._hand = hand if done else match.hand
         agents = self.agents
@@ -332,12 +337,19 @@ class raw_env(AECEnv, EzPickle):
         self.rewards = dict.fromkeys(agents, 0.0)
         self.rewards[agent] = float(self.options.illegal_reward)
         self._zero_rewards = False
-        info = {"events": [], "hand_number": self.match.hand_number,
-                "scores": tuple(self.match.scores), "illegal_action": code,
-                "illegal_reason": err.reason}
+        info = self._info(self.match.hand_number, NO_HAND_END, code)
+        if self._info_events:
+            info["events"], info["illegal_reason"] = [], err.reason
         self.infos = dict.fromkeys(agents, info)
         self._accumulate_rewards()
         self._deads_step_first()
+
+    def _info(self, hand_number: int, hand_end: tuple, illegal: int) -> dict[str, Any]:
+        """The fixed-structure info of :mod:`.infos` (shared by every agent)."""
+        end, domino_seat, award_side, award_points = hand_end
+        return {"hand_number": hand_number, "scores": self._scores_arr, "hand_end": end,
+                "domino_seat": domino_seat, "award_side": award_side,
+                "award_points": award_points, "illegal_action": illegal}
 
     # -- observing ---------------------------------------------------------------------------
     def observe(self, agent: str) -> dict[str, np.ndarray]:

@@ -29,6 +29,9 @@ option                  default              allowed
 ``obs_version``         ``OBS_VERSION``      a registered observation version
                                              (``dominoes_env.encoding.OBSERVATION_SPECS``;
                                              today only ``2``)
+``info_events``         ``False``            ``True`` adds the public event list (and the
+                                             illegal move's reason) to every info; see
+                                             :mod:`.infos` (off: infos of one fixed structure)
 ======================  ===================  ====================================================
 
 Every player's reward is its side's reward (partners share it).
@@ -46,7 +49,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from .core import RuleConfig
-from .core.checks import as_float
+from .core.checks import as_bool, as_float
 
 REWARD_MODES = ("score_delta", "win_loss")
 EPISODES = ("match", "hand")
@@ -63,6 +66,7 @@ class EnvOptions:
     illegal_action: str = "penalize"
     illegal_reward: float = -1.0
     obs_version: int = 2  # dominoes_env.encoding.OBS_VERSION (a test keeps them equal)
+    info_events: bool = False
 
     def __post_init__(self) -> None:
         for name, allowed in (("reward_mode", REWARD_MODES), ("episode", EPISODES),
@@ -80,6 +84,7 @@ class EnvOptions:
 
         # ValueError naming the registered versions; numpy integers become int
         object.__setattr__(self, "obs_version", observation_spec(self.obs_version).version)
+        object.__setattr__(self, "info_events", as_bool("info_events", self.info_events))
 
     def scale(self, rules: RuleConfig) -> float:
         """The score_delta multiplier: ``reward_scale``, or ``1 / target_score``."""

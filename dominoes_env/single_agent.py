@@ -23,9 +23,12 @@ partnerships), and so on.
 - ``reset(seed=s)`` seeds the match, the seat draw and every opponent (``reset(seed)`` with a
   seed drawn from the env's generator), so the same seed gives the same episode. If an episode
   would end before the learner's first decision (a tiny ``target_score``), another is dealt.
-- info: ``seat``, ``events`` (the public events since the learner's previous decision, as in
-  the AEC env), ``hand_results`` (``(hand_number, result, award)`` for each hand that ended
-  meanwhile), ``scores``, ``hand_number``.
+- info: one fixed structure (the table in :mod:`.infos`): ``seat``, ``hand_number``, ``scores``,
+  ``hands_ended`` (hands that ended since the learner's previous decision) and the last such
+  hand's ``hand_end``, ``domino_seat``, ``award_side``, ``award_points``; ``illegal_action``.
+  With ``info_events=True`` also ``events`` (the public events since the learner's previous
+  decision, as in the AEC env), ``hand_results`` (``(hand_number, result, award)`` for each
+  hand that ended meanwhile) and ``illegal_reason``.
 
 >>> env = SingleAgentEnv(num_players=2, seat=0)
 >>> obs, info = env.reset(seed=1)
@@ -45,6 +48,7 @@ from gymnasium import spaces
 from .core import IllegalMoveError, MatchState, SeatView
 from .core.checks import ParameterTypeError, as_int, short_repr
 from .encoding import NUM_ENDS, check_action, observation_spec
+from .infos import NO_HAND_END, hand_end_fields, scores_array
 from .options import delta_rewards, episode_winner, split_options, win_loss_rewards
 from .registration import register_gymnasium
 from .render import render_frame
@@ -192,8 +196,9 @@ class SingleAgentEnv(gymnasium.Env):
             if self.options.illegal_action == "raise":
                 raise
             self._done = True
-            info = self._info(events, results)
-            info["illegal_action"], info["illegal_reason"] = code, err.reason
+            info = self._info(events, results, illegal=code)
+            if self.options.info_events:
+                info["illegal_reason"] = err.reason
             return self._observe(), float(self.options.illegal_reward), True, False, info
         if not self._done:
             self._play_others(events, results)
@@ -214,7 +219,8 @@ class SingleAgentEnv(gymnasium.Env):
             match.play(code)  # raises IllegalMoveError naming the reason, state unchanged
         events.extend(hand.history[start:])
         if hand.turn < 0:
-            results.append((match.hand_number - (match.hand is not hand), hand.result, hand.award))
+            results.append((match.hand_number - (match.hand is not hand), hand.result, hand.award,
+                            match.awards[-1]))
         if match.winner is not None or (hand.turn < 0 and self.options.episode == "hand"):
             self._done = True
             self._hand = hand
@@ -260,9 +266,20 @@ class SingleAgentEnv(gymnasium.Env):
         return self._obs_spec.encode_state(self._lay, self._hand, self.seat, self.match.scores,
                                            self.match.winner is not None)
 
-    def _info(self, events: list, results: list) -> dict[str, Any]:
-        return {"seat": self.seat, "events": events, "hand_results": results,
-                "scores": tuple(self.match.scores), "hand_number": self.match.hand_number}
+    def _info(self, events: list, results: list, illegal: int = -1) -> dict[str, Any]:
+        """The fixed-structure info of :mod:`.infos` (plus the event lists when asked)."""
+        match = self.match
+        end, domino_seat, award_side, award_points = (
+            hand_end_fields(results[-1][1], results[-1][3]) if results else NO_HAND_END)
+        info = {"seat": self.seat, "hand_number": match.hand_number,
+                "scores": scores_array(match.scores), "hands_ended": len(results),
+                "hand_end": end, "domino_seat": domino_seat, "award_side": award_side,
+                "award_points": award_points, "illegal_action": illegal}
+        if self.options.info_events:
+            info["events"] = events
+            info["hand_results"] = [r[:3] for r in results]
+            info["illegal_reason"] = ""
+        return info
 
     def action_masks(self) -> np.ndarray:
         """Boolean mask of the legal action codes now (all False once the episode is over);

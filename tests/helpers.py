@@ -69,3 +69,8 @@ def random_positions(rules: RuleConfig, count: int, seed: int, stride: int = 100
             out.append((match.hand.copy(), match.view(match.turn)))
             match.play(rng.choice(match.legal_actions()))
     return out
+
+
+def comparable_info(info: dict) -> dict:
+    """An env info with its arrays as tuples, so whole trajectories compare with ``==``."""
+    return {k: tuple(v.tolist()) if hasattr(v, "tolist") else v for k, v in info.items()}

@@ -14,6 +14,7 @@ from pettingzoo.utils import wrappers
 import dominoes_env
 from dominoes_env import IllegalMoveError, aec
 from dominoes_env.encoding import encode_observation
+from dominoes_env.infos import INFO_KEYS
 from dominoes_env.registration import AEC_ID
 
 with warnings.catch_warnings():  # pettingzoo.test imports connect_four_v3 the deprecated way
@@ -112,7 +113,7 @@ def test_classic_conventions():
     raw = env.unwrapped
     assert isinstance(raw, dominoes_env.raw_env) and isinstance(raw, pettingzoo.AECEnv)
     assert isinstance(env, wrappers.OrderEnforcingWrapper)
-    assert raw.metadata["name"] == "straight_dominoes_v0" == str(env)
+    assert raw.metadata["name"] == "straight_dominoes_v1" == str(env)
     assert raw.metadata["render_modes"] == ["human", "ansi", "rgb_array"]
     assert raw.possible_agents == ["player_0", "player_1", "player_2"]
     assert env.action_space("player_1").n == 112
@@ -165,7 +166,7 @@ def test_observations_are_fresh_arrays():
 
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_masks_are_the_core_legal_moves_and_no_agent_is_asked_to_pass(name):
-    env = dominoes_env.env(**CONFIGS[name])
+    env = dominoes_env.env(info_events=True, **CONFIGS[name])
     kinds = set()
     for seed in range(4):
         rng = np.random.default_rng(seed)
@@ -193,13 +194,53 @@ def test_masks_are_the_core_legal_moves_and_no_agent_is_asked_to_pass(name):
         assert "draw" in kinds
 
 
-def test_infos_report_forced_draws_and_hand_ends():
-    env = dominoes_env.env(num_players=2, target_score=100)
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_infos_have_one_fixed_structure_and_report_hand_ends(name):
+    """Every info of every step has the same keys, types and shapes (what Tianshou's Collector
+    and Gymnasium's vector envs need to stack them); the hand-end fields match the core."""
+    env = dominoes_env.env(**CONFIGS[name])
+    n_sides = env.unwrapped.rules.num_sides
+    rng = np.random.default_rng(0)
+    hand_ends = 0
+    for seed in range(2):
+        env.reset(seed=seed)
+        while env.agents:
+            obs, _, term, trunc, info = env.last()
+            assert tuple(info) == INFO_KEYS
+            assert info["scores"].shape == (n_sides,) and info["scores"].dtype == np.int64
+            assert not info["scores"].flags.writeable
+            assert all(type(info[k]) is int for k in INFO_KEYS if k != "scores")
+            if term or trunc:
+                env.step(None)
+                continue
+            match = env.unwrapped.match
+            hand, finished, number = match.hand, len(match.finished_hands), match.hand_number
+            env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+            info = env.unwrapped.infos[env.unwrapped.agent_selection]
+            assert info["scores"].tolist() == match.scores and info["illegal_action"] == -1
+            assert info["hand_number"] == number
+            if len(match.finished_hands) > finished:
+                hand_ends += 1
+                kind, seat = hand.result
+                side, points = match.awards[-1] or (-1, 0)
+                assert (info["hand_end"], info["domino_seat"]) == (
+                    {"domino": 1, "blocked": 2}[kind], -1 if seat is None else seat)
+                assert (info["award_side"], info["award_points"]) == (side, points)
+            else:
+                assert (info["hand_end"], info["domino_seat"], info["award_side"],
+                        info["award_points"]) == (0, -1, -1, 0)
+    assert hand_ends >= 2
+
+
+def test_info_events_option_adds_the_event_list():
+    env = dominoes_env.env(num_players=2, target_score=100, info_events=True)
     env.reset(seed=2)
+    assert env.last()[4]["events"] == [] and env.last()[4]["illegal_reason"] == ""
     rng = np.random.default_rng(0)
     hand_ends = 0
     while env.agents:
         obs, _, term, trunc, info = env.last()
+        assert tuple(info) == (*INFO_KEYS, "events", "illegal_reason")
         if term or trunc:
             env.step(None)
             continue
@@ -209,18 +250,20 @@ def test_infos_report_forced_draws_and_hand_ends():
         info = env.unwrapped.infos[env.unwrapped.agent_selection]
         assert list(info["events"]) == hand.history[before:]
         assert info["events"][0][0] == "play"
-        if "hand_result" in info:
-            hand_ends += 1
-            assert info["hand_result"] == hand.result and info["hand_award"] == hand.award
-        assert info["scores"] == tuple(match.scores)
+        hand_ends += info["hand_end"] != 0
     assert hand_ends >= 2
+
+
+def test_info_events_must_be_a_bool():
+    with pytest.raises(TypeError, match="info_events"):
+        dominoes_env.env(info_events="yes")
 
 
 def test_hand_episode_ends_with_the_first_hand():
     env = dominoes_env.env(num_players=3, episode="hand")
     seen = play(env, seed=4)
     last = seen[-1]
-    assert last[3] is True and "hand_result" in last[5]
+    assert last[3] is True and last[5]["hand_end"] in (1, 2)
     assert env.unwrapped.match.finished_hands[0] is env.unwrapped._hand
     lay = dominoes_env.observation_layout(env.unwrapped.rules)
     assert not last[1]["observation"][lay.turn].any()  # the finished hand: nobody to play

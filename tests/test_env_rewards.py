@@ -8,6 +8,8 @@ import pytest
 import dominoes_env
 from dominoes_env.options import delta_rewards, win_loss_rewards
 
+from .helpers import comparable_info
+
 CONFIGS = {
     "2p": dict(num_players=2, target_score=150),
     "3p": dict(num_players=3, target_score=150),
@@ -101,7 +103,7 @@ def _trajectory(env, seed, steps=400):
     for agent in env.agent_iter(steps):
         obs, reward, term, trunc, info = env.last()
         out.append((agent, obs["observation"].tobytes(), obs["action_mask"].tobytes(), reward,
-                    term, trunc, info))
+                    term, trunc, comparable_info(info)))
         env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
     return out
 

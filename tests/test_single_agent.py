@@ -13,7 +13,7 @@ from dominoes_env import IllegalMoveError, SingleAgentEnv
 from dominoes_env.registration import GYM_ID
 from dominoes_env.single_agent import RandomPlayer
 
-from .helpers import ENV_CONFIGS  # noqa: E402
+from .helpers import ENV_CONFIGS, comparable_info  # noqa: E402
 
 CONFIGS = ENV_CONFIGS
 
@@ -21,14 +21,14 @@ CONFIGS = ENV_CONFIGS
 def play_episode(env, seed, policy_seed=0):
     rng = np.random.default_rng(policy_seed)
     obs, info = env.reset(seed=seed)
-    trajectory = [(obs.tobytes(), info)]
+    trajectory = [(obs.tobytes(), comparable_info(info))]
     total = 0.0
     while True:
         mask = env.action_masks()
         assert mask.any() and env.match.turn == env.seat
         obs, reward, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(mask))))
         total += reward
-        trajectory.append((obs.tobytes(), reward, terminated, info))
+        trajectory.append((obs.tobytes(), reward, terminated, comparable_info(info)))
         if terminated or truncated:
             return total, trajectory
 
@@ -74,7 +74,8 @@ def test_win_loss_and_hand_episodes():
         winner = scores.index(top) if scores.count(top) == 1 else None
         side = env.rules.side_of(env.seat)
         assert total == (0.0 if winner is None else 1.0 if winner == side else -0.5)
-        assert trajectory[-1][3]["hand_results"]  # the hand that ended the episode
+        last = trajectory[-1][3]  # the hand that ended the episode
+        assert last["hands_ended"] >= 1 and last["hand_end"] in (1, 2)
         assert all(step[1] == 0.0 for step in trajectory[1:-1])
 
 

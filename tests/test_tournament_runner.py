@@ -70,6 +70,7 @@ def test_same_results_whatever_the_worker_count(tmp_path):
     assert s1 == s2  # ratings too: computed in schedule order
 
 
+@pytest.mark.xdist_group("ray")  # one local Ray start at a time (make test: --dist loadgroup)
 def test_ray_backend_gives_the_same_results(tmp_path):
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'ray[default]')")
     config = TournamentConfig(["random", "greedy"], FAST, matches=8, seed=5)

@@ -1,0 +1,332 @@
+"""Multi-agent self-play PPO with RLlib (new API stack): one shared policy plays every seat.
+
+Reads top to bottom: the configuration (one dataclass, every field a flag), the RLlib
+algorithm config (the AEC env through RLlib's ``PettingZooEnv``, every agent mapped to one
+``MaskedPPOModule`` that masks illegal actions), the training loop, the export.
+
+    python -m experiments.train_rllib --iterations 50 --env-runners 2 --players 2 --out runs/rllib2p
+    python -m experiments.train_rllib --address HEAD_IP:6379 --env-runners 16   # a Ray cluster
+
+Every run is seeded and writes into ``--out``: ``progress.csv`` (one row per iteration),
+TensorBoard logs (``tb/``), the RLlib checkpoint (``checkpoint/``, resume with ``--resume``)
+and ``policy.npz`` + ``policy.json``: the shared policy exported to the numpy format that the
+agent spec ``ppo:PATH`` plays (no torch, no Ray). ``--eval-matches N`` then plays N matches of
+the exported policy against ``random`` and prints its win rate. Needs the ``rllib`` extra
+(``pip install -e ".[rllib]"``); ``docs/rllib.md`` covers multi-node clusters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dominoes_env.core import RuleConfig
+
+SHARED_POLICY = "shared"
+
+
+# -- configuration ---------------------------------------------------------------------------
+@dataclass
+class RllibConfig:
+    """Everything a run depends on; ``HELP`` says what each field means."""
+
+    iterations: int = 50
+    env_runners: int = 2
+    envs_per_runner: int = 1
+    players: int = 2
+    partnerships: bool | None = None
+    target_score: int = 250
+    episode: str = "hand"
+    net: str = "256,256"
+    activation: str = "tanh"
+    lr: float = 3e-4
+    train_batch_size: int = 4000
+    minibatch_size: int = 500
+    epochs: int = 5
+    gamma: float = 1.0
+    gae_lambda: float = 0.95
+    entropy_coeff: float = 0.01
+    address: str | None = None
+    num_cpus: int | None = None
+    seed: int = 0
+    out: str = "runs/rllib"
+    resume: str | None = None
+    eval_matches: int = 0
+
+    def __post_init__(self) -> None:
+        self.rules()  # validates the rule options
+        if self.episode not in ("hand", "match"):
+            raise ValueError(f"episode={self.episode!r}; allowed: 'hand', 'match'")
+        if self.activation not in ("tanh", "relu"):
+            raise ValueError(f"activation={self.activation!r}; allowed: 'tanh', 'relu'")
+        for name in ("iterations", "envs_per_runner", "train_batch_size", "minibatch_size",
+                     "epochs"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name}={value!r} must be a positive integer")
+        for name in ("env_runners", "eval_matches", "seed"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name}={value!r} must be a non-negative integer")
+        if self.num_cpus is not None and self.num_cpus < 1:
+            raise ValueError(f"num_cpus={self.num_cpus!r} must be a positive integer")
+        if self.minibatch_size > self.train_batch_size:
+            raise ValueError(f"minibatch_size={self.minibatch_size} is larger than "
+                             f"train_batch_size={self.train_batch_size}")
+        for name in ("lr", "gamma", "gae_lambda", "entropy_coeff"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value < 0 or (name != "entropy_coeff" and value > 1):
+                raise ValueError(f"{name}={value!r} is out of range")
+        self.hidden()
+
+    def rules(self) -> RuleConfig:
+        return RuleConfig(num_players=self.players, partnerships=self.partnerships,
+                          target_score=self.target_score)
+
+    def hidden(self) -> list[int]:
+        try:
+            sizes = [int(x) for x in self.net.split(",") if x.strip()]
+        except ValueError:
+            sizes = []
+        if not sizes or min(sizes) < 1:
+            raise ValueError(f"net={self.net!r}: give hidden sizes like 256,256")
+        return sizes
+
+    def env_config(self) -> dict[str, Any]:
+        """The env options (``straight_dominoes_v1.env(**env_config)``). ``illegal_action=
+        "raise"``: the module masks illegal actions, so one reaching the env is a bug and stops
+        the run instead of ending an episode quietly."""
+        return {**self.rules().to_dict(), "episode": self.episode, "illegal_action": "raise"}
+
+
+HELP = {
+    "iterations": "training iterations (each samples train_batch_size env steps, then learns)",
+    "env_runners": "Ray actors sampling episodes (0: sample in the driver process)",
+    "envs_per_runner": "environments per env runner",
+    "players": "seats at the table: 2, 3 or 4",
+    "partnerships": "4 players in two partnerships (default: on with 4 players)",
+    "target_score": "match target score",
+    "episode": "'hand' (one deal per episode) or 'match' (to the target score)",
+    "net": "hidden layer sizes of the policy and value networks, e.g. 256,256",
+    "activation": "hidden activation: tanh or relu",
+    "lr": "learning rate",
+    "train_batch_size": "env steps per iteration (per learner)",
+    "minibatch_size": "SGD minibatch size",
+    "epochs": "SGD epochs over each iteration's batch",
+    "gamma": "discount (1.0: points count the same whenever they come in an episode)",
+    "gae_lambda": "GAE lambda",
+    "entropy_coeff": "entropy bonus coefficient",
+    "address": "address of a running Ray cluster (e.g. HEAD_IP:6379, or 'auto'); "
+               "default: start a local Ray instance",
+    "num_cpus": "CPUs of the local Ray instance (default: all; ignored with --address)",
+    "seed": "seed of the run (RLlib's, hence the env runners' env seeds and the networks)",
+    "out": "output folder: progress.csv, tb/, checkpoint/, policy.npz, policy.json",
+    "resume": "an RLlib checkpoint folder to continue from (e.g. OUT/checkpoint)",
+    "eval_matches": "after training, matches of the exported policy against random "
+                    "(seats rotated); 0: none",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m experiments.train_rllib",
+        description=__doc__.split("\n")[0],
+        epilog="Needs the rllib extra: pip install -e '.[rllib]'. Multi-node: docs/rllib.md.")
+    for f in dataclasses.fields(RllibConfig):
+        flag = "--" + f.name.replace("_", "-")
+        default = f.default
+        text = HELP[f.name]
+        if f.name == "partnerships":
+            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=text)
+            continue
+        kind = {"int": int, "float": float, "str": str}.get(
+            str(f.type).split(" | ")[0], str)
+        p.add_argument(flag, type=kind, default=default, help=f"{text} (default: {default})")
+    return p
+
+
+def parse_config(argv: list[str] | None) -> RllibConfig:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return RllibConfig(**vars(args))
+    except (TypeError, ValueError) as err:
+        parser.error(str(err))  # one line, exit status 2
+        raise  # unreachable
+
+
+# -- the RLlib algorithm ---------------------------------------------------------------------
+def algorithm_config(cfg: RllibConfig):
+    """PPO on the new API stack: every agent -> one shared :class:`MaskedPPOModule`."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from ray.tune.registry import register_env
+
+    from .rllib_module import ENV_NAME, MaskedPPOModule, make_env
+
+    register_env(ENV_NAME, make_env)
+    module = RLModuleSpec(module_class=MaskedPPOModule, model_config={
+        "fcnet_hiddens": cfg.hidden(), "fcnet_activation": cfg.activation,
+        "head_fcnet_hiddens": [], "vf_share_layers": False})
+    return (
+        PPOConfig()
+        # RLlib's env pre-check steps unmasked random actions, which illegal_action="raise"
+        # refuses; PettingZoo's api_test checks the env in the test suite instead
+        .environment(ENV_NAME, env_config=cfg.env_config(), disable_env_checking=True)
+        .multi_agent(policies={SHARED_POLICY},
+                     policy_mapping_fn=lambda agent_id, episode, **kw: SHARED_POLICY)
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={SHARED_POLICY: module}))
+        .env_runners(num_env_runners=cfg.env_runners,
+                     num_envs_per_env_runner=cfg.envs_per_runner)
+        .learners(num_learners=0)
+        .training(lr=cfg.lr, train_batch_size_per_learner=cfg.train_batch_size,
+                  minibatch_size=cfg.minibatch_size, num_epochs=cfg.epochs, gamma=cfg.gamma,
+                  lambda_=cfg.gae_lambda, entropy_coeff=cfg.entropy_coeff)
+        .debugging(seed=cfg.seed)
+    )
+
+
+def _get(result: dict, *keys, default=math.nan):
+    for key in keys:
+        if not isinstance(result, dict) or key not in result:
+            return default
+        result = result[key]
+    return result
+
+
+#: progress.csv columns: name -> path in RLlib's result dict
+METRICS = {
+    "env_steps": ("num_env_steps_sampled_lifetime",),
+    "episodes": ("env_runners", "num_episodes_lifetime"),
+    "episode_len_mean": ("env_runners", "episode_len_mean"),
+    "policy_return_mean": ("env_runners", "module_episode_returns_mean", SHARED_POLICY),
+    "policy_loss": ("learners", SHARED_POLICY, "policy_loss"),
+    "vf_loss": ("learners", SHARED_POLICY, "vf_loss"),
+    "entropy": ("learners", SHARED_POLICY, "entropy"),
+    "mean_kl": ("learners", SHARED_POLICY, "mean_kl_loss"),
+}
+
+
+def _metrics(result: dict) -> dict[str, float]:
+    row = {}
+    for name, path in METRICS.items():
+        value = _get(result, *path)
+        if name == "env_steps" and isinstance(value, float) and math.isnan(value):
+            value = _get(result, "env_runners", "num_env_steps_sampled_lifetime")
+        row[name] = float(value) if isinstance(value, (int, float)) else math.nan
+    return row
+
+
+def evaluate(policy_path: Path, cfg: RllibConfig) -> tuple[int, int]:
+    """(wins, matches) of ``ppo:policy_path`` against ``random`` in every other seat, the
+    learner's seat rotating."""
+    from experiments.arena import play_match
+
+    rules = cfg.rules()
+    wins = 0
+    for k in range(cfg.eval_matches):
+        seat = k % rules.num_players
+        agents: list[Any] = ["random"] * rules.num_players
+        agents[seat] = f"ppo:{policy_path}"
+        result = play_match(agents, rules, seed=cfg.seed * 100_003 + k)
+        wins += result.winner == rules.side_of(seat)
+    return wins, cfg.eval_matches
+
+
+class RayStartError(RuntimeError):
+    """Ray could not be started or joined (its own startup timeout is a fixed 30 s, which a
+    busy machine can miss)."""
+
+
+def train(cfg: RllibConfig) -> Path:
+    """Run the training; returns the exported policy's path."""
+    import ray
+    from tensorboardX import SummaryWriter
+
+    from .rllib_module import export_module
+
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        if cfg.address:
+            ray.init(address=cfg.address)
+        elif not ray.is_initialized():
+            ray.init(num_cpus=cfg.num_cpus, include_dashboard=False, configure_logging=False,
+                     log_to_driver=False)
+    except Exception as err:  # Ray raises plain Exception (and ConnectionError, RuntimeError)
+        where = f"the Ray cluster at {cfg.address}" if cfg.address else "a local Ray instance"
+        raise RayStartError(f"could not start or join {where}: {err}".splitlines()[0]) from err
+    algo = algorithm_config(cfg).build_algo()
+    if cfg.resume:
+        algo.restore_from_path(os.path.abspath(cfg.resume))
+    writer = SummaryWriter(str(out / "tb"))
+    progress = out / "progress.csv"
+    fresh = not progress.exists() or not cfg.resume
+    try:
+        with open(progress, "w" if fresh else "a", newline="") as fh:
+            rows = csv.DictWriter(fh, fieldnames=["iteration", "seconds", *METRICS])
+            if fresh:
+                rows.writeheader()
+            start = time.perf_counter()
+            for it in range(1, cfg.iterations + 1):
+                row = _metrics(algo.train())
+                seconds = time.perf_counter() - start
+                rows.writerow({"iteration": it, "seconds": round(seconds, 2), **row})
+                fh.flush()
+                for name, value in row.items():
+                    if not math.isnan(value):
+                        writer.add_scalar(f"rllib/{name}", value, it)
+                print(f"[{it}/{cfg.iterations}] {seconds:6.1f} s  env steps "
+                      f"{row['env_steps']:,.0f}  episode length {row['episode_len_mean']:.1f}  "
+                      f"entropy {row['entropy']:.3f}  policy loss {row['policy_loss']:.4f}",
+                      flush=True)
+        algo.save_to_path(os.path.abspath(out / "checkpoint"))
+        module = algo.get_module(SHARED_POLICY)
+        meta = {"rules": cfg.rules().to_dict(), "source": "rllib", "algorithm": "PPO",
+                "config": dataclasses.asdict(cfg), "iterations": cfg.iterations,
+                "env_steps": row["env_steps"]}
+        policy = out / "policy.npz"
+        export_module(module, policy, meta)
+        (out / "policy.json").write_text(json.dumps(meta, indent=2) + "\n")
+    finally:
+        writer.close()
+        algo.stop()
+    print(f"exported the shared policy to {policy} (play it with the agent spec ppo:{policy})")
+    if cfg.eval_matches:
+        wins, matches = evaluate(policy, cfg)
+        print(f"evaluation: won {wins} of {matches} matches against random "
+              f"({wins / matches:.1%})")
+    return policy
+
+
+def main(argv: list[str] | None = None) -> int:
+    cfg = parse_config(argv)
+    try:
+        import ray.rllib  # noqa: F401
+    except ImportError as err:
+        print(f"error: RLlib is not installed ({err}); install the rllib extra: "
+              "pip install -e '.[rllib]'", file=sys.stderr)
+        return 2
+    try:
+        train(cfg)
+    except RayStartError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted; progress.csv holds the finished iterations", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

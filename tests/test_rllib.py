@@ -1,0 +1,113 @@
+"""RLlib (the ``rllib`` extra): ``python -m experiments.train_rllib`` trains two tiny iterations
+of self-play PPO with the masking RLModule; the export equals the module and plays legal
+matches as ``ppo:PATH``."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from dominoes_env import straight_dominoes_v1
+from dominoes_env.core import RuleConfig
+from experiments.train_rllib import main
+
+pytest.importorskip("ray.rllib")
+
+
+def test_bad_flags_exit_2_with_one_line(capsys):
+    for argv in (["--players", "7"], ["--iterations", "0"], ["--episode", "set"],
+                 ["--minibatch-size", "500", "--train-batch-size", "100"]):
+        with pytest.raises(SystemExit) as exit_info:
+            main(argv)
+        assert exit_info.value.code == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err[-1].startswith("python -m experiments.train_rllib: error:")
+
+
+def test_help_describes_every_flag():
+    out = subprocess.run([sys.executable, "-m", "experiments.train_rllib", "--help"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0
+    text = " ".join(out.stdout.split())
+    for flag in ("--iterations ITERATIONS training iterations", "--env-runners ENV_RUNNERS Ray",
+                 "--players PLAYERS seats", "--address ADDRESS address of a running Ray",
+                 "--out OUT output folder", "--seed SEED seed"):
+        assert flag in text
+
+
+@pytest.mark.xdist_group("ray")  # one local Ray start at a time (make test: --dist loadgroup)
+def test_train_two_iterations_export_and_play(tmp_path):
+    """One run (the checks share it: a fixture would run once per xdist worker)."""
+    out = tmp_path / "rllib"
+    cmd = [sys.executable, "-m", "experiments.train_rllib", "--iterations", "2",
+           "--env-runners", "0", "--train-batch-size", "200", "--minibatch-size", "100",
+           "--epochs", "1", "--net", "32,32", "--num-cpus", "1", "--seed", "3",
+           "--out", str(out), "--eval-matches", "2"]
+    for _ in range(3):  # Ray's raylet must register within a fixed 30 s: a loaded machine can
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)  # miss it
+        if "error: could not start or join a local Ray instance" not in run.stderr:
+            break
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
+    check_progress_and_files(out, run.stdout)
+    check_export_equals_the_rl_module(out)
+    check_plays_legal_matches_as_an_agent_spec(out)
+
+
+def check_progress_and_files(out, stdout):
+    with open(out / "progress.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [int(r["iteration"]) for r in rows] == [1, 2]
+    assert [float(r["env_steps"]) for r in rows] == [200.0, 400.0]
+    assert all(float(r["episode_len_mean"]) > 5 for r in rows)
+    assert (out / "checkpoint" / "algorithm_state.pkl").is_file()
+    assert any((out / "tb").iterdir())
+    meta = json.loads((out / "policy.json").read_text())
+    assert meta["source"] == "rllib" and RuleConfig(**meta["rules"]) == RuleConfig()
+    assert "[2/2]" in stdout and "evaluation: won" in stdout
+
+
+def check_export_equals_the_rl_module(out):
+    """The numpy export computes the module's masked logits (no torch needed to play it)."""
+    import torch
+    from ray.rllib.core.columns import Columns
+    from ray.rllib.core.rl_module.rl_module import RLModule
+
+    from agents.ppo import NumpyPolicy
+
+    module = RLModule.from_checkpoint(
+        out / "checkpoint" / "learner_group" / "learner" / "rl_module" / "shared")
+    policy = NumpyPolicy(out / "policy.npz")
+    assert policy.activation == "tanh" and [w.shape for w, _ in policy.layers] == [
+        (234, 32), (32, 32)]
+    env = straight_dominoes_v1.env(num_players=2)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    obs_list = []
+    while env.agents and len(obs_list) < 20:
+        obs = env.last()[0]
+        obs_list.append(obs)
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    batch = {Columns.OBS: {
+        "observation": torch.as_tensor(np.stack([o["observation"] for o in obs_list])),
+        "action_mask": torch.as_tensor(np.stack([o["action_mask"] for o in obs_list]))}}
+    with torch.no_grad():
+        logits = module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS].numpy()
+    for row, obs in zip(logits, obs_list, strict=True):
+        legal = obs["action_mask"] == 1
+        np.testing.assert_allclose(row[legal], policy.logits(obs["observation"])[legal],
+                                   rtol=1e-4, atol=1e-5)
+        assert (row[~legal] < -1e30).all()  # masked
+
+
+def check_plays_legal_matches_as_an_agent_spec(out):
+    from experiments.arena import play_match
+
+    rules = RuleConfig(num_players=2, target_score=100)
+    for seed in range(3):  # an illegal move would raise ValueError naming the agent
+        result = play_match([f"ppo:{out / 'policy.npz'}", "random"], rules, seed=seed)
+        assert result.winner in (0, 1) and result.plays > 0
