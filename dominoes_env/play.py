@@ -69,6 +69,8 @@ class TerminalGame:
         self.names = ["you", *(names or [f"seat {s}" for s in range(1, rules.num_players)])]
         self.stdin = stdin or sys.stdin
         self.stdout = stdout or sys.stdout
+        #: a line said once the match exists, before its first hand
+        self.intro = ""
 
     # -- output ----------------------------------------------------------------------------
     def say(self, text: str = "") -> None:
@@ -184,8 +186,11 @@ class TerminalGame:
         return AgentFault(f"agent {self.names[seat]!r} at seat {seat} {message}")
 
     def _on_hand(self, match) -> None:
-        self.match = match
+        self.match = match  # set before any output, so a record can be saved on every way out
         self._hand, self._seen = match.hand, 0
+        if self.intro:
+            intro, self.intro = self.intro, ""
+            self.say(intro)
         self.say(f"\n=== Hand {match.hand_number + 1}: {self.who(match.hand.leader)} "
                  f"{'lead' if match.hand.leader == HUMAN else 'leads'}. ===")
 
@@ -289,9 +294,9 @@ def run_play(args) -> int:
     status, problem, game = 0, None, None
     try:
         game = TerminalGame(agents, rules, seed=seed, names=list(args.opponents))
-        game.say(f"Straight Dominoes to {rules.target_score}: you (seat 0) against "
-                 f"{', '.join(args.opponents)}" + (" (partners: you and seat 2)"
-                                                  if rules.partnerships else "") + ".")
+        game.intro = (f"Straight Dominoes to {rules.target_score}: you (seat 0) against "
+                      f"{', '.join(args.opponents)}" + (" (partners: you and seat 2)"
+                                                       if rules.partnerships else "") + ".")
         game.run()
     except KeyboardInterrupt:
         status, problem = 130, "interrupted"
