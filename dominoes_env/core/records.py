@@ -183,9 +183,9 @@ def _show(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def replay_match(record: Any) -> tuple[MatchState, list[dict[str, Any]]]:
-    """Replay a record; returns the match as it stands and a summary per hand (see
-    :func:`replay_record`). Raises :class:`RecordError` on anything the rules forbid."""
+def record_rules(record: Any) -> tuple[RuleConfig, list]:
+    """The rules and the list of hands of a record (a dict in the records format), checked:
+    every reader of records (the core replay, the JAX replay, the viewer) starts here."""
     if not isinstance(record, dict):
         raise RecordError("a record must be a JSON object with 'rules' and 'hands'")
     for key in ("rules", "hands"):
@@ -193,10 +193,17 @@ def replay_match(record: Any) -> tuple[MatchState, list[dict[str, Any]]]:
             raise RecordError(f"the record lacks the field {key!r}")
     try:
         rules = RuleConfig.from_dict(record["rules"])
-    except ValueError as err:
+    except (ValueError, TypeError) as err:
         raise RecordError(f"rules: {err}") from None
     if not isinstance(record["hands"], list):
         raise RecordError("'hands' must be a list of hands")
+    return rules, record["hands"]
+
+
+def replay_match(record: Any) -> tuple[MatchState, list[dict[str, Any]]]:
+    """Replay a record; returns the match as it stands and a summary per hand (see
+    :func:`replay_record`). Raises :class:`RecordError` on anything the rules forbid."""
+    rules, _ = record_rules(record)
     match = MatchState(rules, auto_deal=False)
     summaries = []
     for i, entry in enumerate(record["hands"]):

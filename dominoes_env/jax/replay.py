@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from dominoes_env.core import END_NAMES, RecordError, RuleConfig
-from dominoes_env.core.records import RECORD_KEYS
+from dominoes_env.core.records import RECORD_KEYS, record_rules
 
 from .env import Env, make
 from .game import RESULT_BLOCKED, RESULT_DOMINO, Deal
@@ -36,18 +36,7 @@ def _compiled(rules: RuleConfig):
 
 def replay_record_jax(record: Any) -> dict[str, Any]:
     """The core replay's output object, computed by the JAX game."""
-    if not isinstance(record, dict):
-        raise RecordError("a record must be a JSON object with 'rules' and 'hands'")
-    for key in ("rules", "hands"):
-        if key not in record:
-            raise RecordError(f"the record lacks the field {key!r}")
-    try:
-        rules = RuleConfig.from_dict(record["rules"])
-    except ValueError as err:
-        raise RecordError(f"rules: {err}") from None
-    entries = record["hands"]
-    if not isinstance(entries, list):
-        raise RecordError("'hands' must be a list of hands")
+    rules, entries = record_rules(record)
     env, init, step = _compiled(rules)
     deals = [_deal(env, entry, i) for i, entry in enumerate(entries)]
     blank = Deal(jnp.arange(env.tables.T, dtype=jnp.int32), jnp.int32(0))

@@ -27,8 +27,7 @@ from ..core.errors import RecordError
 from ..core.hand import HandState
 from ..core.match import MatchState
 from ..core.moves import end_of, tile_of
-from ..core.records import _replay_move, _start_hand
-from ..core.rules import RuleConfig
+from ..core.records import _replay_move, _start_hand, record_rules
 
 END_WORDS = ("left", "right", "up", "down")
 KINDS = ("deal", "play", "draw", "pass", "end", "match")
@@ -65,17 +64,7 @@ class Step:
 def record_steps(record: Any) -> list[Step]:
     """The steps of a record (a dict in the records format). Raises :class:`RecordError` on a
     record that is malformed or breaks a rule, naming the hand and move."""
-    if not isinstance(record, dict):
-        raise RecordError("a record must be a JSON object with 'rules' and 'hands'")
-    for key in ("rules", "hands"):
-        if key not in record:
-            raise RecordError(f"the record lacks the field {key!r}")
-    try:
-        rules = RuleConfig.from_dict(record["rules"])
-    except (ValueError, TypeError) as err:
-        raise RecordError(f"rules: {err}") from None
-    if not isinstance(record["hands"], list):
-        raise RecordError("'hands' must be a list of hands")
+    rules, _ = record_rules(record)
     match = MatchState(rules, auto_deal=False)
     steps: list[Step] = []
     for i, entry in enumerate(record["hands"]):
