@@ -87,8 +87,10 @@ def bench_jax(env, batch: int, steps: int, seconds: float, seed: int = 0):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--batches", type=int, nargs="+", default=[1, 256, 4096])
-    parser.add_argument("--num-players", type=int, default=2, choices=(2, 3, 4))
+    parser.add_argument("--batches", type=int, nargs="+", default=[1, 256, 4096],
+                        help="batch sizes (games stepped at once) to time, each compiled apart")
+    parser.add_argument("--num-players", type=int, default=2, choices=(2, 3, 4),
+                        help="players at the table (4: partnerships)")
     parser.add_argument("--steps", type=int, default=64, help="steps per game per jitted call")
     parser.add_argument("--seconds", type=float, default=2.0, help="CPU-s per contender/round")
     parser.add_argument("--repeats", type=int, default=3, help="rounds (figures are medians)")

@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--players", type=int, default=2, help="2, 3 or 4 (4: partnerships)")
     p.add_argument("--matches", type=int, default=1000, help="evaluation matches")
     p.add_argument("--num-envs", type=int, default=512, help="train_jax's parallel games")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the training and evaluation")
     p.add_argument("--out", default="", help="where the run goes (default: a temporary folder)")
     args = p.parse_args(argv)
     try:

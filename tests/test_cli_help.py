@@ -10,7 +10,13 @@ import pytest
 
 COMMANDS = ["dominoes_env.cli", "experiments.tournament.cli", "experiments.train_ppo",
             "experiments.make_dataset", "experiments.bench_engine", "experiments.bench_env",
-            "experiments.bench_agents", "experiments.demo"]
+            "experiments.bench_agents", "experiments.demo", "experiments.bench_jax",
+            "experiments.bench_training", "experiments.best_response", "experiments.train_jax",
+            "experiments.train_rllib", "experiments.docs_notebooks"]
+# commands whose module needs an extra beyond the base install: the module it imports
+_NEEDS = {"experiments.train_ppo": "sb3_contrib", "experiments.bench_jax": "jax",
+          "experiments.bench_training": "jax", "experiments.train_jax": "jax",
+          "experiments.best_response": "jax", "experiments.train_rllib": "ray"}
 
 
 class _Captured(Exception):
@@ -19,8 +25,8 @@ class _Captured(Exception):
 
 def _parsers(module_name: str, monkeypatch) -> list[argparse.ArgumentParser]:
     """The parser a command's ``main`` builds (caught at ``parse_args``), with its subcommands."""
-    if module_name == "experiments.train_ppo":
-        pytest.importorskip("sb3_contrib")
+    if module_name in _NEEDS:
+        pytest.importorskip(_NEEDS[module_name])
     module = importlib.import_module(module_name)
     seen: list[argparse.ArgumentParser] = []
 
