@@ -1,25 +1,41 @@
 """Suite-wide collection rules.
 
 Tests that run JAX computations carry the ``jax`` mark. Once JAX's CPU backend has started in a
-process, forking that process is unsafe (JAX is multithreaded and warns that a fork "will likely
-lead to a deadlock"), and many other tests fork: tournament worker pools, demonstration workers,
-CLI subprocesses. ``make test`` therefore runs the marked tests in a pytest session of their
-own (``-m jax``) and everything else without them (``-m "not jax"``).
+process (importing ``dominoes_env.jax`` starts it: its tables are JAX arrays), forking that
+process is unsafe (JAX is multithreaded and warns that a fork "will likely lead to a
+deadlock"), and many other tests fork: tournament worker pools, demonstration workers, CLI
+subprocesses. ``make test`` therefore runs the marked tests in a pytest session of their own
+(``-m jax``), and the session of everything else (``-m "not jax"``) does not even collect, so
+never imports, the JAX modules and their test files.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 _JAX_TEST_FILES = ("test_jax_", "test_train_jax")
+_ROOT = Path(__file__).resolve().parent
 
 
-def _uses_jax(item: pytest.Item) -> bool:
-    path = item.path
-    return path.name.startswith(_JAX_TEST_FILES) or "jax" in path.parent.parts[-1:]
+def _is_jax_path(path: Path) -> bool:
+    if path.name.startswith(_JAX_TEST_FILES):
+        return True
+    try:  # dominoes_env/jax/ and everything in it
+        parts = path.resolve().relative_to(_ROOT / "dominoes_env").parts
+    except ValueError:
+        return False
+    return bool(parts) and parts[0] == "jax"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    if config.getoption("markexpr") == "not jax" and _is_jax_path(collection_path):
+        return True
+    return None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if _uses_jax(item):
+        if _is_jax_path(item.path):
             item.add_marker(pytest.mark.jax)

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import agents
 import dominoes_env
 
@@ -33,6 +35,7 @@ def modules_with_examples() -> set[str]:
     return found
 
 
+@pytest.mark.jax  # imports every module, dominoes_env.jax's too: JAX starts (conftest.py)
 def test_pytest_collects_the_examples_of_every_module_that_has_them():
     out = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist",
