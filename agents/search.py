@@ -97,7 +97,7 @@ class SearchAgent(Agent):
             target_runs = None
         else:
             target_runs = max(self.min_per_move, -(-self.sims // len(moves)))
-        rollout = _Rollout(view, self.epsilon)
+        rollout = GreedyRollout(view, self.epsilon)
         while True:
             hands, boneyard = sampler.sample(rng)
             base = HandState.from_view(view, hands, boneyard)
@@ -117,7 +117,7 @@ class SearchAgent(Agent):
         return moves[best]
 
 
-class _Rollout:
+class GreedyRollout:
     """Finishes sampled hands for one decision and values them for the deciding side."""
 
     __slots__ = ("side_of", "sides", "me", "scores", "target", "win_check", "rank", "eps")
@@ -135,15 +135,22 @@ class _Rollout:
 
     def __call__(self, h: HandState, code: int, seed: int) -> float:
         """Play ``code`` in ``h``, finish the hand, and return the value for our side."""
+        local = random.Random(seed) if self.eps > 0 else None
+        gains = [0] * self.sides
+        side = self.side_of[h.turn]
+        gains[side] += h.apply_unchecked(code)
+        winner = side if wins_by_play(self.scores[side] + gains[side], self.target,
+                                      self.win_check) else -1
+        return self.finish(h, gains, winner, local)
+
+    def finish(self, h: HandState, gains: list[int], winner: int,
+               local: random.Random | None = None) -> float:
+        """Finish ``h`` from where it stands (greedy, or epsilon-greedy drawing on ``local``)
+        and return the value for our side. ``gains``: points each side has gained since the
+        decision (updated in place); ``winner``: the side that has already won the match, or -1.
+        """
         side_of, scores, target, win_check = self.side_of, self.scores, self.target, self.win_check
         rank, eps = self.rank, self.eps
-        local = random.Random(seed) if eps > 0 else None
-        gains = [0] * self.sides
-        winner = -1
-        side = side_of[h.turn]
-        gains[side] += h.apply_unchecked(code)
-        if wins_by_play(scores[side] + gains[side], target, win_check):
-            winner = side
         points_after = h.points_after
         while h.turn >= 0 and winner < 0:
             legal = h.legal_actions()

@@ -36,6 +36,8 @@ BUILTIN = {
     "random": "agents.base:RandomAgent",
     "greedy": "agents.greedy:GreedyAgent",
     "search": "agents.search:SearchAgent",
+    "guided": "agents.guided:GuidedSearchAgent",
+    "best": "agents.best:BestAgent",
     "ppo": "agents.ppo:PPOAgent",
     "ismcts": "agents.ismcts:ISMCTSAgent",
 }

@@ -1,0 +1,281 @@
+"""``GuidedSearchAgent``: determinized Monte Carlo search guided by the shipped PPO policy.
+
+PROTOTYPE
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+
+from dominoes_env.core import DRAW, PLAY, HandState, SeatView, iter_bits, wins_by_play
+from dominoes_env.core.checks import as_float, as_int
+
+from .base import Agent
+from .blas import single_thread
+from .greedy import tie_rank
+from .ppo import PPOAgent
+from .sampling import DealSampler
+from .search import GreedyRollout, distinct_moves
+
+
+class _Net:
+    """The policy network in float32, evaluated in blocks of ``BLOCK`` rows."""
+
+    def __init__(self, policy, rules):
+        self.layers = [(w.astype(np.float32), b.astype(np.float32)) for w, b in policy.layers]
+        self.head = (policy.action_w.astype(np.float32), policy.action_b.astype(np.float32))
+        self.act = policy._act
+        self.size = policy.obs_size
+        self.num_actions = policy.num_actions
+        self.encode = policy.obs_spec.encode_state
+        self.layout = policy.obs_spec.layout(rules)
+
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        for w, b in self.layers:
+            x = self.act(x @ w + b)
+        aw, ab = self.head
+        return x @ aw + ab
+
+
+class GuidedSearchAgent(Agent):
+    name = "guided"
+
+    def __init__(self, seed: int | None = None, sims: int = 300, time_ms: float | None = None,
+                 policy: str | None = None, plies: int = 0, infer: float = 1.0,
+                 pool: int = 3, min_per_move: int = 8, chunk: int = 8):
+        super().__init__(seed)
+        self.sims = as_int("sims", sims, 1)
+        self.time_ms = (None if time_ms is None
+                        else as_float("time_ms", time_ms, 0, low_open=True))
+        self.plies = as_int("plies", plies, 0)
+        self.infer = as_float("infer", infer, 0)
+        self.pool = as_int("pool", pool, 1)
+        self.min_per_move = as_int("min_per_move", min_per_move, 1)
+        self.chunk = as_int("chunk", chunk, 1)
+        self.policy_path = None if policy is None else Path(policy)
+        self._ppo = PPOAgent(policy)
+        self._net: _Net | None = None
+        self._memory: list[tuple[SeatView, int]] = []
+        self.last_values: dict[int, tuple[int, float]] = {}
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self._memory = []
+
+    def begin_hand(self, view: SeatView) -> None:
+        self._memory = []
+
+    def _network(self, view: SeatView) -> _Net:
+        ppo = self._ppo
+        if self._net is None or ppo._checked != view.rules:
+            ppo.check_rules(view.rules)
+            self._net = _Net(ppo.policy, view.rules)
+        return self._net
+
+    def _remember(self, view: SeatView) -> None:
+        """Forget the remembered decisions unless they are of the hand ``view`` is in."""
+        if self._memory:
+            prev = self._memory[-1][0]
+            n = len(prev.history)
+            same = (prev.hand_number == view.hand_number and prev.seat == view.seat
+                    and n <= len(view.history) and view.history[:n] == prev.history
+                    and prev.played & ~view.played == 0
+                    and prev.hand & ~(view.hand | view.played) == 0
+                    and all(a <= b for a, b in zip(prev.scores, view.scores, strict=True)))
+            if not same:
+                self._memory = []
+
+    def act(self, view: SeatView) -> int:
+        legal = view.legal
+        if not legal:
+            raise ValueError(f"seat {view.seat} has no legal move: it is not its turn")
+        self._remember(view)
+        with single_thread():
+            code = self._decide(view)
+        self._memory.append((view, code))
+        return code
+
+    def _decide(self, view: SeatView) -> int:
+        moves = distinct_moves(view)
+        self.last_values = {}
+        if len(moves) == 1:
+            return moves[0]
+        net = self._network(view)
+        sampler = DealSampler.from_view(view)
+        rng = self.rng
+        rollout = GreedyRollout(view, 0.0)
+        totals = [0.0] * len(moves)
+        runs = 0
+        deadline = None
+        if self.time_ms is not None:
+            deadline = time.perf_counter() + self.time_ms / 1000.0
+            target_runs = None
+        else:
+            target_runs = max(self.min_per_move, -(-self.sims // len(moves)))
+        segments = self._segments(view) if self.infer > 0 else []
+        while True:
+            todo = self.chunk if target_runs is None else min(self.chunk, target_runs - runs)
+            if segments:
+                pool = [sampler.sample(rng) for _ in range(todo * self.pool)]
+                logw = self._log_likelihoods(view, net, segments, pool)
+                deals = _resample(pool, logw, self.infer, todo, rng)
+            else:
+                deals = [sampler.sample(rng) for _ in range(todo)]
+            values = self._rollouts(view, net, rollout, deals, moves)
+            for i, v in enumerate(values):
+                totals[i] += v
+            runs += todo
+            if deadline is not None:
+                if time.perf_counter() >= deadline:
+                    break
+            elif runs >= target_runs:
+                break
+        rank = tie_rank(view.rules.max_pip)
+        means = [t / runs for t in totals]
+        self.last_values = {code: (runs, m) for code, m in zip(moves, means, strict=True)}
+        best = max(range(len(moves)), key=lambda i: (means[i], rank[moves[i]]))
+        return moves[best]
+
+    # -- inference: how likely the others' plays since their last draw are in a deal ----------
+    def _segments(self, view: SeatView) -> list[tuple[SeatView, int, list[tuple[int, int]]]]:
+        """The remembered decisions, newest first, back to the last one after which another
+        seat drew: ``(view then, our code, [(seat, code) of the others' plays after it])``."""
+        out = []
+        end = len(view.history)
+        me = view.seat
+        for prev, code in reversed(self._memory):
+            events = view.history[len(prev.history):end]
+            end = len(prev.history)
+            if any(ev[0] == DRAW and ev[1] != me for ev in events):
+                break
+            plays = [(ev[1], ev[2]) for ev in events if ev[0] == PLAY and ev[1] != me]
+            out.append((prev, code, plays))
+        return out
+
+    def _log_likelihoods(self, view, net: _Net, segments, pool) -> list[float]:
+        """Per deal of ``pool``, the log-probability under the policy of the plays the other
+        seats made in ``segments``, had they held that deal's tiles."""
+        rows: list[tuple[int, int, list[int]]] = []  # (deal, code, legal)
+        x = []
+        for d, (hands, bone) in enumerate(pool):
+            for state, seat, scores, code in replay_others(view, segments, hands, bone):
+                legal = state.legal_actions()
+                if len(legal) > 1:
+                    row = np.empty(net.size, np.float32)
+                    net.encode(net.layout, state, seat, scores, False, out=row)
+                    x.append(row)
+                    rows.append((d, code, legal))
+        logw = [0.0] * len(pool)
+        if not rows:
+            return logw
+        logits = net.logits(np.stack(x))
+        for (d, c, legal), z in zip(rows, logits, strict=True):
+            zl = z[legal]
+            top = float(zl.max())
+            logw[d] += float(z[c]) - top - math.log(float(np.exp(zl - top).sum()))
+        return logw
+
+    # -- rollouts --------------------------------------------------------------------------
+    def _rollouts(self, view, net: _Net, rollout: GreedyRollout, deals, moves) -> list[float]:
+        side_of = rollout.side_of
+        scores, target, win_check = view.scores, view.target_score, view.rules.win_check
+        n_sides = view.rules.num_sides
+        states = []  # [h, gains, winner, move index]
+        for hands, boneyard in deals:
+            base = HandState.from_view(view, hands, boneyard)
+            for i, code in enumerate(moves):
+                h = base.copy()
+                gains = [0] * n_sides
+                side = side_of[h.turn]
+                gains[side] += h.apply_unchecked(code)
+                won = side if wins_by_play(scores[side] + gains[side], target, win_check) else -1
+                states.append([h, gains, won, i])
+        active = states
+        for _ in range(self.plies):
+            need = []
+            for st in active:
+                h = st[0]
+                while st[2] < 0 and h.turn >= 0:
+                    lg = h.legal_actions()
+                    if len(lg) > 1:
+                        need.append((st, lg))
+                        break
+                    side = side_of[h.turn]
+                    g = st[1]
+                    g[side] += h.apply_unchecked(lg[0])
+                    if wins_by_play(scores[side] + g[side], target, win_check):
+                        st[2] = side
+            if not need:
+                break
+            x = np.empty((len(need), net.size), np.float32)
+            mask = np.zeros((len(need), net.num_actions), bool)
+            for j, (st, lg) in enumerate(need):
+                h, g = st[0], st[1]
+                now = [scores[s] + g[s] for s in range(n_sides)]
+                net.encode(net.layout, h, h.turn, now, False, out=x[j])
+                mask[j, lg] = True
+            logits = net.logits(x)
+            choice = np.where(mask, logits, -np.inf).argmax(axis=1).tolist()
+            active = []
+            for (st, _lg), c in zip(need, choice, strict=True):
+                h, g = st[0], st[1]
+                side = side_of[h.turn]
+                g[side] += h.apply_unchecked(c)
+                if wins_by_play(scores[side] + g[side], target, win_check):
+                    st[2] = side
+                active.append(st)
+        values = [0.0] * len(moves)
+        for h, g, won, i in states:
+            values[i] += rollout.finish(h, g, won)
+        return values
+
+
+def _resample(pool, logw, power, k, rng):
+    """``k`` deals drawn from ``pool`` with probability proportional to
+    ``exp(power * logw)`` (systematic resampling: one uniform draw)."""
+    top = max(logw)
+    w = [math.exp(power * (lw - top)) for lw in logw]
+    total = sum(w)
+    step = total / k
+    u = rng.random() * step
+    out, acc, j = [], w[0], 0
+    for i in range(k):
+        target = u + i * step
+        while acc < target and j < len(w) - 1:
+            j += 1
+            acc += w[j]
+        out.append(pool[j])
+    return out
+
+
+def replay_others(view: SeatView, segments, hands, boneyard):
+    """The others' past decisions in ``segments`` (see :meth:`GuidedSearchAgent._segments`),
+    rebuilt as if they held the tiles of the deal ``(hands, boneyard)`` drawn for ``view``:
+    yields ``(state, seat, scores, code)`` just before ``seat`` played ``code``, where
+    ``state`` is a full :class:`HandState` and ``scores`` the match scores then (by side).
+
+    A seat's hand then is its hand in the deal plus the tiles it has played since, which is
+    exact because no segment has a draw by another seat; the boneyard then is the tiles this
+    seat has drawn since, then the deal's boneyard."""
+    me = view.seat
+    n = len(view.hand_sizes)
+    side_of = [view.rules.side_of(s) for s in range(n)]
+    played_since = [0] * n
+    for prev, code, plays in segments:
+        played_since[me] |= 1 << (code >> 2)
+        for s, c in plays:
+            played_since[s] |= 1 << (c >> 2)
+        our_drawn = (view.hand | played_since[me]) & ~prev.hand
+        then = [prev.hand if s == me else hands[s] | played_since[s] for s in range(n)]
+        state = HandState.from_view(prev, then, list(iter_bits(our_drawn)) + list(boneyard))
+        scores = list(prev.scores)
+        scores[side_of[me]] += state.apply_unchecked(code)
+        for s, c in plays:
+            if state.turn != s:
+                break
+            yield state, s, scores, c
+            scores[side_of[s]] += state.apply_unchecked(c)

@@ -1,0 +1,236 @@
+"""The policy-guided search agent (``guided``) and the ``best`` spec."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+import agents.guided as guided_module
+from agents import make_agent
+from agents.best import BEST_BY_PLAYERS, BestAgent, best_spec
+from agents.greedy import GreedyAgent
+from agents.guided import GuidedSearchAgent, replay_others
+from agents.ppo import random_policy_npz
+from agents.search import SearchAgent, distinct_moves
+from dominoes_env.core import MatchState, RuleConfig
+from dominoes_env.encoding import encode_observation
+
+from .helpers import random_positions
+
+RULES = {n: RuleConfig(num_players=n, target_score=100) for n in (2, 3, 4)}
+
+
+@pytest.fixture(scope="module")
+def policies(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("policies")
+    paths = {}
+    for n, rules in RULES.items():
+        paths[n] = folder / f"p{n}.npz"
+        random_policy_npz(paths[n], rules, hidden=(16, 16), seed=n)
+    return paths
+
+
+def play_match(players, rules, seed, on_view=None):
+    """Play a match; ``on_view(match, view)`` is called before each decision. Returns the codes."""
+    match = MatchState(rules, seed=seed)
+    codes = []
+    while not match.is_over:
+        view = match.view(match.turn)
+        if on_view is not None:
+            on_view(match, view)
+        code = players[match.turn].act(view)
+        assert code in view.legal
+        codes.append(code)
+        match.play(code)
+    return codes
+
+
+# -- specs ---------------------------------------------------------------------------------
+def test_spec_and_parameters(policies):
+    agent = make_agent("guided")
+    assert type(agent) is GuidedSearchAgent
+    assert (agent.sims, agent.time_ms, agent.plies, agent.infer, agent.pool) == (300, None, 0,
+                                                                                1.0, 3)
+    agent = make_agent(f"guided:sims=50,plies=3,infer=0.5,pool=2,policy={policies[2]}")
+    assert (agent.sims, agent.plies, agent.infer, agent.pool) == (50, 3, 0.5, 2)
+    assert agent.policy_path == policies[2]
+    assert make_agent("guided:time_ms=20").time_ms == 20
+
+
+@pytest.mark.parametrize("spec, fragment", [
+    ("guided:sims=0", "sims"),
+    ("guided:time_ms=0", "time_ms"),
+    ("guided:plies=-1", "plies"),
+    ("guided:infer=-0.5", "infer"),
+    ("guided:pool=0", "pool"),
+    ("guided:policy=/no/such/file.npz", "no such file"),
+    ("guided:depth=2", "bad parameters"),
+])
+def test_bad_parameters_are_clear_errors(spec, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        make_agent(spec)
+
+
+# -- play ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("n", [2, 3, 4])
+@pytest.mark.parametrize("plies", [0, 2])
+def test_only_legal_moves_in_whole_matches(n, plies, policies):
+    """Whole matches (so the agent's memory of the hand and the inference run), every seat
+    guided; any illegal code fails ``play_match``."""
+    players = [make_agent(f"guided:sims=12,min_per_move=1,plies={plies},policy={policies[n]}",
+                          seed=s) for s in range(n)]
+    assert len(play_match(players, RULES[n], seed=n)) > 20
+
+
+def test_only_legal_moves_at_random_positions(policies):
+    agent = make_agent(f"guided:sims=8,min_per_move=1,plies=1,policy={policies[3]}", seed=1)
+    for _, view in random_positions(RULES[3], 120, seed=4, stride=10):
+        assert agent.act(view) in view.legal
+
+
+def test_same_seed_same_choices(policies):
+    def run(seed):
+        players = [make_agent(f"guided:sims=16,min_per_move=2,plies=2,policy={policies[2]}",
+                              seed=seed), SearchAgent(seed=9, sims=16)]
+        return play_match(players, RULES[2], seed=5)
+
+    first = run(3)
+    assert run(3) == first
+    agent = make_agent(f"guided:sims=16,min_per_move=2,plies=2,policy={policies[2]}", seed=3)
+    play_match([agent, GreedyAgent()], RULES[2], seed=1)
+    agent.reset(3)  # reset(seed) restarts the generator and forgets the hand
+    assert play_match([agent, SearchAgent(seed=9, sims=16)], RULES[2], seed=5) == first
+
+
+def test_refuses_a_view_that_is_not_its_turn(policies):
+    match = MatchState(RULES[2], seed=0)
+    with pytest.raises(ValueError, match="no legal move"):
+        GuidedSearchAgent(policy=policies[2]).act(match.view(1 - match.turn))
+
+
+def test_policy_for_other_rules_is_refused(policies):
+    match = MatchState(RULES[3], seed=0)
+    with pytest.raises(ValueError, match="these rules need"):
+        GuidedSearchAgent(policy=policies[2]).act(match.view(match.turn))
+
+
+# -- budget --------------------------------------------------------------------------------
+def test_sims_budget_is_shared_among_distinct_moves(policies):
+    agent = GuidedSearchAgent(seed=0, sims=60, min_per_move=4, policy=policies[2])
+    seen = 0
+    for _, view in random_positions(RULES[2], 60, seed=2):
+        agent.act(view)
+        moves = distinct_moves(view)
+        if len(moves) == 1:
+            assert agent.last_values == {}  # a forced move costs nothing
+            continue
+        runs = max(4, -(-60 // len(moves)))
+        assert sorted(agent.last_values) == sorted(moves)
+        assert {r for r, _ in agent.last_values.values()} == {runs}
+        seen += 1
+    assert seen > 10
+
+
+def test_time_budget_stops_after_the_chunk_that_spends_it(policies, monkeypatch):
+    """With ``time_ms`` the agent samples chunks of deals until the time is spent: on a clock
+    that advances 1 ms per reading, ``time_ms=4.5`` stops after the 5th chunk."""
+    clock = itertools.count()
+    monkeypatch.setattr(guided_module.time, "perf_counter", lambda: next(clock) / 1000)
+    agent = GuidedSearchAgent(seed=0, time_ms=4.5, chunk=3, infer=0, policy=policies[2])
+    for _, view in random_positions(RULES[2], 40, seed=3):
+        agent.act(view)
+        if len(distinct_moves(view)) > 1:
+            assert {r for r, _ in agent.last_values.values()} == {15}
+
+
+# -- inference -----------------------------------------------------------------------------
+@pytest.mark.parametrize("n", [2, 3])
+def test_replayed_decisions_are_what_the_others_saw(n, policies):
+    """Given the true deal, the positions the inference rebuilds for the other seats' past
+    plays encode exactly as those seats' own views did, and the codes are what they played."""
+    agent = GuidedSearchAgent(seed=0, sims=8, min_per_move=1, policy=policies[n])
+    seen: dict[tuple, object] = {}  # (seat, history length) -> that seat's view
+    checked = 0
+
+    def on_view(match, view):
+        nonlocal checked
+        seen[view.seat, len(view.history), match.hand_number] = view
+        if view.seat != 0:
+            return
+        agent._remember(view)
+        hand = match.hand
+        boneyard = hand.boneyard[hand.drawn:]
+        segments = agent._segments(view)
+        for state, seat, scores, code in replay_others(view, segments, hand.hands, boneyard):
+            theirs = seen[seat, len(state.history), match.hand_number]
+            lay = agent._network(view).layout
+            ours = agent._network(view).encode(lay, state, seat, scores, False)
+            assert ours.tolist() == encode_observation(theirs).tolist()
+            assert code in theirs.legal
+            checked += 1
+
+    players = [agent] + [GreedyAgent() for _ in range(n - 1)]
+    play_match(players, RULES[n], seed=11, on_view=on_view)
+    assert checked > 10
+
+
+def test_inference_stops_at_another_seats_draw(policies):
+    """The remembered decisions used are the newest ones back to (not including) the last
+    one after which the other seat drew."""
+    agent = GuidedSearchAgent(seed=0, sims=8, min_per_move=1, policy=policies[2])
+    cut = 0
+
+    def drew(events):
+        return any(ev[0] == "draw" and ev[1] == 1 for ev in events)
+
+    def on_view(match, view):
+        nonlocal cut
+        if view.seat != 0:
+            return
+        agent._remember(view)
+        memory, segments = agent._memory, agent._segments(view)
+        assert [s[0] for s in segments] == [v for v, _ in reversed(memory)][:len(segments)]
+        bounds = [len(v.history) for v, _ in memory] + [len(view.history)]
+        for j in range(len(memory) - len(segments), len(memory)):
+            assert not drew(view.history[bounds[j]:bounds[j + 1]])
+        if len(segments) < len(memory):
+            j = len(memory) - len(segments) - 1
+            assert drew(view.history[bounds[j]:bounds[j + 1]])
+            cut += 1
+
+    play_match([agent, GreedyAgent()], RULES[2], seed=2, on_view=on_view)
+    assert cut > 3
+
+
+# -- best ----------------------------------------------------------------------------------
+def test_best_names_the_strongest_agent_per_player_count():
+    assert {n: best_spec(n) for n in (2, 3, 4)} == BEST_BY_PLAYERS == {2: "guided", 3: "search",
+                                                                       4: "search"}
+    with pytest.raises(ValueError, match="no best agent for 5 players"):
+        best_spec(5)
+
+
+@pytest.mark.parametrize("n, cls", [(2, GuidedSearchAgent), (3, SearchAgent), (4, SearchAgent)])
+def test_best_resolves_when_it_sees_the_table(n, cls):
+    agent = make_agent("best", seed=4)
+    assert type(agent) is BestAgent and agent.agent is None
+    agent.check_rules(RuleConfig(num_players=n))
+    assert type(agent.agent) is cls and agent.spec == BEST_BY_PLAYERS[n]
+    fresh = make_agent("best", seed=4)  # or at its first decision
+    match = MatchState(RuleConfig(num_players=n), seed=1)
+    view = match.view(match.turn)
+    assert fresh.act(view) in view.legal and type(fresh.agent) is cls
+
+
+def test_best_follows_the_table_and_its_seed():
+    agent = make_agent("best", seed=2)
+    views = [v for _, v in random_positions(RuleConfig(num_players=3), 30, seed=1)]
+    first = [agent.act(v) for v in views]
+    agent.reset(2)
+    assert [agent.act(v) for v in views] == first
+    reference = SearchAgent(seed=2)
+    assert first == [reference.act(v) for v in views]
+    match = MatchState(RuleConfig(num_players=2), seed=0)
+    agent.act(match.view(match.turn))  # a two-player table: the guided agent now
+    assert type(agent.agent) is GuidedSearchAgent
