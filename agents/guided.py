@@ -1,6 +1,37 @@
-"""``GuidedSearchAgent``: determinized Monte Carlo search guided by the shipped PPO policy.
+"""``GuidedSearchAgent``: determinized Monte Carlo search whose guesses of the hidden tiles
+are weighed by the shipped PPO policy (the spec ``guided``).
 
-PROTOTYPE
+The ``search`` agent (:mod:`agents.search`) samples the tiles it cannot see uniformly among the
+deals that fit what it has seen: hand sizes, tiles played, and the pip values a seat showed it
+lacks by drawing or passing. It learns nothing from *what the others chose to play*. This agent
+does, with the policy as a model of how a player plays:
+
+1. it remembers its own decisions in the current hand (its views and its moves);
+2. per decision it samples ``pool`` times more deals than it will search
+   (:class:`~agents.sampling.DealSampler`), and for each deal rebuilds every play the other
+   seats made since this seat's earliest remembered decision after which no other seat drew
+   (a seat's hand then is its hand in the deal plus the tiles it has played since, exactly;
+   a draw would make it unknown, so the look-back stops there): :func:`replay_others`;
+3. it weighs each deal by the probability the policy gives those plays from those hands, raised
+   to the power ``infer`` (a likelihood: deals in which the others would not have played as
+   they did count less), and draws the deals to search from the pool in proportion to the
+   weights (systematic resampling);
+4. on those deals it does what ``search`` does: every distinct legal move, rollouts to the end
+   of the hand valued the same way (:class:`agents.search.GreedyRollout`), the best mean wins.
+   With ``plies=k`` the first ``k`` decisions of every rollout after the move are the policy's
+   (most probable legal move, all rollouts evaluated in one batch), then greedy.
+
+The network is evaluated in numpy (float32, one batched product per step), with OpenBLAS held to
+one thread during the decision (:mod:`agents.blas`). Budget: ``sims`` rollouts per decision,
+shared among the distinct moves (at least ``min_per_move`` each), or ``time_ms`` per decision;
+deals are searched ``chunk`` at a time. ``policy=PATH`` plays another exported policy; without
+it the shipped one for the table's player count is used (two and four players are shipped).
+
+>>> from dominoes_env.core import MatchState
+>>> match = MatchState(seed=1)
+>>> agent = GuidedSearchAgent(seed=0, sims=40)
+>>> agent.act(match.view(match.turn)) in match.legal_actions()
+True
 """
 
 from __future__ import annotations
@@ -17,18 +48,19 @@ from dominoes_env.core.checks import as_float, as_int
 from .base import Agent
 from .blas import single_thread
 from .greedy import tie_rank
-from .ppo import PPOAgent
+from .ppo import ACTIVATIONS, PPOAgent
 from .sampling import DealSampler
-from .search import GreedyRollout, distinct_moves
+from .search import DEFAULT_SIMS, GreedyRollout, distinct_moves
 
 
 class _Net:
-    """The policy network in float32, evaluated in blocks of ``BLOCK`` rows."""
+    """The policy network of a :class:`~agents.ppo.NumpyPolicy` in float32, with the
+    observation encoder it reads."""
 
     def __init__(self, policy, rules):
         self.layers = [(w.astype(np.float32), b.astype(np.float32)) for w, b in policy.layers]
         self.head = (policy.action_w.astype(np.float32), policy.action_b.astype(np.float32))
-        self.act = policy._act
+        self.act = ACTIVATIONS[policy.activation]
         self.size = policy.obs_size
         self.num_actions = policy.num_actions
         self.encode = policy.obs_spec.encode_state
@@ -42,10 +74,20 @@ class _Net:
 
 
 class GuidedSearchAgent(Agent):
+    """Determinized search on deals weighed by the policy's likelihood of the others' plays.
+
+    Parameters: ``sims`` (rollouts per decision, default 300), ``time_ms`` (time per decision;
+    replaces ``sims``), ``policy`` (an exported policy ``.npz``; default: the shipped one for
+    the player count), ``infer`` (power of the likelihood; 0 searches uniform deals like
+    ``search``), ``pool`` (deals sampled per deal searched), ``plies`` (policy moves at the
+    start of each rollout, then greedy), ``min_per_move``, ``chunk`` (deals per batch).
+    """
+
     name = "guided"
 
-    def __init__(self, seed: int | None = None, sims: int = 300, time_ms: float | None = None,
-                 policy: str | None = None, plies: int = 0, infer: float = 1.0,
+    def __init__(self, seed: int | None = None, sims: int = DEFAULT_SIMS,
+                 time_ms: float | None = None, policy: str | None = None, plies: int = 0,
+                 infer: float = 1.0,
                  pool: int = 3, min_per_move: int = 8, chunk: int = 8):
         super().__init__(seed)
         self.sims = as_int("sims", sims, 1)
@@ -59,8 +101,16 @@ class GuidedSearchAgent(Agent):
         self.policy_path = None if policy is None else Path(policy)
         self._ppo = PPOAgent(policy)
         self._net: _Net | None = None
-        self._memory: list[tuple[SeatView, int]] = []
+        self._rules = None
+        #: this seat's views at its decisions so far in the current hand
+        self._memory: list[SeatView] = []
         self.last_values: dict[int, tuple[int, float]] = {}
+
+    def __repr__(self) -> str:
+        budget = f"time_ms={self.time_ms}" if self.time_ms is not None else f"sims={self.sims}"
+        where = "shipped" if self.policy_path is None else repr(str(self.policy_path))
+        return (f"GuidedSearchAgent({budget}, policy={where}, infer={self.infer}, "
+                f"pool={self.pool}, plies={self.plies})")
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -69,17 +119,21 @@ class GuidedSearchAgent(Agent):
     def begin_hand(self, view: SeatView) -> None:
         self._memory = []
 
+    def check_rules(self, rules) -> None:
+        """Load the policy for ``rules`` and check it fits them (``ValueError`` otherwise)."""
+        if self._net is None or self._rules != rules:
+            self._ppo.check_rules(rules)
+            self._net = _Net(self._ppo.policy, rules)
+            self._rules = rules
+
     def _network(self, view: SeatView) -> _Net:
-        ppo = self._ppo
-        if self._net is None or ppo._checked != view.rules:
-            ppo.check_rules(view.rules)
-            self._net = _Net(ppo.policy, view.rules)
+        self.check_rules(view.rules)
         return self._net
 
     def _remember(self, view: SeatView) -> None:
         """Forget the remembered decisions unless they are of the hand ``view`` is in."""
         if self._memory:
-            prev = self._memory[-1][0]
+            prev = self._memory[-1]
             n = len(prev.history)
             same = (prev.hand_number == view.hand_number and prev.seat == view.seat
                     and n <= len(view.history) and view.history[:n] == prev.history
@@ -96,7 +150,7 @@ class GuidedSearchAgent(Agent):
         self._remember(view)
         with single_thread():
             code = self._decide(view)
-        self._memory.append((view, code))
+        self._memory.append(view)
         return code
 
     def _decide(self, view: SeatView) -> int:
@@ -143,17 +197,20 @@ class GuidedSearchAgent(Agent):
     # -- inference: how likely the others' plays since their last draw are in a deal ----------
     def _segments(self, view: SeatView) -> list[tuple[SeatView, int, list[tuple[int, int]]]]:
         """The remembered decisions, newest first, back to the last one after which another
-        seat drew: ``(view then, our code, [(seat, code) of the others' plays after it])``."""
+        seat drew: ``(view then, the code this seat played, [(seat, code) of the others' plays
+        after it])``. The moves are read from the hand's history (what was played, whoever
+        chose it)."""
         out = []
         end = len(view.history)
         me = view.seat
-        for prev, code in reversed(self._memory):
+        for prev in reversed(self._memory):
             events = view.history[len(prev.history):end]
             end = len(prev.history)
-            if any(ev[0] == DRAW and ev[1] != me for ev in events):
+            if (not events or events[0][0] != PLAY or events[0][1] != me
+                    or any(ev[0] == DRAW and ev[1] != me for ev in events)):
                 break
-            plays = [(ev[1], ev[2]) for ev in events if ev[0] == PLAY and ev[1] != me]
-            out.append((prev, code, plays))
+            plays = [(ev[1], ev[2]) for ev in events[1:] if ev[0] == PLAY and ev[1] != me]
+            out.append((prev, events[0][2], plays))
         return out
 
     def _log_likelihoods(self, view, net: _Net, segments, pool) -> list[float]:

@@ -7,6 +7,10 @@ spec                       agent
 ``greedy``                 the move that scores the most now
 ``search``                 determinized Monte Carlo search at its default budget
 ``search:sims=400``        parameters as ``key=value`` pairs, comma-separated
+``guided``                 search on deals weighed by the shipped PPO policy
+                           (``guided:sims=300,infer=1,pool=3,plies=0,policy=PATH``)
+``best``                   the strongest shipped agent for the table's player count
+                           (:data:`agents.best.BEST_BY_PLAYERS`)
 ``ppo``                    the shipped PPO policy for the game's player count
 ``ppo:PATH``               a PPO policy exported to ``PATH`` (``.npz``)
 ``ismcts``                 OpenSpiel's information-set MCTS (``ismcts:sims=100``; needs
@@ -21,7 +25,7 @@ spec                       agent
 >>> make_agent("nonsense")
 Traceback (most recent call last):
 ...
-ValueError: unknown agent spec 'nonsense'; known names: greedy, ismcts, ppo, random, search (or ...)
+ValueError: unknown agent spec 'nonsense'; known names: best, greedy, guided, ismcts, ppo, ...)
 """
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ from dominoes_env.driver import derive_seed, play_match_with
 
 def positions(rules: RuleConfig, count: int, seed: int = 0) -> list:
     """``count`` views of the seat to play from greedy-vs-greedy matches, played by the shared
-    match driver (match ``g`` is seeded ``derive_seed(seed, "positions", g)``)."""
+    match driver (match ``g`` is seeded ``derive_seed(seed, "positions", g)``), in the order
+    they were played."""
     out, game = [], 0
     while len(out) < count:
         players = [GreedyAgent() for _ in range(rules.num_players)]
@@ -32,10 +33,15 @@ def positions(rules: RuleConfig, count: int, seed: int = 0) -> list:
 
 
 def bench(spec: str, views: list, seed: int = 0) -> dict:
-    """Time ``spec``'s decisions on ``views``; returns the figures in milliseconds."""
-    agent = make_agent(spec, seed=seed)
+    """Time ``spec``'s decisions on ``views``; returns the figures in milliseconds. Each seat has
+    its own agent (seeded ``seed + seat``), as in a match, so an agent that remembers the hand
+    so far (``guided``) sees its seat's views in order."""
+    agents: dict = {}
     times = []
     for view in views:
+        agent = agents.get(view.seat)
+        if agent is None:
+            agent = agents[view.seat] = make_agent(spec, seed=seed + view.seat)
         start = time.perf_counter()
         agent.act(view)
         times.append(time.perf_counter() - start)

@@ -177,7 +177,7 @@ def _probe_state(view):
 
 
 @pytest.mark.parametrize("name", ["agents.greedy", "agents.sampling", "agents.search",
-                                  "agents.ppo"])
+                                  "agents.ppo", "agents.guided", "agents.best", "agents.blas"])
 def test_docstring_examples(name):
     import doctest
     import importlib

@@ -190,8 +190,8 @@ def test_inference_stops_at_another_seats_draw(policies):
             return
         agent._remember(view)
         memory, segments = agent._memory, agent._segments(view)
-        assert [s[0] for s in segments] == [v for v, _ in reversed(memory)][:len(segments)]
-        bounds = [len(v.history) for v, _ in memory] + [len(view.history)]
+        assert [s[0] for s in segments] == list(reversed(memory))[:len(segments)]
+        bounds = [len(v.history) for v in memory] + [len(view.history)]
         for j in range(len(memory) - len(segments), len(memory)):
             assert not drew(view.history[bounds[j]:bounds[j + 1]])
         if len(segments) < len(memory):

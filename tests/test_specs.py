@@ -94,7 +94,7 @@ def test_unknown_spec_lists_the_known_names():
         make_agent("alphazero")
     message = str(err.value)
     assert "unknown agent spec 'alphazero'" in message
-    assert "known names: greedy, ismcts, ppo, random, search" in message
+    assert "known names: best, greedy, guided, ismcts, ppo, random, search" in message
     assert "module.path:ClassName" in message
 
 
