@@ -16,10 +16,12 @@ does, with the policy as a model of how a player plays:
    to the power ``infer`` (a likelihood: deals in which the others would not have played as
    they did count less), and draws the deals to search from the pool in proportion to the
    weights (systematic resampling);
-4. on those deals it does what ``search`` does: every distinct legal move, rollouts to the end
-   of the hand valued the same way (:class:`agents.search.GreedyRollout`), the best mean wins.
-   With ``plies=k`` the first ``k`` decisions of every rollout after the move are the policy's
-   (most probable legal move, all rollouts evaluated in one batch), then greedy.
+4. on those deals it does what ``search`` does (every distinct legal move, a rollout to the end
+   of the hand for each, valued as :class:`agents.search.GreedyRollout` values them, the best
+   mean wins), except that the policy plays the rollouts for every seat: its most probable
+   legal move, the rollouts of a batch run in lockstep so each step is one batched network
+   evaluation. ``plies=k`` lets the policy play the first ``k`` moves of a rollout and the
+   greedy scorer the rest (``plies=0``: greedy rollouts, as ``search``).
 
 The network is evaluated in numpy (float32, one batched product per step), with OpenBLAS held to
 one thread during the decision (:mod:`agents.blas`). Budget: ``sims`` rollouts per decision,
@@ -36,6 +38,7 @@ True
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from pathlib import Path
@@ -80,20 +83,21 @@ class GuidedSearchAgent(Agent):
     replaces ``sims``), ``policy`` (an exported policy ``.npz``; default: the shipped one for
     the player count), ``infer`` (power of the likelihood; 0 searches uniform deals like
     ``search``), ``pool`` (deals sampled per deal searched), ``plies`` (policy moves at the
-    start of each rollout, then greedy), ``min_per_move``, ``chunk`` (deals per batch).
+    start of each rollout, then greedy; default: the whole rollout), ``min_per_move``,
+    ``chunk`` (deals per batch).
     """
 
     name = "guided"
 
     def __init__(self, seed: int | None = None, sims: int = DEFAULT_SIMS,
-                 time_ms: float | None = None, policy: str | None = None, plies: int = 0,
-                 infer: float = 1.0,
-                 pool: int = 3, min_per_move: int = 8, chunk: int = 8):
+                 time_ms: float | None = None, policy: str | None = None,
+                 plies: int | None = None, infer: float = 1.0, pool: int = 3,
+                 min_per_move: int = 8, chunk: int = 8):
         super().__init__(seed)
         self.sims = as_int("sims", sims, 1)
         self.time_ms = (None if time_ms is None
                         else as_float("time_ms", time_ms, 0, low_open=True))
-        self.plies = as_int("plies", plies, 0)
+        self.plies = None if plies is None else as_int("plies", plies, 0)
         self.infer = as_float("infer", infer, 0)
         self.pool = as_int("pool", pool, 1)
         self.min_per_move = as_int("min_per_move", min_per_move, 1)
@@ -252,7 +256,7 @@ class GuidedSearchAgent(Agent):
                 won = side if wins_by_play(scores[side] + gains[side], target, win_check) else -1
                 states.append([h, gains, won, i])
         active = states
-        for _ in range(self.plies):
+        for _ in (itertools.count() if self.plies is None else range(self.plies)):
             need = []
             for st in active:
                 h = st[0]

@@ -50,8 +50,8 @@ def play_match(players, rules, seed, on_view=None):
 def test_spec_and_parameters(policies):
     agent = make_agent("guided")
     assert type(agent) is GuidedSearchAgent
-    assert (agent.sims, agent.time_ms, agent.plies, agent.infer, agent.pool) == (300, None, 0,
-                                                                                1.0, 3)
+    assert (agent.sims, agent.time_ms, agent.plies, agent.infer, agent.pool) == (300, None,
+                                                                                None, 1.0, 3)
     agent = make_agent(f"guided:sims=50,plies=3,infer=0.5,pool=2,policy={policies[2]}")
     assert (agent.sims, agent.plies, agent.infer, agent.pool) == (50, 3, 0.5, 2)
     assert agent.policy_path == policies[2]
@@ -74,11 +74,11 @@ def test_bad_parameters_are_clear_errors(spec, fragment):
 
 # -- play ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("n", [2, 3, 4])
-@pytest.mark.parametrize("plies", [0, 2])
+@pytest.mark.parametrize("plies", [",plies=0", ",plies=2", ""])
 def test_only_legal_moves_in_whole_matches(n, plies, policies):
     """Whole matches (so the agent's memory of the hand and the inference run), every seat
-    guided; any illegal code fails ``play_match``."""
-    players = [make_agent(f"guided:sims=12,min_per_move=1,plies={plies},policy={policies[n]}",
+    guided, with greedy, mixed and policy rollouts; any illegal code fails ``play_match``."""
+    players = [make_agent(f"guided:sims=12,min_per_move=1{plies},policy={policies[n]}",
                           seed=s) for s in range(n)]
     assert len(play_match(players, RULES[n], seed=n)) > 20
 
