@@ -3,9 +3,9 @@
 Reads top to bottom, in the CleanRL / PureJaxRL style: the configuration (one dataclass, every
 field a ``--flag`` with help), the network (plain JAX MLPs, optax's Adam), the self-play
 environment (the learner's seats against a mix of its current self, frozen snapshots,
-greedy and random, all jittable, each on its own block of envs), the jitted update (``lax.scan`` rollout, GAE, PPO
-epochs over minibatches), then the run (evaluation through the tournament arena, TensorBoard,
-``eval.csv``, checkpoints, export, ``--ship``).
+greedy and random, all jittable, each on its own block of envs), the jitted update
+(``lax.scan`` rollout, GAE, PPO epochs over minibatches), then the run (evaluation through the
+tournament arena, TensorBoard, ``eval.csv``, checkpoints, export, ``--ship``).
 
     python -m experiments.train_jax --out runs/jax2p              # the from-scratch recipe
     python -m experiments.train_jax --players 4 --out runs/jax4p  # partnerships
@@ -23,8 +23,9 @@ the shipped policy against greedy (measured here, same matches for both).
 Episodes are single hands (``episode="hand"``) with ``score_delta`` rewards: the learner's
 return is its side's hand score minus the opponents'. The learner controls every seat of its
 side (both partners with four players in partnerships); the other seats play that env's
-opponent (each env keeps one opponent kind, so each network runs only on its own envs). Points the opponents make before the learner's first move of a hand
-are not credited to any transition (they do not depend on the learner's actions).
+opponent (each env keeps one opponent kind, so each network runs only on its own envs).
+Points the opponents make before the learner's first move of a hand are not credited to any
+transition (they do not depend on the learner's actions).
 
 Needs the ``jax`` extra (jax, pgx, optax).
 """
