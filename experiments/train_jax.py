@@ -69,7 +69,7 @@ class Config:
     players: int = _f(2, "seats at the table: 2, 3 or 4")
     partnerships: bool | None = _f(None, "4 players in two partnerships (default: on with 4)")
     target_score: int = _f(250, "match target of the evaluation matches (training plays hands)")
-    total_steps: int = _f(6_000_000, "learner decisions to train for (rounded up to whole "
+    total_steps: int = _f(20_000_000, "learner decisions to train for (rounded up to whole "
                                       "updates of num_envs * num_steps)")
     num_envs: int = _f(512, "games played in parallel")
     num_steps: int = _f(32, "rollout length per game and update")
@@ -98,10 +98,10 @@ class Config:
     snapshot_every: int = _f(20, "updates between snapshots")
     time_limit: float = _f(25.0, "minutes of wall time after which training stops (then the "
                                  "final evaluation and export); 0: no limit")
-    eval_every: int = _f(1_000_000, "steps between evaluations (0: evaluate only at the end)")
+    eval_every: int = _f(2_000_000, "steps between evaluations (0: evaluate only at the end)")
     eval_matches: int = _f(200, "matches per opponent and evaluation (greedy and random), "
                                 "seats swapped on each deal")
-    checkpoint_every: int = _f(1_000_000, "steps between checkpoints (and at the end)")
+    checkpoint_every: int = _f(2_000_000, "steps between checkpoints (and at the end)")
     seed: int = _f(0, "seed of everything (same seed, same run)")
     out: str = _f("runs/jax", "output directory")
     resume: str | None = _f(None, "a checkpoint.npz to continue from (same network and batch "
@@ -218,6 +218,40 @@ def masked_logits(actor, obs, mask):
     return jnp.where(mask, mlp(actor, obs), -1e9)
 
 
+def sample_actions(key, logits, group: int = 4):
+    """One action per row of ``logits`` (``[B, A]``, masked entries at -1e9), drawn from
+    ``softmax(logits)`` by inverting its cumulative distribution with one uniform number per
+    row, in two levels (``A / group`` groups, then the ``group`` actions of the chosen one).
+
+    ``jax.random.categorical`` (Gumbel-max) draws ``A`` random numbers per row and takes an
+    argmax: on XLA's CPU backend that was a sixth of an update. An action of probability 0 is
+    never returned (a rounding miss falls back to the most likely action).
+
+    >>> import jax, jax.numpy as jnp
+    >>> logits = jnp.array([[0.0, -1e9, 0.0, -1e9, -1e9, -1e9, -1e9, 0.0]])
+    >>> keys = jax.random.split(jax.random.PRNGKey(0), 3000)
+    >>> a = jax.vmap(lambda k: sample_actions(k, logits)[0])(keys)
+    >>> sorted(set(a.tolist())), [round(float((a == i).mean()), 1) for i in (0, 2, 7)]
+    ([0, 2, 7], [0.3, 0.3, 0.3])
+    """
+    import jax
+    import jax.numpy as jnp
+
+    b, a = logits.shape
+    probs = jax.nn.softmax(logits, axis=-1).reshape(b, a // group, group)
+    per_group = probs.sum(-1)
+    cdf = jnp.cumsum(per_group, axis=-1)
+    u = jax.random.uniform(key, (b,)) * cdf[:, -1]
+    g = jnp.minimum(jnp.sum(cdf <= u[:, None], axis=-1), a // group - 1)
+    chosen = jnp.take_along_axis(probs, g[:, None, None], axis=1)[:, 0]  # [B, group]
+    before = jnp.take_along_axis(cdf - per_group, g[:, None], axis=1)[:, 0]
+    inner = jnp.cumsum(chosen, axis=-1)
+    e = jnp.minimum(jnp.sum(inner <= (u - before)[:, None], axis=-1), group - 1)
+    action = g * group + e
+    ok = jnp.take_along_axis(probs.reshape(b, a), action[:, None], axis=1)[:, 0] > 0
+    return jnp.where(ok, action, jnp.argmax(logits, axis=-1)).astype(jnp.int32)
+
+
 def export_npz(actor, path: Path, metadata: dict[str, Any]) -> None:
     """Write the actor in the ``.npz`` format of :mod:`agents.ppo` (``w{i}`` as ``(in, out)``,
     tanh, the action head)."""
@@ -319,9 +353,9 @@ class SelfPlay:
             s = jax.tree.map(lambda x, a=a, b=b: x[a:b], games.state)
             obs, mask = s.observation, s.legal_action_mask
             if kind == OPP_SELF:
-                act = jax.random.categorical(k, masked_logits(actor, obs, mask))
+                act = sample_actions(k, masked_logits(actor, obs, mask))
             elif kind == OPP_SNAPSHOT:
-                act = jax.random.categorical(k, masked_logits(frozen_actor, obs, mask))
+                act = sample_actions(k, masked_logits(frozen_actor, obs, mask))
             elif kind == OPP_GREEDY:
                 act = jax.vmap(lambda st: greedy_policy(self.env, st))(s)
             elif kind == OPP_RANDOM:
@@ -512,7 +546,7 @@ def _make_train(config: Config):
             s = games.state
             obs, mask = s.observation, s.legal_action_mask
             logits = masked_logits(params["actor"], obs, mask)
-            action = jax.random.categorical(k_act, logits)
+            action = sample_actions(k_act, logits)
             logp = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], 1)[:, 0]
             value = mlp(params["critic"], obs)[:, 0]
             games, reward, done = sp.step(games, action.astype(jnp.int32), params["actor"],
