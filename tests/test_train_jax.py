@@ -178,3 +178,20 @@ def test_sample_actions_follows_the_masked_softmax():
         assert not freq[~mask[row]].any()
         se = np.sqrt(probs[row] * (1 - probs[row]) / len(draws))
         assert np.all(np.abs(freq - probs[row]) <= 4 * se + 1e-9)
+
+
+@pytest.mark.parametrize("weights, n, sizes", [
+    ([0.35, 0.25, 0.35, 0.05, 0.0], 512, [179, 128, 179, 26]),
+    ([0.35, 0.25, 0.35, 0.05, 0.0], 8, [3, 2, 3]),  # random's 0.4 env rounds away
+    ([0, 0, 1, 0, 0], 7, [7]),
+    ([0, 0, 0, 0, 1], 5, [5]),
+    ([1, 1, 1, 0, 0], 10, [4, 3, 3]),
+])  # fmt: skip
+def test_opponent_slots_cover_every_env_once_in_proportion(weights, n, sizes):
+    from experiments.train_jax import opponent_slots
+
+    slots = opponent_slots(weights, n)
+    assert [b - a for _, a, b in slots] == sizes
+    assert slots[0][1] == 0 and slots[-1][2] == n
+    assert all(prev[2] == nxt[1] for prev, nxt in zip(slots, slots[1:], strict=False))
+    assert all(weights[kind] > 0 for kind, _, _ in slots)
