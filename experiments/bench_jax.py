@@ -3,11 +3,13 @@
 Both play uniformly random legal moves and read the observation of the player to act on every
 step. The AEC loop is :func:`experiments.bench_env.run_aec`. The JAX loop is one jitted
 function: ``vmap`` over ``batch`` games of a ``scan`` over ``--steps`` steps of
-``random_policy`` + ``step`` (Pgx's ``auto_reset`` starts a new match the step one ends, so
-every step is a decision), summing every observation so none is optimised away. A step is one
-decision in one game. Time is this process's CPU time (``time.process_time``: all threads, so
-XLA's own threads count; other load on a shared machine skews it less than wall time), and the
-wall time is printed beside it. Compile time is wall time of ``jit(...).lower().compile()`` for
+``random_policy`` + ``step_autoreset`` (the same states as Pgx's
+``auto_reset(env.step, env.init)``, leaf for leaf, tested; a new match starts the step one
+ends, so every step is a decision), summing every observation so none is optimised away. A
+step is one decision in one game. Time is this process's CPU time (``time.process_time``: all
+threads, so XLA's own threads count; other load on a shared machine skews it less than wall
+time), and the wall time is printed beside it (XLA spreads a large batch over the cores; the
+AEC loop is one thread). Compile time is wall time of ``jit(...).lower().compile()`` for
 that batch size (its CPU time beside it: on a loaded machine the wall time mostly waits for a
 core). Each figure is the median over ``--repeats`` rounds; each ratio the median
 over rounds of JAX / AEC from the same round.
@@ -32,11 +34,10 @@ def build_rollout(env, batch: int, steps: int):
     """A jitted ``(states, key) -> (states, checksum)`` playing ``steps`` steps in each game."""
     import jax
     import jax.numpy as jnp
-    from pgx.experimental import auto_reset
 
     from dominoes_env.jax import random_policy
 
-    step = auto_reset(env.step, env.init)
+    step = env.step_autoreset
 
     def one(state, key):
         def body(carry, k):

@@ -167,6 +167,40 @@ def test_pgx_auto_reset_restarts_finished_games(env2):
     assert np.asarray(playable).all()
 
 
+@pytest.mark.parametrize("options", [
+    dict(num_players=2, target_score=60),
+    dict(num_players=4, episode="hand"),
+    dict(num_players=3, target_score=40, reward_mode="win_loss", next_leader="rotate"),
+])  # fmt: skip
+def test_step_autoreset_is_pgx_auto_reset_leaf_for_leaf(options):
+    """``Env.step_autoreset`` = ``pgx.experimental.auto_reset(env.step, env.init)``: every leaf
+    of every state, over random play with an illegal or out-of-range action now and then (so
+    matches end both by the rules and by the penalty)."""
+    from pgx.experimental import auto_reset
+
+    env = make(**options)
+    pgx_step = auto_reset(env.step, env.init)
+
+    def run(key):
+        def body(carry, k):
+            a_state, b_state = carry
+            k_act, k_bad, k_mix, k_step = jax.random.split(k, 4)
+            action = random_policy(env, a_state, k_act)
+            wild = jax.random.randint(k_bad, (), -2, env.num_actions + 2)
+            action = jnp.where(jax.random.uniform(k_mix) < 0.02, wild, action)
+            a_state = env.step_autoreset(a_state, action, k_step)
+            b_state = pgx_step(b_state, action, k_step)
+            return (a_state, b_state), (a_state, b_state)
+
+        start = env.init(key)
+        return jax.lax.scan(body, (start, start), jax.random.split(key, 300))[1]
+
+    ours, theirs = jax.jit(jax.vmap(run))(jax.random.split(jax.random.PRNGKey(11), 16))
+    assert np.asarray(ours.terminated).sum() >= 16  # episodes ended and were restarted
+    for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(theirs), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
 def test_illegal_action_ends_the_game_and_penalises_the_offender():
     env = make(num_players=4)  # partnerships: seats 0 and 2 against 1 and 3
     state = jax.jit(env.init)(jax.random.PRNGKey(0))

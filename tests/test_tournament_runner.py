@@ -70,6 +70,21 @@ def test_same_results_whatever_the_worker_count(tmp_path):
     assert s1 == s2  # ratings too: computed in schedule order
 
 
+def test_a_pool_plays_matches_in_batches_with_the_same_results(tmp_path):
+    """200 matches on 2 workers go out in batches of 3 (``batch_size``): every match played
+    once, the same records as one worker. (With chunksize > 1 ``imap_unordered`` returns a
+    plain generator; the dead-worker watch once called ``next(timeout=...)`` on it and every
+    run of more than 128 matches on 2 workers crashed.)"""
+    from experiments.tournament.runner import batch_size
+
+    config = TournamentConfig(["random", "greedy"], FAST, matches=200, seed=9)
+    assert batch_size(200, 2, 8) == 3
+    two = run_tournament(config, tmp_path / "w2", workers=2, progress=False)
+    one = run_tournament(config, tmp_path / "w1", workers=1, progress=False)
+    assert two.played == one.played == 200
+    assert results(tmp_path / "w2") == results(tmp_path / "w1")
+
+
 @pytest.mark.xdist_group("ray")  # one local Ray start at a time (make test: --dist loadgroup)
 def test_ray_backend_gives_the_same_results(tmp_path):
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'ray[default]')")

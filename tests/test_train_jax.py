@@ -154,3 +154,44 @@ def test_best_response_refuses_bad_input(capsys):
     assert "--steps and --matches must be >= 1" in capsys.readouterr().err
     assert jittable("ppo:x.npz") == ("ppo", "x.npz") and jittable("greedy") == ("greedy", "")
     assert jittable("search:sims=5") is None
+
+
+def test_sample_actions_follows_the_masked_softmax():
+    """The two-level inverse-CDF sampler: the empirical frequencies of 40,000 draws match
+    softmax(logits) within 4 standard errors, and a masked action is never drawn."""
+    import jax
+    import jax.numpy as jnp
+
+    from experiments.train_jax import sample_actions
+
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(3, 112)).astype(np.float32)
+    mask = rng.random((3, 112)) < 0.1
+    mask[:, 5] = True
+    masked = jnp.where(jnp.asarray(mask), jnp.asarray(logits), -1e9)
+    draws = jax.jit(jax.vmap(lambda k: sample_actions(k, masked)))(
+        jax.random.split(jax.random.PRNGKey(1), 40_000))  # [40000, 3]
+    draws = np.asarray(draws)
+    probs = np.asarray(jax.nn.softmax(masked, axis=-1))
+    for row in range(3):
+        freq = np.bincount(draws[:, row], minlength=112) / len(draws)
+        assert not freq[~mask[row]].any()
+        se = np.sqrt(probs[row] * (1 - probs[row]) / len(draws))
+        assert np.all(np.abs(freq - probs[row]) <= 4 * se + 1e-9)
+
+
+@pytest.mark.parametrize("weights, n, sizes", [
+    ([0.35, 0.25, 0.35, 0.05, 0.0], 512, [179, 128, 179, 26]),
+    ([0.35, 0.25, 0.35, 0.05, 0.0], 8, [3, 2, 3]),  # random's 0.4 env rounds away
+    ([0, 0, 1, 0, 0], 7, [7]),
+    ([0, 0, 0, 0, 1], 5, [5]),
+    ([1, 1, 1, 0, 0], 10, [4, 3, 3]),
+])  # fmt: skip
+def test_opponent_slots_cover_every_env_once_in_proportion(weights, n, sizes):
+    from experiments.train_jax import opponent_slots
+
+    slots = opponent_slots(weights, n)
+    assert [b - a for _, a, b in slots] == sizes
+    assert slots[0][1] == 0 and slots[-1][2] == n
+    assert all(prev[2] == nxt[1] for prev, nxt in zip(slots, slots[1:], strict=False))
+    assert all(weights[kind] > 0 for kind, _, _ in slots)

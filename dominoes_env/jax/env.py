@@ -35,7 +35,7 @@ from dominoes_env.core import HandState, RuleConfig
 from dominoes_env.encoding import OBS_VERSION
 from dominoes_env.options import split_options
 
-from .game import I32, Deal, Game, GameState
+from .game import I32, Deal, Game, GameState, pick
 from .observation import observe as _observe_game
 from .tables import Tables, build_tables
 
@@ -158,22 +158,67 @@ class Env(pgx.Env):
         """:meth:`step` with the next hand (if one is dealt) given as ``deal``, so a test or a
         replay plays the same deals as the core. ``flip`` lays a lead high half left (records
         write the lead as it lies); action codes alone always lead low half left."""
+        y, seat, illegal = self._move(state, action, flip)
+        if self._deal_next:
+            y = self.game.next_hand(y, deal)
+        new = _materialize(self._after(state, y, seat, illegal))
+        # one legal mask, from the materialized game: an episode that is over (by the rules,
+        # an illegal action, or before this step) shows every action legal (Pgx's convention)
+        new = new.replace(legal_action_mask=self.game.legal_mask(new._x) | new.terminated)
+        return new.replace(observation=self.observe(new))
+
+    def step_autoreset(self, state: State, action: jax.Array, key: jax.Array) -> State:
+        """``pgx.experimental.auto_reset(env.step, env.init)(state, action, key)``, leaf for leaf
+        (a step that ends the episode returns a new episode's first state, carrying the final
+        step's ``rewards`` and ``terminated``), at about half the cost: the step and the reset
+        draw their deal from the same two keys as Pgx's wrapper, but only the deal that is used
+        is drawn, and the observation and legal mask are computed once."""
+        key1, key2 = jax.random.split(key)
+        ended = state.terminated | state.truncated
+        state = _select(ended, state.replace(terminated=jnp.bool_(False),
+                                             truncated=jnp.bool_(False),
+                                             rewards=jnp.zeros_like(state.rewards)), state)
+        y, seat, illegal = self._move(state, action, False)
+        # the episode ends here (as _after will say): by the penalty, the match's end, or in a
+        # hand episode the hand's end (in a match, a finished hand is followed by a deal)
+        terminated = illegal | (y.winner >= 0) | ((y.turn < 0) & (not self._deal_next))
+        deal = self.game.random_deal(jnp.where(terminated, key2, key1))
+        if self._deal_next:
+            y = self.game.next_hand(y, deal)
+        stepped = self._after(state, y, seat, illegal)
+        first = self.game.new_match(deal)
+        reset = State(
+            current_player=first.turn, observation=state.observation, rewards=stepped.rewards,
+            terminated=stepped.terminated, truncated=stepped.truncated,
+            legal_action_mask=stepped.legal_action_mask, _step_count=jnp.int32(0), _x=first,
+        )  # fmt: skip
+        new = _materialize(_select(stepped.terminated, reset, stepped))
+        # the new match's first mask, or the mask after a step that did not end the episode
+        new = new.replace(legal_action_mask=self.game.legal_mask(new._x))
+        return new.replace(observation=self.observe(new))
+
+    def _move(self, state: State, action: jax.Array, flip) -> tuple[GameState, jax.Array,
+                                                                    jax.Array]:
+        """Play ``action`` (clipped into range) and score it: ``(game, seat, illegal)``, the next
+        hand not dealt yet."""
         tb, game = self.tables, self.game
         action = jnp.asarray(action, I32)
-        x = state._x
         in_range = (action >= 0) & (action < tb.num_actions)
         code = jnp.clip(action, 0, tb.num_actions - 1)
-        illegal = ~(in_range & state.legal_action_mask[code])
-        done = state.terminated | state.truncated
-        seat = x.turn
+        illegal = ~(in_range & pick(state.legal_action_mask, code))
+        seat = state._x.turn
+        y = game.settle(game.play(state._x, code, jnp.asarray(flip, bool)), seat)
+        return y, seat, illegal
 
-        y = game.play(x, code, jnp.asarray(flip, bool))
-        y = game.settle(y, seat, deal, self._deal_next)
+    def _after(self, state: State, y: GameState, seat: jax.Array, illegal: jax.Array) -> State:
+        """The state after a step into ``y`` (observation and legal mask not updated): an
+        already finished episode stays as it was with zero rewards; an illegal action ends it
+        with the penalty."""
         terminated = (y.winner >= 0) | (y.turn < 0)  # turn < 0: a hand episode's hand ended
         moved = State(
             current_player=jnp.where(terminated, seat, y.turn), observation=state.observation,
-            rewards=self._rewards(x, y, terminated), terminated=terminated,
-            truncated=jnp.bool_(False), legal_action_mask=game.legal_mask(y),
+            rewards=self._rewards(state._x, y, terminated), terminated=terminated,
+            truncated=jnp.bool_(False), legal_action_mask=state.legal_action_mask,  # see callers
             _step_count=state._step_count + 1, _x=y,
         )  # fmt: skip
         penalised = state.replace(
@@ -181,9 +226,8 @@ class Env(pgx.Env):
             _step_count=state._step_count + 1,
         )  # fmt: skip
         still = state.replace(rewards=jnp.zeros_like(state.rewards))
-        new = _select(done, still, _select(illegal, penalised, moved))
-        new = new.replace(legal_action_mask=new.legal_action_mask | new.terminated)
-        return new.replace(observation=self.observe(new))
+        return _select(state.terminated | state.truncated, still,
+                       _select(illegal, penalised, moved))
 
     def observe(self, state: State, player_id: jax.Array | None = None) -> jax.Array:
         """``player_id``'s observation (the current player's by default): the float32 vector of
@@ -215,13 +259,34 @@ class Env(pgx.Env):
         else:
             d = (y.scores - x.scores).astype(jnp.float32)
             per_side = (d - (jnp.sum(d) - d) / (S - 1)) * jnp.float32(self._scale)
-        return per_side.astype(jnp.float32)[side]
+        return jnp.sum(jnp.where(side[:, None] == jnp.arange(S)[None, :],
+                                 per_side.astype(jnp.float32)[None, :], 0.0), axis=1)
 
     def _illegal_rewards(self, offender: jax.Array) -> jax.Array:
         side = jnp.asarray(self.tables.side)
         r = jnp.float32(self.options.illegal_reward)
-        lose = side == side[jnp.clip(offender, 0, self.tables.n - 1)]
+        lose = side == pick(side, offender)
         return jnp.where(lose, r, -r / (self.tables.S - 1)).astype(jnp.float32)
+
+
+def _materialize(state: State) -> State:
+    """``state``, computed once before the observation reads it.
+
+    XLA fuses cheap producers into their consumers, recomputing them per element: left alone
+    it fuses the step's per-game selects into the observation's per-action loops and
+    recomputes them for each of the ``4T`` action codes (measured: more than half of the
+    step's time on CPU). ``lax.optimization_barrier`` does not stop this on XLA's CPU backend
+    (the barrier is removed before fusion); a loop's result is always materialized, so the
+    state goes through a ``while_loop`` whose body never runs (its condition, false, is a
+    traced value XLA cannot fold)."""
+    never = state._step_count < 0  # step counts are never negative
+
+    def body(carry):  # never runs; it changes the state so that XLA cannot drop the loop
+        state, flag = carry
+        return jax.tree.map(lambda x: jnp.where(flag, ~x if x.dtype == bool else -x, x),
+                            state), ~flag
+
+    return jax.lax.while_loop(lambda c: c[1], body, (state, never))[0]
 
 
 def _select(pred: jax.Array, a, b):

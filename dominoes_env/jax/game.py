@@ -43,6 +43,8 @@ class Deal(NamedTuple):
 
     order: jax.Array  #: int32[T]
     leader: jax.Array  #: int32 scalar
+    #: int32[T] or None: each tile's place in ``order`` (its inverse), when already known
+    position: jax.Array | None = None
 
 
 class GameState(NamedTuple):
@@ -53,7 +55,8 @@ class GameState(NamedTuple):
 
     hands: jax.Array  #: bool[n, T]: each seat's tiles
     played: jax.Array  #: bool[T]: tiles in the layout
-    bone: jax.Array  #: int32[max(B, 1)]: the boneyard in draw order
+    bone_pos: jax.Array  #: int32[T]: each tile's place in the boneyard's draw order (first
+    #: drawn 0), -1 for the dealt tiles
     drawn: jax.Array  #: tiles drawn from the boneyard so far
     leader: jax.Array
     turn: jax.Array  #: seat to play, -1 once the hand is over
@@ -92,6 +95,38 @@ def _i(x) -> jax.Array:
     return jnp.asarray(x, dtype=I32)
 
 
+# Indexing by a traced value is written with one-hot masks, never ``x[i]`` or ``x.at[i]``:
+# under ``vmap`` those become gathers and scatters, which XLA's CPU backend runs element by
+# element outside the fused loops (measured: the step ran 2-3x slower with them).
+def one_hot(i: jax.Array, size: int) -> jax.Array:
+    """``bool[size]``: True at ``i`` (nowhere if ``i`` is out of range)."""
+    return jnp.arange(size, dtype=I32) == i
+
+
+def pick(table, i: jax.Array) -> jax.Array:
+    """``table[i]`` for a 1-D table (bool, int or float; 0 / False if ``i`` is out of range)."""
+    table = jnp.asarray(table)
+    hot = one_hot(i, table.shape[0])
+    if table.dtype == jnp.bool_:
+        return jnp.any(table & hot)
+    return jnp.sum(jnp.where(hot, table, jnp.zeros((), table.dtype)))
+
+
+def pick_row(matrix: jax.Array, i: jax.Array) -> jax.Array:
+    """``matrix[i]`` for a 2-D array (row ``i``)."""
+    matrix = jnp.asarray(matrix)
+    hot = one_hot(i, matrix.shape[0])[:, None]
+    if matrix.dtype == jnp.bool_:
+        return jnp.any(matrix & hot, axis=0)
+    return jnp.sum(jnp.where(hot, matrix, jnp.zeros((), matrix.dtype)), axis=0)
+
+
+def put(array: jax.Array, i: jax.Array, value) -> jax.Array:
+    """``array.at[i].set(value)`` along the first axis."""
+    hot = one_hot(i, array.shape[0]).reshape((-1,) + (1,) * (array.ndim - 1))
+    return jnp.where(hot, value, array)
+
+
 class Game:
     """The rules of one :class:`~dominoes_env.core.RuleConfig` (its :class:`Tables`) as pure
     functions. Hashable by identity: one ``Game`` per env, reused by every compiled call."""
@@ -114,23 +149,26 @@ class Game:
         tie_first = (u[None, :] == u[:, None]) & (idx[None, :] < idx[:, None])
         before = lower | tie_first
         rank = jnp.sum(before, axis=1, dtype=I32)  # a permutation of 0..T-1
-        order = jnp.zeros(T, I32).at[rank].set(idx)
+        # order[rank[t]] = t (a step uses only rank, so XLA drops this there)
+        order = jnp.sum(jnp.where(rank[None, :] == idx[:, None], idx[None, :], 0), axis=1,
+                        dtype=I32)  # fmt: skip
         leader = (bits[T] % jnp.uint32(n)).astype(I32)
-        return Deal(order, leader)
+        return Deal(order, leader, rank)
 
     def deal_hand(self, state: GameState, deal: Deal, leader: jax.Array) -> GameState:
         """``state`` with a fresh hand dealt from ``deal`` and led by ``leader`` (scores, hand
         number and winner are kept)."""
         tb = self.tb
         h, n = tb.hand_size, tb.n
-        seat_of_pos = jnp.concatenate(
-            [jnp.repeat(jnp.arange(n, dtype=I32), h), jnp.full(tb.B, -1, I32)]
-        )
-        owner = jnp.zeros(tb.T, I32).at[deal.order].set(seat_of_pos)  # -1: boneyard
-        hands = owner[None, :] == jnp.arange(n, dtype=I32)[:, None]
-        bone = deal.order[n * h :] if tb.B else jnp.zeros(1, I32)
+        idx = jnp.arange(tb.T, dtype=I32)
+        where = deal.position  # each tile's place in the deal's order (the inverse permutation)
+        if where is None:
+            where = jnp.sum(jnp.where(deal.order[:, None] == idx[None, :], idx[:, None], 0),
+                            axis=0, dtype=I32)  # fmt: skip
+        hands = (where[None, :] // h == jnp.arange(n, dtype=I32)[:, None]) & (where < n * h)
+        bone_pos = jnp.where(where >= n * h, where - n * h, -1)
         return state._replace(
-            hands=hands, played=jnp.zeros(tb.T, bool), bone=bone, drawn=_i(0),
+            hands=hands, played=jnp.zeros(tb.T, bool), bone_pos=bone_pos, drawn=_i(0),
             leader=_i(leader), turn=_i(leader), lead=_i(-1), lead_pips=_i(0),
             ends=jnp.full(4, -1, I32), contrib=jnp.zeros(4, I32), arm=jnp.zeros(4, I32),
             outer_double=jnp.zeros(4, bool), spinner=_i(-1), spinner_free=jnp.zeros(2, bool),
@@ -151,22 +189,21 @@ class Game:
 
     # -- legal moves and the count -----------------------------------------------------------
     def fits(self, s: GameState) -> jax.Array:
-        """``bool[4, T]``: tile ``t`` matches end ``e`` and ``e`` takes tiles now (after the
-        lead)."""
+        """``bool[T, 4]``: tile ``t`` matches end ``e`` and ``e`` takes tiles now (after the
+        lead); laid out as the action codes ``t * 4 + e``."""
         tb = self.tb
-        suit = jnp.asarray(tb.suit)
-        per_end = suit[jnp.clip(s.ends, 0, tb.V - 1)]  # [4, T]
+        ends = s.ends[None, :]
+        per_end = (jnp.asarray(tb.low)[:, None] == ends) | (jnp.asarray(tb.high)[:, None] == ends)
         open_end = jnp.array([True, True, False, False]) | s.cross_open
-        return per_end & (open_end & (s.ends >= 0))[:, None]
+        return per_end & (open_end & (s.ends >= 0))[None, :]
 
     def legal_mask(self, s: GameState) -> jax.Array:
         """``bool[4T]`` over action codes ``tile * 4 + end`` for the seat to play: before the
         lead any tile in hand with end 0; after it a tile in hand that matches an open end.
         All False once the hand or the match is over."""
-        tb = self.tb
-        hand = s.hands[jnp.clip(s.turn, 0, tb.n - 1)]
-        lead_codes = jnp.zeros((tb.T, 4), bool).at[:, 0].set(hand)
-        play_codes = (self.fits(s) & hand[None, :]).T  # [T, 4]
+        hand = pick_row(s.hands, s.turn)  # no tiles once turn is -1
+        lead_codes = hand[:, None] & (jnp.arange(4) == 0)[None, :]
+        play_codes = self.fits(s) & hand[:, None]  # [T, 4]
         codes = jnp.where(s.lead < 0, lead_codes, play_codes)
         return codes.reshape(-1) & (s.turn >= 0) & (s.winner < 0)
 
@@ -187,8 +224,9 @@ class Game:
 
     @staticmethod
     def points_for_count(count: jax.Array) -> jax.Array:
-        """Points for a layout count: the count if it is a positive multiple of 5."""
-        return jnp.where((count > 0) & (count % 5 == 0), count, 0)
+        """Points for a layout count (never negative): the count if it is a positive multiple
+        of 5."""
+        return jnp.where((count > 0) & (jax.lax.rem(count, 5) == 0), count, 0)
 
     # -- a play ------------------------------------------------------------------------------
     def place_tile(self, s: GameState, code: jax.Array, flip: jax.Array) -> GameState:
@@ -198,11 +236,11 @@ class Game:
         spinner; then the count is recomputed (``HandState.apply``)."""
         tb = self.tb
         t, e = code >> 2, code & 3
-        pips_t, dbl = jnp.asarray(tb.pips)[t], jnp.asarray(tb.is_double)[t]
-        low_t = jnp.asarray(tb.low)[t]
+        pips_t, dbl, low_t = pick(tb.pips, t), pick(tb.is_double, t), pick(tb.low, t)
         seat = s.turn
-        hands = s.hands.at[seat, t].set(False)
-        played = s.played.at[t].set(True)
+        tile = one_hot(t, tb.T)
+        hands = s.hands & ~(one_hot(seat, tb.n)[:, None] & tile[None, :])
+        played = s.played | tile
         spin_ok = tb.spinner_mode != SPINNER_NONE
 
         # the lead: [lo|hi] shows lo at left and hi at right; a double may be the spinner
@@ -220,23 +258,22 @@ class Game:
         )  # fmt: skip
 
         # a later play on end e: the tile's other half shows there
-        v = s.ends[e]
+        v = pick(s.ends, e)
         other = pips_t - v
-        ends = s.ends.at[e].set(other)
-        contrib = s.contrib.at[e].set(jnp.where(dbl, other + other, other))
-        arm = s.arm.at[e].add(1)
-        outer_double = s.outer_double.at[e].set(dbl)
+        ends = put(s.ends, e, other)
+        contrib = put(s.contrib, e, jnp.where(dbl, other + other, other))
+        arm = s.arm + one_hot(e, 4)
+        outer_double = put(s.outer_double, e, dbl)
         long_side = e < 2
         e2 = jnp.clip(e, 0, 1)
-        covers_spinner = long_side & s.spinner_free[e2]
+        covers_spinner = long_side & pick(s.spinner_free, e2)
         # the first double on left / right becomes the spinner (spinner="first_double")
         new_spinner = (long_side & ~covers_spinner & dbl & (s.spinner < 0)
                        & (tb.spinner_mode == SPINNER_FIRST))  # fmt: skip
         sides = s.spinner_sides + covers_spinner.astype(I32) + new_spinner.astype(I32)
-        free = s.spinner_free.at[e2].set(
-            jnp.where(covers_spinner, False, jnp.where(new_spinner, True, s.spinner_free[e2]))
-        )
-        ends = jnp.where(new_spinner, ends.at[2].set(v).at[3].set(v), ends)
+        free = jnp.where(one_hot(e2, 2) & (covers_spinner | new_spinner), new_spinner,
+                         s.spinner_free)  # fmt: skip
+        ends = jnp.where(new_spinner & (jnp.arange(4) >= 2), v, ends)
         cross = (s.cross_open | (covers_spinner & (sides == 2))
                  | (new_spinner & tb.cross_now))  # fmt: skip
         long_arms = (arm[0] > 0) | (arm[1] > 0)
@@ -256,8 +293,8 @@ class Game:
         play draws from the boneyard until a drawn tile fits (or the drawable part is empty),
         then plays or passes; when every seat in turn has passed the hand is blocked.
 
-        A fixed loop over the ``n`` seats (``fori_loop``); each seat's draw is one vectorised
-        step over the boneyard positions."""
+        A fixed loop over the ``n`` seats; each seat's draw is one vectorised step over the
+        tiles' boneyard positions."""
         tb = self.tb
         n, V = tb.n, tb.V
         ends = s.ends
@@ -267,38 +304,35 @@ class Game:
         )  # bool[V]: the values showing at the open ends
         suit = jnp.asarray(tb.suit)
         fits = jnp.any(suit & values[:, None], axis=0)  # bool[T]: the tiles that can be played
-        pos = jnp.arange(s.bone.shape[0], dtype=I32)
-        pos_fits = fits[s.bone] & (pos < tb.draw_limit)
+        pos = s.bone_pos  # per tile; -1: not in the boneyard
+        pos_fits = fits & (pos >= 0) & (pos < tb.draw_limit)
+        hands, lacks, drawn, turn = s.hands, s.known_lacks, s.drawn, _i(-1)
 
-        def visit(k, carry):
-            """Seat ``seat + k``: play if it can, else draw until a tile fits, else pass."""
-            hands, lacks, drawn, turn = carry
-            who = (seat + k) % n
+        # at most n seats are visited: the n-th is the seat that played, after n - 1 passes
+        # (a Python loop: n is static, and unrolled the whole turn fuses into one kernel)
+        for k in range(1, n + 1):
+            # seat + k: play if it can, else draw until a tile fits, else pass
+            who = one_hot((seat + k) % n, n)[:, None]  # bool[n, 1]
             active = turn < 0  # no seat before it in this round could play
-            holds = jnp.any(hands[who] & fits)
+            holds = jnp.any(hands & who & fits[None, :])
             must_draw = active & ~holds
             cand = pos_fits & (pos >= drawn)
             hit = jnp.any(cand)
-            stop = jnp.maximum(jnp.where(hit, jnp.argmax(cand).astype(I32) + 1, tb.draw_limit),
-                               drawn)
+            first = jnp.min(jnp.where(cand, pos, tb.draw_limit))
+            stop = jnp.maximum(jnp.where(hit, first + 1, tb.draw_limit), drawn)
             new_drawn = jnp.where(must_draw, stop, drawn)
-            take = (pos >= drawn) & (pos < new_drawn)
-            got = jnp.zeros(tb.T, bool).at[s.bone].set(take)  # boneyard tiles are distinct
-            hands = hands.at[who].set(hands[who] | got)
+            got = (pos >= drawn) & (pos < new_drawn)  # the tiles it drew
+            hands = hands | (who & got[None, :])
             drew = new_drawn - drawn
             # what the table learns: after several draws that end in a playable tile only these
             # values (the seat may have drawn a value it lacked before); otherwise these values
             # as well, or only these if it drew and still passes
             replace = jnp.where(hit, drew > 1, drew > 0)
-            learned = jnp.where(replace, values, lacks[who] | values)
-            lacks = lacks.at[who].set(jnp.where(must_draw, learned, lacks[who]))
-            turn = jnp.where(active & (holds | hit), who, turn)
-            return hands, lacks, new_drawn, turn
+            learned = jnp.where(replace, values[None, :], lacks | values[None, :])
+            lacks = jnp.where(who & must_draw, learned, lacks)
+            turn = jnp.where(active & (holds | hit), (seat + k) % n, turn)
+            drawn = new_drawn
 
-        # at most n seats are visited: the n-th is the seat that played, after n - 1 passes
-        hands, lacks, drawn, turn = jax.lax.fori_loop(
-            1, n + 1, visit, (s.hands, s.known_lacks, s.drawn, _i(-1))
-        )
         found = turn >= 0
         s = s._replace(hands=hands, known_lacks=lacks, drawn=drawn, turn=turn)
         return self.end_blocked(s, ~found)
@@ -313,12 +347,13 @@ class Game:
         """``int32[S]``: pips left in each side's hands."""
         tb = self.tb
         seat_pips = jnp.sum(jnp.where(s.hands, jnp.asarray(tb.pips)[None, :], 0), axis=1)
-        return jnp.zeros(tb.S, I32).at[jnp.asarray(tb.side)].add(seat_pips)
+        of_side = jnp.asarray(tb.side)[:, None] == jnp.arange(tb.S)[None, :]  # [n, S], static
+        return jnp.sum(jnp.where(of_side, seat_pips[:, None], 0), axis=0, dtype=I32)
 
     def end_domino(self, s: GameState, seat: jax.Array, now: jax.Array) -> GameState:
         """Where ``now``: ``seat`` played its last tile; its side scores the opponents' pips,
         rounded (a partner's pips are ignored)."""
-        side = jnp.asarray(self.tb.side)[seat]
+        side = pick(self.tb.side, seat)
         pips = self.side_pips(s)
         left = jnp.sum(jnp.where(jnp.arange(self.tb.S) != side, pips, 0))
         return jax.tree.map(lambda a, b: jnp.where(now, a, b), s._replace(
@@ -349,27 +384,26 @@ class Game:
         seat = s.turn
         s = self.place_tile(s, code, flip)
         points = self.points_for_count(s.count)
-        out = jnp.logical_not(jnp.any(s.hands[seat]))
+        out = ~jnp.any(s.hands & one_hot(seat, self.tb.n)[:, None])
         s = self.end_domino(s, seat, out)
         advanced = self.advance(s, seat)
         s = jax.tree.map(lambda a, b: jnp.where(out, a, b), s, advanced)
         return s._replace(last_points=points, ended_result=s.result, ended_seat=s.result_seat,
                           ended_award_side=s.award_side, ended_award_points=s.award_points)
 
-    def settle(self, s: GameState, seat: jax.Array, deal: Deal, deal_next: bool) -> GameState:
+    def settle(self, s: GameState, seat: jax.Array) -> GameState:
         """Score the play of ``seat`` (``MatchState._settle``): its points for its side; at the
         end of a hand the award (under ``win_check="immediate"``, a play that reaches the target
-        wins at once and only a domino's award still counts); then the winner; then, while the
-        match goes on and ``deal_next``, the next hand from ``deal`` (the leader by
-        ``next_leader``, or ``deal.leader`` when the rules draw it at random)."""
+        wins at once and only a domino's award still counts); then the winner. The next hand
+        is :meth:`next_hand`'s."""
         tb, rules = self.tb, self.tb.rules
-        side = jnp.asarray(tb.side)[seat]
-        scores = s.scores.at[side].add(s.last_points)
+        side = pick(tb.side, seat)
+        scores = s.scores + jnp.where(one_hot(side, tb.S), s.last_points, 0)
         immediate = rules.win_check == "immediate"
-        won_by_play = immediate & (scores[side] >= rules.target_score)
+        won_by_play = immediate & (pick(scores, side) >= rules.target_score)
         hand_over = s.turn < 0
         applied = hand_over & (s.award_side >= 0) & ~(won_by_play & (s.result != RESULT_DOMINO))
-        scores = scores.at[jnp.maximum(s.award_side, 0)].add(jnp.where(applied, s.award_points, 0))
+        scores = scores + jnp.where(one_hot(s.award_side, tb.S) & applied, s.award_points, 0)
         top = jnp.max(scores)
         unique = jnp.sum(scores == top) == 1
         reached = hand_over & (top >= rules.target_score) & (immediate | unique)
@@ -380,12 +414,17 @@ class Game:
             added_side=jnp.where(applied, s.award_side, -1),
             added_points=jnp.where(applied, s.award_points, 0),
         )  # fmt: skip
-        if not deal_next:
-            return s
+        return s
+
+    def next_hand(self, s: GameState, deal: Deal) -> GameState:
+        """After :meth:`settle`: where the hand is over and the match goes on, the next hand
+        from ``deal`` (the leader by ``next_leader``, or ``deal.leader`` when the rules draw it
+        at random)."""
+        tb, rules = self.tb, self.tb.rules
         if rules.next_leader == "rotate":
             leader = (s.leader + 1) % tb.n
         else:
             leader = jnp.where(s.result == RESULT_DOMINO, s.result_seat, deal.leader)
         fresh = self.deal_hand(s, deal, leader)._replace(hand_number=s.hand_number + 1)
-        go_on = hand_over & (winner < 0)
+        go_on = (s.turn < 0) & (s.winner < 0)
         return jax.tree.map(lambda a, b: jnp.where(go_on, a, b), fresh, s)

@@ -38,13 +38,13 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .game import I32, Game, GameState
+from .game import I32, Game, GameState, pick, pick_row
 
 
 def observe(game: Game, s: GameState, seat: jax.Array) -> jax.Array:
     """``seat``'s observation of ``s`` as ``float32[D]``."""
     tb = game.tb
-    n, V = tb.n, tb.V
+    n, V, S = tb.n, tb.V, tb.S
     seat = jnp.asarray(seat, I32)
     led = s.lead >= 0
     has_spinner = s.spinner >= 0
@@ -57,33 +57,51 @@ def observe(game: Game, s: GameState, seat: jax.Array) -> jax.Array:
     end_value = (s.ends[:, None] == vals[None, :]) & shown[:, None]
     end_open = led & (lr | (has_spinner & s.cross_open))
     end_double = led & s.outer_double & (lr | (has_spinner & (s.arm > 0)))
-    spinner_value = has_spinner & (jnp.asarray(tb.low)[jnp.maximum(s.spinner, 0)] == vals)
+    spinner_value = has_spinner & (pick(tb.low, s.spinner) == vals)
     count_mod5 = led & (s.count % 5 == jnp.arange(5, dtype=I32))
     turn = jnp.where(s.winner >= 0, -1, s.turn)
     turn_block = (turn >= 0) & ((turn - seat) % n == jnp.arange(n, dtype=I32))
-    others = jnp.asarray(tb.rel_seats)[seat, 1:]  # relative seats 1..n-1
-    others_lacks = s.known_lacks[others].reshape(-1)
+    # relative seats 1..n-1 as a one-hot [n-1, n] matrix (no gathers: see game.one_hot)
+    rel = (seat + jnp.arange(1, n, dtype=I32)[:, None]) % n == jnp.arange(n, dtype=I32)[None, :]
+    others_lacks = jnp.any(rel[:, :, None] & s.known_lacks[None, :, :], axis=1).reshape(-1)
 
-    count = jnp.asarray(tb.count_f32)[jnp.where(led, s.count, 0)]
-    sizes = jnp.sum(s.hands[others], axis=1, dtype=I32)
-    others_hand_size = jnp.asarray(tb.hand_f32)[sizes]
-    bone_f32 = jnp.asarray(tb.bone_f32)
-    boneyard = jnp.stack([bone_f32[tb.B - s.drawn], bone_f32[tb.draw_limit - s.drawn]])
-    side_scores = s.scores[jnp.asarray(tb.rel_sides)[seat]]
+    count = pick(tb.count_f32, jnp.where(led, s.count, 0))
+    seat_sizes = jnp.sum(s.hands, axis=1, dtype=I32)
+    sizes = jnp.sum(jnp.where(rel, seat_sizes[None, :], 0), axis=1)
+    others_hand_size = _lookup(tb.hand_f32, sizes)
+    boneyard = _lookup(tb.bone_f32, jnp.stack([tb.B - s.drawn, tb.draw_limit - s.drawn]))
+    # the sides in relative order: row ``seat`` of the static table, by one-hot
+    side_order = jnp.sum(jnp.where((jnp.arange(n) == seat)[:, None], jnp.asarray(tb.rel_sides),
+                                   0), axis=0)  # fmt: skip
+    side_scores = jnp.sum(jnp.where(side_order[:, None] == jnp.arange(S)[None, :],
+                                    s.scores[None, :], 0), axis=1)  # fmt: skip
     top_score = tb.score_f32.shape[0] - 1  # every score from there on shows SCORE_CAP
     scores = jnp.asarray(tb.score_f32)[jnp.clip(side_scores, 0, top_score)]
 
     # move_points: the points of each of this seat's legal moves when it is to play
     legal = game.legal_mask(s) & (turn == seat)
-    top = tb.count_f32.shape[0] - 1
-    points = Game.points_for_count(jnp.clip(game.count_after_all(s), 0, top))
-    move_points = jnp.where(legal, jnp.asarray(tb.points_f32)[points], jnp.float32(0))
+    # points are multiples of 5 and 5 / MOVE_POINTS_DIVISOR is a power of two (checked by the
+    # tables), so points / divisor = (points / 5) * step exactly. For a count c >= 0,
+    # c * 0xCCCCCCCD (mod 2**32, the inverse of 5) is c / 5 when 5 divides c and is above
+    # 0x33333333 when it does not: one multiply per action code, no division
+    count_after = jnp.maximum(game.count_after_all(s), 0).astype(jnp.uint32)
+    fifth = count_after * jnp.uint32(0xCCCCCCCD)
+    fifths = jnp.where(fifth <= jnp.uint32(0x33333333), fifth, jnp.uint32(0)).astype(jnp.float32)
+    move_points = jnp.where(legal, fifths * jnp.float32(tb.points_step), jnp.float32(0))
 
     binary = jnp.concatenate([
-        s.hands[seat], s.played, end_value.reshape(-1), end_open, end_double,
+        pick_row(s.hands, seat), s.played, end_value.reshape(-1), end_open, end_double,
         has_spinner[None], spinner_value, s.spinner_free & has_spinner, count_mod5,
         turn_block, others_lacks,
     ]).astype(jnp.float32)  # fmt: skip
     return jnp.concatenate([
         binary, count[None], others_hand_size, boneyard, scores, move_points,
     ])  # fmt: skip
+
+
+def _lookup(table, index: jax.Array) -> jax.Array:
+    """``table[index]`` for an array of indices into a small table, by one-hot (exact: one
+    nonzero term; for long tables or many indices a gather is faster)."""
+    table = jnp.asarray(table)
+    hot = index[..., None] == jnp.arange(table.shape[0], dtype=I32)
+    return jnp.sum(jnp.where(hot, table, jnp.float32(0)), axis=-1)

@@ -154,12 +154,12 @@ def _judge(env: Env, state, move: Any, where: str) -> tuple[int, bool]:
         return code, flip
     name = ts.tiles[t]
     hands = np.asarray(x.hands)
-    bone = np.asarray(x.bone)[int(x.drawn) : env.tables.B].tolist()
+    in_boneyard = int(np.asarray(x.bone_pos)[t]) >= int(x.drawn)
     if not hands[seat, t]:
         where_is = ("is already in the layout" if bool(x.played[t])
                     else f"is not in seat {seat}'s hand")  # fmt: skip
         note = (" (it is still in the boneyard: a seat draws only when it cannot play)"
-                if t in bone else "")  # fmt: skip
+                if in_boneyard else "")  # fmt: skip
         raise RecordError(f"{where}: {name} {where_is}{note}")
     if e >= 2 and not bool(x.cross_open):
         raise RecordError(f"{where}: the {end} end is not open")

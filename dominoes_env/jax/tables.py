@@ -51,6 +51,7 @@ class Tables:
     rel_sides: np.ndarray  #: int32[n, S]: the sides in the observation's relative order
     count_f32: np.ndarray  #: float32[8m+1]: count / (8 * max_pip)
     points_f32: np.ndarray  #: float32[8m+1]: points / 20
+    points_step: float  #: 5 / 20, a power of two: points / 20 = (points / 5) * points_step
     hand_f32: np.ndarray  #: float32[T+1]: tiles / hand_size
     bone_f32: np.ndarray  #: float32[B+1]: tiles / max(1, boneyard_size)
     score_f32: np.ndarray  #: float32[2*target+2]: min(score / target_score, 2)
@@ -81,6 +82,12 @@ def build_tables(rules: RuleConfig) -> Tables:
     top = 8 * rules.max_pip  # the largest count four ends can show
     codes = range(T * NUM_ENDS)
     order = sorted(codes, key=lambda c: (ts.pips[c >> 2], ts.is_double[c >> 2], -c))
+    points_f32 = _f32_table(c / MOVE_POINTS_DIVISOR for c in range(top + 1))
+    points_step = 5 / MOVE_POINTS_DIVISOR
+    fifths = np.arange(0, top + 1, 5)
+    if not np.array_equal(points_f32[fifths], (fifths // 5).astype(np.float32)
+                          * np.float32(points_step)):  # fmt: skip
+        raise AssertionError("move points are no longer exact multiples of 5 / divisor")
     rank = np.zeros(T * NUM_ENDS, dtype=np.int32)
     for place, code in enumerate(order):
         rank[code] = place
@@ -96,7 +103,7 @@ def build_tables(rules: RuleConfig) -> Tables:
         rel_seats=rel_seats, rel_sides=np.array(rel_sides, dtype=np.int32),
         # the same expressions as dominoes_env.encoding, in double precision
         count_f32=_f32_table(c * (1.0 / top) for c in range(top + 1)),
-        points_f32=_f32_table(c / MOVE_POINTS_DIVISOR for c in range(top + 1)),
+        points_f32=points_f32, points_step=points_step,
         hand_f32=_f32_table(k * (1.0 / rules.hand_size) for k in range(T + 1)),
         bone_f32=_f32_table(k * (1.0 / max(1, B)) for k in range(B + 1)),
         score_f32=_f32_table(

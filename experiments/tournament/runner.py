@@ -147,9 +147,9 @@ def _init_worker(rules: dict, max_hands: int, keep_record: bool = False,
     _WORKER["move_timeout"] = move_timeout
 
 
-def _play_in_worker(job: MatchJob) -> dict:
-    return job_record(job, _WORKER["rules"], _WORKER["max_hands"], _WORKER["keep_record"],
-                      _WORKER["move_timeout"])
+def _play_batch_in_worker(jobs: list[MatchJob]) -> list[dict]:
+    return [job_record(job, _WORKER["rules"], _WORKER["max_hands"], _WORKER["keep_record"],
+                       _WORKER["move_timeout"]) for job in jobs]
 
 
 def _batches(jobs: Sequence[MatchJob], size: int) -> list[list[MatchJob]]:
@@ -181,11 +181,13 @@ def iter_local(jobs: Sequence[MatchJob], config: TournamentConfig, workers: int,
     pool = multiprocessing.Pool(workers, _init_worker,
                                 (rules.to_dict(), config.max_hands, keep_record, move_timeout))
     try:
-        results = pool.imap_unordered(_play_in_worker, jobs, chunksize=size)
+        # batches of our own, one task each: with chunksize > 1 imap_unordered returns a plain
+        # generator, which has no next(timeout) to watch for dead workers with
+        results = pool.imap_unordered(_play_batch_in_worker, _batches(jobs, size))
         workers_seen = set(pool._pool)  # every worker, also once the pool has replaced it
         while True:
             try:
-                yield results.next(timeout=0.5)
+                yield from results.next(timeout=0.5)
             except StopIteration:
                 break
             except multiprocessing.TimeoutError:
