@@ -26,7 +26,7 @@ Action probabilities are ``softmax(logits)`` over the legal actions (illegal log
 ``-inf``, as ``MaskableCategorical`` does with ``-1e8``). The agent samples from them with its
 seeded generator (``deterministic=False``), or takes the most probable legal action (the default,
 as stable-baselines3's ``evaluate_policy`` does). How strong the shipped policies are is measured
-by the tournament commands quoted in README.md (for two players: 69.7% of 2,000 matches against
+by the tournament commands quoted in README.md (for two players: 78.8% of 2,000 matches against
 greedy, ``python -m experiments.tournament --agents ppo greedy random --matches 2000 --workers 2
 --seed 4``).
 
