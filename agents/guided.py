@@ -50,10 +50,9 @@ from dominoes_env.core.checks import as_float, as_int
 
 from .base import Agent
 from .blas import single_thread
-from .greedy import tie_rank
 from .ppo import ACTIVATIONS, PPOAgent
 from .sampling import DealSampler
-from .search import DEFAULT_SIMS, GreedyRollout, distinct_moves
+from .search import DEFAULT_SIMS, GreedyRollout, best_mean, distinct_moves
 
 
 class _Net:
@@ -192,11 +191,8 @@ class GuidedSearchAgent(Agent):
                     break
             elif runs >= target_runs:
                 break
-        rank = tie_rank(view.rules.max_pip)
-        means = [t / runs for t in totals]
-        self.last_values = {code: (runs, m) for code, m in zip(moves, means, strict=True)}
-        best = max(range(len(moves)), key=lambda i: (means[i], rank[moves[i]]))
-        return moves[best]
+        self.last_values, move = best_mean(view, moves, totals, runs)
+        return move
 
     # -- inference: how likely the others' plays since their last draw are in a deal ----------
     def _segments(self, view: SeatView) -> list[tuple[SeatView, int, list[tuple[int, int]]]]:

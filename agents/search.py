@@ -110,11 +110,18 @@ class SearchAgent(Agent):
                     break
             elif runs >= target_runs:
                 break
-        rank = tie_rank(view.rules.max_pip)
-        means = [t / runs for t in totals]
-        self.last_values = {code: (runs, m) for code, m in zip(moves, means, strict=True)}
-        best = max(range(len(moves)), key=lambda i: (means[i], rank[moves[i]]))
-        return moves[best]
+        self.last_values, move = best_mean(view, moves, totals, runs)
+        return move
+
+
+def best_mean(view: SeatView, moves: list[int], totals: list[float],
+              runs: int) -> tuple[dict[int, tuple[int, float]], int]:
+    """``({code: (runs, mean value)}, the move with the best mean)``; ties go to the greedy
+    order (:func:`agents.greedy.tie_rank`). Shared by the search agents."""
+    rank = tie_rank(view.rules.max_pip)
+    means = [t / runs for t in totals]
+    best = max(range(len(moves)), key=lambda i: (means[i], rank[moves[i]]))
+    return dict(zip(moves, zip([runs] * len(moves), means, strict=True), strict=True)), moves[best]
 
 
 class GreedyRollout:
