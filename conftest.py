@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-_JAX_TEST_FILES = ("test_jax_", "test_train_jax")
+_JAX_TEST_FILES = ("test_jax_", "test_train_jax", "test_expert_iteration")
 _ROOT = Path(__file__).resolve().parent
 
 

@@ -32,15 +32,17 @@ def _play_and_record(args) -> dict[str, np.ndarray]:
     k = match_seed % 2  # the teacher's side alternates
     opponent = opponents[match_seed % len(opponents)]
     seats = [teacher_spec if rules.side_of(s) == k else opponent for s in range(n)]
+    recorded = {rules.side_of(s) for s in range(n) if seats[s] == teacher_spec}
     players = [make_agent(spec, seed=agent_seed(match_seed, s)) for s, spec in enumerate(seats)]
     obs, masks, actions, hand_ids, values = [], [], [], [], []
-    pending: list[int] = []  # rows of the current hand, valued when it ends
+    pending: list[tuple[int, int]] = []  # (row, side) of the current hand, valued when it ends
     hand_start: list[int] = []
 
     def close_hand(scores):
-        margin = (scores[k] - hand_start[k]) - max(
-            scores[s] - hand_start[s] for s in range(rules.num_sides) if s != k)
-        values.extend([margin * scale] * len(pending))
+        gain = [scores[s] - hand_start[s] for s in range(rules.num_sides)]
+        for _, side in pending:
+            others = max(g for s, g in enumerate(gain) if s != side)
+            values.append((gain[side] - others) * scale)
         pending.clear()
 
     def on_hand(match) -> None:
@@ -49,11 +51,11 @@ def _play_and_record(args) -> dict[str, np.ndarray]:
         hand_start[:] = match.hand_scores[-1] if match.hand_number else match.scores
 
     def on_decision(seat, view, code) -> None:
-        if rules.side_of(seat) == k and len(view.legal) > 1:
+        if rules.side_of(seat) in recorded and len(view.legal) > 1:
             obs.append(encode_observation(view))
             masks.append(action_mask(view).astype(bool))
             actions.append(code)
-            pending.append(len(actions) - 1)
+            pending.append((len(actions) - 1, rules.side_of(seat)))
             hand_ids.append(view.hand_number)
 
     run = play_match_with(players, rules, match_seed, on_hand=on_hand, on_decision=on_decision)
@@ -75,8 +77,10 @@ def collect_demonstrations(teacher: str, opponents: list[str], rules: RuleConfig
                            seed: int = 0, workers: int = 1, progress: bool = False
                            ) -> dict[str, np.ndarray]:
     """The teacher's decisions (with more than one legal move) in ``matches`` matches against
-    ``opponents`` (cycled); ``values`` is the teacher side's margin in that hand over the best
-    other side, scaled like the env's ``score_delta`` reward (1 / target_score)."""
+    ``opponents`` (cycled; an opponent spelled like the teacher is the teacher too, and its
+    decisions are recorded as well); ``values`` is the deciding side's margin in that hand
+    over the best other side, scaled like the env's ``score_delta`` reward
+    (1 / target_score)."""
     scale = 1.0 / rules.target_score
     jobs = [(teacher, opponents, rules, derive_seed(seed, "bc", i), scale) for i in range(matches)]
     parts = []

@@ -1,0 +1,246 @@
+"""Expert iteration: distil a search agent's decisions back into the reactive policy.
+
+The ``guided`` agent (:mod:`agents.guided`) is a search that uses the PPO policy twice, to weigh
+its guesses of the hidden tiles and to play its rollouts, and it beats the policy it uses. One
+iteration here
+
+1. plays ``--matches`` matches of the teacher (default ``guided``) against ``--opponents``
+   (cycled; an opponent spelled like the teacher is recorded too) and keeps each of the
+   teacher's decisions that had a choice: the observation, the legal moves, the move
+   (:func:`experiments.behavior_cloning.collect_demonstrations`), saved to ``demos.npz``;
+2. fits the policy network, starting from ``--init`` (an exported tanh policy, default the
+   shipped one), to those moves by masked cross-entropy with Adam, keeping the parameters with
+   the lowest loss on a held-out tenth of the decisions;
+3. exports ``policy.npz`` (the format ``ppo:PATH`` plays, with the teacher, the data and the
+   held-out accuracy in its JSON) and, with ``--eval-matches N``, plays it against
+   ``--eval-against`` (default ``search``) through the tournament arena.
+
+With ``--iterations K`` the next iteration's teacher searches with the policy just fitted
+(``guided:policy=PATH``), so search and policy improve each other (Anthony et al., 2017).
+
+    python -m experiments.expert_iteration --out runs/exit --matches 600
+    python -m experiments.expert_iteration --out runs/exit2 --data runs/exit/demos.npz
+
+Needs the ``jax`` extra (jax, optax) for the fit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from dominoes_env.core import RuleConfig
+
+DEMO_KEYS = ("obs", "masks", "actions", "values")
+
+
+def save_demos(path: Path, data: dict[str, np.ndarray], meta: dict) -> None:
+    """The demonstrations and what produced them, atomically."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        np.savez_compressed(fh, **{k: data[k] for k in DEMO_KEYS},
+                            meta=np.array(json.dumps(meta)))
+    os.replace(tmp, path)
+
+
+def load_demos(path: str, rules: RuleConfig) -> dict[str, np.ndarray]:
+    """Demonstrations saved by :func:`save_demos`; ``ValueError`` if the file is not one or
+    was played under other rules."""
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            data = {k: f[k] for k in DEMO_KEYS}
+            meta = json.loads(str(f["meta"]))
+    except (OSError, ValueError, KeyError, json.JSONDecodeError) as err:
+        raise ValueError(f"--data {path!r} is not a demonstrations file ({err})") from None
+    if RuleConfig.from_dict(meta.get("rules", {})) != rules:
+        raise ValueError(f"--data {path!r} was played under other rules than --players asks")
+    if not len(data["actions"]):
+        raise ValueError(f"--data {path!r} holds no decision")
+    return data
+
+
+def fit_actor(actor, data: dict[str, np.ndarray], epochs: int, batch_size: int, lr: float,
+              seed: int, holdout: float = 0.1, log=print):
+    """Fit ``actor`` (train_jax's layer list) to the demonstrations' moves by masked
+    cross-entropy; returns the layers with the lowest held-out loss and their statistics
+    (held-out loss and accuracy: how often the teacher's move is the policy's most probable)."""
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    from .train_jax import masked_logits
+
+    n = len(data["actions"])
+    order = np.random.default_rng(seed).permutation(n)
+    n_val = max(1, int(n * holdout))
+    val, train = order[:n_val], order[n_val:]
+    if len(train) < batch_size:
+        raise ValueError(f"{len(train)} training decisions: fewer than --batch-size "
+                         f"{batch_size}; play more --matches")
+    obs = jnp.asarray(data["obs"], jnp.float32)
+    mask = jnp.asarray(data["masks"], bool)
+    act = jnp.asarray(data["actions"], jnp.int32)
+    tx = optax.adam(lr)
+
+    def loss(params, idx):
+        logits = masked_logits(params, obs[idx], mask[idx])
+        nll = -jnp.take_along_axis(jax.nn.log_softmax(logits), act[idx][:, None], 1)[:, 0]
+        return nll.mean(), (jnp.argmax(logits, 1) == act[idx]).mean()
+
+    @jax.jit
+    def step(params, opt, idx):
+        (value, _), grads = jax.value_and_grad(loss, has_aux=True)(params, idx)
+        updates, opt = tx.update(grads, opt, params)
+        return optax.apply_updates(params, updates), opt, value
+
+    held_out = jax.jit(loss)
+    params = jax.tree.map(jnp.asarray, actor)
+    opt = tx.init(params)
+    rng = np.random.default_rng(seed + 1)
+    best_loss, best_acc = (float(x) for x in held_out(params, val))
+    best = params
+    log(f"[fit] {len(train):,} decisions, {n_val:,} held out; before: held-out loss "
+        f"{best_loss:.4f}, accuracy {best_acc:.3f}")
+    started = time.time()
+    for epoch in range(epochs):
+        perm = rng.permutation(train)
+        for start in range(0, len(perm) - batch_size + 1, batch_size):
+            params, opt, _ = step(params, opt, perm[start:start + batch_size])
+        v_loss, v_acc = (float(x) for x in held_out(params, val))
+        mark = ""
+        if v_loss < best_loss:
+            best, best_loss, best_acc, mark = params, v_loss, v_acc, " *"
+        log(f"[fit] epoch {epoch + 1}/{epochs}: held-out loss {v_loss:.4f}, accuracy "
+            f"{v_acc:.3f} ({time.time() - started:.0f} s){mark}")
+    return jax.tree.map(np.asarray, best), {"heldout_loss": best_loss, "heldout_accuracy":
+                                            best_acc, "decisions": n, "heldout": n_val}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m experiments.expert_iteration",
+                                description=__doc__.split("\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--out", required=True, help="output directory (demos.npz, policy.npz, "
+                   "policy.json, one folder per iteration after the first)")
+    p.add_argument("--players", type=int, default=2, help="2, 3 or 4 (4: partnerships)")
+    p.add_argument("--teacher", default="guided", help="the agent spec whose moves are learned; "
+                   "'guided' searches with the policy being fitted from the second iteration")
+    p.add_argument("--opponents", nargs="+", default=["guided", "search"],
+                   help="the teacher's opponents, cycled over the matches")
+    p.add_argument("--matches", type=int, default=600, help="matches played per iteration")
+    p.add_argument("--data", default="", help="a demos.npz to fit instead of playing (first "
+                   "iteration)")
+    p.add_argument("--init", default="ppo", help="the policy the fit starts from: 'ppo' (the "
+                   "shipped one) or an exported tanh policy .npz")
+    p.add_argument("--iterations", type=int, default=1, help="play-and-fit rounds")
+    p.add_argument("--epochs", type=int, default=20, help="passes over the decisions")
+    p.add_argument("--batch-size", type=int, default=512, help="decisions per Adam step")
+    p.add_argument("--lr", type=float, default=1e-4, help="Adam learning rate")
+    p.add_argument("--eval-against", default="search", help="agent spec the result plays")
+    p.add_argument("--eval-matches", type=int, default=0, help="matches against "
+                   "--eval-against after each iteration (0: none)")
+    p.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 1)),
+                   help="processes playing the teacher's matches")
+    p.add_argument("--seed", type=int, default=0, help="seed of the matches and the fit")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    command = "python -m experiments.expert_iteration " + " ".join(
+        shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
+    try:
+        from agents import check_spec
+        from agents.ppo import shipped_policy_path
+
+        from .train_jax import load_fixed_actor
+
+        rules = RuleConfig(num_players=args.players)
+        for name in ("matches", "iterations", "epochs", "batch_size", "workers"):
+            if getattr(args, name) < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be >= 1")
+        if args.eval_matches < 0 or not (args.lr > 0):
+            raise ValueError("--eval-matches must be >= 0 and --lr > 0")
+        for spec in (args.teacher, *args.opponents, args.eval_against):
+            check_spec(spec, rules)
+        init = str(shipped_policy_path(args.players)) if args.init == "ppo" else args.init
+        actor = load_fixed_actor(init, rules)
+        data = load_demos(args.data, rules) if args.data else None
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    teacher, policy_path = args.teacher, init
+    for it in range(args.iterations):
+        here = out if it == 0 else out / f"iteration{it + 1}"
+        here.mkdir(parents=True, exist_ok=True)
+        if data is None:
+            data = play(args, rules, teacher, policy_path, here, it)
+        actor, stats = fit_actor(actor, data, args.epochs, args.batch_size, args.lr,
+                                 args.seed + it)
+        policy_path = str(here / "policy.npz")
+        export(actor, policy_path, rules, args, teacher, init, stats, command)
+        print(f"[iteration {it + 1}] policy: {policy_path} (held-out accuracy "
+              f"{stats['heldout_accuracy']:.3f} on {stats['heldout']:,} decisions)", flush=True)
+        if args.eval_matches:
+            report(policy_path, rules, args, it)
+        init, data = policy_path, None
+        if args.teacher == "guided":
+            teacher = f"guided:policy={policy_path}"
+    return 0
+
+
+def play(args, rules: RuleConfig, teacher: str, policy_path: str, here: Path, it: int):
+    from .arena import derive_seed
+    from .behavior_cloning import collect_demonstrations
+
+    if args.teacher == "guided" and teacher == "guided":
+        teacher = f"guided:policy={policy_path}"  # the policy the fit starts from
+    opponents = [teacher if o == args.teacher else o for o in args.opponents]
+    started = time.time()
+    data = collect_demonstrations(teacher, opponents, rules, args.matches,
+                                  derive_seed(args.seed, "exit", it), args.workers,
+                                  progress=True)
+    print(f"[play] {len(data['actions']):,} decisions of {teacher} in {args.matches} matches "
+          f"({time.time() - started:.0f} s)", flush=True)
+    save_demos(here / "demos.npz", data, {"teacher": teacher, "opponents": opponents,
+                                          "matches": args.matches, "seed": args.seed,
+                                          "rules": rules.to_dict()})
+    return data
+
+
+def export(actor, path: str, rules: RuleConfig, args, teacher: str, init: str, stats: dict,
+           command: str) -> None:
+    from dominoes_env.encoding import OBS_VERSION
+
+    from .train_jax import export_npz
+
+    meta = {"rules": rules.to_dict(), "obs_version": OBS_VERSION,
+            "trainer": "experiments.expert_iteration", "teacher": teacher, "init": init,
+            "seed": args.seed, **stats, "command": command}
+    export_npz(actor, Path(path), meta)
+    Path(path).with_suffix(".json").write_text(json.dumps(meta, indent=2))
+
+
+def report(policy_path: str, rules: RuleConfig, args, it: int) -> None:
+    from .arena import derive_seed
+    from .train_ppo import evaluate
+
+    res = evaluate(policy_path, rules, args.eval_against, args.eval_matches,
+                   derive_seed(args.seed, "exit-eval", it))
+    print(f"[iteration {it + 1}] wins {res['win_rate']:.1%} of {res['matches']} matches "
+          f"against {args.eval_against} [{res['ci_low']:.1%}, {res['ci_high']:.1%}]")
+    print(json.dumps({"iteration": it + 1, "policy": policy_path,
+                      "against": args.eval_against, **res}), flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""Expert iteration: the teacher's decisions are recorded (both sides when it plays itself),
+the fit moves the policy toward the teacher's moves, the export plays as ``ppo:PATH``, and bad
+input exits 2 before anything is played."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("optax")
+
+from agents import make_agent  # noqa: E402
+from dominoes_env.core import RuleConfig  # noqa: E402
+from experiments.arena import play_match  # noqa: E402
+from experiments.behavior_cloning import collect_demonstrations  # noqa: E402
+from experiments.expert_iteration import fit_actor, main  # noqa: E402
+from experiments.train_jax import init_params  # noqa: E402
+
+RULES = RuleConfig(target_score=50)
+
+
+def test_a_teacher_playing_itself_is_recorded_on_both_sides():
+    alone = collect_demonstrations("greedy", ["random"], RULES, 4, seed=5)
+    both = collect_demonstrations("greedy", ["greedy"], RULES, 4, seed=5)
+    assert len(both["actions"]) > 1.5 * len(alone["actions"])
+    assert len(both["values"]) == len(both["actions"])
+    # a hand's margins of the two sides cancel: the values of both sides sum to zero per hand
+    assert abs(both["values"].mean()) < abs(both["values"]).mean()
+
+
+def test_the_fit_learns_a_deterministic_teacher():
+    import jax
+
+    data = collect_demonstrations("greedy", ["greedy"], RULES, 40, seed=1)
+    actor = init_params(jax.random.PRNGKey(0), data["obs"].shape[1], data["masks"].shape[1],
+                        [64])["actor"]
+    _, start = fit_actor(actor, data, epochs=0, batch_size=64, lr=3e-3, seed=0, log=str)
+    _, stats = fit_actor(actor, data, epochs=15, batch_size=64, lr=3e-3, seed=0, log=str)
+    # ~600 decisions: from 36% to about 70% of the held-out moves are the policy's first choice
+    assert stats["heldout_loss"] < start["heldout_loss"] - 0.1
+    assert stats["heldout_accuracy"] > start["heldout_accuracy"] + 0.2
+    assert stats["decisions"] == len(data["actions"])
+
+
+def test_one_iteration_writes_demos_and_a_playable_policy(tmp_path):
+    out = tmp_path / "exit"
+    assert main(["--out", str(out), "--teacher", "search:sims=8", "--opponents",
+                 "search:sims=8", "greedy", "--matches", "4", "--workers", "1",
+                 "--epochs", "1", "--batch-size", "32"]) == 0
+    meta = json.loads((out / "policy.json").read_text())
+    assert meta["teacher"] == "search:sims=8" and 0 <= meta["heldout_accuracy"] <= 1
+    assert meta["trainer"] == "experiments.expert_iteration"
+    with np.load(out / "demos.npz") as demos:
+        assert demos["obs"].shape[0] == demos["actions"].shape[0] == meta["decisions"]
+    rules = RuleConfig(target_score=30)
+    result = play_match([make_agent(f"ppo:{out / 'policy.npz'}"), "random"], rules, 3)
+    assert max(result.scores) >= 30
+    # the saved decisions fit again without playing
+    again = tmp_path / "again"
+    assert main(["--out", str(again), "--data", str(out / "demos.npz"), "--epochs", "1",
+                 "--batch-size", "32"]) == 0
+    assert (again / "policy.npz").is_file() and not (again / "demos.npz").exists()
+
+
+@pytest.mark.parametrize("flags, says", [
+    (["--matches", "0"], "--matches"),
+    (["--teacher", "nosuch"], "nosuch"),
+    (["--data", "/nonexistent/demos.npz"], "demonstrations"),
+    (["--init", "/nonexistent/p.npz"], "p.npz"),
+    (["--players", "3", "--init", "ppo"], "3"),
+])
+def test_bad_input_exits_2_before_playing(tmp_path, capsys, flags, says):
+    out = tmp_path / "bad"
+    assert main(["--out", str(out), *flags]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error:") and says in err and "\n" not in err
+    assert not out.exists()
