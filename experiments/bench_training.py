@@ -27,6 +27,43 @@ import time
 TARGET_RATIO = 4.0
 
 
+def ppo_flops_per_step(obs_size: int, hidden: list[int], num_actions: int, epochs: int) -> int:
+    """Floating-point operations of the networks' matrix products per learner decision, the
+    same in both trainers: the rollout's forward pass of the policy and value networks, then
+    ``epochs`` forward and backward passes (gradients of weights and of every layer's input but
+    the observation's).
+
+    >>> ppo_flops_per_step(234, [256, 256], 112, 4)
+    6316544
+    """
+    def macs(sizes):  # forward multiply-adds, and those of the first layer
+        return sum(a * b for a, b in zip(sizes[:-1], sizes[1:], strict=True)), sizes[0] * sizes[1]
+
+    total = 0
+    for sizes in ([obs_size, *hidden, num_actions], [obs_size, *hidden, 1]):
+        fwd, first = macs(sizes)
+        total += 2 * fwd + epochs * 2 * (fwd + fwd + fwd - first)
+    return total
+
+
+def matmul_gflops(seconds: float = 1.0) -> float:
+    """GFLOP per CPU-second of a jitted float32 ``[1024, 256] @ [256, 256]`` product with tanh,
+    the update's commonest shape: what this CPU does now with the update's arithmetic."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    a = jnp.asarray(np.random.default_rng(0).random((1024, 256)), jnp.float32)
+    b = jnp.asarray(np.random.default_rng(1).random((256, 256)), jnp.float32) / 256
+    f = jax.jit(lambda a, b: jnp.tanh(a @ b) @ b)
+    f(a, b).block_until_ready()
+    runs, cpu = 0, time.process_time()
+    while time.process_time() - cpu < seconds:
+        f(a, b).block_until_ready()
+        runs += 1
+    return runs * 2 * 2 * 1024 * 256 * 256 / (time.process_time() - cpu) / 1e9
+
+
 def bench_jax(args) -> dict[str, float]:
     import jax
 
@@ -120,11 +157,24 @@ def main(argv: list[str] | None = None) -> int:
     ratio = jax_res["cpu_steps_per_s"] / ppo_res["cpu_steps_per_s"]
     print(f"ratio {ratio:.2f} (target >= {TARGET_RATIO}); load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    from dominoes_env.core import RuleConfig
+    from dominoes_env.encoding import observation_size
+
+    rules = RuleConfig()
+    flops = ppo_flops_per_step(observation_size(rules), [int(x) for x in args.net.split(",")],
+                               rules.num_tiles * 4, args.epochs)
+    peak = matmul_gflops()
+    gflops = {k: round(r["cpu_steps_per_s"] * flops / 1e9, 1)
+              for k, r in (("train_jax", jax_res), ("train_ppo", ppo_res))}
+    print(f"network arithmetic: {flops / 1e6:.2f} MFLOP per step; train_jax "
+          f"{gflops['train_jax']} GFLOP per CPU-second, train_ppo {gflops['train_ppo']}; a "
+          f"plain jitted matmul of the update's shape here: {peak:.1f}")
     print(json.dumps({"train_jax_steps_per_s": round(jax_res["cpu_steps_per_s"], 1),
                       "train_ppo_steps_per_s": round(ppo_res["cpu_steps_per_s"], 1),
                       "ratio": round(ratio, 3),
                       "wall": {"train_jax": round(jax_res["wall_steps_per_s"], 1),
                                "train_ppo": round(ppo_res["wall_steps_per_s"], 1)},
+                      "gflop_per_cpu_s": gflops, "matmul_gflop_per_cpu_s": round(peak, 1),
                       "net": args.net, "num_steps": args.num_steps,
                       "minibatch": args.minibatch, "epochs": args.epochs}))
     return 0
