@@ -34,7 +34,7 @@ def _play_and_record(args) -> dict[str, np.ndarray]:
     seats = [teacher_spec if rules.side_of(s) == k else opponent for s in range(n)]
     recorded = {rules.side_of(s) for s in range(n) if seats[s] == teacher_spec}
     players = [make_agent(spec, seed=agent_seed(match_seed, s)) for s, spec in enumerate(seats)]
-    obs, masks, actions, hand_ids, values = [], [], [], [], []
+    obs, masks, actions, values = [], [], [], []
     pending: list[tuple[int, int]] = []  # (row, side) of the current hand, valued when it ends
     hand_start: list[int] = []
 
@@ -56,7 +56,6 @@ def _play_and_record(args) -> dict[str, np.ndarray]:
             masks.append(action_mask(view).astype(bool))
             actions.append(code)
             pending.append((len(actions) - 1, rules.side_of(seat)))
-            hand_ids.append(view.hand_number)
 
     run = play_match_with(players, rules, match_seed, on_hand=on_hand, on_decision=on_decision)
     close_hand(run.match.scores)

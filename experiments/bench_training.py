@@ -42,7 +42,7 @@ def ppo_flops_per_step(obs_size: int, hidden: list[int], num_actions: int, epoch
     total = 0
     for sizes in ([obs_size, *hidden, num_actions], [obs_size, *hidden, 1]):
         fwd, first = macs(sizes)
-        total += 2 * fwd + epochs * 2 * (fwd + fwd + fwd - first)
+        total += 2 * fwd + epochs * 2 * (3 * fwd - first)  # forward, then weights + inputs
     return total
 
 

@@ -50,20 +50,21 @@ def save_demos(path: Path, data: dict[str, np.ndarray], meta: dict) -> None:
     os.replace(tmp, path)
 
 
-def load_demos(path: str, rules: RuleConfig) -> dict[str, np.ndarray]:
-    """Demonstrations saved by :func:`save_demos`; ``ValueError`` if the file is not one or
-    was played under other rules."""
+def load_demos(path: str, rules: RuleConfig) -> tuple[dict[str, np.ndarray], str]:
+    """Demonstrations saved by :func:`save_demos` and the spec of their teacher;
+    ``ValueError`` if the file is not one or was played under other rules."""
     try:
         with np.load(path, allow_pickle=False) as f:
             data = {k: f[k] for k in DEMO_KEYS}
             meta = json.loads(str(f["meta"]))
-    except (OSError, ValueError, KeyError, json.JSONDecodeError) as err:
+        teacher = str(meta["teacher"])
+    except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError) as err:
         raise ValueError(f"--data {path!r} is not a demonstrations file ({err})") from None
     if RuleConfig.from_dict(meta.get("rules", {})) != rules:
         raise ValueError(f"--data {path!r} was played under other rules than --players asks")
     if not len(data["actions"]):
         raise ValueError(f"--data {path!r} holds no decision")
-    return data
+    return data, teacher
 
 
 def fit_actor(actor, data: dict[str, np.ndarray], epochs: int, batch_size: int, lr: float,
@@ -172,18 +173,19 @@ def main(argv: list[str] | None = None) -> int:
             check_spec(spec, rules)
         init = str(shipped_policy_path(args.players)) if args.init == "ppo" else args.init
         actor = load_fixed_actor(init, rules)
-        data = load_demos(args.data, rules) if args.data else None
+        data, teacher = load_demos(args.data, rules) if args.data else (None, "")
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    teacher, policy_path = args.teacher, init
+    policy_path = init
     for it in range(args.iterations):
         here = out if it == 0 else out / f"iteration{it + 1}"
         here.mkdir(parents=True, exist_ok=True)
         if data is None:
-            data = play(args, rules, teacher, policy_path, here, it)
+            teacher = teacher_spec(args, policy_path)
+            data = play(args, rules, teacher, here, it)
         actor, stats = fit_actor(actor, data, args.epochs, args.batch_size, args.lr,
                                  args.seed + it)
         policy_path = str(here / "policy.npz")
@@ -193,17 +195,19 @@ def main(argv: list[str] | None = None) -> int:
         if args.eval_matches:
             report(policy_path, rules, args, it)
         init, data = policy_path, None
-        if args.teacher == "guided":
-            teacher = f"guided:policy={policy_path}"
     return 0
 
 
-def play(args, rules: RuleConfig, teacher: str, policy_path: str, here: Path, it: int):
+def teacher_spec(args, policy_path: str) -> str:
+    """An iteration's teacher: ``guided`` searches with the policy that iteration's fit starts
+    from; any other spec plays as given."""
+    return f"guided:policy={policy_path}" if args.teacher == "guided" else args.teacher
+
+
+def play(args, rules: RuleConfig, teacher: str, here: Path, it: int):
     from .arena import derive_seed
     from .behavior_cloning import collect_demonstrations
 
-    if args.teacher == "guided" and teacher == "guided":
-        teacher = f"guided:policy={policy_path}"  # the policy the fit starts from
     opponents = [teacher if o == args.teacher else o for o in args.opponents]
     started = time.time()
     data = collect_demonstrations(teacher, opponents, rules, args.matches,

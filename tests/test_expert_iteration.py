@@ -62,6 +62,8 @@ def test_one_iteration_writes_demos_and_a_playable_policy(tmp_path):
     assert main(["--out", str(again), "--data", str(out / "demos.npz"), "--epochs", "1",
                  "--batch-size", "32"]) == 0
     assert (again / "policy.npz").is_file() and not (again / "demos.npz").exists()
+    # its metadata names the teacher that played those decisions, not --teacher's default
+    assert json.loads((again / "policy.json").read_text())["teacher"] == "search:sims=8"
 
 
 @pytest.mark.parametrize("flags, says", [
