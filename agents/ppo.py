@@ -52,6 +52,7 @@ import numpy as np
 
 from dominoes_env.core import RuleConfig, SeatView
 from dominoes_env.core.checks import as_bool
+from dominoes_env.core.files import atomic_write
 
 from .base import Agent
 
@@ -345,7 +346,5 @@ def save_policy_npz(path: str | os.PathLike, arrays: dict, activation: str, meta
     payload = {**arrays, "format": np.array(FORMAT), "activation": np.array(activation),
                "num_layers": np.array(layers), "metadata": np.array(json.dumps(metadata))}
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
+    with atomic_write(path, "wb") as fh:
         np.savez(fh, **payload)
-    os.replace(tmp, path)

@@ -37,17 +37,16 @@ from pathlib import Path
 import numpy as np
 
 from dominoes_env.core import RuleConfig
+from dominoes_env.core.files import atomic_write
 
 DEMO_KEYS = ("obs", "masks", "actions", "values")
 
 
 def save_demos(path: Path, data: dict[str, np.ndarray], meta: dict) -> None:
     """The demonstrations and what produced them, atomically."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
+    with atomic_write(path, "wb") as fh:
         np.savez_compressed(fh, **{k: data[k] for k in DEMO_KEYS},
                             meta=np.array(json.dumps(meta)))
-    os.replace(tmp, path)
 
 
 def load_demos(path: str, rules: RuleConfig) -> tuple[dict[str, np.ndarray], str]:

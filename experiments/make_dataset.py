@@ -45,7 +45,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +52,7 @@ import numpy as np
 
 from dominoes_env.cli_support import OneLineParser
 from dominoes_env.core import MatchState, RuleConfig
+from dominoes_env.core.files import atomic_write
 from dominoes_env.core.records import _replay_move, _start_hand
 from dominoes_env.encoding import OBS_VERSION, action_mask, encode_observation, observation_size
 from dominoes_env.record_files import RECORDS_DIR, iter_records
@@ -121,15 +121,8 @@ def _arrays(cols: dict[str, list], rules: RuleConfig) -> dict[str, np.ndarray]:
 
 
 def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".decisions-", suffix=".npz", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez_compressed(f, **arrays)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    with atomic_write(path, "wb") as f:
+        np.savez_compressed(f, **arrays)
 
 
 def write_decisions(out: Path, config: TournamentConfig) -> dict[str, int]:
@@ -172,9 +165,8 @@ def build_dataset(config: TournamentConfig, out: str | os.PathLike, *, workers: 
         "max_hands": config.max_hands, "fields": list(FIELDS), **counts,
         "complete": run.complete,
     }  # fmt: skip
-    tmp = out / (INFO_FILE + ".tmp")
-    tmp.write_text(json.dumps(info, indent=2) + "\n")
-    os.replace(tmp, out / INFO_FILE)
+    with atomic_write(out / INFO_FILE) as f:
+        f.write(json.dumps(info, indent=2) + "\n")
     return info
 
 

@@ -50,6 +50,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from dominoes_env.core import RuleConfig
+from dominoes_env.core.files import atomic_write
 from dominoes_env.encoding import OBS_VERSION
 
 FORMAT = "straight-dominoes-train-jax/1"  #: the checkpoint format
@@ -626,10 +627,8 @@ def save_checkpoint(runner, config: Config, steps: int, wall: float, path: Path)
             "config": dataclasses.asdict(config)}
     payload = {f"leaf{i}": np.asarray(x) for i, x in enumerate(leaves)}
     payload["meta"] = np.array(json.dumps(meta))
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
+    with atomic_write(path, "wb") as fh:
         np.savez(fh, **payload)
-    os.replace(tmp, path)
 
 
 def read_checkpoint(path: str, config: Config) -> dict[str, Any]:

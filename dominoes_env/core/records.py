@@ -19,16 +19,14 @@ True
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import json
 import os
 import stat
-import tempfile
 from typing import Any
 
 from .checks import short_repr
 from .errors import IllegalMoveError, RecordError
+from .files import atomic_write
 from .hand import HandState
 from .match import MatchState
 from .moves import END_NAMES, end_of, tile_of
@@ -70,35 +68,9 @@ def write_record(record: dict[str, Any], path: str | os.PathLike, *,
     """Write a record atomically (a temporary file renamed into place: never half a file).
 
     ``overwrite=False`` never replaces an existing file: ``FileExistsError`` instead."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
     text = json.dumps(record) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=".record-", suffix=".json", dir=folder)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)  # the permissions of any new file, not mkstemp's 0600
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        if overwrite:
-            os.replace(tmp, path)
-        else:
-            try:
-                os.link(tmp, path)  # fails if path exists: no file is ever replaced
-            except FileExistsError:
-                raise
-            except OSError:  # a file system without hard links: check, then rename
-                if os.path.lexists(path):
-                    raise FileExistsError(errno.EEXIST, "File exists", path) from None
-                os.replace(tmp, path)
-            else:
-                os.unlink(tmp)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with atomic_write(path, overwrite=overwrite) as f:
+        f.write(text)
 
 
 # -- reading and replaying -----------------------------------------------------------------

@@ -25,12 +25,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from html import escape
 from typing import Any
 
 from ..core.checks import as_int
 from ..core.errors import RecordError
+from ..core.files import atomic_write
 from ..core.rules import RuleConfig
 from .layout import PlacedTile, place_tiles
 from .steps import Step, record_steps
@@ -136,17 +136,8 @@ def replay_html(record: dict, *, seat: int | None = None, title: str | None = No
 
 def write_html(page: str, path: str | os.PathLike) -> None:
     """Write the page atomically (a temporary file renamed into place: never half a file)."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".replay-", suffix=".html", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(page)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    with atomic_write(path) as f:
+        f.write(page)
 
 
 class ReplayViewer:

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from dominoes_env.core.files import atomic_write
 from dominoes_env.record_files import (
     RECORDS_DIR,
     encode_record,
@@ -69,9 +70,8 @@ class RecordStore:
                 else:
                     dropped = True
             if dropped:
-                tmp = path.with_name(path.name + ".tmp")
-                tmp.write_bytes(b"".join(_recompress(raw) for raw in kept))
-                os.replace(tmp, path)
+                with atomic_write(path, "wb") as f:
+                    f.write(b"".join(_recompress(raw) for raw in kept))
         return found
 
     def append(self, line: dict[str, Any]) -> None:

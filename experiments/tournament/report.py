@@ -27,6 +27,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from dominoes_env.core.files import atomic_write
 from dominoes_env.optional import require
 
 from . import stats
@@ -73,9 +74,8 @@ def build_summary(run: TournamentRun) -> dict[str, Any]:
 def write_summary(summary: dict, out: str | os.PathLike) -> Path:
     """Write ``summary.json`` atomically (a reader never sees half a file)."""
     path = Path(out) / SUMMARY_FILE
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(summary, indent=2) + "\n")
-    os.replace(tmp, path)
+    with atomic_write(path) as f:
+        f.write(json.dumps(summary, indent=2) + "\n")
     return path
 
 

@@ -37,6 +37,7 @@ from typing import Any
 
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.checks import as_float, as_int, short_repr
+from dominoes_env.core.files import atomic_write
 from dominoes_env.optional import require
 
 from ..arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT, play_match
@@ -293,9 +294,8 @@ def prepare_dir(out: Path, config: TournamentConfig) -> None:
         raise TournamentDirError(
             f"{out} has {MATCHES_FILE} but no {CONFIG_FILE}; use another --out"
         )
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(wanted, indent=2) + "\n")
-    os.replace(tmp, path)
+    with atomic_write(path) as f:
+        f.write(json.dumps(wanted, indent=2) + "\n")
 
 
 def _line_problem(rec: Any, jobs: dict[str, MatchJob], num_sides: int) -> str | None:

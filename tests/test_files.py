@@ -1,0 +1,85 @@
+"""``atomic_write``: the one way files are written (records, pages, policies, checkpoints,
+tournament state, datasets): whole or not at all, with a new file's usual permissions."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from agents.ppo import random_policy_npz
+from dominoes_env.core import RuleConfig
+from dominoes_env.core.files import atomic_write
+from dominoes_env.core.records import write_record
+
+
+def test_writes_text_and_bytes_and_leaves_only_the_file(tmp_path):
+    with atomic_write(tmp_path / "a.txt") as f:
+        f.write("text ∂")
+    with atomic_write(tmp_path / "b.npz", "wb") as f:
+        np.savez(f, x=np.arange(3))
+    assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "text ∂"
+    assert np.load(tmp_path / "b.npz")["x"].tolist() == [0, 1, 2]
+    assert sorted(os.listdir(tmp_path)) == ["a.txt", "b.npz"]
+
+
+def test_an_error_while_writing_keeps_the_old_file_and_no_temporary(tmp_path):
+    path = tmp_path / "f.json"
+    path.write_text("old")
+    with pytest.raises(RuntimeError, match="disk"), atomic_write(path) as f:
+        f.write("new, half")
+        raise RuntimeError("disk full")
+    assert path.read_text() == "old"
+    assert os.listdir(tmp_path) == ["f.json"]
+
+
+def test_an_interrupt_while_writing_leaves_no_file(tmp_path):
+    with pytest.raises(KeyboardInterrupt), atomic_write(tmp_path / "f") as f:
+        f.write("x")
+        raise KeyboardInterrupt
+    assert os.listdir(tmp_path) == []
+
+
+def test_no_overwrite_refuses_an_existing_file(tmp_path):
+    path = tmp_path / "f"
+    path.write_text("keep")
+    with pytest.raises(FileExistsError), atomic_write(path, overwrite=False) as f:
+        f.write("other")
+    assert path.read_text() == "keep"
+    assert os.listdir(tmp_path) == ["f"]
+    with atomic_write(tmp_path / "g", overwrite=False) as f:
+        f.write("new")
+    assert (tmp_path / "g").read_text() == "new"
+
+
+def test_permissions_are_a_new_files_not_a_temporary_files(tmp_path):
+    old = os.umask(0o022)
+    try:
+        write_record({"rules": {}, "hands": []}, tmp_path / "r.json")
+        random_policy_npz(tmp_path / "p.npz", RuleConfig(), hidden=(4,))
+    finally:
+        os.umask(old)
+    for name in ("r.json", "p.npz"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o644
+
+
+def test_bad_mode_is_a_clear_error(tmp_path):
+    with pytest.raises(ValueError, match="mode must be 'w' or 'wb'"), \
+            atomic_write(tmp_path / "f", "a"):
+        pass
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_policy_export_that_fails_leaves_no_temporary_file(tmp_path, monkeypatch):
+    """Before the shared helper, a failed export left ``p.npz.tmp`` beside the target."""
+    import agents.ppo
+
+    def broken_savez(fh, **arrays):
+        fh.write(b"PK half an archive")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(agents.ppo.np, "savez", broken_savez)
+    with pytest.raises(OSError, match="No space"):
+        random_policy_npz(tmp_path / "p.npz", RuleConfig(), hidden=(4,))
+    assert os.listdir(tmp_path) == []
