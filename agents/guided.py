@@ -11,7 +11,8 @@ does, with the policy as a model of how a player plays:
    (:class:`~agents.sampling.DealSampler`), and for each deal rebuilds every play the other
    seats made since this seat's earliest remembered decision after which no other seat drew
    (a seat's hand then is its hand in the deal plus the tiles it has played since, exactly;
-   a draw would make it unknown, so the look-back stops there): :func:`replay_others`;
+   a draw would make it unknown, so the look-back stops there):
+   :func:`agents.inference.replay_others`;
 3. it weighs each deal by the probability the policy gives those plays from those hands, raised
    to the power ``infer`` (a likelihood: deals in which the others would not have played as
    they did count less), and draws the deals to search from the pool in proportion to the
@@ -45,11 +46,12 @@ from pathlib import Path
 
 import numpy as np
 
-from dominoes_env.core import DRAW, PLAY, HandState, SeatView, iter_bits, wins_by_play
+from dominoes_env.core import DRAW, PLAY, HandState, SeatView, wins_by_play
 from dominoes_env.core.checks import as_float, as_int
 
 from .base import Agent
 from .blas import single_thread
+from .inference import PlayLikelihood
 from .ppo import ACTIVATIONS, PPOAgent
 from .sampling import DealSampler
 from .search import DEFAULT_SIMS, GreedyRollout, best_mean, distinct_moves
@@ -174,12 +176,14 @@ class GuidedSearchAgent(Agent):
         else:
             target_runs = max(self.min_per_move, -(-self.sims // len(moves)))
         segments = self._segments(view) if self.infer > 0 else []
+        likelihood = None
         while True:
             todo = self.chunk if target_runs is None else min(self.chunk, target_runs - runs)
             if segments:
                 pool = [sampler.sample(rng) for _ in range(todo * self.pool)]
-                logw = self._log_likelihoods(view, net, segments, pool)
-                deals = _resample(pool, logw, self.infer, todo, rng)
+                if likelihood is None:
+                    likelihood = PlayLikelihood(view, segments, net, pool[0])
+                deals = _resample(pool, likelihood(pool).tolist(), self.infer, todo, rng)
             else:
                 deals = [sampler.sample(rng) for _ in range(todo)]
             values = self._rollouts(view, net, rollout, deals, moves)
@@ -212,29 +216,6 @@ class GuidedSearchAgent(Agent):
             plays = [(ev[1], ev[2]) for ev in events[1:] if ev[0] == PLAY and ev[1] != me]
             out.append((prev, events[0][2], plays))
         return out
-
-    def _log_likelihoods(self, view, net: _Net, segments, pool) -> list[float]:
-        """Per deal of ``pool``, the log-probability under the policy of the plays the other
-        seats made in ``segments``, had they held that deal's tiles."""
-        rows: list[tuple[int, int, list[int]]] = []  # (deal, code, legal)
-        x = []
-        for d, (hands, bone) in enumerate(pool):
-            for state, seat, scores, code in replay_others(view, segments, hands, bone):
-                legal = state.legal_actions()
-                if len(legal) > 1:
-                    row = np.empty(net.size, np.float32)
-                    net.encode(net.layout, state, seat, scores, False, out=row)
-                    x.append(row)
-                    rows.append((d, code, legal))
-        logw = [0.0] * len(pool)
-        if not rows:
-            return logw
-        logits = net.logits(np.stack(x))
-        for (d, c, legal), z in zip(rows, logits, strict=True):
-            zl = z[legal]
-            top = float(zl.max())
-            logw[d] += float(z[c]) - top - math.log(float(np.exp(zl - top).sum()))
-        return logw
 
     # -- rollouts --------------------------------------------------------------------------
     def _rollouts(self, view, net: _Net, rollout: GreedyRollout, deals, moves) -> list[float]:
@@ -307,32 +288,3 @@ def _resample(pool, logw, power, k, rng):
             acc += w[j]
         out.append(pool[j])
     return out
-
-
-def replay_others(view: SeatView, segments, hands, boneyard):
-    """The others' past decisions in ``segments`` (see :meth:`GuidedSearchAgent._segments`),
-    rebuilt as if they held the tiles of the deal ``(hands, boneyard)`` drawn for ``view``:
-    yields ``(state, seat, scores, code)`` just before ``seat`` played ``code``, where
-    ``state`` is a full :class:`HandState` and ``scores`` the match scores then (by side).
-
-    A seat's hand then is its hand in the deal plus the tiles it has played since, which is
-    exact because no segment has a draw by another seat; the boneyard then is the tiles this
-    seat has drawn since, then the deal's boneyard."""
-    me = view.seat
-    n = len(view.hand_sizes)
-    side_of = [view.rules.side_of(s) for s in range(n)]
-    played_since = [0] * n
-    for prev, code, plays in segments:
-        played_since[me] |= 1 << (code >> 2)
-        for s, c in plays:
-            played_since[s] |= 1 << (c >> 2)
-        our_drawn = (view.hand | played_since[me]) & ~prev.hand
-        then = [prev.hand if s == me else hands[s] | played_since[s] for s in range(n)]
-        state = HandState.from_view(prev, then, list(iter_bits(our_drawn)) + list(boneyard))
-        scores = list(prev.scores)
-        scores[side_of[me]] += state.apply_unchecked(code)
-        for s, c in plays:
-            if state.turn != s:
-                break
-            yield state, s, scores, c
-            scores[side_of[s]] += state.apply_unchecked(c)

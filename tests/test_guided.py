@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import itertools
+import random
 
+import numpy as np
 import pytest
 
 import agents.guided as guided_module
 from agents import make_agent
 from agents.best import BEST_BY_PLAYERS, BestAgent, best_spec
 from agents.greedy import GreedyAgent
-from agents.guided import GuidedSearchAgent, replay_others
+from agents.guided import GuidedSearchAgent
+from agents.inference import PlayLikelihood, replay_others
 from agents.ppo import random_policy_npz
+from agents.sampling import DealSampler
 from agents.search import SearchAgent, distinct_moves
 from dominoes_env.core import MatchState, RuleConfig
 from dominoes_env.encoding import encode_observation
@@ -173,6 +177,35 @@ def test_replayed_decisions_are_what_the_others_saw(n, policies):
     players = [agent] + [GreedyAgent() for _ in range(n - 1)]
     play_match(players, RULES[n], seed=11, on_view=on_view)
     assert checked > 10
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_batched_likelihood_equals_replaying_every_deal(n, policies):
+    """The batched likelihood (the public part of the others' observations replayed once, the
+    hands filled in per deal) equals replaying and encoding each deal's decisions one by one."""
+    agent = GuidedSearchAgent(seed=0, sims=8, min_per_move=1, policy=policies[n])
+    rng = random.Random(n)
+    compared = 0
+
+    def on_view(match, view):
+        nonlocal compared
+        if view.seat != 0:
+            return
+        agent._remember(view)
+        segments = agent._segments(view)
+        sampler = DealSampler.from_view(view)
+        deals = [sampler.sample(rng) for _ in range(12)]
+        likelihood = PlayLikelihood(view, segments, agent._network(view), deals[0])
+        assert likelihood.fast
+        fast, slow = likelihood(deals), likelihood.replayed(deals)
+        assert fast.shape == (12,)
+        assert np.allclose(fast, slow, rtol=1e-5, atol=1e-5)
+        compared += int((slow != 0).any())
+
+    players = [agent] + [GreedyAgent() for _ in range(n - 1)]
+    for seed in range(3):
+        play_match(players, RULES[n], seed=seed, on_view=on_view)
+    assert compared > 10
 
 
 def test_inference_stops_at_another_seats_draw(policies):

@@ -1,0 +1,164 @@
+"""What the other seats' past plays say about their tiles: the likelihood the ``guided`` agent
+(:mod:`agents.guided`) weighs its sampled deals by.
+
+A decision of ``guided`` remembers its seat's own decisions in the hand; each with the plays the
+other seats made after it (``segments``, newest first, back to the last draw by another seat:
+:meth:`agents.guided.GuidedSearchAgent._segments`). For a sampled deal, :func:`replay_others`
+rebuilds the positions those seats played from, had they held that deal's tiles, and
+:class:`PlayLikelihood` gives the log-probability a policy network assigns to the plays they
+made there, for a whole batch of deals at once.
+
+>>> import random
+>>> from agents.guided import GuidedSearchAgent
+>>> from agents.sampling import DealSampler
+>>> from dominoes_env.core import MatchState
+>>> match, agent = MatchState(seed=4), GuidedSearchAgent(seed=0, sims=16)
+>>> while match.turn != 0 or len(agent._memory) < 3:  # let seat 0 play three times
+...     view = match.view(match.turn)
+...     _ = match.play(agent.act(view) if match.turn == 0 else view.legal[0])
+>>> view = match.view(0)
+>>> agent._remember(view)
+>>> sampler = DealSampler.from_view(view)
+>>> deals = [sampler.sample(random.Random(i)) for i in range(5)]
+>>> net = agent._network(view)
+>>> likelihood = PlayLikelihood(view, agent._segments(view), net, deals[0])
+>>> fast, slow = likelihood(deals), likelihood.replayed(deals)
+>>> fast.shape, bool(np.allclose(fast, slow, atol=1e-4))
+((5,), True)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dominoes_env.core import HandState, SeatView, iter_bits
+from dominoes_env.encoding import ObservationLayout
+
+
+def replay_others(view: SeatView, segments, hands, boneyard):
+    """The others' past decisions in ``segments``, rebuilt as if they held the tiles of the deal
+    ``(hands, boneyard)`` drawn for ``view``: yields ``(state, seat, scores, code)`` just before
+    ``seat`` played ``code``, where ``state`` is a full :class:`HandState` and ``scores`` the
+    match scores then (by side).
+
+    A seat's hand then is its hand in the deal plus the tiles it has played since, which is
+    exact because no segment has a draw by another seat; the boneyard then is the tiles this
+    seat has drawn since, then the deal's boneyard."""
+    me = view.seat
+    n = len(view.hand_sizes)
+    side_of = [view.rules.side_of(s) for s in range(n)]
+    played_since = [0] * n
+    for prev, code, plays in segments:
+        played_since[me] |= 1 << (code >> 2)
+        for s, c in plays:
+            played_since[s] |= 1 << (c >> 2)
+        our_drawn = (view.hand | played_since[me]) & ~prev.hand
+        then = [prev.hand if s == me else hands[s] | played_since[s] for s in range(n)]
+        state = HandState.from_view(prev, then, list(iter_bits(our_drawn)) + list(boneyard))
+        scores = list(prev.scores)
+        scores[side_of[me]] += state.apply_unchecked(code)
+        for s, c in plays:
+            if state.turn != s:
+                break
+            yield state, s, scores, c
+            scores[side_of[s]] += state.apply_unchecked(c)
+
+
+class PlayLikelihood:
+    """Per sampled deal, the log-probability under the policy network ``net`` of the plays the
+    other seats made in ``segments`` (decisions with a single legal move count for nothing).
+
+    Built once per decision, from one ``reference`` deal. With the package's observation layout
+    (:class:`~dominoes_env.encoding.ObservationLayout`), what a seat observed at one of its past
+    decisions depends on the deal only through its own hand then: the ``hand`` block, and the
+    ``move_points`` of its legal codes (which codes are legal, given the tiles held); the layout,
+    the scores, the hand sizes and the known lacks are public. So the decisions are replayed once,
+    on the reference deal, keeping per decision the public part of the observation, the codes any
+    tile could be played at and their points; a batch of deals then costs one array expression
+    and one network product (:meth:`__call__`). Another observation layout is replayed deal by
+    deal (:meth:`replayed`, the definition, which the tests check the fast path against).
+    """
+
+    def __init__(self, view: SeatView, segments, net, reference):
+        self.view, self.segments, self.net = view, segments, net
+        self.fast = isinstance(net.layout, ObservationLayout)
+        if self.fast:
+            self._prepare(*reference)
+
+    def _prepare(self, hands, boneyard) -> None:
+        lay, net = self.net.layout, self.net
+        unplayed = (1 << lay.num_tiles) - 1
+        seats, since, codes, public, points, candidates = [], [], [], [], [], []
+        for state, seat, scores, code in replay_others(self.view, self.segments, hands, boneyard):
+            held = state.hands[seat]
+            # the codes any unplayed tile could be played at now, with the points each scores:
+            # the seat's hand swapped for every unplayed tile, read through the core and encoder
+            state.hands[seat] = unplayed & ~state.played
+            x = net.encode(lay, state, seat, scores, False).copy()
+            candidate = np.zeros(lay.num_actions, bool)
+            candidate[state.legal_actions()] = True
+            state.hands[seat] = held
+            points.append(x[lay.move_points].copy())
+            x[lay.hand] = 0.0
+            x[lay.move_points] = 0.0
+            public.append(x)
+            candidates.append(candidate)
+            seats.append(seat)
+            since.append(held & ~hands[seat])  # tiles it has played since, in every deal
+            codes.append(code)
+        #: per decision: the seat, and the tiles it has played since (the same in every deal)
+        self._seats = list(zip(seats, since, strict=True))
+        self._codes = np.array(codes, np.intp)
+        if seats:
+            self._public, self._points = np.stack(public), np.stack(points)
+            self._candidates = np.stack(candidates)
+
+    def __call__(self, deals) -> np.ndarray:
+        """The log-likelihood of each of ``deals`` (``(hands, boneyard)`` pairs), as float64."""
+        if not self.fast:
+            return self.replayed(deals)
+        k, d = len(self._seats), len(deals)
+        if k == 0:
+            return np.zeros(d)
+        lay, net = self.net.layout, self.net
+        nbytes = (lay.num_tiles + 7) // 8
+        masks = b"".join((hands[s] | extra).to_bytes(nbytes, "little")
+                         for hands, _ in deals for s, extra in self._seats)
+        held = np.unpackbits(np.frombuffer(masks, np.uint8).reshape(d * k, nbytes), axis=1,
+                             count=lay.num_tiles, bitorder="little").astype(bool)
+        legal = np.repeat(held, 4, axis=1) & np.tile(self._candidates, (d, 1))
+        rows = np.flatnonzero(legal.sum(axis=1) > 1)
+        x = np.tile(self._public, (d, 1))[rows]
+        x[:, lay.hand] = held[rows]
+        x[:, lay.move_points] = np.where(legal[rows], np.tile(self._points, (d, 1))[rows], 0.0)
+        out = np.zeros(d * k)
+        out[rows] = _log_softmax_at(net.logits(x), legal[rows], np.tile(self._codes, d)[rows])
+        return out.reshape(d, k).sum(axis=1)
+
+    def replayed(self, deals) -> np.ndarray:
+        """The same log-likelihoods, replaying and encoding every deal's decisions one by one."""
+        net = self.net
+        rows, codes, legal, x = [], [], [], []
+        for i, (hands, bone) in enumerate(deals):
+            for state, seat, scores, code in replay_others(self.view, self.segments, hands, bone):
+                codes_now = state.legal_actions()
+                if len(codes_now) > 1:
+                    mask = np.zeros(net.num_actions, bool)
+                    mask[codes_now] = True
+                    x.append(net.encode(net.layout, state, seat, scores, False))
+                    rows.append(i)
+                    codes.append(code)
+                    legal.append(mask)
+        out = np.zeros(len(deals))
+        if rows:
+            logp = _log_softmax_at(net.logits(np.stack(x)), np.stack(legal), np.array(codes))
+            np.add.at(out, rows, logp)
+        return out
+
+
+def _log_softmax_at(logits: np.ndarray, legal: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Per row, the log-probability of ``codes[row]`` under a softmax over the ``legal`` codes."""
+    z = np.where(legal, logits, -np.inf).astype(np.float64)
+    top = z.max(axis=1, keepdims=True)
+    logsum = np.log(np.exp(z - top).sum(axis=1)) + top[:, 0]
+    return z[np.arange(len(codes)), codes] - logsum
