@@ -13,10 +13,11 @@ line on stderr and an exit status, never a traceback:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import errno
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -26,6 +27,39 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str):
         print_error(f"{self.prog}: {message} (see {self.prog} --help)")
         raise SystemExit(2)
+
+
+def config_parser(cls: type, prog: str, description: str, epilog: str | None = None,
+                  helps: Mapping[str, str] | None = None) -> OneLineParser:
+    """A parser with one ``--flag`` per field of the dataclass ``cls`` (a training run's
+    configuration), its default shown: the help text is ``helps[name]`` or the field's
+    ``metadata["help"]``; ``bool`` fields get ``--flag / --no-flag``, ``list`` fields take one
+    or more values, ``metadata["choices"]`` limits a field's values.
+
+    >>> from dataclasses import dataclass, field
+    >>> @dataclass
+    ... class Run:
+    ...     steps: int = field(default=10, metadata={"help": "steps to train"})
+    ...     fast: bool = field(default=False, metadata={"help": "go fast"})
+    >>> vars(config_parser(Run, "train", "Train.").parse_args(["--steps", "5", "--fast"]))
+    {'steps': 5, 'fast': True}
+    """
+    parser = OneLineParser(prog=prog, description=description, epilog=epilog,
+                           formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    for f in dataclasses.fields(cls):
+        flag = "--" + f.name.replace("_", "-")
+        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        text = (helps or {}).get(f.name) or f.metadata.get("help") or f.name.replace("_", " ")
+        kind = str(f.type).split(" | ")[0]
+        if kind == "bool":
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default,
+                                help=text)
+        elif kind.startswith("list"):
+            parser.add_argument(flag, nargs="+", default=default, help=text)
+        else:
+            parser.add_argument(flag, type={"int": int, "float": float}.get(kind, str),
+                                default=default, help=text, choices=f.metadata.get("choices"))
+    return parser
 
 
 class CommandError(Exception):

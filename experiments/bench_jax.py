@@ -21,10 +21,11 @@ Targets (issue 11): batch 4096 at least 10x the AEC loop's steps/s; compile unde
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
+
+from dominoes_env.cli_support import OneLineParser
 
 TARGET_RATIO = 10.0
 TARGET_COMPILE_S = 60.0
@@ -87,7 +88,8 @@ def bench_jax(env, batch: int, steps: int, seconds: float, seed: int = 0):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = OneLineParser(prog="python -m experiments.bench_jax",
+                           description=__doc__.split("\n")[0])
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 256, 4096],
                         help="batch sizes (games stepped at once) to time, each compiled apart")
     parser.add_argument("--num-players", type=int, default=2, choices=(2, 3, 4),

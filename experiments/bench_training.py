@@ -17,12 +17,13 @@ Target (issue 12): ratio >= 4.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 import tempfile
 import time
+
+from dominoes_env.cli_support import OneLineParser
 
 TARGET_RATIO = 4.0
 
@@ -125,7 +126,7 @@ def bench_ppo(args) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m experiments.bench_training",
+    p = OneLineParser(prog="python -m experiments.bench_training",
                                 description=__doc__.split("\n")[0])
     p.add_argument("--net", default="256,256", help="hidden sizes (policy and value)")
     p.add_argument("--num-steps", type=int, default=32, help="rollout length per environment")

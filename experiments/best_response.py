@@ -15,12 +15,13 @@ game). The last line is a JSON object with the win rate and its Wilson 95% inter
 
 from __future__ import annotations
 
-import argparse
 import json
 import shlex
 import sys
 import tempfile
 from pathlib import Path
+
+from dominoes_env.cli_support import OneLineParser
 
 
 def jittable(spec: str) -> tuple[str, str] | None:
@@ -33,7 +34,7 @@ def jittable(spec: str) -> tuple[str, str] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m experiments.best_response",
+    p = OneLineParser(prog="python -m experiments.best_response",
                                 description=__doc__.split("\n")[0])
     p.add_argument("--agent", required=True, help="the frozen agent's spec (greedy, ppo, "
                    "ppo:PATH, search, ...)")

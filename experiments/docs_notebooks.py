@@ -12,13 +12,13 @@ a static page cannot run them.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from dominoes_env.cli_support import OneLineParser
 from dominoes_env.optional import require
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,7 +56,7 @@ def execute(name: str, quick: bool) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m experiments.docs_notebooks",
+    p = OneLineParser(prog="python -m experiments.docs_notebooks",
                                 description=__doc__.split("\n\n")[0])
     p.add_argument("names", nargs="*", metavar="NAME",
                    help="notebooks to run, e.g. 01_game_and_environment (default: all)")

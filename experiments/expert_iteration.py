@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dominoes_env.cli_support import OneLineParser
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.files import atomic_write
 
@@ -124,7 +125,7 @@ def fit_actor(actor, data: dict[str, np.ndarray], epochs: int, batch_size: int, 
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m experiments.expert_iteration",
+    p = OneLineParser(prog="python -m experiments.expert_iteration",
                                 description=__doc__.split("\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--out", required=True, help="output directory (demos.npz, policy.npz, "

@@ -49,6 +49,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from dominoes_env.cli_support import config_parser
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.files import atomic_write
 from dominoes_env.encoding import OBS_VERSION
@@ -167,19 +168,7 @@ def _positive_int(name: str, value, low: int = 1) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m experiments.train_jax",
-                                description=__doc__.split("\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    for f in dataclasses.fields(Config):
-        flag = "--" + f.name.replace("_", "-")
-        help_ = f.metadata["help"]
-        if f.type in ("bool", "bool | None"):
-            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default,
-                           help=help_)
-        else:
-            kind = {"int": int, "float": float}.get(f.type, str)
-            p.add_argument(flag, type=kind, default=f.default, help=help_)
-    return p
+    return config_parser(Config, "python -m experiments.train_jax", __doc__.split("\n")[0])
 
 
 # -- network: actor and critic MLPs (tanh), the layout agents.ppo plays ----------------------

@@ -35,7 +35,7 @@ from agents.pool import OpponentPool
 from agents.ppo import PPOAgent, shipped_policy_path
 from dominoes_env.cli_support import (
     CommandError,
-    OneLineParser,
+    config_parser,
     print_error,
     quiet_teardown,
     run_command,
@@ -197,23 +197,8 @@ class TrainConfig:
 
 
 def parser_for(cls: type) -> argparse.ArgumentParser:
-    """An argparse parser with one ``--flag`` per dataclass field, its help text from the
-    field's ``metadata["help"]`` and the default shown."""
-    p = OneLineParser(prog="dominoes-train", description=__doc__.split("\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    for f in dataclasses.fields(cls):
-        flag = "--" + f.name.replace("_", "-")
-        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
-        text = f.metadata.get("help") or f.name.replace("_", " ")
-        if f.type in ("bool", "bool | None"):
-            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=text)
-        elif f.type.startswith("list"):
-            p.add_argument(flag, nargs="+", default=default, help=text)
-        else:
-            kind = {"int": int, "float": float}.get(f.type.split(" ")[0], str)
-            p.add_argument(flag, type=kind, default=default, help=text,
-                           choices=f.metadata.get("choices"))
-    return p
+    """The command's parser: one ``--flag`` per field of ``cls`` (:func:`config_parser`)."""
+    return config_parser(cls, "dominoes-train", __doc__.split("\n")[0])
 
 
 # -- environments --------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dominoes_env.cli_support import config_parser
 from dominoes_env.core import RuleConfig
 
 SHARED_POLICY = "shared"
@@ -137,21 +138,9 @@ HELP = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m experiments.train_rllib",
-        description=__doc__.split("\n")[0],
+    return config_parser(
+        RllibConfig, "python -m experiments.train_rllib", __doc__.split("\n")[0], helps=HELP,
         epilog="Needs the rllib extra: pip install -e '.[rllib]'. Multi-node: docs/rllib.md.")
-    for f in dataclasses.fields(RllibConfig):
-        flag = "--" + f.name.replace("_", "-")
-        default = f.default
-        text = HELP[f.name]
-        if f.name == "partnerships":
-            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=text)
-            continue
-        kind = {"int": int, "float": float, "str": str}.get(
-            str(f.type).split(" | ")[0], str)
-        p.add_argument(flag, type=kind, default=default, help=f"{text} (default: {default})")
-    return p
 
 
 def parse_config(argv: list[str] | None) -> RllibConfig:
