@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from dominoes_env.core import HandState, SeatView, iter_bits
-from dominoes_env.encoding import ObservationLayout
+from dominoes_env.encoding import ObservationLayout, encode_hand_state
 
 
 def replay_others(view: SeatView, segments, hands, boneyard):
@@ -75,13 +75,15 @@ class PlayLikelihood:
     the scores, the hand sizes and the known lacks are public. So the decisions are replayed once,
     on the reference deal, keeping per decision the public part of the observation, the codes any
     tile could be played at and their points; a batch of deals then costs one array expression
-    and one network product (:meth:`__call__`). Another observation layout is replayed deal by
+    and one network product (:meth:`__call__`). Another observation encoder is replayed deal by
     deal (:meth:`replayed`, the definition, which the tests check the fast path against).
     """
 
     def __init__(self, view: SeatView, segments, net, reference):
         self.view, self.segments, self.net = view, segments, net
-        self.fast = isinstance(net.layout, ObservationLayout)
+        # the fast path knows this package's encoder; another one is replayed deal by deal
+        self.fast = (net.encode is encode_hand_state
+                     and isinstance(net.layout, ObservationLayout))
         if self.fast:
             self._prepare(*reference)
 

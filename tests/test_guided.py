@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 import random
 
@@ -206,6 +207,29 @@ def test_batched_likelihood_equals_replaying_every_deal(n, policies):
     for seed in range(3):
         play_match(players, RULES[n], seed=seed, on_view=on_view)
     assert compared > 10
+
+
+def test_another_encoder_is_replayed_deal_by_deal(policies):
+    """The batched path knows this package's encoder only; a net reading another one (a
+    registered observation version, say) gets the per-deal replay."""
+    agent = GuidedSearchAgent(seed=0, sims=8, min_per_move=1, policy=policies[2])
+    match = MatchState(RULES[2], seed=5)
+    while match.turn != 0 or len(agent._memory) < 2:
+        view = match.view(match.turn)
+        match.play(agent.act(view) if match.turn == 0 else view.legal[0])
+    view = match.view(0)
+    agent._remember(view)
+    net = agent._network(view)
+    sampler = DealSampler.from_view(view)
+    deals = [sampler.sample(random.Random(i)) for i in range(6)]
+    wrapped = copy.copy(net)
+    wrapped.encode = lambda *args, **kw: net.encode(*args, **kw)
+    slow = PlayLikelihood(view, agent._segments(view), wrapped, deals[0])
+    assert not slow.fast
+    assert slow(deals).tolist() == slow.replayed(deals).tolist()
+    assert (slow(deals) < 0).any()  # some of the others' plays had a choice
+    fast = PlayLikelihood(view, agent._segments(view), net, deals[0])
+    assert fast.fast and np.allclose(fast(deals), slow(deals), atol=1e-5)
 
 
 def test_inference_stops_at_another_seats_draw(policies):
