@@ -27,8 +27,10 @@ does, with the policy as a model of how a player plays:
 The network is evaluated in numpy (float32, one batched product per step), with OpenBLAS held to
 one thread during the decision (:mod:`agents.blas`). Budget: ``sims`` rollouts per decision,
 shared among the distinct moves (at least ``min_per_move`` each), or ``time_ms`` per decision;
-deals are searched ``chunk`` at a time. ``policy=PATH`` plays another exported policy; without
-it the shipped one for the table's player count is used (two and four players are shipped).
+deals are searched ``chunk`` (32) at a time: the rollouts of a chunk share each network
+product, and a ``time_ms`` budget is checked after each chunk. ``policy=PATH`` plays another
+exported policy; without it the shipped one for the table's player count is used (two and four
+players are shipped).
 
 >>> from dominoes_env.core import MatchState
 >>> match = MatchState(seed=1)
@@ -39,6 +41,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import time
@@ -48,6 +51,7 @@ import numpy as np
 
 from dominoes_env.core import DRAW, PLAY, HandState, SeatView, wins_by_play
 from dominoes_env.core.checks import as_float, as_int
+from dominoes_env.encoding import encode_hand_state
 
 from .base import Agent
 from .blas import single_thread
@@ -69,6 +73,13 @@ class _Net:
         self.num_actions = policy.num_actions
         self.encode = policy.obs_spec.encode_state
         self.layout = policy.obs_spec.layout(rules)
+        if self.encode is encode_hand_state:  # it takes the legal codes the rollout has
+            self.encode_turn = functools.partial(encode_hand_state, self.layout)
+        else:
+            self.encode_turn = self._encode_turn
+
+    def _encode_turn(self, state, seat, scores, over, out, legal):
+        return self.encode(self.layout, state, seat, scores, over, out=out)
 
     def logits(self, x: np.ndarray) -> np.ndarray:
         for w, b in self.layers:
@@ -85,7 +96,7 @@ class GuidedSearchAgent(Agent):
     the player count), ``infer`` (power of the likelihood; 0 searches uniform deals like
     ``search``), ``pool`` (deals sampled per deal searched), ``plies`` (policy moves at the
     start of each rollout, then greedy; default: the whole rollout), ``min_per_move``,
-    ``chunk`` (deals per batch).
+    ``chunk`` (deals per batch, default 32).
     """
 
     name = "guided"
@@ -93,7 +104,7 @@ class GuidedSearchAgent(Agent):
     def __init__(self, seed: int | None = None, sims: int = DEFAULT_SIMS,
                  time_ms: float | None = None, policy: str | None = None,
                  plies: int | None = None, infer: float = 1.0, pool: int = 3,
-                 min_per_move: int = 8, chunk: int = 8):
+                 min_per_move: int = 8, chunk: int = 32):
         super().__init__(seed)
         self.sims = as_int("sims", sims, 1)
         self.time_ms = (None if time_ms is None
@@ -221,6 +232,7 @@ class GuidedSearchAgent(Agent):
     def _rollouts(self, view, net: _Net, rollout: GreedyRollout, deals, moves) -> list[float]:
         side_of = rollout.side_of
         scores, target, win_check = view.scores, view.target_score, view.rules.win_check
+        encode_turn, num_actions = net.encode_turn, net.num_actions
         n_sides = view.rules.num_sides
         states = []  # [h, gains, winner, move index]
         for hands, boneyard in deals:
@@ -250,14 +262,17 @@ class GuidedSearchAgent(Agent):
             if not need:
                 break
             x = np.empty((len(need), net.size), np.float32)
-            mask = np.zeros((len(need), net.num_actions), bool)
+            flat = []  # the legal codes of every row, as flat indices into the mask
             for j, (st, lg) in enumerate(need):
                 h, g = st[0], st[1]
                 now = [scores[s] + g[s] for s in range(n_sides)]
-                net.encode(net.layout, h, h.turn, now, False, out=x[j])
-                mask[j, lg] = True
+                encode_turn(h, h.turn, now, False, x[j], lg)
+                row = j * num_actions
+                flat += [row + c for c in lg]
             logits = net.logits(x)
-            choice = np.where(mask, logits, -np.inf).argmax(axis=1).tolist()
+            masked = np.full(logits.shape, -np.inf, np.float32)
+            masked.flat[flat] = logits.flat[flat]
+            choice = masked.argmax(axis=1).tolist()
             active = []
             for (st, _lg), c in zip(need, choice, strict=True):
                 h, g = st[0], st[1]

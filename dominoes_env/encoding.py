@@ -432,16 +432,19 @@ def encode_observation(view: SeatView, out: np.ndarray | None = None) -> np.ndar
 
 
 def encode_hand_state(lay: ObservationLayout, hand: FullState, seat: int, scores, over: bool,
-                      out: np.ndarray | None = None) -> np.ndarray:
+                      out: np.ndarray | None = None, legal=None) -> np.ndarray:
     """Fast path for the environments: ``seat``'s observation read straight from a full state
     (a :class:`~dominoes_env.core.FullState` such as a ``HandState``, plus the match ``scores``;
     ``over`` when the match has ended), without building a :class:`SeatView`. It reads the
     :class:`~dominoes_env.core.PublicState` fields, ``hands[seat]`` and the legal codes (from
-    ``hand.legal_actions()``), and the tests check it equals :func:`encode_observation` of the
-    view at every step."""
+    ``hand.legal_actions()``, unless the caller passes them as ``legal``), and the tests check it
+    equals :func:`encode_observation` of the view at every step."""
     hands = hand.hands
     turn = -1 if over else hand.turn
-    legal = hand.legal_actions() if turn == seat else ()
+    if turn != seat:
+        legal = ()
+    elif legal is None:
+        legal = hand.legal_actions()
     return _encode(lay, hand, seat, hands[seat], hands, True, hand.boneyard_left,
                    hand.drawable, scores, turn, legal, out)
 

@@ -263,6 +263,10 @@ def test_every_position_matches_the_reference(name):
             np.testing.assert_array_equal(got, expected)
             fast = encode_hand_state(lay, match.hand, seat, match.scores, over)
             np.testing.assert_array_equal(fast, got)
+            # the legal codes handed in by a caller that has them (guided's rollouts)
+            given = encode_hand_state(lay, match.hand, seat, match.scores, over,
+                                      legal=match.hand.legal_actions())
+            np.testing.assert_array_equal(given, got)
             assert np.all(got >= lay.low) and np.all(got <= lay.high)
         positions += 1
     assert positions > 50
