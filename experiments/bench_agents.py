@@ -1,8 +1,12 @@
 """Decision speed of agents: time ``act`` on the same positions for every agent.
 
 Positions are the views of the seat to play in matches between greedy players (real game
-states, every stage of a hand). Prints, per agent spec, decisions per second and the mean,
-median, 95th percentile and largest time per decision, on one core of this machine::
+states, every stage of a hand). Every agent decides every position, position by position, the
+agents' order reversed from one position to the next, so all of them run under the same
+conditions (the speed of a shared machine drifts by 2x within minutes; timing one agent after
+the other measured that drift). Prints, per agent spec, decisions per second, the mean, median,
+95th percentile and largest wall time per decision, and the ratio of its total time to the
+first spec's, on one core of this machine::
 
     python -m experiments.bench_agents random greedy search --players 2 --positions 400
 """
@@ -32,24 +36,33 @@ def positions(rules: RuleConfig, count: int, seed: int = 0) -> list:
     return out[:count]
 
 
-def bench(spec: str, views: list, seed: int = 0) -> dict:
-    """Time ``spec``'s decisions on ``views``; returns the figures in milliseconds. Each seat has
-    its own agent (seeded ``seed + seat``), as in a match, so an agent that remembers the hand
-    so far (``guided``) sees its seat's views in order."""
-    agents: dict = {}
-    times = []
+def bench(specs: list[str], views: list, seed: int = 0) -> list[dict]:
+    """Time every spec's decisions on ``views``, interleaved (see the module docstring); returns
+    the figures in milliseconds per spec. Each seat has its own agent per spec (seeded
+    ``seed + seat``), as in a match, so an agent that remembers the hand so far (``guided``)
+    sees its seat's views in order."""
+    agents: list[dict] = [{} for _ in specs]
+    times: list[list[float]] = [[] for _ in specs]
+    order = list(range(len(specs)))
     for view in views:
-        agent = agents.get(view.seat)
-        if agent is None:
-            agent = agents[view.seat] = make_agent(spec, seed=seed + view.seat)
-        start = time.perf_counter()
-        agent.act(view)
-        times.append(time.perf_counter() - start)
-    times.sort()
-    total = sum(times)
-    return {"spec": spec, "decisions": len(times), "per_s": len(times) / total,
-            "mean_ms": 1000 * total / len(times), "median_ms": 1000 * statistics.median(times),
-            "p95_ms": 1000 * times[int(0.95 * (len(times) - 1))], "max_ms": 1000 * times[-1]}
+        for i in order:
+            agent = agents[i].get(view.seat)
+            if agent is None:
+                agent = agents[i][view.seat] = make_agent(specs[i], seed=seed + view.seat)
+            start = time.perf_counter()
+            agent.act(view)
+            times[i].append(time.perf_counter() - start)
+        order.reverse()
+    rows = []
+    for spec, ts in zip(specs, times, strict=True):
+        total = sum(ts)
+        ts = sorted(ts)
+        rows.append({"spec": spec, "decisions": len(ts), "per_s": len(ts) / total,
+                     "mean_ms": 1000 * total / len(ts), "median_ms": 1000 * statistics.median(ts),
+                     "p95_ms": 1000 * ts[int(0.95 * (len(ts) - 1))], "max_ms": 1000 * ts[-1]})
+    for row in rows:
+        row["ratio"] = row["mean_ms"] / rows[0]["mean_ms"]
+    return rows
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
@@ -63,15 +76,13 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="seed of the positions and the agents (0)")
     args = parser.parse_args(argv)
     views = positions(RuleConfig(num_players=args.players), args.positions, args.seed)
-    rows = []
-    print(f"{len(views)} positions, {args.players} players")
+    print(f"{len(views)} positions, {args.players} players, agents interleaved")
+    rows = bench(args.specs, views, args.seed)
     print(f"{'agent':28s} {'decisions/s':>12s} {'mean ms':>9s} {'median':>9s} {'p95':>9s} "
-          f"{'max':>9s}")
-    for spec in args.specs:
-        r = bench(spec, views, args.seed)
-        rows.append(r)
-        print(f"{spec:28s} {r['per_s']:12.0f} {r['mean_ms']:9.4f} {r['median_ms']:9.4f} "
-              f"{r['p95_ms']:9.4f} {r['max_ms']:9.4f}")
+          f"{'max':>9s} {'x first':>8s}")
+    for r in rows:
+        print(f"{r['spec']:28s} {r['per_s']:12.0f} {r['mean_ms']:9.4f} {r['median_ms']:9.4f} "
+              f"{r['p95_ms']:9.4f} {r['max_ms']:9.4f} {r['ratio']:8.2f}")
     return rows
 
 
