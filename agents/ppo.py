@@ -276,7 +276,7 @@ class PPOAgent(Agent):
                 raise ValueError(
                     f"no shipped PPO policy exists for {n} players (shipped: "
                     f"{', '.join(f'{k} players' for k in shipped_player_counts()) or 'none'}); "
-                    "train one with experiments.train_ppo or pass ppo:PATH"
+                    "train one with experiments.train_jax (or train_ppo) and pass ppo:PATH"
                 )
             self.policy = NumpyPolicy(path)
         if self._checked != rules:

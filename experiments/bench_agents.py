@@ -18,6 +18,7 @@ import time
 
 from agents import make_agent
 from agents.greedy import GreedyAgent
+from agents.specs import check_spec
 from dominoes_env.cli_support import OneLineParser
 from dominoes_env.core import RuleConfig
 from dominoes_env.driver import derive_seed, play_match_with
@@ -66,7 +67,8 @@ def bench(specs: list[str], views: list, seed: int = 0) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
-    parser = OneLineParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="python -m experiments.bench_agents",
+                           description=__doc__.split("\n\n")[0])
     parser.add_argument("specs", nargs="+", help="agent specs (random, greedy, search:sims=100)")
     parser.add_argument("--players", type=int, choices=(2, 3, 4), default=2,
                         help="seats at the table of the positions (2)")
@@ -75,7 +77,15 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the positions and the agents (0)")
     args = parser.parse_args(argv)
-    views = positions(RuleConfig(num_players=args.players), args.positions, args.seed)
+    if args.positions < 1:
+        parser.error(f"--positions must be >= 1, not {args.positions}")
+    rules = RuleConfig(num_players=args.players)
+    for spec in args.specs:  # every spec can play this table, before any timing
+        try:
+            check_spec(spec, rules)
+        except ValueError as err:
+            parser.error(str(err))
+    views = positions(rules, args.positions, args.seed)
     print(f"{len(views)} positions, {args.players} players, agents interleaved")
     rows = bench(args.specs, views, args.seed)
     print(f"{'agent':28s} {'decisions/s':>12s} {'mean ms':>9s} {'median':>9s} {'p95':>9s} "

@@ -21,6 +21,7 @@ Targets (issue 11): batch 4096 at least 10x the AEC loop's steps/s; compile unde
 
 from __future__ import annotations
 
+import math
 import statistics
 import sys
 import time
@@ -98,8 +99,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=2.0, help="CPU-s per contender/round")
     parser.add_argument("--repeats", type=int, default=3, help="rounds (figures are medians)")
     args = parser.parse_args(argv)
-    if min(args.batches) < 1 or args.steps < 1 or args.seconds <= 0 or args.repeats < 1:
-        parser.error("--batches and --steps must be >= 1, --seconds > 0, --repeats >= 1")
+    if (min(args.batches) < 1 or args.steps < 1 or not 0 < args.seconds < math.inf
+            or args.repeats < 1):
+        parser.error("--batches and --steps must be >= 1, --seconds a finite number > 0, "
+                     "--repeats >= 1")
     try:
         import jax
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import time
 
-from dominoes_env.cli_support import OneLineParser
+from dominoes_env.cli_support import CommandError, OneLineParser, run_command
 from dominoes_env.core import RuleConfig
 
 from .tournament.report import print_summary, write_outputs
@@ -34,7 +34,7 @@ def demo_agents() -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     p = OneLineParser(prog="python -m experiments.demo",
-                                description=__doc__.split("\n\n")[0])
+                      description=__doc__.split("\n\n")[0])
     p.add_argument("--matches", type=int, default=20, help="matches per pairing (20)")
     p.add_argument("--workers", type=int, default=2, help="parallel workers (2)")
     p.add_argument("--target-score", type=int, default=250, help="match target (250)")
@@ -43,13 +43,25 @@ def main(argv: list[str] | None = None) -> int:
                    help="results directory, replaced on every run (results/demo)")
     args = p.parse_args(argv)
     specs = demo_agents()
-    config = TournamentConfig(specs, RuleConfig(target_score=args.target_score),
-                              matches=args.matches, seed=args.seed)
+    try:
+        config = TournamentConfig(specs, RuleConfig(target_score=args.target_score),
+                                  matches=args.matches, seed=args.seed)
+        if args.workers < 1:
+            raise ValueError(f"--workers must be >= 1, not {args.workers}")
+    except (ValueError, TypeError) as err:
+        p.error(str(err))
+    return run_command(lambda: _play(config, specs, args), errors=(OSError,))
+
+
+def _play(config: TournamentConfig, specs: list[str], args) -> int:
     print(f"demo tournament: {', '.join(specs)}; {args.matches} matches per pair, "
           f"{args.workers} workers", file=sys.stderr)
     start = time.perf_counter()
-    clear_results(args.out)
-    run = run_tournament(config, args.out, workers=args.workers)
+    try:
+        clear_results(args.out)
+        run = run_tournament(config, args.out, workers=args.workers)
+    except (ValueError, TypeError) as err:
+        raise CommandError(str(err)) from None
     summary = write_outputs(run)
     print_summary(summary)
     seconds = time.perf_counter() - start

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shlex
 import sys
@@ -167,8 +168,8 @@ def main(argv: list[str] | None = None) -> int:
         for name in ("matches", "iterations", "epochs", "batch_size", "workers"):
             if getattr(args, name) < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= 1")
-        if args.eval_matches < 0 or not (args.lr > 0):
-            raise ValueError("--eval-matches must be >= 0 and --lr > 0")
+        if args.eval_matches < 0 or not 0 < args.lr < math.inf:
+            raise ValueError("--eval-matches must be >= 0 and --lr a finite number > 0")
         for spec in (args.teacher, *args.opponents, args.eval_against):
             check_spec(spec, rules)
         init = str(shipped_policy_path(args.players)) if args.init == "ppo" else args.init

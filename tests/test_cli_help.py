@@ -74,3 +74,28 @@ def test_an_unknown_flag_is_one_error_line_and_status_2(module_name, capsys):
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), captured.err
     assert "--no-such-flag" in lines[0] or "required" in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("module_name, argv, says", [
+    ("experiments.bench_agents", ["nosuch"], "nosuch"),
+    ("experiments.bench_agents", ["search:sims=0"], "sims=0"),
+    ("experiments.bench_agents", ["greedy", "--positions", "0"], "--positions"),
+    ("experiments.bench_agents", ["guided", "--players", "3"], "cannot play"),
+    ("experiments.demo", ["--matches", "0"], "matches=0"),
+    ("experiments.demo", ["--workers", "0"], "--workers"),
+    ("experiments.bench_engine", ["--seconds", "-1"], "--seconds"),
+    ("experiments.bench_engine", ["--seconds", "inf"], "--seconds"),
+    ("experiments.bench_env", ["--seconds", "nan"], "--seconds"),
+    ("experiments.bench_jax", ["--seconds", "nan"], "--seconds"),
+])
+def test_a_bad_value_is_one_error_line_before_any_work(module_name, argv, says, capsys):
+    """Before this test these ended in a traceback (an unknown spec, 0 positions or matches, a
+    negative time) or ran forever (a time of nan or inf seconds)."""
+    if module_name in _NEEDS:
+        pytest.importorskip(_NEEDS[module_name])
+    module = importlib.import_module(module_name)
+    with pytest.raises(SystemExit) as exit_info:
+        module.main(argv)
+    assert exit_info.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0], lines

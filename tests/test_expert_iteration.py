@@ -72,6 +72,7 @@ def test_one_iteration_writes_demos_and_a_playable_policy(tmp_path):
     (["--data", "/nonexistent/demos.npz"], "demonstrations"),
     (["--init", "/nonexistent/p.npz"], "p.npz"),
     (["--players", "3", "--init", "ppo"], "3"),
+    (["--lr", "inf"], "--lr"),  # trained to NaN parameters before the check said finite
 ])
 def test_bad_input_exits_2_before_playing(tmp_path, capsys, flags, says):
     out = tmp_path / "bad"
