@@ -7,9 +7,9 @@ policy for the player count, and was measured against ``search`` only where this
 =======  ===========  ===================================================================
 players  spec         why
 =======  ===========  ===================================================================
-2        ``guided``   won 224 of 400 matches against ``search`` (56.0%, Wilson interval
-                      51.1-60.8%; agents/README.md, "Figures"); ``search`` beats ``ppo``
-                      about 61% of the time
+2        ``guided``   won 1,076 of 2,000 matches against ``search`` (53.8%, Wilson
+                      interval 51.6-56.0%; agents/README.md, "Figures"); ``search`` beats
+                      ``ppo`` about 61% of the time
 3        ``search``   no shipped 3-player policy, so nothing guided can play; ``search``
                       beats greedy and the other shipped agents
 4        ``search``   ``guided`` with the 4-player policy won 39 of 100 matches against
