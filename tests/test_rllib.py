@@ -26,7 +26,7 @@ def test_bad_flags_exit_2_with_one_line(capsys):
             main(argv)
         assert exit_info.value.code == 2
         err = capsys.readouterr().err.strip().splitlines()
-        assert err[-1].startswith("python -m experiments.train_rllib: error:")
+        assert len(err) == 1 and err[0].startswith("error: python -m experiments.train_rllib:")
 
 
 def test_help_describes_every_flag():
