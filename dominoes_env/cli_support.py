@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import errno
+import math
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -27,6 +28,26 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str):
         print_error(f"{self.prog}: {message} (see {self.prog} --help)")
         raise SystemExit(2)
+
+
+def positive_seconds(text: str) -> float:
+    """An ``argparse`` type: a time in seconds, a finite number > 0 (``nan`` or ``inf`` would
+    make a timed loop run forever).
+
+    >>> positive_seconds("0.5")
+    0.5
+    >>> positive_seconds("inf")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a finite number of seconds > 0, not 'inf'
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, not {text!r}")
+    return value
 
 
 def config_parser(cls: type, prog: str, description: str, epilog: str | None = None,

@@ -12,12 +12,11 @@ run.
 
 from __future__ import annotations
 
-import math
 import random
 import statistics
 import time
 
-from dominoes_env.cli_support import OneLineParser
+from dominoes_env.cli_support import OneLineParser, positive_seconds
 from dominoes_env.core import HandState, RuleConfig
 from dominoes_env.optional import require
 
@@ -78,11 +77,12 @@ def median_of(fn, repeats: int):
 def main(argv: list[str] | None = None) -> None:
     parser = OneLineParser(prog="python -m experiments.bench_engine",
                            description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=float, default=1.0, help="CPU seconds of one run")
+    parser.add_argument("--seconds", type=positive_seconds, default=1.0,
+                        help="CPU seconds of one run")
     parser.add_argument("--repeats", type=int, default=5, help="runs per figure (median)")
     args = parser.parse_args(argv)
-    if not 0 < args.seconds < math.inf or args.repeats < 1:
-        parser.error("--seconds must be a finite number > 0 and --repeats >= 1")
+    if args.repeats < 1:
+        parser.error("--repeats must be >= 1")
     require("rich", "bench", "the benchmark's table")
     from rich.console import Console
     from rich.table import Table

@@ -18,7 +18,6 @@ Target (issue 3): at least 5x OpenSpiel's ``python_block_dominoes`` (2 players) 
 
 from __future__ import annotations
 
-import math
 import random
 import statistics
 import sys
@@ -26,7 +25,7 @@ import time
 import warnings
 from collections.abc import Callable
 
-from dominoes_env.cli_support import OneLineParser
+from dominoes_env.cli_support import OneLineParser, positive_seconds
 
 TARGET_RATIO = 5.0
 clock = time.process_time
@@ -110,11 +109,11 @@ def contenders(seconds: float) -> tuple[dict[str, Callable[[], float]], list[str
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m experiments.bench_env",
                            description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=float, default=0.5, help="CPU-s of one run")
+    parser.add_argument("--seconds", type=positive_seconds, default=0.5, help="CPU-s of one run")
     parser.add_argument("--repeats", type=int, default=9, help="rounds (figures are medians)")
     args = parser.parse_args(argv)
-    if not 0 < args.seconds < math.inf or args.repeats < 1:
-        parser.error("--seconds must be a finite number > 0 and --repeats >= 1")
+    if args.repeats < 1:
+        parser.error("--repeats must be >= 1")
     runs, notes = contenders(args.seconds)
     results: dict[str, list[float]] = {name: [] for name in runs}
     for r in range(args.repeats):
