@@ -58,7 +58,7 @@ from .blas import single_thread
 from .inference import PlayLikelihood
 from .ppo import ACTIVATIONS, PPOAgent
 from .sampling import DealSampler
-from .search import DEFAULT_SIMS, GreedyRollout, best_mean, distinct_moves
+from .search import DEFAULT_SIMS, GreedyRollout, best_mean, check_value, distinct_moves
 
 
 class _Net:
@@ -96,7 +96,8 @@ class GuidedSearchAgent(Agent):
     the player count), ``infer`` (power of the likelihood; 0 searches uniform deals like
     ``search``), ``pool`` (deals sampled per deal searched), ``plies`` (policy moves at the
     start of each rollout, then greedy; default: the whole rollout), ``min_per_move``,
-    ``chunk`` (deals per batch, default 32).
+    ``chunk`` (deals per batch, default 32), ``value`` (how a hand's end is valued, as in
+    :class:`~agents.search.SearchAgent`).
     """
 
     name = "guided"
@@ -104,7 +105,7 @@ class GuidedSearchAgent(Agent):
     def __init__(self, seed: int | None = None, sims: int = DEFAULT_SIMS,
                  time_ms: float | None = None, policy: str | None = None,
                  plies: int | None = None, infer: float = 1.0, pool: int = 3,
-                 min_per_move: int = 8, chunk: int = 32):
+                 min_per_move: int = 8, chunk: int = 32, value: str = "margin"):
         super().__init__(seed)
         self.sims = as_int("sims", sims, 1)
         self.time_ms = (None if time_ms is None
@@ -114,6 +115,7 @@ class GuidedSearchAgent(Agent):
         self.pool = as_int("pool", pool, 1)
         self.min_per_move = as_int("min_per_move", min_per_move, 1)
         self.chunk = as_int("chunk", chunk, 1)
+        self.value = check_value(value)
         self.policy_path = None if policy is None else Path(policy)
         self._ppo = PPOAgent(policy)
         self._net: _Net | None = None
@@ -126,7 +128,7 @@ class GuidedSearchAgent(Agent):
         budget = f"time_ms={self.time_ms}" if self.time_ms is not None else f"sims={self.sims}"
         where = "shipped" if self.policy_path is None else repr(str(self.policy_path))
         return (f"GuidedSearchAgent({budget}, policy={where}, infer={self.infer}, "
-                f"pool={self.pool}, plies={self.plies})")
+                f"pool={self.pool}, plies={self.plies}, value={self.value!r})")
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -138,6 +140,7 @@ class GuidedSearchAgent(Agent):
     def check_rules(self, rules) -> None:
         """Load the policy for ``rules`` and check it fits them (``ValueError`` otherwise)."""
         if self._net is None or self._rules != rules:
+            check_value(self.value, rules)
             self._ppo.check_rules(rules)
             self._net = _Net(self._ppo.policy, rules)
             self._rules = rules
@@ -177,7 +180,7 @@ class GuidedSearchAgent(Agent):
         net = self._network(view)
         sampler = DealSampler.from_view(view)
         rng = self.rng
-        rollout = GreedyRollout(view, 0.0)
+        rollout = GreedyRollout(view, 0.0, self.value)
         totals = [0.0] * len(moves)
         runs = 0
         deadline = None

@@ -10,7 +10,10 @@ For each decision the agent
 3. scores a rollout as the points its side gains from the move to the end of the hand
    (hand award included) minus the mean gain of the other sides; a rollout in which some side
    reaches the match target is worth ``+target_score`` if that side is ours and
-   ``-target_score`` otherwise (so near the end of a match winning it is all that counts);
+   ``-target_score`` otherwise (so near the end of a match winning it is all that counts).
+   With ``value="match"`` (two sides only) a rollout that ends the hand without a winner is
+   worth ``target_score * (2p - 1)``, ``p`` the chance of winning the match from the new
+   scores (:mod:`agents.equity`), instead of its point margin;
 4. plays the move with the best mean value (ties: the greedy order).
 
 All moves are evaluated on the same sampled deals (common random numbers), moves that lead to
@@ -46,6 +49,7 @@ from dominoes_env.core import (
 from dominoes_env.core.checks import as_float, as_int
 
 from .base import Agent
+from .equity import MatchEquity
 from .greedy import POINT_SCALE, tie_rank
 from .sampling import DealSampler
 
@@ -58,25 +62,32 @@ class SearchAgent(Agent):
     Parameters: ``sims`` (rollouts per decision, default 300), ``time_ms`` (time per decision;
     when given it replaces ``sims``), ``min_per_move`` (the fewest rollouts of each distinct
     move, default 8), ``epsilon`` (chance a rollout move is uniform random instead of greedy,
-    default 0).
+    default 0), ``value`` (``"margin"``, the default: a hand's end is worth its point margin;
+    ``"match"``: the chance of winning the match it leaves, :mod:`agents.equity`).
     """
 
     name = "search"
 
     def __init__(self, seed: int | None = None, sims: int = DEFAULT_SIMS,
-                 time_ms: float | None = None, min_per_move: int = 8, epsilon: float = 0.0):
+                 time_ms: float | None = None, min_per_move: int = 8, epsilon: float = 0.0,
+                 value: str = "margin"):
         super().__init__(seed)
         self.sims = as_int("sims", sims, 1)
         self.time_ms = (None if time_ms is None
                         else as_float("time_ms", time_ms, 0, low_open=True))
         self.min_per_move = as_int("min_per_move", min_per_move, 1)
         self.epsilon = as_float("epsilon", epsilon, 0, 1)
+        self.value = check_value(value)
         #: statistics of the last decision: {code: (rollouts, mean value)} of the distinct moves
         self.last_values: dict[int, tuple[int, float]] = {}
 
+    def check_rules(self, rules) -> None:
+        """``ValueError`` if ``value="match"`` is asked of a game with more than two sides."""
+        check_value(self.value, rules)
+
     def __repr__(self) -> str:
         budget = f"time_ms={self.time_ms}" if self.time_ms is not None else f"sims={self.sims}"
-        return f"SearchAgent({budget}, epsilon={self.epsilon})"
+        return f"SearchAgent({budget}, epsilon={self.epsilon}, value={self.value!r})"
 
     # -- the decision ----------------------------------------------------------------------
     def act(self, view: SeatView) -> int:
@@ -97,7 +108,7 @@ class SearchAgent(Agent):
             target_runs = None
         else:
             target_runs = max(self.min_per_move, -(-self.sims // len(moves)))
-        rollout = GreedyRollout(view, self.epsilon)
+        rollout = GreedyRollout(view, self.epsilon, self.value)
         while True:
             hands, boneyard = sampler.sample(rng)
             base = HandState.from_view(view, hands, boneyard)
@@ -124,12 +135,35 @@ def best_mean(view: SeatView, moves: list[int], totals: list[float],
     return dict(zip(moves, zip([runs] * len(moves), means, strict=True), strict=True)), moves[best]
 
 
+VALUES = ("margin", "match")
+
+
+def check_value(value: str, rules=None) -> str:
+    """``value`` if it names a way to value a hand's end (:data:`VALUES`) that ``rules`` (when
+    given) allow, else ``ValueError``: ``"match"`` needs two sides.
+
+    >>> check_value("match")
+    'match'
+    >>> check_value("points")
+    Traceback (most recent call last):
+    ...
+    ValueError: value='points' is not allowed; allowed: margin, match
+    """
+    if value not in VALUES:
+        raise ValueError(f"value={value!r} is not allowed; allowed: {', '.join(VALUES)}")
+    if value == "match" and rules is not None and rules.num_sides != 2:
+        raise ValueError(f"value='match' needs two sides (two players, or four in "
+                         f"partnerships); this game has {rules.num_sides}")
+    return value
+
+
 class GreedyRollout:
     """Finishes sampled hands for one decision and values them for the deciding side."""
 
-    __slots__ = ("side_of", "sides", "me", "scores", "target", "win_check", "rank", "eps")
+    __slots__ = ("side_of", "sides", "me", "scores", "target", "win_check", "rank", "eps",
+                 "equity", "rotate")
 
-    def __init__(self, view: SeatView, epsilon: float):
+    def __init__(self, view: SeatView, epsilon: float, value: str = "margin"):
         rules = view.rules
         self.side_of = tuple(rules.side_of(s) for s in range(rules.num_players))
         self.sides = rules.num_sides
@@ -139,6 +173,9 @@ class GreedyRollout:
         self.win_check = rules.win_check
         self.rank = tie_rank(rules.max_pip)
         self.eps = epsilon
+        check_value(value, rules)
+        self.equity = MatchEquity(rules, self.me) if value == "match" else None
+        self.rotate = rules.next_leader == "rotate"
 
     def __call__(self, h: HandState, code: int, seed: int) -> float:
         """Play ``code`` in ``h``, finish the hand, and return the value for our side."""
@@ -184,7 +221,18 @@ class GreedyRollout:
         me = self.me
         if winner >= 0:
             return float(target if winner == me else -target)
+        if self.equity is not None:
+            return self.equity.value([scores[s] + gains[s] for s in range(self.sides)],
+                                     self._next_side(h))
         return gains[me] - (sum(gains) - gains[me]) / (self.sides - 1)
+
+    def _next_side(self, h: HandState) -> int:
+        """The side leading the hand after ``h`` (finished), or -1 if it is drawn at random."""
+        if self.rotate:
+            return self.side_of[(h.leader + 1) % len(self.side_of)]
+        if h.result[0] == "domino":
+            return self.side_of[h.result[1]]
+        return -1
 
 
 def distinct_moves(view: SeatView) -> list[int]:

@@ -1,0 +1,133 @@
+"""The match equity table (agents.equity) and the search agents' ``value="match"``."""
+
+from __future__ import annotations
+
+import functools
+import random
+
+import numpy as np
+import pytest
+
+from agents.equity import UNIT, MatchEquity, equity_table, sample_hands
+from agents.guided import GuidedSearchAgent
+from agents.sampling import DealSampler
+from agents.search import GreedyRollout, SearchAgent
+from agents.specs import make_agent
+from dominoes_env.core import HandState, RuleConfig
+
+from .helpers import random_positions
+
+
+def reference_table(rules: RuleConfig, hands: int, seed: int) -> np.ndarray:
+    """The table's definition, hand by hand and event by event, by plain recursion."""
+    goal = -(-rules.target_score // UNIT)
+    sampled = [(ev, nxt) for ev, nxt in sample_hands(rules, hands, seed) if ev]
+
+    @functools.cache
+    def chance(a: int, b: int, lead: int) -> float:  # side 0 at a, side 1 at b, `lead` leads
+        total = 0.0
+        for events, nxt in sampled:
+            score = [a, b]
+            won = None
+            for side, units in events:
+                actual = side if lead == 0 else 1 - side  # the sample's side 0 is the leader's
+                score[actual] += units
+                if rules.win_check == "immediate" and score[actual] >= goal:
+                    won = actual
+                    break
+            if won is None and rules.win_check == "end_of_hand" and max(score) >= goal:
+                total += 0.5 if score[0] == score[1] else float(score[0] > score[1])
+                continue
+            if won is not None:
+                total += won == 0
+                continue
+            if nxt < 0:
+                total += 0.5 * (chance(*score, 0) + chance(*score, 1))
+            else:
+                total += chance(*score, nxt if lead == 0 else 1 - nxt)
+        return total / len(sampled)
+
+    return np.array([[[chance(a, b, lead) for lead in (0, 1)] for b in range(goal)]
+                     for a in range(goal)])
+
+
+@pytest.mark.parametrize("options", [
+    {}, {"win_check": "end_of_hand"}, {"next_leader": "rotate"},
+    {"num_players": 4, "win_check": "end_of_hand"},
+])
+def test_table_equals_its_recursive_definition(options):
+    rules = RuleConfig(target_score=60, **options)
+    table = equity_table(rules, hands=150, seed=3)
+    assert table.shape == (12, 12, 2)
+    np.testing.assert_allclose(table, reference_table(rules, 150, 3), atol=1e-12)
+
+
+def test_table_is_monotone_and_symmetric_in_the_lead():
+    table = equity_table(RuleConfig(), hands=600, seed=1)
+    assert table.shape == (50, 50, 2)
+    assert (table >= 0).all() and (table <= 1).all()
+    # more points for me never hurt, more for them never help (same sampled hands)
+    assert (np.diff(table, axis=0) >= -1e-12).all()
+    assert (np.diff(table, axis=1) <= 1e-12).all()
+    # the same hands from the other side: my chance leading = 1 - theirs when they lead
+    np.testing.assert_allclose(table[:, :, 0], 1 - table[:, :, 1].T, atol=1e-12)
+    # leading the first hand is worth something, and one unit short of the target with the
+    # lead is close to a sure win
+    assert 0.5 < table[0, 0, 0] < 0.65
+    assert table[49, 0, 0] > 0.95
+
+
+def test_rules_with_three_sides_are_refused():
+    with pytest.raises(ValueError, match="two sides"):
+        equity_table(RuleConfig(num_players=3))
+    for agent in (SearchAgent(value="match"), GuidedSearchAgent(value="match")):
+        with pytest.raises(ValueError, match="two sides"):
+            agent.check_rules(RuleConfig(num_players=3))
+    with pytest.raises(ValueError, match="value='wins' is not allowed"):
+        make_agent("search:value=wins")
+    with pytest.raises(ValueError, match="hands"):
+        equity_table(RuleConfig(), hands=0)
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_rollout_value_is_the_match_equity_of_the_hand_end(players):
+    """A rollout that ends the hand without a winner is worth the table's value of the scores
+    it leaves, for the deciding side, with the side that leads next; one that wins the match is
+    worth the target, as with the point margin."""
+    rules = RuleConfig(num_players=players)
+    rng = random.Random(0)
+    checked = won = 0
+    for _, view in random_positions(rules, 600, seed=7, stride=20)[::10]:
+        sampler = DealSampler.from_view(view)
+        me = rules.side_of(view.seat)
+        eq = MatchEquity(rules, me)
+        hand = HandState.from_view(view, *sampler.sample(rng))
+        by_match, by_margin = GreedyRollout(view, 0.0, "match"), GreedyRollout(view, 0.0)
+        gains, gains_margin = [0, 0], [0, 0]
+        copy = hand.copy()
+        value = by_match.finish(hand, gains, -1)
+        margin = by_margin.finish(copy, gains_margin, -1)
+        assert gains == gains_margin  # the same greedy play
+        if abs(margin) == rules.target_score:  # the match was won in the rollout
+            assert value == margin
+            won += 1
+            continue
+        assert margin == gains[me] - gains[1 - me]
+        ends = [view.scores[s] + gains[s] for s in range(2)]
+        leader = hand.result[1] if hand.result[0] == "domino" else None
+        next_side = -1 if leader is None else rules.side_of(leader)
+        assert value == pytest.approx(eq.value(ends, next_side))
+        checked += 1
+    assert checked >= 30 and won >= 1
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_search_agents_with_match_value_play_legal_moves(players):
+    rules = RuleConfig(num_players=players)
+    for spec in ("search:value=match,sims=40", "guided:value=match,sims=40"):
+        agent = make_agent(spec, seed=0)
+        agent.check_rules(rules)
+        for _, view in random_positions(rules, 6, seed=players, stride=50):
+            assert agent.act(view) in view.legal
+            assert all(-rules.target_score <= v <= rules.target_score
+                       for _, v in agent.last_values.values())
