@@ -213,6 +213,13 @@ class GuidedSearchAgent(Agent):
         return move
 
     # -- inference: how likely the others' plays since their last draw are in a deal ----------
+    def play_likelihood(self, view: SeatView, reference) -> PlayLikelihood:
+        """The likelihood of the others' plays this agent weighs the deals it samples for
+        ``view`` by (:class:`~agents.inference.PlayLikelihood`, built on the deal
+        ``reference``), from the decisions it remembers in ``view``'s hand."""
+        self._remember(view)
+        return PlayLikelihood(view, self._segments(view), self._network(view), reference)
+
     def _segments(self, view: SeatView) -> list[tuple[SeatView, int, list[tuple[int, int]]]]:
         """The remembered decisions, newest first, back to the last one after which another
         seat drew: ``(view then, the code this seat played, [(seat, code) of the others' plays

@@ -2,8 +2,8 @@
 (:mod:`agents.guided`) weighs its sampled deals by.
 
 A decision of ``guided`` remembers its seat's own decisions in the hand; each with the plays the
-other seats made after it (``segments``, newest first, back to the last draw by another seat:
-:meth:`agents.guided.GuidedSearchAgent._segments`). For a sampled deal, :func:`replay_others`
+other seats made after it (``segments``, newest first, back to the last draw by another seat;
+:meth:`agents.guided.GuidedSearchAgent.play_likelihood` builds them). For a sampled deal, :func:`replay_others`
 rebuilds the positions those seats played from, had they held that deal's tiles, and
 :class:`PlayLikelihood` gives the log-probability a policy network assigns to the plays they
 made there, for a whole batch of deals at once.
@@ -13,15 +13,17 @@ made there, for a whole batch of deals at once.
 >>> from agents.sampling import DealSampler
 >>> from dominoes_env.core import MatchState
 >>> match, agent = MatchState(seed=4), GuidedSearchAgent(seed=0, sims=16)
->>> while match.turn != 0 or len(agent._memory) < 3:  # let seat 0 play three times
+>>> decisions = 0
+>>> while match.turn != 0 or decisions < 3:  # let seat 0 play three times
 ...     view = match.view(match.turn)
+...     decisions += match.turn == 0
 ...     _ = match.play(agent.act(view) if match.turn == 0 else view.legal[0])
 >>> view = match.view(0)
->>> agent._remember(view)
 >>> sampler = DealSampler.from_view(view)
 >>> deals = [sampler.sample(random.Random(i)) for i in range(5)]
->>> net = agent._network(view)
->>> likelihood = PlayLikelihood(view, agent._segments(view), net, deals[0])
+>>> likelihood = agent.play_likelihood(view, deals[0])
+>>> len(likelihood.segments) > 0
+True
 >>> fast, slow = likelihood(deals), likelihood.replayed(deals)
 >>> fast.shape, bool(np.allclose(fast, slow, atol=1e-4))
 ((5,), True)

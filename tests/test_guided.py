@@ -192,11 +192,9 @@ def test_batched_likelihood_equals_replaying_every_deal(n, policies):
         nonlocal compared
         if view.seat != 0:
             return
-        agent._remember(view)
-        segments = agent._segments(view)
         sampler = DealSampler.from_view(view)
         deals = [sampler.sample(rng) for _ in range(12)]
-        likelihood = PlayLikelihood(view, segments, agent._network(view), deals[0])
+        likelihood = agent.play_likelihood(view, deals[0])
         assert likelihood.fast
         fast, slow = likelihood(deals), likelihood.replayed(deals)
         assert fast.shape == (12,)
