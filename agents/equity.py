@@ -48,6 +48,19 @@ from .greedy import POINT_SCALE, tie_rank
 UNIT = 5
 #: hands simulated for a table by default (about a second of greedy play)
 DEFAULT_HANDS = 2000
+#: the highest target a table is built for (its cost grows with the square of the target)
+MAX_TARGET = 500
+
+
+def check_rules(rules: RuleConfig) -> None:
+    """``ValueError`` unless a table can be built for ``rules``: two sides (two players, or
+    four in partnerships) and a target of at most :data:`MAX_TARGET` points."""
+    if rules.num_sides != 2:
+        raise ValueError(f"a match equity table needs two sides (two players, or four in "
+                         f"partnerships); this game has {rules.num_sides}")
+    if rules.target_score > MAX_TARGET:
+        raise ValueError(f"a match equity table is built for targets up to {MAX_TARGET} "
+                         f"points; target_score={rules.target_score}")
 
 
 def sample_hands(rules: RuleConfig, hands: int, seed: int = 0) -> list[tuple[list, int]]:
@@ -90,10 +103,9 @@ def sample_hands(rules: RuleConfig, hands: int, seed: int = 0) -> list[tuple[lis
 def equity_table(rules: RuleConfig, hands: int = DEFAULT_HANDS, seed: int = 0) -> np.ndarray:
     """``table[a, b, L]``: the chance that side 0 wins the match when the next hand starts with
     side 0 at ``a * 5`` points, side 1 at ``b * 5`` and side ``L`` leading (``a``, ``b`` below
-    the target's units). Two sides only (``ValueError`` otherwise); cached per arguments."""
-    if rules.num_sides != 2:
-        raise ValueError(f"a match equity table needs two sides; these rules have "
-                         f"{rules.num_sides}")
+    the target's units). ``ValueError`` for rules :func:`check_rules` refuses; cached per
+    arguments."""
+    check_rules(rules)
     hands = as_int("hands", hands, 1)
     goal = -(-rules.target_score // UNIT)  # units that reach the target
     sampled = [(ev, nxt) for ev, nxt in sample_hands(rules, hands, seed) if ev]
@@ -118,30 +130,28 @@ def equity_table(rules: RuleConfig, hands: int = DEFAULT_HANDS, seed: int = 0) -
         views.append((mine[:, -1], theirs[:, -1], leads,
                       _first_reach(mine, goal, never), _first_reach(theirs, goal, never)))
     table = np.zeros((goal, goal, 2))
-    both = 0.5 * (table[:, :, 0] + table[:, :, 1])  # random next leader, filled as we go
-    # every sampled hand scores, so a score pair depends only on pairs of a higher total
+    both = np.zeros((goal, goal))  # a random next leader: the mean of the two
+    # every sampled hand scores, so a score pair depends only on pairs of a higher total: fill
+    # the table one diagonal (a + b = total) at a time, from the target down, every hand at once
     for total in range(2 * goal - 2, -1, -1):
-        for a in range(max(0, total - goal + 1), min(goal - 1, total) + 1):
-            b = total - a
-            for lead, (gain_a, gain_b, leads, first_a, first_b) in enumerate(views):
-                end_a, end_b = a + gain_a, b + gain_b
-                if immediate:
-                    fa, fb = first_a[goal - a], first_b[goal - b]
-                    won, lost = fa < fb, fb < fa
-                    value = won.astype(float)
-                else:
-                    over = np.maximum(end_a, end_b) >= goal
-                    tie = over & (end_a == end_b)
-                    won, lost = over & (end_a > end_b), over & (end_b > end_a)
-                    value = np.where(tie, 0.5, won.astype(float))
-                    lost = lost | tie
-                go_on = ~(won | lost)
-                if go_on.any():
-                    na, nb, nl = end_a[go_on], end_b[go_on], leads[go_on]
-                    value[go_on] = np.where(nl == 0, table[na, nb, 0],
-                                            np.where(nl == 1, table[na, nb, 1], both[na, nb]))
-                table[a, b, lead] = value.mean()
-            both[a, b] = 0.5 * (table[a, b, 0] + table[a, b, 1])
+        a = np.arange(max(0, total - goal + 1), min(goal - 1, total) + 1)
+        b = total - a
+        for lead, (gain_a, gain_b, leads, first_a, first_b) in enumerate(views):
+            end_a, end_b = a[:, None] + gain_a, b[:, None] + gain_b
+            if immediate:
+                fa, fb = first_a[goal - a], first_b[goal - b]
+                won, lost = fa < fb, fb < fa
+                value = won.astype(float)
+            else:
+                over = np.maximum(end_a, end_b) >= goal
+                tie = over & (end_a == end_b)
+                won, lost = over & (end_a > end_b), over & (end_b > end_a) | tie
+                value = np.where(tie, 0.5, won.astype(float))
+            na, nb = np.minimum(end_a, goal - 1), np.minimum(end_b, goal - 1)
+            later = np.where(leads == 0, table[na, nb, 0],
+                             np.where(leads == 1, table[na, nb, 1], both[na, nb]))
+            table[a, b, lead] = np.where(won | lost, value, later).mean(axis=1)
+        both[a, b] = 0.5 * (table[a, b, 0] + table[a, b, 1])
     return table
 
 

@@ -3,10 +3,10 @@
 
 A decision of ``guided`` remembers its seat's own decisions in the hand; each with the plays the
 other seats made after it (``segments``, newest first, back to the last draw by another seat;
-:meth:`agents.guided.GuidedSearchAgent.play_likelihood` builds them). For a sampled deal, :func:`replay_others`
-rebuilds the positions those seats played from, had they held that deal's tiles, and
-:class:`PlayLikelihood` gives the log-probability a policy network assigns to the plays they
-made there, for a whole batch of deals at once.
+:meth:`agents.guided.GuidedSearchAgent.play_likelihood` builds them). For a sampled deal,
+:func:`replay_others` rebuilds the positions those seats played from, had they held that
+deal's tiles, and :class:`PlayLikelihood` gives the log-probability a policy network assigns to
+the plays they made there, for a whole batch of deals at once.
 
 >>> import random
 >>> from agents.guided import GuidedSearchAgent

@@ -48,8 +48,8 @@ from dominoes_env.core import (
 )
 from dominoes_env.core.checks import as_float, as_int
 
+from . import equity
 from .base import Agent
-from .equity import MatchEquity
 from .greedy import POINT_SCALE, tie_rank
 from .sampling import DealSampler
 
@@ -140,7 +140,7 @@ VALUES = ("margin", "match")
 
 def check_value(value: str, rules=None) -> str:
     """``value`` if it names a way to value a hand's end (:data:`VALUES`) that ``rules`` (when
-    given) allow, else ``ValueError``: ``"match"`` needs two sides.
+    given) allow, else ``ValueError`` (``"match"``: see :func:`agents.equity.check_rules`).
 
     >>> check_value("match")
     'match'
@@ -151,9 +151,8 @@ def check_value(value: str, rules=None) -> str:
     """
     if value not in VALUES:
         raise ValueError(f"value={value!r} is not allowed; allowed: {', '.join(VALUES)}")
-    if value == "match" and rules is not None and rules.num_sides != 2:
-        raise ValueError(f"value='match' needs two sides (two players, or four in "
-                         f"partnerships); this game has {rules.num_sides}")
+    if value == "match" and rules is not None:
+        equity.check_rules(rules)
     return value
 
 
@@ -174,7 +173,7 @@ class GreedyRollout:
         self.rank = tie_rank(rules.max_pip)
         self.eps = epsilon
         check_value(value, rules)
-        self.equity = MatchEquity(rules, self.me) if value == "match" else None
+        self.equity = equity.MatchEquity(rules, self.me) if value == "match" else None
         self.rotate = rules.next_leader == "rotate"
 
     def __call__(self, h: HandState, code: int, seed: int) -> float:

@@ -87,6 +87,17 @@ def test_rules_with_three_sides_are_refused():
         make_agent("search:value=wins")
     with pytest.raises(ValueError, match="hands"):
         equity_table(RuleConfig(), hands=0)
+    with pytest.raises(ValueError, match="targets up to 500 points; target_score=505"):
+        SearchAgent(value="match").check_rules(RuleConfig(target_score=505))
+
+
+@pytest.mark.parametrize("target", [1, 7, 500])
+def test_any_allowed_target_builds_a_table(target):
+    """Odd targets (not a multiple of 5: the units round up) and the largest allowed one."""
+    table = equity_table(RuleConfig(target_score=target), hands=300)
+    goal = -(-target // UNIT)
+    assert table.shape == (goal, goal, 2)
+    assert 0.5 < table[0, 0, 0] < 1 and np.isfinite(table).all()
 
 
 @pytest.mark.parametrize("players", [2, 4])
