@@ -214,6 +214,17 @@ def test_spec_that_cannot_serve_the_table_writes_nothing(tmp_path, capsys):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize(("spec", "extra", "fragment"), [
+    ("search:value=match", ("--players", "3"), "needs two sides"),
+    ("guided:value=match", ("--target-score", "1000"), "targets up to 500 points"),
+    ("search:value=points", (), "value='points' is not allowed; allowed: margin, match"),
+])
+def test_match_value_the_rules_cannot_serve_is_one_line(tmp_path, capsys, spec, extra, fragment):
+    assert tournament_main(tour(tmp_path, spec, "greedy", extra=extra)) == 2
+    assert fragment in one_error_line(capsys.readouterr().err)
+    assert not (tmp_path / "o").exists()
+
+
 def test_workers_are_capped_with_a_warning(tmp_path, capsys):
     assert tournament_main(tour(tmp_path, "random", "greedy", extra=("--workers", "1000"))) == 0
     assert "warning: workers=1000 capped at" in capsys.readouterr().err
