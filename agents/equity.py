@@ -52,15 +52,24 @@ DEFAULT_HANDS = 2000
 MAX_TARGET = 500
 
 
-def check_rules(rules: RuleConfig) -> None:
-    """``ValueError`` unless a table can be built for ``rules``: two sides (two players, or
-    four in partnerships) and a target of at most :data:`MAX_TARGET` points."""
+def unsupported(rules: RuleConfig) -> str | None:
+    """Why no table is built for ``rules``, or ``None`` if one is: it needs two sides (two
+    players, or four in partnerships) and a target of at most :data:`MAX_TARGET` points."""
     if rules.num_sides != 2:
-        raise ValueError(f"a match equity table needs two sides (two players, or four in "
-                         f"partnerships); this game has {rules.num_sides}")
+        return (f"a match equity table needs two sides (two players, or four in "
+                f"partnerships); this game has {rules.num_sides}")
     if rules.target_score > MAX_TARGET:
-        raise ValueError(f"a match equity table is built for targets up to {MAX_TARGET} "
-                         f"points; target_score={rules.target_score}")
+        return (f"a match equity table is built for targets up to {MAX_TARGET} points; "
+                f"target_score={rules.target_score}")
+    return None
+
+
+def check_rules(rules: RuleConfig) -> None:
+    """``ValueError`` (the reason :func:`unsupported` gives) unless a table can be built for
+    ``rules``."""
+    reason = unsupported(rules)
+    if reason is not None:
+        raise ValueError(reason)
 
 
 def sample_hands(rules: RuleConfig, hands: int, seed: int = 0) -> list[tuple[list, int]]:
@@ -125,12 +134,12 @@ def equity_table(rules: RuleConfig, hands: int = DEFAULT_HANDS, seed: int = 0) -
     for lead in (0, 1):
         # a hand led by side 1 is a sampled hand with the sides' roles swapped
         mine, theirs = (cum[0], cum[1]) if lead == 0 else (cum[1], cum[0])
-        leads = np.where(nxt < 0, -1, nxt if lead == 0 else 1 - nxt)
+        leads = np.where(nxt < 0, 2, nxt if lead == 0 else 1 - nxt)  # 2: drawn at random
         # first event index at which each side's gain reaches t units (never: not in the hand)
         views.append((mine[:, -1], theirs[:, -1], leads,
                       _first_reach(mine, goal, never), _first_reach(theirs, goal, never)))
-    table = np.zeros((goal, goal, 2))
-    both = np.zeros((goal, goal))  # a random next leader: the mean of the two
+    # [..., 2]: a random next leader, the mean of the two
+    table = np.zeros((goal, goal, 3))
     # every sampled hand scores, so a score pair depends only on pairs of a higher total: fill
     # the table one diagonal (a + b = total) at a time, from the target down, every hand at once
     for total in range(2 * goal - 2, -1, -1):
@@ -147,12 +156,10 @@ def equity_table(rules: RuleConfig, hands: int = DEFAULT_HANDS, seed: int = 0) -
                 tie = over & (end_a == end_b)
                 won, lost = over & (end_a > end_b), over & (end_b > end_a) | tie
                 value = np.where(tie, 0.5, won.astype(float))
-            na, nb = np.minimum(end_a, goal - 1), np.minimum(end_b, goal - 1)
-            later = np.where(leads == 0, table[na, nb, 0],
-                             np.where(leads == 1, table[na, nb, 1], both[na, nb]))
+            later = table[np.minimum(end_a, goal - 1), np.minimum(end_b, goal - 1), leads]
             table[a, b, lead] = np.where(won | lost, value, later).mean(axis=1)
-        both[a, b] = 0.5 * (table[a, b, 0] + table[a, b, 1])
-    return table
+        table[a, b, 2] = 0.5 * (table[a, b, 0] + table[a, b, 1])
+    return table[:, :, :2].copy()
 
 
 def _first_reach(cum: np.ndarray, goal: int, never: int) -> np.ndarray:

@@ -19,9 +19,11 @@ does, with the policy as a model of how a player plays:
    weights (systematic resampling);
 4. on those deals it does what ``search`` does (every distinct legal move, a rollout to the end
    of the hand for each, valued as :class:`agents.search.GreedyRollout` values them, the best
-   mean wins), except that the policy plays the rollouts for every seat: its most probable
-   legal move, the rollouts of a batch run in lockstep so each step is one batched network
-   evaluation. ``plies=k`` lets the policy play the first ``k`` moves of a rollout and the
+   mean wins), except that a rollout's end of the hand is worth the chance of winning the
+   match it leaves (:mod:`agents.equity`; ``value="margin"``: its point margin, as ``search``)
+   and that the policy plays the rollouts for every seat: its most probable legal move, the
+   rollouts of a batch run in lockstep so each step is one batched network evaluation.
+   ``plies=k`` lets the policy play the first ``k`` moves of a rollout and the
    greedy scorer the rest (``plies=0``: greedy rollouts, as ``search``).
 
 The network is evaluated in numpy (float32, one batched product per step), with OpenBLAS held to
@@ -96,8 +98,10 @@ class GuidedSearchAgent(Agent):
     the player count), ``infer`` (power of the likelihood; 0 searches uniform deals like
     ``search``), ``pool`` (deals sampled per deal searched), ``plies`` (policy moves at the
     start of each rollout, then greedy; default: the whole rollout), ``min_per_move``,
-    ``chunk`` (deals per batch, default 32), ``value`` (how a hand's end is valued, as in
-    :class:`~agents.search.SearchAgent`).
+    ``chunk`` (deals per batch, default 32), ``value`` (how a rollout's end of the hand is
+    valued; the default ``"auto"``: by the chance of winning the match it leaves where the
+    rules allow a table, two sides and a target up to 500, else by its point margin; see
+    :data:`agents.search.VALUES`).
     """
 
     name = "guided"
@@ -105,7 +109,7 @@ class GuidedSearchAgent(Agent):
     def __init__(self, seed: int | None = None, sims: int = DEFAULT_SIMS,
                  time_ms: float | None = None, policy: str | None = None,
                  plies: int | None = None, infer: float = 1.0, pool: int = 3,
-                 min_per_move: int = 8, chunk: int = 32, value: str = "margin"):
+                 min_per_move: int = 8, chunk: int = 32, value: str = "auto"):
         super().__init__(seed)
         self.sims = as_int("sims", sims, 1)
         self.time_ms = (None if time_ms is None

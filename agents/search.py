@@ -63,7 +63,8 @@ class SearchAgent(Agent):
     when given it replaces ``sims``), ``min_per_move`` (the fewest rollouts of each distinct
     move, default 8), ``epsilon`` (chance a rollout move is uniform random instead of greedy,
     default 0), ``value`` (``"margin"``, the default: a hand's end is worth its point margin;
-    ``"match"``: the chance of winning the match it leaves, :mod:`agents.equity`).
+    ``"match"``: the chance of winning the match it leaves, :mod:`agents.equity`; ``"auto"``:
+    ``"match"`` where the rules allow it, see :data:`VALUES`).
     """
 
     name = "search"
@@ -135,7 +136,10 @@ def best_mean(view: SeatView, moves: list[int], totals: list[float],
     return dict(zip(moves, zip([runs] * len(moves), means, strict=True), strict=True)), moves[best]
 
 
-VALUES = ("margin", "match")
+#: how a search values the end of a hand: its point margin, the chance of winning the match it
+#: leaves (:mod:`agents.equity`), or ``"auto"``: ``"match"`` where the rules allow a table
+#: (:func:`agents.equity.unsupported`), else ``"margin"``
+VALUES = ("margin", "match", "auto")
 
 
 def check_value(value: str, rules=None) -> str:
@@ -147,12 +151,26 @@ def check_value(value: str, rules=None) -> str:
     >>> check_value("points")
     Traceback (most recent call last):
     ...
-    ValueError: value='points' is not allowed; allowed: margin, match
+    ValueError: value='points' is not allowed; allowed: margin, match, auto
     """
     if value not in VALUES:
         raise ValueError(f"value={value!r} is not allowed; allowed: {', '.join(VALUES)}")
     if value == "match" and rules is not None:
         equity.check_rules(rules)
+    return value
+
+
+def resolve_value(value: str, rules) -> str:
+    """``"margin"`` or ``"match"``: what ``value`` means for ``rules`` (``ValueError`` as
+    :func:`check_value`).
+
+    >>> from dominoes_env.core import RuleConfig
+    >>> resolve_value("auto", RuleConfig()), resolve_value("auto", RuleConfig(num_players=3))
+    ('match', 'margin')
+    """
+    check_value(value, rules)
+    if value == "auto":
+        return "match" if equity.unsupported(rules) is None else "margin"
     return value
 
 
@@ -172,8 +190,8 @@ class GreedyRollout:
         self.win_check = rules.win_check
         self.rank = tie_rank(rules.max_pip)
         self.eps = epsilon
-        check_value(value, rules)
-        self.equity = equity.MatchEquity(rules, self.me) if value == "match" else None
+        match = resolve_value(value, rules) == "match"
+        self.equity = equity.MatchEquity(rules, self.me) if match else None
         self.rotate = rules.next_leader == "rotate"
 
     def __call__(self, h: HandState, code: int, seed: int) -> float:

@@ -11,7 +11,7 @@ import pytest
 from agents.equity import UNIT, MatchEquity, equity_table, sample_hands
 from agents.guided import GuidedSearchAgent
 from agents.sampling import DealSampler
-from agents.search import GreedyRollout, SearchAgent
+from agents.search import GreedyRollout, SearchAgent, resolve_value
 from agents.specs import make_agent
 from dominoes_env.core import HandState, RuleConfig
 
@@ -142,3 +142,22 @@ def test_search_agents_with_match_value_play_legal_moves(players):
             assert agent.act(view) in view.legal
             assert all(-rules.target_score <= v <= rules.target_score
                        for _, v in agent.last_values.values())
+
+
+@pytest.mark.parametrize(("options", "meant"), [
+    ({}, "match"), ({"num_players": 4}, "match"), ({"target_score": 500}, "match"),
+    ({"num_players": 3}, "margin"), ({"target_score": 505}, "margin"),
+    ({"num_players": 4, "partnerships": False}, "margin"),
+])
+def test_auto_is_match_where_the_rules_allow_a_table(options, meant):
+    rules = RuleConfig(**options)
+    assert resolve_value("auto", rules) == meant
+    assert resolve_value("margin", rules) == "margin"
+
+
+def test_guided_values_by_match_equity_by_default():
+    guided, search = GuidedSearchAgent(), SearchAgent()
+    assert (guided.value, search.value) == ("auto", "margin")
+    _, view = random_positions(RuleConfig(), 1, seed=0)[0]
+    assert GreedyRollout(view, 0.0, guided.value).equity is not None
+    assert GreedyRollout(view, 0.0, search.value).equity is None
