@@ -7,8 +7,8 @@ policy for the player count, and was measured against ``search`` only where this
 =======  ===========  ===================================================================
 players  spec         why
 =======  ===========  ===================================================================
-2        ``guided``   won 1,076 of 2,000 matches against ``search`` (53.8%, Wilson
-                      interval 51.6-56.0%; agents/README.md, "Figures"); ``search`` beats
+2        ``guided``   won 1,160 of 2,000 matches against ``search`` (58.0%, Wilson
+                      interval 55.8-60.1%; agents/README.md, "Figures"); ``search`` beats
                       ``ppo`` about 61% of the time
 3        ``search``   no shipped 3-player policy, so nothing guided can play; ``search``
                       beats greedy and the other shipped agents
