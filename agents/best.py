@@ -12,8 +12,8 @@ players  spec         why
                       ``ppo`` about 61% of the time
 3        ``search``   no shipped 3-player policy, so nothing guided can play; ``search``
                       beats greedy and the other shipped agents
-4        ``search``   ``guided`` with the 4-player policy won 39 of 100 matches against
-                      ``search`` (39%, Wilson interval 30-49%; agents/README.md, "Figures")
+4        ``search``   ``guided`` with the 4-player policy won 33 of 100 matches against
+                      ``search`` (33%, Wilson interval 25-43%; agents/README.md, "Figures")
 =======  ===========  ===================================================================
 
 The player count is known only once the agent sees its table, so the choice is made then:
