@@ -193,10 +193,13 @@ class MatchEquity:
 
     def value(self, scores, next_side: int) -> float:
         """The value for this side of a match standing at ``scores`` (no side has won yet),
-        ``next_side`` leading the next hand (-1: drawn at random)."""
+        ``next_side`` leading the next hand (-1: drawn at random). Under
+        ``win_check="end_of_hand"`` two sides can tie at or above the target and play on: they
+        are read as both one unit short of it (whoever scores more in the next hand wins)."""
         me = self.side
-        a, b = scores[me] // UNIT, scores[1 - me] // UNIT
         t = self.table
+        top = t.shape[0] - 1
+        a, b = min(scores[me] // UNIT, top), min(scores[1 - me] // UNIT, top)
         if next_side < 0:
             chance = 0.5 * (t[a, b, 0] + t[a, b, 1])
         else:

@@ -83,7 +83,8 @@ class SearchAgent(Agent):
         self.last_values: dict[int, tuple[int, float]] = {}
 
     def check_rules(self, rules) -> None:
-        """``ValueError`` if ``value="match"`` is asked of a game with more than two sides."""
+        """``ValueError`` if ``value="match"`` is asked of rules without a match equity table
+        (:func:`agents.equity.unsupported`)."""
         check_value(self.value, rules)
 
     def __repr__(self) -> str:

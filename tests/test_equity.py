@@ -161,3 +161,13 @@ def test_guided_values_by_match_equity_by_default():
     _, view = random_positions(RuleConfig(), 1, seed=0)[0]
     assert GreedyRollout(view, 0.0, guided.value).equity is not None
     assert GreedyRollout(view, 0.0, search.value).equity is None
+
+
+def test_a_tie_at_the_target_under_end_of_hand_plays_on():
+    """Under win_check="end_of_hand" a tie at or above the target ends no match: the rollout's
+    value of it is the table's one unit short of the target for both (it raised IndexError)."""
+    rules = RuleConfig(win_check="end_of_hand")
+    eq = MatchEquity(rules, side=1, hands=300)
+    table = equity_table(rules, hands=300)
+    assert eq.value([255, 255], next_side=1) == pytest.approx(250 * (2 * table[49, 49, 0] - 1))
+    assert eq.value([260, 260], next_side=-1) == pytest.approx(0.0, abs=1e-9)
