@@ -7,6 +7,8 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agents.equity import UNIT, MatchEquity, equity_table, sample_hands
 from agents.guided import GuidedSearchAgent
@@ -171,3 +173,29 @@ def test_a_tie_at_the_target_under_end_of_hand_plays_on():
     table = equity_table(rules, hands=300)
     assert eq.value([255, 255], next_side=1) == pytest.approx(250 * (2 * table[49, 49, 0] - 1))
     assert eq.value([260, 260], next_side=-1) == pytest.approx(0.0, abs=1e-9)
+
+
+@settings(max_examples=15, deadline=None)
+@given(players=st.sampled_from([2, 4]), max_pip=st.sampled_from([6, 9]),
+       target=st.integers(1, 500), win_check=st.sampled_from(["immediate", "end_of_hand"]),
+       next_leader=st.sampled_from(["domino_else_random", "rotate"]),
+       spinner=st.sampled_from(["first_double", "lead_double_only", "none"]),
+       blocked_award=st.sampled_from(["opponents_total", "difference"]),
+       seed=st.integers(0, 2**16))
+def test_tables_of_any_two_sided_rules_are_chances(players, max_pip, target, win_check,
+                                                    next_leader, spinner, blocked_award, seed):
+    """Every rule option with two sides: chances in [0, 1], monotone in both scores, the two
+    leads mirror each other, and every reachable score (ties above the target included) has a
+    finite value within +-target."""
+    rules = RuleConfig(num_players=players, max_pip=max_pip, target_score=target,
+                       win_check=win_check, next_leader=next_leader, spinner=spinner,
+                       blocked_award=blocked_award)
+    table = equity_table(rules, hands=60, seed=seed)
+    assert ((table >= 0) & (table <= 1)).all()
+    assert (np.diff(table, axis=0) >= -1e-12).all() and (np.diff(table, axis=1) <= 1e-12).all()
+    np.testing.assert_allclose(table[:, :, 0], 1 - table[:, :, 1].T, atol=1e-12)
+    eq = MatchEquity(rules, side=seed % 2, hands=60, seed=seed)
+    for scores in ([0, 0], [target - 1, 0], [target + 5, target + 5]):
+        for nxt in (-1, 0, 1):
+            v = eq.value([max(0, x) // UNIT * UNIT for x in scores], nxt)
+            assert np.isfinite(v) and abs(v) <= target
