@@ -42,7 +42,7 @@ import numpy as np
 from dominoes_env.core import HandState, RuleConfig
 from dominoes_env.core.checks import as_int
 
-from .greedy import POINT_SCALE, tie_rank
+from .greedy import greedy_move
 
 #: points per unit of the table (every score is a multiple of 5)
 UNIT = 5
@@ -83,17 +83,14 @@ def sample_hands(rules: RuleConfig, hands: int, seed: int = 0) -> list[tuple[lis
     (True, True)
     """
     rng = random.Random(seed)
-    rank = tie_rank(rules.max_pip)
     side_of = [rules.side_of(s) for s in range(rules.num_players)]
     out = []
     for _ in range(hands):
         h = HandState.deal(rules, rng, 0)
         events = []
         while h.turn >= 0:
-            legal = h.legal_actions()
-            code = max(legal, key=lambda a: h.points_after(a) * POINT_SCALE + rank[a])
             side = side_of[h.turn]
-            points = h.apply_unchecked(code)
+            points = h.apply_unchecked(greedy_move(h))
             if points:
                 events.append((side, points // UNIT))
         if h.award is not None and h.award[1]:

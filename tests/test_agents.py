@@ -7,7 +7,7 @@ import random
 import pytest
 
 from agents import Agent, RandomAgent, make_agent
-from agents.greedy import GreedyAgent, greedy_choice, tie_rank
+from agents.greedy import GreedyAgent, greedy_choice, greedy_move, tie_rank
 from agents.ppo import random_policy_npz
 from agents.search import SearchAgent
 from dominoes_env.core import HandState, MatchState, RuleConfig, tile_set
@@ -167,6 +167,7 @@ def test_greedy_matches_a_brute_force_search_of_the_points_everywhere():
             heaviest = max(pips[c >> 2] for c in tied)
             assert pips[choice >> 2] == heaviest
             assert choice == max(tied, key=lambda c: ranks[n][c])
+            assert greedy_move(_probe_state(view)) == choice  # the same rule on a full state
 
 
 def _probe_state(view):
