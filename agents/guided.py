@@ -24,7 +24,12 @@ does, with the policy as a model of how a player plays:
    and that the policy plays the rollouts for every seat: its most probable legal move, the
    rollouts of a batch run in lockstep so each step is one batched network evaluation.
    ``plies=k`` lets the policy play the first ``k`` moves of a rollout and the
-   greedy scorer the rest (``plies=0``: greedy rollouts, as ``search``).
+   greedy scorer the rest (``plies=0``: greedy rollouts, as ``search``);
+5. with ``race=z`` (off by default) it races the moves: after each chunk of deals, from the
+   ``chunk``-th deal on, a move whose mean trails the best one's by more than ``z`` standard
+   errors of their paired difference (the same deals) is dropped, its share of the budget goes
+   to the moves still in, and the decision ends when one is left. The rollouts go where the
+   choice is close instead of on moves already known to be worse.
 
 The network is evaluated in numpy (float32, one batched product per step), with OpenBLAS held to
 one thread during the decision (:mod:`agents.blas`). Budget: ``sims`` rollouts per decision,
@@ -101,7 +106,8 @@ class GuidedSearchAgent(Agent):
     ``chunk`` (deals per batch, default 32), ``value`` (how a rollout's end of the hand is
     valued; the default ``"auto"``: by the chance of winning the match it leaves where the
     rules allow a table, two sides and a target up to 500, else by its point margin; see
-    :data:`agents.search.VALUES`).
+    :data:`agents.search.VALUES`), ``race`` (drop a move once it trails the best by more than
+    this many standard errors; 0, the default: search every move to the end of the budget).
     """
 
     name = "guided"
@@ -109,7 +115,8 @@ class GuidedSearchAgent(Agent):
     def __init__(self, seed: int | None = None, sims: int = DEFAULT_SIMS,
                  time_ms: float | None = None, policy: str | None = None,
                  plies: int | None = None, infer: float = 1.0, pool: int = 3,
-                 min_per_move: int = 8, chunk: int = 32, value: str = "auto"):
+                 min_per_move: int = 8, chunk: int = 32, value: str = "auto",
+                 race: float = 0.0):
         super().__init__(seed)
         self.sims = as_int("sims", sims, 1)
         self.time_ms = (None if time_ms is None
@@ -120,6 +127,7 @@ class GuidedSearchAgent(Agent):
         self.min_per_move = as_int("min_per_move", min_per_move, 1)
         self.chunk = as_int("chunk", chunk, 1)
         self.value = check_value(value)
+        self.race = as_float("race", race, 0)
         self.policy_path = None if policy is None else Path(policy)
         self._ppo = PPOAgent(policy)
         self._net: _Net | None = None
@@ -132,7 +140,7 @@ class GuidedSearchAgent(Agent):
         budget = f"time_ms={self.time_ms}" if self.time_ms is not None else f"sims={self.sims}"
         where = "shipped" if self.policy_path is None else repr(str(self.policy_path))
         return (f"GuidedSearchAgent({budget}, policy={where}, infer={self.infer}, "
-                f"pool={self.pool}, plies={self.plies}, value={self.value!r})")
+                f"pool={self.pool}, plies={self.plies}, value={self.value!r}, race={self.race})")
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -185,18 +193,21 @@ class GuidedSearchAgent(Agent):
         sampler = DealSampler.from_view(view)
         rng = self.rng
         rollout = GreedyRollout(view, 0.0, self.value)
-        totals = [0.0] * len(moves)
-        runs = 0
         deadline = None
         if self.time_ms is not None:
             deadline = time.perf_counter() + self.time_ms / 1000.0
-            target_runs = None
+            budget = None
         else:
-            target_runs = max(self.min_per_move, -(-self.sims // len(moves)))
+            budget = max(self.min_per_move * len(moves), self.sims)
         segments = self._segments(view) if self.infer > 0 else []
         likelihood = None
+        alive = list(range(len(moves)))  # the moves still searched: they share every deal
+        values: list[np.ndarray] = []  # per chunk: (deals, moves), NaN where not searched
+        spent = runs = 0
         while True:
-            todo = self.chunk if target_runs is None else min(self.chunk, target_runs - runs)
+            todo = self.chunk
+            if budget is not None:
+                todo = min(todo, max(1, -(-(budget - spent) // len(alive))))
             if segments:
                 pool = [sampler.sample(rng) for _ in range(todo * self.pool)]
                 if likelihood is None:
@@ -204,16 +215,23 @@ class GuidedSearchAgent(Agent):
                 deals = _resample(pool, likelihood(pool).tolist(), self.infer, todo, rng)
             else:
                 deals = [sampler.sample(rng) for _ in range(todo)]
-            values = self._rollouts(view, net, rollout, deals, moves)
-            for i, v in enumerate(values):
-                totals[i] += v
+            block = np.full((todo, len(moves)), np.nan)
+            block[:, alive] = self._rollouts(view, net, rollout, deals,
+                                             [moves[i] for i in alive])
+            values.append(block)
+            spent += todo * len(alive)
             runs += todo
+            if self.race > 0 and runs >= max(self.chunk, self.min_per_move, 2):
+                alive = _race(np.concatenate(values)[:, alive], alive, self.race)
             if deadline is not None:
-                if time.perf_counter() >= deadline:
+                if time.perf_counter() >= deadline or len(alive) == 1:
                     break
-            elif runs >= target_runs:
+            elif spent >= budget or len(alive) == 1:
                 break
-        self.last_values, move = best_mean(view, moves, totals, runs)
+        table = np.concatenate(values)
+        counts = (~np.isnan(table)).sum(axis=0)
+        means = np.nansum(table, axis=0) / counts
+        self.last_values, move = best_mean(view, moves, counts.tolist(), means.tolist(), alive)
         return move
 
     # -- inference: how likely the others' plays since their last draw are in a deal ----------
@@ -295,10 +313,22 @@ class GuidedSearchAgent(Agent):
                 if wins_by_play(scores[side] + g[side], target, win_check):
                     st[2] = side
                 active.append(st)
-        values = [0.0] * len(moves)
-        for h, g, won, i in states:
-            values[i] += rollout.finish(h, g, won)
-        return values
+        values = np.empty(len(states))
+        for j, (h, g, won, _i) in enumerate(states):
+            values[j] = rollout.finish(h, g, won)
+        return values.reshape(len(deals), len(moves))
+
+
+def _race(values: np.ndarray, alive: list[int], z: float) -> list[int]:
+    """The moves of ``alive`` (columns of ``values``, one row per shared deal) not behind the
+    best mean by more than ``z`` standard errors of their paired difference."""
+    n = len(values)
+    means = values.mean(axis=0)
+    b = int(means.argmax())
+    diff = values[:, [b]] - values
+    se = diff.std(axis=0, ddof=1) / math.sqrt(n)
+    keep = (diff.mean(axis=0) <= z * se) | (np.arange(len(alive)) == b)
+    return [a for a, k in zip(alive, keep, strict=True) if k]
 
 
 def _resample(pool, logw, power, k, rng):

@@ -123,18 +123,21 @@ class SearchAgent(Agent):
                     break
             elif runs >= target_runs:
                 break
-        self.last_values, move = best_mean(view, moves, totals, runs)
+        self.last_values, move = best_mean(view, moves, [runs] * len(moves),
+                                           [t / runs for t in totals])
         return move
 
 
-def best_mean(view: SeatView, moves: list[int], totals: list[float],
-              runs: int) -> tuple[dict[int, tuple[int, float]], int]:
-    """``({code: (runs, mean value)}, the move with the best mean)``; ties go to the greedy
-    order (:func:`agents.greedy.tie_rank`). Shared by the search agents."""
+def best_mean(view: SeatView, moves: list[int], counts: list[int], means: list[float],
+              among: list[int] | None = None) -> tuple[dict[int, tuple[int, float]], int]:
+    """``({code: (rollouts, mean value)}, the move with the best mean)`` of the distinct
+    ``moves`` with their rollout ``counts`` and mean values; the best is chosen among the
+    indices ``among`` (default: all), ties going to the greedy order
+    (:func:`agents.greedy.tie_rank`). Shared by the search agents."""
     rank = tie_rank(view.rules.max_pip)
-    means = [t / runs for t in totals]
-    best = max(range(len(moves)), key=lambda i: (means[i], rank[moves[i]]))
-    return dict(zip(moves, zip([runs] * len(moves), means, strict=True), strict=True)), moves[best]
+    best = max(range(len(moves)) if among is None else among,
+               key=lambda i: (means[i], rank[moves[i]]))
+    return dict(zip(moves, zip(counts, means, strict=True), strict=True)), moves[best]
 
 
 #: how a search values the end of a hand: its point margin, the chance of winning the match it

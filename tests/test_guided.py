@@ -18,11 +18,13 @@ from agents.inference import PlayLikelihood, replay_others
 from agents.ppo import random_policy_npz
 from agents.sampling import DealSampler
 from agents.search import SearchAgent, distinct_moves
-from dominoes_env.core import MatchState, RuleConfig
+from dominoes_env.core import HandState, MatchState, RuleConfig, tile_set
+from dominoes_env.core.view import make_view
 from dominoes_env.encoding import encode_observation
 
 from .helpers import random_positions
 
+TS = tile_set(6)
 RULES = {n: RuleConfig(num_players=n, target_score=100) for n in (2, 3, 4)}
 
 
@@ -61,6 +63,7 @@ def test_spec_and_parameters(policies):
     assert (agent.sims, agent.plies, agent.infer, agent.pool) == (50, 3, 0.5, 2)
     assert agent.policy_path == policies[2]
     assert make_agent("guided:time_ms=20").time_ms == 20
+    assert make_agent("guided:race=2.5").race == 2.5
 
 
 @pytest.mark.parametrize("spec, fragment", [
@@ -69,6 +72,7 @@ def test_spec_and_parameters(policies):
     ("guided:plies=-1", "plies"),
     ("guided:infer=-0.5", "infer"),
     ("guided:pool=0", "pool"),
+    ("guided:race=-1", "race"),
     ("guided:policy=/no/such/file.npz", "no such file"),
     ("guided:depth=2", "bad parameters"),
 ])
@@ -147,6 +151,61 @@ def test_time_budget_stops_after_the_chunk_that_spends_it(policies, monkeypatch)
         agent.act(view)
         if len(distinct_moves(view)) > 1:
             assert {r for r, _ in agent.last_values.values()} == {15}
+
+
+# -- racing --------------------------------------------------------------------------------
+def test_race_keeps_the_moves_within_z_standard_errors():
+    best = np.array([10.0, 12.0, 8.0, 10.0])  # one row per deal, one column per move
+    values = np.stack([best - 1,  # 1 behind on every deal: no spread at all, dropped
+                       best - np.array([2, -1, 2, -1]),  # 0.5 behind, 0.58 standard errors
+                       best,
+                       best - np.array([3, 1, 3, 1])], axis=1)  # 2 behind, 3.46 standard errors
+    alive = [1, 4, 5, 7]  # the columns' move indices
+    assert guided_module._race(values, alive, 3.0) == [4, 5]
+    assert guided_module._race(values, alive, 4.0) == [4, 5, 7]
+    assert guided_module._race(values[:, 1:3], [4, 5], 0.5) == [5]
+
+
+def test_race_spends_the_budget_on_the_moves_left(policies):
+    """With ``race`` every move gets at least ``chunk`` deals; the moves still in at the end
+    share every deal (the most rollouts), the choice is one of them, and the decision ends
+    when one is left or the budget is spent (overshooting by less than one rollout per move)."""
+    agent = GuidedSearchAgent(seed=0, sims=120, chunk=8, min_per_move=2, race=1.0,
+                              policy=policies[2])
+    raced = stopped = 0
+    for _, view in random_positions(RULES[2], 80, seed=2):
+        code = agent.act(view)
+        moves = distinct_moves(view)
+        if len(moves) == 1:
+            continue
+        counts = {c: r for c, (r, _) in agent.last_values.items()}
+        assert sorted(counts) == sorted(moves) and min(counts.values()) >= 8
+        most = max(counts.values())
+        left = [c for c in moves if counts[c] == most]
+        assert code in left
+        total = sum(counts.values())
+        assert total < 120 + len(moves)
+        stopped += total < 120  # one move left before the budget was spent
+        raced += len(left) < len(moves)
+    assert raced > 5 and stopped > 5
+
+
+def test_race_stops_once_the_winning_move_is_clear(tmp_path):
+    """RULES.md example 2 (see test_search): [6|5]@up wins the match on the spot, every
+    rollout worth +250; the race drops the other moves after the first chunk and stops."""
+    policy = tmp_path / "p.npz"
+    random_policy_npz(policy, RuleConfig(), hidden=(16, 16), seed=0)
+    hand = HandState.from_tiles(RuleConfig(), [
+        [(6, 6), (6, 2), (0, 0), (1, 1), (0, 1), (0, 2), (1, 2)],
+        [(6, 3), (6, 5), (6, 0), (3, 3), (2, 3), (6, 4), (2, 2)]])
+    for move in [((6, 6), None), ((6, 3), "left"), ((6, 2), "right")]:
+        hand.play(move)
+    view = make_view(hand, 1, (245, 240), 250, 3, None)
+    win = TS.index(5, 6) * 4 + 2
+    agent = GuidedSearchAgent(seed=0, sims=600, chunk=16, race=2.0, policy=policy)
+    assert agent.act(view) == win
+    assert agent.last_values[win] == (16, 250.0)
+    assert {r for r, _ in agent.last_values.values()} == {16}
 
 
 # -- inference -----------------------------------------------------------------------------
