@@ -271,17 +271,20 @@ def distinct_moves(view: SeatView) -> list[int]:
     >>> len(hand.view(1).legal), len(distinct_moves(hand.view(1)))
     (4, 2)
     """
+    return list(dict.fromkeys(same_position(view).values()))
+
+
+def same_position(view: SeatView) -> dict[int, int]:
+    """Every legal code of ``view`` -> the first legal code that leads to the same position
+    (the one :func:`distinct_moves` keeps)."""
     legal = view.legal
     if view.lead < 0 or len(legal) < 2:
-        return list(legal)
-    seen: set = set()
-    out = []
+        return {code: code for code in legal}
+    first: dict = {}
     ends, contrib, free = view.ends, view.contrib, view.spinner_free
+    out = {}
     for code in legal:
         e = end_of(code)
         key = (tile_of(code), e < 2, ends[e], contrib[e], free[e] if e < 2 else None)
-        if key not in seen:
-            seen.add(key)
-            out.append(code)
+        out[code] = first.setdefault(key, code)
     return out
-

@@ -14,7 +14,7 @@ COMMANDS = ["dominoes_env.cli", "experiments.tournament.cli", "experiments.train
             "experiments.bench_agents", "experiments.demo", "experiments.bench_jax",
             "experiments.bench_training", "experiments.best_response", "experiments.train_jax",
             "experiments.train_rllib", "experiments.docs_notebooks",
-            "experiments.expert_iteration"]
+            "experiments.expert_iteration", "experiments.decision_quality"]
 # commands whose module needs an extra beyond the base install: the module it imports
 _NEEDS = {"experiments.train_ppo": "sb3_contrib", "experiments.bench_jax": "jax",
           "experiments.bench_training": "jax", "experiments.train_jax": "jax",
@@ -81,6 +81,9 @@ def test_an_unknown_flag_is_one_error_line_and_status_2(module_name, capsys):
     ("experiments.bench_agents", ["search:sims=0"], "sims=0"),
     ("experiments.bench_agents", ["greedy", "--positions", "0"], "--positions"),
     ("experiments.bench_agents", ["guided", "--players", "3"], "cannot play"),
+    ("experiments.decision_quality", ["greedy", "--oracle", "greedy"], "last_values"),
+    ("experiments.decision_quality", ["greedy", "--repeats", "0"], "--repeats"),
+    ("experiments.decision_quality", ["nosuch"], "nosuch"),
     ("experiments.demo", ["--matches", "0"], "matches=0"),
     ("experiments.demo", ["--workers", "0"], "--workers"),
     ("experiments.bench_engine", ["--seconds", "-1"], "--seconds"),

@@ -1,0 +1,134 @@
+"""Decision quality of search agents against an oracle: a far larger search on the same positions.
+
+A search agent's choice is noisy: it picks the best *mean* over a few hundred rollouts. This
+measures what that noise costs, without playing matches: an oracle (by default ``guided`` with
+3,000 rollouts per decision and no race, five times its budget) decides every position once and
+keeps its value of every distinct move (``last_values``); each agent spec then decides the
+same positions (``--repeats`` times, with other seeds), and the script reports, over the
+positions with more than one distinct move,
+
+- ``regret``: the oracle's value of its best move minus its value of the agent's move, in the
+  search's value units (points, or ``target * (2p - 1)`` with match equity), with its standard
+  error; the oracle's own noise inflates it for everyone alike, so compare specs, not zero;
+- ``agree``: how often the agent picks the oracle's move;
+- ``mean ms``: the agent's time per decision over all positions (timed in the same run).
+
+It ranks budgets and settings (``sims``, ``race``) in minutes, with far less noise than
+matches; the choice it makes must still be confirmed by a tournament::
+
+    python -m experiments.decision_quality guided guided:race=0,sims=300 --positions 300
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from agents import make_agent
+from agents.search import distinct_moves, same_position
+from agents.specs import check_spec
+from dominoes_env.cli_support import OneLineParser
+from dominoes_env.core import RuleConfig
+
+from .bench_agents import positions
+
+
+def decide(spec: str, views: list, seed: int) -> tuple[list[tuple[int, dict]], float]:
+    """``([(code, last_values) per view], seconds)``: ``spec`` deciding ``views`` in order, one
+    agent per seat seeded ``seed + seat`` (as in a match, so ``guided`` remembers its hand)."""
+    agents: dict = {}
+    out = []
+    start = time.perf_counter()
+    for view in views:
+        agent = agents.get(view.seat)
+        if agent is None:
+            agent = agents[view.seat] = make_agent(spec, seed=seed + view.seat)
+        code = agent.act(view)
+        out.append((code, dict(getattr(agent, "last_values", {}))))
+    return out, time.perf_counter() - start
+
+
+def score(oracle: list[tuple[int, dict]], choices: list[int], among: list[int]) -> dict:
+    """Regret (mean and standard error) and agreement of ``choices`` against ``oracle`` over the
+    position indices ``among``.
+
+    >>> oracle = [(5, {5: (10, 3.0), 7: (10, 1.0)}), (2, {2: (10, 0.5), 4: (10, 0.0)})]
+    >>> score(oracle, [7, 2], [0, 1])
+    {'positions': 2, 'regret': 1.0, 'regret_se': 1.0, 'agree': 0.5}
+    """
+    regrets, agree = [], 0
+    for i, choice in zip(among, choices, strict=True):
+        best, values = oracle[i]
+        top = max(mean for _, mean in values.values())
+        regrets.append(top - values[choice][1])
+        agree += choice == best
+    n = len(regrets)
+    mean = sum(regrets) / n
+    se = (math.sqrt(sum((r - mean) ** 2 for r in regrets) / (n - 1) / n) if n > 1 else 0.0)
+    return {"positions": n, "regret": mean, "regret_se": se, "agree": agree / n}
+
+
+def run(specs: list[str], oracle_spec: str, views: list, repeats: int, seed: int) -> list[dict]:
+    """The oracle decides ``views`` once (seed ``seed + 1000``), each spec ``repeats`` times
+    (seeds ``seed + 100 * r``); one row per spec, its positions pooled over the repeats."""
+    oracle, _ = decide(oracle_spec, views, seed + 1000)
+    among = [i for i, v in enumerate(views) if len(distinct_moves(v)) > 1]
+    missing = [i for i in among if set(oracle[i][1]) != set(distinct_moves(views[i]))]
+    if missing:
+        raise ValueError(f"the oracle {oracle_spec!r} does not report a value for every "
+                         "distinct move (last_values): it cannot judge the choices")
+    rows = []
+    for spec in specs:
+        choices, seconds = [], 0.0
+        for r in range(repeats):
+            decisions, s = decide(spec, views, seed + 100 * r)
+            # a move the oracle searched once for two symmetric ends counts as that one
+            choices += [same_position(views[i])[decisions[i][0]] for i in among]
+            seconds += s
+        row = score(oracle * repeats, choices,
+                    [i + len(views) * r for r in range(repeats) for i in among])
+        row.update(spec=spec, mean_ms=1000 * seconds / (repeats * len(views)))
+        rows.append(row)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> list[dict]:
+    parser = OneLineParser(prog="python -m experiments.decision_quality",
+                           description=__doc__.split("\n\n")[0])
+    parser.add_argument("specs", nargs="+", help="agent specs to judge (guided, search:sims=600)")
+    parser.add_argument("--oracle", default="guided:sims=3000,race=0",
+                        help="the judge: a search spec that reports every move's value "
+                             "(guided:sims=3000,race=0)")
+    parser.add_argument("--players", type=int, choices=(2, 3, 4), default=2,
+                        help="seats at the table of the positions (2)")
+    parser.add_argument("--positions", type=int, default=300,
+                        help="positions from greedy-vs-greedy matches (300)")
+    parser.add_argument("--repeats", type=int, default=4,
+                        help="times each spec decides every position, other seeds (4)")
+    parser.add_argument("--seed", type=int, default=5, help="seed of the positions (5)")
+    args = parser.parse_args(argv)
+    for flag in ("positions", "repeats"):
+        if getattr(args, flag) < 1:
+            parser.error(f"--{flag} must be >= 1, not {getattr(args, flag)}")
+    rules = RuleConfig(num_players=args.players)
+    for spec in [args.oracle, *args.specs]:
+        try:
+            check_spec(spec, rules)
+        except ValueError as err:
+            parser.error(str(err))
+    views = positions(rules, args.positions, args.seed)
+    try:
+        rows = run(args.specs, args.oracle, views, args.repeats, args.seed)
+    except ValueError as err:
+        parser.error(str(err))
+    print(f"{len(views)} positions, {rows[0]['positions'] // args.repeats} with a choice, "
+          f"{args.players} players; oracle {args.oracle}; {args.repeats} repeats")
+    print(f"{'agent':30s} {'regret':>8s} {'± se':>7s} {'agree':>7s} {'mean ms':>9s}")
+    for r in rows:
+        print(f"{r['spec']:30s} {r['regret']:8.3f} {r['regret_se']:7.3f} {r['agree']:7.3f} "
+              f"{r['mean_ms']:9.2f}")
+    return rows
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,44 @@
+"""``experiments.decision_quality``: agents judged against a larger search on the same positions."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.search import distinct_moves
+from dominoes_env.core import RuleConfig
+from experiments import decision_quality
+from experiments.bench_agents import positions
+
+
+def test_the_oracle_judged_by_itself_has_no_regret():
+    """The oracle's own choice is its best mean: the same spec and seed agrees every time."""
+    views = positions(RuleConfig(), 40, seed=2)
+    oracle, _ = decision_quality.decide("search:sims=40", views, seed=1000)
+    among = [i for i, v in enumerate(views) if len(distinct_moves(v)) > 1]
+    assert len(among) > 10
+    row = decision_quality.score(oracle, [oracle[i][0] for i in among], among)
+    assert row == {"positions": len(among), "regret": 0.0, "regret_se": 0.0, "agree": 1.0}
+
+
+def test_a_worse_player_has_more_regret():
+    """Against a search of 400 rollouts, random moves lose more than a search of 100."""
+    views = positions(RuleConfig(), 60, seed=3)
+    rows = decision_quality.run(["search:sims=100", "random"], "search:sims=400", views,
+                                repeats=2, seed=0)
+    search, rand = rows
+    assert search["positions"] == rand["positions"] > 20
+    assert rand["regret"] > search["regret"] + 2 * (rand["regret_se"] + search["regret_se"])
+    assert search["agree"] > rand["agree"]
+
+
+def test_the_command_prints_one_row_per_agent(capsys):
+    rows = decision_quality.main(["greedy", "random", "--oracle", "search:sims=20",
+                                  "--positions", "20", "--repeats", "1"])
+    out = capsys.readouterr().out
+    assert [r["spec"] for r in rows] == ["greedy", "random"] and "agree" in out
+
+
+def test_an_oracle_without_move_values_is_refused():
+    views = positions(RuleConfig(), 10, seed=1)
+    with pytest.raises(ValueError, match="last_values"):
+        decision_quality.run(["random"], "greedy", views, repeats=1, seed=0)
