@@ -25,15 +25,16 @@ does, with the policy as a model of how a player plays:
    rollouts of a batch run in lockstep so each step is one batched network evaluation.
    ``plies=k`` lets the policy play the first ``k`` moves of a rollout and the
    greedy scorer the rest (``plies=0``: greedy rollouts, as ``search``);
-5. with ``race=z`` (off by default) it races the moves: after each chunk of deals, from the
-   ``chunk``-th deal on, a move whose mean trails the best one's by more than ``z`` standard
-   errors of their paired difference (the same deals) is dropped, its share of the budget goes
-   to the moves still in, and the decision ends when one is left. The rollouts go where the
-   choice is close instead of on moves already known to be worse.
+5. it races the moves (``race=z``, default 1.5; ``race=0``: off): after each chunk of deals,
+   from the ``chunk``-th deal on, a move whose mean trails the best one's by more than ``z``
+   standard errors of their paired difference (the same deals) is dropped, its share of the
+   budget goes to the moves still in, and the decision ends when one is left. The rollouts go
+   where the choice is close instead of on moves already known to be worse.
 
 The network is evaluated in numpy (float32, one batched product per step), with OpenBLAS held to
-one thread during the decision (:mod:`agents.blas`). Budget: ``sims`` rollouts per decision,
-shared among the distinct moves (at least ``min_per_move`` each), or ``time_ms`` per decision;
+one thread during the decision (:mod:`agents.blas`). Budget: ``sims`` rollouts per decision
+at most (600), shared among the distinct moves still in the race (at least ``min_per_move``
+each), or ``time_ms`` per decision;
 deals are searched ``chunk`` (32) at a time: the rollouts of a chunk share each network
 product, and a ``time_ms`` budget is checked after each chunk. ``policy=PATH`` plays another
 exported policy; without it the shipped one for the table's player count is used (two and four
@@ -65,7 +66,12 @@ from .blas import single_thread
 from .inference import PlayLikelihood
 from .ppo import ACTIVATIONS, PPOAgent
 from .sampling import DealSampler
-from .search import DEFAULT_SIMS, GreedyRollout, best_mean, check_value, distinct_moves
+from .search import GreedyRollout, best_mean, check_value, distinct_moves
+
+#: rollouts per decision at most, and how many standard errors behind the best a move may fall
+#: before the race drops it (``python -m experiments.tournament --agents guided search``)
+DEFAULT_SIMS = 600
+DEFAULT_RACE = 1.5
 
 
 class _Net:
@@ -98,16 +104,16 @@ class _Net:
 class GuidedSearchAgent(Agent):
     """Determinized search on deals weighed by the policy's likelihood of the others' plays.
 
-    Parameters: ``sims`` (rollouts per decision, default 300), ``time_ms`` (time per decision;
-    replaces ``sims``), ``policy`` (an exported policy ``.npz``; default: the shipped one for
-    the player count), ``infer`` (power of the likelihood; 0 searches uniform deals like
+    Parameters: ``sims`` (rollouts per decision at most, default 600), ``time_ms`` (time per
+    decision; replaces ``sims``), ``policy`` (an exported policy ``.npz``; default: the shipped
+    one for the player count), ``infer`` (power of the likelihood; 0 searches uniform deals like
     ``search``), ``pool`` (deals sampled per deal searched), ``plies`` (policy moves at the
     start of each rollout, then greedy; default: the whole rollout), ``min_per_move``,
     ``chunk`` (deals per batch, default 32), ``value`` (how a rollout's end of the hand is
     valued; the default ``"auto"``: by the chance of winning the match it leaves where the
     rules allow a table, two sides and a target up to 500, else by its point margin; see
     :data:`agents.search.VALUES`), ``race`` (drop a move once it trails the best by more than
-    this many standard errors; 0, the default: search every move to the end of the budget).
+    this many standard errors, default 1.5; 0: search every move to the end of the budget).
     """
 
     name = "guided"
@@ -116,7 +122,7 @@ class GuidedSearchAgent(Agent):
                  time_ms: float | None = None, policy: str | None = None,
                  plies: int | None = None, infer: float = 1.0, pool: int = 3,
                  min_per_move: int = 8, chunk: int = 32, value: str = "auto",
-                 race: float = 0.0):
+                 race: float = DEFAULT_RACE):
         super().__init__(seed)
         self.sims = as_int("sims", sims, 1)
         self.time_ms = (None if time_ms is None

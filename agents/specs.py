@@ -8,8 +8,8 @@ spec                       agent
 ``search``                 determinized Monte Carlo search at its default budget
 ``search:sims=400``        parameters as ``key=value`` pairs, comma-separated
 ``guided``                 search on deals weighed by the shipped PPO policy
-                           (``guided:sims=300,infer=1,pool=3,plies=0,value=margin,``
-                           ``policy=PATH``)
+                           (``guided:sims=600,race=1.5,infer=1,pool=3,plies=0,``
+                           ``value=margin,policy=PATH``)
 ``best``                   the strongest shipped agent for the table's player count
                            (:data:`agents.best.BEST_BY_PLAYERS`)
 ``ppo``                    the shipped PPO policy for the game's player count

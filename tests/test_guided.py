@@ -57,8 +57,8 @@ def play_match(players, rules, seed, on_view=None):
 def test_spec_and_parameters(policies):
     agent = make_agent("guided")
     assert type(agent) is GuidedSearchAgent
-    assert (agent.sims, agent.time_ms, agent.plies, agent.infer, agent.pool) == (300, None,
-                                                                                None, 1.0, 3)
+    assert (agent.sims, agent.time_ms, agent.plies, agent.infer, agent.pool, agent.race) == (
+        600, None, None, 1.0, 3, 1.5)
     agent = make_agent(f"guided:sims=50,plies=3,infer=0.5,pool=2,policy={policies[2]}")
     assert (agent.sims, agent.plies, agent.infer, agent.pool) == (50, 3, 0.5, 2)
     assert agent.policy_path == policies[2]
@@ -126,7 +126,7 @@ def test_policy_for_other_rules_is_refused(policies):
 
 # -- budget --------------------------------------------------------------------------------
 def test_sims_budget_is_shared_among_distinct_moves(policies):
-    agent = GuidedSearchAgent(seed=0, sims=60, min_per_move=4, policy=policies[2])
+    agent = GuidedSearchAgent(seed=0, sims=60, min_per_move=4, race=0, policy=policies[2])
     seen = 0
     for _, view in random_positions(RULES[2], 60, seed=2):
         agent.act(view)
@@ -146,7 +146,8 @@ def test_time_budget_stops_after_the_chunk_that_spends_it(policies, monkeypatch)
     that advances 1 ms per reading, ``time_ms=4.5`` stops after the 5th chunk."""
     clock = itertools.count()
     monkeypatch.setattr(guided_module.time, "perf_counter", lambda: next(clock) / 1000)
-    agent = GuidedSearchAgent(seed=0, time_ms=4.5, chunk=3, infer=0, policy=policies[2])
+    agent = GuidedSearchAgent(seed=0, time_ms=4.5, chunk=3, infer=0, race=0,
+                              policy=policies[2])
     for _, view in random_positions(RULES[2], 40, seed=3):
         agent.act(view)
         if len(distinct_moves(view)) > 1:
