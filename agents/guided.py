@@ -267,7 +267,9 @@ class GuidedSearchAgent(Agent):
         return out
 
     # -- rollouts --------------------------------------------------------------------------
-    def _rollouts(self, view, net: _Net, rollout: GreedyRollout, deals, moves) -> list[float]:
+    def _rollouts(self, view, net: _Net, rollout: GreedyRollout, deals, moves) -> np.ndarray:
+        """Every move of ``moves`` played in every deal and the hand finished, the policy
+        playing every seat: the values, one row per deal, one column per move."""
         side_of = rollout.side_of
         scores, target, win_check = view.scores, view.target_score, view.rules.win_check
         encode_turn, num_actions = net.encode_turn, net.num_actions
