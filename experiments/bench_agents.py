@@ -37,19 +37,57 @@ def positions(rules: RuleConfig, count: int, seed: int = 0) -> list:
     return out[:count]
 
 
+class SeatAgents:
+    """One agent of ``spec`` per seat, seeded ``seed + seat`` and built at that seat's first
+    view, as in a match: an agent that remembers the hand so far (``guided``) sees its seat's
+    views in order."""
+
+    def __init__(self, spec: str, seed: int):
+        self.spec, self.seed = spec, seed
+        self.agents: dict = {}
+
+    def __call__(self, view):
+        agent = self.agents.get(view.seat)
+        if agent is None:
+            agent = self.agents[view.seat] = make_agent(self.spec, seed=self.seed + view.seat)
+        return agent
+
+
+def add_position_options(parser, positions: int, seed: int, seed_help: str) -> None:
+    """The flags that choose the positions (``--players``, ``--positions``, ``--seed``), shared
+    by the commands that decide positions: :func:`table_positions` reads them."""
+    parser.add_argument("--players", type=int, choices=(2, 3, 4), default=2,
+                        help="seats at the table of the positions (2)")
+    parser.add_argument("--positions", type=int, default=positions,
+                        help=f"positions, drawn from greedy-vs-greedy matches ({positions})")
+    parser.add_argument("--seed", type=int, default=seed, help=f"{seed_help} ({seed})")
+
+
+def table_positions(parser, args, specs: list[str]) -> list:
+    """The positions :func:`add_position_options`'s flags ask for, once every spec is known to
+    play that table; a bad count or spec is ``parser.error`` (one line, exit status 2)."""
+    if args.positions < 1:
+        parser.error(f"--positions must be >= 1, not {args.positions}")
+    rules = RuleConfig(num_players=args.players)
+    for spec in specs:  # every spec can play this table, before any work
+        try:
+            check_spec(spec, rules)
+        except ValueError as err:
+            parser.error(str(err))
+    return positions(rules, args.positions, args.seed)
+
+
 def bench(specs: list[str], views: list, seed: int = 0) -> list[dict]:
     """Time every spec's decisions on ``views``, interleaved (see the module docstring); returns
     the figures in milliseconds per spec. Each seat has its own agent per spec (seeded
     ``seed + seat``), as in a match, so an agent that remembers the hand so far (``guided``)
     sees its seat's views in order."""
-    agents: list[dict] = [{} for _ in specs]
+    agents = [SeatAgents(spec, seed) for spec in specs]
     times: list[list[float]] = [[] for _ in specs]
     order = list(range(len(specs)))
     for view in views:
         for i in order:
-            agent = agents[i].get(view.seat)
-            if agent is None:
-                agent = agents[i][view.seat] = make_agent(specs[i], seed=seed + view.seat)
+            agent = agents[i](view)
             start = time.perf_counter()
             agent.act(view)
             times[i].append(time.perf_counter() - start)
@@ -70,22 +108,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser = OneLineParser(prog="python -m experiments.bench_agents",
                            description=__doc__.split("\n\n")[0])
     parser.add_argument("specs", nargs="+", help="agent specs (random, greedy, search:sims=100)")
-    parser.add_argument("--players", type=int, choices=(2, 3, 4), default=2,
-                        help="seats at the table of the positions (2)")
-    parser.add_argument("--positions", type=int, default=400,
-                        help="positions each agent decides, drawn from random matches (400)")
-    parser.add_argument("--seed", type=int, default=0,
-                        help="seed of the positions and the agents (0)")
+    add_position_options(parser, 400, 0, "seed of the positions and the agents")
     args = parser.parse_args(argv)
-    if args.positions < 1:
-        parser.error(f"--positions must be >= 1, not {args.positions}")
-    rules = RuleConfig(num_players=args.players)
-    for spec in args.specs:  # every spec can play this table, before any timing
-        try:
-            check_spec(spec, rules)
-        except ValueError as err:
-            parser.error(str(err))
-    views = positions(rules, args.positions, args.seed)
+    views = table_positions(parser, args, args.specs)
     print(f"{len(views)} positions, {args.players} players, agents interleaved")
     rows = bench(args.specs, views, args.seed)
     print(f"{'agent':28s} {'decisions/s':>12s} {'mean ms':>9s} {'median':>9s} {'p95':>9s} "

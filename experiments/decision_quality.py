@@ -24,25 +24,20 @@ from __future__ import annotations
 import math
 import time
 
-from agents import make_agent
 from agents.search import distinct_moves, same_position
-from agents.specs import check_spec
 from dominoes_env.cli_support import OneLineParser
-from dominoes_env.core import RuleConfig
 
-from .bench_agents import positions
+from .bench_agents import SeatAgents, add_position_options, table_positions
 
 
 def decide(spec: str, views: list, seed: int) -> tuple[list[tuple[int, dict]], float]:
     """``([(code, last_values) per view], seconds)``: ``spec`` deciding ``views`` in order, one
     agent per seat seeded ``seed + seat`` (as in a match, so ``guided`` remembers its hand)."""
-    agents: dict = {}
+    agents = SeatAgents(spec, seed)
     out = []
     start = time.perf_counter()
     for view in views:
-        agent = agents.get(view.seat)
-        if agent is None:
-            agent = agents[view.seat] = make_agent(spec, seed=seed + view.seat)
+        agent = agents(view)
         code = agent.act(view)
         out.append((code, dict(getattr(agent, "last_values", {}))))
     return out, time.perf_counter() - start
@@ -99,24 +94,13 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--oracle", default="guided:sims=3000,race=0",
                         help="the judge: a search spec that reports every move's value "
                              "(guided:sims=3000,race=0)")
-    parser.add_argument("--players", type=int, choices=(2, 3, 4), default=2,
-                        help="seats at the table of the positions (2)")
-    parser.add_argument("--positions", type=int, default=300,
-                        help="positions from greedy-vs-greedy matches (300)")
     parser.add_argument("--repeats", type=int, default=4,
                         help="times each spec decides every position, other seeds (4)")
-    parser.add_argument("--seed", type=int, default=5, help="seed of the positions (5)")
+    add_position_options(parser, 300, 5, "seed of the positions")
     args = parser.parse_args(argv)
-    for flag in ("positions", "repeats"):
-        if getattr(args, flag) < 1:
-            parser.error(f"--{flag} must be >= 1, not {getattr(args, flag)}")
-    rules = RuleConfig(num_players=args.players)
-    for spec in [args.oracle, *args.specs]:
-        try:
-            check_spec(spec, rules)
-        except ValueError as err:
-            parser.error(str(err))
-    views = positions(rules, args.positions, args.seed)
+    if args.repeats < 1:
+        parser.error(f"--repeats must be >= 1, not {args.repeats}")
+    views = table_positions(parser, args, [args.oracle, *args.specs])
     try:
         rows = run(args.specs, args.oracle, views, args.repeats, args.seed)
     except ValueError as err:
