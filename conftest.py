@@ -11,9 +11,14 @@ never imports, the JAX modules and their test files.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+# two XLA CPU devices in the JAX session (whatever the cores), so that train_jax's tests run
+# its data-parallel update over two devices; set before any test imports JAX
+os.environ.setdefault("JAX_NUM_CPU_DEVICES", "2")
 
 _JAX_TEST_FILES = ("test_jax_", "test_train_jax", "test_expert_iteration")
 _ROOT = Path(__file__).resolve().parent

@@ -4,13 +4,22 @@
 Both train the same network (policy and value MLPs ``--net``, tanh) with the same rollout
 length (``--num-steps``), minibatch size (``--minibatch``) and epochs (``--epochs``), on two
 players against a self-play mix (train_jax: its default mix; train_ppo: greedy / random / its
-own pool). Each trainer first runs ``--warmup`` updates (start-up and compilation, not timed),
-then its steady state is timed over ``--updates`` updates. Time is this process's CPU time
-(``time.process_time``, all threads), so other load on a shared machine skews the figures less
-than wall-clock time; wall-clock figures are printed too. The last line is a JSON object with
-``train_jax_steps_per_s``, ``train_ppo_steps_per_s`` and ``ratio``.
+own pool). MaskablePPO runs twice, with torch on one thread (as the shipped policies were
+trained) and on every core, so that each trainer is measured using this machine its best way.
 
-    python -m experiments.bench_training [--updates 3] [--jax-envs 256] [--ppo-envs 32]
+The trainers take turns: each round times one update (rollout and PPO epochs) of every
+contender back to back, so a slow moment of a shared machine slows all of them alike. After
+``--warmup`` rounds (start-up and compilation, not timed) come ``--updates`` timed rounds; a
+contender's figure is its median over the rounds, a ratio the median of the rounds' ratios.
+
+The headline is steps per wall-clock second, ``train_jax`` against the faster MaskablePPO
+setting. Steps per CPU-second (this process's CPU time, all threads) are printed too, against
+MaskablePPO on one thread (its most CPU-efficient setting): that ratio says how much of the
+gain is doing less work rather than using both cores. The last line is a JSON object with
+``train_jax_steps_per_s``, ``train_ppo_steps_per_s`` and ``ratio`` (wall clock), and the
+per-CPU-second figures under ``cpu``.
+
+    python -m experiments.bench_training [--updates 5] [--jax-envs 256] [--ppo-envs 32]
 
 Target (issue 12): ratio >= 4.
 """
@@ -19,9 +28,12 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from dominoes_env.cli_support import OneLineParser
 
@@ -65,69 +77,152 @@ def matmul_gflops(seconds: float = 1.0) -> float:
     return runs * 2 * 2 * 1024 * 256 * 256 / (time.process_time() - cpu) / 1e9
 
 
-def bench_jax(args) -> dict[str, float]:
-    import jax
+# -- the contenders: each ``update()`` runs one rollout and its PPO epochs, returns the steps --
+class JaxTrainer:
+    name = "train_jax"
 
-    from .train_jax import Config, enable_compilation_cache, make_train
+    def __init__(self, args):
+        import jax
 
-    batch = args.jax_envs * args.num_steps
-    config = Config(num_envs=args.jax_envs, num_steps=args.num_steps,
-                    num_minibatches=batch // args.minibatch, update_epochs=args.epochs,
-                    net=args.net, total_steps=batch * 1000, progress=False)
-    enable_compilation_cache()
-    init, update = make_train(config)
-    runner = init(jax.random.PRNGKey(0))
-    for _ in range(args.warmup):
-        runner, metrics = update(runner)
+        from .train_jax import Config, enable_compilation_cache, make_train
+
+        self.steps = args.jax_envs * args.num_steps
+        config = Config(num_envs=args.jax_envs, num_steps=args.num_steps,
+                        num_minibatches=self.steps // args.minibatch, update_epochs=args.epochs,
+                        net=args.net, total_steps=self.steps * 1000, progress=False)
+        enable_compilation_cache()
+        init, self._update, self.devices = make_train(config)
+        self._runner = init(jax.random.PRNGKey(0))
+
+    def update(self) -> int:
+        import jax
+
+        self._runner, metrics = self._update(self._runner)
         jax.block_until_ready(metrics)
-    cpu, wall = time.process_time(), time.perf_counter()
-    for _ in range(args.updates):
-        runner, metrics = update(runner)
-        jax.block_until_ready(metrics)
-    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-    steps = batch * args.updates
-    return {"steps": steps, "cpu_steps_per_s": steps / cpu, "wall_steps_per_s": steps / wall}
+        return self.steps
 
 
-def bench_ppo(args) -> dict[str, float]:
-    import torch
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.callbacks import BaseCallback
+class MaskablePPOTrainer:
+    def __init__(self, args, threads: int):
+        import torch
+        from sb3_contrib import MaskablePPO
 
-    from .train_ppo import TrainConfig, make_vec_env
+        from .train_ppo import TrainConfig, make_vec_env
 
-    torch.set_num_threads(1)
-    config = TrainConfig(n_envs=args.ppo_envs, vec_env="dummy", n_steps=args.num_steps,
-                         batch_size=args.minibatch, n_epochs=args.epochs, net=args.net,
-                         opponents=["greedy=0.5", "random=0.05", "self=0.45"],
-                         out=tempfile.mkdtemp())
-    vec_env = make_vec_env(config)
-    hidden = config.hidden()
-    model = MaskablePPO(
-        "MlpPolicy", vec_env, n_steps=args.num_steps, batch_size=args.minibatch,
-        n_epochs=args.epochs, gamma=1.0, policy_kwargs={
-            "net_arch": {"pi": hidden, "vf": hidden}, "activation_fn": torch.nn.Tanh},
-        seed=0, device="cpu", verbose=0)
-    marks: list[tuple[int, float, float]] = []
+        self.name = f"train_ppo ({threads} thread{'s' * (threads > 1)})"
+        self.threads, self.steps = threads, args.ppo_envs * args.num_steps
+        config = TrainConfig(n_envs=args.ppo_envs, vec_env="dummy", n_steps=args.num_steps,
+                             batch_size=args.minibatch, n_epochs=args.epochs, net=args.net,
+                             opponents=["greedy=0.5", "random=0.05", "self=0.45"],
+                             out=tempfile.mkdtemp())
+        self._vec_env = make_vec_env(config)
+        hidden = config.hidden()
+        self._model = MaskablePPO(
+            "MlpPolicy", self._vec_env, n_steps=args.num_steps, batch_size=args.minibatch,
+            n_epochs=args.epochs, gamma=1.0, policy_kwargs={
+                "net_arch": {"pi": hidden, "vf": hidden}, "activation_fn": torch.nn.Tanh},
+            seed=0, device="cpu", verbose=0)
 
-    class Clock(BaseCallback):
-        def _on_rollout_start(self) -> None:  # one mark per update (rollout + training)
-            marks.append((self.model.num_timesteps, time.process_time(), time.perf_counter()))
+    def update(self) -> int:
+        import torch
 
-        def _on_step(self) -> bool:
-            return True
+        torch.set_num_threads(self.threads)
+        # one rollout of n_steps per env, then the epochs: exactly one PPO update per call
+        self._model.learn(self.steps, reset_num_timesteps=False)
+        return self.steps
 
-    batch = args.ppo_envs * args.num_steps
-    model.learn(batch * (args.warmup + args.updates + 1), callback=Clock())
-    vec_env.close()
-    (s0, c0, w0), (s1, c1, w1) = marks[args.warmup], marks[args.warmup + args.updates]
-    return {"steps": s1 - s0, "cpu_steps_per_s": (s1 - s0) / (c1 - c0),
-            "wall_steps_per_s": (s1 - s0) / (w1 - w0)}
+    def close(self) -> None:
+        self._vec_env.close()
 
 
-def main(argv: list[str] | None = None) -> int:
+# -- the interleaved measurement -------------------------------------------------------------
+@dataclass
+class Rates:
+    """One contender's steps per second in each timed round."""
+
+    name: str
+    wall: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+
+    @property
+    def median_wall(self) -> float:
+        return statistics.median(self.wall)
+
+    @property
+    def median_cpu(self) -> float:
+        return statistics.median(self.cpu)
+
+
+def measure(contenders: Sequence, warmup: int, rounds: int,
+            clocks: tuple[Callable[[], float], Callable[[], float]] = (time.perf_counter,
+                                                                          time.process_time),
+            ) -> list[Rates]:
+    """Time ``rounds`` rounds, each one ``update()`` of every contender in turn, after
+    ``warmup`` untimed rounds; ``clocks`` are (wall, CPU).
+
+    >>> class Fake:  # an update of 100 steps that takes `cost` seconds on a fake clock
+    ...     def __init__(self, name, cost): self.name, self.cost = name, cost
+    ...     def update(self): now[0] += self.cost; return 100
+    >>> now = [0.0]
+    >>> a, b = measure([Fake("a", 0.5), Fake("b", 2.0)], 1, 3, (lambda: now[0],) * 2)
+    >>> a.wall, b.cpu
+    ([200.0, 200.0, 200.0], [50.0, 50.0, 50.0])
+    """
+    rates = [Rates(c.name) for c in contenders]
+    wall_clock, cpu_clock = clocks
+    for r in range(warmup + rounds):
+        for c, rate in zip(contenders, rates, strict=True):
+            wall, cpu = wall_clock(), cpu_clock()
+            steps = c.update()
+            wall, cpu = wall_clock() - wall, cpu_clock() - cpu
+            if r >= warmup:
+                rate.wall.append(steps / wall)
+                rate.cpu.append(steps / max(cpu, 1e-9))
+    return rates
+
+
+def round_ratios(num: Rates, den: Rates, clock: str) -> list[float]:
+    """``num``'s rate over ``den``'s in each round (``clock``: "wall" or "cpu").
+
+    >>> round_ratios(Rates("a", wall=[8.0, 9.0]), Rates("b", wall=[2.0, 3.0]), "wall")
+    [4.0, 3.0]
+    """
+    return [a / b for a, b in zip(getattr(num, clock), getattr(den, clock), strict=True)]
+
+
+def summary(jax_rates: Rates, ppo_rates: Sequence[Rates]) -> dict:
+    """The figures of the last line: ``train_jax`` against the MaskablePPO setting with the
+    higher median wall-clock rate, and per CPU-second against the one with the higher median
+    CPU rate.
+
+    >>> j = Rates("train_jax", wall=[10.0, 12.0, 11.0], cpu=[6.0, 6.0, 6.0])
+    >>> one = Rates("one", wall=[2.0, 2.0, 2.0], cpu=[2.0, 2.0, 2.0])
+    >>> two = Rates("two", wall=[2.5, 3.0, 2.5], cpu=[1.5, 1.5, 1.5])
+    >>> s = summary(j, [one, two])
+    >>> s["ratio"], s["train_ppo"], s["cpu"]["ratio"], s["cpu"]["train_ppo"]
+    (4.0, 'two', 3.0, 'one')
+    """
+    best_wall = max(ppo_rates, key=lambda r: r.median_wall)
+    best_cpu = max(ppo_rates, key=lambda r: r.median_cpu)
+    wall = round_ratios(jax_rates, best_wall, "wall")
+    cpu = round_ratios(jax_rates, best_cpu, "cpu")
+    return {
+        "train_jax_steps_per_s": round(jax_rates.median_wall, 1),
+        "train_ppo_steps_per_s": round(best_wall.median_wall, 1),
+        "ratio": round(statistics.median(wall), 3),
+        "ratio_range": [round(min(wall), 3), round(max(wall), 3)],
+        "train_ppo": best_wall.name,
+        "cpu": {"train_jax_steps_per_s": round(jax_rates.median_cpu, 1),
+                "train_ppo_steps_per_s": round(best_cpu.median_cpu, 1),
+                "ratio": round(statistics.median(cpu), 3),
+                "ratio_range": [round(min(cpu), 3), round(max(cpu), 3)],
+                "train_ppo": best_cpu.name},
+    }
+
+
+def build_parser() -> OneLineParser:
     p = OneLineParser(prog="python -m experiments.bench_training",
-                                description=__doc__.split("\n")[0])
+                      description=__doc__.split("\n")[0])
     p.add_argument("--net", default="256,256", help="hidden sizes (policy and value)")
     p.add_argument("--num-steps", type=int, default=32, help="rollout length per environment")
     p.add_argument("--minibatch", type=int, default=1024, help="minibatch size")
@@ -135,49 +230,71 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--jax-envs", type=int, default=256, help="train_jax's parallel games")
     p.add_argument("--ppo-envs", type=int, default=32, help="train_ppo's environments "
                    "(DummyVecEnv: one process, as the shipped policy was trained)")
-    p.add_argument("--warmup", type=int, default=1, help="updates before timing")
-    p.add_argument("--updates", type=int, default=3, help="timed updates per trainer")
+    p.add_argument("--ppo-threads", type=int, nargs="+", default=None,
+                   help="torch thread counts to run MaskablePPO with (default: 1 and every "
+                        "core)")
+    p.add_argument("--warmup", type=int, default=1, help="untimed rounds first")
+    p.add_argument("--updates", type=int, default=5, help="timed rounds (one update of each "
+                                                          "contender per round)")
+    p.add_argument("--no-matmul", action="store_true",
+                   help="skip the network-arithmetic line (a second of plain matrix products)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = build_parser()
     args = p.parse_args(argv)
     for name in ("num_steps", "minibatch", "epochs", "jax_envs", "ppo_envs", "warmup",
                  "updates"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
+    threads = args.ppo_threads or sorted({1, os.cpu_count() or 1})
+    if min(threads) < 1:
+        p.error("--ppo-threads must be >= 1")
     for envs in (args.jax_envs, args.ppo_envs):
         if (envs * args.num_steps) % args.minibatch:
             p.error(f"envs * --num-steps ({envs * args.num_steps}) must be a multiple of "
                     f"--minibatch ({args.minibatch})")
+    try:
+        hidden = [int(x) for x in args.net.split(",")]
+    except ValueError:
+        hidden = []
+    if not hidden or min(hidden) < 1:
+        p.error(f"--net {args.net!r}: give hidden sizes like 256,256")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    jax_res = bench_jax(args)
-    print(f"train_jax: {jax_res['cpu_steps_per_s']:,.0f} steps per CPU-second "
-          f"({jax_res['wall_steps_per_s']:,.0f} per wall second), {args.jax_envs} games",
-          flush=True)
-    ppo_res = bench_ppo(args)
-    print(f"train_ppo: {ppo_res['cpu_steps_per_s']:,.0f} steps per CPU-second "
-          f"({ppo_res['wall_steps_per_s']:,.0f} per wall second), {args.ppo_envs} envs",
-          flush=True)
-    ratio = jax_res["cpu_steps_per_s"] / ppo_res["cpu_steps_per_s"]
-    print(f"ratio {ratio:.2f} (target >= {TARGET_RATIO}); load average "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    from dominoes_env.core import RuleConfig
-    from dominoes_env.encoding import observation_size
+    from .train_jax import one_device_per_core
 
-    rules = RuleConfig()
-    flops = ppo_flops_per_step(observation_size(rules), [int(x) for x in args.net.split(",")],
-                               rules.num_tiles * 4, args.epochs)
-    peak = matmul_gflops()
-    gflops = {k: round(r["cpu_steps_per_s"] * flops / 1e9, 1)
-              for k, r in (("train_jax", jax_res), ("train_ppo", ppo_res))}
-    print(f"network arithmetic: {flops / 1e6:.2f} MFLOP per step; train_jax "
-          f"{gflops['train_jax']} GFLOP per CPU-second, train_ppo {gflops['train_ppo']}; a "
-          f"plain jitted matmul of the update's shape here: {peak:.1f}")
-    print(json.dumps({"train_jax_steps_per_s": round(jax_res["cpu_steps_per_s"], 1),
-                      "train_ppo_steps_per_s": round(ppo_res["cpu_steps_per_s"], 1),
-                      "ratio": round(ratio, 3),
-                      "wall": {"train_jax": round(jax_res["wall_steps_per_s"], 1),
-                               "train_ppo": round(ppo_res["wall_steps_per_s"], 1)},
-                      "gflop_per_cpu_s": gflops, "matmul_gflop_per_cpu_s": round(peak, 1),
-                      "net": args.net, "num_steps": args.num_steps,
-                      "minibatch": args.minibatch, "epochs": args.epochs}))
+    one_device_per_core()
+    jax_trainer = JaxTrainer(args)
+    ppo_trainers = [MaskablePPOTrainer(args, t) for t in threads]
+    rates = measure([jax_trainer, *ppo_trainers], args.warmup, args.updates)
+    for t in ppo_trainers:
+        t.close()
+    for r in rates:
+        print(f"{r.name}: {r.median_wall:,.0f} steps per wall-second, {r.median_cpu:,.0f} per "
+              f"CPU-second (medians of {args.updates} rounds)", flush=True)
+    result = summary(rates[0], rates[1:])
+    lo, hi = result["ratio_range"]
+    print(f"ratio {result['ratio']:.2f} per wall-second against {result['train_ppo']} (rounds "
+          f"{lo:.2f}-{hi:.2f}; target >= {TARGET_RATIO}); per CPU-second "
+          f"{result['cpu']['ratio']:.2f} against {result['cpu']['train_ppo']}; load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    result.update(net=args.net, num_steps=args.num_steps, minibatch=args.minibatch,
+                  epochs=args.epochs, jax_envs=args.jax_envs, ppo_envs=args.ppo_envs)
+    if not args.no_matmul:
+        from dominoes_env.core import RuleConfig
+        from dominoes_env.encoding import observation_size
+
+        rules = RuleConfig()
+        flops = ppo_flops_per_step(observation_size(rules), hidden, rules.num_tiles * 4,
+                                   args.epochs)
+        peak = matmul_gflops()
+        gflops = {r.name: round(r.median_cpu * flops / 1e9, 1) for r in rates}
+        print(f"network arithmetic: {flops / 1e6:.2f} MFLOP per step; GFLOP per CPU-second "
+              + ", ".join(f"{k} {v}" for k, v in gflops.items())
+              + f"; a plain jitted matmul of the update's shape here: {peak:.1f}")
+        result.update(gflop_per_cpu_s=gflops, matmul_gflop_per_cpu_s=round(peak, 1))
+    print(json.dumps(result))
     return 0
 
 

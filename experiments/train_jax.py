@@ -4,8 +4,9 @@ Reads top to bottom, in the CleanRL / PureJaxRL style: the configuration (one da
 field a ``--flag`` with help), the network (plain JAX MLPs, optax's Adam), the self-play
 environment (the learner's seats against a mix of its current self, frozen snapshots,
 greedy and random, all jittable, each on its own block of envs), the jitted update
-(``lax.scan`` rollout, GAE, PPO epochs over minibatches), then the run (evaluation through the
-tournament arena, TensorBoard, ``eval.csv``, checkpoints, export, ``--ship``).
+(``lax.scan`` rollout, GAE, PPO epochs over minibatches; data-parallel over the devices, one
+per CPU core), then the run (evaluation through the tournament arena, TensorBoard,
+``eval.csv``, checkpoints, export, ``--ship``).
 
     python -m experiments.train_jax --out runs/jax2p              # the from-scratch recipe
     python -m experiments.train_jax --players 4 --out runs/jax4p  # partnerships
@@ -104,7 +105,10 @@ class Config:
     eval_matches: int = _f(200, "matches per opponent and evaluation (greedy and random), "
                                 "seats swapped on each deal")
     checkpoint_every: int = _f(2_000_000, "steps between checkpoints (and at the end)")
-    seed: int = _f(0, "seed of everything (same seed, same run)")
+    devices: int = _f(0, "devices to split the games over, each playing and learning on its "
+                         "share (gradients averaged); on a CPU one device per core. 0: as many "
+                         "as there are and the batch divides evenly among")
+    seed: int = _f(0, "seed of everything (same seed and devices, same run)")
     out: str = _f("runs/jax", "output directory")
     resume: str | None = _f(None, "a checkpoint.npz to continue from (same network and batch "
                                   "shape); --total-steps counts from that run's start")
@@ -118,6 +122,12 @@ class Config:
                      "snapshots", "snapshot_every", "eval_matches", "checkpoint_every"):
             _positive_int(name, getattr(self, name))
         _positive_int("eval_every", self.eval_every, low=0)
+        _positive_int("devices", self.devices, low=0)
+        if self.devices and (self.num_envs % self.devices
+                             or self.minibatch_size % self.devices):
+            raise ValueError(f"num_envs={self.num_envs} and the minibatch (num_envs * "
+                             f"num_steps / num_minibatches = {self.minibatch_size}) must both "
+                             f"split evenly over devices={self.devices}")
         if (self.num_envs * self.num_steps) % self.num_minibatches:
             raise ValueError(f"num_envs * num_steps = {self.num_envs * self.num_steps} is not "
                              f"divisible by num_minibatches={self.num_minibatches}")
@@ -154,6 +164,28 @@ class Config:
     @property
     def batch(self) -> int:
         return self.num_envs * self.num_steps
+
+    @property
+    def minibatch_size(self) -> int:
+        return self.batch // self.num_minibatches
+
+    def device_count(self, available: int) -> int:
+        """The devices the update runs on: ``devices``, or with 0 the most of the ``available``
+        that split both the games and each minibatch evenly (``ValueError`` if ``devices`` asks
+        for more than there are).
+
+        >>> one_step = {"num_steps": 1, "num_minibatches": 1}
+        >>> [Config(num_envs=n, **one_step).device_count(4) for n in (8, 6, 5)]
+        [4, 3, 1]
+        >>> Config(num_envs=512).device_count(2)
+        2
+        """
+        if self.devices > available:
+            raise ValueError(f"devices={self.devices}, but JAX sees {available}")
+        if self.devices:
+            return self.devices
+        return max(d for d in range(1, available + 1)
+                   if self.num_envs % d == 0 and self.minibatch_size % d == 0)
 
     def num_updates(self) -> int:
         return -(-self.total_steps // self.batch)
@@ -297,7 +329,7 @@ class SelfPlay:
     """Batched single-agent view of the JAX game for the learner (``reset`` / ``step``), its
     opponents played inside. Every method is a pure function of its arguments."""
 
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, num_envs: int):
         import jax.numpy as jnp
 
         from dominoes_env.jax import make
@@ -314,7 +346,7 @@ class SelfPlay:
                       if config.opp_policy else None)
         w = np.array([config.opp_self, config.opp_snapshot, config.opp_greedy, config.opp_random,
                       config.opp_policy_weight if self.fixed else 0.0], np.float64)
-        self.slots = opponent_slots(w, config.num_envs)
+        self.slots = opponent_slots(w, num_envs)
         self.opp_of_env = jnp.asarray(np.concatenate(
             [np.full(b - a, kind, np.int32) for kind, a, b in self.slots]))
         self.num_snapshots = config.snapshots
@@ -452,6 +484,36 @@ class Transition(NamedTuple):
     done: Any
 
 
+def ppo_loss(params, batch: Transition, adv, target, config: Config, axis: str | None = None):
+    """PPO's clipped loss on a minibatch, and its parts. With ``axis`` (inside ``shard_map``)
+    the minibatch is split over that mesh axis: the advantages are normalised with the whole
+    minibatch's mean and variance, so the average of the devices' gradients is the gradient
+    of the whole minibatch's loss."""
+    import jax
+    import jax.numpy as jnp
+
+    def mean_all(x):
+        return x.mean() if axis is None else jax.lax.pmean(x.mean(), axis)
+
+    logits = masked_logits(params["actor"], batch.obs, batch.mask)
+    logp_all = jax.nn.log_softmax(logits)
+    logp = jnp.take_along_axis(logp_all, batch.action[:, None], 1)[:, 0]
+    ratio = jnp.exp(logp - batch.logp)
+    centred = adv - mean_all(adv)
+    adv = centred / (jnp.sqrt(mean_all(centred ** 2)) + 1e-8)
+    pg = -jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - config.clip_eps,
+                                            1 + config.clip_eps) * adv).mean()
+    value = mlp(params["critic"], batch.obs)[:, 0]
+    v_clip = batch.value + jnp.clip(value - batch.value, -config.clip_eps, config.clip_eps)
+    v_loss = 0.5 * jnp.maximum((value - target) ** 2, (v_clip - target) ** 2).mean()
+    probs = jnp.exp(logp_all)
+    entropy = -jnp.sum(jnp.where(batch.mask, probs * logp_all, 0.0), axis=1).mean()
+    total = pg + config.vf_coef * v_loss - config.ent_coef * entropy
+    kl = ((ratio - 1) - (logp - batch.logp)).mean()
+    return total, {"policy_loss": pg, "value_loss": v_loss, "entropy": entropy,
+                   "approx_kl": kl}
+
+
 def enable_compilation_cache() -> None:
     """Keep compiled updates on disk (``$JAX_COMPILATION_CACHE_DIR``, else
     ``~/.cache/straight-dominoes/jax``): compiling the game takes a minute on a small CPU."""
@@ -462,31 +524,58 @@ def enable_compilation_cache() -> None:
     jax.config.update("jax_compilation_cache_dir", where)
 
 
+def one_device_per_core() -> None:
+    """Before JAX starts: one XLA CPU device per core, so that the update runs a share of the
+    games on each core (:func:`make_train`); on 2 cores that gave 4-7% more steps per second
+    than one device spreading each operation over both. Does nothing once JAX has started
+    (its devices are then fixed); an accelerator stays JAX's default device either way."""
+    import jax
+
+    try:
+        jax.config.update("jax_num_cpu_devices", os.cpu_count() or 1)
+    except RuntimeError:  # JAX has started: keep its devices
+        pass
+
+
 @functools.lru_cache(maxsize=4)
-def _make_train_cached(frozen: str):
-    return _make_train(Config(**json.loads(frozen)))
+def _make_train_cached(frozen: str, devices: int):
+    return _make_train(Config(**json.loads(frozen)), devices)
 
 
 def make_train(config: Config):
-    """``(init, update)``: ``init(key) -> runner`` and the jitted ``update(runner) -> (runner,
-    metrics)`` = one rollout of ``num_envs x num_steps`` learner decisions and the PPO epochs.
-    The same training settings give the same (already compiled) functions."""
+    """``(init, update, devices)``: ``init(key) -> runner`` and the jitted ``update(runner) ->
+    (runner, metrics)`` = one rollout of ``num_envs x num_steps`` learner decisions and the PPO
+    epochs, run on ``devices`` devices (:meth:`Config.device_count`). The same training
+    settings give the same (already compiled) functions."""
+    import jax
+
     keep = {k: v for k, v in dataclasses.asdict(config).items()
             if k not in ("out", "resume", "ship", "progress", "time_limit", "eval_every",
                          "eval_matches", "checkpoint_every", "seed")}
     base = dataclasses.asdict(Config())
-    return _make_train_cached(json.dumps({**base, **keep, "out": "", "resume": None},
-                                         sort_keys=True))
+    devices = config.device_count(len(jax.devices()))
+    init, update = _make_train_cached(
+        json.dumps({**base, **keep, "out": "", "resume": None}, sort_keys=True), devices)
+    return init, update, devices
 
 
-def _make_train(config: Config):
+def _make_train(config: Config, devices: int):
+    """Data-parallel over ``devices`` (``shard_map`` over a mesh axis ``"d"``): each device
+    plays ``num_envs / devices`` games and, in every minibatch, takes its share of the rows
+    from its own games; the gradients (and the advantage normalisation's mean and variance)
+    are averaged over the devices, so the parameters, the optimizer and the snapshots stay
+    the same on all of them. One device is the plain single-device update."""
     import jax
     import jax.numpy as jnp
     import optax
+    from jax.sharding import Mesh, NamedSharding
+    from jax.sharding import PartitionSpec as P
 
-    sp = SelfPlay(config)
+    local_envs = config.num_envs // devices
+    sp = SelfPlay(config, local_envs)
     n_updates = config.num_updates()
-    mb_size = config.batch // config.num_minibatches
+    local_batch = local_envs * config.num_steps
+    mb_size = config.minibatch_size // devices
 
     def schedule(count):
         done = count // (config.num_minibatches * config.update_epochs)
@@ -499,34 +588,20 @@ def _make_train(config: Config):
         k_params, k_env, k_run = jax.random.split(key, 3)
         params = init_params(k_params, sp.obs_size, sp.num_actions, config.hidden())
         snaps = jax.tree.map(lambda x: jnp.stack([x] * config.snapshots), params["actor"])
-        games = sp.reset(k_env, config.num_envs)
+        games = jax.tree.map(lambda *g: jnp.concatenate(g), *[  # device d's games: block d
+            sp.reset(k, local_envs) for k in jax.random.split(k_env, devices)])
         return {"params": params, "opt": tx.init(params), "snaps": snaps,
                 "snaps_filled": jnp.int32(1), "snaps_next": jnp.int32(1 % config.snapshots),
                 "games": games, "key": k_run, "update": jnp.int32(0),
                 "ep_return": jnp.zeros(config.num_envs, jnp.float32)}
 
-    def loss_fn(params, batch, adv, target):
-        logits = masked_logits(params["actor"], batch.obs, batch.mask)
-        logp_all = jax.nn.log_softmax(logits)
-        logp = jnp.take_along_axis(logp_all, batch.action[:, None], 1)[:, 0]
-        ratio = jnp.exp(logp - batch.logp)
-        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-        pg = -jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - config.clip_eps,
-                                                1 + config.clip_eps) * adv).mean()
-        value = mlp(params["critic"], batch.obs)[:, 0]
-        v_clip = batch.value + jnp.clip(value - batch.value, -config.clip_eps, config.clip_eps)
-        v_loss = 0.5 * jnp.maximum((value - target) ** 2, (v_clip - target) ** 2).mean()
-        probs = jnp.exp(logp_all)
-        entropy = -jnp.sum(jnp.where(batch.mask, probs * logp_all, 0.0), axis=1).mean()
-        total = pg + config.vf_coef * v_loss - config.ent_coef * entropy
-        kl = ((ratio - 1) - (logp - batch.logp)).mean()
-        return total, {"policy_loss": pg, "value_loss": v_loss, "entropy": entropy,
-                       "approx_kl": kl}
-
-    def update(runner):
+    def update(runner):  # on each device, with its own games (runner["games"], "ep_return")
         params, snaps = runner["params"], runner["snaps"]
-        # this rollout's frozen opponent: one snapshot for every game (one network to run)
-        key, k_slot = jax.random.split(runner["key"])
+        # this rollout's frozen opponent: one snapshot for every game (one network to run);
+        # the rollout and the minibatches draw from this device's own keys
+        key, k_slot, k_roll, k_epochs = jax.random.split(runner["key"], 4)
+        device = jax.lax.axis_index("d")
+        k_roll, k_epochs = jax.random.fold_in(k_roll, device), jax.random.fold_in(k_epochs, device)
         frozen = jax.tree.map(lambda s: s[jax.random.randint(k_slot, (), 0,
                                                              runner["snaps_filled"])], snaps)
 
@@ -547,9 +622,8 @@ def _make_train(config: Config):
             t = Transition(obs, mask, action.astype(jnp.int32), logp, value, reward, done)
             return (games, ep_return, key), (t, info)
 
-        (games, ep_return, key), (traj, (finished, dones)) = jax.lax.scan(
-            env_step, (runner["games"], runner["ep_return"], key), None,
-            config.num_steps)
+        (games, ep_return, _), (traj, (finished, dones)) = jax.lax.scan(
+            env_step, (runner["games"], runner["ep_return"], k_roll), None, config.num_steps)
         last_value = mlp(params["critic"], games.state.observation)[:, 0]
 
         def gae(carry, t):
@@ -565,8 +639,8 @@ def _make_train(config: Config):
         def epoch(carry, _):
             params, opt, key = carry
             key, k_perm = jax.random.split(key)
-            perm = jax.random.permutation(k_perm, config.batch)
-            flat = jax.tree.map(lambda x: x.reshape((config.batch,) + x.shape[2:]),
+            perm = jax.random.permutation(k_perm, local_batch)
+            flat = jax.tree.map(lambda x: x.reshape((local_batch,) + x.shape[2:]),
                                 (traj, advantages, targets))
             shuffled = jax.tree.map(
                 lambda x: x[perm].reshape((config.num_minibatches, mb_size) + x.shape[1:]), flat)
@@ -574,15 +648,17 @@ def _make_train(config: Config):
             def minibatch(carry, mb):
                 params, opt = carry
                 batch, adv, target = mb
-                grads, stats = jax.grad(loss_fn, has_aux=True)(params, batch, adv, target)
+                grads, stats = jax.grad(ppo_loss, has_aux=True)(params, batch, adv, target,
+                                                                config, "d")
+                grads, stats = jax.lax.pmean((grads, stats), "d")
                 updates, opt = tx.update(grads, opt, params)
                 return (optax.apply_updates(params, updates), opt), stats
 
             (params, opt), stats = jax.lax.scan(minibatch, (params, opt), shuffled)
             return (params, opt, key), stats
 
-        (params, opt, key), stats = jax.lax.scan(epoch, (params, runner["opt"], key), None,
-                                                 config.update_epochs)
+        (params, opt, _), stats = jax.lax.scan(epoch, (params, runner["opt"], k_epochs), None,
+                                               config.update_epochs)
         step = runner["update"] + 1
         take = step % config.snapshot_every == 0
         slot = runner["snaps_next"]
@@ -594,14 +670,22 @@ def _make_train(config: Config):
                                                               config.snapshots),
                                             runner["snaps_filled"]),
                   "snaps_next": jnp.where(take, (slot + 1) % config.snapshots, slot)}
-        n_done = dones.sum()
+        n_done = jax.lax.psum(dones.sum(), "d")
         metrics = {k: v.mean() for k, v in stats.items()}
         metrics.update(episodes=n_done,
-                       episode_return=finished.sum() / jnp.maximum(n_done, 1) /
-                       config.reward_scale)
+                       episode_return=jax.lax.psum(finished.sum(), "d") /
+                       jnp.maximum(n_done, 1) / config.reward_scale)
         return runner, metrics
 
-    return init, jax.jit(update)
+    mesh = Mesh(np.array(jax.devices()[:devices]), ("d",))
+    shards = {"games": P("d"), "ep_return": P("d")}  # the rest is the same on every device
+    specs = {k: shards.get(k, P()) for k in jax.eval_shape(init, jax.random.PRNGKey(0))}
+    # check_vma=False: the game's loops start from constants that become per-device values;
+    # tests/test_train_jax.py checks that the replicated parts stay equal on every device
+    update = jax.shard_map(update, mesh=mesh, in_specs=(specs,), out_specs=(specs, P()),
+                           check_vma=False)
+    placed = {k: NamedSharding(mesh, spec) for k, spec in specs.items()}
+    return jax.jit(init, out_shardings=placed), jax.jit(update)
 
 
 # -- checkpoints -----------------------------------------------------------------------------
@@ -643,7 +727,6 @@ def read_checkpoint(path: str, config: Config) -> dict[str, Any]:
 
 def restore(path: str, runner):
     import jax
-    import jax.numpy as jnp
 
     keep = {k: v for k, v in runner.items() if k not in ("games", "ep_return")}
     leaves, tree = jax.tree.flatten(keep)
@@ -653,7 +736,9 @@ def restore(path: str, runner):
         if np.shape(old) != new.shape:
             raise ValueError(f"--resume {path!r}: an array has shape {new.shape}, expected "
                              f"{np.shape(old)}")
-    restored = jax.tree.unflatten(tree, [jnp.asarray(x) for x in loaded])
+    # each array where the update expects it (replicated over its devices)
+    restored = jax.tree.unflatten(tree, [jax.device_put(x, old.sharding)
+                                         for old, x in zip(leaves, loaded, strict=True)])
     return {**runner, **restored}
 
 
@@ -718,7 +803,7 @@ def train(config: Config, command: str = "") -> Path:
     rules = config.rules()
     started = time.time()
     enable_compilation_cache()
-    init, update = make_train(config)
+    init, update, devices = make_train(config)
     runner = init(jax.random.PRNGKey(config.seed))
     steps, wall_before = 0, 0.0
     if meta_resumed is not None:
@@ -731,7 +816,8 @@ def train(config: Config, command: str = "") -> Path:
 
     def export(path: Path) -> dict[str, Any]:
         meta = {"rules": rules.to_dict(), "obs_version": OBS_VERSION, "steps": steps,
-                "wall_s": wall(), "seed": config.seed, "trainer": "experiments.train_jax",
+                "wall_s": wall(), "seed": config.seed, "devices": devices,
+                "trainer": "experiments.train_jax",
                 "config": dataclasses.asdict(config), "command": command}
         export_npz(runner["params"]["actor"], path, meta)
         return meta
@@ -812,11 +898,15 @@ def ship(out: Path, config: Config, matches: int = 1000) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
+    one_device_per_core()
     args = build_parser().parse_args(argv)
     try:
         config = Config(**vars(args))
         if config.resume:
             read_checkpoint(config.resume, config)
+        import jax
+
+        config.device_count(len(jax.devices()))
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

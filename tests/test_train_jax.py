@@ -195,3 +195,127 @@ def test_opponent_slots_cover_every_env_once_in_proportion(weights, n, sizes):
     assert slots[0][1] == 0 and slots[-1][2] == n
     assert all(prev[2] == nxt[1] for prev, nxt in zip(slots, slots[1:], strict=False))
     assert all(weights[kind] > 0 for kind, _, _ in slots)
+
+
+def _two_devices():
+    import jax
+
+    if len(jax.devices()) < 2:
+        pytest.skip("needs two JAX devices (conftest.py asks for two CPU devices)")
+    return jax.devices()[:2]
+
+
+def test_data_parallel_gradient_is_the_whole_minibatch_gradient():
+    """Two devices, each with half the rows: the average of their gradients (advantages
+    normalised over both halves) is the gradient of the loss on the whole minibatch."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import Mesh
+    from jax.sharding import PartitionSpec as P
+
+    from experiments.train_jax import Transition, ppo_loss
+
+    mesh = Mesh(np.array(_two_devices()), ("d",))
+    config = Config(net="16")
+    params = init_params(jax.random.PRNGKey(0), 234, 112, config.hidden())
+    rng = np.random.default_rng(0)
+    n = 64
+    mask = rng.random((n, 112)) < 0.2
+    mask[:, 7] = True
+    action = np.array([rng.choice(np.flatnonzero(row)) for row in mask], np.int32)
+    batch = Transition(jnp.asarray(rng.random((n, 234)), jnp.float32), jnp.asarray(mask),
+                       jnp.asarray(action), jnp.asarray(rng.normal(size=n) - 3, jnp.float32),
+                       jnp.asarray(rng.normal(size=n), jnp.float32),
+                       jnp.zeros(n, jnp.float32), jnp.zeros(n, bool))
+    adv = jnp.asarray(rng.normal(size=n) * 3 + 1, jnp.float32)  # far from normalised
+    target = jnp.asarray(rng.normal(size=n), jnp.float32)
+
+    whole = jax.grad(ppo_loss, has_aux=True)(params, batch, adv, target, config)
+
+    def per_device(params, batch, adv, target):
+        g = jax.grad(ppo_loss, has_aux=True)(params, batch, adv, target, config, "d")
+        return jax.lax.pmean(g, "d")
+
+    split = jax.jit(jax.shard_map(per_device, mesh=mesh, in_specs=(P(), P("d"), P("d"), P("d")),
+                                  out_specs=P(), check_vma=False))(params, batch, adv, target)
+    for a, b in zip(jax.tree.leaves(whole), jax.tree.leaves(split), strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-4, atol=1e-6)
+    # the halves alone differ: the test would see a per-device normalisation
+    half = jax.grad(ppo_loss, has_aux=True)(params, jax.tree.map(lambda x: x[: n // 2], batch),
+                                            adv[: n // 2], target[: n // 2], config)
+    assert not np.allclose(np.asarray(half[1]["policy_loss"]), np.asarray(whole[1]["policy_loss"]))
+
+
+def test_update_on_two_devices_splits_the_games_and_keeps_the_rest_equal():
+    import jax
+
+    from experiments.train_jax import build_parser, make_train
+
+    _two_devices()
+    config = Config(**vars(build_parser().parse_args(TINY)))
+    init, update, devices = make_train(config)
+    assert devices == 2
+    runner = init(jax.random.PRNGKey(1))
+    for _ in range(2):
+        runner, metrics = update(runner)
+    assert np.isfinite([float(v) for v in metrics.values()]).all()
+    games = jax.tree.leaves(runner["games"])[0]
+    assert [s.data.shape[0] for s in games.addressable_shards] == [4, 4]  # 8 games, 4 each
+    for name in ("params", "opt", "snaps", "key", "update"):
+        for leaf in jax.tree.leaves(runner[name]):
+            first, second = (np.asarray(s.data) for s in leaf.addressable_shards)
+            np.testing.assert_array_equal(first, second)
+    # the two devices played different games
+    first, second = (np.asarray(s.data) for s in games.addressable_shards)
+    assert not np.array_equal(first, second)
+
+
+def test_devices_flag_is_checked(tmp_path, capsys):
+    out = tmp_path / "never"
+    assert main([*TINY, "--devices", "3", "--out", str(out)]) == 2
+    assert "must both split evenly over devices=3" in capsys.readouterr().err
+    assert main([*TINY, "--devices", "4", "--num-envs", "16", "--out", str(out)]) == 2
+    assert "devices=4, but JAX sees 2" in capsys.readouterr().err
+    assert not out.exists()
+    assert main([*TINY, "--devices", "1", "--eval-every", "0", "--out", str(out)]) == 0
+    assert json.loads((out / "policy.json").read_text())["devices"] == 1
+
+
+@pytest.mark.parametrize("name", ["experiments.train_jax", "experiments.bench_training"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_bench_training_times_both_trainers_in_turn(capsys):
+    """The benchmark's own code path at a tiny size: every contender timed in every round,
+    the JSON last line with the figures the README quotes."""
+    from experiments.bench_training import main as bench
+
+    assert bench(["--net", "16", "--num-steps", "4", "--minibatch", "16", "--jax-envs", "8",
+                  "--ppo-envs", "4", "--epochs", "2", "--updates", "2", "--no-matmul"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [line.split(":")[0] for line in lines[:3]] == [
+        "train_jax", "train_ppo (1 thread)", "train_ppo (2 threads)"]
+    result = json.loads(lines[-1])
+    assert result["ratio"] > 0 and result["cpu"]["ratio"] > 0
+    assert result["ratio_range"][0] <= result["ratio"] <= result["ratio_range"][1]
+    assert result["train_ppo"].startswith("train_ppo (")
+    assert result["jax_envs"] == 8 and result["minibatch"] == 16
+
+
+def test_bench_training_refuses_bad_flags(capsys):
+    from experiments.bench_training import main as bench
+
+    for flags, message in ((["--updates", "0"], "--updates must be >= 1"),
+                           (["--ppo-threads", "0"], "--ppo-threads must be >= 1"),
+                           (["--jax-envs", "3"], "must be a multiple of --minibatch"),
+                           (["--net", "x"], "give hidden sizes")):
+        with pytest.raises(SystemExit) as exit_:
+            bench(flags)
+        assert exit_.value.code == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err
