@@ -35,7 +35,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from dominoes_env.cli_support import OneLineParser
+from dominoes_env.cli_support import OneLineParser, run_command
+from dominoes_env.optional import require
 
 TARGET_RATIO = 4.0
 
@@ -248,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
                  "updates"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
-    threads = args.ppo_threads or sorted({1, os.cpu_count() or 1})
+    threads = sorted(set(args.ppo_threads or (1, os.cpu_count() or 1)))
     if min(threads) < 1:
         p.error("--ppo-threads must be >= 1")
     for envs in (args.jax_envs, args.ppo_envs):
@@ -261,6 +262,12 @@ def main(argv: list[str] | None = None) -> int:
         hidden = []
     if not hidden or min(hidden) < 1:
         p.error(f"--net {args.net!r}: give hidden sizes like 256,256")
+    return run_command(lambda: _run(args, threads, hidden), errors=(ImportError,))
+
+
+def _run(args, threads: list[int], hidden: list[int]) -> int:
+    for module, extra in (("optax", "jax"), ("sb3_contrib", "train")):
+        require(module, extra, "the training benchmark")  # one line, before any start-up
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from .train_jax import one_device_per_core
 

@@ -319,3 +319,16 @@ def test_bench_training_refuses_bad_flags(capsys):
         assert exit_.value.code == 2
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1, err
+
+
+def test_bench_training_names_a_missing_extra_in_one_line(monkeypatch, capsys):
+    import experiments.bench_training as bench_training
+    from dominoes_env.optional import require
+
+    monkeypatch.setattr(bench_training, "require",
+                        lambda module, extra, purpose: require("no_such_module_here", extra,
+                                                               purpose))
+    assert bench_training.main(["--updates", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("error: the training benchmark needs no_such_module_here: "
+                   "pip install 'straight-dominoes[jax]'\n")
