@@ -97,6 +97,10 @@ class Config:
     opp_policy: str = _f("", "an exported policy .npz (tanh, agents.ppo format) to play too, "
                              "with share --opp-policy-weight (experiments.best_response)")
     opp_policy_weight: float = _f(0.0, "share of the envs against --opp-policy")
+    match_scores: float = _f(0.0, "share of the training hands dealt at a random match score "
+                                  "(each side's uniform over 0, 5, ..., target - 50) instead "
+                                  "of 0-0, so that the scores the policy sees in a match's "
+                                  "later hands are not new to it")
     snapshots: int = _f(8, "frozen snapshots kept (the oldest is replaced)")
     snapshot_every: int = _f(20, "updates between snapshots")
     time_limit: float = _f(25.0, "minutes of wall time after which training stops (then the "
@@ -133,7 +137,7 @@ class Config:
                              f"divisible by num_minibatches={self.num_minibatches}")
         for name in ("lr", "gamma", "gae_lambda", "clip_eps", "ent_coef", "vf_coef",
                      "max_grad_norm", "reward_scale", "time_limit", "opp_self", "opp_snapshot",
-                     "opp_greedy", "opp_random", "opp_policy_weight"):
+                     "opp_greedy", "opp_random", "opp_policy_weight", "match_scores"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
                     math.isfinite(value) and value >= 0):
@@ -142,6 +146,8 @@ class Config:
                 self.opp_policy_weight if self.opp_policy else 0) <= 0:
             raise ValueError("the opponent mix (--opp-self/--opp-snapshot/--opp-greedy/"
                              "--opp-random/--opp-policy-weight) needs a positive weight")
+        if self.match_scores > 1:
+            raise ValueError(f"match_scores={self.match_scores!r} is a share: at most 1")
         if self.opp_policy_weight and not self.opp_policy:
             raise ValueError("--opp-policy-weight needs --opp-policy PATH")
         if self.opp_policy:
@@ -350,16 +356,40 @@ class SelfPlay:
         self.opp_of_env = jnp.asarray(np.concatenate(
             [np.full(b - a, kind, np.int32) for kind, a, b in self.slots]))
         self.num_snapshots = config.snapshots
+        self.match_scores = config.match_scores
         self.obs_size = self.env.observation_shape[0]
         self.num_actions = self.env.num_actions
 
     def _fresh(self, key, n: int):
         import jax
 
-        k_init, k_side = jax.random.split(key)
+        k_init, k_side, k_scores = jax.random.split(key, 3)
         state = jax.vmap(self.env.init)(jax.random.split(k_init, n))
+        if self.match_scores:
+            state = self._at_match_scores(state, k_scores)
         side = jax.random.randint(k_side, (n,), 0, self.num_sides)
         return Games(state, side, self.opp_of_env)
+
+    #: the highest random start is this far below the target: the plays before the learner's
+    #: first move of a hand score far less, so no new game ends before the learner has moved
+    #: (``_play`` would replace it by the same new game again, for ever)
+    START_BELOW_TARGET = 50
+
+    def _at_match_scores(self, state, key):
+        """A share ``match_scores`` of the new hands moved to a random match score: each side's
+        score uniform over 0, 5, ..., target - 50 (a hand that takes a side to the target ends
+        the episode, as it ends the match)."""
+        import jax
+        import jax.numpy as jnp
+
+        k_which, k_score = jax.random.split(key)
+        scores = state._x.scores
+        top = max(self.env.rules.target_score - self.START_BELOW_TARGET, 0) // 5
+        random = jax.random.randint(k_score, scores.shape, 0, top + 1) * 5
+        moved = jax.random.uniform(k_which, scores.shape[:1]) < self.match_scores
+        scores = jnp.where(moved[:, None], random, scores).astype(scores.dtype)
+        state = state.replace(_x=state._x._replace(scores=scores))
+        return state.replace(observation=jax.vmap(self.env.observe)(state))
 
     def _opponent_actions(self, games: Games, actor, frozen_actor, key):
         """The opponents' actions, one block of envs per opponent kind (:func:`opponent_slots`):

@@ -332,3 +332,61 @@ def test_bench_training_names_a_missing_extra_in_one_line(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert err == ("error: the training benchmark needs no_such_module_here: "
                    "pip install 'straight-dominoes[jax]'\n")
+
+
+def test_match_scores_deal_a_share_of_hands_at_random_match_scores():
+    """--match-scores: that share of the new hands starts at a random match score (multiples
+    of 5 up to 50 below the target, each side on its own), and their observations show it."""
+    import jax
+
+    from experiments.train_jax import SelfPlay
+
+    def fresh(share):
+        sp = SelfPlay(Config(target_score=100, match_scores=share), 400)
+        return sp, sp.reset(jax.random.PRNGKey(3), 400).state
+
+    _, zero = fresh(0.0)
+    assert not np.asarray(zero._x.scores).any()
+    sp, state = fresh(0.5)
+    scores = np.asarray(state._x.scores)
+    moved = scores.any(axis=1)
+    assert 0.4 < moved.mean() < 0.6  # 400 hands, share 0.5
+    assert (scores % 5 == 0).all() and scores.min() >= 0 and scores.max() == 50
+    assert len(np.unique(scores[moved])) == 11  # 0, 5, ..., 50, both sides apart
+    assert (scores[moved, 0] != scores[moved, 1]).mean() > 0.8
+    np.testing.assert_array_equal(np.asarray(state.observation),
+                                  np.asarray(jax.vmap(sp.env.observe)(state)))
+    assert not np.array_equal(np.asarray(state.observation)[moved],
+                              np.asarray(zero.observation)[moved])
+    _, every = fresh(1.0)
+    assert (np.asarray(every._x.scores).sum(axis=1) > 0).mean() > 0.95  # 0-0 is 1 in 400
+
+
+@pytest.mark.parametrize("share", [-0.1, 1.5])
+def test_match_scores_must_be_a_share(share):
+    with pytest.raises(ValueError, match="match_scores"):
+        Config(match_scores=share)
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_a_new_hand_at_match_scores_waits_for_the_learner(players):
+    """Every new game, however high its random score, reaches the learner's turn before the
+    match can end: a step ends with every game waiting for the learner (a game that ended
+    before the learner's first move would be replaced by itself for ever)."""
+    import jax
+    import jax.numpy as jnp
+
+    from experiments.train_jax import SelfPlay, init_params
+
+    sp = SelfPlay(Config(players=players, match_scores=1.0, opp_greedy=1, opp_self=0,
+                         opp_snapshot=0, opp_random=0), 256)
+    params = init_params(jax.random.PRNGKey(0), sp.obs_size, sp.num_actions, [8])
+    step = jax.jit(lambda g, a, k: sp.step(g, a, params["actor"], params["actor"], k))
+    games = sp.reset(jax.random.PRNGKey(1), 256)
+    key = jax.random.PRNGKey(2)
+    for _ in range(12):
+        key, k = jax.random.split(key)
+        games, _, _ = step(games, jnp.argmax(games.state.legal_action_mask, 1), k)
+        side = np.asarray(sp.side_of)[np.asarray(games.state.current_player)]
+        assert (side == np.asarray(games.side)).all()
+        assert not np.asarray(games.state.terminated).any()
