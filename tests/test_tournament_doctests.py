@@ -1,4 +1,6 @@
-"""The docstring examples of the tournament modules are part of their specification: run them."""
+"""The docstring examples of the tournament and experiment modules are part of their
+specification: run them (``experiments.train_jax`` and ``experiments.bench_training`` need JAX:
+tests/test_train_jax.py runs theirs)."""
 
 import doctest
 import importlib
@@ -12,6 +14,8 @@ MODULES = [
     "experiments.tournament.runner",
     "experiments.tournament.stats",
     "experiments.tournament.report",
+    "experiments.behavior_cloning",
+    "experiments.decision_quality",
 ]
 
 
