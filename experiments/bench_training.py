@@ -256,12 +256,12 @@ def main(argv: list[str] | None = None) -> int:
         if (envs * args.num_steps) % args.minibatch:
             p.error(f"envs * --num-steps ({envs * args.num_steps}) must be a multiple of "
                     f"--minibatch ({args.minibatch})")
+    from .train_jax import Config  # numpy only: JAX starts in _run
+
     try:
-        hidden = [int(x) for x in args.net.split(",")]
-    except ValueError:
-        hidden = []
-    if not hidden or min(hidden) < 1:
-        p.error(f"--net {args.net!r}: give hidden sizes like 256,256")
+        hidden = Config(net=args.net).hidden()  # train_jax's own reading of --net
+    except ValueError as err:
+        p.error(str(err))
     return run_command(lambda: _run(args, threads, hidden), errors=(ImportError,))
 
 
