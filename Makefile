@@ -29,7 +29,7 @@ demo: $(STAMP)
 test: $(STAMP) $(CHROMIUM)
 	$(PY) -m ruff check .
 	$(MKDOCS) build --strict --quiet --site-dir build/site
-	$(PY) -m pytest -n 2 --dist loadgroup -m "not jax"
+	$(PY) -m pytest -n 2 -m "not jax"
 	$(PY) -m pytest -n 2 -m jax   # apart: no fork after JAX has started (conftest.py)
 
 # The documentation site (into site/). It shows the notebooks as stored in docs/notebooks/,

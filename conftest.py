@@ -40,6 +40,19 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return None
 
 
+@pytest.fixture
+def one_local_ray(tmp_path_factory: pytest.TempPathFactory):
+    """Hold the suite's Ray lock: one test at a time starts a local Ray instance, whatever the
+    xdist workers (two local clusters starting at once on a 2-core machine miss Ray's
+    registration deadlines). A file lock in the run's shared temporary root, as pytest-xdist
+    advises; its ``xdist_group`` marks are not enough: with pytest 9.2 ``--dist loadgroup``
+    silently stops grouping (pytest-dev/pytest-xdist#1386)."""
+    from filelock import FileLock
+
+    with FileLock(tmp_path_factory.getbasetemp().parent / "local-ray.lock"):
+        yield
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if _is_jax_path(item.path):

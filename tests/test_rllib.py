@@ -40,8 +40,8 @@ def test_help_describes_every_flag():
         assert flag in text
 
 
-@pytest.mark.xdist_group("ray")  # one local Ray start at a time (make test: --dist loadgroup)
-def test_train_two_iterations_export_and_play(tmp_path):
+@pytest.mark.timeout(960)  # up to three tries of 300 s
+def test_train_two_iterations_export_and_play(tmp_path, one_local_ray):
     """One run (the checks share it: a fixture would run once per xdist worker)."""
     out = tmp_path / "rllib"
     cmd = [sys.executable, "-m", "experiments.train_rllib", "--iterations", "2",

@@ -85,8 +85,7 @@ def test_a_pool_plays_matches_in_batches_with_the_same_results(tmp_path):
     assert results(tmp_path / "w2") == results(tmp_path / "w1")
 
 
-@pytest.mark.xdist_group("ray")  # one local Ray start at a time (make test: --dist loadgroup)
-def test_ray_backend_gives_the_same_results(tmp_path):
+def test_ray_backend_gives_the_same_results(tmp_path, one_local_ray):
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'ray[default]')")
     config = TournamentConfig(["random", "greedy"], FAST, matches=8, seed=5)
     local = run_tournament(config, tmp_path / "local", workers=1, progress=False)

@@ -229,9 +229,12 @@ def iter_ray(jobs: Sequence[MatchJob], config: TournamentConfig, workers: int,
         if address:
             ray.init(address=address, logging_level=logging.WARNING)
         else:
-            path = os.pathsep.join(filter(None, [_project_root(), os.environ.get("PYTHONPATH")]))
+            # the workers import agents by spec from this package and from this process's path
+            # (code_search_path: no runtime environment to set up, no agent process to wait on)
+            extra = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+            paths = [_project_root(), *filter(None, extra)]
             ray.init(num_cpus=workers, include_dashboard=False, logging_level=logging.WARNING,
-                     runtime_env={"env_vars": {"PYTHONPATH": path}})
+                     job_config=ray.job_config.JobConfig(code_search_path=paths))
         started = True
     in_flight: list = []
     try:
