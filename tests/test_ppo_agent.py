@@ -71,7 +71,9 @@ def test_numpy_matches_torch(tmp_path, n, net_arch, activation):
         dist = model.policy.get_distribution(torch.as_tensor(obs), action_masks=masks)
         torch_probs = dist.distribution.probs.numpy().astype(np.float64)
     numpy_probs = policy.probabilities(obs, masks)
-    assert np.abs(numpy_probs - torch_probs).max() < 1e-5
+    # float64 against torch's float32: about 5e-7 apart here, once 8.4e-5 (a fresh venv's first
+    # run, not seen again in 300 repeats); a wrong layer, bias or activation is 1e-2 or more
+    assert np.abs(numpy_probs - torch_probs).max() < 1e-4
     assert (numpy_probs[~masks] == 0).all()
     # the distributions are not trivial: most observations have a clear favourite
     assert np.median(numpy_probs.max(axis=1)) > 0.5
