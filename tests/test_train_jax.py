@@ -213,7 +213,8 @@ def test_data_parallel_gradient_is_the_whole_minibatch_gradient():
     from jax.sharding import Mesh
     from jax.sharding import PartitionSpec as P
 
-    from experiments.train_jax import Transition, ppo_loss
+    from experiments.train_jax import (Transition, device_mean, normalise_advantages,
+                                       ppo_loss)
 
     mesh = Mesh(np.array(_two_devices()), ("d",))
     config = Config(net="16")
@@ -230,11 +231,13 @@ def test_data_parallel_gradient_is_the_whole_minibatch_gradient():
     adv = jnp.asarray(rng.normal(size=n) * 3 + 1, jnp.float32)  # far from normalised
     target = jnp.asarray(rng.normal(size=n), jnp.float32)
 
-    whole = jax.grad(ppo_loss, has_aux=True)(params, batch, adv, target, config)
+    whole = jax.grad(ppo_loss, has_aux=True)(params, batch, normalise_advantages(adv), target,
+                                             config)
 
     def per_device(params, batch, adv, target):
-        g = jax.grad(ppo_loss, has_aux=True)(params, batch, adv, target, config, "d")
-        return jax.lax.pmean(g, "d")
+        g = jax.grad(ppo_loss, has_aux=True)(params, batch, normalise_advantages(adv, "d"),
+                                             target, config)
+        return device_mean(g, "d")
 
     split = jax.jit(jax.shard_map(per_device, mesh=mesh, in_specs=(P(), P("d"), P("d"), P("d")),
                                   out_specs=P(), check_vma=False))(params, batch, adv, target)
@@ -242,7 +245,8 @@ def test_data_parallel_gradient_is_the_whole_minibatch_gradient():
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-4, atol=1e-6)
     # the halves alone differ: the test would see a per-device normalisation
     half = jax.grad(ppo_loss, has_aux=True)(params, jax.tree.map(lambda x: x[: n // 2], batch),
-                                            adv[: n // 2], target[: n // 2], config)
+                                            normalise_advantages(adv[: n // 2]),
+                                            target[: n // 2], config)
     assert not np.allclose(np.asarray(half[1]["policy_loss"]), np.asarray(whole[1]["policy_loss"]))
 
 
