@@ -213,8 +213,7 @@ def test_data_parallel_gradient_is_the_whole_minibatch_gradient():
     from jax.sharding import Mesh
     from jax.sharding import PartitionSpec as P
 
-    from experiments.train_jax import (Transition, device_mean, normalise_advantages,
-                                       ppo_loss)
+    from experiments.train_jax import Transition, device_mean, normalise_advantages, ppo_loss
 
     mesh = Mesh(np.array(_two_devices()), ("d",))
     config = Config(net="16")
