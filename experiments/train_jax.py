@@ -56,6 +56,7 @@ from dominoes_env.core.files import atomic_write
 from dominoes_env.encoding import OBS_VERSION
 
 FORMAT = "straight-dominoes-train-jax/1"  #: the checkpoint format
+CRITICS = ("obs", "full")  #: what the value network may see (``--critic``)
 
 
 # -- configuration -------------------------------------------------------------------------
@@ -79,6 +80,10 @@ class Config:
     num_minibatches: int = _f(8, "minibatches per epoch")
     update_epochs: int = _f(4, "PPO epochs per update")
     net: str = _f("256,256", "hidden layer sizes of the policy and of the value network")
+    critic: str = _f("obs", "what the value network sees: obs (the learner's observation) or "
+                     "full (also every other seat's hand and the boneyard: a perfect-"
+                     "information critic for training only; the policy always sees only its "
+                     "observation, so the exported policy plays as before)")
     lr: float = _f(3e-4, "Adam learning rate (annealed linearly to 0 unless --no-anneal-lr)")
     anneal_lr: bool = _f(True, "anneal the learning rate linearly to 0")
     gamma: float = _f(1.0, "discount (points count the same whenever they come in a hand)")
@@ -146,6 +151,8 @@ class Config:
                 self.opp_policy_weight if self.opp_policy else 0) <= 0:
             raise ValueError("the opponent mix (--opp-self/--opp-snapshot/--opp-greedy/"
                              "--opp-random/--opp-policy-weight) needs a positive weight")
+        if self.critic not in CRITICS:
+            raise ValueError(f"critic={self.critic!r}: choose one of {', '.join(CRITICS)}")
         if self.match_scores > 1:
             raise ValueError(f"match_scores={self.match_scores!r} is a share: at most 1")
         if self.opp_policy_weight and not self.opp_policy:
@@ -197,7 +204,8 @@ class Config:
         return -(-self.total_steps // self.batch)
 
     #: fields that fix the shapes a checkpoint holds
-    SHAPE_FIELDS = ("players", "partnerships", "net", "num_envs", "num_steps", "snapshots")
+    SHAPE_FIELDS = ("players", "partnerships", "net", "critic", "num_envs", "num_steps",
+                    "snapshots")
 
 
 def _positive_int(name: str, value, low: int = 1) -> None:
@@ -232,12 +240,21 @@ def mlp(layers, x):
     return x @ layers[-1]["w"] + layers[-1]["b"]
 
 
-def init_params(key, obs_size: int, num_actions: int, hidden: list[int]):
+def init_params(key, obs_size: int, num_actions: int, hidden: list[int], hidden_info: int = 0):
+    """The actor sees the observation; the critic the observation and ``hidden_info`` more
+    inputs (:meth:`SelfPlay.hidden_info`, 0 unless ``--critic full``)."""
     import jax
 
     ka, kc = jax.random.split(key)
     return {"actor": init_mlp(ka, [obs_size, *hidden, num_actions], 0.01),
-            "critic": init_mlp(kc, [obs_size, *hidden, 1], 1.0)}
+            "critic": init_mlp(kc, [obs_size + hidden_info, *hidden, 1], 1.0)}
+
+
+def critic_value(critic, obs, hidden_info):
+    """The value network on the observation and the hidden information it may see."""
+    import jax.numpy as jnp
+
+    return mlp(critic, jnp.concatenate([obs, hidden_info], axis=-1))[:, 0]
 
 
 def masked_logits(actor, obs, mask):
@@ -359,6 +376,33 @@ class SelfPlay:
         self.match_scores = config.match_scores
         self.obs_size = self.env.observation_shape[0]
         self.num_actions = self.env.num_actions
+        self.full_critic = config.critic == "full"
+        n, t = self.env.tables.n, self.env.tables.T
+        # n - 1 hands, the boneyard and its draw order
+        self.hidden_size = (n + 1) * t if self.full_critic else 0
+
+    def hidden_info(self, state):
+        """What the perfect-information critic (``--critic full``) sees beyond the
+        observation of the seat to play: every other seat's hand (relative seats ``1 .. n-1``,
+        as the observation orders them) and the tiles in the boneyard, as 0/1 floats, then the
+        boneyard's draw order (``1 - k / boneyard_size`` for the tile the ``k``-th next draw
+        takes, ``k`` from 0; 0 for the tiles outside it): what the seat to play would need to
+        know to play the hand out. An empty ``[B, 0]`` array otherwise. Training only: the
+        policy never sees it."""
+        import jax.numpy as jnp
+
+        batch = state.observation.shape[0]
+        if not self.full_critic:
+            return jnp.zeros((batch, 0), jnp.float32)
+        x = state._x
+        n = x.hands.shape[1]
+        seats = (state.current_player[:, None] + jnp.arange(1, n)) % n  # [B, n-1]
+        others = jnp.take_along_axis(x.hands, seats[:, :, None], axis=1)  # [B, n-1, T]
+        boneyard = ~(x.hands.any(axis=1) | x.played)
+        rank = (x.bone_pos - x.drawn[:, None]).astype(jnp.float32)
+        order = jnp.where(boneyard, 1.0 - rank / max(self.env.tables.B, 1), 0.0)
+        return jnp.concatenate([others.reshape(batch, -1), boneyard, order],
+                               1).astype(jnp.float32)
 
     def _fresh(self, key, n: int):
         import jax
@@ -506,6 +550,7 @@ def _where(pred, a, b):
 # -- the jitted update ---------------------------------------------------------------------
 class Transition(NamedTuple):
     obs: Any
+    hidden_info: Any  # what the critic sees beyond obs ([B, 0] unless --critic full)
     mask: Any
     action: Any
     logp: Any
@@ -562,7 +607,7 @@ def ppo_loss(params, batch: Transition, adv, target, config: Config):
     ratio = jnp.exp(logp - batch.logp)
     pg = -jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - config.clip_eps,
                                             1 + config.clip_eps) * adv).mean()
-    value = mlp(params["critic"], batch.obs)[:, 0]
+    value = critic_value(params["critic"], batch.obs, batch.hidden_info)
     v_clip = batch.value + jnp.clip(value - batch.value, -config.clip_eps, config.clip_eps)
     v_loss = 0.5 * jnp.maximum((value - target) ** 2, (v_clip - target) ** 2).mean()
     probs = jnp.exp(logp_all)
@@ -645,7 +690,8 @@ def _make_train(config: Config, devices: int):
 
     def init(key):
         k_params, k_env, k_run = jax.random.split(key, 3)
-        params = init_params(k_params, sp.obs_size, sp.num_actions, config.hidden())
+        params = init_params(k_params, sp.obs_size, sp.num_actions, config.hidden(),
+                             sp.hidden_size)
         snaps = jax.tree.map(lambda x: jnp.stack([x] * config.snapshots), params["actor"])
         games = jax.tree.map(lambda *g: jnp.concatenate(g), *[  # device d's games: block d
             sp.reset(k, local_envs) for k in jax.random.split(k_env, devices)])
@@ -672,18 +718,21 @@ def _make_train(config: Config, devices: int):
             logits = masked_logits(params["actor"], obs, mask)
             action = sample_actions(k_act, logits)
             logp = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], 1)[:, 0]
-            value = mlp(params["critic"], obs)[:, 0]
+            hidden_info = sp.hidden_info(s)
+            value = critic_value(params["critic"], obs, hidden_info)
             games, reward, done = sp.step(games, action.astype(jnp.int32), params["actor"],
                                           frozen, k_step)
             ep_return = ep_return + reward
             info = (jnp.where(done, ep_return, 0.0), done)
             ep_return = jnp.where(done, 0.0, ep_return)
-            t = Transition(obs, mask, action.astype(jnp.int32), logp, value, reward, done)
+            t = Transition(obs, hidden_info, mask, action.astype(jnp.int32), logp, value,
+                           reward, done)
             return (games, ep_return, key), (t, info)
 
         (games, ep_return, _), (traj, (finished, dones)) = jax.lax.scan(
             env_step, (runner["games"], runner["ep_return"], k_roll), None, config.num_steps)
-        last_value = mlp(params["critic"], games.state.observation)[:, 0]
+        last_value = critic_value(params["critic"], games.state.observation,
+                                  sp.hidden_info(games.state))
 
         def gae(carry, t):
             next_adv, next_value = carry

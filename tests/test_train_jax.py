@@ -106,6 +106,9 @@ def test_mismatched_or_foreign_checkpoint_exits_2(run, tmp_path, capsys):
     assert main([*TINY, "--net", "32", "--out", str(out),
                  "--resume", str(run / "checkpoint.npz")]) == 2
     assert "net='16', this run has net='32'" in capsys.readouterr().err
+    assert main([*TINY, "--critic", "full", "--out", str(out),
+                 "--resume", str(run / "checkpoint.npz")]) == 2
+    assert "critic='obs', this run has critic='full'" in capsys.readouterr().err
     assert main([*TINY, "--out", str(out), "--resume", str(run / "policy.npz")]) == 2
     assert "is not a train_jax checkpoint" in capsys.readouterr().err
     assert not out.exists()
@@ -216,14 +219,15 @@ def test_data_parallel_gradient_is_the_whole_minibatch_gradient():
     from experiments.train_jax import Transition, device_mean, normalise_advantages, ppo_loss
 
     mesh = Mesh(np.array(_two_devices()), ("d",))
-    config = Config(net="16")
-    params = init_params(jax.random.PRNGKey(0), 234, 112, config.hidden())
+    config = Config(net="16", critic="full")
+    params = init_params(jax.random.PRNGKey(0), 234, 112, config.hidden(), 56)
     rng = np.random.default_rng(0)
     n = 64
     mask = rng.random((n, 112)) < 0.2
     mask[:, 7] = True
     action = np.array([rng.choice(np.flatnonzero(row)) for row in mask], np.int32)
-    batch = Transition(jnp.asarray(rng.random((n, 234)), jnp.float32), jnp.asarray(mask),
+    batch = Transition(jnp.asarray(rng.random((n, 234)), jnp.float32),
+                       jnp.asarray(rng.random((n, 56)) < 0.5, jnp.float32), jnp.asarray(mask),
                        jnp.asarray(action), jnp.asarray(rng.normal(size=n) - 3, jnp.float32),
                        jnp.asarray(rng.normal(size=n), jnp.float32),
                        jnp.zeros(n, jnp.float32), jnp.zeros(n, bool))
@@ -386,6 +390,63 @@ def test_match_scores_deal_a_share_of_hands_at_random_match_scores():
 def test_match_scores_must_be_a_share(share):
     with pytest.raises(ValueError, match="match_scores"):
         Config(match_scores=share)
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_full_critic_sees_every_other_hand_and_the_boneyard(players):
+    """``--critic full``: with the observation's own hand and layout, the critic's extra
+    inputs place every tile exactly once, each other seat's hand in the observation's
+    relative order (its size is the observation's ``others_hand_size``), and rank the tiles
+    left in the boneyard ``0 .. k-1`` in draw order (the draws take from the front, as many as
+    the observation's boneyard count says are gone); the policy's observation is unchanged.
+    ``--critic obs`` adds nothing."""
+    import jax
+    import jax.numpy as jnp
+
+    from dominoes_env.encoding import observation_layout
+    from experiments.train_jax import SelfPlay
+
+    config = Config(players=players, critic="full", opp_greedy=1, opp_self=0, opp_snapshot=0,
+                    opp_random=0)
+    sp = SelfPlay(config, 64)
+    lay = observation_layout(config.rules())
+    t, hand_size, bone = 28, config.rules().hand_size, config.rules().boneyard_size
+    step = jax.jit(lambda g, a, k: sp.step(g, a, None, None, k))
+    games = sp.reset(jax.random.PRNGKey(1), 64)
+    key = jax.random.PRNGKey(2)
+    seen_draws = False
+    for _ in range(16):
+        obs = np.asarray(games.state.observation)
+        extra = np.asarray(sp.hidden_info(games.state))
+        assert extra.shape == (64, (players + 1) * t)
+        others = extra[:, : (players - 1) * t].reshape(64, players - 1, t)
+        boneyard, order = extra[:, (players - 1) * t: players * t], extra[:, players * t:]
+        np.testing.assert_allclose(boneyard.sum(1) / max(bone, 1), obs[:, lay.boneyard][:, 0],
+                                   atol=1e-6)
+        for left, row in zip(boneyard, order, strict=True):
+            ranks = np.sort(np.round((1 - row[left == 1]) * max(bone, 1)))
+            np.testing.assert_array_equal(ranks, np.arange(left.sum()))
+            assert (row[left == 0] == 0).all()
+        where = obs[:, lay.hand] + others.sum(1) + boneyard + obs[:, lay.played]
+        np.testing.assert_array_equal(where, 1.0)
+        np.testing.assert_allclose(others.sum(2) / hand_size, obs[:, lay.others_hand_size],
+                                   atol=1e-6)
+        seen_draws |= bool((others.sum(2) > hand_size).any())
+        key, k = jax.random.split(key)
+        games, _, _ = step(games, jnp.argmax(games.state.legal_action_mask, 1), k)
+    # with a boneyard the hands grew by drawing from it, and every tile stayed placed
+    assert seen_draws == (config.rules().boneyard_size > 0)
+    no_extra = SelfPlay(Config(players=players), 8)
+    assert np.asarray(no_extra.hidden_info(no_extra.reset(jax.random.PRNGKey(0), 8).state)
+                      ).shape == (8, 0)
+
+
+def test_tiny_run_with_the_full_critic_exports_an_observation_only_policy(tmp_path):
+    out = tmp_path / "full"
+    assert main([*TINY, "--critic", "full", "--eval-every", "0", "--out", str(out)]) == 0
+    meta = json.loads((out / "policy.json").read_text())
+    assert meta["config"]["critic"] == "full"
+    assert NumpyPolicy(out / "policy.npz").logits(np.zeros((1, 234), np.float32)).shape == (1, 112)
 
 
 @pytest.mark.parametrize("players", [2, 3])
