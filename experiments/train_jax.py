@@ -26,7 +26,9 @@ return is its side's hand score minus the opponents'. The learner controls every
 side (both partners with four players in partnerships); the other seats play that env's
 opponent (each env keeps one opponent kind, so each network runs only on its own envs).
 Points the opponents make before the learner's first move of a hand are not credited to any
-transition (they do not depend on the learner's actions).
+transition (they do not depend on the learner's actions). ``--critic full`` lets the value
+network (never the policy) see the hidden part of the deal: the other hands, the boneyard and
+its draw order.
 
 Needs the ``jax`` extra (jax, pgx, optax).
 """
