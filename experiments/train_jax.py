@@ -83,9 +83,9 @@ class Config:
     update_epochs: int = _f(4, "PPO epochs per update")
     net: str = _f("256,256", "hidden layer sizes of the policy and of the value network")
     critic: str = _f("obs", "what the value network sees: obs (the learner's observation) or "
-                     "full (also every other seat's hand and the boneyard: a perfect-"
-                     "information critic for training only; the policy always sees only its "
-                     "observation, so the exported policy plays as before)")
+                     "full (also every other seat's hand, the boneyard and its draw order: a "
+                     "perfect-information critic for training only; the policy always sees "
+                     "only its observation, so the exported policy plays as before)")
     lr: float = _f(3e-4, "Adam learning rate (annealed linearly to 0 unless --no-anneal-lr)")
     anneal_lr: bool = _f(True, "anneal the learning rate linearly to 0")
     gamma: float = _f(1.0, "discount (points count the same whenever they come in a hand)")
@@ -379,9 +379,11 @@ class SelfPlay:
         self.obs_size = self.env.observation_shape[0]
         self.num_actions = self.env.num_actions
         self.full_critic = config.critic == "full"
-        n, t = self.env.tables.n, self.env.tables.T
+        tables = self.env.tables
         # n - 1 hands, the boneyard and its draw order
-        self.hidden_size = (n + 1) * t if self.full_critic else 0
+        self.hidden_size = (tables.n + 1) * tables.T if self.full_critic else 0
+        self.other_seats = jnp.asarray(tables.rel_seats[:, 1:])  # [seat, k - 1]: seat + k
+        self.draws = max(tables.B, 1)  # the draw order's scale
 
     def hidden_info(self, state):
         """What the perfect-information critic (``--critic full``) sees beyond the
@@ -397,12 +399,11 @@ class SelfPlay:
         if not self.full_critic:
             return jnp.zeros((batch, 0), jnp.float32)
         x = state._x
-        n = x.hands.shape[1]
-        seats = (state.current_player[:, None] + jnp.arange(1, n)) % n  # [B, n-1]
+        seats = self.other_seats[state.current_player]  # [B, n-1]
         others = jnp.take_along_axis(x.hands, seats[:, :, None], axis=1)  # [B, n-1, T]
         boneyard = ~(x.hands.any(axis=1) | x.played)
         rank = (x.bone_pos - x.drawn[:, None]).astype(jnp.float32)
-        order = jnp.where(boneyard, 1.0 - rank / max(self.env.tables.B, 1), 0.0)
+        order = jnp.where(boneyard, 1.0 - rank / self.draws, 0.0)
         return jnp.concatenate([others.reshape(batch, -1), boneyard, order],
                                1).astype(jnp.float32)
 

@@ -91,6 +91,7 @@ def test_same_seed_same_policy(tmp_path):
     (["--opp-greedy", "-1"], "opp_greedy=-1.0 must be a finite number >= 0"),
     (["--num-envs", "3", "--num-minibatches", "2", "--num-steps", "1"], "not divisible"),
     (["--players", "5"], "num_players=5"),
+    (["--critic", "oracle"], "critic='oracle': choose one of obs, full"),
     (["--resume", "no/such/checkpoint.npz"], "no such checkpoint file"),
 ])
 def test_bad_flags_exit_2_with_one_line_before_writing(tmp_path, capsys, flags, message):
