@@ -319,14 +319,17 @@ class PPOAgent(Agent):
 
 
 def random_policy_npz(path: str | os.PathLike, rules: RuleConfig, hidden=(64, 64),
-                      activation: str = "tanh", seed: int = 0) -> None:
-    """Write a randomly initialised policy in the export format (for tests and examples)."""
-    from dominoes_env.encoding import OBS_VERSION, observation_size
+                      activation: str = "tanh", seed: int = 0, obs_version: int | None = None
+                      ) -> None:
+    """Write a randomly initialised policy in the export format (for tests and examples),
+    reading observation version ``obs_version`` (default: the current ``OBS_VERSION``)."""
+    from dominoes_env.encoding import OBS_VERSION, observation_spec
 
     if activation not in ACTIVATIONS:
         raise ValueError(f"unknown activation {activation!r}; allowed: {', '.join(ACTIVATIONS)}")
+    spec = observation_spec(OBS_VERSION if obs_version is None else obs_version)
     rng = np.random.default_rng(seed)
-    sizes = [observation_size(rules), *hidden]
+    sizes = [spec.layout(rules).size, *hidden]
     arrays = {}
     for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
         arrays[f"w{i}"] = rng.normal(0, 1 / math.sqrt(a), (a, b)).astype(np.float32)
@@ -335,7 +338,7 @@ def random_policy_npz(path: str | os.PathLike, rules: RuleConfig, hidden=(64, 64
                                     (sizes[-1], rules.num_tiles * 4)).astype(np.float32)
     arrays["action_b"] = np.zeros(rules.num_tiles * 4, np.float32)
     metadata = {"obs_size": sizes[0], "num_actions": rules.num_tiles * 4,
-                "obs_version": OBS_VERSION, "rules": rules.to_dict(), "source": "random"}
+                "obs_version": spec.version, "rules": rules.to_dict(), "source": "random"}
     save_policy_npz(path, arrays, activation, metadata)
 
 

@@ -61,9 +61,10 @@ convert. The action mask is 1 exactly at the core's legal codes for the seat to 
 Versions
 --------
 Every change to this layout bumps ``OBS_VERSION``. :data:`OBSERVATION_SPECS` holds every version
-this package can encode (:func:`observation_spec` looks one up); the environments take
-``obs_version`` (default ``OBS_VERSION``), and exported policies record the version they were
-trained on, so ``ppo:PATH`` refuses a policy whose version is not registered.
+this package can encode (:func:`observation_spec` looks one up): this one, and version 3
+(:mod:`dominoes_env.encoding_v3`: this layout plus ``reply_points``, a one-move lookahead). The
+environments take ``obs_version`` (default ``OBS_VERSION``), and exported policies record the
+version they were trained on, so ``ppo:PATH`` refuses a policy whose version is not registered.
 
 Global state
 ------------
@@ -632,7 +633,7 @@ def observation_spec(version: int = OBS_VERSION) -> ObservationSpec:
     >>> observation_spec(1)
     Traceback (most recent call last):
     ...
-    ValueError: obs_version=1 is not available; allowed: 2
+    ValueError: obs_version=1 is not available; allowed: 2, 3
     """
     spec = None
     if not is_bool(version):
@@ -653,3 +654,5 @@ register_observation(ObservationSpec(
     encode=encode_observation,
     encode_state=encode_hand_state,
 ))
+
+from . import encoding_v3  # noqa: E402, F401  (registers version 3, which builds on this one)

@@ -27,8 +27,8 @@ option                  default              allowed
                                              ``IllegalMoveError`` is raised, state unchanged.
 ``illegal_reward``      ``-1.0``             any finite number
 ``obs_version``         ``OBS_VERSION``      a registered observation version
-                                             (``dominoes_env.encoding.OBSERVATION_SPECS``;
-                                             today only ``2``)
+                                             (``dominoes_env.encoding.OBSERVATION_SPECS``:
+                                             ``2``, or ``3`` with ``reply_points``)
 ``info_events``         ``False``            ``True`` adds the public event list (and the
                                              illegal move's reason) to every info; see
                                              :mod:`.infos` (off: infos of one fixed structure)

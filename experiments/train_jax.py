@@ -55,7 +55,7 @@ import numpy as np
 from dominoes_env.cli_support import config_parser
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.files import atomic_write
-from dominoes_env.encoding import OBS_VERSION
+from dominoes_env.encoding import OBS_VERSION, observation_spec
 
 FORMAT = "straight-dominoes-train-jax/1"  #: the checkpoint format
 CRITICS = ("obs", "full")  #: what the value network may see (``--critic``)
@@ -86,6 +86,9 @@ class Config:
                      "full (also every other seat's hand, the boneyard and its draw order: a "
                      "perfect-information critic for training only; the policy always sees "
                      "only its observation, so the exported policy plays as before)")
+    obs_version: int = _f(OBS_VERSION, "observation version the policy reads: 2, or 3 (version 2 "
+                                       "plus reply_points, the next seat's best answer to each "
+                                       "legal move; dominoes_env.encoding_v3)")
     lr: float = _f(3e-4, "Adam learning rate (annealed linearly to 0 unless --no-anneal-lr)")
     anneal_lr: bool = _f(True, "anneal the learning rate linearly to 0")
     gamma: float = _f(1.0, "discount (points count the same whenever they come in a hand)")
@@ -155,12 +158,13 @@ class Config:
                              "--opp-random/--opp-policy-weight) needs a positive weight")
         if self.critic not in CRITICS:
             raise ValueError(f"critic={self.critic!r}: choose one of {', '.join(CRITICS)}")
+        observation_spec(self.obs_version)  # ValueError naming the registered versions
         if self.match_scores > 1:
             raise ValueError(f"match_scores={self.match_scores!r} is a share: at most 1")
         if self.opp_policy_weight and not self.opp_policy:
             raise ValueError("--opp-policy-weight needs --opp-policy PATH")
         if self.opp_policy:
-            load_fixed_actor(self.opp_policy, self.rules())
+            load_fixed_actor(self.opp_policy, self.rules(), self.obs_version)
         self.hidden()
 
     def rules(self) -> RuleConfig:
@@ -206,8 +210,10 @@ class Config:
         return -(-self.total_steps // self.batch)
 
     #: fields that fix the shapes a checkpoint holds
-    SHAPE_FIELDS = ("players", "partnerships", "net", "critic", "num_envs", "num_steps",
-                    "snapshots")
+    SHAPE_FIELDS = ("players", "partnerships", "net", "critic", "obs_version", "num_envs",
+                    "num_steps", "snapshots")
+    #: what a checkpoint written before a shape field existed was trained with
+    SHAPE_DEFAULTS = {"critic": "obs", "obs_version": 2}
 
 
 def _positive_int(name: str, value, low: int = 1) -> None:
@@ -317,11 +323,11 @@ def export_npz(actor, path: Path, metadata: dict[str, Any]) -> None:
     save_policy_npz(path, arrays, "tanh", meta)
 
 
-def load_fixed_actor(path: str, rules: RuleConfig) -> list[dict[str, np.ndarray]]:
+def load_fixed_actor(path: str, rules: RuleConfig, obs_version: int = OBS_VERSION
+                     ) -> list[dict[str, np.ndarray]]:
     """An exported policy (:mod:`agents.ppo`) as this file's actor layers; ``ValueError`` if it
-    is not a tanh policy for ``rules``' observation and actions."""
+    is not a tanh policy for ``rules``' actions and observation version ``obs_version``."""
     from agents.ppo import NumpyPolicy
-    from dominoes_env.encoding import observation_size
 
     try:
         policy = NumpyPolicy(path)
@@ -329,7 +335,10 @@ def load_fixed_actor(path: str, rules: RuleConfig) -> list[dict[str, np.ndarray]
         raise ValueError(str(err)) from None
     if policy.activation != "tanh":
         raise ValueError(f"{path!r} uses {policy.activation}; train_jax plays tanh policies")
-    want = (observation_size(rules), rules.num_tiles * 4)
+    if policy.obs_spec.version != obs_version:
+        raise ValueError(f"{path!r} reads observation version {policy.obs_spec.version}; this "
+                         f"run's policy reads version {obs_version} (--obs-version)")
+    want = (observation_spec(obs_version).layout(rules).size, rules.num_tiles * 4)
     if (policy.obs_size, policy.num_actions) != want:
         raise ValueError(f"{path!r} takes {policy.obs_size} inputs and {policy.num_actions} "
                          f"actions; these rules need {want[0]} and {want[1]}")
@@ -361,13 +370,13 @@ class SelfPlay:
 
         self.env = make(num_players=config.players, partnerships=config.partnerships,
                         target_score=config.target_score, episode="hand",
-                        reward_scale=config.reward_scale)
+                        reward_scale=config.reward_scale, obs_version=config.obs_version)
         side = np.asarray(self.env.tables.side)
         self.side_of = jnp.asarray(side, jnp.int32)
         self.seat_of_side = jnp.asarray([int(np.argmax(side == s)) for s in range(side.max() + 1)],
                                         jnp.int32)
         self.num_sides = int(side.max()) + 1
-        self.fixed = (load_fixed_actor(config.opp_policy, config.rules())
+        self.fixed = (load_fixed_actor(config.opp_policy, config.rules(), config.obs_version)
                       if config.opp_policy else None)
         w = np.array([config.opp_self, config.opp_snapshot, config.opp_greedy, config.opp_random,
                       config.opp_policy_weight if self.fixed else 0.0], np.float64)
@@ -829,8 +838,9 @@ def read_checkpoint(path: str, config: Config) -> dict[str, Any]:
         raise ValueError(f"--resume {path!r} is not a train_jax checkpoint ({FORMAT})")
     saved = meta.get("config", {})
     for name in Config.SHAPE_FIELDS:
-        if saved.get(name) != getattr(config, name):
-            raise ValueError(f"--resume {path!r} was trained with {name}={saved.get(name)!r}, "
+        was = saved.get(name, Config.SHAPE_DEFAULTS.get(name))
+        if was != getattr(config, name):
+            raise ValueError(f"--resume {path!r} was trained with {name}={was!r}, "
                              f"this run has {name}={getattr(config, name)!r}")
     return meta
 
@@ -925,7 +935,7 @@ def train(config: Config, command: str = "") -> Path:
         return round(wall_before + time.time() - started, 1)
 
     def export(path: Path) -> dict[str, Any]:
-        meta = {"rules": rules.to_dict(), "obs_version": OBS_VERSION, "steps": steps,
+        meta = {"rules": rules.to_dict(), "obs_version": config.obs_version, "steps": steps,
                 "wall_s": wall(), "seed": config.seed, "devices": devices,
                 "trainer": "experiments.train_jax",
                 "config": dataclasses.asdict(config), "command": command}

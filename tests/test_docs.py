@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dominoes_env.core import RuleConfig
-from dominoes_env.encoding import observation_layout
+from dominoes_env.encoding import observation_layout, observation_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -55,9 +55,12 @@ def _card_rows() -> dict[str, tuple[str, str]]:
 
 def test_environment_card_observation_table_matches_the_encoding():
     rows = _card_rows()
-    two = observation_layout(RuleConfig(num_players=2)).blocks
-    four = observation_layout(RuleConfig(num_players=4)).blocks
+    spec = observation_spec(3)  # the card's version 3 table adds its one block
+    two = spec.layout(RuleConfig(num_players=2)).blocks
+    four = spec.layout(RuleConfig(num_players=4)).blocks
     assert list(rows) == list(two)
+    assert list(observation_layout(RuleConfig()).blocks) == list(two)[:-1] == [
+        name for name in rows if name != "reply_points"]
     for name, (r2, r4) in rows.items():
         assert r2 == f"{two[name].start}:{two[name].stop}", name
         assert r4 == f"{four[name].start}:{four[name].stop}", name

@@ -9,8 +9,10 @@ over the steps), fed the same deals and actions, and the arrays are compared: at
 legal mask, the play's points, the count, the four ends, the scores, the hand result and award
 (and the award the match added), the winner, the hand number, the boneyard, the rewards, and
 every seat's observation (bit for bit: a 64-bit hash of the float32 bits of each vector, the
-same hash on both sides). In the greedy matches the jittable ``greedy_policy`` must choose what
-``agents.greedy`` chose, step by step.
+same hash on both sides). The observation compared is version 3, whose first part is version 2
+(computed by the same code on each side; ``test_jax_env`` checks the JAX prefix against version
+2 itself), so both versions are held equal. In the greedy matches the jittable
+``greedy_policy`` must choose what ``agents.greedy`` chose, step by step.
 
 ``HANDS`` hands per configuration (default 2,000; ``DOMINOES_JAX_HANDS`` overrides it).
 """
@@ -29,7 +31,7 @@ import jax.numpy as jnp  # noqa: E402
 
 from agents.greedy import greedy_choice  # noqa: E402
 from dominoes_env.core import MatchState, RuleConfig  # noqa: E402
-from dominoes_env.encoding import encode_hand_state, observation_layout  # noqa: E402
+from dominoes_env.encoding import observation_spec  # noqa: E402
 from dominoes_env.jax import Deal, greedy_policy, make  # noqa: E402
 from dominoes_env.jax.game import RESULT_BLOCKED, RESULT_DOMINO, RESULT_NONE  # noqa: E402
 from dominoes_env.options import delta_rewards  # noqa: E402
@@ -37,6 +39,8 @@ from dominoes_env.options import delta_rewards  # noqa: E402
 from .test_core_properties import CONFIGS  # noqa: E402
 
 HANDS = int(os.environ.get("DOMINOES_JAX_HANDS", "2000"))
+#: the observation compared: version 3 holds version 2 as its first part
+SPEC = observation_spec(3)
 
 # the per-step scalars compared exactly, in this order (ends: 4 values; scores padded to 4)
 SCALARS = ("turn", "count", "end0", "end1", "end2", "end3", "score0", "score1", "score2",
@@ -68,7 +72,7 @@ class CoreRun:
 
     def __init__(self, rules: RuleConfig, hands: int, seed: int):
         self.rules = rules
-        lay = observation_layout(rules)
+        lay = SPEC.layout(rules)
         n, A = rules.num_players, rules.num_tiles * 4
         self.w_obs = (_weights(lay.size, 1), _weights(lay.size, 2))
         self.w_mask = (_weights(A, 3), _weights(A, 4))
@@ -127,7 +131,7 @@ class CoreRun:
                 -1 if match.winner is None else match.winner, match.hand_number, hand.drawn,
                 int(over),
             ])  # fmt: skip
-            obs.append([encode_hand_state(lay, hand, s, match.scores, over) for s in range(n)])
+            obs.append([SPEC.encode_state(lay, hand, s, match.scores, over) for s in range(n)])
             mask = np.zeros(A, bool)
             mask[match.legal_actions()] = True
             masks.append(mask)
@@ -158,7 +162,7 @@ class CoreRun:
 def jax_runner(name: str):
     """``run(orders, leaders, actions, w_obs1, w_obs2, w_mask1, w_mask2)`` for configuration
     ``name``: every game of the batch replayed in one call (``vmap`` of a ``scan``)."""
-    env = make(**CONFIGS[name])
+    env = make(**CONFIGS[name], obs_version=SPEC.version)
     n = env.num_players
     seats = jnp.arange(n)
 

@@ -17,7 +17,7 @@ import jax.numpy as jnp  # noqa: E402
 from agents.greedy import tie_rank  # noqa: E402
 from dominoes_env.aec import raw_env  # noqa: E402
 from dominoes_env.core import RuleConfig  # noqa: E402
-from dominoes_env.encoding import observation_size  # noqa: E402
+from dominoes_env.encoding import observation_size, observation_spec  # noqa: E402
 from dominoes_env.jax import Deal, greedy_policy, make, random_policy  # noqa: E402
 
 
@@ -62,6 +62,32 @@ def test_properties_match_the_numpy_encoding():
         assert env.num_actions == rules.num_tiles * 4
         assert env.observation_shape == (observation_size(rules),)
         assert env.id == "straight_dominoes" and env.version.startswith("v0")
+        v3 = make(**opts, obs_version=3)
+        assert v3.obs_version == 3
+        assert v3.observation_shape == (observation_spec(3).layout(rules).size,)
+
+
+def test_version_3_observation_starts_with_version_2():
+    """The differential test compares version 3 with the core; its first part must be the JAX
+    version 2 observation itself."""
+    v2, v3 = make(num_players=3), make(num_players=3, obs_version=3)
+    size = v2.observation_shape[0]
+
+    def run(key):
+        def body(state, k):
+            k_act, k_deal = jax.random.split(k)
+            state = v3.step(state, random_policy(v3, state, k_act), k_deal)
+            seats = jnp.arange(3)
+            both = (jax.vmap(v2.observe, in_axes=(None, 0))(state, seats),
+                    jax.vmap(v3.observe, in_axes=(None, 0))(state, seats))
+            return state, both
+
+        return jax.lax.scan(body, v3.init(key), jax.random.split(key, 40))[1]
+
+    old, new = jax.jit(jax.vmap(run))(jax.random.split(jax.random.PRNGKey(5), 16))
+    assert new.shape[-1] == size + 112
+    np.testing.assert_array_equal(np.asarray(new[..., :size]), np.asarray(old))
+    assert np.asarray(new[..., size:]).any()  # some moves are answered with points
 
 
 def test_explicit_deal_is_checked_and_used():

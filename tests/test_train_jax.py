@@ -92,6 +92,7 @@ def test_same_seed_same_policy(tmp_path):
     (["--num-envs", "3", "--num-minibatches", "2", "--num-steps", "1"], "not divisible"),
     (["--players", "5"], "num_players=5"),
     (["--critic", "oracle"], "critic='oracle': choose one of obs, full"),
+    (["--obs-version", "1"], "obs_version=1 is not available; allowed: 2, 3"),
     (["--resume", "no/such/checkpoint.npz"], "no such checkpoint file"),
 ])
 def test_bad_flags_exit_2_with_one_line_before_writing(tmp_path, capsys, flags, message):
@@ -110,6 +111,9 @@ def test_mismatched_or_foreign_checkpoint_exits_2(run, tmp_path, capsys):
     assert main([*TINY, "--critic", "full", "--out", str(out),
                  "--resume", str(run / "checkpoint.npz")]) == 2
     assert "critic='obs', this run has critic='full'" in capsys.readouterr().err
+    assert main([*TINY, "--obs-version", "3", "--out", str(out),
+                 "--resume", str(run / "checkpoint.npz")]) == 2
+    assert "obs_version=2, this run has obs_version=3" in capsys.readouterr().err
     assert main([*TINY, "--out", str(out), "--resume", str(run / "policy.npz")]) == 2
     assert "is not a train_jax checkpoint" in capsys.readouterr().err
     assert not out.exists()
@@ -448,6 +452,24 @@ def test_tiny_run_with_the_full_critic_exports_an_observation_only_policy(tmp_pa
     meta = json.loads((out / "policy.json").read_text())
     assert meta["config"]["critic"] == "full"
     assert NumpyPolicy(out / "policy.npz").logits(np.zeros((1, 234), np.float32)).shape == (1, 112)
+
+
+def test_tiny_run_on_observation_version_3_exports_a_policy_that_reads_it(tmp_path, capsys):
+    out = tmp_path / "v3"
+    assert main([*TINY, "--obs-version", "3", "--eval-every", "0", "--out", str(out)]) == 0
+    policy = NumpyPolicy(out / "policy.npz")
+    assert policy.obs_spec.version == 3 and policy.obs_size == 346
+    assert policy.metadata["config"]["obs_version"] == 3
+    result = play_match([make_agent(f"ppo:{out / 'policy.npz'}"), "greedy"],
+                        RuleConfig(target_score=50), seed=4)
+    assert result.winner in (0, 1)
+    # a version 3 policy as a fixed opponent of a version 2 run: refused before training
+    never = tmp_path / "never"
+    assert main([*TINY, "--opp-policy", str(out / "policy.npz"), "--opp-policy-weight", "0.5",
+                 "--out", str(never)]) == 2
+    assert "reads observation version 3; this run's policy reads version 2" in \
+        capsys.readouterr().err
+    assert not never.exists()
 
 
 @pytest.mark.parametrize("players", [2, 3])

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from .checks import as_int, short_repr
 from .errors import IllegalMoveError
 from .events import BLOCKED, DOMINO, DRAW, PASS, PLAY, Award, Draw, Outcome, Pass, Play, Result
+from .layout import place, set_rule_tables
 from .moves import DOWN, END_NAMES, LEFT, RIGHT, UP, Move, code_of, end_index, end_of, tile_of
 from .rules import RuleConfig
 from .scoring import blocked_award, count_after, points_for_count, round_to_five
@@ -34,13 +35,6 @@ from .view import SeatView, make_view
 # public history events (typed records, see .events): Play(seat, code, points) =
 # ("play", seat, code, points), Draw(seat, n_tiles) = ("draw", ...), Pass(seat) = ("pass", seat)
 _new = tuple.__new__  # builds the records without their Python-level __new__ (the hot path)
-
-_SPINNER_FIRST, _SPINNER_LEAD, _SPINNER_NONE = 0, 1, 2
-_SPINNER_MODES = {
-    "first_double": _SPINNER_FIRST,
-    "lead_double_only": _SPINNER_LEAD,
-    "none": _SPINNER_NONE,
-}
 
 # fields copied by copy() and saved by push(); lists are copied, the rest are immutable
 _LIST_FIELDS = (
@@ -93,7 +87,7 @@ class HandState:
 
     __slots__ = (
         "rules", "n", "leader", "dealt", "boneyard", "draw_limit",
-        "_pips", "_dbl", "_suit", "_side", "_spinner_mode", "_cross_now",
+        "_pips", "_dbl", "_low", "_suit", "_side", "_spinner_mode", "_cross_now",
         "_root",
         *_LIST_FIELDS, *_SCALAR_FIELDS,
     )  # fmt: skip
@@ -113,12 +107,9 @@ class HandState:
         self.boneyard = tuple(boneyard)
         self.dealt = (tuple(self.hands), self.boneyard)
         self.draw_limit = len(self.boneyard) - rules.boneyard_reserve
-        self._pips = ts.pips
-        self._dbl = ts.is_double
+        set_rule_tables(self, rules)  # _pips, _dbl, _low, _spinner_mode, _cross_now
         self._suit = ts.suit_mask
         self._side = tuple(rules.side_of(s) for s in range(n))
-        self._spinner_mode = _SPINNER_MODES[rules.spinner]
-        self._cross_now = rules.spinner_cross == "immediately"
         self._root = None  # None: built from a deal; else the from_view arguments
         self.ends = [-1, -1, -1, -1]
         self.contrib = [0, 0, 0, 0]
@@ -254,6 +245,7 @@ class HandState:
             "draw_limit",
             "_pips",
             "_dbl",
+            "_low",
             "_suit",
             "_side",
             "_spinner_mode",
@@ -521,55 +513,11 @@ class HandState:
         seat = self.turn
         if seat < 0:
             raise IllegalMoveError(code, "the hand is over")
-        ends, contrib = self.ends, self.contrib
-        # the count rule is written once, in scoring.count_after (asked before the layout moves)
-        count = count_after(code, self.lead, self.lead_pips, ends, contrib, self.arm, self._pips,
-                            self._dbl)
+        count = place(self, code, flip)  # the layout rules, written once (core.layout)
         t = code >> 2
         bit = 1 << t
         self.hands[seat] ^= bit
         self.played |= bit
-        dbl = self._dbl[t]
-        if self.lead < 0:
-            e = -1
-            a = self._pips[t]
-            self.lead = t
-            self.lead_pips = a
-            lo = self.rules.tiles.low[t]
-            hi = a - lo
-            if flip:
-                lo, hi = hi, lo
-            ends[0], ends[1] = lo, hi
-            if dbl:
-                contrib[0] = contrib[1] = a
-                if self._spinner_mode != _SPINNER_NONE:
-                    self.spinner = t
-                    self.spinner_free[0] = self.spinner_free[1] = True
-                    ends[2] = ends[3] = lo
-                    self.cross_open = self._cross_now
-            else:
-                contrib[0], contrib[1] = lo, hi
-        else:
-            e = code & 3
-            v = ends[e]
-            other = self._pips[t] - v
-            ends[e] = other
-            contrib[e] = other + other if dbl else other
-            arm = self.arm
-            arm[e] += 1
-            if e < 2:
-                if self.spinner_free[e]:
-                    self.spinner_free[e] = False
-                    self.spinner_sides += 1
-                    if self.spinner_sides == 2:
-                        self.cross_open = True
-                elif dbl and self.spinner < 0 and self._spinner_mode == _SPINNER_FIRST:
-                    self.spinner = t
-                    self.spinner_sides = 1
-                    self.spinner_free[e] = True
-                    ends[2] = ends[3] = v
-                    self.cross_open = self._cross_now
-        self.count = count
         points = points_for_count(count)
         self.history.append(_new(Play, (PLAY, seat, code, points)))
         self.moves.append((seat, code, flip))

@@ -32,7 +32,7 @@ import pgx
 from pgx._src.struct import dataclass
 
 from dominoes_env.core import HandState, RuleConfig
-from dominoes_env.encoding import OBS_VERSION
+from dominoes_env.encoding import OBS_VERSION, observation_spec
 from dominoes_env.options import split_options
 
 from .game import I32, Deal, Game, GameState, pick
@@ -86,6 +86,9 @@ class Env(pgx.Env):
         self.rules: RuleConfig = rules
         self.options = opts
         self.tables: Tables = build_tables(rules)
+        #: the observation version (the ``obs_version`` option: 2, or 3 with ``reply_points``)
+        self.obs_version: int = opts.obs_version
+        self.obs_size: int = observation_spec(opts.obs_version).layout(rules).size
         self.game = Game(self.tables)
         self._deal_next = opts.episode == "match"
         self._scale = opts.scale(rules)
@@ -109,7 +112,7 @@ class Env(pgx.Env):
 
     @property
     def observation_shape(self) -> tuple[int, ...]:
-        return (self.tables.obs_size,)
+        return (self.obs_size,)
 
     # -- deals -------------------------------------------------------------------------------
     def deal_from_tiles(self, hands, boneyard=None, leader: int = 0) -> Deal:
@@ -134,7 +137,7 @@ class Env(pgx.Env):
         x = self.game.new_match(deal)
         n = self.tables.n
         state = State(
-            current_player=x.turn, observation=jnp.zeros(self.tables.obs_size, jnp.float32),
+            current_player=x.turn, observation=jnp.zeros(self.obs_size, jnp.float32),
             rewards=jnp.zeros(n, jnp.float32), terminated=jnp.bool_(False),
             truncated=jnp.bool_(False), legal_action_mask=self.game.legal_mask(x),
             _step_count=jnp.int32(0), _x=x,
@@ -234,10 +237,11 @@ class Env(pgx.Env):
         :mod:`dominoes_env.encoding`, bit for bit."""
         if player_id is None:
             player_id = state.current_player
-        return jax.lax.stop_gradient(_observe_game(self.game, state._x, player_id))
+        obs = _observe_game(self.game, state._x, player_id, self.obs_version)
+        return jax.lax.stop_gradient(obs)
 
     def _observe(self, state: State, player_id: jax.Array) -> jax.Array:
-        return _observe_game(self.game, state._x, player_id)
+        return _observe_game(self.game, state._x, player_id, self.obs_version)
 
     def _step(self, state: State, action: jax.Array, key: jax.Array) -> State:
         # pgx.Env's abstract hook; this env overrides step() whole (see step_deal)

@@ -9,7 +9,7 @@ function here, named after the core method it mirrors:
 ``deal_hand``          the deal: hands, boneyard order, leader (``HandState.__init__``)
 ``legal_mask``         legal action codes (``HandState.legal_actions``)
 ``count_after_all``    the layout count after every action code (``scoring.count_after``)
-``place_tile``         a play on the layout: ends, spinner, count (``HandState.apply``)
+``place_tile``         a play on the layout: ends, spinner, count (``core.layout.place``)
 ``advance``            forced draws and passes to the next seat that can play (``_advance``)
 ``end_domino``         the domino award (``_end_domino``)
 ``end_blocked``        the blocked award (``_end_blocked`` / ``scoring.blocked_award``)
@@ -194,8 +194,13 @@ class Game:
         tb = self.tb
         ends = s.ends[None, :]
         per_end = (jnp.asarray(tb.low)[:, None] == ends) | (jnp.asarray(tb.high)[:, None] == ends)
-        open_end = jnp.array([True, True, False, False]) | s.cross_open
-        return per_end & (open_end & (s.ends >= 0))[None, :]
+        return per_end & self.open_ends(s)[None, :]
+
+    @staticmethod
+    def open_ends(s: GameState) -> jax.Array:
+        """``bool[4]``: the ends that take tiles now (left / right after the lead, up / down
+        once the cross is open; ``HandState.open_ends``)."""
+        return (jnp.array([True, True, False, False]) | s.cross_open) & (s.ends >= 0)
 
     def legal_mask(self, s: GameState) -> jax.Array:
         """``bool[4T]`` over action codes ``tile * 4 + end`` for the seat to play: before the
@@ -215,12 +220,19 @@ class Game:
         dbl = jnp.asarray(tb.is_double)[:, None]
         other = pips - s.ends[None, :]  # [T, 4]
         new = jnp.where(dbl, other + other, other)
+        after = self.count_without_end(s)[None, :] + new
+        return jnp.where(s.lead < 0, jnp.broadcast_to(pips, (tb.T, 4)), after).reshape(-1)
+
+    @staticmethod
+    def count_without_end(s: GameState) -> jax.Array:
+        """``int32[4]``: the count a play on end ``e`` adds its new end to (after the lead):
+        every end's contribution but ``e``'s, or, on up / down while neither long side has a
+        tile, the lead's pips and the cross ends but ``e``'s (``scoring.count_after``)."""
         total = jnp.sum(s.contrib)
         long_arms = (s.arm[0] > 0) | (s.arm[1] > 0)
-        side_end = jnp.array([True, True, False, False])[None, :]
+        side_end = jnp.array([True, True, False, False])
         base = jnp.where(side_end | long_arms, total, s.lead_pips + s.contrib[2] + s.contrib[3])
-        after = base - s.contrib[None, :] + new
-        return jnp.where(s.lead < 0, jnp.broadcast_to(pips, (tb.T, 4)), after).reshape(-1)
+        return base - s.contrib
 
     @staticmethod
     def points_for_count(count: jax.Array) -> jax.Array:
@@ -233,7 +245,7 @@ class Game:
         """Put the tile of ``code`` on the layout for the seat to play (no legality check):
         the lead sets left / right (``flip``: high half left) and may become the spinner; a
         later play covers end ``code & 3``, may open the spinner's cross or become the
-        spinner; then the count is recomputed (``HandState.apply``)."""
+        spinner; then the count is recomputed (``core.layout.place``)."""
         tb = self.tb
         t, e = code >> 2, code & 3
         pips_t, dbl, low_t = pick(tb.pips, t), pick(tb.is_double, t), pick(tb.low, t)

@@ -14,11 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from dominoes_env.core import RuleConfig
+from dominoes_env.core.layout import SPINNER_FIRST, SPINNER_LEAD, SPINNER_MODES, SPINNER_NONE
 from dominoes_env.encoding import MOVE_POINTS_DIVISOR, NUM_ENDS, SCORE_CAP, observation_layout
 
-SPINNER_FIRST, SPINNER_LEAD, SPINNER_NONE = 0, 1, 2
-_SPINNER_MODES = {"first_double": SPINNER_FIRST, "lead_double_only": SPINNER_LEAD,
-                  "none": SPINNER_NONE}  # fmt: skip
+__all__ = ["SPINNER_FIRST", "SPINNER_LEAD", "SPINNER_NONE", "Tables", "build_tables"]
 
 
 def _f32_table(values) -> np.ndarray:
@@ -94,7 +93,7 @@ def build_tables(rules: RuleConfig) -> Tables:
     return Tables(
         rules=rules, T=T, V=V, n=n, S=S, B=B, hand_size=rules.hand_size,
         draw_limit=B - rules.boneyard_reserve,
-        spinner_mode=_SPINNER_MODES[rules.spinner],
+        spinner_mode=SPINNER_MODES[rules.spinner],
         cross_now=rules.spinner_cross == "immediately",
         pips=np.array(ts.pips, dtype=np.int32), low=np.array(ts.low, dtype=np.int32),
         high=np.array(ts.high, dtype=np.int32), is_double=np.array(ts.is_double, dtype=bool),
