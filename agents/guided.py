@@ -37,8 +37,9 @@ at most (600), shared among the distinct moves still in the race (at least ``min
 each), or ``time_ms`` per decision;
 deals are searched ``chunk`` (32) at a time: the rollouts of a chunk share each network
 product, and a ``time_ms`` budget is checked after each chunk. ``policy=PATH`` plays another
-exported policy; without it the shipped one for the table's player count is used (two and four
-players are shipped).
+exported policy; without it :func:`guided_policy_path` names it: ``guided_2p.npz`` with two
+players (the observation-version-2 policy every ``guided`` figure was measured with), else the
+shipped ``ppo`` policy for the table's player count.
 
 >>> from dominoes_env.core import MatchState
 >>> match = MatchState(seed=1)
@@ -64,7 +65,7 @@ from dominoes_env.encoding import encode_hand_state
 from .base import Agent
 from .blas import single_thread
 from .inference import PlayLikelihood
-from .ppo import ACTIVATIONS, PPOAgent
+from .ppo import ACTIVATIONS, POLICY_DIR, PPOAgent, shipped_policy_path
 from .sampling import DealSampler
 from .search import GreedyRollout, best_mean, check_value, distinct_moves
 
@@ -101,12 +102,20 @@ class _Net:
         return x @ aw + ab
 
 
+def guided_policy_path(num_players: int) -> Path:
+    """The policy ``guided`` uses by default for ``num_players``: ``guided_{n}p.npz`` beside the
+    shipped policies when it exists (the policy its figures were measured with, kept when a
+    newer ``ppo`` policy is shipped), else the shipped ``ppo`` policy."""
+    own = POLICY_DIR / f"guided_{num_players}p.npz"
+    return own if own.is_file() else shipped_policy_path(num_players)
+
+
 class GuidedSearchAgent(Agent):
     """Determinized search on deals weighed by the policy's likelihood of the others' plays.
 
     Parameters: ``sims`` (rollouts per decision at most, default 600), ``time_ms`` (time per
-    decision; replaces ``sims``), ``policy`` (an exported policy ``.npz``; default: the shipped
-    one for the player count), ``infer`` (power of the likelihood; 0 searches uniform deals like
+    decision; replaces ``sims``), ``policy`` (an exported policy ``.npz``; default:
+    :func:`guided_policy_path`), ``infer`` (power of the likelihood; 0 searches uniform deals like
     ``search``), ``pool`` (deals sampled per deal searched), ``plies`` (policy moves at the
     start of each rollout, then greedy; default: the whole rollout), ``min_per_move``,
     ``chunk`` (deals per batch, default 32), ``value`` (how a rollout's end of the hand is
@@ -159,6 +168,10 @@ class GuidedSearchAgent(Agent):
         """Load the policy for ``rules`` and check it fits them (``ValueError`` otherwise)."""
         if self._net is None or self._rules != rules:
             check_value(self.value, rules)
+            if self.policy_path is None:  # the policy this agent was tuned and measured with
+                own = guided_policy_path(rules.num_players)
+                if own.is_file() and self._ppo.path != own:
+                    self._ppo = PPOAgent(own)
             self._ppo.check_rules(rules)
             self._net = _Net(self._ppo.policy, rules)
             self._rules = rules

@@ -65,8 +65,13 @@ def main(argv: list[str] | None = None) -> int:
             flags = [*common, "--eval-every", "0", "--eval-matches", "2", "--num-envs",
                      str(args.num_envs)]
             if kind == "ppo":
+                from agents.ppo import NumpyPolicy
+
                 path = path or str(shipped_policy_path(args.players))
-                flags += ["--opp-policy", path, "--opp-policy-weight", "1"]
+                # the response reads what the frozen policy reads (one observation per game)
+                version = NumpyPolicy(path).obs_spec.version
+                flags += ["--opp-policy", path, "--opp-policy-weight", "1",
+                          "--obs-version", str(version)]
             else:
                 mix[kind] = 1
             for name, w in mix.items():

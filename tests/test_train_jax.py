@@ -470,6 +470,14 @@ def test_tiny_run_on_observation_version_3_exports_a_policy_that_reads_it(tmp_pa
     assert "reads observation version 3; this run's policy reads version 2" in \
         capsys.readouterr().err
     assert not never.exists()
+    # a best response to it reads version 3 too
+    from experiments.best_response import main as best_response
+
+    response = tmp_path / "response"
+    assert best_response(["--agent", f"ppo:{out / 'policy.npz'}", "--steps", "64",
+                          "--matches", "2", "--num-envs", "8", "--out", str(response)]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["matches"] == 2
+    assert NumpyPolicy(response / "policy.npz").obs_spec.version == 3
 
 
 @pytest.mark.parametrize("players", [2, 3])
