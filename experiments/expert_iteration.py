@@ -9,8 +9,9 @@ iteration here
    teacher's decisions that had a choice: the observation, the legal moves, the move
    (:func:`experiments.behavior_cloning.collect_demonstrations`), saved to ``demos.npz``;
 2. fits the policy network, starting from ``--init`` (an exported tanh policy, default the
-   shipped one), to those moves by masked cross-entropy with Adam, keeping the parameters with
-   the lowest loss on a held-out tenth of the decisions;
+   shipped observation-version-2 policy, the one ``guided`` reads), to those moves by masked
+   cross-entropy with Adam, keeping the parameters with the lowest loss on a held-out tenth
+   of the decisions;
 3. exports ``policy.npz`` (the format ``ppo:PATH`` plays, with the teacher, the data and the
    held-out accuracy in its JSON) and, with ``--eval-matches N``, plays it against
    ``--eval-against`` (default ``search``) through the tournament arena.
@@ -140,7 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", default="", help="a demos.npz to fit instead of playing (first "
                    "iteration)")
     p.add_argument("--init", default="ppo", help="the policy the fit starts from: 'ppo' (the "
-                   "shipped one) or an exported tanh policy .npz")
+                   "shipped observation-version-2 policy, the one guided reads) or an exported "
+                   "tanh policy .npz reading observation version 2")
     p.add_argument("--iterations", type=int, default=1, help="play-and-fit rounds")
     p.add_argument("--epochs", type=int, default=20, help="passes over the decisions")
     p.add_argument("--batch-size", type=int, default=512, help="decisions per Adam step")
@@ -160,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
     try:
         from agents import check_spec
-        from agents.ppo import shipped_policy_path
+        from agents.guided import guided_policy_path
 
         from .train_jax import load_fixed_actor
 
@@ -172,7 +174,8 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError("--eval-matches must be >= 0 and --lr a finite number > 0")
         for spec in (args.teacher, *args.opponents, args.eval_against):
             check_spec(spec, rules)
-        init = str(shipped_policy_path(args.players)) if args.init == "ppo" else args.init
+        # demonstrations are encoded in observation version 2: start from the version 2 policy
+        init = str(guided_policy_path(args.players)) if args.init == "ppo" else args.init
         actor = load_fixed_actor(init, rules)
         data, teacher = load_demos(args.data, rules) if args.data else (None, "")
     except ValueError as err:
