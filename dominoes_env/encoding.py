@@ -255,20 +255,25 @@ class ObservationLayout:
         return "\n".join(rows)
 
     def __repr__(self) -> str:
-        return f"ObservationLayout(size={self.size}, rules={self.rules!r})"
+        return f"{type(self).__name__}(size={self.size}, rules={self.rules!r})"
 
 
-_LAYOUTS: dict[RuleConfig, ObservationLayout] = {}
+_LAYOUTS: dict[tuple[type, RuleConfig], ObservationLayout] = {}
+
+
+def cached_layout(cls: type[ObservationLayout], rules: RuleConfig) -> ObservationLayout:
+    """The shared instance of the layout class ``cls`` (a version's layout) for ``rules``."""
+    lay = _LAYOUTS.get((cls, rules))
+    if lay is None:
+        if not isinstance(rules, RuleConfig):
+            raise TypeError(f"rules must be a RuleConfig, not {type(rules).__name__}")
+        lay = _LAYOUTS[cls, rules] = cls(rules)
+    return lay
 
 
 def observation_layout(rules: RuleConfig) -> ObservationLayout:
     """The (cached) :class:`ObservationLayout` of ``rules``."""
-    lay = _LAYOUTS.get(rules)
-    if lay is None:
-        if not isinstance(rules, RuleConfig):
-            raise TypeError(f"rules must be a RuleConfig, not {type(rules).__name__}")
-        lay = _LAYOUTS[rules] = ObservationLayout(rules)
-    return lay
+    return cached_layout(ObservationLayout, rules)
 
 
 def observation_size(rules: RuleConfig) -> int:

@@ -35,6 +35,7 @@ from .encoding import (
     ObservationLayout,
     ObservationSpec,
     _check_out,
+    cached_layout,
     encode_hand_state,
     encode_observation,
     register_observation,
@@ -66,17 +67,9 @@ class ObservationLayoutV3(ObservationLayout):
         return observation_layout_v3, (self.rules,)
 
 
-_LAYOUTS: dict[RuleConfig, ObservationLayoutV3] = {}
-
-
 def observation_layout_v3(rules: RuleConfig) -> ObservationLayoutV3:
     """The (cached) :class:`ObservationLayoutV3` of ``rules``."""
-    lay = _LAYOUTS.get(rules)
-    if lay is None:
-        if not isinstance(rules, RuleConfig):
-            raise TypeError(f"rules must be a RuleConfig, not {type(rules).__name__}")
-        lay = _LAYOUTS[rules] = ObservationLayoutV3(rules)
-    return lay
+    return cached_layout(ObservationLayoutV3, rules)
 
 
 def _with_replies(lay: ObservationLayoutV3, v2: np.ndarray, src, seat: int, own: int, legal,
