@@ -638,7 +638,7 @@ def observation_spec(version: int = OBS_VERSION) -> ObservationSpec:
     >>> observation_spec(1)
     Traceback (most recent call last):
     ...
-    ValueError: obs_version=1 is not available; allowed: 2, 3
+    ValueError: obs_version=1 is not available; allowed: 2, 3, 4
     """
     spec = None
     if not is_bool(version):
@@ -660,4 +660,5 @@ register_observation(ObservationSpec(
     encode_state=encode_hand_state,
 ))
 
-from . import encoding_v3  # noqa: E402, F401  (registers version 3, which builds on this one)
+# registers versions 3 and 4, each built on the one before
+from . import encoding_v3, encoding_v4  # noqa: E402, F401, I001

@@ -22,6 +22,11 @@ sampling): a reactive network cannot easily work it out from the layout's one-ho
 
 from __future__ import annotations
 
+import functools
+import math
+
+import numpy as np
+
 from .core import count_after, points_for_count
 from .core.layout import Layout, place
 
@@ -44,27 +49,88 @@ def reply_points(src, seat: int, own: int, legal) -> dict[int, int]:
     """``{code: points}`` for each legal code of ``seat`` (whose hand is ``own``; it is to play
     in ``src``): the most points the next seat in turn could score with one play right after
     that move, from :func:`possible_tiles` (0 when none of them scores)."""
-    rules = src.rules
-    ts = rules.tiles
-    nxt = (seat + 1) % rules.num_players
-    possible = possible_tiles(src, nxt, own)
-    suit, pips, dbl = ts.suit_mask, ts.pips, ts.is_double
-    base = Layout.of(src, rules)
+    possible = possible_tiles(src, (seat + 1) % src.rules.num_players, own)
+    ts = src.rules.tiles
+    return {code: _answers(x, possible, ts)[0] for code, x in _after_each(src, legal)}
+
+
+def move_lookahead(src, seat: int, own: int, legal) -> dict[int, tuple[int, int, int, int]]:
+    """``{code: (reply, scoring, possible, follow_up)}`` for each legal code of ``seat`` (whose
+    hand is ``own``; it is to play in ``src``), on the layout that move leaves:
+
+    - ``reply``: :func:`reply_points`' threat;
+    - ``scoring``: how many of the ``possible`` tiles the next seat may hold
+      (:func:`possible_tiles`, the same for every code) would score with one play;
+    - ``follow_up``: the most points ``seat`` could score with one of the tiles it still holds,
+      were the layout unchanged when its turn comes back (0 when none scores).
+
+    Observation version 4 turns ``scoring`` into :func:`reply_chance`."""
+    possible = possible_tiles(src, (seat + 1) % src.rules.num_players, own)
+    size, ts = possible.bit_count(), src.rules.tiles
     out = {}
+    for code, x in _after_each(src, legal):
+        reply, scoring = _answers(x, possible, ts)
+        kept = own & ~(1 << (code >> 2))
+        out[code] = (reply, scoring.bit_count(), size, _answers(x, kept, ts)[0])
+    return out
+
+
+def reply_chance(held: int, possible: int, scoring: int) -> float:
+    """The chance that ``held`` tiles drawn at random from ``possible`` include at least one of
+    ``scoring`` given ones: ``1 - C(possible - scoring, held) / C(possible, held)`` (``held``
+    is capped at ``possible``), rounded to float32 (:func:`reply_chance_table`).
+
+    >>> reply_chance(7, 14, 0), reply_chance(7, 14, 8), round(reply_chance(1, 4, 1), 4)
+    (0.0, 1.0, 0.25)
+    """
+    return float(reply_chance_table(max(held, possible))[held, possible, scoring])
+
+
+@functools.cache
+def reply_chance_table(num_tiles: int) -> np.ndarray:
+    """``float32[N+1, N+1, N+1]`` (``N = num_tiles``) of :func:`reply_chance` by ``[held,
+    possible, scoring]``, from exact integers rounded once; the JAX observation reads the same
+    table, so both give the same bits. Entries with ``scoring > possible`` are 0."""
+    n = num_tiles
+    out = np.zeros((n + 1, n + 1, n + 1), dtype=np.float64)
+    for u in range(n + 1):
+        for h in range(n + 1):
+            take = min(h, u)
+            total = math.comb(u, take)
+            for k in range(u + 1):
+                out[h, u, k] = (total - math.comb(u - k, take)) / total  # rounded once
+    table = out.astype(np.float32)
+    table.flags.writeable = False
+    return table
+
+
+def _after_each(src, legal):
+    """``(code, layout)`` for each legal code: a scratch :class:`Layout` of ``src`` with the
+    move played on it."""
+    base = Layout.of(src)
     for code in legal:
         x = base.copy()
         place(x, code)
-        ends, contrib, arm, lead, lead_pips = x.ends, x.contrib, x.arm, x.lead, x.lead_pips
-        best = 0
-        for e in range(4 if x.cross_open else 2):
-            m = possible & suit[ends[e]]
-            while m:
-                low = m & -m
-                u = low.bit_length() - 1
-                p = points_for_count(count_after(u << 2 | e, lead, lead_pips, ends, contrib, arm,
-                                                 pips, dbl))  # fmt: skip
+        yield code, x
+
+
+def _answers(x: Layout, tiles: int, ts) -> tuple[int, int]:
+    """``(most points, bitmask of the scoring tiles)`` of one play of a tile of ``tiles`` (a
+    bitmask of the tile set ``ts``) on an open end of the layout ``x`` (``(0, 0)`` when none
+    scores)."""
+    suit, pips, dbl = ts.suit_mask, ts.pips, ts.is_double
+    ends, contrib, arm, lead, lead_pips = x.ends, x.contrib, x.arm, x.lead, x.lead_pips
+    best = scoring = 0
+    for e in range(4 if x.cross_open else 2):
+        m = tiles & suit[ends[e]]
+        while m:
+            low = m & -m
+            u = low.bit_length() - 1
+            p = points_for_count(count_after(u << 2 | e, lead, lead_pips, ends, contrib, arm,
+                                             pips, dbl))  # fmt: skip
+            if p:
+                scoring |= low
                 if p > best:
                     best = p
-                m ^= low
-        out[code] = best
-    return out
+            m ^= low
+    return best, scoring

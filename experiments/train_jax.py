@@ -55,7 +55,7 @@ import numpy as np
 from dominoes_env.cli_support import config_parser
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.files import atomic_write
-from dominoes_env.encoding import OBS_VERSION, observation_spec
+from dominoes_env.encoding import OBS_VERSION, OBSERVATION_SPECS, observation_spec
 
 FORMAT = "straight-dominoes-train-jax/1"  #: the checkpoint format
 CRITICS = ("obs", "full")  #: what the value network may see (``--critic``)
@@ -86,9 +86,11 @@ class Config:
                      "full (also every other seat's hand, the boneyard and its draw order: a "
                      "perfect-information critic for training only; the policy always sees "
                      "only its observation, so the exported policy plays as before)")
-    obs_version: int = _f(OBS_VERSION, "observation version the policy reads: 2, or 3 (version 2 "
+    obs_version: int = _f(OBS_VERSION, "observation version the policy reads: 2; 3 (version 2 "
                                        "plus reply_points, the next seat's best answer to each "
-                                       "legal move; dominoes_env.encoding_v3)")
+                                       "legal move; dominoes_env.encoding_v3); or 4 (version 3 "
+                                       "plus reply_chance and follow_up; "
+                                       "dominoes_env.encoding_v4)")
     lr: float = _f(3e-4, "Adam learning rate (annealed linearly to 0 unless --no-anneal-lr)")
     anneal_lr: bool = _f(True, "anneal the learning rate linearly to 0")
     gamma: float = _f(1.0, "discount (points count the same whenever they come in a hand)")
@@ -126,6 +128,11 @@ class Config:
     out: str = _f("runs/jax", "output directory")
     resume: str | None = _f(None, "a checkpoint.npz to continue from (same network and batch "
                                   "shape); --total-steps counts from that run's start")
+    init: str | None = _f(None, "a checkpoint.npz whose networks this run starts from (same "
+                                "players, --net and --critic; its --obs-version may be lower: "
+                                "the inputs it lacked start with zero weights, so the run starts "
+                                "out playing as that one did); optimizer, steps and snapshots "
+                                "start afresh")
     ship: bool = _f(False, "copy policy.npz to agents/policies/ppo_{n}p.npz if it beats the "
                            "shipped policy against greedy")
     progress: bool = _f(True, "show a progress bar")
@@ -161,6 +168,8 @@ class Config:
         observation_spec(self.obs_version)  # ValueError naming the registered versions
         if self.match_scores > 1:
             raise ValueError(f"match_scores={self.match_scores!r} is a share: at most 1")
+        if self.init and self.resume:
+            raise ValueError("--init starts a new run and --resume continues one: pass one")
         if self.opp_policy_weight and not self.opp_policy:
             raise ValueError("--opp-policy-weight needs --opp-policy PATH")
         if self.opp_policy:
@@ -666,12 +675,13 @@ def make_train(config: Config):
     import jax
 
     keep = {k: v for k, v in dataclasses.asdict(config).items()
-            if k not in ("out", "resume", "ship", "progress", "time_limit", "eval_every",
+            if k not in ("out", "resume", "init", "ship", "progress", "time_limit", "eval_every",
                          "eval_matches", "checkpoint_every", "seed")}
     base = dataclasses.asdict(Config())
     devices = config.device_count(len(jax.devices()))
     init, update = _make_train_cached(
-        json.dumps({**base, **keep, "out": "", "resume": None}, sort_keys=True), devices)
+        json.dumps({**base, **keep, "out": "", "resume": None, "init": None}, sort_keys=True),
+        devices)
     return init, update, devices
 
 
@@ -823,26 +833,32 @@ def save_checkpoint(runner, config: Config, steps: int, wall: float, path: Path)
         np.savez(fh, **payload)
 
 
-def read_checkpoint(path: str, config: Config) -> dict[str, Any]:
-    """The checkpoint's metadata, checked against ``config`` (``ValueError`` naming what does not
-    match); the arrays are loaded by :func:`restore`."""
+def read_checkpoint(path: str, config: Config, flag: str = "--resume",
+                    fields: tuple[str, ...] = Config.SHAPE_FIELDS) -> dict[str, Any]:
+    """The checkpoint's metadata, checked against ``config`` on ``fields`` (``ValueError``
+    naming ``flag`` and what does not match); the arrays are loaded by :func:`restore` or
+    :func:`warm_start`."""
     p = Path(path)
     if not p.is_file():
-        raise ValueError(f"--resume {path!r}: no such checkpoint file")
+        raise ValueError(f"{flag} {path!r}: no such checkpoint file")
     try:
         with np.load(p, allow_pickle=False) as data:
             meta = json.loads(str(data["meta"]))
     except (OSError, ValueError, KeyError, json.JSONDecodeError) as err:
-        raise ValueError(f"--resume {path!r} is not a train_jax checkpoint ({err})") from None
+        raise ValueError(f"{flag} {path!r} is not a train_jax checkpoint ({err})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise ValueError(f"--resume {path!r} is not a train_jax checkpoint ({FORMAT})")
-    saved = meta.get("config", {})
-    for name in Config.SHAPE_FIELDS:
-        was = saved.get(name, Config.SHAPE_DEFAULTS.get(name))
+        raise ValueError(f"{flag} {path!r} is not a train_jax checkpoint ({FORMAT})")
+    for name in fields:
+        was = saved_field(meta, name)
         if was != getattr(config, name):
-            raise ValueError(f"--resume {path!r} was trained with {name}={was!r}, "
+            raise ValueError(f"{flag} {path!r} was trained with {name}={was!r}, "
                              f"this run has {name}={getattr(config, name)!r}")
     return meta
+
+
+def saved_field(meta: dict[str, Any], name: str):
+    """A config field of a checkpoint's metadata (the old default where it predates it)."""
+    return meta.get("config", {}).get(name, Config.SHAPE_DEFAULTS.get(name))
 
 
 def restore(path: str, runner):
@@ -860,6 +876,64 @@ def restore(path: str, runner):
     restored = jax.tree.unflatten(tree, [jax.device_put(x, old.sharding)
                                          for old, x in zip(leaves, loaded, strict=True)])
     return {**runner, **restored}
+
+
+#: what a warm start (``--init``) must share with the checkpoint it starts from
+INIT_FIELDS = ("players", "partnerships", "net", "critic")
+
+
+def check_init(path: str, config: Config) -> int:
+    """The observation version of the ``--init`` checkpoint at ``path`` (``ValueError`` unless
+    this run can start from it)."""
+    version = saved_field(read_checkpoint(path, config, "--init", INIT_FIELDS), "obs_version")
+    if version not in OBSERVATION_SPECS or version > config.obs_version:
+        raise ValueError(f"--init {path!r} reads observation version {version!r}; this run "
+                         f"reads {config.obs_version} and can only start from a version up "
+                         f"to it")
+    return version
+
+
+def warm_start(path: str, runner, config: Config):
+    """``runner`` with the actor and critic of the checkpoint at ``path`` (``--init``), every
+    snapshot a copy of that actor, and this run's fresh optimizer, games and counters.
+
+    A checkpoint of a lower observation version (versions extend each other at the end) gets
+    zero weights for the inputs it lacked, inserted after its observation (before the hidden
+    information a ``--critic full`` value network also reads): the network computes what it
+    did, and learns to use the new inputs from there (network surgery, as OpenAI Five grew its
+    inputs between runs)."""
+    import jax
+    import jax.numpy as jnp
+
+    version = check_init(path, config)
+    rules = config.rules()
+    old_size = observation_spec(version).layout(rules).size
+    new_size = observation_spec(config.obs_version).layout(rules).size
+    keep = {k: v for k, v in runner.items() if k not in ("games", "ep_return")}
+    paths_leaves, tree = jax.tree_util.tree_flatten_with_path(keep)
+    with np.load(path, allow_pickle=False) as data:
+        if len([k for k in data.files if k.startswith("leaf")]) != len(paths_leaves):
+            raise ValueError(f"--init {path!r} does not hold this trainer's arrays")
+        loaded = [data[f"leaf{i}"] for i in range(len(paths_leaves))]
+    params = runner["params"]
+    flat_params, params_tree = jax.tree.flatten(params)
+    got = [x for (key_path, _), x in zip(paths_leaves, loaded, strict=True)
+           if key_path[0].key == "params"]
+    grown = []
+    for new, old in zip(flat_params, got, strict=True):
+        want = tuple(np.shape(new))
+        if old.shape != want:
+            extra = new_size - old_size
+            if old.ndim != 2 or old.shape[0] + extra != want[0] or old.shape[1] != want[1]:
+                raise ValueError(f"--init {path!r}: an array has shape {old.shape}, expected "
+                                 f"{want}")
+            old = np.concatenate([old[:old_size], np.zeros((extra, want[1]), old.dtype),
+                                  old[old_size:]])
+        grown.append(jax.device_put(old, new.sharding))
+    params = jax.tree.unflatten(params_tree, grown)
+    snaps = jax.tree.map(lambda x, s: jax.device_put(jnp.stack([x] * s.shape[0]), s.sharding),
+                         params["actor"], runner["snaps"])
+    return {**runner, "params": params, "snaps": snaps}
 
 
 # -- evaluation and logging ----------------------------------------------------------------
@@ -929,6 +1003,8 @@ def train(config: Config, command: str = "") -> Path:
     if meta_resumed is not None:
         runner = restore(config.resume, runner)
         steps, wall_before = int(meta_resumed["steps"]), float(meta_resumed["wall_s"])
+    elif config.init:
+        runner = warm_start(config.init, runner, config)
     tb = TensorBoard(out / "tb")
 
     def wall() -> float:
@@ -1024,6 +1100,8 @@ def main(argv: list[str] | None = None) -> int:
         config = Config(**vars(args))
         if config.resume:
             read_checkpoint(config.resume, config)
+        if config.init:
+            check_init(config.init, config)
         import jax
 
         config.device_count(len(jax.devices()))

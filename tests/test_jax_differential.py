@@ -9,10 +9,10 @@ over the steps), fed the same deals and actions, and the arrays are compared: at
 legal mask, the play's points, the count, the four ends, the scores, the hand result and award
 (and the award the match added), the winner, the hand number, the boneyard, the rewards, and
 every seat's observation (bit for bit: a 64-bit hash of the float32 bits of each vector, the
-same hash on both sides). The observation compared is version 3, whose first part is version 2
-(computed by the same code on each side; ``test_jax_env`` checks the JAX prefix against version
-2 itself), so both versions are held equal. In the greedy matches the jittable
-``greedy_policy`` must choose what ``agents.greedy`` chose, step by step.
+same hash on both sides). The observation compared is version 4, whose first parts are
+versions 3 and 2 (computed by the same code on each side; ``test_jax_env`` checks the JAX
+prefixes against versions 2 and 3 themselves), so every version is held equal. In the greedy
+matches the jittable ``greedy_policy`` must choose what ``agents.greedy`` chose, step by step.
 
 ``HANDS`` hands per configuration (default 2,000; ``DOMINOES_JAX_HANDS`` overrides it).
 """
@@ -39,8 +39,8 @@ from dominoes_env.options import delta_rewards  # noqa: E402
 from .test_core_properties import CONFIGS  # noqa: E402
 
 HANDS = int(os.environ.get("DOMINOES_JAX_HANDS", "2000"))
-#: the observation compared: version 3 holds version 2 as its first part
-SPEC = observation_spec(3)
+#: the observation compared: version 4 holds versions 3 and 2 as its first parts
+SPEC = observation_spec(4)
 
 # the per-step scalars compared exactly, in this order (ends: 4 values; scores padded to 4)
 SCALARS = ("turn", "count", "end0", "end1", "end2", "end3", "score0", "score1", "score2",

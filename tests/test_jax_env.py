@@ -62,32 +62,34 @@ def test_properties_match_the_numpy_encoding():
         assert env.num_actions == rules.num_tiles * 4
         assert env.observation_shape == (observation_size(rules),)
         assert env.id == "straight_dominoes" and env.version.startswith("v0")
-        v3 = make(**opts, obs_version=3)
-        assert v3.obs_version == 3
-        assert v3.observation_shape == (observation_spec(3).layout(rules).size,)
+        for version in (3, 4):
+            later = make(**opts, obs_version=version)
+            assert later.obs_version == version
+            assert later.observation_shape == (observation_spec(version).layout(rules).size,)
 
 
-def test_version_3_observation_starts_with_version_2():
-    """The differential test compares version 3 with the core; its first part must be the JAX
-    version 2 observation itself."""
-    v2, v3 = make(num_players=3), make(num_players=3, obs_version=3)
-    size = v2.observation_shape[0]
+def test_each_observation_version_starts_with_the_one_before():
+    """The differential test compares version 4 with the core; its first parts must be the JAX
+    version 2 and 3 observations themselves."""
+    envs = [make(num_players=3, obs_version=v) for v in (2, 3, 4)]
+    sizes = [e.observation_shape[0] for e in envs]
 
     def run(key):
         def body(state, k):
             k_act, k_deal = jax.random.split(k)
-            state = v3.step(state, random_policy(v3, state, k_act), k_deal)
+            state = envs[-1].step(state, random_policy(envs[-1], state, k_act), k_deal)
             seats = jnp.arange(3)
-            both = (jax.vmap(v2.observe, in_axes=(None, 0))(state, seats),
-                    jax.vmap(v3.observe, in_axes=(None, 0))(state, seats))
-            return state, both
+            return state, tuple(jax.vmap(e.observe, in_axes=(None, 0))(state, seats)
+                                for e in envs)
 
-        return jax.lax.scan(body, v3.init(key), jax.random.split(key, 40))[1]
+        return jax.lax.scan(body, envs[-1].init(key), jax.random.split(key, 40))[1]
 
-    old, new = jax.jit(jax.vmap(run))(jax.random.split(jax.random.PRNGKey(5), 16))
-    assert new.shape[-1] == size + 112
-    np.testing.assert_array_equal(np.asarray(new[..., :size]), np.asarray(old))
-    assert np.asarray(new[..., size:]).any()  # some moves are answered with points
+    v2, v3, v4 = jax.jit(jax.vmap(run))(jax.random.split(jax.random.PRNGKey(5), 16))
+    assert sizes == [sizes[0], sizes[0] + 112, sizes[0] + 3 * 112]
+    np.testing.assert_array_equal(np.asarray(v3[..., : sizes[0]]), np.asarray(v2))
+    np.testing.assert_array_equal(np.asarray(v4[..., : sizes[1]]), np.asarray(v3))
+    for start in range(sizes[0], sizes[2], 112):  # every lookahead block is used
+        assert np.asarray(v4[..., start:start + 112]).any()
 
 
 def test_explicit_deal_is_checked_and_used():

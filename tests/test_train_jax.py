@@ -17,8 +17,16 @@ pytest.importorskip("pgx")
 from agents import make_agent  # noqa: E402
 from agents.ppo import NumpyPolicy  # noqa: E402
 from dominoes_env.core import RuleConfig  # noqa: E402
+from dominoes_env.encoding import observation_spec  # noqa: E402
 from experiments.arena import play_match  # noqa: E402
-from experiments.train_jax import Config, export_npz, init_params, main, mlp  # noqa: E402
+from experiments.train_jax import (  # noqa: E402
+    Config,
+    build_parser,
+    export_npz,
+    init_params,
+    main,
+    mlp,
+)
 
 # 2 updates of 8 games x 4 decisions; evaluation with 2 matches per opponent
 TINY = ["--num-envs", "8", "--num-steps", "4", "--num-minibatches", "2", "--update-epochs",
@@ -502,3 +510,51 @@ def test_a_new_hand_at_match_scores_waits_for_the_learner(players):
         side = np.asarray(sp.side_of)[np.asarray(games.state.current_player)]
         assert (side == np.asarray(games.side)).all()
         assert not np.asarray(games.state.terminated).any()
+
+
+def test_init_grows_an_earlier_run_to_a_later_observation_version(run, tmp_path, capsys):
+    """``--init``: network surgery from the version 2 run onto version 4. The new inputs get
+    zero weights, so the warm-started actor gives the old logits; every snapshot is that actor;
+    the run trains and exports a version 4 policy."""
+    import jax
+
+    from dominoes_env.core import MatchState
+    from experiments.train_jax import make_train, warm_start
+
+    config = Config(**{**vars(build_parser().parse_args([*TINY, "--obs-version", "4"])),
+                       "out": str(tmp_path / "unused")})
+    init, _, _ = make_train(config)
+    runner = warm_start(str(run / "checkpoint.npz"), init(jax.random.PRNGKey(1)), config)
+    old = NumpyPolicy(run / "policy.npz")
+    w0 = np.asarray(runner["params"]["actor"][0]["w"])
+    assert w0.shape == (570, 16) and not w0[234:].any()
+    match = MatchState(RuleConfig(target_score=50), seed=2)
+    obs = observation_spec(4).encode(match.view(match.turn))[None]
+    np.testing.assert_allclose(np.asarray(mlp(runner["params"]["actor"], obs)),
+                               old.logits(obs[:, :234]), rtol=1e-5, atol=1e-6)
+    snaps = runner["snaps"][0]["w"]
+    assert snaps.shape[0] == 2 and all(np.array_equal(s, w0) for s in np.asarray(snaps))
+    assert not np.asarray(runner["params"]["critic"][0]["w"])[234:].any()
+
+    out = tmp_path / "grown"
+    assert main([*TINY, "--obs-version", "4", "--eval-every", "0", "--out", str(out),
+                 "--init", str(run / "checkpoint.npz")]) == 0
+    policy = NumpyPolicy(out / "policy.npz")
+    assert policy.obs_spec.version == 4 and policy.metadata["steps"] == 64
+    assert policy.metadata["config"]["init"] == str(run / "checkpoint.npz")
+    capsys.readouterr()
+    # refused before anything is written: a later version into an earlier one, another
+    # network, --init with --resume, no such file
+    never = tmp_path / "never"
+    for flags, message in (
+            (["--init", str(out / "checkpoint.npz")], "reads observation version 4; this run "
+                                                      "reads 2"),
+            (["--init", str(run / "checkpoint.npz"), "--net", "32"], "net='16', this run has "
+                                                                     "net='32'"),
+            (["--init", str(run / "checkpoint.npz"), "--resume", str(run / "checkpoint.npz")],
+             "pass one"),
+            (["--init", str(tmp_path / "none.npz")], "no such checkpoint file")):
+        assert main([*TINY, *flags, "--out", str(never)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: --init") and message in err and err.count("\n") == 1
+    assert not never.exists()

@@ -1,6 +1,7 @@
 """The observation vector in JAX: the same float32 values as :mod:`dominoes_env.encoding`,
-bit for bit, for the same position and seat: version 2 (``OBS_VERSION``) and, with
-``version=3``, version 2 plus ``reply_points`` (:mod:`dominoes_env.encoding_v3`).
+bit for bit, for the same position and seat: version 2 (``OBS_VERSION``); with ``version=3``,
+version 2 plus ``reply_points`` (:mod:`dominoes_env.encoding_v3`); with ``version=4``, version 3
+plus ``reply_chance`` and ``follow_up`` (:mod:`dominoes_env.encoding_v4`).
 
 The blocks, in order (``T`` tiles, ``V = max_pip + 1`` values, ``n`` seats, ``S`` sides;
 relative seat ``k`` is seat ``(seat + k) % n``; the full table with index ranges is in
@@ -40,11 +41,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..lookahead import reply_chance_table
 from .game import I32, Game, GameState, pick, pick_row
 
 
 def observe(game: Game, s: GameState, seat: jax.Array, version: int = 2) -> jax.Array:
-    """``seat``'s observation of ``s`` as ``float32[D]`` (observation ``version`` 2 or 3)."""
+    """``seat``'s observation of ``s`` as ``float32[D]`` (observation ``version`` 2, 3 or 4)."""
     tb = game.tb
     n, V, S = tb.n, tb.V, tb.S
     seat = jnp.asarray(seat, I32)
@@ -93,8 +95,8 @@ def observe(game: Game, s: GameState, seat: jax.Array, version: int = 2) -> jax.
         turn_block, others_lacks,
     ]).astype(jnp.float32)  # fmt: skip
     blocks = [binary, count[None], others_hand_size, boneyard, scores, move_points]
-    if version == 3:
-        blocks.append(reply_points(game, s, seat, legal))
+    if version >= 3:
+        blocks.extend(lookahead(game, s, seat, legal, version))
     return jnp.concatenate(blocks)
 
 
@@ -115,24 +117,32 @@ def reply_points(game: Game, s: GameState, seat: jax.Array, legal: jax.Array) ->
     """``float32[4T]``: for each ``legal`` code of ``seat`` (to play), the most points the next
     seat could score with one play right after it, from the tiles it may hold (not in
     ``seat``'s hand, not on the layout, neither half a value it is known to lack), / 20
-    (:func:`dominoes_env.lookahead.reply_points`).
+    (:func:`dominoes_env.lookahead.reply_points`; :func:`lookahead`'s first block)."""
+    return lookahead(game, s, seat, legal, 3)[0]
+
+
+def lookahead(game: Game, s: GameState, seat: jax.Array, legal: jax.Array, version: int
+              ) -> list[jax.Array]:
+    """The lookahead blocks of observation ``version`` (3: ``reply_points``; 4: also
+    ``reply_chance`` and ``follow_up``), each ``float32[4T]`` and 0 off ``legal``
+    (:func:`dominoes_env.lookahead.move_lookahead`).
 
     Every action code's layout comes from :meth:`Game.place_tile` (``vmap`` over the codes).
     An answer on end ``f`` showing ``x`` with the tile ``[x|w]`` makes the count
     ``rest[f] + w`` (``+ 2w`` for the double ``[x|x]``), ``rest`` from
-    :meth:`Game.count_without_end`; so each code needs ``4 * V`` counts, not ``4 * T``."""
+    :meth:`Game.count_without_end`; so each code needs ``4 * V`` counts, not ``4 * T``. Which
+    tiles may answer is a ``[V, V]`` table by halves (``[v|w]`` at ``[v, w]`` and ``[w, v]``)."""
     tb = game.tb
     V = tb.V
     nxt = (seat + 1) % tb.n
     lacks = pick_row(s.known_lacks, nxt)  # bool[V]
     lacked = jnp.any(jnp.asarray(tb.suit) & lacks[:, None], axis=0)  # bool[T]
-    possible = ~pick_row(s.hands, seat) & ~s.played & ~lacked
-    # may[v, w]: the tile [v|w] is possible (a static table of which tile is [v|w])
-    v, w = np.divmod(np.arange(V * V), V)
-    low, high = np.asarray(tb.low), np.asarray(tb.high)
-    pair = ((low[None, :] == np.minimum(v, w)[:, None])
-            & (high[None, :] == np.maximum(v, w)[:, None]))  # fmt: skip
-    may = jnp.any(jnp.asarray(pair) & possible[None, :], axis=1).reshape(V, V)
+    own = pick_row(s.hands, seat)
+    possible = ~own & ~s.played & ~lacked
+    pair = _pair_table(tb)  # [V*V, T]: [v|w] is tile t
+
+    def by_halves(tiles):  # bool[T] -> bool[V, V]
+        return jnp.any(jnp.asarray(pair) & tiles[None, :], axis=1).reshape(V, V)
 
     codes = jnp.arange(tb.num_actions, dtype=I32)
     after = jax.vmap(lambda c: game.place_tile(s, c, jnp.bool_(False)))(codes)
@@ -140,13 +150,59 @@ def reply_points(game: Game, s: GameState, seat: jax.Array, legal: jax.Array) ->
     open_end = jax.vmap(game.open_ends)(after)  # [4T, 4]
     rest = jax.vmap(game.count_without_end)(after)  # [4T, 4]
     shows = ends[:, :, None] == jnp.arange(V, dtype=I32)  # [4T, 4, V]: end f shows x
-    held = jnp.any(shows[:, :, :, None] & may[None, None], axis=2)  # [4T, 4, w]: [x|w] held
     ws = jnp.arange(V, dtype=I32)
     count = jnp.maximum(rest, 0)[:, :, None] + jnp.where(shows, ws + ws, ws)
-    fifths = _fifths(count)  # points / 5, 0 where the count does not score
-    best = jnp.max(jnp.where(held & open_end[:, :, None], fifths, 0), axis=(1, 2))
-    return jnp.where(legal, best.astype(jnp.float32) * jnp.float32(tb.points_step),
-                     jnp.float32(0))  # fmt: skip
+    fifths = jnp.where(open_end[:, :, None], _fifths(count), 0)  # [4T, 4, w]: points / 5
+
+    def best(may):  # may: bool[V, V] or [4T, V, V] -> the most fifths of one play, [4T]
+        may = jnp.broadcast_to(may, (tb.num_actions, V, V))
+        held = jnp.any(shows[:, :, :, None] & may[:, None], axis=2)  # [4T, 4, w]: [x|w] held
+        return jnp.max(jnp.where(held, fifths, 0), axis=(1, 2))
+
+    def scaled(fifth):
+        return jnp.where(legal, fifth.astype(jnp.float32) * jnp.float32(tb.points_step),
+                         jnp.float32(0))  # fmt: skip
+
+    blocks = [scaled(best(by_halves(possible)))]
+    if version >= 4:
+        # reply_chance: which possible tiles score on some end after each code
+        # (by halves, both ways round; a tile other than a double shows twice, so the sum over
+        # the whole table plus its diagonal counts each tile twice)
+        pays = fifths > 0  # [4T, f, w]: [x|w] on end f (showing x) scores
+        scores = _any_over(lambda f: (shows[:, f, :, None] & pays[:, f, None, :])
+                           | (pays[:, f, :, None] & shows[:, f, None, :]), 4)  # [4T, v, w]
+        scores = scores & by_halves(possible)[None]
+        diagonal = jnp.asarray(np.eye(V, dtype=bool))
+        scoring = (jnp.sum(scores, axis=(1, 2), dtype=I32)
+                   + jnp.sum(scores & diagonal, axis=(1, 2), dtype=I32)) // 2
+        held = jnp.sum(pick_row(s.hands, nxt), dtype=I32)
+        size = jnp.sum(possible, dtype=I32)
+        # this position's row of the table (one slice), then each code's entry by one-hot
+        table = jnp.asarray(reply_chance_table(tb.T).reshape(-1, tb.T + 1))
+        chance = _lookup(table[held * (tb.T + 1) + size], scoring)
+        blocks.append(jnp.where(legal, chance, jnp.float32(0)))
+        # follow_up: this seat's tiles but the one each code plays (its two entries by halves)
+        played = np.repeat(np.asarray(pair).T.reshape(tb.T, V, V), 4, axis=0)  # [4T, V, V]
+        blocks.append(scaled(best(by_halves(own)[None] & ~jnp.asarray(played))))
+    return blocks
+
+
+def _any_over(term, n: int) -> jax.Array:
+    """``term(0) | term(1) | ... | term(n - 1)``: on XLA's CPU backend, OR-ing a few slices is
+    five times faster than ``jnp.any`` over the short ends axis here (measured; not so for
+    ``best``'s reduction over values)."""
+    out = term(0)
+    for i in range(1, n):
+        out = out | term(i)
+    return out
+
+
+def _pair_table(tb) -> np.ndarray:
+    """``bool[V*V, T]``: row ``v * V + w`` marks the tile ``[v|w]`` (a static table)."""
+    v, w = np.divmod(np.arange(tb.V * tb.V), tb.V)
+    low, high = np.asarray(tb.low), np.asarray(tb.high)
+    return ((low[None, :] == np.minimum(v, w)[:, None])
+            & (high[None, :] == np.maximum(v, w)[:, None]))  # fmt: skip
 
 
 def _lookup(table, index: jax.Array) -> jax.Array:
