@@ -28,7 +28,8 @@ option                  default              allowed
 ``illegal_reward``      ``-1.0``             any finite number
 ``obs_version``         ``OBS_VERSION``      a registered observation version
                                              (``dominoes_env.encoding.OBSERVATION_SPECS``:
-                                             ``2``, or ``3`` with ``reply_points``)
+                                             ``2``; ``3`` with ``reply_points``; ``4`` also
+                                             with ``reply_chance`` and ``follow_up``)
 ``info_events``         ``False``            ``True`` adds the public event list (and the
                                              illegal move's reason) to every info; see
                                              :mod:`.infos` (off: infos of one fixed structure)

@@ -55,12 +55,13 @@ def _card_rows() -> dict[str, tuple[str, str]]:
 
 def test_environment_card_observation_table_matches_the_encoding():
     rows = _card_rows()
-    spec = observation_spec(3)  # the card's version 3 table adds its one block
+    spec = observation_spec(4)  # the card's version 3 and 4 tables add their blocks
     two = spec.layout(RuleConfig(num_players=2)).blocks
     four = spec.layout(RuleConfig(num_players=4)).blocks
     assert list(rows) == list(two)
-    assert list(observation_layout(RuleConfig()).blocks) == list(two)[:-1] == [
-        name for name in rows if name != "reply_points"]
+    lookahead = ("reply_points", "reply_chance", "follow_up")
+    assert list(observation_layout(RuleConfig()).blocks) == list(two)[:-3] == [
+        name for name in rows if name not in lookahead]
     for name, (r2, r4) in rows.items():
         assert r2 == f"{two[name].start}:{two[name].stop}", name
         assert r4 == f"{four[name].start}:{four[name].stop}", name

@@ -86,7 +86,7 @@ class Env(pgx.Env):
         self.rules: RuleConfig = rules
         self.options = opts
         self.tables: Tables = build_tables(rules)
-        #: the observation version (the ``obs_version`` option: 2, or 3 with ``reply_points``)
+        #: the observation version (the ``obs_version`` option: 2, 3 or 4)
         self.obs_version: int = opts.obs_version
         self.obs_size: int = observation_spec(opts.obs_version).layout(rules).size
         self.game = Game(self.tables)
