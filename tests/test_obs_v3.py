@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -170,13 +171,15 @@ def test_the_environments_serve_version_3():
     assert first.shape == (346,) and single.observation_space.contains(first)
 
 
-def test_a_version_3_policy_plays_and_decides_within_a_millisecond(tmp_path):
+@pytest.mark.parametrize(("version", "size"), [(3, 346), (4, 570)])
+def test_a_lookahead_policy_plays_and_decides_within_a_millisecond(tmp_path, version, size):
     import time
 
-    path = tmp_path / "v3.npz"
-    random_policy_npz(path, RuleConfig(), hidden=(256, 256), obs_version=3)
+    path = tmp_path / f"v{version}.npz"
+    random_policy_npz(path, RuleConfig(), hidden=(256, 256), obs_version=version)
     agent = PPOAgent(path)
-    assert agent.policy.obs_spec is V3 and agent.policy.obs_size == 346
+    assert agent.policy.obs_spec is observation_spec(version)
+    assert agent.policy.obs_size == size
     match = MatchState(seed=8)
     times = []
     while match.winner is None:
