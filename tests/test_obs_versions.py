@@ -44,11 +44,11 @@ def test_the_registry_holds_the_current_version():
         register_observation(observation_spec())
 
 
-@pytest.mark.parametrize("bad", [1, 4, "2", True, None])
+@pytest.mark.parametrize("bad", [1, 5, "2", True, None])
 def test_unknown_versions_are_refused_with_the_allowed_list(bad):
-    with pytest.raises(ValueError, match=r"obs_version=.* is not available; allowed: 2, 3$"):
+    with pytest.raises(ValueError, match=r"obs_version=.* is not available; allowed: 2, 3, 4$"):
         env(obs_version=bad)
-    with pytest.raises(ValueError, match="allowed: 2, 3$"):
+    with pytest.raises(ValueError, match="allowed: 2, 3, 4$"):
         SingleAgentEnv(obs_version=bad)
 
 
@@ -80,7 +80,7 @@ def rewrite_metadata(path, **changes) -> None:
     save_policy_npz(path, arrays, str(data["activation"]), meta)
 
 
-@pytest.mark.parametrize("version", [1, 4])
+@pytest.mark.parametrize("version", [1, 5])
 def test_ppo_refuses_a_policy_trained_on_an_unknown_version(tmp_path, version):
     path = tmp_path / "old.npz"
     random_policy_npz(path, RuleConfig(), hidden=(8,))

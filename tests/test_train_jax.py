@@ -100,7 +100,7 @@ def test_same_seed_same_policy(tmp_path):
     (["--num-envs", "3", "--num-minibatches", "2", "--num-steps", "1"], "not divisible"),
     (["--players", "5"], "num_players=5"),
     (["--critic", "oracle"], "critic='oracle': choose one of obs, full"),
-    (["--obs-version", "1"], "obs_version=1 is not available; allowed: 2, 3"),
+    (["--obs-version", "1"], "obs_version=1 is not available; allowed: 2, 3, 4"),
     (["--resume", "no/such/checkpoint.npz"], "no such checkpoint file"),
 ])
 def test_bad_flags_exit_2_with_one_line_before_writing(tmp_path, capsys, flags, message):
