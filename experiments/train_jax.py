@@ -128,11 +128,13 @@ class Config:
     out: str = _f("runs/jax", "output directory")
     resume: str | None = _f(None, "a checkpoint.npz to continue from (same network and batch "
                                   "shape); --total-steps counts from that run's start")
-    init: str | None = _f(None, "a checkpoint.npz whose networks this run starts from (same "
-                                "players, --net and --critic; its --obs-version may be lower: "
-                                "the inputs it lacked start with zero weights, so the run starts "
-                                "out playing as that one did); optimizer, steps and snapshots "
-                                "start afresh")
+    init: str | None = _f(None, "a checkpoint.npz, or an exported policy .npz such as a "
+                                "shipped one, whose networks this run starts from (same players "
+                                "and --net, and for a checkpoint --critic; its --obs-version may "
+                                "be lower: the inputs it lacked start with zero weights, so the "
+                                "run starts out playing as that one did; a policy's critic "
+                                "starts as copies of its hidden layers under a zero value "
+                                "head); optimizer, steps and snapshots start afresh")
     ship: bool = _f(False, "copy policy.npz to agents/policies/ppo_{n}p.npz if it beats the "
                            "shipped policy against greedy")
     progress: bool = _f(True, "show a progress bar")
@@ -336,6 +338,16 @@ def load_fixed_actor(path: str, rules: RuleConfig, obs_version: int = OBS_VERSIO
                      ) -> list[dict[str, np.ndarray]]:
     """An exported policy (:mod:`agents.ppo`) as this file's actor layers; ``ValueError`` if it
     is not a tanh policy for ``rules``' actions and observation version ``obs_version``."""
+    layers, version = load_actor(path, rules)
+    if version != obs_version:
+        raise ValueError(f"{path!r} reads observation version {version}; this "
+                         f"run's policy reads version {obs_version} (--obs-version)")
+    return layers
+
+
+def load_actor(path: str, rules: RuleConfig) -> tuple[list[dict[str, np.ndarray]], int]:
+    """An exported policy (:mod:`agents.ppo`) as this file's actor layers, and the observation
+    version it reads; ``ValueError`` unless it is a tanh policy for ``rules``."""
     from agents.ppo import NumpyPolicy
 
     try:
@@ -344,16 +356,14 @@ def load_fixed_actor(path: str, rules: RuleConfig, obs_version: int = OBS_VERSIO
         raise ValueError(str(err)) from None
     if policy.activation != "tanh":
         raise ValueError(f"{path!r} uses {policy.activation}; train_jax plays tanh policies")
-    if policy.obs_spec.version != obs_version:
-        raise ValueError(f"{path!r} reads observation version {policy.obs_spec.version}; this "
-                         f"run's policy reads version {obs_version} (--obs-version)")
-    want = (observation_spec(obs_version).layout(rules).size, rules.num_tiles * 4)
+    version = policy.obs_spec.version
+    want = (observation_spec(version).layout(rules).size, rules.num_tiles * 4)
     if (policy.obs_size, policy.num_actions) != want:
         raise ValueError(f"{path!r} takes {policy.obs_size} inputs and {policy.num_actions} "
                          f"actions; these rules need {want[0]} and {want[1]}")
     layers = [{"w": w.astype(np.float32), "b": b.astype(np.float32)} for w, b in policy.layers]
     return [*layers, {"w": policy.action_w.astype(np.float32),
-                      "b": policy.action_b.astype(np.float32)}]
+                      "b": policy.action_b.astype(np.float32)}], version
 
 
 # -- self-play environment: the learner's turns only ---------------------------------------
@@ -878,14 +888,27 @@ def restore(path: str, runner):
     return {**runner, **restored}
 
 
-#: what a warm start (``--init``) must share with the checkpoint it starts from
+#: what a warm start (``--init``) from a checkpoint must share with it
 INIT_FIELDS = ("players", "partnerships", "net", "critic")
 
 
+def is_policy_file(path: str) -> bool:
+    """Whether ``path`` holds an exported policy (:mod:`agents.ppo`) rather than a checkpoint."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return "format" in data.files and "meta" not in data.files
+    except (OSError, ValueError):
+        return False
+
+
 def check_init(path: str, config: Config) -> int:
-    """The observation version of the ``--init`` checkpoint at ``path`` (``ValueError`` unless
-    this run can start from it)."""
-    version = saved_field(read_checkpoint(path, config, "--init", INIT_FIELDS), "obs_version")
+    """The observation version of the ``--init`` file at ``path``, a checkpoint or an exported
+    policy (``ValueError`` unless this run can start from it)."""
+    if is_policy_file(path):
+        version = init_policy(path, config)[1]
+    else:
+        version = saved_field(read_checkpoint(path, config, "--init", INIT_FIELDS),
+                              "obs_version")
     if version not in OBSERVATION_SPECS or version > config.obs_version:
         raise ValueError(f"--init {path!r} reads observation version {version!r}; this run "
                          f"reads {config.obs_version} and can only start from a version up "
@@ -893,12 +916,58 @@ def check_init(path: str, config: Config) -> int:
     return version
 
 
-def warm_start(path: str, runner, config: Config):
-    """``runner`` with the actor and critic of the checkpoint at ``path`` (``--init``), every
-    snapshot a copy of that actor, and this run's fresh optimizer, games and counters.
+def init_policy(path: str, config: Config) -> tuple[list[dict[str, np.ndarray]], int]:
+    """The actor layers of the exported policy at ``path`` and the observation version it
+    reads (``ValueError`` unless it has this run's players and hidden layers)."""
+    try:
+        actor, version = load_actor(path, config.rules())
+    except ValueError as err:
+        raise ValueError(f"--init: {err}") from None
+    hidden = [int(layer["w"].shape[1]) for layer in actor[:-1]]
+    if hidden != config.hidden():
+        raise ValueError(f"--init {path!r} has hidden layers {','.join(map(str, hidden))}; "
+                         f"this run has --net {config.net}")
+    return actor, version
 
-    A checkpoint of a lower observation version (versions extend each other at the end) gets
-    zero weights for the inputs it lacked, inserted after its observation (before the hidden
+
+def policy_networks(path: str, config: Config, hidden_info: int) -> dict[str, Any]:
+    """The networks a run starts from when ``--init`` names an exported policy, which keeps
+    no value network: its actor, and a critic made of copies of the actor's hidden layers
+    (the features it learned; ``hidden_info`` more inputs at zero weights for ``--critic
+    full``) under a zero value head. The critic starts out predicting 0 everywhere and learns
+    its head first (no gradient reaches its hidden layers until the head moves)."""
+    actor, _ = init_policy(path, config)
+    first, *rest = actor[:-1]
+    critic = [{"w": np.concatenate([first["w"], np.zeros((hidden_info, first["w"].shape[1]),
+                                                          np.float32)]),
+               "b": first["b"].copy()},
+              *({"w": layer["w"].copy(), "b": layer["b"].copy()} for layer in rest),
+              {"w": np.zeros((actor[-2]["w"].shape[1], 1), np.float32),
+               "b": np.zeros(1, np.float32)}]
+    return {"actor": actor, "critic": critic}
+
+
+def checkpoint_networks(path: str, runner) -> list[np.ndarray]:
+    """The network arrays of the checkpoint at ``path``, in the order of ``runner``'s."""
+    import jax
+
+    keep = {k: v for k, v in runner.items() if k not in ("games", "ep_return")}
+    paths_leaves, _ = jax.tree_util.tree_flatten_with_path(keep)
+    with np.load(path, allow_pickle=False) as data:
+        if len([k for k in data.files if k.startswith("leaf")]) != len(paths_leaves):
+            raise ValueError(f"--init {path!r} does not hold this trainer's arrays")
+        loaded = [data[f"leaf{i}"] for i in range(len(paths_leaves))]
+    return [x for (key_path, _), x in zip(paths_leaves, loaded, strict=True)
+            if key_path[0].key == "params"]
+
+
+def warm_start(path: str, runner, config: Config):
+    """``runner`` with the networks of the checkpoint or exported policy at ``path``
+    (``--init``; :func:`policy_networks` for a policy), every snapshot a copy of that actor,
+    and this run's fresh optimizer, games and counters.
+
+    A file of a lower observation version (versions extend each other at the end) gets zero
+    weights for the inputs it lacked, inserted after its observation (before the hidden
     information a ``--critic full`` value network also reads): the network computes what it
     did, and learns to use the new inputs from there (network surgery, as OpenAI Five grew its
     inputs between runs)."""
@@ -909,16 +978,13 @@ def warm_start(path: str, runner, config: Config):
     rules = config.rules()
     old_size = observation_spec(version).layout(rules).size
     new_size = observation_spec(config.obs_version).layout(rules).size
-    keep = {k: v for k, v in runner.items() if k not in ("games", "ep_return")}
-    paths_leaves, tree = jax.tree_util.tree_flatten_with_path(keep)
-    with np.load(path, allow_pickle=False) as data:
-        if len([k for k in data.files if k.startswith("leaf")]) != len(paths_leaves):
-            raise ValueError(f"--init {path!r} does not hold this trainer's arrays")
-        loaded = [data[f"leaf{i}"] for i in range(len(paths_leaves))]
     params = runner["params"]
     flat_params, params_tree = jax.tree.flatten(params)
-    got = [x for (key_path, _), x in zip(paths_leaves, loaded, strict=True)
-           if key_path[0].key == "params"]
+    if is_policy_file(path):
+        hidden_info = int(np.shape(params["critic"][0]["w"])[0]) - new_size
+        got = jax.tree.leaves(policy_networks(path, config, hidden_info))
+    else:
+        got = checkpoint_networks(path, runner)
     grown = []
     for new, old in zip(flat_params, got, strict=True):
         want = tuple(np.shape(new))

@@ -558,3 +558,47 @@ def test_init_grows_an_earlier_run_to_a_later_observation_version(run, tmp_path,
         err = capsys.readouterr().err
         assert err.startswith("error: --init") and message in err and err.count("\n") == 1
     assert not never.exists()
+
+
+def test_init_from_an_exported_policy_starts_its_critic_from_the_actor(run, tmp_path, capsys):
+    """``--init`` with an exported policy (a shipped one keeps no value network): the actor
+    is the policy's, grown to version 4 with zero weights for the new inputs; the critic's
+    hidden layers are copies of the actor's (``--critic full``: its hidden-information inputs
+    at zero weights) under a zero value head, so it starts out predicting 0."""
+    import jax
+
+    from dominoes_env.core import MatchState
+    from experiments.train_jax import critic_value, make_train, warm_start
+
+    old = NumpyPolicy(run / "policy.npz")
+    match = MatchState(RuleConfig(target_score=50), seed=5)
+    obs = observation_spec(4).encode(match.view(match.turn))[None]
+    for critic in ("obs", "full"):
+        config = Config(**{**vars(build_parser().parse_args(
+            [*TINY, "--obs-version", "4", "--critic", critic])), "out": str(tmp_path / "no")})
+        init, _, _ = make_train(config)
+        runner = warm_start(str(run / "policy.npz"), init(jax.random.PRNGKey(1)), config)
+        params = runner["params"]
+        np.testing.assert_allclose(np.asarray(mlp(params["actor"], obs)),
+                                   old.logits(obs[:, :234]), rtol=1e-5, atol=1e-6)
+        actor_w0, critic_w0 = (np.asarray(params[k][0]["w"]) for k in ("actor", "critic"))
+        extra = 0 if critic == "obs" else critic_w0.shape[0] - 570
+        assert critic_w0.shape == (570 + extra, 16) and (critic == "obs") == (extra == 0)
+        np.testing.assert_array_equal(critic_w0[:570], actor_w0)
+        assert not critic_w0[234:].any() and not np.asarray(params["critic"][-1]["w"]).any()
+        value = critic_value(params["critic"], obs, np.ones((1, extra), np.float32))
+        assert np.asarray(value).tolist() == [0.0]
+    out = tmp_path / "from_policy"
+    assert main([*TINY, "--obs-version", "4", "--eval-every", "0", "--out", str(out),
+                 "--init", str(run / "policy.npz")]) == 0
+    assert NumpyPolicy(out / "policy.npz").obs_spec.version == 4
+    capsys.readouterr()
+    # refused before anything is written: other hidden layers, another player count
+    never = tmp_path / "never"
+    for flags, message in (
+            (["--net", "32"], "has hidden layers 16; this run has --net 32"),
+            (["--players", "3"], "takes 234 inputs and 112 actions; these rules need")):
+        assert main([*TINY, "--init", str(run / "policy.npz"), *flags, "--out", str(never)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: --init") and message in err and err.count("\n") == 1
+    assert not never.exists()
