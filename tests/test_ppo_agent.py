@@ -99,8 +99,8 @@ def test_shipped_policies_play_legal_moves_from_their_spec(options):
     result = play_match(seats, rules, seed=3)  # raises if an agent returns an illegal action
     assert result.winner in (0, 1) and max(result.scores) >= 100
     meta = make_agent("ppo", seed=0)._policy_for(MatchState(rules, seed=0).view(0)).metadata
-    # two players: observation version 3 (reply_points); four: version 2
-    want = {2: 3, 4: 2}[rules.num_players]
+    # two players: observation version 4 (reply_chance, follow_up); four: version 2
+    want = {2: 4, 4: 2}[rules.num_players]
     assert meta["rules"]["num_players"] == rules.num_players and meta["obs_version"] == want
 
 
