@@ -930,13 +930,13 @@ def init_policy(path: str, config: Config) -> tuple[list[dict[str, np.ndarray]],
     return actor, version
 
 
-def policy_networks(path: str, config: Config, hidden_info: int) -> dict[str, Any]:
-    """The networks a run starts from when ``--init`` names an exported policy, which keeps
-    no value network: its actor, and a critic made of copies of the actor's hidden layers
-    (the features it learned; ``hidden_info`` more inputs at zero weights for ``--critic
-    full``) under a zero value head. The critic starts out predicting 0 everywhere and learns
-    its head first (no gradient reaches its hidden layers until the head moves)."""
-    actor, _ = init_policy(path, config)
+def policy_networks(actor: list[dict[str, np.ndarray]], hidden_info: int) -> dict[str, Any]:
+    """The networks a run starts from when ``--init`` names an exported policy (``actor``, as
+    :func:`init_policy` reads it), which keeps no value network: that actor, and a critic made
+    of copies of its hidden layers (the features it learned; ``hidden_info`` more inputs at
+    zero weights for ``--critic full``) under a zero value head. The critic starts out
+    predicting 0 everywhere and learns its head first (no gradient reaches its hidden layers
+    until the head moves)."""
     first, *rest = actor[:-1]
     critic = [{"w": np.concatenate([first["w"], np.zeros((hidden_info, first["w"].shape[1]),
                                                           np.float32)]),
@@ -982,7 +982,7 @@ def warm_start(path: str, runner, config: Config):
     flat_params, params_tree = jax.tree.flatten(params)
     if is_policy_file(path):
         hidden_info = int(np.shape(params["critic"][0]["w"])[0]) - new_size
-        got = jax.tree.leaves(policy_networks(path, config, hidden_info))
+        got = jax.tree.leaves(policy_networks(init_policy(path, config)[0], hidden_info))
     else:
         got = checkpoint_networks(path, runner)
     grown = []
