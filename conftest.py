@@ -20,18 +20,14 @@ import pytest
 # its data-parallel update over two devices; set before any test imports JAX
 os.environ.setdefault("JAX_NUM_CPU_DEVICES", "2")
 
-_JAX_TEST_FILES = ("test_jax_", "test_train_jax", "test_expert_iteration")
 _ROOT = Path(__file__).resolve().parent
+#: the folders whose every file runs JAX: the JAX twin itself and its tests
+_JAX_FOLDERS = (_ROOT / "dominoes_env" / "jax", _ROOT / "tests" / "jax")
 
 
 def _is_jax_path(path: Path) -> bool:
-    if path.name.startswith(_JAX_TEST_FILES):
-        return True
-    try:  # dominoes_env/jax/ and everything in it
-        parts = path.resolve().relative_to(_ROOT / "dominoes_env").parts
-    except ValueError:
-        return False
-    return bool(parts) and parts[0] == "jax"
+    path = path.resolve()
+    return any(path == folder or folder in path.parents for folder in _JAX_FOLDERS)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

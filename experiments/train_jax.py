@@ -820,7 +820,7 @@ def _make_train(config: Config, devices: int):
     shards = {"games": P("d"), "ep_return": P("d")}  # the rest is the same on every device
     specs = {k: shards.get(k, P()) for k in jax.eval_shape(init, jax.random.PRNGKey(0))}
     # check_vma=False: the game's loops start from constants that become per-device values;
-    # tests/test_train_jax.py checks that the replicated parts stay equal on every device
+    # tests/jax/test_train_jax.py checks that the replicated parts stay equal on every device
     update = jax.shard_map(update, mesh=mesh, in_specs=(specs,), out_specs=(specs, P()),
                            check_vma=False)
     placed = {k: NamedSharding(mesh, spec) for k, spec in specs.items()}

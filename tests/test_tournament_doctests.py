@@ -1,6 +1,6 @@
 """The docstring examples of the tournament and experiment modules are part of their
 specification: run them (``experiments.train_jax`` and ``experiments.bench_training`` need JAX:
-tests/test_train_jax.py runs theirs)."""
+tests/jax/test_train_jax.py runs theirs)."""
 
 import doctest
 import importlib

@@ -16,7 +16,7 @@ function here, named after the core method it mirrors:
 ``settle``             match scores, winner and the next hand (``MatchState._settle``)
 =====================  =========================================================================
 
-Differential tests (``tests/test_jax_*.py``) hold every function equal to the core on every
+Differential tests (``tests/jax/``) hold every function equal to the core on every
 rule option.
 """
 

@@ -15,7 +15,7 @@ from dominoes_env.core import RecordError, RuleConfig  # noqa: E402
 from dominoes_env.core.records import replay_record  # noqa: E402
 from dominoes_env.jax.replay import replay_record_jax  # noqa: E402
 
-from .test_records import BAD_RECORDS, RULES_EXAMPLE, _bad, random_match  # noqa: E402
+from ..test_records import BAD_RECORDS, RULES_EXAMPLE, _bad, random_match  # noqa: E402
 
 
 def test_rules_example_replays_the_same():
