@@ -1,5 +1,5 @@
 """One match driver and one seeding scheme, for everything that plays whole matches with agents:
-tournaments (``experiments.arena``), ``python -m dominoes_env play``, behaviour cloning's
+tournaments (``agents.arena``), ``python -m dominoes_env play``, behaviour cloning's
 demonstrations and the agent benchmark's positions.
 
 Seeding. A match seed decides everything about a match but the agents' own choices:

@@ -98,9 +98,9 @@ def main(argv: list[str] | None = None) -> int:
         code = train_ppo.main(flags)
     if code:
         return code
+    from agents.arena import derive_seed
     from dominoes_env.core import RuleConfig
 
-    from .arena import derive_seed
     from .train_ppo import evaluate
 
     res = evaluate(str(out / "policy.npz"), RuleConfig(num_players=args.players), args.agent,

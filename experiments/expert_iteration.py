@@ -209,7 +209,8 @@ def teacher_spec(args, policy_path: str) -> str:
 
 
 def play(args, rules: RuleConfig, teacher: str, here: Path, it: int):
-    from .arena import derive_seed
+    from agents.arena import derive_seed
+
     from .behavior_cloning import collect_demonstrations
 
     opponents = [teacher if o == args.teacher else o for o in args.opponents]
@@ -239,7 +240,8 @@ def export(actor, path: str, rules: RuleConfig, args, teacher: str, init: str, s
 
 
 def report(policy_path: str, rules: RuleConfig, args, it: int) -> None:
-    from .arena import derive_seed
+    from agents.arena import derive_seed
+
     from .train_ppo import evaluate
 
     res = evaluate(policy_path, rules, args.eval_against, args.eval_matches,

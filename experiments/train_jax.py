@@ -1027,7 +1027,8 @@ def evaluate_policy(path: Path, config: Config, opponents=("greedy", "random"),
                     matches: int | None = None) -> dict[str, float]:
     """Win rates of the exported policy against each opponent (Wilson intervals, margins):
     :func:`experiments.train_ppo.evaluate`, the arena of the tournaments."""
-    from .arena import derive_seed
+    from agents.arena import derive_seed
+
     from .train_ppo import evaluate
 
     row: dict[str, float] = {}

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents import make_agent
+from agents.arena import derive_seed, play_match
 from agents.pool import OpponentPool
 from agents.ppo import PPOAgent, shipped_policy_path
 from dominoes_env.cli_support import (
@@ -46,7 +47,6 @@ from dominoes_env.encoding import OBS_VERSION
 from dominoes_env.optional import require
 from dominoes_env.single_agent import SingleAgentEnv
 
-from .arena import derive_seed, play_match
 from .tournament.stats import wilson_interval
 
 

@@ -219,7 +219,7 @@ def _metrics(result: dict) -> dict[str, float]:
 def evaluate(policy_path: Path, cfg: RllibConfig) -> tuple[int, int]:
     """(wins, matches) of ``ppo:policy_path`` against ``random`` in every other seat, the
     learner's seat rotating."""
-    from experiments.arena import play_match
+    from agents.arena import play_match
 
     rules = cfg.rules()
     wins = 0

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from agents.arena import DuplicateDealMatch, play_match
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.records import replay_record
 from dominoes_env.encoding import observation_size
 from dominoes_env.record_files import RECORDS_DIR, iter_records
-from experiments.arena import DuplicateDealMatch, play_match
 from experiments.behavior_cloning import dataset_demonstrations
 from experiments.make_dataset import (
     DECISIONS_DIR,

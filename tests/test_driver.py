@@ -8,10 +8,10 @@ import io
 import pytest
 
 from agents import make_agent
+from agents.arena import play_match
 from dominoes_env.core import RuleConfig
 from dominoes_env.driver import DuplicateDealMatch, agent_seed, derive_seed, play_match_with
 from dominoes_env.play import TerminalGame
-from experiments.arena import play_match
 
 # tournament results from before the driver was shared (commit 9f80028): unchanged per seed
 PINNED = [

@@ -247,7 +247,7 @@ def test_state_from_view_matches_the_view():
 
 
 def test_ismcts_agent_plays_legal_reproducible_matches():
-    from experiments.arena import play_match
+    from agents.arena import play_match
 
     first = play_match(["ismcts:sims=8", "random"], {"target_score": 40}, seed=1)
     assert first == play_match(["ismcts:sims=8", "random"], {"target_score": 40}, seed=1)

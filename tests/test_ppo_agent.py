@@ -90,8 +90,8 @@ def test_numpy_matches_torch(tmp_path, n, net_arch, activation):
 @pytest.mark.parametrize("options", [{"num_players": 2}, {"num_players": 4}])
 def test_shipped_policies_play_legal_moves_from_their_spec(options):
     from agents import make_agent
+    from agents.arena import play_match
     from agents.ppo import shipped_policy_path
-    from experiments.arena import play_match
 
     rules = RuleConfig(target_score=100, **options)
     assert shipped_policy_path(rules.num_players).is_file()

@@ -105,7 +105,7 @@ def check_export_equals_the_rl_module(out):
 
 
 def check_plays_legal_matches_as_an_agent_spec(out):
-    from experiments.arena import play_match
+    from agents.arena import play_match
 
     rules = RuleConfig(num_players=2, target_score=100)
     for seed in range(3):  # an illegal move would raise ValueError naming the agent

@@ -8,7 +8,7 @@ import importlib
 import pytest
 
 MODULES = [
-    "experiments.arena",
+    "agents.arena",
     "experiments.tournament",
     "experiments.tournament.schedule",
     "experiments.tournament.runner",

@@ -7,9 +7,9 @@ from collections import Counter
 
 import pytest
 
+from agents.arena import DuplicateDealMatch, agent_seed, derive_seed, play_match
 from agents.base import RandomAgent
 from dominoes_env.core import RuleConfig
-from experiments.arena import DuplicateDealMatch, agent_seed, derive_seed, play_match
 from experiments.tournament.schedule import (
     circular_orders,
     make_schedule,

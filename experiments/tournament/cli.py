@@ -17,12 +17,12 @@ import json
 import math
 import sys
 
+from agents.arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT
 from dominoes_env.cli_support import CommandError, OneLineParser, run_command
 from dominoes_env.core import RuleConfig
 from dominoes_env.optional import require
 from dominoes_env.rule_args import add_rule_arguments, rule_options
 
-from ..arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT
 from .report import print_summary, write_outputs
 from .runner import BACKENDS, MATCHES_FILE, TournamentConfig, run_tournament
 

@@ -12,8 +12,8 @@ import pytest
 pytest.importorskip("optax")
 
 from agents import make_agent  # noqa: E402
+from agents.arena import play_match  # noqa: E402
 from dominoes_env.core import RuleConfig  # noqa: E402
-from experiments.arena import play_match  # noqa: E402
 from experiments.behavior_cloning import collect_demonstrations  # noqa: E402
 from experiments.expert_iteration import fit_actor, main  # noqa: E402
 from experiments.train_jax import init_params  # noqa: E402

@@ -15,10 +15,10 @@ pytest.importorskip("optax")
 pytest.importorskip("pgx")
 
 from agents import make_agent  # noqa: E402
+from agents.arena import play_match  # noqa: E402
 from agents.ppo import NumpyPolicy  # noqa: E402
 from dominoes_env.core import RuleConfig  # noqa: E402
 from dominoes_env.encoding import observation_spec  # noqa: E402
-from experiments.arena import play_match  # noqa: E402
 from experiments.train_jax import (  # noqa: E402
     Config,
     build_parser,

@@ -1,0 +1,34 @@
+"""The library that moved out of ``experiments/`` (issue 31) is still importable from its old
+module paths for one version: the same object, with a ``DeprecationWarning`` naming the new
+home."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+#: (old module, name, new module)
+MOVED = [
+    ("experiments.arena", "play_match", "agents.arena"),
+    ("experiments.arena", "MatchResult", "agents.arena"),
+    ("experiments.arena", "AgentError", "agents.arena"),
+    ("experiments.arena", "derive_seed", "agents.arena"),
+    ("experiments.arena", "DEFAULT_MAX_HANDS", "agents.arena"),
+    ("experiments.arena", "DEFAULT_MOVE_TIMEOUT", "agents.arena"),
+]
+
+
+@pytest.mark.parametrize(("old", "name", "new"), MOVED)
+def test_old_path_warns_and_gives_the_new_object(old, name, new):
+    module = importlib.import_module(old)
+    with pytest.warns(DeprecationWarning, match=new.replace(".", r"\.")):
+        value = getattr(module, name)
+    assert value is getattr(importlib.import_module(new), name)
+
+
+@pytest.mark.parametrize("old", sorted({old for old, _, _ in MOVED}))
+def test_old_path_refuses_unknown_names(old):
+    module = importlib.import_module(old)
+    with pytest.raises(AttributeError, match="no_such_name"):
+        module.no_such_name  # noqa: B018
