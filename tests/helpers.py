@@ -1,10 +1,41 @@
-"""Test helpers: scripted deals, so a worked example is played move by move through the engine."""
+"""Helpers shared by test modules: scripted deals (a worked example played move by move through
+the engine), the rule and env configurations the property tests cover, random matches and game
+records (good and broken), and the tournament command line run as a subprocess.
+
+A test module imports what it shares from here, never from another test module.
+"""
 
 from __future__ import annotations
 
+import copy
+import os
 import random
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 from dominoes_env.core import HandState, MatchState, RuleConfig
+
+#: the repository root (where ``python -m experiments.tournament`` runs)
+ROOT = Path(__file__).resolve().parents[1]
+
+#: the rule configuration families every property test covers (core, observations, JAX twin)
+CONFIGS = {
+    "2p": dict(num_players=2),
+    "3p": dict(num_players=3),
+    "4p-partners": dict(num_players=4),
+    "4p-solo": dict(num_players=4, partnerships=False),
+    "lead-double-only": dict(spinner="lead_double_only"),
+    "no-spinner": dict(num_players=3, spinner="none"),
+    "cross-immediately": dict(spinner_cross="immediately"),
+    "end-of-hand": dict(num_players=3, win_check="end_of_hand"),
+    "end-of-hand-4p": dict(num_players=4, win_check="end_of_hand", blocked_award="difference"),
+    "double-nine": dict(max_pip=9, num_players=4, partnerships=False),
+    "double-nine-2p": dict(max_pip=9, hand_size=9, spinner_cross="immediately"),
+    "reserve-rotate": dict(boneyard_reserve=4, next_leader="rotate", hand_size=5),
+    "double-twelve": dict(max_pip=12, num_players=4, hand_size=15),
+}
 
 #: the environment configurations every env test covers (the issue's list)
 ENV_CONFIGS = {
@@ -74,3 +105,103 @@ def random_positions(rules: RuleConfig, count: int, seed: int, stride: int = 100
 def comparable_info(info: dict) -> dict:
     """An env info with its arrays as tuples, so whole trajectories compare with ``==``."""
     return {k: tuple(v.tolist()) if hasattr(v, "tolist") else v for k, v in info.items()}
+
+
+def random_match(rules: RuleConfig, seed: int) -> MatchState:
+    """A whole match played with uniformly random legal moves (``random.Random(seed)``) on the
+    deal of ``MatchState(rules, seed=seed)``."""
+    rng = random.Random(seed)
+    m = MatchState(rules, seed=seed)
+    while not m.is_over:
+        legal = m.legal_actions()
+        m.play(legal[rng.randrange(len(legal))])
+    return m
+
+
+# -- game records --------------------------------------------------------------------------------
+
+#: a small valid record (two players, one hand not finished): [6|6] led, then [6|1] on the left
+RULES_EXAMPLE = {
+    "rules": {"num_players": 2},
+    "hands": [{
+        "leader": 0,
+        "hands": [[[6, 6], [6, 3], [1, 2], [0, 0], [2, 2], [3, 3], [4, 5]],
+                  [[5, 5], [0, 1], [1, 1], [2, 3], [3, 4], [0, 6], [1, 6]]],
+        "boneyard": [[0, 2], [0, 3], [0, 4], [0, 5], [1, 3], [1, 4], [1, 5], [2, 4], [2, 5],
+                     [2, 6], [3, 5], [4, 4], [4, 6], [5, 6]],
+        "moves": [[0, [6, 6], None], [1, [6, 1], "left"]],
+    }],
+}  # fmt: skip
+
+
+def bad_record(mutate) -> dict:
+    """A deep copy of ``RULES_EXAMPLE`` changed in place by ``mutate(record)``."""
+    rec = copy.deepcopy(RULES_EXAMPLE)
+    mutate(rec)
+    return rec
+
+
+#: ``(mutate, message)``: each ``bad_record(mutate)`` is refused with ``message`` in the reason
+BAD_RECORDS = [
+    (lambda r: r.pop("hands"), "lacks the field 'hands'"),
+    (lambda r: r.pop("rules"), "lacks the field 'rules'"),
+    (lambda r: r["rules"].update(num_players=5), "num_players=5"),
+    (lambda r: r["rules"].update(colour="red"), "unknown rule option"),
+    (lambda r: r["hands"][0].pop("moves"), "hand 0: lacks the field 'moves'"),
+    (lambda r: r["hands"][0].update(leader=2), "leader 2 is not a seat"),
+    (lambda r: r["hands"][0]["hands"][0].append([5, 6]), "seat 0 was dealt 8 tiles"),
+    (lambda r: r["hands"][0]["boneyard"].pop(), "missing: [5|6]"),
+    (lambda r: r["hands"][0]["boneyard"].__setitem__(0, [6, 6]), "dealt twice"),
+    (lambda r: r["hands"][0]["boneyard"].__setitem__(0, [6, 7]), "not a tile"),
+    (
+        lambda r: r["hands"][0]["moves"].__setitem__(1, [0, [6, 3], "left"]),
+        "move 1 [0, [6, 3], \"left\"]: it is seat 1's turn, not seat 0's",
+    ),
+    (
+        lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [6, 3], "left"]),
+        "[3|6] is not in seat 1's hand",
+    ),
+    (
+        lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [1, 1], "left"]),
+        "[1|1] does not fit the left end (showing 6)",
+    ),
+    (lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [6, 1], "up"]), "up end is not open"),
+    (
+        lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [6, 1], "sideways"]),
+        "unknown end 'sideways'",
+    ),
+    (
+        lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [6, 1], None]),
+        "only the lead has no end",
+    ),
+    (lambda r: r["hands"][0]["moves"].__setitem__(0, [0, [6, 6], "left"]), "the lead has no end"),
+    (lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [6, 1]]), "a move is [seat, [a, b], end]"),
+    (lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [2, 6], "left"]), "still in the boneyard"),
+    (lambda r: r["hands"].append(copy.deepcopy(r["hands"][0])), "hand 0 is not finished"),
+]
+
+
+# -- the tournament command line -------------------------------------------------------------------
+
+#: an agent spec slow enough that a run can be interrupted part-way
+SLOW = "tests.tournament_agents:SlowRandomAgent:delay=0.002"
+
+
+def cli(*args: str, **kwargs) -> subprocess.Popen:
+    """``python -m experiments.tournament ARGS`` started in the repository root (output piped)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-m", "experiments.tournament", *args], cwd=ROOT,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            **kwargs)  # fmt: skip
+
+
+def wait_for_lines(path: Path, n: int, proc: subprocess.Popen, timeout: float = 60) -> None:
+    """Wait until ``path`` holds ``n`` lines, failing if ``proc`` ends first or after
+    ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().count("\n") >= n:
+            return
+        assert proc.poll() is None, "the run ended before it could be interrupted"
+        time.sleep(0.02)
+    raise AssertionError(f"{path} never reached {n} lines")

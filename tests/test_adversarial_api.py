@@ -20,7 +20,7 @@ from dominoes_env.core.records import parse_record, replay_record
 from dominoes_env.options import split_options
 from dominoes_env.single_agent import SingleAgentEnv
 
-from .test_records import random_match
+from .helpers import random_match
 
 # -- the helper ----------------------------------------------------------------------------
 

@@ -17,23 +17,9 @@ from hypothesis import strategies as st
 from dominoes_env.core import MatchState, RuleConfig, iter_bits, points_for_count, round_to_five
 from dominoes_env.core.view import make_view
 
+from .helpers import CONFIGS
 from .reference import ENDS, ReferenceLayout
 
-CONFIGS = {
-    "2p": dict(num_players=2),
-    "3p": dict(num_players=3),
-    "4p-partners": dict(num_players=4),
-    "4p-solo": dict(num_players=4, partnerships=False),
-    "lead-double-only": dict(spinner="lead_double_only"),
-    "no-spinner": dict(num_players=3, spinner="none"),
-    "cross-immediately": dict(spinner_cross="immediately"),
-    "end-of-hand": dict(num_players=3, win_check="end_of_hand"),
-    "end-of-hand-4p": dict(num_players=4, win_check="end_of_hand", blocked_award="difference"),
-    "double-nine": dict(max_pip=9, num_players=4, partnerships=False),
-    "double-nine-2p": dict(max_pip=9, hand_size=9, spinner_cross="immediately"),
-    "reserve-rotate": dict(boneyard_reserve=4, next_leader="rotate", hand_size=5),
-    "double-twelve": dict(max_pip=12, num_players=4, hand_size=15),
-}
 MATCHES = 200  # per configuration and per test run; the seeds differ every configuration
 
 

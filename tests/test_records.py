@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import json
-import random
 import subprocess
 import sys
 
@@ -14,26 +13,7 @@ import pytest
 from dominoes_env.core import MatchState, RecordError, RuleConfig
 from dominoes_env.core.records import load_record, replay_match, replay_record, write_record
 
-RULES_EXAMPLE = {
-    "rules": {"num_players": 2},
-    "hands": [{
-        "leader": 0,
-        "hands": [[[6, 6], [6, 3], [1, 2], [0, 0], [2, 2], [3, 3], [4, 5]],
-                  [[5, 5], [0, 1], [1, 1], [2, 3], [3, 4], [0, 6], [1, 6]]],
-        "boneyard": [[0, 2], [0, 3], [0, 4], [0, 5], [1, 3], [1, 4], [1, 5], [2, 4], [2, 5],
-                     [2, 6], [3, 5], [4, 4], [4, 6], [5, 6]],
-        "moves": [[0, [6, 6], None], [1, [6, 1], "left"]],
-    }],
-}  # fmt: skip
-
-
-def random_match(rules: RuleConfig, seed: int) -> MatchState:
-    rng = random.Random(seed)
-    m = MatchState(rules, seed=seed)
-    while not m.is_over:
-        legal = m.legal_actions()
-        m.play(legal[rng.randrange(len(legal))])
-    return m
+from .helpers import BAD_RECORDS, RULES_EXAMPLE, bad_record, random_match
 
 
 def test_rules_example_replays():
@@ -85,55 +65,10 @@ def test_match_stopped_mid_hand_and_finished_hands():
     assert out["hands"][-1]["end"] is None
 
 
-def _bad(mutate):
-    rec = copy.deepcopy(RULES_EXAMPLE)
-    mutate(rec)
-    return rec
-
-
-BAD_RECORDS = [
-    (lambda r: r.pop("hands"), "lacks the field 'hands'"),
-    (lambda r: r.pop("rules"), "lacks the field 'rules'"),
-    (lambda r: r["rules"].update(num_players=5), "num_players=5"),
-    (lambda r: r["rules"].update(colour="red"), "unknown rule option"),
-    (lambda r: r["hands"][0].pop("moves"), "hand 0: lacks the field 'moves'"),
-    (lambda r: r["hands"][0].update(leader=2), "leader 2 is not a seat"),
-    (lambda r: r["hands"][0]["hands"][0].append([5, 6]), "seat 0 was dealt 8 tiles"),
-    (lambda r: r["hands"][0]["boneyard"].pop(), "missing: [5|6]"),
-    (lambda r: r["hands"][0]["boneyard"].__setitem__(0, [6, 6]), "dealt twice"),
-    (lambda r: r["hands"][0]["boneyard"].__setitem__(0, [6, 7]), "not a tile"),
-    (
-        lambda r: r["hands"][0]["moves"].__setitem__(1, [0, [6, 3], "left"]),
-        "move 1 [0, [6, 3], \"left\"]: it is seat 1's turn, not seat 0's",
-    ),
-    (
-        lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [6, 3], "left"]),
-        "[3|6] is not in seat 1's hand",
-    ),
-    (
-        lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [1, 1], "left"]),
-        "[1|1] does not fit the left end (showing 6)",
-    ),
-    (lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [6, 1], "up"]), "up end is not open"),
-    (
-        lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [6, 1], "sideways"]),
-        "unknown end 'sideways'",
-    ),
-    (
-        lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [6, 1], None]),
-        "only the lead has no end",
-    ),
-    (lambda r: r["hands"][0]["moves"].__setitem__(0, [0, [6, 6], "left"]), "the lead has no end"),
-    (lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [6, 1]]), "a move is [seat, [a, b], end]"),
-    (lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [2, 6], "left"]), "still in the boneyard"),
-    (lambda r: r["hands"].append(copy.deepcopy(r["hands"][0])), "hand 0 is not finished"),
-]
-
-
 @pytest.mark.parametrize("mutate, message", BAD_RECORDS)
 def test_bad_records_are_rejected_with_the_reason(mutate, message):
     with pytest.raises(RecordError) as err:
-        replay_record(_bad(mutate))
+        replay_record(bad_record(mutate))
     assert message in str(err.value)
 
 
@@ -198,7 +133,7 @@ def test_cli_rejects_bad_files_with_status_2_and_one_line(tmp_path, content, mes
 def test_cli_rule_breaking_record(tmp_path):
     path = tmp_path / "bad.json"
     path.write_text(
-        json.dumps(_bad(lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [1, 1], "left"])))
+        json.dumps(bad_record(lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [1, 1], "left"])))
     )
     proc = run_cli("replay", str(path))
     assert proc.returncode == 2 and "does not fit the left end" in proc.stderr

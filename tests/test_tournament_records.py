@@ -19,7 +19,8 @@ from dominoes_env.record_files import RECORDS_DIR, iter_records, shard_name
 from experiments.tournament import TournamentConfig, main, run_tournament
 from experiments.tournament.game_records import game_line
 from experiments.tournament.runner import MATCHES_FILE, job_record
-from tests.test_tournament_runner import ROOT, SLOW, cli, wait_for_lines
+
+from .helpers import ROOT, SLOW, cli, wait_for_lines
 
 FAST = RuleConfig(target_score=60)
 

@@ -4,11 +4,7 @@ refusal of another tournament's directory, and a small end-to-end run of every f
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -24,9 +20,9 @@ from experiments.tournament import (
 from experiments.tournament.cli import default_out
 from experiments.tournament.runner import MATCHES_FILE, job_record
 
-ROOT = Path(__file__).resolve().parents[1]
+from .helpers import SLOW, cli, wait_for_lines
+
 FAST = RuleConfig(target_score=60)
-SLOW = "tests.tournament_agents:SlowRandomAgent:delay=0.002"
 
 
 def results(out: Path) -> dict[str, dict]:
@@ -38,23 +34,6 @@ def results(out: Path) -> dict[str, dict]:
         assert rec["key"] not in recs, f"duplicate match {rec['key']}"
         recs[rec["key"]] = rec
     return recs
-
-
-def cli(*args: str, **kwargs) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, "-m", "experiments.tournament", *args], cwd=ROOT,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            **kwargs)  # fmt: skip
-
-
-def wait_for_lines(path: Path, n: int, proc: subprocess.Popen, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_text().count("\n") >= n:
-            return
-        assert proc.poll() is None, "the run ended before it could be interrupted"
-        time.sleep(0.02)
-    raise AssertionError(f"{path} never reached {n} lines")
 
 
 # -- determinism --------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from dominoes_env.jax import Deal, greedy_policy, make  # noqa: E402
 from dominoes_env.jax.game import RESULT_BLOCKED, RESULT_DOMINO, RESULT_NONE  # noqa: E402
 from dominoes_env.options import delta_rewards  # noqa: E402
 
-from ..test_core_properties import CONFIGS  # noqa: E402
+from ..helpers import CONFIGS  # noqa: E402
 
 HANDS = int(os.environ.get("DOMINOES_JAX_HANDS", "2000"))
 #: the observation compared: version 4 holds versions 3 and 2 as its first parts

@@ -15,7 +15,7 @@ from dominoes_env.core import RecordError, RuleConfig  # noqa: E402
 from dominoes_env.core.records import replay_record  # noqa: E402
 from dominoes_env.jax.replay import replay_record_jax  # noqa: E402
 
-from ..test_records import BAD_RECORDS, RULES_EXAMPLE, _bad, random_match  # noqa: E402
+from ..helpers import BAD_RECORDS, RULES_EXAMPLE, bad_record, random_match  # noqa: E402
 
 
 def test_rules_example_replays_the_same():
@@ -49,7 +49,7 @@ def test_lead_orientation_is_kept():
 @pytest.mark.parametrize("mutate, message", BAD_RECORDS)
 def test_bad_records_are_rejected_with_the_reason(mutate, message):
     with pytest.raises(RecordError) as err:
-        replay_record_jax(_bad(mutate))
+        replay_record_jax(bad_record(mutate))
     assert message in str(err.value)
 
 
@@ -72,7 +72,7 @@ def test_cli_backend_jax_prints_the_same_json_and_exits_2_on_a_bad_record(tmp_pa
     assert main(["replay", str(path), "--backend", "jax"]) == 0
     assert json.loads(capsys.readouterr().out) == replay_record(rec)
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps(_bad(
+    bad.write_text(json.dumps(bad_record(
         lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [1, 1], "left"]))))  # fmt: skip
     assert main(["replay", str(bad), "--backend", "jax"]) == 2
     out = capsys.readouterr()
