@@ -340,7 +340,7 @@ def test_replay_never_blocks_on_a_fifo_or_a_device(tmp_path):
 
 
 def test_replay_output_to_a_full_device_or_a_closed_pipe(tmp_path):
-    from .test_records import random_match
+    from .helpers import random_match
 
     path = tmp_path / "r.json"
     path.write_text(json.dumps(random_match(RuleConfig(target_score=30), 1).to_record()))
