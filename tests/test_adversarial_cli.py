@@ -208,6 +208,18 @@ def test_hung_agent_is_stopped_by_the_move_time_limit(tmp_path, capsys, workers)
         capsys.readouterr().err)
 
 
+def test_a_hung_agent_never_stalls_the_worker_processes_shutdown(tmp_path, capsys):
+    # multiprocessing.Pool.terminate() sat in Thread.join for minutes behind a hung agent in
+    # about half of such runs; each run here must stop soon after the move time limit
+    for attempt in range(5):
+        start = time.monotonic()
+        args = tour(tmp_path / str(attempt), "random", f"{TA}:HangingAgent",
+                    extra=("--move-timeout", "0.5", "--workers", "2", "--matches", "8"))
+        assert tournament_main(args) == 2
+        assert time.monotonic() - start < 20, f"run {attempt} took too long to stop"
+        assert "took longer than the move time limit" in one_error_line(capsys.readouterr().err)
+
+
 def test_spec_that_cannot_serve_the_table_writes_nothing(tmp_path, capsys):
     assert tournament_main(tour(tmp_path, "greedy", "ppo", "random", extra=("--players", "3"))) == 2
     assert "no shipped PPO policy exists for 3 players" in one_error_line(capsys.readouterr().err)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import signal
 import sys
 import time
@@ -35,12 +36,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents.arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT, play_match
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.checks import as_float, as_int, short_repr
 from dominoes_env.core.files import atomic_write
 from dominoes_env.optional import require
 
-from ..arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT, play_match
 from .game_records import RecordStore, clear_records, game_line
 from .schedule import MatchJob, Schedule, check_agents, make_schedule
 
@@ -136,21 +137,33 @@ def play_batch(rules: dict, max_hands: int, jobs: Sequence[MatchJob],
     return [job_record(job, cfg, max_hands, keep_record, move_timeout) for job in jobs]
 
 
-_WORKER: dict[str, Any] = {}
+def _serve_batches(conn, inherited: list, rules: dict, max_hands: int, keep_record: bool,
+                   move_timeout: float | None) -> None:
+    """A local worker's loop: play each batch of jobs that arrives on ``conn`` and send back
+    ``("ok", records)`` or ``("error", exception)``, until the parent is gone.
 
-
-def _init_worker(rules: dict, max_hands: int, keep_record: bool = False,
-                 move_timeout: float | None = None) -> None:
+    ``inherited`` are the parent's ends of the workers' pipes, which a forked worker holds
+    copies of: closed first, so that the parent's death reaches every worker as the end of its
+    pipe."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
-    _WORKER["rules"] = RuleConfig.from_dict(rules)
-    _WORKER["max_hands"] = max_hands
-    _WORKER["keep_record"] = keep_record
-    _WORKER["move_timeout"] = move_timeout
-
-
-def _play_batch_in_worker(jobs: list[MatchJob]) -> list[dict]:
-    return [job_record(job, _WORKER["rules"], _WORKER["max_hands"], _WORKER["keep_record"],
-                       _WORKER["move_timeout"]) for job in jobs]
+    for other in inherited:
+        other.close()
+    cfg = RuleConfig.from_dict(rules)
+    try:
+        while True:
+            jobs = conn.recv()
+            try:
+                reply: tuple[str, Any] = ("ok", [job_record(job, cfg, max_hands, keep_record,
+                                                            move_timeout) for job in jobs])
+            except Exception as err:  # an agent's fault, named by play_match: re-raised there
+                reply = ("error", err)
+            try:
+                conn.send(reply)
+            except (pickle.PicklingError, TypeError, AttributeError) as err:
+                # an exception that cannot be pickled travels as its text
+                conn.send(("error", RuntimeError(f"{type(err).__name__}: {err}")))
+    except (EOFError, OSError):  # the parent closed the pipe, or died
+        return
 
 
 def _batches(jobs: Sequence[MatchJob], size: int) -> list[list[MatchJob]]:
@@ -168,43 +181,83 @@ def batch_size(pending: int, parallel: int, cap: int) -> int:
 
 
 # -- backends ---------------------------------------------------------------------------------
+def _worker_died(proc) -> WorkerDiedError:
+    # a worker that died (an agent calling os._exit, a crash in native code) takes its matches
+    # with it: the run stops instead of waiting for them
+    proc.join(1)
+    return WorkerDiedError(
+        f"a worker process died (exit code {proc.exitcode}) in the middle of a match: an agent "
+        "ended or crashed the process it was playing in; the finished matches are kept "
+        "(--workers 1 plays in this process)")
+
+
+def _send(conn, proc, batch: list[MatchJob]) -> None:
+    try:
+        conn.send(batch)
+    except OSError:  # its end of the pipe is gone: the worker died
+        raise _worker_died(proc) from None
+
+
 def iter_local(jobs: Sequence[MatchJob], config: TournamentConfig, workers: int,
                keep_record: bool = False, move_timeout: float | None = None) -> Iterator[dict]:
-    """Records as matches finish: in this process for one worker, else on a process pool."""
+    """Records as matches finish: in this process for one worker, else on worker processes.
+
+    Each worker has a pipe of its own and shares no lock or queue with the others, so a run
+    that stops (an agent's error, a worker that died, Ctrl-C) can kill every worker at once
+    and never waits on a lock that a killed or hung worker holds (``multiprocessing.Pool``'s
+    ``terminate`` can: it sat in ``Thread.join`` for minutes behind a hung agent)."""
     rules = config.rules
     if workers == 1:
         for job in jobs:
             yield job_record(job, rules, config.max_hands, keep_record, move_timeout)
         return
     import multiprocessing
+    from multiprocessing.connection import wait
 
-    size = batch_size(len(jobs), workers, 8)
-    pool = multiprocessing.Pool(workers, _init_worker,
-                                (rules.to_dict(), config.max_hands, keep_record, move_timeout))
+    batches = _batches(jobs, batch_size(len(jobs), workers, 8))
+    batches.reverse()  # pop() hands them out in schedule order
+    args = (rules.to_dict(), config.max_hands, keep_record, move_timeout)
+    procs = []
     try:
-        # batches of our own, one task each: with chunksize > 1 imap_unordered returns a plain
-        # generator, which has no next(timeout) to watch for dead workers with
-        results = pool.imap_unordered(_play_batch_in_worker, _batches(jobs, size))
-        workers_seen = set(pool._pool)  # every worker, also once the pool has replaced it
-        while True:
-            try:
-                yield from results.next(timeout=0.5)
-            except StopIteration:
-                break
-            except multiprocessing.TimeoutError:
-                # a worker that died (an agent calling os._exit, a crash in native code) takes
-                # its matches with it and the pool would wait for them forever: stop instead
-                workers_seen.update(pool._pool)
-                dead = [w for w in workers_seen if w.exitcode is not None]
-                if dead:
-                    raise WorkerDiedError(
-                        f"a worker process died (exit code {dead[0].exitcode}) in the middle of "
-                        "a match: an agent ended or crashed the process it was playing in; the "
-                        "finished matches are kept (--workers 1 plays in this process)") from None
-        pool.close()
+        busy = {}  # connection -> its worker, while a batch is out
+        for _ in range(min(workers, len(batches))):
+            conn, child = multiprocessing.Pipe()
+            inherited = [c for _, c in procs] + [conn]
+            proc = multiprocessing.Process(target=_serve_batches,
+                                           args=(child, inherited, *args), daemon=True)
+            proc.start()
+            child.close()
+            procs.append((proc, conn))
+            _send(conn, proc, batches.pop())
+            busy[conn] = proc
+        while busy:
+            ready = wait([*busy, *(proc.sentinel for proc in busy.values())])
+            for conn, proc in list(busy.items()):
+                if conn in ready or conn.poll():
+                    try:
+                        status, payload = conn.recv()
+                    except EOFError:
+                        status, payload = "died", None
+                elif proc.sentinel in ready:
+                    status, payload = "died", None
+                else:
+                    continue
+                if status == "died":
+                    raise _worker_died(proc)
+                if status == "error":
+                    raise payload
+                yield from payload
+                if batches:
+                    _send(conn, proc, batches.pop())
+                else:
+                    del busy[conn]
     finally:
-        pool.terminate()
-        pool.join()
+        for proc, _ in procs:  # nothing shared: killing a worker can never block another
+            if proc.is_alive():
+                proc.kill()
+        for proc, conn in procs:
+            proc.join()
+            conn.close()
 
 
 def _project_root() -> str:
