@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents import make_agent
-from agents.arena import derive_seed, play_match
+from agents.arena import derive_seed
+from agents.evaluation import evaluate as evaluate_agent
 from agents.pool import OpponentPool
 from agents.ppo import PPOAgent, shipped_policy_path
 from dominoes_env.cli_support import (
@@ -46,8 +47,6 @@ from dominoes_env.core.checks import as_float, as_int
 from dominoes_env.encoding import OBS_VERSION
 from dominoes_env.optional import require
 from dominoes_env.single_agent import SingleAgentEnv
-
-from .tournament.stats import wilson_interval
 
 
 # -- configuration -------------------------------------------------------------------------
@@ -266,24 +265,15 @@ def make_vec_env(config: TrainConfig):
 # -- evaluation ----------------------------------------------------------------------------
 def evaluate(policy_path: str, rules: RuleConfig, opponent: str, matches: int,
              seed: int) -> dict[str, float]:
-    """Play ``matches`` matches (each deal with seats swapped) of the exported policy against
-    ``opponent``; win rate with its Wilson interval and the mean final-score margin."""
-    wins = margin = played = 0
-    n = rules.num_players
-    # one agent per seat, loaded once; play_match reseeds each of them for every match
-    policy = [PPOAgent(policy_path) for _ in range(n)]
-    for i in range(max(1, matches // 2)):
-        match_seed = derive_seed(seed, "eval", opponent, i)
-        for learner in (0, 1):
-            seats = [policy[s] if rules.side_of(s) == learner else opponent for s in range(n)]
-            result = play_match(seats, rules, match_seed)
-            others = [sc for side, sc in enumerate(result.scores) if side != learner]
-            wins += result.winner == learner
-            margin += result.scores[learner] - max(others)
-            played += 1
-    low, high = wilson_interval(wins, played)
-    return {"win_rate": wins / played, "ci_low": low, "ci_high": high,
-            "margin": margin / played, "matches": played}
+    """Deprecated: :func:`agents.evaluation.evaluate` (``evaluate(f"ppo:{policy_path}",
+    opponent, rules, matches=matches, seed=seed)``) is the one evaluator of every trainer; this
+    alias goes in the next version."""
+    import warnings
+
+    warnings.warn("experiments.train_ppo.evaluate is deprecated; use "
+                  "agents.evaluation.evaluate(f'ppo:{path}', opponent, rules, matches=..., "
+                  "seed=...)", DeprecationWarning, stacklevel=2)
+    return evaluate_agent(f"ppo:{policy_path}", opponent, rules, matches=matches, seed=seed)
 
 
 def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float):
@@ -336,8 +326,9 @@ def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float):
             export_policy(self.model, path, {"rules": rules.to_dict(), "steps": steps})
             row = {"steps": steps, "wall_s": round(time.time() - started, 1)}
             for opponent in ("greedy", "random"):
-                res = evaluate(str(path), rules, opponent, config.eval_matches,
-                               derive_seed(config.seed, "eval"))
+                res = evaluate_agent(f"ppo:{path}", opponent, rules,
+                                     matches=config.eval_matches,
+                                     seed=derive_seed(config.seed, "eval"))
                 for key, value in res.items():
                     self.logger.record(f"eval/{key}_vs_{opponent}", value)
                 row.update({f"{k}_vs_{opponent}": round(v, 4) for k, v in res.items()})

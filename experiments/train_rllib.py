@@ -11,8 +11,9 @@ Every run is seeded and writes into ``--out``: ``progress.csv`` (one row per ite
 TensorBoard logs (``tb/``), the RLlib checkpoint (``checkpoint/``, resume with ``--resume``)
 and ``policy.npz`` + ``policy.json``: the shared policy exported to the numpy format that the
 agent spec ``ppo:PATH`` plays (no torch, no Ray). ``--eval-matches N`` then plays N matches of
-the exported policy against ``random`` and prints its win rate. Needs the ``rllib`` extra
-(``pip install -e ".[rllib]"``); ``docs/rllib.md`` covers multi-node clusters.
+the exported policy against ``random`` (:func:`agents.evaluation.evaluate`) and prints its win
+rate. Needs the ``rllib`` extra (``pip install -e ".[rllib]"``); ``docs/rllib.md`` covers
+multi-node clusters.
 """
 
 from __future__ import annotations
@@ -133,7 +134,7 @@ HELP = {
     "out": "output folder: progress.csv, tb/, checkpoint/, policy.npz, policy.json",
     "resume": "an RLlib checkpoint folder to continue from (e.g. OUT/checkpoint)",
     "eval_matches": "after training, matches of the exported policy against random "
-                    "(seats rotated); 0: none",
+                    "(each deal once per side); 0: none",
 }
 
 
@@ -216,20 +217,13 @@ def _metrics(result: dict) -> dict[str, float]:
     return row
 
 
-def evaluate(policy_path: Path, cfg: RllibConfig) -> tuple[int, int]:
-    """(wins, matches) of ``ppo:policy_path`` against ``random`` in every other seat, the
-    learner's seat rotating."""
-    from agents.arena import play_match
+def evaluate(policy_path: Path, cfg: RllibConfig) -> dict[str, float]:
+    """``ppo:policy_path`` against ``random`` on ``eval_matches`` matches (each deal once with
+    the policy on each side): :func:`agents.evaluation.evaluate`, seeded by the run's seed."""
+    from agents.evaluation import evaluate as evaluate_agent
 
-    rules = cfg.rules()
-    wins = 0
-    for k in range(cfg.eval_matches):
-        seat = k % rules.num_players
-        agents: list[Any] = ["random"] * rules.num_players
-        agents[seat] = f"ppo:{policy_path}"
-        result = play_match(agents, rules, seed=cfg.seed * 100_003 + k)
-        wins += result.winner == rules.side_of(seat)
-    return wins, cfg.eval_matches
+    return evaluate_agent(f"ppo:{policy_path}", "random", cfg.rules(),
+                          matches=cfg.eval_matches, seed=cfg.seed)
 
 
 class RayStartError(RuntimeError):
@@ -292,9 +286,10 @@ def train(cfg: RllibConfig) -> Path:
         algo.stop()
     print(f"exported the shared policy to {policy} (play it with the agent spec ppo:{policy})")
     if cfg.eval_matches:
-        wins, matches = evaluate(policy, cfg)
-        print(f"evaluation: won {wins} of {matches} matches against random "
-              f"({wins / matches:.1%})")
+        res = evaluate(policy, cfg)
+        print(f"evaluation: won {res['win_rate']:.1%} of {res['matches']} matches against "
+              f"random (95% interval {res['ci_low']:.1%} to {res['ci_high']:.1%}, mean margin "
+              f"{res['margin']:+.1f})")
     return policy
 
 

@@ -16,6 +16,8 @@ MOVED = [
     ("experiments.arena", "derive_seed", "agents.arena"),
     ("experiments.arena", "DEFAULT_MAX_HANDS", "agents.arena"),
     ("experiments.arena", "DEFAULT_MOVE_TIMEOUT", "agents.arena"),
+    ("experiments.tournament.stats", "wilson_interval", "agents.tournament.stats"),
+    ("experiments.tournament.stats", "Z95", "agents.tournament.stats"),
 ]
 
 
@@ -32,3 +34,17 @@ def test_old_path_refuses_unknown_names(old):
     module = importlib.import_module(old)
     with pytest.raises(AttributeError, match="no_such_name"):
         module.no_such_name  # noqa: B018
+
+
+def test_train_ppo_evaluate_is_the_one_evaluator(tmp_path):
+    from agents.evaluation import evaluate
+    from agents.ppo import random_policy_npz
+    from dominoes_env.core import RuleConfig
+    from experiments import train_ppo
+
+    rules = RuleConfig(target_score=30)
+    path = tmp_path / "policy.npz"
+    random_policy_npz(path, rules, hidden=(8,), seed=1)
+    with pytest.warns(DeprecationWarning, match=r"agents\.evaluation\.evaluate"):
+        old = train_ppo.evaluate(str(path), rules, "greedy", 4, 2)
+    assert old == evaluate(f"ppo:{path}", "greedy", rules, matches=4, seed=2)

@@ -12,7 +12,7 @@ MODULES = [
     "experiments.tournament",
     "experiments.tournament.schedule",
     "experiments.tournament.runner",
-    "experiments.tournament.stats",
+    "agents.tournament.stats",
     "experiments.tournament.report",
     "experiments.behavior_cloning",
     "experiments.decision_quality",

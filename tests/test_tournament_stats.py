@@ -7,8 +7,8 @@ import random
 
 import pytest
 
+from agents.tournament import stats
 from dominoes_env.core import RuleConfig
-from experiments.tournament import stats
 from experiments.tournament.report import win_matrix
 
 TWO = RuleConfig()
