@@ -1,0 +1,109 @@
+"""Joining or starting Ray for the programs that use it (tournaments on ``--backend ray``,
+RLlib training): one place that fails fast and says why in one line.
+
+- An address to nothing (``--ray-address 127.0.0.1:1``) is refused within seconds: the address is
+  reached over TCP before Ray is asked to join it (Ray itself retries for minutes without a
+  word), and Ray's own wait for the cluster is bounded too.
+- A local Ray that does not come up is tried again: on a busy machine the raylet can miss Ray's
+  fixed 30-second start-up window, and a second try usually makes it. If every try fails, the
+  cause is one line in :class:`RayStartError`.
+
+Ray is imported only when a function here is called (the ``ray`` extra).
+
+>>> split_address("127.0.0.1:6379"), split_address("ray://head:10001"), split_address("auto")
+(('127.0.0.1', 6379), ('head', 10001), None)
+>>> split_address("head:port")
+Traceback (most recent call last):
+...
+ValueError: Ray address 'head:port' has no valid port; expected HOST:PORT, ray://HOST:PORT or auto
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from collections.abc import Sequence
+from typing import Any
+
+#: seconds to reach a cluster's address before giving up on it
+CONNECT_TIMEOUT_S = 10.0
+#: how often a local Ray's start-up is tried before :class:`RayStartError`
+START_ATTEMPTS = 3
+
+
+class RayStartError(RuntimeError):
+    """Ray could not be started here, or the cluster at an address could not be joined."""
+
+
+def split_address(address: str) -> tuple[str, int] | None:
+    """``(host, port)`` of a cluster address (``HOST:PORT`` or ``ray://HOST:PORT``), or
+    ``None`` for ``auto`` (the cluster started on this machine by ``ray start``)."""
+    if not isinstance(address, str) or not address.strip():
+        raise ValueError(f"Ray address {address!r} is empty; expected HOST:PORT, "
+                         "ray://HOST:PORT or auto")
+    if address == "auto":
+        return None
+    rest = address.removeprefix("ray://")
+    host, sep, port = rest.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"Ray address {address!r} has no valid port; expected HOST:PORT, "
+                         "ray://HOST:PORT or auto")
+    return host.strip("[]"), int(port)
+
+
+def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """Raise :class:`RayStartError` unless something listens at ``address`` (a TCP connect)."""
+    where = split_address(address)
+    if where is None:
+        return
+    try:
+        with socket.create_connection(where, timeout=timeout):
+            pass
+    except OSError as err:
+        reason = err.strerror or type(err).__name__
+        raise RayStartError(f"no Ray cluster answers at {address} ({reason}); start one with "
+                            "`ray start --head` or check the address") from None
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip() or type(err).__name__
+    return text.splitlines()[0]
+
+
+def init_ray(*, address: str | None = None, num_cpus: int | None = None,
+             code_search_path: Sequence[str] = (), attempts: int = START_ATTEMPTS,
+             **kwargs: Any) -> bool:
+    """Join the cluster at ``address``, or start a local Ray with ``num_cpus`` CPUs; return
+    whether this call started (and so should shut down) Ray. A Ray already initialised in this
+    process is used as it is (``False``). Extra keyword arguments go to ``ray.init``."""
+    try:
+        import ray
+    except ImportError as err:
+        raise ValueError(f"Ray is not installed: pip install 'ray[default]' ({err})") from None
+    if ray.is_initialized():
+        return False
+    kwargs.setdefault("logging_level", logging.WARNING)
+    if address:
+        check_reachable(address)
+        # Ray's own wait for the cluster's GCS, bounded (by default it retries for minutes)
+        os.environ.setdefault("RAY_gcs_server_port_wait_time_s", str(int(CONNECT_TIMEOUT_S)))
+        try:
+            ray.init(address=address, **kwargs)
+        except Exception as err:  # Ray raises plain Exception, ConnectionError, RuntimeError
+            raise RayStartError(f"could not join the Ray cluster at {address}: "
+                                f"{_first_line(err)}") from None
+        return True
+    if code_search_path:
+        kwargs["job_config"] = ray.job_config.JobConfig(code_search_path=list(code_search_path))
+    kwargs.setdefault("include_dashboard", False)
+    last: BaseException | None = None
+    for _ in range(max(1, attempts)):
+        try:
+            ray.init(num_cpus=num_cpus, **kwargs)
+            return True
+        except Exception as err:  # e.g. "The current node timed out during startup"
+            last = err
+            ray.shutdown()  # stop what did start before trying again
+    raise RayStartError(f"could not start a local Ray in {attempts} attempts (a busy machine "
+                        f"can delay its start-up): {_first_line(last)}") from None
