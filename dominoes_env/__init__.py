@@ -13,6 +13,8 @@ The env faces are imported on first use, so ``import dominoes_env`` (and the cor
 in numpy, Gymnasium or PettingZoo.
 
 >>> import dominoes_env
+>>> dominoes_env.__version__
+'0.1.0'
 >>> e = dominoes_env.env(num_players=3)
 >>> e.reset(seed=0)
 >>> e.agent_selection in e.possible_agents
@@ -23,6 +25,10 @@ from __future__ import annotations
 
 import importlib
 from typing import Any
+
+#: the package's version (pyproject.toml reads it from here); the environments carry versions
+#: of their own (``straight_dominoes_v1``, ``-v1``), bumped whenever learning results can change
+__version__ = "0.1.0"
 
 from .core import (
     DOWN,
@@ -63,7 +69,7 @@ _LAZY = {
 __all__ = [
     "DOWN", "END_NAMES", "LEFT", "RIGHT", "UP",
     "HandState", "IllegalMoveError", "MatchState", "Move", "RecordError", "RuleConfig",
-    "SeatView", "Tile", "tile_set", *_LAZY,
+    "SeatView", "Tile", "__version__", "tile_set", *_LAZY,
 ]  # fmt: skip
 
 

@@ -180,3 +180,13 @@ def test_wheel_ships_py_typed_policies_and_metadata(tmp_path):
         meta.get_all("Provides-Extra"))
     assert meta["Description-Content-Type"] == "text/markdown"
     assert "Straight Dominoes" in meta.get_payload()
+
+
+def test_one_version_number_for_the_package_its_metadata_and_its_citation():
+    import importlib.metadata
+
+    import dominoes_env
+
+    assert importlib.metadata.version("straight-dominoes") == dominoes_env.__version__
+    citation = (Path(__file__).resolve().parents[1] / "CITATION.cff").read_text()
+    assert f"\nversion: {dominoes_env.__version__}\n" in citation
