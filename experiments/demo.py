@@ -12,11 +12,10 @@ from __future__ import annotations
 import sys
 import time
 
+from agents.tournament.report import print_summary, write_outputs
+from agents.tournament.runner import TournamentConfig, clear_results, run_tournament
 from dominoes_env.cli_support import CommandError, OneLineParser, run_command
 from dominoes_env.core import RuleConfig
-
-from .tournament.report import print_summary, write_outputs
-from .tournament.runner import TournamentConfig, clear_results, run_tournament
 
 #: the search agent at a budget that keeps the demo short
 SEARCH_SPEC = "search:sims=100"

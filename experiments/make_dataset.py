@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from agents.arena import DEFAULT_MAX_HANDS
+from agents.tournament.runner import TournamentConfig, run_tournament
 from dominoes_env.cli_support import OneLineParser
 from dominoes_env.core import MatchState, RuleConfig
 from dominoes_env.core.files import atomic_write
@@ -58,8 +59,6 @@ from dominoes_env.core.records import _replay_move, _start_hand
 from dominoes_env.encoding import OBS_VERSION, action_mask, encode_observation, observation_size
 from dominoes_env.record_files import RECORDS_DIR, iter_records
 from dominoes_env.rule_args import add_rule_arguments, rule_options
-
-from .tournament.runner import TournamentConfig, run_tournament
 
 FORMAT_VERSION = 1
 DECISIONS_DIR = "decisions"

@@ -20,11 +20,11 @@ import numpy as np
 import pytest
 
 from agents.ppo import PolicyFileError, PPOAgent, random_policy_npz
+from agents.tournament.runner import MATCHES_FILE
 from dominoes_env.cli import main as dominoes_main
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.records import load_record, replay_record
 from experiments.tournament import main as tournament_main
-from experiments.tournament.runner import MATCHES_FILE
 
 ROOT = Path(__file__).resolve().parents[1]
 TA = "tests.tournament_agents"

@@ -18,6 +18,16 @@ MOVED = [
     ("experiments.arena", "DEFAULT_MOVE_TIMEOUT", "agents.arena"),
     ("experiments.tournament.stats", "wilson_interval", "agents.tournament.stats"),
     ("experiments.tournament.stats", "Z95", "agents.tournament.stats"),
+    ("experiments.tournament", "TournamentConfig", "agents.tournament"),
+    ("experiments.tournament", "run_tournament", "agents.tournament"),
+    ("experiments.tournament", "build_summary", "agents.tournament"),
+    ("experiments.tournament.runner", "run_tournament", "agents.tournament.runner"),
+    ("experiments.tournament.runner", "MATCHES_FILE", "agents.tournament.runner"),
+    ("experiments.tournament.runner", "clear_results", "agents.tournament.runner"),
+    ("experiments.tournament.schedule", "make_schedule", "agents.tournament.schedule"),
+    ("experiments.tournament.report", "win_matrix", "agents.tournament.report"),
+    ("experiments.tournament.game_records", "game_line", "agents.tournament.records"),
+    ("experiments.tournament.game_records", "RecordStore", "agents.tournament.records"),
 ]
 
 

@@ -9,11 +9,11 @@ import pytest
 
 MODULES = [
     "agents.arena",
-    "experiments.tournament",
-    "experiments.tournament.schedule",
-    "experiments.tournament.runner",
+    "agents.tournament",
+    "agents.tournament.schedule",
+    "agents.tournament.runner",
     "agents.tournament.stats",
-    "experiments.tournament.report",
+    "agents.tournament.report",
     "experiments.behavior_cloning",
     "experiments.decision_quality",
 ]

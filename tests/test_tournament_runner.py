@@ -9,16 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from agents.tournament import TournamentConfig, TournamentDirError, build_summary, run_tournament
+from agents.tournament.runner import MATCHES_FILE, job_record
 from dominoes_env.core import RuleConfig
-from experiments.tournament import (
-    TournamentConfig,
-    TournamentDirError,
-    build_summary,
-    main,
-    run_tournament,
-)
+from experiments.tournament import main
 from experiments.tournament.cli import default_out
-from experiments.tournament.runner import MATCHES_FILE, job_record
 
 from .helpers import SLOW, cli, wait_for_lines
 
@@ -54,7 +49,7 @@ def test_a_pool_plays_matches_in_batches_with_the_same_results(tmp_path):
     once, the same records as one worker. (With chunksize > 1 ``imap_unordered`` returns a
     plain generator; the dead-worker watch once called ``next(timeout=...)`` on it and every
     run of more than 128 matches on 2 workers crashed.)"""
-    from experiments.tournament.runner import batch_size
+    from agents.tournament.runner import batch_size
 
     config = TournamentConfig(["random", "greedy"], FAST, matches=200, seed=9)
     assert batch_size(200, 2, 8) == 3

@@ -9,13 +9,13 @@ import pytest
 
 from agents.arena import DuplicateDealMatch, agent_seed, derive_seed, play_match
 from agents.base import RandomAgent
-from dominoes_env.core import RuleConfig
-from experiments.tournament.schedule import (
+from agents.tournament.schedule import (
     circular_orders,
     make_schedule,
     seatings,
     tables_for,
 )
+from dominoes_env.core import RuleConfig
 
 FAST = RuleConfig(target_score=60)
 

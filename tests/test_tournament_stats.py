@@ -8,8 +8,8 @@ import random
 import pytest
 
 from agents.tournament import stats
+from agents.tournament.report import win_matrix
 from dominoes_env.core import RuleConfig
-from experiments.tournament.report import win_matrix
 
 TWO = RuleConfig()
 PARTNERS = RuleConfig(num_players=4)

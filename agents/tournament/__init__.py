@@ -1,4 +1,27 @@
-"""The tournament engine: who plays whom (:mod:`.schedule`), playing and storing the matches,
-and the statistics over them (:mod:`.stats`). The program that drives it from the command line
-is ``python -m experiments.tournament``.
+"""The tournament engine: scripted, reproducible, parallel (local processes or Ray), resumable.
+
+>>> import tempfile
+>>> config = TournamentConfig(["random", "greedy"], RuleConfig(target_score=30), matches=4, seed=1)
+>>> with tempfile.TemporaryDirectory() as out:
+...     summary = build_summary(run_tournament(config, out, progress=False))
+>>> summary["pairs"][0]["matches"], summary["complete"]
+(4, True)
+
+The pieces: :mod:`.schedule` (who plays whom, seats, duplicate deals), :mod:`.runner`
+(playing, the results directory, resuming), :mod:`.records` (the game records kept in step
+with the results), :mod:`.stats` (Wilson intervals, points per hand, OpenSkill ratings) and
+:mod:`.report` (``summary.json``, plots, the printed table). One match is
+:func:`agents.arena.play_match`. The command line that drives the engine is the program
+``python -m experiments.tournament``.
 """
+
+from dominoes_env.core import RuleConfig
+
+from .report import build_summary, print_summary, write_outputs
+from .runner import TournamentConfig, TournamentDirError, TournamentRun, run_tournament
+from .schedule import make_schedule
+
+__all__ = [
+    "RuleConfig", "TournamentConfig", "TournamentDirError", "TournamentRun", "build_summary",
+    "make_schedule", "print_summary", "run_tournament", "write_outputs",
+]  # fmt: skip

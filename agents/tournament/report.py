@@ -27,10 +27,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agents.tournament import stats
 from dominoes_env.core.files import atomic_write
 from dominoes_env.optional import require
 
+from . import stats
 from .runner import HEATMAP_FILE, RATINGS_FILE, SUMMARY_FILE, TournamentRun
 
 

@@ -9,7 +9,7 @@ The directory holds:
   arrives. A run killed at any moment loses only the matches in flight (a half-written last line
   is cut off on the next start); running the same command again plays only the missing matches.
 - ``records/`` (with ``save_records=True``, ``--save-records``): every match's game record,
-  kept exactly in step with ``matches.jsonl`` (:mod:`.game_records`).
+  kept exactly in step with ``matches.jsonl`` (:mod:`.records`).
 
 Results do not depend on ``workers`` or ``backend``: each match is fully determined by its job
 (seating and seed), and ratings are computed in schedule order, not finishing order.
@@ -36,13 +36,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT, play_match
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.checks import as_float, as_int, short_repr
 from dominoes_env.core.files import atomic_write
 from dominoes_env.optional import require
 
-from .game_records import RecordStore, clear_records, game_line
+from ..arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT, play_match
+from .records import RecordStore, clear_records, game_line
 from .schedule import MatchJob, Schedule, check_agents, make_schedule
 
 CONFIG_FILE = "config.json"
@@ -450,11 +450,11 @@ def run_tournament(
     """Play every match of ``config`` not yet in ``out`` and return all finished ones.
 
     ``save_records`` keeps every match's game record under ``out/records/``, in step with
-    ``matches.jsonl`` (see :mod:`.game_records`; matches finished earlier without their record
+    ``matches.jsonl`` (see :mod:`.records`; matches finished earlier without their record
     are played again for it).
 
     ``move_timeout`` (seconds, ``None``: no limit) stops the run with an
-    :class:`~experiments.arena.AgentError` when an agent thinks longer about one move; an agent
+    :class:`~agents.arena.AgentError` when an agent thinks longer about one move; an agent
     that raises or answers a non-integer or illegal action stops it the same way, naming its
     spec, seat and match seed. Finished matches are kept in every case. ``workers`` above the
     CPUs available (:func:`max_workers`) is capped with a warning on stderr.
@@ -474,7 +474,7 @@ def run_tournament(
     if ray_address and backend != "ray":
         raise ValueError("ray_address is only used with backend='ray'")
     schedule = config.schedule()
-    from agents import check_spec
+    from ..specs import check_spec
 
     for spec in config.agents:  # every spec can serve this table, before anything is written
         check_spec(spec, config.rules)

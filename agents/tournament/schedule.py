@@ -34,9 +34,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agents.arena import derive_seed
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.checks import as_int
+
+from ..arena import derive_seed
 
 FORMATS = ("head_to_head", "partnerships", "free_for_all")
 

@@ -1,26 +1,29 @@
-"""Tournaments: scripted, reproducible, parallel (local processes or Ray), resumable.
+"""``python -m experiments.tournament`` (``dominoes-tournament``): run a tournament from the
+command line (:mod:`.cli`). The engine it drives is :mod:`agents.tournament`.
 
->>> import tempfile
->>> config = TournamentConfig(["random", "greedy"], RuleConfig(target_score=30), matches=4, seed=1)
->>> with tempfile.TemporaryDirectory() as out:
-...     summary = build_summary(run_tournament(config, out, progress=False))
->>> summary["pairs"][0]["matches"], summary["complete"]
-(4, True)
-
-The pieces: :mod:`.schedule` (who plays whom, seats, duplicate deals), :mod:`.runner`
-(playing, the results directory, resuming), :mod:`.stats` (Wilson intervals, points per hand,
-OpenSkill ratings), :mod:`.report` (``summary.json``, plots, the printed table) and
-:mod:`.cli` (``python -m experiments.tournament``).
+The engine's names (``TournamentConfig``, ``run_tournament``, ``build_summary``, ...) are still
+importable from here for one version, with a ``DeprecationWarning``; import them from
+:mod:`agents.tournament` instead.
 """
 
-from dominoes_env.core import RuleConfig
+from __future__ import annotations
+
+import importlib
+import warnings
 
 from .cli import main
-from .report import build_summary, print_summary, write_outputs
-from .runner import TournamentConfig, TournamentDirError, TournamentRun, run_tournament
-from .schedule import make_schedule
 
-__all__ = [
-    "RuleConfig", "TournamentConfig", "TournamentDirError", "TournamentRun", "build_summary",
-    "main", "make_schedule", "print_summary", "run_tournament", "write_outputs",
-]  # fmt: skip
+__all__ = ["main"]
+
+#: the engine's names this package exported before they moved to agents.tournament
+_MOVED = frozenset(["RuleConfig", "TournamentConfig", "TournamentDirError", "TournamentRun",
+                    "build_summary", "make_schedule", "print_summary", "run_tournament",
+                    "write_outputs"])
+
+
+def __getattr__(name: str):
+    if name in _MOVED:
+        warnings.warn(f"experiments.tournament.{name} is deprecated; import it from "
+                      "agents.tournament", DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module("agents.tournament"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

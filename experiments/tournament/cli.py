@@ -18,13 +18,12 @@ import math
 import sys
 
 from agents.arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT
+from agents.tournament.report import print_summary, write_outputs
+from agents.tournament.runner import BACKENDS, MATCHES_FILE, TournamentConfig, run_tournament
 from dominoes_env.cli_support import CommandError, OneLineParser, run_command
 from dominoes_env.core import RuleConfig
 from dominoes_env.optional import require
 from dominoes_env.rule_args import add_rule_arguments, rule_options
-
-from .report import print_summary, write_outputs
-from .runner import BACKENDS, MATCHES_FILE, TournamentConfig, run_tournament
 
 
 def build_parser() -> argparse.ArgumentParser:
