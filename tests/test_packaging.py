@@ -135,7 +135,8 @@ def test_env_modules_import_only_base_dependencies_at_module_level():
 def test_pyproject_dependencies():
     tomllib = pytest.importorskip("tomllib")
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert project["dependencies"] == ["numpy", "gymnasium", "pettingzoo", "pillow"]
+    assert project["dependencies"] == ["numpy", "gymnasium", "pettingzoo", "pillow",
+                                      "threadpoolctl"]
     extras = project["optional-dependencies"]
     assert {"rich", "tqdm", "openskill", "matplotlib"} <= set(extras["tournament"])
     assert "torch" in extras["train"] and "open_spiel" in extras["openspiel"]
@@ -175,7 +176,7 @@ def test_wheel_ships_py_typed_policies_and_metadata(tmp_path):
     assert meta["License-Expression"] == "MIT"
     requires = meta.get_all("Requires-Dist")
     base = sorted(r for r in requires if "extra ==" not in r)
-    assert base == ["gymnasium", "numpy", "pettingzoo", "pillow"]
+    assert base == ["gymnasium", "numpy", "pettingzoo", "pillow", "threadpoolctl"]
     assert {"tournament", "train", "notebooks", "openspiel", "docs"} <= set(
         meta.get_all("Provides-Extra"))
     assert meta["Description-Content-Type"] == "text/markdown"
