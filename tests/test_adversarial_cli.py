@@ -423,3 +423,17 @@ def test_agent_that_kills_its_worker_process_does_not_hang_the_run(tmp_path, cap
     assert tournament_main(args) == 2
     assert "a worker process died (exit code 3)" in one_error_line(capsys.readouterr().err)
     assert (tmp_path / "o" / MATCHES_FILE).is_file()
+
+
+@pytest.mark.parametrize("address, fragment", [
+    ("127.0.0.1:1", "no Ray cluster answers at 127.0.0.1:1"),
+    ("127.0.0.1:port", "has no valid port"),
+])  # fmt: skip
+def test_a_ray_address_to_nothing_is_one_line_within_seconds(tmp_path, capsys, address, fragment):
+    pytest.importorskip("ray")
+    start = time.monotonic()
+    args = tour(tmp_path, "random", "greedy", extra=("--backend", "ray", "--ray-address", address))
+    assert tournament_main(args) == 2
+    assert time.monotonic() - start < 30  # Ray itself retried for more than ten minutes
+    assert fragment in one_error_line(capsys.readouterr().err)
+    assert not (tmp_path / "o").exists()

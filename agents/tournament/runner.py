@@ -275,20 +275,13 @@ def iter_ray(jobs: Sequence[MatchJob], config: TournamentConfig, workers: int,
         import ray
     except ImportError as err:
         raise ValueError(f"backend='ray' needs Ray: pip install 'ray[default]' ({err})") from None
-    import logging
+    from ..ray_cluster import init_ray
 
-    started = False
-    if not ray.is_initialized():
-        if address:
-            ray.init(address=address, logging_level=logging.WARNING)
-        else:
-            # the workers import agents by spec from this package and from this process's path
-            # (code_search_path: no runtime environment to set up, no agent process to wait on)
-            extra = os.environ.get("PYTHONPATH", "").split(os.pathsep)
-            paths = [_project_root(), *filter(None, extra)]
-            ray.init(num_cpus=workers, include_dashboard=False, logging_level=logging.WARNING,
-                     job_config=ray.job_config.JobConfig(code_search_path=paths))
-        started = True
+    # the workers import agents by spec from this package and from this process's path
+    # (code_search_path: no runtime environment to set up, no agent process to wait on)
+    extra = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    started = init_ray(address=address, num_cpus=workers,
+                       code_search_path=[] if address else [_project_root(), *filter(None, extra)])
     in_flight: list = []
     try:
         parallel = max(1, int(ray.cluster_resources().get("CPU", workers)))
@@ -473,6 +466,10 @@ def run_tournament(
         raise ValueError(f"backend={backend!r} is not allowed; allowed: {', '.join(BACKENDS)}")
     if ray_address and backend != "ray":
         raise ValueError("ray_address is only used with backend='ray'")
+    if ray_address:  # a cluster that is not there is refused before anything is written
+        from ..ray_cluster import check_reachable
+
+        check_reachable(ray_address)
     schedule = config.schedule()
     from ..specs import check_spec
 

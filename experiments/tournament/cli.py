@@ -18,6 +18,7 @@ import math
 import sys
 
 from agents.arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT
+from agents.ray_cluster import RayStartError
 from agents.tournament.report import print_summary, write_outputs
 from agents.tournament.runner import BACKENDS, MATCHES_FILE, TournamentConfig, run_tournament
 from dominoes_env.cli_support import CommandError, OneLineParser, run_command
@@ -112,7 +113,7 @@ def _main(args: argparse.Namespace) -> int:
         print(f"\ninterrupted: finished matches are saved in {out}; run the same command again "
               "to play the rest", file=err)
         return 130
-    except (ValueError, TypeError) as e:
+    except (ValueError, TypeError, RayStartError) as e:
         raise CommandError(str(e)) from None
     try:
         summary = write_outputs(run, plots=not args.no_plots)
