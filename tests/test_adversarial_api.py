@@ -93,10 +93,17 @@ def test_rule_config_partnerships_and_choices():
 
 
 def test_match_state_integers_and_rules_type():
-    m = MatchState(RuleConfig(target_score=30), seed=np.int64(5))
-    assert m.scores == MatchState(RuleConfig(target_score=30), seed=5).scores
-    code = m.legal_actions()[0]
-    assert m.play(np.int64(code)) >= 0
+    rules = RuleConfig(target_score=30)
+    m, twin = MatchState(rules, seed=np.int64(5)), MatchState(rules, seed=5)
+    # a numpy seed deals exactly what the same int deals (and another seed deals otherwise)
+    assert m.hand.hands == twin.hand.hands and m.hand.boneyard == twin.hand.boneyard
+    assert m.hand.hands != MatchState(rules, seed=6).hand.hands
+    # a numpy action code is the same move: seat 1 leads [4|6], a count of 10, so 10 points
+    code = rules.tiles.index(4, 6) * 4
+    assert m.turn == 1 and code in m.legal_actions()
+    assert m.play(np.int64(code)) == 10 and m.scores == [0, 10]
+    assert twin.play(code) == 10 and m.to_record() == twin.to_record()
+    json.dumps(m.to_record())  # and no numpy integer is kept in the record
     for bad in (float(m.legal_actions()[0]), True):
         with pytest.raises(TypeError, match="a move is"):
             m.play(bad)
@@ -108,7 +115,7 @@ def test_match_state_integers_and_rules_type():
     with pytest.raises(ValueError, match="num_players=.* must be an integer"):
         MatchState(num_players=np.float64(2))
     assert MatchState(num_players=np.int8(3)).rules.num_players == 3
-    m.view(np.int64(0))
+    assert m.view(np.int64(0)) == m.view(0) != m.view(1)
     with pytest.raises(ValueError, match="seat"):
         m.view(0.0)
 

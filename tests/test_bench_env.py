@@ -11,7 +11,26 @@ def test_bench_env_prints_a_table(capsys):
     assert "steps/s" in out
 
 
-def test_run_aec_counts_decisions():
+def test_run_aec_counts_each_decision_once(monkeypatch):
+    """A clock that reads 0 at the start, is past the deadline after the first match and reads
+    2 at the end: the figure is that match's plays over 2 seconds. Forced draws and passes
+    happen inside ``step`` and the finished seats' closing ``step(None)`` decides nothing, so
+    neither counts."""
     import dominoes_env
 
-    assert bench_env.run_aec(lambda: dominoes_env.env(num_players=3), 0.02) > 0
+    made = []
+
+    def make():
+        made.append(dominoes_env.env(num_players=3))
+        return made[-1]
+
+    ticks = iter([0.0, 1.0, 2.0])
+    monkeypatch.setattr(bench_env, "clock", lambda: next(ticks))
+    rate = bench_env.run_aec(make, 0.5)
+    match = made[0].unwrapped.match
+    assert match.winner is not None  # one whole match was played
+    hands = match.finished_hands + ([] if match.hand in match.finished_hands else [match.hand])
+    plays = sum(len(hand.moves) for hand in hands)
+    events = sum(len(hand.history) for hand in hands)
+    assert events > plays > 0  # there were draws or passes not to count
+    assert rate == plays / 2
