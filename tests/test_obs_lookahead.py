@@ -24,9 +24,6 @@ from agents.ppo import PPOAgent, random_policy_npz
 from dominoes_env import SingleAgentEnv, env
 from dominoes_env.core import HandState, MatchState, RuleConfig, count_after, points_for_count
 from dominoes_env.core.layout import Layout, place
-from dominoes_env.encoding import observation_spec
-from dominoes_env.encoding_v3 import encode_observation_v3, observation_layout_v3
-from dominoes_env.encoding_v4 import encode_observation_v4, observation_layout_v4
 from dominoes_env.lookahead import (
     move_lookahead,
     possible_tiles,
@@ -34,6 +31,9 @@ from dominoes_env.lookahead import (
     reply_chance_table,
     reply_points,
 )
+from dominoes_env.obs import observation_spec
+from dominoes_env.obs.v3 import encode_observation_v3, observation_layout_v3
+from dominoes_env.obs.v4 import encode_observation_v4, observation_layout_v4
 
 from .helpers import CONFIGS
 
@@ -293,9 +293,11 @@ def test_a_lookahead_policy_plays_and_decides_within_a_millisecond(tmp_path, ver
     times = []
     while match.winner is None:
         view = match.view(match.turn)
-        start = time.perf_counter()
+        # CPU seconds of this process, not wall time: a busy machine (make test beside other
+        # jobs) stretches wall time, never the work a decision does
+        start = time.process_time()
         code = agent.act(view)
-        times.append(time.perf_counter() - start)
+        times.append(time.process_time() - start)
         assert code in view.legal
         match.play(code)
     assert float(np.median(times)) < 1e-3, f"median {np.median(times) * 1e3:.2f} ms"
