@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import subprocess
 import sys
 
@@ -20,6 +19,8 @@ from dominoes_env.render.html import UNIT, page_data, replay_html
 from dominoes_env.render.steps import record_steps
 from dominoes_env.render.svg import layout_svg
 
+from . import helpers
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
@@ -27,12 +28,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 
 
 def random_match(seed: int, **rules) -> MatchState:
-    rng = random.Random(seed)
-    m = MatchState(RuleConfig(**rules), seed=seed)
-    while not m.is_over:
-        legal = m.legal_actions()
-        m.play(legal[rng.randrange(len(legal))])
-    return m
+    return helpers.random_match(RuleConfig(**rules), seed)
 
 
 @pytest.mark.parametrize("seed, rules", [
