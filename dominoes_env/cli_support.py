@@ -83,6 +83,19 @@ def config_parser(cls: type, prog: str, description: str, epilog: str | None = N
     return parser
 
 
+def add_position_options(parser: argparse.ArgumentParser, positions: int, seed: int,
+                         seed_help: str) -> None:
+    """The flags that choose benchmark positions (``--players``, ``--positions``, ``--seed``),
+    shared by the commands that decide positions (``python -m experiments.bench_agents``,
+    ``python -m experiments.decision_quality``); :func:`agents.positions.table_positions`
+    reads them."""
+    parser.add_argument("--players", type=int, choices=(2, 3, 4), default=2,
+                        help="seats at the table of the positions (2)")
+    parser.add_argument("--positions", type=int, default=positions,
+                        help=f"positions, drawn from greedy-vs-greedy matches ({positions})")
+    parser.add_argument("--seed", type=int, default=seed, help=f"{seed_help} ({seed})")
+
+
 class CommandError(Exception):
     """A command cannot go on: its message is printed as ``error: <message>`` (status 2)."""
 
@@ -122,12 +135,51 @@ def quiet_teardown() -> None:
     gc.collect()
 
 
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (a closed terminal) while a command runs: raised where the command
+    is, as Ctrl-C is, so that everything that saves work on Ctrl-C saves it here too; the
+    command then exits with 128 + the signal's number (143, 129)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop_on_signals() -> Callable[[], None]:
+    """Turn SIGTERM and SIGHUP into :class:`Stopped` in this process (not in processes it
+    forks: they keep the default, to die). Returns the function that restores the handlers."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    owner = os.getpid()
+
+    def handler(signum, frame):
+        if os.getpid() != owner:  # a forked worker: die as the default action would
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        raise Stopped(signum)
+
+    wanted = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    before = {signum: signal.signal(signum, handler) for signum in wanted}
+    return lambda: [signal.signal(signum, old) for signum, old in before.items()] and None
+
+
 def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...] = ()) -> int:
     """Run ``body()`` (returning an exit status) with the shared handling described above."""
+    restore = _stop_on_signals()
     try:
         status = body()
         sys.stdout.flush()
         return status
+    except Stopped as err:
+        quiet_teardown()
+        import signal
+
+        print_error(f"stopped by {signal.Signals(err.signum).name}")
+        return 128 + err.signum
     except KeyboardInterrupt:
         quiet_teardown()
         print_error("interrupted")
@@ -147,6 +199,8 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
     except errors as err:
         print_error(str(err))
         return 2
+    finally:
+        restore()
 
 
 def is_stdout_error(err: OSError) -> bool:
@@ -155,3 +209,44 @@ def is_stdout_error(err: OSError) -> bool:
     if err.errno in (errno.ENOSPC, errno.EPIPE, errno.EIO, errno.EDQUOT) and err.filename is None:
         return True
     return False
+
+
+def check_output_file(path: str | os.PathLike, flag: str, *, overwrite: bool = False,
+                      inputs: tuple[str | os.PathLike, ...] = ()) -> None:
+    """The output policy for a file a command writes, checked before it starts: never one of
+    its ``inputs`` (a file, or anything inside an input folder) or a file they resolve to, never
+    a symbolic link, a device or a folder, an existing file only with ``overwrite``, and a
+    folder that exists. :class:`CommandError` naming ``flag`` and the reason.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     record = os.path.join(d, "r.json")
+    ...     _ = open(record, "w").write("{}")
+    ...     check_output_file(os.path.join(d, "page.html"), "--html", inputs=(record,))
+    ...     check_output_file(record, "--html", overwrite=True, inputs=(record,))
+    Traceback (most recent call last):
+    ...
+    dominoes_env.cli_support.CommandError: --html '...r.json' is an input of this command; write elsewhere
+    """
+    text = os.fspath(path)
+    if not text.strip():
+        raise CommandError(f"{flag} is empty; name a file")
+    real = os.path.realpath(text)
+    for source in inputs:
+        source_real = os.path.realpath(source)
+        if real == source_real or real.startswith(source_real.rstrip(os.sep) + os.sep):
+            raise CommandError(f"{flag} {text!r} is an input of this command; write elsewhere")
+    if os.path.islink(text):
+        raise CommandError(f"{flag} {text!r} is a symbolic link; name the file itself")
+    if os.path.isdir(text):
+        raise CommandError(f"{flag} {text!r} is a folder; name a file")
+    if os.path.lexists(text):
+        if not os.path.isfile(text):
+            raise CommandError(f"{flag} {text!r} exists and is not a regular file")
+        if not overwrite:
+            raise CommandError(f"{flag} {text!r} exists; pass --overwrite to replace it, or name "
+                               "a new file")
+    folder = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(folder):
+        why = "is not a directory" if os.path.exists(folder) else "does not exist"
+        raise CommandError(f"{flag} {text!r}: the folder {folder!r} {why}")

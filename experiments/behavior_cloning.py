@@ -1,170 +1,22 @@
-"""Warm-start a PPO policy by behaviour cloning a teacher agent (e.g. the search agent).
+"""Deprecated: behaviour cloning (collect_demonstrations, dataset_demonstrations, pretrain_policy)
+moved to :mod:`agents.imitation` (issue 31).
 
-Pure PPO from scratch learns the count rule's consequences slowly on two cores; cloning a
-strong teacher first gives PPO a policy worth refining. :func:`collect_demonstrations` plays
-matches with the teacher at one side against a mix of opponents and records, for each of the
-teacher's decisions, the learner's observation, action mask and the teacher's action;
-:func:`pretrain_policy` fits the policy network to them (masked cross-entropy) and fits the
-value network to the teacher side's final margin of each hand.
-
->>> data = collect_demonstrations("greedy", ["random"], RuleConfig(target_score=30), 2, seed=0)
->>> data["obs"].shape[1], data["obs"].shape[0] == data["actions"].shape[0] > 0
-(234, True)
+Every public name of the new module is still importable from here for one version, with a
+``DeprecationWarning``; import it from :mod:`agents.imitation` instead.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import time
+import importlib
+import warnings
 
-import numpy as np
-
-from agents import make_agent
-from dominoes_env.core import RuleConfig
-from dominoes_env.driver import agent_seed, derive_seed, play_match_with
-from dominoes_env.encoding import action_mask, encode_observation
-from dominoes_env.optional import require
+_NEW = "agents.imitation"
 
 
-def _play_and_record(args) -> dict[str, np.ndarray]:
-    teacher_spec, opponents, rules, match_seed, scale = args
-    n = rules.num_players
-    k = match_seed % 2  # the teacher's side alternates
-    opponent = opponents[match_seed % len(opponents)]
-    seats = [teacher_spec if rules.side_of(s) == k else opponent for s in range(n)]
-    recorded = {rules.side_of(s) for s in range(n) if seats[s] == teacher_spec}
-    players = [make_agent(spec, seed=agent_seed(match_seed, s)) for s, spec in enumerate(seats)]
-    obs, masks, actions, values = [], [], [], []
-    pending: list[tuple[int, int]] = []  # (row, side) of the current hand, valued when it ends
-    hand_start: list[int] = []
-
-    def close_hand(scores):
-        gain = [scores[s] - hand_start[s] for s in range(rules.num_sides)]
-        for _, side in pending:
-            others = max(g for s, g in enumerate(gain) if s != side)
-            values.append((gain[side] - others) * scale)
-        pending.clear()
-
-    def on_hand(match) -> None:
-        if match.hand_number > 0:
-            close_hand(match.hand_scores[-1])
-        hand_start[:] = match.hand_scores[-1] if match.hand_number else match.scores
-
-    def on_decision(seat, view, code) -> None:
-        if rules.side_of(seat) in recorded and len(view.legal) > 1:
-            obs.append(encode_observation(view))
-            masks.append(action_mask(view).astype(bool))
-            actions.append(code)
-            pending.append((len(actions) - 1, rules.side_of(seat)))
-
-    run = play_match_with(players, rules, match_seed, on_hand=on_hand, on_decision=on_decision)
-    close_hand(run.match.scores)
-    return {"obs": np.array(obs, dtype=np.float32).reshape(len(obs), -1),
-            "masks": np.array(masks, dtype=bool).reshape(len(masks), -1),
-            "actions": np.array(actions, dtype=np.int64),
-            "values": np.array(values, dtype=np.float32)}
-
-
-def _ignore_sigint() -> None:
-    """Pool workers leave Ctrl-C to the parent (which stops the pool): no traceback per worker."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def collect_demonstrations(teacher: str, opponents: list[str], rules: RuleConfig, matches: int,
-                           seed: int = 0, workers: int = 1, progress: bool = False
-                           ) -> dict[str, np.ndarray]:
-    """The teacher's decisions (with more than one legal move) in ``matches`` matches against
-    ``opponents`` (cycled; an opponent spelled like the teacher is the teacher too, and its
-    decisions are recorded as well); ``values`` is the deciding side's margin in that hand
-    over the best other side, scaled like the env's ``score_delta`` reward
-    (1 / target_score)."""
-    scale = 1.0 / rules.target_score
-    jobs = [(teacher, opponents, rules, derive_seed(seed, "bc", i), scale) for i in range(matches)]
-    parts = []
-    if workers > 1:
-        with mp.get_context("fork").Pool(workers, _ignore_sigint) as pool:
-            it = pool.imap(_play_and_record, jobs)  # in job order: the same data every run
-            parts = _with_progress(it, matches, progress)
-    else:
-        parts = _with_progress(map(_play_and_record, jobs), matches, progress)
-    return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
-
-
-def dataset_demonstrations(path, agent: str | None = None,
-                           rules: RuleConfig | None = None) -> dict[str, np.ndarray]:
-    """The demonstrations of a dataset directory (``python -m experiments.make_dataset``), in
-    the form :func:`pretrain_policy` fits: the decisions with more than one legal move (of
-    ``agent`` only, when given), ``values`` the acting side's hand margin scaled by
-    1 / target_score. With ``rules``, a dataset played under other rules (another observation
-    or action size, another target) is refused with a ``ValueError``."""
-    import json
-    from pathlib import Path
-
-    from .make_dataset import INFO_FILE, load_decisions
-
-    data = load_decisions(path, agent=agent, unforced=True)
-    stored = RuleConfig.from_dict(json.loads((Path(path) / INFO_FILE).read_text())["rules"])
-    if rules is not None and stored != rules:
-        diffs = [f"{k}: {v!r} there, {rules.to_dict().get(k)!r} here"
-                 for k, v in stored.to_dict().items() if rules.to_dict().get(k) != v]
-        raise ValueError(f"{path} was played under other rules ({'; '.join(diffs)})")
-    if not len(data["action"]):
-        raise ValueError(f"{path} holds no decision with a choice"
-                         + (f" by {agent!r}" if agent else ""))
-    return {"obs": data["obs"], "masks": data["mask"], "actions": data["action"],
-            "values": data["hand_margin"].astype(np.float32) / stored.target_score}
-
-
-def _with_progress(it, total: int, show: bool) -> list:
-    if not show:
-        return list(it)
-    tqdm = require("tqdm", "train", "the progress bar").tqdm
-
-    return list(tqdm(it, total=total, desc="demonstrations", unit="match"))
-
-
-def pretrain_policy(model, data: dict[str, np.ndarray], epochs: int = 10, batch_size: int = 512,
-                    learning_rate: float = 1e-3, seed: int = 0, log=print) -> dict[str, float]:
-    """Fit ``model.policy`` (a MaskablePPO policy) to the demonstrations: masked cross-entropy
-    for the actor, mean squared error to ``values`` for the critic. Returns the final training
-    accuracy (the teacher's action is the policy's most probable one) and losses."""
-    torch = require("torch", "train", "behaviour cloning")
-
-    policy = model.policy
-    device = policy.device
-    generator = np.random.default_rng(seed)
-    obs = torch.as_tensor(data["obs"], device=device)
-    masks = data["masks"]
-    actions = torch.as_tensor(data["actions"], device=device)
-    values = torch.as_tensor(data["values"], device=device)
-    optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
-    n = len(actions)
-    stats: dict[str, float] = {}
-    started = time.time()
-    for epoch in range(epochs):
-        order = generator.permutation(n)
-        total_pi = total_v = correct = 0.0
-        for start in range(0, n, batch_size):
-            idx = order[start:start + batch_size]
-            idx_t = torch.as_tensor(idx, device=device)
-            value, log_prob, _ = policy.evaluate_actions(obs[idx_t], actions[idx_t],
-                                                         action_masks=masks[idx])
-            pi_loss = -log_prob.mean()
-            v_loss = torch.nn.functional.mse_loss(value.flatten(), values[idx_t])
-            loss = pi_loss + 0.5 * v_loss
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            with torch.no_grad():
-                dist = policy.get_distribution(obs[idx_t], action_masks=masks[idx])
-                best = dist.distribution.probs.argmax(dim=1)
-                correct += (best == actions[idx_t]).sum().item()
-            total_pi += pi_loss.item() * len(idx)
-            total_v += v_loss.item() * len(idx)
-        stats = {"accuracy": correct / n, "policy_loss": total_pi / n, "value_loss": total_v / n}
-        log(f"[bc] epoch {epoch + 1}/{epochs}: accuracy {stats['accuracy']:.3f}, policy loss "
-            f"{stats['policy_loss']:.3f}, value loss {stats['value_loss']:.4f} "
-            f"({time.time() - started:.0f} s)")
-    return stats
+def __getattr__(name: str):
+    module = importlib.import_module(_NEW)
+    if name.startswith("_") or not hasattr(module, name):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(f"{__name__}.{name} is deprecated; import it from {_NEW}",
+                  DeprecationWarning, stacklevel=2)
+    return getattr(module, name)

@@ -13,68 +13,26 @@ first spec's, on one core of this machine::
 
 from __future__ import annotations
 
+import importlib
 import statistics
 import time
 
-from agents import make_agent
-from agents.greedy import GreedyAgent
-from agents.specs import check_spec
-from dominoes_env.cli_support import OneLineParser
-from dominoes_env.core import RuleConfig
-from dominoes_env.driver import derive_seed, play_match_with
+from agents import positions as bench_positions
+from dominoes_env import cli_support
 
 
-def positions(rules: RuleConfig, count: int, seed: int = 0) -> list:
-    """``count`` views of the seat to play from greedy-vs-greedy matches, played by the shared
-    match driver (match ``g`` is seeded ``derive_seed(seed, "positions", g)``), in the order
-    they were played."""
-    out, game = [], 0
-    while len(out) < count:
-        players = [GreedyAgent() for _ in range(rules.num_players)]
-        play_match_with(players, rules, derive_seed(seed, "positions", game),
-                        on_decision=lambda seat, view, code: out.append(view))
-        game += 1
-    return out[:count]
+def __getattr__(name: str):
+    """The positions moved to :mod:`agents.positions` (``add_position_options`` to
+    :mod:`dominoes_env.cli_support`); their names stay importable from here for one version,
+    with a ``DeprecationWarning``."""
+    if name in ("positions", "SeatAgents", "table_positions", "add_position_options"):
+        import warnings
 
-
-class SeatAgents:
-    """One agent of ``spec`` per seat, seeded ``seed + seat`` and built at that seat's first
-    view, as in a match: an agent that remembers the hand so far (``guided``) sees its seat's
-    views in order."""
-
-    def __init__(self, spec: str, seed: int):
-        self.spec, self.seed = spec, seed
-        self.agents: dict = {}
-
-    def __call__(self, view):
-        agent = self.agents.get(view.seat)
-        if agent is None:
-            agent = self.agents[view.seat] = make_agent(self.spec, seed=self.seed + view.seat)
-        return agent
-
-
-def add_position_options(parser, positions: int, seed: int, seed_help: str) -> None:
-    """The flags that choose the positions (``--players``, ``--positions``, ``--seed``), shared
-    by the commands that decide positions: :func:`table_positions` reads them."""
-    parser.add_argument("--players", type=int, choices=(2, 3, 4), default=2,
-                        help="seats at the table of the positions (2)")
-    parser.add_argument("--positions", type=int, default=positions,
-                        help=f"positions, drawn from greedy-vs-greedy matches ({positions})")
-    parser.add_argument("--seed", type=int, default=seed, help=f"{seed_help} ({seed})")
-
-
-def table_positions(parser, args, specs: list[str]) -> list:
-    """The positions :func:`add_position_options`'s flags ask for, once every spec is known to
-    play that table; a bad count or spec is ``parser.error`` (one line, exit status 2)."""
-    if args.positions < 1:
-        parser.error(f"--positions must be >= 1, not {args.positions}")
-    rules = RuleConfig(num_players=args.players)
-    for spec in specs:  # every spec can play this table, before any work
-        try:
-            check_spec(spec, rules)
-        except ValueError as err:
-            parser.error(str(err))
-    return positions(rules, args.positions, args.seed)
+        home = "dominoes_env.cli_support" if name == "add_position_options" else "agents.positions"
+        warnings.warn(f"experiments.bench_agents.{name} is deprecated; import it from {home}",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module(home), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def bench(specs: list[str], views: list, seed: int = 0) -> list[dict]:
@@ -82,7 +40,7 @@ def bench(specs: list[str], views: list, seed: int = 0) -> list[dict]:
     the figures in milliseconds per spec. Each seat has its own agent per spec (seeded
     ``seed + seat``), as in a match, so an agent that remembers the hand so far (``guided``)
     sees its seat's views in order."""
-    agents = [SeatAgents(spec, seed) for spec in specs]
+    agents = [bench_positions.SeatAgents(spec, seed) for spec in specs]
     times: list[list[float]] = [[] for _ in specs]
     order = list(range(len(specs)))
     for view in views:
@@ -105,12 +63,12 @@ def bench(specs: list[str], views: list, seed: int = 0) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
-    parser = OneLineParser(prog="python -m experiments.bench_agents",
+    parser = cli_support.OneLineParser(prog="python -m experiments.bench_agents",
                            description=__doc__.split("\n\n")[0])
     parser.add_argument("specs", nargs="+", help="agent specs (random, greedy, search:sims=100)")
-    add_position_options(parser, 400, 0, "seed of the positions and the agents")
+    cli_support.add_position_options(parser, 400, 0, "seed of the positions and the agents")
     args = parser.parse_args(argv)
-    views = table_positions(parser, args, args.specs)
+    views = bench_positions.table_positions(parser, args, args.specs)
     print(f"{len(views)} positions, {args.players} players, agents interleaved")
     rows = bench(args.specs, views, args.seed)
     print(f"{'agent':28s} {'decisions/s':>12s} {'mean ms':>9s} {'median':>9s} {'p95':>9s} "

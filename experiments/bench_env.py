@@ -1,8 +1,9 @@
 """Benchmark the PettingZoo AEC environment next to PettingZoo's connect_four_v3 and OpenSpiel.
 
-Every contender runs the same loop for about ``--seconds``: read the observation of the agent
-to act (for us and Connect Four ``env.last()``; for OpenSpiel ``state.observation_tensor()``),
-pick a uniformly random legal action from the mask / legal-action list, step. A step is one
+Every contender runs the same loop for about ``--seconds`` (ours and Connect Four's:
+:func:`dominoes_env.throughput.run_aec`): read the observation of the agent to act (for us and
+Connect Four ``env.last()``; for OpenSpiel ``state.observation_tensor()``), pick a uniformly
+random legal action from the mask / legal-action list, step. A step is one
 decision; our forced draws and passes happen inside ``step``, OpenSpiel's chance nodes (the
 deal) are applied but not counted, resets are included in the time. Time is this process's
 CPU time (``time.process_time``), so other load on a shared machine skews the figures less
@@ -21,39 +22,23 @@ from __future__ import annotations
 import random
 import statistics
 import sys
-import time
 import warnings
 from collections.abc import Callable
 
+from dominoes_env import throughput
 from dominoes_env.cli_support import OneLineParser, positive_seconds
 
 TARGET_RATIO = 5.0
-clock = time.process_time
 
 
-def run_aec(make: Callable, seconds: float, seed: int = 0) -> float:
-    """Decision steps/s of the AEC loop (observation read every step, random legal action)."""
-    env = make()
-    env.reset(seed=seed)
-    rng = random.Random(seed)
-    steps = 0
-    start = clock()
-    deadline = start + seconds
-    while True:
-        for _agent in env.agent_iter():
-            obs, _reward, terminated, truncated, _info = env.last()
-            if terminated or truncated:
-                action = None
-            else:
-                legal = obs["action_mask"].nonzero()[0]
-                action = int(legal[rng.randrange(len(legal))])
-                steps += 1
-            env.step(action)
-        if clock() > deadline:
-            break
-        env.reset()
-    env.close()
-    return steps / (clock() - start)
+def __getattr__(name: str):
+    """``run_aec`` moved to :mod:`dominoes_env.throughput` (``bench_jax`` times the same
+    loop); it stays importable from here for one version, with a ``DeprecationWarning``."""
+    if name == "run_aec":
+        warnings.warn("experiments.bench_env.run_aec is deprecated; import it from "
+                      "dominoes_env.throughput", DeprecationWarning, stacklevel=2)
+        return throughput.run_aec
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def run_openspiel(game_name: str, seconds: float, seed: int = 0) -> float:
@@ -62,6 +47,7 @@ def run_openspiel(game_name: str, seconds: float, seed: int = 0) -> float:
 
     game = pyspiel.load_game(game_name)
     rng = random.Random(seed)
+    clock = throughput.clock
     steps = 0
     start = clock()
     deadline = start + seconds
@@ -83,6 +69,7 @@ def contenders(seconds: float) -> tuple[dict[str, Callable[[], float]], list[str
     """name -> zero-argument runner; plus notes on what could not be measured."""
     import dominoes_env
 
+    run_aec = throughput.run_aec
     runs: dict[str, Callable[[], float]] = {
         "straight_dominoes 2p": lambda: run_aec(lambda: dominoes_env.env(num_players=2), seconds),
         "straight_dominoes 4p": lambda: run_aec(lambda: dominoes_env.env(num_players=4), seconds),

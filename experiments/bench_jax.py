@@ -1,7 +1,7 @@
 """Benchmark the JAX game (``dominoes_env.jax``) next to the AEC env loop, in the same run.
 
 Both play uniformly random legal moves and read the observation of the player to act on every
-step. The AEC loop is :func:`experiments.bench_env.run_aec`. The JAX loop is one jitted
+step. The AEC loop is :func:`dominoes_env.throughput.run_aec`. The JAX loop is one jitted
 function: ``vmap`` over ``batch`` games of a ``scan`` over ``--steps`` steps of
 ``random_policy`` + ``step_autoreset`` (the same states as Pgx's
 ``auto_reset(env.step, env.init)``, leaf for leaf, tested; a new match starts the step one
@@ -110,8 +110,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     import dominoes_env
-
-    from .bench_env import run_aec
+    from dominoes_env.throughput import run_aec
 
     n = args.num_players
     env = make(num_players=n)

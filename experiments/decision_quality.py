@@ -24,10 +24,9 @@ from __future__ import annotations
 import math
 import time
 
+from agents.positions import SeatAgents, table_positions
 from agents.search import distinct_moves, same_position
-from dominoes_env.cli_support import OneLineParser
-
-from .bench_agents import SeatAgents, add_position_options, table_positions
+from dominoes_env.cli_support import OneLineParser, add_position_options
 
 
 def decide(spec: str, views: list, seed: int) -> tuple[list[tuple[int, dict]], float]:

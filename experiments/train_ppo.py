@@ -142,7 +142,7 @@ class TrainConfig:
         if self.bc_agent and not self.bc_dataset:
             raise ValueError("bc_agent picks an agent of bc_dataset; give bc_dataset too")
         if self.bc_dataset:  # refuse a wrong dataset now, before the run directory is made
-            from .make_dataset import dataset_info
+            from agents.datasets import dataset_info
 
             info = dataset_info(self.bc_dataset)
             if RuleConfig.from_dict(info["rules"]) != self.rules():
@@ -359,9 +359,9 @@ def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float):
 # -- warm start ----------------------------------------------------------------------------
 def clone_teacher(model, config: TrainConfig, out: Path) -> None:
     """Behaviour-clone ``config.bc_teacher`` (or the decisions of ``config.bc_dataset``) into
-    the fresh policy (see :mod:`experiments.behavior_cloning`); the statistics go to
+    the fresh policy (see :mod:`agents.imitation`); the statistics go to
     ``bc.json``."""
-    from .behavior_cloning import collect_demonstrations, dataset_demonstrations, pretrain_policy
+    from agents.imitation import collect_demonstrations, dataset_demonstrations, pretrain_policy
 
     started = time.time()
     if config.bc_dataset:

@@ -162,7 +162,7 @@ def algorithm_config(cfg: RllibConfig):
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
     from ray.tune.registry import register_env
 
-    from .rllib_module import ENV_NAME, MaskedPPOModule, make_env
+    from agents.rllib import ENV_NAME, MaskedPPOModule, make_env
 
     register_env(ENV_NAME, make_env)
     module = RLModuleSpec(module_class=MaskedPPOModule, model_config={
@@ -236,7 +236,7 @@ def train(cfg: RllibConfig) -> Path:
     import ray
     from tensorboardX import SummaryWriter
 
-    from .rllib_module import export_module
+    from agents.rllib import export_module
 
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from agents import positions
 from dominoes_env.core import RuleConfig
 from experiments import bench_agents
 
 
 def test_every_agent_decides_every_position_in_alternating_order(monkeypatch):
-    views = bench_agents.positions(RuleConfig(), 6, seed=1)
+    views = positions.positions(RuleConfig(), 6, seed=1)
     calls = []
-    real = bench_agents.make_agent
+    real = positions.make_agent
 
     def spy(spec, seed=None):
         agent = real(spec, seed=seed)
@@ -17,7 +18,7 @@ def test_every_agent_decides_every_position_in_alternating_order(monkeypatch):
         agent.act = lambda view: calls.append((spec, len(view.history))) or act(view)
         return agent
 
-    monkeypatch.setattr(bench_agents, "make_agent", spy)
+    monkeypatch.setattr(positions, "make_agent", spy)
     rows = bench_agents.bench(["random", "greedy"], views)
     assert [r["spec"] for r in rows] == ["random", "greedy"]
     assert [r["decisions"] for r in rows] == [6, 6]

@@ -1,6 +1,7 @@
 """The environment benchmark script runs and prints its table (figures are not checked here:
 speed claims live in the script's output, not in timed tests)."""
 
+from dominoes_env import throughput
 from experiments import bench_env
 
 
@@ -25,8 +26,8 @@ def test_run_aec_counts_each_decision_once(monkeypatch):
         return made[-1]
 
     ticks = iter([0.0, 1.0, 2.0])
-    monkeypatch.setattr(bench_env, "clock", lambda: next(ticks))
-    rate = bench_env.run_aec(make, 0.5)
+    monkeypatch.setattr(throughput, "clock", lambda: next(ticks))
+    rate = throughput.run_aec(make, 0.5)
     match = made[0].unwrapped.match
     assert match.winner is not None  # one whole match was played
     hands = match.finished_hands + ([] if match.hand in match.finished_hands else [match.hand])

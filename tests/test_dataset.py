@@ -1,5 +1,6 @@
-"""``experiments.make_dataset``: records plus per-decision arrays; behaviour cloning reads them;
-the example dataset shipped in ``datasets/`` loads and agrees with its own records."""
+"""``experiments.make_dataset`` (:mod:`agents.datasets`): records plus per-decision arrays;
+behaviour cloning reads them; the example dataset shipped in ``datasets/`` loads and agrees with
+its own records."""
 
 from __future__ import annotations
 
@@ -10,18 +11,13 @@ import numpy as np
 import pytest
 
 from agents.arena import DuplicateDealMatch, play_match
+from agents.datasets import DECISIONS_DIR, FIELDS, INFO_FILE, load_decisions
+from agents.imitation import dataset_demonstrations
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.records import replay_record
 from dominoes_env.encoding import observation_size
 from dominoes_env.record_files import RECORDS_DIR, iter_records
-from experiments.behavior_cloning import dataset_demonstrations
-from experiments.make_dataset import (
-    DECISIONS_DIR,
-    FIELDS,
-    INFO_FILE,
-    load_decisions,
-    main,
-)
+from experiments.make_dataset import main
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "datasets" / "search-vs-search"
@@ -137,8 +133,8 @@ def test_behaviour_cloning_reads_a_dataset(tmp_path):
     # and it fits: greedy's choices are learnable from its observations
     from sb3_contrib import MaskablePPO
 
+    from agents.imitation import pretrain_policy
     from dominoes_env import SingleAgentEnv
-    from experiments.behavior_cloning import pretrain_policy
 
     model = MaskablePPO("MlpPolicy", SingleAgentEnv(rules=rules), seed=0,
                         policy_kwargs={"net_arch": [64, 64]})

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from agents.positions import positions
 from agents.search import distinct_moves
 from dominoes_env.core import RuleConfig
 from experiments import decision_quality
-from experiments.bench_agents import positions
 
 
 def test_the_oracle_judged_by_itself_has_no_regret():

@@ -28,6 +28,18 @@ MOVED = [
     ("experiments.tournament.report", "win_matrix", "agents.tournament.report"),
     ("experiments.tournament.game_records", "game_line", "agents.tournament.records"),
     ("experiments.tournament.game_records", "RecordStore", "agents.tournament.records"),
+    ("experiments.make_dataset", "load_decisions", "agents.datasets"),
+    ("experiments.make_dataset", "build_dataset", "agents.datasets"),
+    ("experiments.make_dataset", "INFO_FILE", "agents.datasets"),
+    ("experiments.make_dataset", "FIELDS", "agents.datasets"),
+    ("experiments.behavior_cloning", "collect_demonstrations", "agents.imitation"),
+    ("experiments.behavior_cloning", "dataset_demonstrations", "agents.imitation"),
+    ("experiments.behavior_cloning", "pretrain_policy", "agents.imitation"),
+    ("experiments.bench_agents", "positions", "agents.positions"),
+    ("experiments.bench_agents", "SeatAgents", "agents.positions"),
+    ("experiments.bench_agents", "table_positions", "agents.positions"),
+    ("experiments.bench_agents", "add_position_options", "dominoes_env.cli_support"),
+    ("experiments.bench_env", "run_aec", "dominoes_env.throughput"),
 ]
 
 
@@ -58,3 +70,12 @@ def test_train_ppo_evaluate_is_the_one_evaluator(tmp_path):
     with pytest.warns(DeprecationWarning, match=r"agents\.evaluation\.evaluate"):
         old = train_ppo.evaluate(str(path), rules, "greedy", 4, 2)
     assert old == evaluate(f"ppo:{path}", "greedy", rules, matches=4, seed=2)
+
+
+def test_rllib_module_is_agents_rllib():
+    pytest.importorskip("ray.rllib")
+    import experiments.rllib_module as old
+    from agents import rllib
+
+    with pytest.warns(DeprecationWarning, match=r"agents\.rllib"):
+        assert old.MaskedPPOModule is rllib.MaskedPPOModule

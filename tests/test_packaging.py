@@ -97,7 +97,7 @@ raise SystemExit(code)
 
 def test_training_without_its_extra_says_which_extra():
     result = _run_blocked("""
-from experiments.behavior_cloning import pretrain_policy
+from agents.imitation import pretrain_policy
 try:
     pretrain_policy(None, {})
 except ImportError as err:

@@ -14,7 +14,7 @@ MODULES = [
     "agents.tournament.runner",
     "agents.tournament.stats",
     "agents.tournament.report",
-    "experiments.behavior_cloning",
+    "agents.imitation",
     "experiments.decision_quality",
 ]
 

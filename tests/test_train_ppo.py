@@ -177,8 +177,8 @@ def test_every_config_field_is_a_flag(capsys):
 def test_behaviour_cloning_fits_a_deterministic_teacher():
     from sb3_contrib import MaskablePPO
 
+    from agents.imitation import collect_demonstrations, pretrain_policy
     from dominoes_env import SingleAgentEnv
-    from experiments.behavior_cloning import collect_demonstrations, pretrain_policy
 
     rules = RuleConfig(target_score=100)
     data = collect_demonstrations("greedy", ["random"], rules, 16, seed=1)
@@ -194,7 +194,7 @@ def test_behaviour_cloning_fits_a_deterministic_teacher():
 
 
 def test_demonstrations_are_the_same_whatever_the_workers():
-    from experiments.behavior_cloning import collect_demonstrations
+    from agents.imitation import collect_demonstrations
 
     rules = RuleConfig(target_score=60)
     one = collect_demonstrations("greedy", ["random", "greedy"], rules, 6, seed=2, workers=1)

@@ -1,0 +1,66 @@
+"""Benchmark positions: real game states for deciding, timing and comparing agents without
+playing matches (``python -m experiments.bench_agents``, ``python -m
+experiments.decision_quality``).
+
+>>> from dominoes_env.core import RuleConfig
+>>> views = positions(RuleConfig(), 5, seed=1)
+>>> len(views), views == positions(RuleConfig(), 5, seed=1)
+(5, True)
+>>> seats = SeatAgents("random", seed=3)
+>>> seats(views[0]) is seats(views[0])  # one agent per seat, built at its first view
+True
+"""
+
+from __future__ import annotations
+
+from dominoes_env.core import RuleConfig
+from dominoes_env.driver import derive_seed, play_match_with
+
+from .greedy import GreedyAgent
+from .specs import check_spec, make_agent
+
+__all__ = ["SeatAgents", "positions", "table_positions"]
+
+
+def positions(rules: RuleConfig, count: int, seed: int = 0) -> list:
+    """``count`` views of the seat to play from greedy-vs-greedy matches, played by the shared
+    match driver (match ``g`` is seeded ``derive_seed(seed, "positions", g)``), in the order
+    they were played."""
+    out, game = [], 0
+    while len(out) < count:
+        players = [GreedyAgent() for _ in range(rules.num_players)]
+        play_match_with(players, rules, derive_seed(seed, "positions", game),
+                        on_decision=lambda seat, view, code: out.append(view))
+        game += 1
+    return out[:count]
+
+
+class SeatAgents:
+    """One agent of ``spec`` per seat, seeded ``seed + seat`` and built at that seat's first
+    view, as in a match: an agent that remembers the hand so far (``guided``) sees its seat's
+    views in order."""
+
+    def __init__(self, spec: str, seed: int):
+        self.spec, self.seed = spec, seed
+        self.agents: dict = {}
+
+    def __call__(self, view):
+        agent = self.agents.get(view.seat)
+        if agent is None:
+            agent = self.agents[view.seat] = make_agent(self.spec, seed=self.seed + view.seat)
+        return agent
+
+
+def table_positions(parser, args, specs: list[str]) -> list:
+    """The positions that :func:`dominoes_env.cli_support.add_position_options`'s flags ask
+    for (``args.players``, ``args.positions``, ``args.seed``), once every spec is known to play
+    that table; a bad count or spec is ``parser.error`` (one line, exit status 2)."""
+    if args.positions < 1:
+        parser.error(f"--positions must be >= 1, not {args.positions}")
+    rules = RuleConfig(num_players=args.players)
+    for spec in specs:  # every spec can play this table, before any work
+        try:
+            check_spec(spec, rules)
+        except ValueError as err:
+            parser.error(str(err))
+    return positions(rules, args.positions, args.seed)
