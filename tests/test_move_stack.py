@@ -94,9 +94,12 @@ def test_match_apply_unchecked_after_the_match_is_over_is_a_clear_error():
 
 
 def test_apply_is_a_deprecated_alias():
-    match = MatchState(seed=2)
-    code = match.legal_actions()[0]
+    # the alias warns and does what apply_unchecked does: the [4|6] lead scores 10 in both
+    match, twin = MatchState(seed=5), MatchState(seed=5)
+    code = match.rules.tiles.index(4, 6) * 4
     with pytest.warns(DeprecationWarning, match="apply_unchecked"):
-        match.apply(code)
+        assert match.apply(code) == twin.apply_unchecked(code) == 10
+    code = match.legal_actions()[-1]
     with pytest.warns(DeprecationWarning, match="apply_unchecked"):
-        match.hand.apply(match.legal_actions()[0])
+        assert match.hand.apply(code) == twin.hand.apply_unchecked(code)
+    assert match.hand.history == twin.hand.history and match.scores == twin.scores == [0, 10]
