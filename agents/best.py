@@ -8,12 +8,12 @@ policy for the player count, and was measured against ``search`` only where this
 players  spec         why
 =======  ===========  ===================================================================
 2        ``guided``   won 1,211 of 2,000 matches against ``search`` (60.6%, Wilson
-                      interval 58.4-62.7%; agents/README.md, "Figures"); ``search`` beats
+                      interval 58.4-62.7%; docs/results.md); ``search`` beats
                       ``ppo`` about 60% of the time
 3        ``search``   no shipped 3-player policy, so nothing guided can play; ``search``
                       beats greedy and the other shipped agents
 4        ``search``   ``guided`` with the 4-player policy won 29 of 100 matches against
-                      ``search`` (29%, Wilson interval 21-39%; agents/README.md, "Figures")
+                      ``search`` (29%, Wilson interval 21-39%; docs/results.md)
 =======  ===========  ===================================================================
 
 The player count is known only once the agent sees its table, so the choice is made then:
