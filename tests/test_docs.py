@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from dominoes_env.core import RuleConfig
-from dominoes_env.encoding import observation_layout, observation_spec
+from dominoes_env.obs import observation_spec
+from dominoes_env.obs.v2 import observation_layout
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -116,7 +117,7 @@ Run it::
 
 def test_optional_pages_join_the_navigation_when_present(tmp_path):
     hook = _load(DOCS / "hooks" / "optional_pages.py")
-    nav = [{"Home": "index.md"}, {"OpenSpiel": "openspiel.md"}, {"Figures": "figures.md"}]
+    nav = [{"Home": "index.md"}, {"OpenSpiel": "openspiel.md"}, {"Results": "results.md"}]
     config = {"docs_dir": str(tmp_path), "nav": [dict(x) for x in nav]}
     assert hook.on_config(config)["nav"] == nav  # no rllib.md: unchanged
     (tmp_path / "rllib.md").write_text("# RLlib\n")
@@ -131,3 +132,27 @@ def test_environment_card_lists_every_env_option():
     section = text.split("## Arguments")[1].split("\n## ")[0]
     listed = set(re.findall(r"^\| `(\w+)` \|", section, re.M))
     assert listed == set(ENV_OPTION_NAMES) | {"render_mode"}
+
+
+def _nav_pages(nav) -> set[str]:
+    pages = set()
+    for item in nav:
+        for value in (item.values() if isinstance(item, dict) else [item]):
+            pages |= _nav_pages(value) if isinstance(value, list) else {value}
+    return pages
+
+
+def test_every_page_is_in_the_navigation():
+    yaml = pytest.importorskip("yaml")
+
+    class Loader(yaml.SafeLoader):  # mkdocs.yml may hold !!python tags: ignore them
+        pass
+
+    Loader.add_multi_constructor("", lambda loader, suffix, node: None)
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=Loader)
+    optional = set(_load(DOCS / "hooks" / "optional_pages.py").OPTIONAL)
+    listed = _nav_pages(config["nav"]) | optional
+    pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")
+             if "hooks" not in p.parts}
+    assert pages <= listed, f"pages missing from mkdocs.yml's nav: {sorted(pages - listed)}"
+    assert "results.md" in listed
