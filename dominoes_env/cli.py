@@ -20,7 +20,13 @@ import json
 import os
 import sys
 
-from .cli_support import OneLineParser, print_error, run_command
+from .cli_support import (
+    CommandError,
+    OneLineParser,
+    check_output_file,
+    print_error,
+    run_command,
+)
 from .core.errors import RecordError
 from .core.records import replay_record, write_record
 from .core.rules import RuleConfig
@@ -30,6 +36,12 @@ from .rule_args import add_rule_arguments
 def _replay(args: argparse.Namespace) -> int:
     from .record_files import read_record
 
+    outputs = [(flag, path) for flag, path in (("--html", args.html), ("--extract", args.extract))
+               if path is not None]
+    for flag, path in outputs:  # the output policy, before anything is read or written
+        check_output_file(path, flag, overwrite=args.overwrite, inputs=(args.file,))
+    if len(outputs) == 2 and os.path.realpath(args.html) == os.path.realpath(args.extract):
+        raise CommandError("--html and --extract name the same file; give each its own")
     try:
         record = read_record(args.file, args.match)
         result = replay_record(record) if args.backend == "core" else _replay_jax(record)
@@ -120,6 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="show the match as seat S saw it (others' tiles hidden until each "
                          "hand ends)")
     rp.add_argument("--extract", metavar="OUT.json", help="write the chosen record as a .json")
+    rp.add_argument("--overwrite", action="store_true",
+                    help="let --html and --extract replace existing files (never the input)")
     rp.add_argument("--backend", choices=("core", "jax"), default="core",
                     help="replay through the core (default) or the compiled JAX game (the jax "
                          "extra; same JSON output)")

@@ -239,7 +239,7 @@ def check_output_file(path: str | os.PathLike, flag: str, *, overwrite: bool = F
     if os.path.islink(text):
         raise CommandError(f"{flag} {text!r} is a symbolic link; name the file itself")
     if os.path.isdir(text):
-        raise CommandError(f"{flag} {text!r} is a folder; name a file")
+        raise CommandError(f"{flag} {text!r} is a directory; name a file")
     if os.path.lexists(text):
         if not os.path.isfile(text):
             raise CommandError(f"{flag} {text!r} exists and is not a regular file")

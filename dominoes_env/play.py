@@ -10,12 +10,15 @@ tiles and the legal moves numbered from 1 with the points each would score. Type
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import tempfile
 from typing import TextIO
 
 from .cli_support import (
     CommandError,
+    Stopped,
+    check_output_file,
     is_stdout_error,
     output_error_message,
     print_error,
@@ -224,21 +227,12 @@ class _Human:
 
 
 def check_save_path(path: str, overwrite: bool) -> None:
-    """Refuse a ``--save`` path that cannot take the record, before the match starts: a
-    directory, a folder that does not exist or cannot be written, or an existing file (unless
-    ``overwrite``). ``CommandError`` with the reason."""
+    """Refuse a ``--save`` path that cannot take the record, before the match starts (the
+    output policy of :func:`~dominoes_env.cli_support.check_output_file`: no folder, link or
+    device, an existing file only with ``overwrite``), or whose folder cannot be written.
+    ``CommandError`` with the reason."""
+    check_output_file(path, "--save", overwrite=overwrite)
     folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise CommandError(f"--save {path!r} is a directory; name a file")
-    if os.path.lexists(path):
-        if not os.path.isfile(path):
-            raise CommandError(f"--save {path!r} exists and is not a regular file")
-        if not overwrite:
-            raise CommandError(f"--save {path!r} exists; pass --overwrite to replace it, or "
-                               "name a new file")
-    if not os.path.isdir(folder):
-        why = "is not a directory" if os.path.exists(folder) else "does not exist"
-        raise CommandError(f"--save {path!r}: the folder {folder!r} {why}")
     try:  # the record is written into this folder (a temporary file, then a rename)
         fd, probe = tempfile.mkstemp(prefix=".record-", suffix=".probe", dir=folder)
         os.close(fd)
@@ -292,12 +286,16 @@ def run_play(args) -> int:
     if save:
         check_save_path(save, overwrite)
     status, problem, game = 0, None, None
+    if hasattr(sys.stdin, "reconfigure"):  # bytes that are not UTF-8 read as U+FFFD: re-asked
+        sys.stdin.reconfigure(errors="replace")
     try:
         game = TerminalGame(agents, rules, seed=seed, names=list(args.opponents))
         game.intro = (f"Straight Dominoes to {rules.target_score}: you (seat 0) against "
                       f"{', '.join(args.opponents)}" + (" (partners: you and seat 2)"
                                                        if rules.partnerships else "") + ".")
         game.run()
+    except Stopped as err:  # SIGTERM, or SIGHUP from a closed terminal: saved like Ctrl-C
+        status, problem = 128 + err.signum, f"stopped by {signal.Signals(err.signum).name}"
     except KeyboardInterrupt:
         status, problem = 130, "interrupted"
     except AgentFault as err:

@@ -125,7 +125,7 @@ def test_replay_cli_steps_html_and_extract(tmp_path, capsys):
     (["S", "--match", "9"], "holds no record of match '9'"),
     (["S"], "holds 2 records; choose one with --match"),
     (["R", "--match", "0"], "holds one record"),
-    (["R", "--html", "{tmp}/missing/x.html"], "cannot write"),
+    (["R", "--html", "{tmp}/missing/x.html"], "does not exist"),
     (["R", "--seat", "3"], "--seat 3 is not a seat"),
     (["{tmp}/nope.json"], "cannot read"),
 ])  # fmt: skip
