@@ -23,8 +23,11 @@ from agents.ppo import PolicyFileError, PPOAgent, random_policy_npz
 from agents.tournament.runner import MATCHES_FILE
 from dominoes_env.cli import main as dominoes_main
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.records import load_record, replay_record
+from dominoes_env.core.records import load_record, replay_record, write_record
+from dominoes_env.record_files import append_records
 from experiments.tournament import main as tournament_main
+
+from . import helpers
 
 ROOT = Path(__file__).resolve().parents[1]
 TA = "tests.tournament_agents"
@@ -116,6 +119,38 @@ def test_play_ctrl_c_at_the_prompt_saves_the_record(tmp_path):
     assert proc.returncode == 130
     assert one_error_line(err.decode()) == f"error: interrupted; record saved to {path}"
     assert_record_replays(path)
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_play_stopped_by_sigterm_or_a_closed_terminal_saves_the_record(tmp_path, signum, status):
+    path = tmp_path / "r.json"
+    proc = spawn("dominoes_env", *play_args("--save", str(path)), stdin=subprocess.PIPE,
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_for(proc.stdout, b"Your move", proc)
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == status
+    name = signal.Signals(signum).name
+    assert one_error_line(err.decode()) == f"error: stopped by {name}; record saved to {path}"
+    assert_record_replays(path)
+
+
+def test_play_reads_bytes_that_are_not_utf8_as_a_bad_move(tmp_path):
+    path = tmp_path / "r.json"
+    proc = spawn("dominoes_env", *play_args("--save", str(path)), stdin=subprocess.PIPE,
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = proc.communicate(b"\xff\xfe1\n" + b"q\n", timeout=60)
+    assert proc.returncode == 0, err.decode()
+    assert b"is not a number" in out and b"Traceback" not in err
+    assert_record_replays(path)
+
+
+def test_play_save_to_a_symbolic_link_is_refused(tmp_path, capsys):
+    (tmp_path / "target.json").write_text("{}")
+    (tmp_path / "link.json").symlink_to(tmp_path / "target.json")
+    assert dominoes_main(play_args("--save", str(tmp_path / "link.json"), "--overwrite")) == 2
+    assert "is a symbolic link" in one_error_line(capsys.readouterr().err)
+    assert (tmp_path / "target.json").read_text() == "{}"
 
 
 def test_play_ctrl_c_while_an_agent_thinks_saves_the_record(tmp_path):
@@ -341,6 +376,55 @@ def test_policy_for_other_rules_is_refused_before_a_match(tmp_path, capsys):
 
 
 # -- replay --------------------------------------------------------------------------------------
+def replay_outputs_setup(tmp_path) -> dict[str, Path]:
+    """A record, a two-record shard and a tournament folder holding the shard."""
+    rec = helpers.random_match(RuleConfig(target_score=50), 10).to_record()
+    write_record(rec, tmp_path / "r.json")
+    tour_dir = tmp_path / "t"
+    (tour_dir / "records").mkdir(parents=True)
+    shard = tour_dir / "records" / "s.jsonl.gz"
+    append_records(shard, [dict(rec, match={"index": i, "key": str(i)}) for i in range(2)])
+    (tmp_path / "old.html").write_text("keep me")
+    (tmp_path / "link.json").symlink_to(tmp_path / "old.html")
+    return {"R": tmp_path / "r.json", "S": shard, "T": tour_dir, "OLD": tmp_path / "old.html",
+            "LINK": tmp_path / "link.json"}
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["S", "--match", "1", "--extract", "S"], "is an input of this command"),
+    (["R", "--html", "R", "--overwrite"], "is an input of this command"),
+    (["T", "--match", "1", "--html", "T/records/s.jsonl.gz", "--overwrite"], "is an input"),
+    (["R", "--extract", "/dev/stdout"], "is a symbolic link"),
+    (["R", "--extract", "LINK", "--overwrite"], "is a symbolic link"),
+    (["R", "--html", "OLD"], "exists; pass --overwrite"),
+    (["R", "--html", "/dev/null", "--overwrite"], "is not a regular file"),
+    (["R", "--html", "x.html", "--extract", "x.html"], "name the same file"),
+    (["R", "--html", ""], "is empty"),
+])  # fmt: skip
+def test_replay_never_overwrites_its_input_a_link_or_a_file_without_overwrite(
+        tmp_path, monkeypatch, capsys, args, fragment):
+    paths = replay_outputs_setup(tmp_path)
+    before = {p: p.read_bytes() for p in paths.values() if p.is_file()}
+    monkeypatch.chdir(tmp_path)
+
+    def expand(arg: str) -> str:
+        head, _, tail = arg.partition("/")
+        return str(paths[head] / tail if tail else paths[head]) if head in paths else arg
+
+    assert dominoes_main(["replay", *map(expand, args)]) == 2
+    out, err = capsys.readouterr()
+    assert fragment in one_error_line(err) and out == ""
+    assert {p: p.read_bytes() for p in before} == before
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_replay_overwrite_replaces_an_earlier_page(tmp_path, capsys):
+    paths = replay_outputs_setup(tmp_path)
+    assert dominoes_main(["replay", str(paths["R"]), "--html", str(paths["OLD"]),
+                          "--overwrite"]) == 0
+    assert paths["OLD"].read_text().startswith("<!doctype html>")
+
+
 def test_replay_never_blocks_on_a_fifo_or_a_device(tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
