@@ -89,7 +89,10 @@ def resolve_spec(spec: str) -> tuple[type, dict[str, Any]]:
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"an agent spec is a non-empty string, got {spec!r}")
     spec = spec.strip()
-    head, _, rest = spec.partition(":")
+    head, colon, rest = spec.partition(":")
+    if colon and not rest.strip():
+        raise ValueError(f"agent spec {spec!r} ends in ':' with nothing after it; write "
+                         f"{head!r} alone, or {head}:key=value (ppo:PATH for a policy file)")
     if head in BUILTIN:
         cls = _load_class(BUILTIN[head], spec)
         if head == "ppo" and rest and "=" not in rest.split(",")[0]:
@@ -111,8 +114,10 @@ def resolve_spec(spec: str) -> tuple[type, dict[str, Any]]:
 def make_agent(spec: str, seed: int | None = None) -> Agent:
     """Build the agent a spec names, seeded with ``seed``."""
     cls, params = resolve_spec(spec)
+    if not callable(cls):
+        raise ValueError(f"agent spec {spec!r} names {cls!r}, which is not a class")
     try:
-        return cls(seed=seed, **params)
+        agent = cls(seed=seed, **params)
     except ValueError as err:  # the agent's own check of its parameters (or its file)
         raise ValueError(f"agent spec {spec!r}: {err}") from None
     except TypeError as err:
@@ -122,6 +127,10 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     except Exception as err:  # a user agent whose constructor fails
         raise ValueError(f"agent spec {spec!r}: building it failed with "
                          f"{type(err).__name__}: {err}") from None
+    if not callable(getattr(agent, "act", None)):  # collections:OrderedDict builds, and is no agent
+        raise ValueError(f"agent spec {spec!r} names {getattr(cls, '__name__', cls)!r}, which is "
+                         "not an agent: it has no act(view) method (see agents.base.Agent)")
+    return agent
 
 
 def check_spec(spec: str, rules: Any) -> Agent:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents import RandomAgent, make_agent, resolve_spec
+from agents import RandomAgent, check_spec, make_agent, resolve_spec
 from agents.greedy import GreedyAgent
 from agents.ppo import PPOAgent, random_policy_npz
 from agents.search import DEFAULT_SIMS, SearchAgent
@@ -108,7 +108,17 @@ def test_unknown_spec_lists_the_known_names():
     ("no_such_top_level_module:Agent", "cannot import module 'no_such_top_level_module'"),
     ("agents.greedy:Greedy Agent", "is not a class name"),
     ("ismcts:sims=0", "sims=0 is out of range; allowed: >= 1"),
+    ("ppo:", "ends in ':' with nothing after it"),  # quietly meant the shipped policy
+    ("search: ", "ends in ':' with nothing after it"),
+    ("collections:OrderedDict", "which is not an agent: it has no act"),  # built, then passed
+    ("math:pi", "which is not a class"),
 ])
 def test_bad_specs(spec, fragment):
     with pytest.raises(ValueError, match=fragment):
         make_agent(spec)
+
+
+@pytest.mark.parametrize("spec", ["ppo:", "collections:OrderedDict", "math:pi"])
+def test_check_spec_refuses_what_is_not_an_agent_before_anything_is_played(spec):
+    with pytest.raises(ValueError, match=f"agent spec {spec!r}"):
+        check_spec(spec, RuleConfig())
