@@ -39,7 +39,7 @@ import random
 
 import numpy as np
 
-from dominoes_env.core import HandState, RuleConfig
+from dominoes_env.core import HandState, RuleConfig, leader_after
 from dominoes_env.core.checks import as_int
 
 from .greedy import greedy_move
@@ -95,12 +95,8 @@ def sample_hands(rules: RuleConfig, hands: int, seed: int = 0) -> list[tuple[lis
                 events.append((side, points // UNIT))
         if h.award is not None and h.award[1]:
             events.append((h.award[0], h.award[1] // UNIT))
-        if rules.next_leader == "rotate":
-            nxt = side_of[1 % rules.num_players]
-        elif h.result[0] == "domino":
-            nxt = side_of[h.result[1]]
-        else:
-            nxt = -1
+        leader = leader_after(h)
+        nxt = -1 if leader is None else side_of[leader]
         out.append((events, nxt))
     return out
 

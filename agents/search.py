@@ -39,10 +39,13 @@ import random
 import time
 
 from dominoes_env.core import (
+    POINT_SCALE,
     HandState,
     SeatView,
     end_of,
+    leader_after,
     match_winner,
+    tie_rank,
     tile_of,
     wins_by_play,
 )
@@ -50,7 +53,6 @@ from dominoes_env.core.checks import as_float, as_int
 
 from . import equity
 from .base import Agent
-from .greedy import POINT_SCALE, tie_rank
 from .sampling import DealSampler
 
 DEFAULT_SIMS = 300
@@ -133,7 +135,7 @@ def best_mean(view: SeatView, moves: list[int], counts: list[int], means: list[f
     """``({code: (rollouts, mean value)}, the move with the best mean)`` of the distinct
     ``moves`` with their rollout ``counts`` and mean values; the best is chosen among the
     indices ``among`` (default: all), ties going to the greedy order
-    (:func:`agents.greedy.tie_rank`). Shared by the search agents."""
+    (:func:`dominoes_env.core.tie_rank`). Shared by the search agents."""
     rank = tie_rank(view.rules.max_pip)
     best = max(range(len(moves)) if among is None else among,
                key=lambda i: (means[i], rank[moves[i]]))
@@ -182,7 +184,7 @@ class GreedyRollout:
     """Finishes sampled hands for one decision and values them for the deciding side."""
 
     __slots__ = ("side_of", "sides", "me", "scores", "target", "win_check", "rank", "eps",
-                 "equity", "rotate")
+                 "equity")
 
     def __init__(self, view: SeatView, epsilon: float, value: str = "margin"):
         rules = view.rules
@@ -196,7 +198,6 @@ class GreedyRollout:
         self.eps = epsilon
         match = resolve_value(value, rules) == "match"
         self.equity = equity.MatchEquity(rules, self.me) if match else None
-        self.rotate = rules.next_leader == "rotate"
 
     def __call__(self, h: HandState, code: int, seed: int) -> float:
         """Play ``code`` in ``h``, finish the hand, and return the value for our side."""
@@ -223,7 +224,7 @@ class GreedyRollout:
                 c = legal[0]
             elif local is not None and local.random() < eps:
                 c = legal[local.randrange(len(legal))]
-            else:
+            else:  # dominoes_env.core.greedy_best, inlined: the rollouts' hot path
                 c, best = legal[0], -1
                 for a in legal:
                     k = points_after(a) * POINT_SCALE + rank[a]
@@ -249,11 +250,8 @@ class GreedyRollout:
 
     def _next_side(self, h: HandState) -> int:
         """The side leading the hand after ``h`` (finished), or -1 if it is drawn at random."""
-        if self.rotate:
-            return self.side_of[(h.leader + 1) % len(self.side_of)]
-        if h.result[0] == "domino":
-            return self.side_of[h.result[1]]
-        return -1
+        leader = leader_after(h)
+        return -1 if leader is None else self.side_of[leader]
 
 
 def distinct_moves(view: SeatView) -> list[int]:

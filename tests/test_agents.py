@@ -7,10 +7,10 @@ import random
 import pytest
 
 from agents import Agent, RandomAgent, make_agent
-from agents.greedy import GreedyAgent, greedy_choice, greedy_move, tie_rank
+from agents.greedy import GreedyAgent, greedy_choice, greedy_move
 from agents.ppo import random_policy_npz
 from agents.search import SearchAgent
-from dominoes_env.core import HandState, MatchState, RuleConfig, tile_set
+from dominoes_env.core import HandState, MatchState, RuleConfig, tie_rank, tile_set
 
 from .helpers import random_positions
 

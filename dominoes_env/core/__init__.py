@@ -4,8 +4,9 @@ states through the :class:`PublicState` / :class:`FullState` protocols of :mod:`
 
 from .errors import IllegalMoveError, RecordError
 from .events import DRAW, PASS, PLAY, Award, Draw, Outcome, Pass, Play, Result
+from .greedy import POINT_SCALE, greedy_best, tie_rank
 from .hand import HandState
-from .match import MatchState
+from .match import MatchState, leader_after
 from .moves import DOWN, END_NAMES, LEFT, RIGHT, UP, Move, code_of, end_of, tile_of
 from .rules import RuleConfig
 from .scoring import (
@@ -21,10 +22,11 @@ from .tiles import Tile, TileSet, iter_bits, tile_set
 from .view import SeatView
 
 __all__ = [
-    "DOWN", "DRAW", "END_NAMES", "LEFT", "PASS", "PLAY", "RIGHT", "UP",
+    "DOWN", "DRAW", "END_NAMES", "LEFT", "PASS", "PLAY", "POINT_SCALE", "RIGHT", "UP",
     "Award", "Draw", "FullState", "HandState", "IllegalMoveError", "MatchState", "Move",
     "Outcome", "Pass", "Play",
     "PublicState", "RecordError", "Result", "RuleConfig", "SeatView", "Tile", "TileSet",
-    "blocked_award", "code_of", "count_after", "end_of", "iter_bits", "match_winner",
-    "points_for_count", "round_to_five", "tile_of", "tile_set", "wins_by_play",
+    "blocked_award", "code_of", "count_after", "end_of", "greedy_best", "iter_bits",
+    "leader_after", "match_winner", "points_for_count", "round_to_five", "tie_rank", "tile_of",
+    "tile_set", "wins_by_play",
 ]  # fmt: skip

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from .checks import as_int, short_repr
 from .errors import IllegalMoveError
 from .events import BLOCKED, DOMINO, DRAW, PASS, PLAY, Award, Draw, Outcome, Pass, Play, Result
-from .layout import place, set_rule_tables
+from .layout import RULE_TABLES, place, set_rule_tables
 from .moves import DOWN, END_NAMES, LEFT, RIGHT, UP, Move, code_of, end_index, end_of, tile_of
 from .rules import RuleConfig
 from .scoring import blocked_award, count_after, points_for_count, round_to_five
@@ -63,6 +63,10 @@ _SCALAR_FIELDS = (
     "award",
 )
 
+# fields copy() shares with the copy (immutable, or never changed after construction)
+_SHARED_FIELDS = ("rules", "n", "leader", "dealt", "boneyard", "draw_limit", *RULE_TABLES,
+                  "_suit", "_side", *_SCALAR_FIELDS)
+
 
 class HandState:
     """One hand (deal) of the game. Build with :meth:`deal` or :meth:`from_tiles`.
@@ -83,11 +87,14 @@ class HandState:
       n)``, ``("pass", seat)``; ``moves``: ``(seat, code, flipped)`` per play, for records
     - ``known_lacks[s]``: bitmask of pip values seat ``s`` is known not to hold (public inference
       from its draws and passes; a tile it has just drawn and must now play is the one exception)
+    - ``tile_pips``, ``tile_double``, ``tile_low``, ``spinner_mode``, ``cross_now``: the rule
+      tables :func:`~dominoes_env.core.layout.place` reads (see
+      :func:`~dominoes_env.core.layout.set_rule_tables`)
     """
 
     __slots__ = (
         "rules", "n", "leader", "dealt", "boneyard", "draw_limit",
-        "_pips", "_dbl", "_low", "_suit", "_side", "_spinner_mode", "_cross_now",
+        *RULE_TABLES, "_suit", "_side",
         "_root",
         *_LIST_FIELDS, *_SCALAR_FIELDS,
     )  # fmt: skip
@@ -107,7 +114,7 @@ class HandState:
         self.boneyard = tuple(boneyard)
         self.dealt = (tuple(self.hands), self.boneyard)
         self.draw_limit = len(self.boneyard) - rules.boneyard_reserve
-        set_rule_tables(self, rules)  # _pips, _dbl, _low, _spinner_mode, _cross_now
+        set_rule_tables(self, rules)  # tile_pips, tile_double, tile_low, spinner_mode, cross_now
         self._suit = ts.suit_mask
         self._side = tuple(rules.side_of(s) for s in range(n))
         self._root = None  # None: built from a deal; else the from_view arguments
@@ -236,22 +243,7 @@ class HandState:
     def copy(self) -> HandState:
         """An independent copy, with the same :attr:`move_stack`."""
         new = object.__new__(HandState)
-        for name in (
-            "rules",
-            "n",
-            "leader",
-            "dealt",
-            "boneyard",
-            "draw_limit",
-            "_pips",
-            "_dbl",
-            "_low",
-            "_suit",
-            "_side",
-            "_spinner_mode",
-            "_cross_now",
-            *_SCALAR_FIELDS,
-        ):
+        for name in _SHARED_FIELDS:
             setattr(new, name, getattr(self, name))
         for name in _LIST_FIELDS:
             setattr(new, name, list(getattr(self, name)))
@@ -329,7 +321,7 @@ class HandState:
 
     def is_legal(self, code: int) -> bool:
         """Whether an action code is legal now (a fast check; :meth:`play` says why not)."""
-        if self.turn < 0 or not 0 <= code < len(self._pips) * 4:
+        if self.turn < 0 or not 0 <= code < len(self.tile_pips) * 4:
             return False
         t = code >> 2  # tile_of / end_of inlined in the hot paths below
         if not self.hands[self.turn] >> t & 1:
@@ -360,8 +352,8 @@ class HandState:
             self.ends,
             self.contrib,
             self.arm,
-            self._pips,
-            self._dbl,
+            self.tile_pips,
+            self.tile_double,
         )
 
     def points_after(self, code: int) -> int:
@@ -377,14 +369,14 @@ class HandState:
         The move goes on :attr:`move_stack`, so :meth:`pop` takes it back: ``play`` is
         :meth:`push` by its game name.
         """
-        code, flip = self._resolve(move)
+        code, flip = self.check_move(move)
         return self.apply_unchecked(code, flip)
 
     def push(self, move: Move | int | tuple) -> int:
         """Play a move, checked, and return its points: the same as :meth:`play` (the
         python-chess name). Every move played is on :attr:`move_stack`; :meth:`pop` takes the
         last one back."""
-        code, flip = self._resolve(move)
+        code, flip = self.check_move(move)
         return self.apply_unchecked(code, flip)
 
     @property
@@ -426,8 +418,19 @@ class HandState:
             setattr(self, name, getattr(fresh, name))
         return last
 
-    def _resolve(self, move) -> tuple[int, bool]:
-        """Turn any accepted move form into ``(code, flipped)`` after checking legality."""
+    def check_move(self, move: Move | int | tuple) -> tuple[int, bool]:
+        """``(action code, flipped)`` of a move in any form :meth:`play` accepts, after checking
+        that the rules allow it now; nothing is played. ``flipped``: a lead written high half
+        first (``apply_unchecked(code, flipped)`` then plays it as written). Raises
+        :class:`IllegalMoveError` or ``TypeError`` as :meth:`play` does.
+
+        >>> from dominoes_env.core import RuleConfig
+        >>> hand = HandState.from_tiles(RuleConfig(), leader=0, hands=[
+        ...     [(6, 6), (6, 3), (1, 2), (0, 0), (2, 2), (3, 3), (4, 5)],
+        ...     [(5, 5), (0, 1), (1, 1), (2, 3), (3, 4), (0, 6), (1, 6)]])
+        >>> hand.check_move(((5, 4), None)) == (hand.rules.tiles.index(4, 5) * 4, True)
+        True
+        """
         if self.turn < 0:
             raise IllegalMoveError(move, "the hand is over")
         ts = self.rules.tiles
@@ -577,7 +580,7 @@ class HandState:
 
     def _end_domino(self, seat: int) -> None:
         side = self._side[seat]
-        pips = self._pips
+        pips = self.tile_pips
         left = 0
         for s in range(self.n):
             if self._side[s] != side:

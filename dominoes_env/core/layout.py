@@ -35,11 +35,16 @@ LAYOUT_FIELDS = ("lead", "lead_pips", "ends", "contrib", "arm", "spinner", "spin
                  "spinner_sides", "cross_open", "count")
 
 
+#: the rule tables :func:`set_rule_tables` gives a :class:`Layout` or a
+#: :class:`~dominoes_env.core.HandState` and :func:`place` reads (public, read-only attributes)
+RULE_TABLES = ("tile_pips", "tile_double", "tile_low", "spinner_mode", "cross_now")
+
+
 class Layout:
     """The layout fields of one state (its ``lead``, ends, arms, spinner and count) plus the
     rule tables :func:`place` reads; a scratch copy to play a tile on. Build with :meth:`of`."""
 
-    __slots__ = (*LAYOUT_FIELDS, "_pips", "_dbl", "_low", "_spinner_mode", "_cross_now")
+    __slots__ = (*LAYOUT_FIELDS, *RULE_TABLES)
 
     @classmethod
     def of(cls, src, rules: RuleConfig | None = None) -> Layout:
@@ -55,8 +60,9 @@ class Layout:
 
     def copy(self) -> Layout:
         new = object.__new__(Layout)
-        new._pips, new._dbl, new._low = self._pips, self._dbl, self._low
-        new._spinner_mode, new._cross_now = self._spinner_mode, self._cross_now
+        new.tile_pips, new.tile_double = self.tile_pips, self.tile_double
+        new.tile_low = self.tile_low
+        new.spinner_mode, new.cross_now = self.spinner_mode, self.cross_now
         new.lead, new.lead_pips, new.count = self.lead, self.lead_pips, self.count
         new.ends, new.contrib, new.arm = list(self.ends), list(self.contrib), list(self.arm)
         new.spinner, new.spinner_sides = self.spinner, self.spinner_sides
@@ -65,12 +71,14 @@ class Layout:
 
 
 def set_rule_tables(obj, rules: RuleConfig) -> None:
-    """Give ``obj`` the rule tables :func:`place` reads (``_pips``, ``_dbl``, ``_low``,
-    ``_spinner_mode``, ``_cross_now``)."""
+    """Give ``obj`` the rule tables :func:`place` reads (:data:`RULE_TABLES`): ``tile_pips``,
+    ``tile_double``, ``tile_low`` (the :class:`~dominoes_env.core.TileSet`'s ``pips``,
+    ``is_double`` and ``low``), ``spinner_mode`` (:data:`SPINNER_MODES` of ``rules.spinner``)
+    and ``cross_now`` (whether the spinner's cross opens at once)."""
     ts = rules.tiles
-    obj._pips, obj._dbl, obj._low = ts.pips, ts.is_double, ts.low
-    obj._spinner_mode = SPINNER_MODES[rules.spinner]
-    obj._cross_now = rules.spinner_cross == "immediately"
+    obj.tile_pips, obj.tile_double, obj.tile_low = ts.pips, ts.is_double, ts.low
+    obj.spinner_mode = SPINNER_MODES[rules.spinner]
+    obj.cross_now = rules.spinner_cross == "immediately"
 
 
 def place(x, code: int, flip: bool = False) -> int:
@@ -81,32 +89,33 @@ def place(x, code: int, flip: bool = False) -> int:
     ``code & 3``; under ``spinner="first_double"`` the first double on left / right becomes the
     spinner; the spinner's up and down open once both its long sides are covered (or at once
     under ``spinner_cross="immediately"``)."""
-    count = count_after(code, x.lead, x.lead_pips, x.ends, x.contrib, x.arm, x._pips, x._dbl)
+    count = count_after(code, x.lead, x.lead_pips, x.ends, x.contrib, x.arm, x.tile_pips,
+                        x.tile_double)
     t = code >> 2
-    dbl = x._dbl[t]
+    dbl = x.tile_double[t]
     ends, contrib = x.ends, x.contrib
     if x.lead < 0:
-        a = x._pips[t]
+        a = x.tile_pips[t]
         x.lead = t
         x.lead_pips = a
-        lo = x._low[t]
+        lo = x.tile_low[t]
         hi = a - lo
         if flip:
             lo, hi = hi, lo
         ends[0], ends[1] = lo, hi
         if dbl:
             contrib[0] = contrib[1] = a
-            if x._spinner_mode != SPINNER_NONE:
+            if x.spinner_mode != SPINNER_NONE:
                 x.spinner = t
                 x.spinner_free[0] = x.spinner_free[1] = True
                 ends[2] = ends[3] = lo
-                x.cross_open = x._cross_now
+                x.cross_open = x.cross_now
         else:
             contrib[0], contrib[1] = lo, hi
     else:
         e = code & 3
         v = ends[e]
-        other = x._pips[t] - v
+        other = x.tile_pips[t] - v
         ends[e] = other
         contrib[e] = other + other if dbl else other
         x.arm[e] += 1
@@ -116,11 +125,11 @@ def place(x, code: int, flip: bool = False) -> int:
                 x.spinner_sides += 1
                 if x.spinner_sides == 2:
                     x.cross_open = True
-            elif dbl and x.spinner < 0 and x._spinner_mode == SPINNER_FIRST:
+            elif dbl and x.spinner < 0 and x.spinner_mode == SPINNER_FIRST:
                 x.spinner = t
                 x.spinner_sides = 1
                 x.spinner_free[e] = True
                 ends[2] = ends[3] = v
-                x.cross_open = x._cross_now
+                x.cross_open = x.cross_now
     x.count = count
     return count

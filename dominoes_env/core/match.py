@@ -30,6 +30,24 @@ from .scoring import match_winner, wins_by_play
 from .view import SeatView, make_view
 
 
+def leader_after(hand: HandState) -> int | None:
+    """Who leads the hand after ``hand`` (a finished one) by the rules' ``next_leader``: the next
+    seat under ``"rotate"``; else the seat that dominoed, or ``None`` after a block (the leader
+    is then drawn at random). :class:`MatchState`, the record replay and the search agents'
+    values of a hand's end all ask this.
+
+    >>> from dominoes_env.core import HandState, RuleConfig
+    >>> hand = HandState.deal(RuleConfig(next_leader="rotate"), random.Random(0), leader=1)
+    >>> leader_after(hand)
+    0
+    """
+    if hand.rules.next_leader == "rotate":
+        return (hand.leader + 1) % hand.rules.num_players
+    if hand.result is not None and hand.result[0] == "domino":
+        return hand.result[1]
+    return None
+
+
 class MatchState:
     """A match to ``rules.target_score``. The current deal is ``self.hand``.
 
@@ -83,13 +101,9 @@ class MatchState:
         return hand
 
     def next_leader(self) -> int | None:
-        """Who leads the next hand by ``next_leader``, or ``None`` if it is drawn at random."""
-        h = self.hand
-        if self.rules.next_leader == "rotate":
-            return (h.leader + 1) % self.rules.num_players
-        if h.result is not None and h.result[0] == "domino":
-            return h.result[1]
-        return None
+        """Who leads the next hand by ``next_leader``, or ``None`` if it is drawn at random
+        (:func:`leader_after` the current hand)."""
+        return leader_after(self.hand)
 
     # -- queries ---------------------------------------------------------------------------
     @property
@@ -148,15 +162,16 @@ class MatchState:
         )
         return self.apply_unchecked(code)
 
-    def apply_unchecked(self, code: int) -> int:
+    def apply_unchecked(self, code: int, flip: bool = False) -> int:
         """Like :meth:`play` for an action code known to be legal (``HandState.is_legal`` or
-        ``legal_actions``), WITHOUT checking it: the fast path of the environments. Once the
+        ``legal_actions``), WITHOUT checking it: the fast path of the environments. ``flip``
+        leads a non-double high half left (as :meth:`HandState.apply_unchecked`). Once the
         match is over it raises :class:`IllegalMoveError` like :meth:`play`."""
         if self.winner is not None:
             raise IllegalMoveError(code, f"the match is over (won by side {self.winner})")
         hand = self.hand
         seat = hand.turn
-        points = hand.apply_unchecked(code)
+        points = hand.apply_unchecked(code, flip)
         self._settle(seat, points)
         return points
 

@@ -122,6 +122,30 @@ class RuleConfig:
     def seats_of(self, side: int) -> tuple[int, ...]:
         return tuple(s for s in range(self.num_players) if self.side_of(s) == side)
 
+    def relative_seats(self, seat: int) -> tuple[int, ...]:
+        """Every seat in turn order from ``seat``: relative seat ``k`` is ``(seat + k) % n``
+        (the order of a seat's observation).
+
+        >>> RuleConfig(num_players=3).relative_seats(2)
+        (2, 0, 1)
+        """
+        n = self.num_players
+        return tuple((seat + k) % n for k in range(n))
+
+    def relative_sides(self, seat: int) -> tuple[int, ...]:
+        """Every side in turn order from ``seat``: the sides of :meth:`relative_seats`, each
+        listed once, so ``seat``'s own side comes first (the order of a seat's observation).
+
+        >>> RuleConfig(num_players=4).relative_sides(1), RuleConfig(num_players=3).relative_sides(1)
+        ((1, 0), (1, 2, 0))
+        """
+        order: list[int] = []
+        for s in self.relative_seats(seat):
+            side = self.side_of(s)
+            if side not in order:
+                order.append(side)
+        return tuple(order)
+
     # -- dict round trip -----------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """All fields with their resolved values (JSON-ready)."""
