@@ -27,7 +27,7 @@ import shutil
 import signal
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from agents import make_agent
@@ -37,101 +37,90 @@ from agents.pool import OpponentPool
 from agents.ppo import PPOAgent, shipped_policy_path
 from dominoes_env.cli_support import (
     CommandError,
+    check_config,
+    config_field,
     config_parser,
     print_error,
     quiet_teardown,
     run_command,
 )
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.checks import as_float, as_int
 from dominoes_env.encoding import OBS_VERSION
 from dominoes_env.optional import require
 from dominoes_env.single_agent import SingleAgentEnv
 
-
 # -- configuration -------------------------------------------------------------------------
-def _f(default, help: str, **kwargs):
-    """A config field with its ``--help`` text (``metadata["help"]``)."""
-    if callable(default) and not isinstance(default, str):
-        return field(default_factory=default, metadata={"help": help, **kwargs})
-    return field(default=default, metadata={"help": help, **kwargs})
-
-
 DEVICE_PATTERN = re.compile(r"^(cpu|auto|mps|cuda(:\d+)?)$")
 
 
 @dataclass
 class TrainConfig:
-    """Everything a training run depends on (each field is a ``--flag``, its help text in the
-    field's metadata)."""
+    """Everything a training run depends on (each field is a ``--flag``; its help text and the
+    values it allows are in the field's :func:`~dominoes_env.cli_support.config_field`)."""
 
-    players: int = _f(2, "seats at the table: 2, 3 or 4")
-    partnerships: bool | None = _f(None, "4 players in two partnerships (default: on with 4)")
-    target_score: int = _f(250, "match target; evaluation plays whole matches to it")
-    episode: str = _f("hand", "what one episode is: hand (one deal) or match", choices=(
-        "hand", "match"))
-    total_steps: int = _f(1_000_000, "learner decisions to train for (a resumed run counts on "
-                                     "from its checkpoint)")
-    n_envs: int = _f(8, "parallel environments")
-    vec_env: str = _f("subproc", "subproc (one process per env when n-envs > 1) or dummy (all "
-                                 "in this process)", choices=("subproc", "dummy"))
-    net: str = _f("256,256", "hidden layer sizes of the policy and value networks, "
-                             "comma-separated")
-    activation: str = _f("tanh", "activation of the hidden layers", choices=("tanh", "relu"))
-    learning_rate: float = _f(3e-4, "Adam learning rate (> 0)")
-    n_steps: int = _f(256, "rollout length per environment between updates")
-    batch_size: int = _f(512, "minibatch size of an update")
-    n_epochs: int = _f(5, "passes over each rollout per update")
-    gamma: float = _f(1.0, "discount factor in (0, 1]; 1: points count the same whenever "
-                           "they come within an episode")
-    gae_lambda: float = _f(0.95, "GAE lambda in [0, 1]")
-    ent_coef: float = _f(0.01, "entropy bonus coefficient (>= 0)")
-    clip_range: float = _f(0.2, "PPO clip range (> 0)")
-    opponents: list[str] = _f(lambda: ["greedy=0.5", "random=0.05", "search:sims=16=0.03",
-                                       "self=0.42"],
-                              "opponent mix as SPEC=WEIGHT pairs; self is the share of the "
-                              "self-play pool")
-    bc_teacher: str = _f("", "agent spec to behaviour-clone before PPO (e.g. search:sims=100); "
-                             "empty: none")
-    bc_matches: int = _f(300, "matches of demonstrations (the teacher against bc-opponents)")
-    bc_opponents: list[str] = _f(lambda: ["greedy", "greedy", "teacher"],
-                                 "the teacher's opponents while collecting demonstrations "
-                                 "(teacher: the teacher itself)")
-    bc_epochs: int = _f(15, "epochs of behaviour cloning")
-    bc_dataset: str = _f("", "clone the decisions of a dataset DIR (python -m "
-                             "experiments.make_dataset) instead of playing bc-teacher")
-    bc_agent: str = _f("", "the agent of bc-dataset whose decisions are cloned (empty: every "
-                           "agent's)")
-    workers: int = _f(2, "processes collecting demonstrations")
-    snapshot_every: int = _f(100_000, "steps between self-play snapshots")
-    max_snapshots: int = _f(10, "snapshots the self-play pool keeps (the newest)")
-    eval_every: int = _f(100_000, "steps between evaluations against greedy and random")
-    eval_matches: int = _f(100, "matches per opponent per evaluation (seats swapped per deal)")
-    checkpoint_every: int = _f(250_000, "steps between checkpoints (checkpoints/*.zip)")
-    seed: int = _f(0, "seed of everything: environments, opponents, network, evaluation")
-    out: str = _f("runs/ppo", "run directory (logs, checkpoints, pool, the exported policy)")
-    resume: str | None = _f(None, "a checkpoint .zip of this run to continue from (its "
-                                  "architecture must match --net and --activation)")
-    ship: bool = _f(False, "copy the exported policy to agents/policies/ppo_{players}p.npz")
-    device: str = _f("cpu", "torch device: cpu, cuda, cuda:N, mps or auto")
+    players: int = config_field(2, "seats at the table: 2, 3 or 4", choices=(2, 3, 4))
+    partnerships: bool | None = config_field(None, "4 players in two partnerships (default: on "
+                                                   "with 4)")
+    target_score: int = config_field(250, "match target; evaluation plays whole matches to it",
+                                     low=1)
+    episode: str = config_field("hand", "what one episode is: hand (one deal) or match",
+                                choices=("hand", "match"))
+    total_steps: int = config_field(1_000_000, "learner decisions to train for (a resumed run "
+                                               "counts on from its checkpoint)", low=1)
+    n_envs: int = config_field(8, "parallel environments", low=1)
+    vec_env: str = config_field("subproc", "subproc (one process per env when n-envs > 1) or "
+                                           "dummy (all in this process)",
+                                choices=("subproc", "dummy"))
+    net: str = config_field("256,256", "hidden layer sizes of the policy and value networks, "
+                                       "comma-separated")
+    activation: str = config_field("tanh", "activation of the hidden layers",
+                                   choices=("tanh", "relu"))
+    learning_rate: float = config_field(3e-4, "Adam learning rate", low=0, high=1, low_open=True)
+    n_steps: int = config_field(256, "rollout length per environment between updates", low=1)
+    batch_size: int = config_field(512, "minibatch size of an update", low=1)
+    n_epochs: int = config_field(5, "passes over each rollout per update", low=1)
+    gamma: float = config_field(1.0, "discount factor; 1: points count the same whenever they "
+                                     "come within an episode", low=0, high=1, low_open=True)
+    gae_lambda: float = config_field(0.95, "GAE lambda", low=0, high=1)
+    ent_coef: float = config_field(0.01, "entropy bonus coefficient", low=0, high=1)
+    clip_range: float = config_field(0.2, "PPO clip range", low=0, high=1, low_open=True)
+    opponents: list[str] = config_field(
+        lambda: ["greedy=0.5", "random=0.05", "search:sims=16=0.03", "self=0.42"],
+        "opponent mix as SPEC=WEIGHT pairs; self is the share of the self-play pool")
+    bc_teacher: str = config_field("", "agent spec to behaviour-clone before PPO (e.g. "
+                                       "search:sims=100); empty: none")
+    bc_matches: int = config_field(300, "matches of demonstrations (the teacher against "
+                                        "bc-opponents)", low=1)
+    bc_opponents: list[str] = config_field(
+        lambda: ["greedy", "greedy", "teacher"],
+        "the teacher's opponents while collecting demonstrations (teacher: the teacher itself)")
+    bc_epochs: int = config_field(15, "epochs of behaviour cloning", low=1)
+    bc_dataset: str = config_field("", "clone the decisions of a dataset DIR (python -m "
+                                       "experiments.make_dataset) instead of playing bc-teacher")
+    bc_agent: str = config_field("", "the agent of bc-dataset whose decisions are cloned (empty: "
+                                     "every agent's)")
+    workers: int = config_field(2, "processes collecting demonstrations", low=1)
+    snapshot_every: int = config_field(100_000, "steps between self-play snapshots", low=1)
+    max_snapshots: int = config_field(10, "snapshots the self-play pool keeps (the newest)", low=1)
+    eval_every: int = config_field(100_000, "steps between evaluations against greedy and random",
+                                   low=1)
+    eval_matches: int = config_field(100, "matches per opponent per evaluation (each deal once "
+                                          "per side)", low=1)
+    checkpoint_every: int = config_field(250_000, "steps between checkpoints (checkpoints/*.zip)",
+                                         low=1)
+    seed: int = config_field(0, "seed of everything: environments, opponents, network, "
+                                "evaluation", low=0)
+    out: str = config_field("runs/ppo", "run directory (logs, checkpoints, pool, the exported "
+                                        "policy)")
+    resume: str | None = config_field(None, "a checkpoint .zip of this run to continue from (its "
+                                            "architecture must match --net and --activation)")
+    ship: bool = config_field(False, "copy the exported policy to "
+                                     "agents/policies/ppo_{players}p.npz")
+    device: str = config_field("cpu", "torch device: cpu, cuda, cuda:N, mps or auto")
 
     def __post_init__(self) -> None:
         self.rules()  # validate the rule options early
-        for f in dataclasses.fields(self):
-            choices = f.metadata.get("choices")
-            if choices and getattr(self, f.name) not in choices:
-                raise ValueError(f"{f.name}={getattr(self, f.name)!r}; allowed: "
-                                 f"{', '.join(map(repr, choices))}")
-        for name in ("total_steps", "n_envs", "n_steps", "batch_size", "n_epochs",
-                     "bc_matches", "bc_epochs", "workers", "max_snapshots",
-                     "snapshot_every", "eval_every", "eval_matches", "checkpoint_every"):
-            setattr(self, name, as_int(name, getattr(self, name), 1))
-        self.seed = as_int("seed", self.seed)
-        self.learning_rate = as_float("learning_rate", self.learning_rate, 0, low_open=True)
-        self.gamma = as_float("gamma", self.gamma, 0, 1, low_open=True)
-        self.gae_lambda = as_float("gae_lambda", self.gae_lambda, 0, 1)
-        self.ent_coef = as_float("ent_coef", self.ent_coef, 0)
-        self.clip_range = as_float("clip_range", self.clip_range, 0, low_open=True)
+        check_config(self)  # every field's choices and range (config_field)
         if not isinstance(self.device, str) or not DEVICE_PATTERN.match(self.device):
             raise ValueError(f"device={self.device!r}; allowed: cpu, cuda, cuda:N, mps, auto")
         self.hidden()

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dominoes_env.cli_support import config_parser
+from dominoes_env.cli_support import check_config, config_field, config_parser
 from dominoes_env.core import RuleConfig
 
 SHARED_POLICY = "shared"
@@ -39,55 +39,52 @@ SHARED_POLICY = "shared"
 # -- configuration ---------------------------------------------------------------------------
 @dataclass
 class RllibConfig:
-    """Everything a run depends on; ``HELP`` says what each field means."""
+    """Everything a run depends on (each field is a ``--flag``; its help text and the values it
+    allows are in the field's :func:`~dominoes_env.cli_support.config_field`)."""
 
-    iterations: int = 50
-    env_runners: int = 2
-    envs_per_runner: int = 1
-    players: int = 2
-    partnerships: bool | None = None
-    target_score: int = 250
-    episode: str = "hand"
-    net: str = "256,256"
-    activation: str = "tanh"
-    lr: float = 3e-4
-    train_batch_size: int = 4000
-    minibatch_size: int = 500
-    epochs: int = 5
-    gamma: float = 1.0
-    gae_lambda: float = 0.95
-    entropy_coeff: float = 0.01
-    address: str | None = None
-    num_cpus: int | None = None
-    seed: int = 0
-    out: str = "runs/rllib"
-    resume: str | None = None
-    eval_matches: int = 0
+    iterations: int = config_field(50, "training iterations (each samples train_batch_size env "
+                                       "steps, then learns)", low=1)
+    env_runners: int = config_field(2, "Ray actors sampling episodes (0: sample in the driver "
+                                       "process)", low=0)
+    envs_per_runner: int = config_field(1, "environments per env runner", low=1)
+    players: int = config_field(2, "seats at the table: 2, 3 or 4", choices=(2, 3, 4))
+    partnerships: bool | None = config_field(None, "4 players in two partnerships (default: on "
+                                                   "with 4 players)")
+    target_score: int = config_field(250, "match target score", low=1)
+    episode: str = config_field("hand", "'hand' (one deal per episode) or 'match' (to the "
+                                        "target score)", choices=("hand", "match"))
+    net: str = config_field("256,256", "hidden layer sizes of the policy and value networks, "
+                                       "e.g. 256,256")
+    activation: str = config_field("tanh", "hidden activation: tanh or relu",
+                                   choices=("tanh", "relu"))
+    lr: float = config_field(3e-4, "learning rate", low=0, high=1, low_open=True)
+    train_batch_size: int = config_field(4000, "env steps per iteration (per learner)", low=1)
+    minibatch_size: int = config_field(500, "SGD minibatch size", low=1)
+    epochs: int = config_field(5, "SGD epochs over each iteration's batch", low=1)
+    gamma: float = config_field(1.0, "discount (1.0: points count the same whenever they come "
+                                     "in an episode)", low=0, high=1)
+    gae_lambda: float = config_field(0.95, "GAE lambda", low=0, high=1)
+    entropy_coeff: float = config_field(0.01, "entropy bonus coefficient", low=0, high=1)
+    address: str | None = config_field(None, "address of a running Ray cluster (e.g. "
+                                             "HEAD_IP:6379, or 'auto'); default: start a local "
+                                             "Ray instance")
+    num_cpus: int | None = config_field(None, "CPUs of the local Ray instance (default: all; "
+                                              "ignored with --address)", low=1)
+    seed: int = config_field(0, "seed of the run (RLlib's, hence the env runners' env seeds and "
+                                "the networks)", low=0)
+    out: str = config_field("runs/rllib", "output folder: progress.csv, tb/, checkpoint/, "
+                                          "policy.npz, policy.json")
+    resume: str | None = config_field(None, "an RLlib checkpoint folder to continue from (e.g. "
+                                            "OUT/checkpoint)")
+    eval_matches: int = config_field(0, "after training, matches of the exported policy against "
+                                        "random (each deal once per side); 0: none", low=0)
 
     def __post_init__(self) -> None:
         self.rules()  # validates the rule options
-        if self.episode not in ("hand", "match"):
-            raise ValueError(f"episode={self.episode!r}; allowed: 'hand', 'match'")
-        if self.activation not in ("tanh", "relu"):
-            raise ValueError(f"activation={self.activation!r}; allowed: 'tanh', 'relu'")
-        for name in ("iterations", "envs_per_runner", "train_batch_size", "minibatch_size",
-                     "epochs"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}={value!r} must be a positive integer")
-        for name in ("env_runners", "eval_matches", "seed"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name}={value!r} must be a non-negative integer")
-        if self.num_cpus is not None and self.num_cpus < 1:
-            raise ValueError(f"num_cpus={self.num_cpus!r} must be a positive integer")
+        check_config(self)  # every field's choices and range (config_field)
         if self.minibatch_size > self.train_batch_size:
             raise ValueError(f"minibatch_size={self.minibatch_size} is larger than "
                              f"train_batch_size={self.train_batch_size}")
-        for name in ("lr", "gamma", "gae_lambda", "entropy_coeff"):
-            value = getattr(self, name)
-            if not math.isfinite(value) or value < 0 or (name != "entropy_coeff" and value > 1):
-                raise ValueError(f"{name}={value!r} is out of range")
         self.hidden()
 
     def rules(self) -> RuleConfig:
@@ -110,37 +107,9 @@ class RllibConfig:
         return {**self.rules().to_dict(), "episode": self.episode, "illegal_action": "raise"}
 
 
-HELP = {
-    "iterations": "training iterations (each samples train_batch_size env steps, then learns)",
-    "env_runners": "Ray actors sampling episodes (0: sample in the driver process)",
-    "envs_per_runner": "environments per env runner",
-    "players": "seats at the table: 2, 3 or 4",
-    "partnerships": "4 players in two partnerships (default: on with 4 players)",
-    "target_score": "match target score",
-    "episode": "'hand' (one deal per episode) or 'match' (to the target score)",
-    "net": "hidden layer sizes of the policy and value networks, e.g. 256,256",
-    "activation": "hidden activation: tanh or relu",
-    "lr": "learning rate",
-    "train_batch_size": "env steps per iteration (per learner)",
-    "minibatch_size": "SGD minibatch size",
-    "epochs": "SGD epochs over each iteration's batch",
-    "gamma": "discount (1.0: points count the same whenever they come in an episode)",
-    "gae_lambda": "GAE lambda",
-    "entropy_coeff": "entropy bonus coefficient",
-    "address": "address of a running Ray cluster (e.g. HEAD_IP:6379, or 'auto'); "
-               "default: start a local Ray instance",
-    "num_cpus": "CPUs of the local Ray instance (default: all; ignored with --address)",
-    "seed": "seed of the run (RLlib's, hence the env runners' env seeds and the networks)",
-    "out": "output folder: progress.csv, tb/, checkpoint/, policy.npz, policy.json",
-    "resume": "an RLlib checkpoint folder to continue from (e.g. OUT/checkpoint)",
-    "eval_matches": "after training, matches of the exported policy against random "
-                    "(each deal once per side); 0: none",
-}
-
-
 def build_parser() -> argparse.ArgumentParser:
     return config_parser(
-        RllibConfig, "python -m experiments.train_rllib", __doc__.split("\n")[0], helps=HELP,
+        RllibConfig, "python -m experiments.train_rllib", __doc__.split("\n")[0],
         epilog="Needs the rllib extra: pip install -e '.[rllib]'. Multi-node: docs/rllib.md.")
 
 

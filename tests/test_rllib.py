@@ -35,7 +35,7 @@ def test_help_describes_every_flag():
     assert out.returncode == 0
     text = " ".join(out.stdout.split())
     for flag in ("--iterations ITERATIONS training iterations", "--env-runners ENV_RUNNERS Ray",
-                 "--players PLAYERS seats", "--address ADDRESS address of a running Ray",
+                 "--players {2,3,4} seats", "--address ADDRESS address of a running Ray",
                  "--out OUT output folder", "--seed SEED seed"):
         assert flag in text
 

@@ -1,0 +1,122 @@
+"""``config_field``: one declaration of a program's flag (default, help, allowed values) that
+the command line and the configuration dataclass both enforce."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from dominoes_env.cli_support import check_config, config_field, config_parser
+
+
+@dataclass
+class Run:
+    steps: int = config_field(10, "steps to train", low=1)
+    lr: float = config_field(3e-4, "learning rate", low=0, high=1, low_open=True)
+    share: float = config_field(0.5, "a share", low=0, high=1)
+    mode: str = config_field("fast", "how", choices=("fast", "slow"))
+    sizes: list[int] = config_field(lambda: [64], "layer sizes", low=1, high=4096)
+    cpus: int | None = config_field(None, "CPUs", low=1)
+    odd: int = config_field(3, "an int above 2.5", low=2.5, low_open=True)
+    name: str = config_field("x", "free text")
+
+    def __post_init__(self):
+        check_config(self)
+
+
+def parse(*argv):
+    return config_parser(Run, "train", "Train.").parse_args(list(argv))
+
+
+def test_good_values_pass_and_are_coerced():
+    args = parse("--steps", "5", "--lr", "1", "--share", "0", "--mode", "slow", "--sizes", "8",
+                 "16", "--cpus", "2", "--odd", "3")
+    assert vars(args) == {"steps": 5, "lr": 1.0, "share": 0.0, "mode": "slow", "sizes": [8, 16],
+                          "cpus": 2, "odd": 3, "name": "x"}
+    run = Run(**vars(args))
+    assert run.sizes == [8, 16] and run.cpus == 2
+    np = pytest.importorskip("numpy")
+    assert type(Run(steps=np.int64(7)).steps) is int
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["--lr", "0"], ["--lr", "lr=0.0 is out of range; allowed: > 0 and <= 1"]),
+    (["--lr", "nan"], ["--lr", "lr=nan must be a finite number"]),
+    (["--share", "1.5"], ["--share", "allowed: >= 0 and <= 1"]),
+    (["--steps", "0"], ["--steps", "steps=0 is out of range; allowed: >= 1"]),
+    (["--steps", "1.5"], ["--steps", "invalid int value: '1.5'"]),
+    (["--mode", "medium"], ["--mode", "invalid choice: 'medium'"]),
+    (["--sizes", "8", "0"], ["--sizes", "sizes=0 is out of range"]),
+    (["--cpus", "0"], ["--cpus", "cpus=0"]),
+    (["--odd", "2"], ["--odd", "odd=2 is out of range; allowed: >= 3"]),
+])
+def test_the_command_line_refuses_a_bad_value_in_one_line(argv, words, capsys):
+    with pytest.raises(SystemExit) as stop:
+        parse(*argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: train: argument ")
+    for word in words:
+        assert word in err[0]
+
+
+@pytest.mark.parametrize(("changes", "error", "message"), [
+    ({"lr": 0}, ValueError, "lr=0.0 is out of range"),
+    ({"lr": "0.1"}, TypeError, "lr='0.1' must be a number"),
+    ({"steps": 2.0}, TypeError, "steps=2.0 must be an integer"),
+    ({"steps": True}, TypeError, "steps=True must be an integer"),
+    ({"mode": "medium"}, ValueError, "mode='medium' is not allowed; allowed: 'fast', 'slow'"),
+    ({"sizes": [8, 0]}, ValueError, "sizes=0 is out of range"),
+    ({"sizes": "8"}, TypeError, "sizes='8' must be a list"),
+])
+def test_the_dataclass_refuses_what_the_command_line_refuses(changes, error, message):
+    with pytest.raises(error, match=message.replace("(", r"\(").replace(".", r"\.")):
+        Run(**changes)
+
+
+def test_the_help_shows_the_range():
+    text = " ".join(config_parser(Run, "train", "Train.").format_help().split())
+    assert "learning rate (> 0 and <= 1) (default: 0.0003)" in text
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    (dict(help=""), "needs a help text"),
+    (dict(help="h", low=2, high=1), "low=2 is above high=1"),
+    (dict(help="h", low="a"), "low='a' must be a number"),
+    (dict(help="h", choices=()), "choices is empty"),
+])
+def test_a_bad_declaration_is_refused(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        config_field(1, **kwargs)
+
+
+@pytest.mark.parametrize(("module", "argv", "flag"), [
+    ("experiments.train_ppo", ["--learning-rate", "0"], "--learning-rate"),
+    ("experiments.train_ppo", ["--gamma", "5"], "--gamma"),
+    ("experiments.train_ppo", ["--eval-matches", "0"], "--eval-matches"),
+    # train_rllib took a learning rate of 0 and a negative number of CPUs before
+    ("experiments.train_rllib", ["--lr", "0"], "--lr"),
+    ("experiments.train_rllib", ["--gamma", "5"], "--gamma"),
+    ("experiments.train_rllib", ["--num-cpus", "-2"], "--num-cpus"),
+])
+def test_the_training_programs_declare_their_ranges(module, argv, flag, capsys):
+    import importlib
+
+    if module.endswith("train_ppo"):
+        pytest.importorskip("sb3_contrib")
+    program = importlib.import_module(module)
+    with pytest.raises(SystemExit) as stop:
+        program.main(argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"argument {flag}:" in err[0] and "out of range" in err[0]
+
+
+def test_train_rllib_refused_a_zero_learning_rate_only_on_the_command_line_too():
+    from experiments.train_rllib import RllibConfig
+
+    with pytest.raises(ValueError, match="lr=0.0 is out of range"):
+        RllibConfig(lr=0)
+    with pytest.raises(ValueError, match="num_cpus=0 is out of range"):
+        RllibConfig(num_cpus=0)
