@@ -1,0 +1,123 @@
+"""Tiles, their documented indices and bitmask tables (dominoes_env.core.tiles), action codes
+and moves (dominoes_env.core.moves), and the typed history events (dominoes_env.core.events)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dominoes_env.core import (
+    DOWN,
+    END_NAMES,
+    LEFT,
+    RIGHT,
+    UP,
+    Draw,
+    Move,
+    Pass,
+    Play,
+    Tile,
+    code_of,
+    end_of,
+    iter_bits,
+    tile_of,
+    tile_set,
+)
+from dominoes_env.core.events import as_event
+from dominoes_env.core.moves import end_index
+from dominoes_env.core.tiles import popcount
+
+
+@pytest.mark.parametrize("max_pip, num_tiles", [(6, 28), (9, 55), (12, 91)])
+def test_every_tile_has_its_documented_index_and_tables(max_pip, num_tiles):
+    ts = tile_set(max_pip)
+    assert ts.max_pip == max_pip and ts.num_values == max_pip + 1 and ts.num_tiles == num_tiles
+    assert repr(ts) == f"TileSet(max_pip={max_pip}, num_tiles={num_tiles})"
+    m = max_pip
+    for a in range(m + 1):
+        for b in range(a, m + 1):
+            i = a * (m + 1) - a * (a - 1) // 2 + (b - a)  # the formula of the module docstring
+            assert ts.index(a, b) == ts.index(b, a) == i
+            assert ts.tiles[i] == Tile(a, b)
+            assert (ts.pips[i], ts.low[i], ts.high[i], ts.is_double[i]) == (a + b, a, b, a == b)
+    assert ts.full_mask == (1 << num_tiles) - 1
+    assert ts.double_mask == sum(1 << ts.index(d, d) for d in range(m + 1))
+    for v in range(m + 1):
+        assert ts.mask_tiles(ts.suit_mask[v]) == [t for t in ts.tiles if v in t]
+        assert popcount(ts.suit_mask[v]) == m + 1
+    assert ts.mask_pips(ts.full_mask) == m * (m + 1) * (m + 2) // 2
+    assert tile_set(max_pip) is ts
+
+
+def test_tile_values():
+    assert Tile(2, 5).pips == 7 and not Tile(2, 5).is_double and Tile(4, 4).is_double
+    assert str(Tile(2, 5)) == "[2|5]"
+
+
+def test_masks_and_bits():
+    ts = tile_set(6)
+    mask = 1 << ts.index(6, 6) | 1 << ts.index(0, 1) | 1 << ts.index(2, 3)
+    assert ts.mask_tiles(mask) == [Tile(0, 1), Tile(2, 3), Tile(6, 6)]
+    assert ts.mask_pips(mask) == 1 + 5 + 12
+    assert ts.mask_tiles(0) == [] and ts.mask_pips(0) == 0
+    assert list(iter_bits(0b1010_0110)) == [1, 2, 5, 7]
+    assert list(iter_bits(0)) == [] and list(iter_bits(1 << 90)) == [90]
+    assert popcount(0b1011) == 3
+
+
+@pytest.mark.parametrize("a, b", [(7, 0), (0, 7), (-1, 3), (1.0, 2), (True, 1), ("1", 2)])
+def test_a_pair_outside_the_set_is_a_value_error_naming_the_set(a, b):
+    with pytest.raises(ValueError, match=r"is not a tile of the double-6 set \(halves must be "
+                                         r"integers 0\.\.6\)"):
+        tile_set(6).index(a, b)
+
+
+def test_index_message_shows_the_pair():
+    with pytest.raises(ValueError, match=r"^\[7\|0\] is not a tile"):
+        tile_set(6).index(7, 0)
+    with pytest.raises(ValueError, match=r"^\[13\|0\] is not a tile of the double-12 .*0\.\.12"):
+        tile_set(12).index(13, 0)
+
+
+@pytest.mark.parametrize("max_pip", [0, 5, 7, 13, "6"])
+def test_unsupported_set_sizes(max_pip):
+    with pytest.raises(ValueError, match=r"is not supported; allowed: \(6, 9, 12\)"):
+        tile_set(max_pip)
+
+
+def test_action_codes():
+    assert (LEFT, RIGHT, UP, DOWN) == (0, 1, 2, 3)
+    assert END_NAMES == ("left", "right", "up", "down")
+    for tile in (0, 1, 27, 90):
+        for end in range(4):
+            code = code_of(tile, end)
+            assert code == tile * 4 + end and (tile_of(code), end_of(code)) == (tile, end)
+    assert code_of(5) == 20  # the lead: end code left
+    assert [end_index(name) for name in END_NAMES] == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("end", ["middle", "Left", None, 2])
+def test_unknown_end_names_what_is_allowed(end):
+    with pytest.raises(ValueError, match=r"unknown end .*; allowed: left, right, up, down "
+                                         r"\(or null for the lead\)"):
+        end_index(end)
+
+
+def test_move_strings():
+    assert str(Move(Tile(1, 6), "left")) == "[1|6]@left"
+    assert str(Move(Tile(6, 6), None)) == "[6|6] lead"
+    assert str(Move(Tile(4, 2), None)) == "[4|2] lead"  # halves kept as given
+
+
+def test_events_are_typed_tuples():
+    play = Play(1, 109, 15)
+    assert tuple(play) == ("play", 1, 109, 15)
+    assert (play.kind, play.seat, play.code, play.points, play.tile, play.end) == (
+        "play", 1, 109, 15, 27, 1)  # fmt: skip
+    assert tuple(Draw(0, 2)) == ("draw", 0, 2) and Draw(0, 2).n == 2
+    assert tuple(Pass(3)) == ("pass", 3) and Pass(3).seat == 3
+    assert as_event(("play", 1, 109, 15)) == play and type(as_event(play)) is Play
+    assert type(as_event(("draw", 0, 2))) is Draw and as_event(("draw", 0, 2)).n == 2
+    assert type(as_event(("pass", 3))) is Pass and as_event(("pass", 3)).seat == 3
+    with pytest.raises(ValueError, match="unknown event kind 'bid'; allowed: 'play', 'draw', "
+                                         "'pass'"):
+        as_event(("bid", 0))
