@@ -3,7 +3,7 @@ PY := $(VENV)/bin/python
 EXTRAS := tournament,train,notebooks,openspiel,ray,rllib,tianshou,bench,jax,docs,dev
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test bench lint clean browser docs docs-notebooks
+.PHONY: install demo test bench lint clean browser docs docs-notebooks mutation
 
 install: $(STAMP)
 
@@ -51,6 +51,14 @@ bench: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check .
 
+# Mutation testing of the game core (not part of `make test`: hours on one shared core).
+# mutmut mutates dominoes_env/core/ on a copy under mutants/ and runs the core's fast tests
+# against each mutant ([tool.mutmut] in pyproject.toml); then it lists the mutants no test
+# killed (`$(PY) -m mutmut show NAME` shows one). Figures: docs/results.md.
+mutation: $(STAMP)
+	nice -n 15 $(PY) -m mutmut run --max-children 1
+	$(PY) -m mutmut results
+
 clean:
-	rm -rf build dist site *.egg-info .pytest_cache .ruff_cache .hypothesis
+	rm -rf build dist site *.egg-info .pytest_cache .ruff_cache .hypothesis mutants
 	find . -path ./$(VENV) -prune -o -type d -name __pycache__ -exec rm -rf {} +
