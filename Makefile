@@ -28,6 +28,7 @@ demo: $(STAMP)
 
 test: $(STAMP) $(CHROMIUM)
 	$(PY) -m ruff check .
+	$(VENV)/bin/lint-imports
 	$(MKDOCS) build --strict --quiet --site-dir build/site
 	$(PY) -m pytest -n 2 -m "not jax"
 	$(PY) -m pytest -n 2 -m jax   # apart: no fork after JAX has started (conftest.py)
