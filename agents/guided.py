@@ -60,7 +60,7 @@ import numpy as np
 
 from dominoes_env.core import DRAW, PLAY, HandState, SeatView, wins_by_play
 from dominoes_env.core.checks import as_float, as_int
-from dominoes_env.encoding import encode_hand_state
+from dominoes_env.obs.v2 import encode_hand_state
 
 from .base import Agent
 from .blas import single_thread

@@ -22,7 +22,8 @@ import numpy as np
 
 from dominoes_env.core import RuleConfig
 from dominoes_env.driver import agent_seed, derive_seed, play_match_with
-from dominoes_env.encoding import action_mask, encode_observation
+from dominoes_env.obs.actions import action_mask
+from dominoes_env.obs.v2 import encode_observation
 from dominoes_env.optional import require
 
 from .specs import make_agent

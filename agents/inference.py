@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dominoes_env.core import HandState, SeatView, iter_bits
-from dominoes_env.encoding import ObservationLayout, encode_hand_state
+from dominoes_env.core import HandState, SeatView, iter_bits, tile_of
+from dominoes_env.obs.v2 import ObservationLayoutV2, encode_hand_state
 
 
 def replay_others(view: SeatView, segments, hands, boneyard):
@@ -51,9 +51,9 @@ def replay_others(view: SeatView, segments, hands, boneyard):
     side_of = [view.rules.side_of(s) for s in range(n)]
     played_since = [0] * n
     for prev, code, plays in segments:
-        played_since[me] |= 1 << (code >> 2)
+        played_since[me] |= 1 << tile_of(code)
         for s, c in plays:
-            played_since[s] |= 1 << (c >> 2)
+            played_since[s] |= 1 << tile_of(c)
         our_drawn = (view.hand | played_since[me]) & ~prev.hand
         then = [prev.hand if s == me else hands[s] | played_since[s] for s in range(n)]
         state = HandState.from_view(prev, then, list(iter_bits(our_drawn)) + list(boneyard))
@@ -71,7 +71,7 @@ class PlayLikelihood:
     other seats made in ``segments`` (decisions with a single legal move count for nothing).
 
     Built once per decision, from one ``reference`` deal. With the package's observation layout
-    (:class:`~dominoes_env.encoding.ObservationLayout`), what a seat observed at one of its past
+    (:class:`~dominoes_env.obs.v2.ObservationLayoutV2`), what a seat observed at one of its past
     decisions depends on the deal only through its own hand then: the ``hand`` block, and the
     ``move_points`` of its legal codes (which codes are legal, given the tiles held); the layout,
     the scores, the hand sizes and the known lacks are public. So the decisions are replayed once,
@@ -85,7 +85,7 @@ class PlayLikelihood:
         self.view, self.segments, self.net = view, segments, net
         # the fast path knows this package's encoder; another one is replayed deal by deal
         self.fast = (net.encode is encode_hand_state
-                     and isinstance(net.layout, ObservationLayout))
+                     and isinstance(net.layout, ObservationLayoutV2))
         if self.fast:
             self._prepare(*reference)
 

@@ -18,7 +18,7 @@ key                 contents
 ``action_b``
 ``metadata``        a JSON string: ``obs_size``, ``num_actions``, ``obs_version`` (the
                     observation version it reads: loading refuses a version
-                    ``dominoes_env.encoding.OBSERVATION_SPECS`` does not hold), ``rules``
+                    ``dominoes_env.obs.VERSIONS`` does not hold), ``rules``
                     (the training rules as a dict) and whatever the trainer added
 ==================  ================================================================
 
@@ -32,7 +32,6 @@ greedy, ``python -m experiments.tournament --agents ppo greedy random --matches 
 
 >>> import numpy as np, tempfile, os
 >>> from dominoes_env.core import MatchState
->>> from dominoes_env.encoding import observation_size
 >>> match = MatchState(seed=2)
 >>> path = os.path.join(tempfile.mkdtemp(), "tiny.npz")
 >>> random_policy_npz(path, match.rules, hidden=(16,), seed=0)
@@ -223,7 +222,7 @@ def shipped_player_counts() -> list[int]:
 def _spec_of(path: Path, metadata: dict):
     """The registered observation spec a policy was trained on (its ``obs_version``), or a
     ``ValueError`` saying this package cannot encode what the policy reads."""
-    from dominoes_env.encoding import OBSERVATION_SPECS, observation_spec
+    from dominoes_env.obs import VERSIONS, observation_spec
 
     version = metadata.get("obs_version") if isinstance(metadata, dict) else None
     if version is None:
@@ -232,7 +231,7 @@ def _spec_of(path: Path, metadata: dict):
     try:
         return observation_spec(version)
     except ValueError:
-        allowed = ", ".join(map(str, sorted(OBSERVATION_SPECS)))
+        allowed = ", ".join(map(str, sorted(VERSIONS)))
         raise ValueError(
             f"the policy at {str(path)!r} was trained on observation version {version!r}, "
             f"which this dominoes_env cannot encode (available: {allowed}); retrain it or use "
@@ -297,7 +296,7 @@ class PPOAgent(Agent):
 
     def probabilities(self, view: SeatView) -> np.ndarray:
         """The policy's action probabilities for ``view`` (zero on illegal actions)."""
-        from dominoes_env.encoding import action_mask
+        from dominoes_env.obs.actions import action_mask
 
         if not view.legal:
             raise ValueError(f"seat {view.seat} has no legal move: it is not its turn")
@@ -322,12 +321,12 @@ def random_policy_npz(path: str | os.PathLike, rules: RuleConfig, hidden=(64, 64
                       activation: str = "tanh", seed: int = 0, obs_version: int | None = None
                       ) -> None:
     """Write a randomly initialised policy in the export format (for tests and examples),
-    reading observation version ``obs_version`` (default: the current ``OBS_VERSION``)."""
-    from dominoes_env.encoding import OBS_VERSION, observation_spec
+    reading observation version ``obs_version`` (default: the registry's ``DEFAULT_VERSION``)."""
+    from dominoes_env.obs import DEFAULT_VERSION, observation_spec
 
     if activation not in ACTIVATIONS:
         raise ValueError(f"unknown activation {activation!r}; allowed: {', '.join(ACTIVATIONS)}")
-    spec = observation_spec(OBS_VERSION if obs_version is None else obs_version)
+    spec = observation_spec(DEFAULT_VERSION if obs_version is None else obs_version)
     rng = np.random.default_rng(seed)
     sizes = [spec.layout(rules).size, *hidden]
     arrays = {}

@@ -46,7 +46,8 @@ def export_policy(model, path: str | os.PathLike, metadata: dict[str, Any] | Non
     from torch import nn
 
     from dominoes_env.core import RuleConfig
-    from dominoes_env.encoding import OBS_VERSION, observation_spec
+    from dominoes_env.obs import DEFAULT_VERSION as OBS_VERSION
+    from dominoes_env.obs import observation_spec
 
     policy = getattr(model, "policy", model)
     extractor = getattr(policy, "pi_features_extractor", None) or policy.features_extractor

@@ -138,7 +138,7 @@ def export_module(module: nn.Module, path: str | os.PathLike, metadata: dict[str
     """Write the policy of ``module`` (a :class:`MaskedPPOModule`) to ``path`` for
     ``ppo:PATH`` (:class:`agents.ppo.PPOAgent`)."""
     from agents.ppo import save_policy_npz
-    from dominoes_env.encoding import OBS_VERSION
+    from dominoes_env.obs import DEFAULT_VERSION as OBS_VERSION
 
     hidden, activation, (head_w, head_b) = policy_layers(module)
     out: dict[str, Any] = {}

@@ -6,7 +6,7 @@
   same through PettingZoo's Parallel API (:mod:`.parallel`); :mod:`.straight_dominoes_v1` holds
   all three under the env's version, as PettingZoo's classic envs do;
 - :class:`SingleAgentEnv`: a Gymnasium env for one learning seat (:mod:`.single_agent`);
-- the numpy encodings (:mod:`.encoding`) and pictures (:mod:`.render`);
+- the numpy observations (:mod:`.obs`, one module per version) and pictures (:mod:`.render`);
 - ``viewer(record_or_match)``: the replay viewer, inline in Jupyter (:mod:`.render.html`).
 
 The env faces are imported on first use, so ``import dominoes_env`` (and the core) never pulls
@@ -54,14 +54,15 @@ _LAZY = {
     "parallel_env": "dominoes_env.parallel",
     "SingleAgentEnv": "dominoes_env.single_agent",
     "RandomPlayer": "dominoes_env.single_agent",
-    "encode_observation": "dominoes_env.encoding",
-    "action_mask": "dominoes_env.encoding",
-    "observation_size": "dominoes_env.encoding",
-    "observation_layout": "dominoes_env.encoding",
-    "encode_action": "dominoes_env.encoding",
-    "decode_action": "dominoes_env.encoding",
-    "state_vector": "dominoes_env.encoding",
-    "OBS_VERSION": "dominoes_env.encoding",
+    "encode_observation": "dominoes_env.obs.v2",
+    "action_mask": "dominoes_env.obs.actions",
+    "observation_size": "dominoes_env.obs.v2",
+    "observation_layout": "dominoes_env.obs.v2",
+    "encode_action": "dominoes_env.obs.actions",
+    "decode_action": "dominoes_env.obs.actions",
+    "state_vector": "dominoes_env.obs.v2",
+    "DEFAULT_VERSION": "dominoes_env.obs",
+    "OBS_VERSION": "dominoes_env.encoding",  # deprecated: DEFAULT_VERSION
     "register_envs": "dominoes_env.registration",
     "viewer": "dominoes_env.render.html",
 }

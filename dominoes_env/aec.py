@@ -2,10 +2,11 @@
 
 =================  ===========================================================================
 agents             ``player_0 .. player_{n-1}`` (seat ``i`` is ``player_i``)
-action space       ``Discrete(T * 4)``: ``tile_index * 4 + end`` (see :mod:`.encoding`)
+action space       ``Discrete(T * 4)``: ``tile_index * 4 + end`` (see :mod:`.obs.actions`)
 observation        ``{"observation": Box(D, float32), "action_mask": Box(T * 4, int8)}``,
-                   seat-relative; the layout table is in :mod:`.encoding`
-state()            every hand plus seat 0's observation (:func:`.encoding.state_vector`)
+                   seat-relative; the layout table is in :mod:`.obs.v2` (other versions:
+                   ``obs_version``, :mod:`.obs`)
+state()            every hand plus seat 0's observation (:func:`.obs.v2.state_vector`)
 rewards            ``reward_mode`` / ``episode`` / ``reward_scale`` (table in :mod:`.options`)
 illegal actions    ``illegal_action="penalize"`` (default: what PettingZoo's
                    ``TerminateIllegalWrapper`` does, offender ``illegal_reward``, episode ends)
@@ -59,17 +60,10 @@ from pettingzoo.utils.wrappers.order_enforcing import (
 
 from .core import IllegalMoveError, MatchState
 from .core.checks import as_int
-from .encoding import (
-    _INT8,
-    NUM_ENDS,
-    OBS_VERSION,
-    _encode,
-    check_action,
-    observation_spec,
-    state_bounds,
-    state_vector,
-)
 from .infos import NO_HAND_END, hand_end_fields, scores_array
+from .obs import NUM_ENDS, observation_spec
+from .obs.actions import check_action, mask_of
+from .obs.v2 import state_bounds, state_vector
 from .options import delta_rewards, episode_winner, split_options, win_loss_rewards
 from .registration import register_pettingzoo
 from .render import render_frame
@@ -203,8 +197,9 @@ class raw_env(AECEnv, EzPickle):
         n = rules.num_players
         self._obs_spec = spec = observation_spec(self.options.obs_version)
         self._lay = lay = spec.layout(rules)
-        #: the current version is encoded inline in observe(); others through their spec
-        self._obs_inline = spec.version == OBS_VERSION
+        self._encode_state = spec.encode_state
+        #: pass the legal codes observe() has anyway, if the version takes them
+        self._encode_legal = spec.takes_legal
         self.num_actions = rules.num_tiles * NUM_ENDS
         self.possible_agents = [f"player_{s}" for s in range(n)]
         self._names = tuple(self.possible_agents)
@@ -353,26 +348,20 @@ class raw_env(AECEnv, EzPickle):
 
     # -- observing ---------------------------------------------------------------------------
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        # encode_hand_state() and mask_of() inlined: this runs on every step
         seat = self._seat[agent]
         hand, match = self._hand, self.match
         if match is None:
             raise RuntimeError("call reset() before observe()")
         over = match.winner is not None
-        hands = hand.hands
         legal = hand.legal_actions() if hand.turn == seat and not over else ()
-        if self._obs_inline:
-            obs = _encode(self._lay, hand, seat, hands[seat], hands, True, hand.boneyard_left,
-                          hand.drawable, match.scores, -1 if over else hand.turn, legal, None)
+        if self._encode_legal:
+            obs = self._encode_state(self._lay, hand, seat, match.scores, over, None, legal)
         else:
-            obs = self._obs_spec.encode_state(self._lay, hand, seat, match.scores, over)
-        mask = bytearray(self.num_actions)
-        for code in legal:
-            mask[code] = 1
-        return {"observation": obs, "action_mask": np.frombuffer(mask, _INT8)}
+            obs = self._encode_state(self._lay, hand, seat, match.scores, over)
+        return {"observation": obs, "action_mask": mask_of(legal, self.num_actions)}
 
     def state(self) -> np.ndarray:
-        """The full global state (all hands); see :func:`.encoding.state_vector`."""
+        """The full global state (all hands); see :func:`.obs.v2.state_vector`."""
         if self.match is None:
             raise RuntimeError("call reset() before state()")
         return state_vector(self.match, hand=self._hand)

@@ -1,5 +1,5 @@
 """One-move lookahead from what a seat may know: the points the next seat could answer each of
-its moves with (observation version 3's ``reply_points`` block).
+its moves with (observation version 3's ``reply_points`` block, :mod:`dominoes_env.obs.v3`).
 
 For a legal move of the seat to play, the layout is moved on a scratch copy
 (:func:`dominoes_env.core.layout.place`); then every tile the next seat may hold (not in the
@@ -8,7 +8,7 @@ tried on every end open after the move, and the most points one of those plays w
 the move's reply threat. It is what a one-ply defensive player weighs (``search`` finds it by
 sampling): a reactive network cannot easily work it out from the layout's one-hot blocks.
 
->>> from dominoes_env.core import HandState, RuleConfig
+>>> from dominoes_env.core import LEFT, HandState, RuleConfig, code_of
 >>> hand = HandState.from_tiles(RuleConfig(), leader=0, hands=[
 ...     [(6, 6), (6, 3), (1, 2), (0, 0), (2, 2), (3, 3), (4, 5)],
 ...     [(5, 5), (0, 1), (1, 1), (2, 3), (3, 4), (0, 6), (1, 6)]])
@@ -16,7 +16,7 @@ sampling): a reactive network cannot easily work it out from the layout's one-ho
 >>> view = hand.view(0)   # ends 1 and 6, count 13; seat 0 holds [1|2] and [6|3]
 >>> ts = hand.rules.tiles
 >>> replies = reply_points(view, view.seat, view.hand, view.legal)
->>> replies[ts.index(1, 2) * 4 + 0]   # [2|1] left (count 14): [2|3] on it makes 15
+>>> replies[code_of(ts.index(1, 2), LEFT)]   # [2|1] left (count 14): [2|3] on it makes 15
 15
 """
 
@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from .core import count_after, points_for_count
+from .core import code_of, count_after, points_for_count, tile_of
 from .core.layout import Layout, place
 
 
@@ -70,7 +70,7 @@ def move_lookahead(src, seat: int, own: int, legal) -> dict[int, tuple[int, int,
     out = {}
     for code, x in _after_each(src, legal):
         reply, scoring = _answers(x, possible, ts)
-        kept = own & ~(1 << (code >> 2))
+        kept = own & ~(1 << tile_of(code))
         out[code] = (reply, scoring.bit_count(), size, _answers(x, kept, ts)[0])
     return out
 
@@ -126,7 +126,7 @@ def _answers(x: Layout, tiles: int, ts) -> tuple[int, int]:
         while m:
             low = m & -m
             u = low.bit_length() - 1
-            p = points_for_count(count_after(u << 2 | e, lead, lead_pips, ends, contrib, arm,
+            p = points_for_count(count_after(code_of(u, e), lead, lead_pips, ends, contrib, arm,
                                              pips, dbl))  # fmt: skip
             if p:
                 scoring |= low

@@ -12,7 +12,9 @@ parameters             every :class:`~dominoes_env.core.RuleConfig` field with i
                        (``partnerships`` is ``"auto"``, ``"yes"`` or ``"no"``; ``"auto"`` is the
                        RuleConfig default: partnerships with 4 players), plus ``episode``
                        (``"match"`` default, or ``"hand"``) and ``reward_mode`` (``"win_loss"``
-                       default, or ``"score_delta"``), both as in :mod:`dominoes_env.options`
+                       default, or ``"score_delta"``), both as in :mod:`dominoes_env.options`,
+                       and ``obs_version`` (the observation tensor's version: any registered one,
+                       :mod:`dominoes_env.obs`; default its ``DEFAULT_VERSION``)
 players                ``num_players`` seats; seat ``i`` is OpenSpiel player ``i``
 actions                ``T * 4`` distinct actions: the env's action codes ``tile_index * 4 + end``
 chance                 who leads when the rules draw it, the deal one tile at a time (seat 0
@@ -20,9 +22,9 @@ chance                 who leads when the rules draw it, the deal one tile at a 
                        <dominoes_env.core.HandState.deal>` deals), and every forced draw: each
                        tile drawn from the boneyard is a chance outcome, uniform over the tiles
                        still in it, decided when it is drawn
-observation tensor     exactly :func:`dominoes_env.encoding.encode_observation` of the seat's view
-                       (the PettingZoo env's observation); while a hand is being dealt, the view
-                       of the hand before it (zeros before the first deal)
+observation tensor     exactly the ``obs_version`` encoding of the seat's view (the PettingZoo
+                       env's observation with the same ``obs_version``); while a hand is being
+                       dealt, the view of the hand before it (zeros before the first deal)
 observation string     the seat's own tiles, the scores, the leader and this hand's public
                        history: everything its decisions can depend on
 information state      (perfect recall) the seat's own deal and draws and every public event
@@ -57,7 +59,7 @@ except ImportError as err:  # pragma: no cover - exercised only without the extr
     ) from err
 
 from .core import HandState, MatchState, RuleConfig, SeatView
-from .encoding import encode_observation, observation_layout
+from .obs import DEFAULT_VERSION, observation_spec
 from .options import EPISODES, REWARD_MODES, delta_rewards, unique_top, win_loss_rewards
 
 GAME_NAME = "python_straight_dominoes"
@@ -74,7 +76,8 @@ def _rule_defaults() -> dict[str, Any]:
 
 
 #: every game parameter with its default
-PARAMETERS: dict[str, Any] = {**_rule_defaults(), "episode": "match", "reward_mode": "win_loss"}
+PARAMETERS: dict[str, Any] = {**_rule_defaults(), "episode": "match", "reward_mode": "win_loss",
+                              "obs_version": DEFAULT_VERSION}
 
 _GAME_TYPE = pyspiel.GameType(
     short_name=GAME_NAME,
@@ -98,7 +101,8 @@ _LEADER, _DEAL, _DRAW, _PLAY, _OVER = "leader", "deal", "draw", "play", "over"
 
 
 def game_options(params: dict[str, Any]) -> tuple[RuleConfig, str, str]:
-    """``(rules, episode, reward_mode)`` of game parameters (missing ones take their default).
+    """``(rules, episode, reward_mode)`` of game parameters (missing ones take their default;
+    ``obs_version`` is read by :func:`observation_version`).
 
     >>> rules, episode, mode = game_options({"num_players": 4})
     >>> rules.partnerships, episode, mode
@@ -111,6 +115,7 @@ def game_options(params: dict[str, Any]) -> tuple[RuleConfig, str, str]:
         )
     merged = {**PARAMETERS, **params}
     episode, mode = merged.pop("episode"), merged.pop("reward_mode")
+    merged.pop("obs_version")
     if episode not in EPISODES:
         raise ValueError(f"episode={episode!r} is not allowed; allowed: {', '.join(EPISODES)}")
     if mode not in REWARD_MODES:
@@ -124,6 +129,21 @@ def game_options(params: dict[str, Any]) -> tuple[RuleConfig, str, str]:
     return RuleConfig.from_dict(merged), episode, mode
 
 
+def observation_version(params: dict[str, Any]) -> int:
+    """The observation tensor's version in game parameters: ``obs_version``, any version
+    :mod:`dominoes_env.obs` registers (default its ``DEFAULT_VERSION``); ``ValueError`` naming
+    the registered versions otherwise.
+
+    >>> observation_version({}) == DEFAULT_VERSION, observation_version({"obs_version": 4})
+    (True, 4)
+    >>> observation_version({"obs_version": 9})
+    Traceback (most recent call last):
+    ...
+    ValueError: obs_version=9 is not available; allowed: 2, 3, 4
+    """
+    return observation_spec(params.get("obs_version", DEFAULT_VERSION)).version
+
+
 def _max_score(rules: RuleConfig, episode: str) -> int:
     """A bound on a side's score at the end of an episode (for the utility range)."""
     ts = rules.tiles
@@ -132,7 +152,8 @@ def _max_score(rules: RuleConfig, episode: str) -> int:
 
 
 def game_parameters(rules: RuleConfig, episode: str = "match",
-                    reward_mode: str = "win_loss") -> dict[str, Any]:
+                    reward_mode: str = "win_loss", obs_version: int = DEFAULT_VERSION
+                    ) -> dict[str, Any]:
     """The game parameters of ``rules`` (for :func:`pyspiel.load_game`).
 
     >>> game_parameters(RuleConfig(num_players=3))["partnerships"]
@@ -140,7 +161,7 @@ def game_parameters(rules: RuleConfig, episode: str = "match",
     """
     params = rules.to_dict()
     params["partnerships"] = "yes" if rules.partnerships else "no"
-    params.update(episode=episode, reward_mode=reward_mode)
+    params.update(episode=episode, reward_mode=reward_mode, obs_version=obs_version)
     return params
 
 
@@ -160,6 +181,8 @@ class StraightDominoesGame(pyspiel.Game):
     def __init__(self, params: dict[str, Any] | None = None):
         params = dict(params or {})
         self.rules, self.episode, self.reward_mode = game_options(params)
+        #: the observation tensor's version (the ``obs_version`` parameter)
+        self.obs_version = observation_version(params)
         rules = self.rules
         if self.reward_mode == "win_loss":
             low, high = -1.0, 1.0
@@ -186,7 +209,7 @@ class StraightDominoesGame(pyspiel.Game):
     def make_py_observer(self, iig_obs_type=None, params=None):
         if params:
             raise ValueError(f"observation parameters are not supported; got {params}")
-        return StraightDominoesObserver(self.rules, iig_obs_type)
+        return StraightDominoesObserver(self.rules, iig_obs_type, self.obs_version)
 
 
 class _Position:
@@ -459,9 +482,10 @@ def state_from_view(game: StraightDominoesGame, view: SeatView, hands, boneyard
 
 
 class StraightDominoesObserver:
-    """Observations (the env's encoding) and information states (perfect recall)."""
+    """Observations (the env's encoding of observation version ``obs_version``) and information
+    states (perfect recall)."""
 
-    def __init__(self, rules: RuleConfig, iig_obs_type=None):
+    def __init__(self, rules: RuleConfig, iig_obs_type=None, obs_version: int = DEFAULT_VERSION):
         if iig_obs_type is None:
             iig_obs_type = pyspiel.IIGObservationType(perfect_recall=False)
         if iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER or (
@@ -473,7 +497,8 @@ class StraightDominoesObserver:
             )
         self.rules = rules
         self.perfect_recall = iig_obs_type.perfect_recall
-        size = 0 if self.perfect_recall else observation_layout(rules).size
+        self.spec = observation_spec(obs_version)
+        size = 0 if self.perfect_recall else self.spec.layout(rules).size
         self.tensor = np.zeros(size, np.float32)
         self.dict = {"observation": self.tensor}
 
@@ -484,7 +509,7 @@ class StraightDominoesObserver:
         if hand is None:
             self.tensor.fill(0.0)
         else:
-            encode_observation(state.match.view(player), out=self.tensor)
+            self.spec.encode(state.match.view(player), out=self.tensor)
 
     def string_from(self, state: StraightDominoesState, player: int) -> str:
         if self.perfect_recall:

@@ -26,10 +26,10 @@ option                  default              allowed
                                              the episode ends. ``"raise"``: the core's
                                              ``IllegalMoveError`` is raised, state unchanged.
 ``illegal_reward``      ``-1.0``             any finite number
-``obs_version``         ``OBS_VERSION``      a registered observation version
-                                             (``dominoes_env.encoding.OBSERVATION_SPECS``:
-                                             ``2``; ``3`` with ``reply_points``; ``4`` also
-                                             with ``reply_chance`` and ``follow_up``)
+``obs_version``         ``DEFAULT_VERSION``  a registered observation version
+                                             (``dominoes_env.obs.VERSIONS``: ``2``; ``3``
+                                             with ``reply_points``; ``4`` also with
+                                             ``reply_chance`` and ``follow_up``)
 ``info_events``         ``False``            ``True`` adds the public event list (and the
                                              illegal move's reason) to every info; see
                                              :mod:`.infos` (off: infos of one fixed structure)
@@ -51,6 +51,7 @@ from typing import Any
 
 from .core import RuleConfig
 from .core.checks import as_bool, as_float
+from .obs import DEFAULT_VERSION, observation_spec
 
 REWARD_MODES = ("score_delta", "win_loss")
 EPISODES = ("match", "hand")
@@ -66,7 +67,7 @@ class EnvOptions:
     reward_scale: float | None = None
     illegal_action: str = "penalize"
     illegal_reward: float = -1.0
-    obs_version: int = 2  # dominoes_env.encoding.OBS_VERSION (a test keeps them equal)
+    obs_version: int = DEFAULT_VERSION  # the registry's default (dominoes_env.obs)
     info_events: bool = False
 
     def __post_init__(self) -> None:
@@ -81,8 +82,6 @@ class EnvOptions:
             object.__setattr__(self, "reward_scale",
                                as_float("reward_scale", self.reward_scale, 0, low_open=True))
         object.__setattr__(self, "illegal_reward", as_float("illegal_reward", self.illegal_reward))
-        from .encoding import observation_spec  # numpy, imported with the envs anyway
-
         # ValueError naming the registered versions; numpy integers become int
         object.__setattr__(self, "obs_version", observation_spec(self.obs_version).version)
         object.__setattr__(self, "info_events", as_bool("info_events", self.info_events))

@@ -86,7 +86,7 @@ class parallel_env(ParallelEnv, EzPickle):
         return observations, rewards, terminations, truncations, infos
 
     def state(self):
-        """The full global state (all hands); see :func:`.encoding.state_vector`."""
+        """The full global state (all hands); see :func:`.obs.v2.state_vector`."""
         return self.aec.state()
 
     def render(self):

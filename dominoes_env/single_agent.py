@@ -8,7 +8,7 @@ seat) or a list of ``num_players - 1`` objects in seat-relative order: ``opponen
 the seat after the learner, ``opponents[1]`` the next one (the partner with 4 players in
 partnerships), and so on.
 
-- observation: the seat-relative vector of :mod:`.encoding` (``Box(D, float32)``);
+- observation: the seat-relative vector of :mod:`.obs` (``Box(D, float32)``);
 - action: ``Discrete(T * 4)``; :meth:`SingleAgentEnv.action_masks` for sb3-contrib's
   ``MaskablePPO``;
 - reward: the learner's side's reward of :mod:`.options`; with ``"score_delta"`` it covers
@@ -47,8 +47,9 @@ from gymnasium import spaces
 
 from .core import IllegalMoveError, MatchState, SeatView
 from .core.checks import ParameterTypeError, as_int, short_repr
-from .encoding import NUM_ENDS, check_action, observation_spec
 from .infos import NO_HAND_END, hand_end_fields, scores_array
+from .obs import NUM_ENDS, observation_spec
+from .obs.actions import check_action
 from .options import delta_rewards, episode_winner, split_options, win_loss_rewards
 from .registration import register_gymnasium
 from .render import render_frame

@@ -15,7 +15,7 @@ from agents.datasets import DECISIONS_DIR, FIELDS, INFO_FILE, load_decisions
 from agents.imitation import dataset_demonstrations
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.records import replay_record
-from dominoes_env.encoding import observation_size
+from dominoes_env.obs.v2 import observation_size
 from dominoes_env.record_files import RECORDS_DIR, iter_records
 from experiments.make_dataset import main
 
@@ -84,7 +84,7 @@ def test_dataset_rows_are_what_the_seats_saw(tmp_path):
     data = load_decisions(out)
     first = records_of(out)[0]
     meta = first["match"]
-    from dominoes_env.encoding import encode_observation
+    from dominoes_env.obs.v2 import encode_observation
 
     rules = RuleConfig.from_dict(first["rules"])
     match = DuplicateDealMatch(rules, meta["seed"])

@@ -13,8 +13,8 @@ from pettingzoo.utils import wrappers
 
 import dominoes_env
 from dominoes_env import IllegalMoveError, aec
-from dominoes_env.encoding import encode_observation
 from dominoes_env.infos import INFO_KEYS
+from dominoes_env.obs.v2 import encode_observation
 from dominoes_env.registration import AEC_ID
 
 with warnings.catch_warnings():  # pettingzoo.test imports connect_four_v3 the deprecated way

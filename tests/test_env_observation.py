@@ -12,13 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dominoes_env import encoding
+import dominoes_env
 from dominoes_env.core import HandState, MatchState, RuleConfig, points_for_count
-from dominoes_env.encoding import (
-    action_mask,
-    check_action,
-    decode_action,
-    encode_action,
+from dominoes_env.obs import v2
+from dominoes_env.obs.actions import action_mask, check_action, decode_action, encode_action
+from dominoes_env.obs.v2 import (
     encode_hand_state,
     encode_observation,
     observation_layout,
@@ -133,11 +131,11 @@ def test_blocks_tile_the_vector(name):
     assert lay.low.shape == lay.high.shape == (lay.size,)
 
 
-README = Path(encoding.__file__).with_name("README.md")
+README = Path(dominoes_env.__file__).with_name("README.md")
 
 
 @pytest.mark.parametrize("text, row", [
-    (encoding.__doc__, r"^(\w+)\s+\S+\s+(\d+):(\d+)\s+(\d+):(\d+)\s"),
+    (v2.__doc__, r"^(\w+)\s+\S+\s+(\d+):(\d+)\s+(\d+):(\d+)\s"),
     (README.read_text(), r"^\| `(\w+)` \| [^|]+ \| (\d+):(\d+) \| (\d+):(\d+) \|"),
 ], ids=["docstring", "README"])
 def test_documented_tables_match_the_code(text, row):
@@ -411,7 +409,10 @@ def test_state_vector_holds_every_hand(name):
         np.testing.assert_array_equal(s[(n + 1) * T:], reference_observation(match.view(0)))
 
 
-@pytest.mark.parametrize("module", ["dominoes_env.encoding", "dominoes_env.options",
+@pytest.mark.parametrize("module", ["dominoes_env.obs", "dominoes_env.obs.v2",
+                                    "dominoes_env.obs.v3", "dominoes_env.obs.v4",
+                                    "dominoes_env.obs.actions", "dominoes_env.encoding",
+                                    "dominoes_env.options",
                                     "dominoes_env.render.layout", "dominoes_env.render.ansi",
                                     "dominoes_env.render.svg", "dominoes_env.render.image",
                                     "dominoes_env.aec", "dominoes_env.registration",

@@ -20,7 +20,7 @@ from agents.sampling import DealSampler
 from agents.search import SearchAgent, distinct_moves
 from dominoes_env.core import HandState, MatchState, RuleConfig, tile_set
 from dominoes_env.core.view import make_view
-from dominoes_env.encoding import encode_observation
+from dominoes_env.obs.v2 import encode_observation
 
 from .helpers import random_positions
 

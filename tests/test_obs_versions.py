@@ -12,16 +12,11 @@ from agents.ppo import PPOAgent, random_policy_npz, save_policy_npz
 from agents.specs import make_agent
 from dominoes_env import SingleAgentEnv, env
 from dominoes_env.core import MatchState, RuleConfig
-from dominoes_env.encoding import (
-    OBS_VERSION,
-    OBSERVATION_SPECS,
-    ObservationSpec,
-    encode_hand_state,
-    encode_observation,
-    observation_layout,
-    observation_spec,
-    register_observation,
-)
+from dominoes_env.obs import DEFAULT_VERSION as OBS_VERSION
+from dominoes_env.obs import VERSIONS as OBSERVATION_SPECS
+from dominoes_env.obs import ObservationSpec, observation_spec
+from dominoes_env.obs import register as register_observation
+from dominoes_env.obs.v2 import encode_hand_state, encode_observation, observation_layout
 from dominoes_env.options import EnvOptions
 
 
@@ -111,3 +106,81 @@ def test_ppo_encodes_with_the_version_its_policy_records(tmp_path, monkeypatch):
     want = agent.policy.probabilities(encode_observation(view)[::-1],
                                       np.isin(np.arange(112), view.legal))
     np.testing.assert_allclose(agent.probabilities(view), want)
+
+
+# -- the old modules: deprecated aliases of the registry and the version modules --------------
+
+OLD_NAMES = {
+    "dominoes_env.encoding": {
+        "OBS_VERSION": ("dominoes_env.obs", "DEFAULT_VERSION"),
+        "OBSERVATION_SPECS": ("dominoes_env.obs", "VERSIONS"),
+        "register_observation": ("dominoes_env.obs", "register"),
+        "ObservationSpec": ("dominoes_env.obs", "ObservationSpec"),
+        "observation_spec": ("dominoes_env.obs", "observation_spec"),
+        "cached_layout": ("dominoes_env.obs", "cached_layout"),
+        "NUM_ENDS": ("dominoes_env.obs", "NUM_ENDS"),
+        "ObservationLayout": ("dominoes_env.obs.v2", "ObservationLayoutV2"),
+        "SCORE_CAP": ("dominoes_env.obs.v2", "SCORE_CAP"),
+        "MOVE_POINTS_DIVISOR": ("dominoes_env.obs.v2", "MOVE_POINTS_DIVISOR"),
+        "observation_layout": ("dominoes_env.obs.v2", "observation_layout"),
+        "observation_size": ("dominoes_env.obs.v2", "observation_size"),
+        "encode_observation": ("dominoes_env.obs.v2", "encode_observation"),
+        "encode_hand_state": ("dominoes_env.obs.v2", "encode_hand_state"),
+        "state_vector": ("dominoes_env.obs.v2", "state_vector"),
+        "state_bounds": ("dominoes_env.obs.v2", "state_bounds"),
+        "action_mask": ("dominoes_env.obs.actions", "action_mask"),
+        "mask_of": ("dominoes_env.obs.actions", "mask_of"),
+        "encode_action": ("dominoes_env.obs.actions", "encode_action"),
+        "decode_action": ("dominoes_env.obs.actions", "decode_action"),
+        "check_action": ("dominoes_env.obs.actions", "check_action"),
+    },
+    "dominoes_env.encoding_v3": {name: ("dominoes_env.obs.v3", name) for name in (
+        "ObservationLayoutV3", "observation_layout_v3", "encode_observation_v3",
+        "encode_hand_state_v3")},
+    "dominoes_env.encoding_v4": {name: ("dominoes_env.obs.v4", name) for name in (
+        "ObservationLayoutV4", "observation_layout_v4", "encode_observation_v4",
+        "encode_hand_state_v4")},
+    "agents.greedy": {name: ("dominoes_env.core", name)
+                      for name in ("tie_rank", "POINT_SCALE")},
+}
+
+
+@pytest.mark.parametrize(("old", "name"), [(old, name) for old, names in OLD_NAMES.items()
+                                           for name in names])
+def test_old_names_warn_and_give_the_new_object(old, name):
+    import importlib
+
+    home, new = OLD_NAMES[old][name]
+    module = importlib.import_module(old)
+    with pytest.warns(DeprecationWarning, match=rf"{old}\.{name} is deprecated.*{home}"):
+        value = getattr(module, name)
+    assert value is getattr(importlib.import_module(home), new)
+    assert name in dir(module)
+
+
+@pytest.mark.parametrize("old", list(OLD_NAMES))
+def test_old_modules_refuse_unknown_names(old):
+    import importlib
+
+    module = importlib.import_module(old)
+    with pytest.raises(AttributeError, match="no_such_name"):
+        module.no_such_name  # noqa: B018
+
+
+def test_versions_extend_each_other_through_the_public_api():
+    """Each version's layout is its parent's plus blocks at the end, with the parent's meanings
+    unchanged (no version edits another's tables)."""
+    from dominoes_env.obs import ObservationLayout
+
+    rules = RuleConfig(num_players=3)
+    layouts = [observation_spec(v).layout(rules) for v in (2, 3, 4)]
+    for parent, child in zip(layouts, layouts[1:], strict=False):
+        assert isinstance(child, type(parent)) and isinstance(parent, ObservationLayout)
+        assert dict(child.MEANINGS).items() >= dict(parent.MEANINGS).items()
+        assert list(child.blocks)[: len(parent.blocks)] == list(parent.blocks)
+        assert {k: child.blocks[k] for k in parent.blocks} == parent.blocks
+        np.testing.assert_array_equal(child.high[: parent.size], parent.high)
+        assert child.state_size - child.size == parent.state_size - parent.size
+    assert [lay.version for lay in layouts] == [2, 3, 4]
+    with pytest.raises(ValueError, match="already has a block"):
+        layouts[0].add_block("hand", 1)

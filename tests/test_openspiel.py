@@ -12,7 +12,8 @@ pyspiel = pytest.importorskip("pyspiel")
 
 from dominoes_env import openspiel as dos  # noqa: E402
 from dominoes_env.core import HandState, MatchState, RuleConfig  # noqa: E402
-from dominoes_env.encoding import encode_observation  # noqa: E402
+from dominoes_env.obs import DEFAULT_VERSION, observation_spec  # noqa: E402
+from dominoes_env.obs.v2 import encode_observation  # noqa: E402
 from dominoes_env.options import win_loss_rewards  # noqa: E402
 
 CONFIGS = [
@@ -38,7 +39,9 @@ def test_parameters_default_to_the_rule_config():
     game = pyspiel.load_game(dos.GAME_NAME)
     assert game.rules == RuleConfig()
     assert (game.episode, game.reward_mode) == ("match", "win_loss")
-    defaults = {k: v for k, v in dos.PARAMETERS.items() if k not in ("episode", "reward_mode")}
+    defaults = {k: v for k, v in dos.PARAMETERS.items()
+                if k not in ("episode", "reward_mode", "obs_version")}
+    assert dos.PARAMETERS["obs_version"] == game.obs_version == DEFAULT_VERSION
     rule_defaults = RuleConfig().to_dict()
     assert defaults.pop("partnerships") == "auto" and rule_defaults.pop("partnerships") is False
     assert defaults == rule_defaults
@@ -148,6 +151,36 @@ def test_game_equals_the_core_played_with_the_same_deals(params):
         for p in range(rules.num_players):
             np.testing.assert_array_equal(np.array(state.observation_tensor(p)),
                                           encode_observation(ref.view(p)))
+
+
+@pytest.mark.parametrize("version", [3, 4])
+def test_observation_tensor_takes_any_registered_version(version):
+    """``obs_version`` picks the tensor's observation version: at every decision each seat's
+    tensor is that version's encoding of its view."""
+    game = dos.load_game(RuleConfig(target_score=40), obs_version=version)
+    spec = observation_spec(version)
+    assert game.obs_version == version
+    assert game.observation_tensor_shape() == [spec.layout(game.rules).size]
+    rng = random.Random(version)
+    state = game.new_initial_state()
+    decisions = 0
+    while not state.is_terminal():
+        if state.is_chance_node():
+            state.apply_action(rng.choice([t for t, _ in state.chance_outcomes()]))
+            continue
+        for p in range(game.num_players()):
+            np.testing.assert_array_equal(np.array(state.observation_tensor(p), np.float32),
+                                          spec.encode(state.view(p)))
+        decisions += 1
+        state.apply_action(rng.choice(state.legal_actions()))
+    assert decisions > 10
+
+
+def test_an_unregistered_observation_version_is_refused():
+    with pytest.raises(Exception, match="obs_version=9 is not available; allowed: 2, 3, 4"):
+        pyspiel.load_game(f"{dos.GAME_NAME}(obs_version=9)")
+    with pytest.raises(ValueError, match="obs_version=1 is not available"):
+        dos.load_game(obs_version=1)
 
 
 def _deal(state, hands, leader=0):

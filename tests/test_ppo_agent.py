@@ -11,7 +11,8 @@ from agents.greedy import GreedyAgent
 from agents.ppo import NumpyPolicy, PPOAgent
 from dominoes_env import SingleAgentEnv
 from dominoes_env.core import MatchState, RuleConfig
-from dominoes_env.encoding import action_mask, encode_observation
+from dominoes_env.obs.actions import action_mask
+from dominoes_env.obs.v2 import encode_observation
 
 torch = pytest.importorskip("torch")
 sb3_contrib = pytest.importorskip("sb3_contrib")

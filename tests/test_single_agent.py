@@ -92,7 +92,7 @@ def test_fixed_seat_and_observation_is_the_learners_view():
     env = SingleAgentEnv(num_players=3, seat=2)
     obs, info = env.reset(seed=3)
     assert info["seat"] == env.seat == 2
-    from dominoes_env.encoding import encode_observation
+    from dominoes_env.obs.v2 import encode_observation
 
     np.testing.assert_array_equal(obs, encode_observation(env.view()))
 

@@ -13,7 +13,7 @@ import pytest
 
 from dominoes_env.core import FullState, HandState, MatchState, PublicState, RuleConfig, SeatView
 from dominoes_env.core.state import FULL_FIELDS, PUBLIC_FIELDS
-from dominoes_env.encoding import encode_hand_state, observation_layout, state_vector
+from dominoes_env.obs.v2 import encode_hand_state, observation_layout, state_vector
 from dominoes_env.render.ansi import render_ansi
 from dominoes_env.render.layout import place_tiles
 from dominoes_env.render.svg import layout_svg

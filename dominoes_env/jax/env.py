@@ -32,7 +32,7 @@ import pgx
 from pgx._src.struct import dataclass
 
 from dominoes_env.core import HandState, RuleConfig
-from dominoes_env.encoding import OBS_VERSION, observation_spec
+from dominoes_env.obs import DEFAULT_VERSION, observation_spec
 from dominoes_env.options import split_options
 
 from .game import I32, Deal, Game, GameState, pick
@@ -40,15 +40,28 @@ from .observation import observe as _observe_game
 from .tables import Tables, build_tables
 
 ENV_ID = "straight_dominoes"
-#: bumped with any change that can change what an agent sees or gets (observation, rewards)
-VERSION = f"v0-obs{OBS_VERSION}"
+
+
+def env_version(obs_version: int = DEFAULT_VERSION) -> str:
+    """The env's version with observation version ``obs_version``: ``"v0-obs<N>"``; the ``v0``
+    is bumped with any change that can change what an agent sees or gets (rewards, the game).
+
+    >>> env_version(4)
+    'v0-obs4'
+    """
+    return f"v0-obs{observation_spec(obs_version).version}"
+
+
+#: the version of an env with the default observation (:meth:`Env.version` is the env's own)
+VERSION = env_version()
 #: the observation's score block is a table of 2 * target_score + 2 float32 values
 MAX_TARGET_SCORE = 1 << 16
 
 
 @dataclass
 class State(pgx.State):
-    """Pgx's six common fields plus ``_step_count`` and ``_x``, the game (:class:`GameState`)."""
+    """Pgx's six common fields plus ``_step_count`` and ``_x``, the game (:class:`GameState`;
+    read it as :attr:`game_state`)."""
 
     current_player: jax.Array
     observation: jax.Array
@@ -62,6 +75,11 @@ class State(pgx.State):
     @property
     def env_id(self) -> str:
         return ENV_ID
+
+    @property
+    def game_state(self) -> GameState:
+        """The game (:class:`~dominoes_env.jax.game.GameState`): Pgx's ``_x`` field, public."""
+        return self._x
 
 
 class Env(pgx.Env):
@@ -100,7 +118,9 @@ class Env(pgx.Env):
 
     @property
     def version(self) -> str:
-        return VERSION
+        """``"v0-obs<N>"``, ``N`` the observation version this env was built with
+        (:func:`env_version`)."""
+        return env_version(self.obs_version)
 
     @property
     def num_players(self) -> int:
@@ -234,7 +254,7 @@ class Env(pgx.Env):
 
     def observe(self, state: State, player_id: jax.Array | None = None) -> jax.Array:
         """``player_id``'s observation (the current player's by default): the float32 vector of
-        :mod:`dominoes_env.encoding`, bit for bit."""
+        :mod:`dominoes_env.obs` (of this env's ``obs_version``), bit for bit."""
         if player_id is None:
             player_id = state.current_player
         obs = _observe_game(self.game, state._x, player_id, self.obs_version)

@@ -1,11 +1,12 @@
-"""The observation vector in JAX: the same float32 values as :mod:`dominoes_env.encoding`,
-bit for bit, for the same position and seat: version 2 (``OBS_VERSION``); with ``version=3``,
-version 2 plus ``reply_points`` (:mod:`dominoes_env.encoding_v3`); with ``version=4``, version 3
-plus ``reply_chance`` and ``follow_up`` (:mod:`dominoes_env.encoding_v4`).
+"""The observation vector in JAX: the same float32 values as :mod:`dominoes_env.obs`, bit for
+bit, for the same position and seat: version 2 (:mod:`dominoes_env.obs.v2`); with ``version=3``,
+version 2 plus ``reply_points`` (:mod:`dominoes_env.obs.v3`); with ``version=4``, version 3 plus
+``reply_chance`` and ``follow_up`` (:mod:`dominoes_env.obs.v4`). The default is the registry's
+``DEFAULT_VERSION``.
 
 The blocks, in order (``T`` tiles, ``V = max_pip + 1`` values, ``n`` seats, ``S`` sides;
 relative seat ``k`` is seat ``(seat + k) % n``; the full table with index ranges is in
-:mod:`dominoes_env.encoding`):
+:mod:`dominoes_env.obs.v2`):
 
 ================  =========  ======================================================================
 block             size       value
@@ -42,10 +43,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..lookahead import reply_chance_table
+from ..obs import DEFAULT_VERSION
 from .game import I32, Game, GameState, pick, pick_row
 
 
-def observe(game: Game, s: GameState, seat: jax.Array, version: int = 2) -> jax.Array:
+def observe(game: Game, s: GameState, seat: jax.Array, version: int = DEFAULT_VERSION
+            ) -> jax.Array:
     """``seat``'s observation of ``s`` as ``float32[D]`` (observation ``version`` 2, 3 or 4)."""
     tb = game.tb
     n, V, S = tb.n, tb.V, tb.S

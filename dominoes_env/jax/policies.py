@@ -1,8 +1,9 @@
 """Jittable baseline policies: uniform random over the legal moves, and greedy.
 
 Both take the env and a ``State`` (one game; ``vmap`` them for a batch) and return an action
-code. ``greedy_policy`` makes exactly the choices of ``agents.greedy.greedy_choice``: the most
-points now, then the heaviest tile, then a double, then the lowest code.
+code. ``greedy_policy`` makes exactly the choices of the core's greedy order
+(:mod:`dominoes_env.core.greedy`, which ``agents.greedy`` plays): the most points now, then the
+heaviest tile, then a double, then the lowest code.
 
 >>> import jax
 >>> from dominoes_env.jax import make
@@ -18,12 +19,10 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from dominoes_env.core import POINT_SCALE
+
 from .env import Env, State
 from .game import Game
-
-#: points are scaled by this before adding the tie rank, so points always dominate (as in
-#: ``agents.greedy.POINT_SCALE``)
-POINT_SCALE = 1 << 10
 
 
 def random_policy(env: Env, state: State, key: jax.Array) -> jax.Array:
@@ -47,8 +46,9 @@ def random_policy(env: Env, state: State, key: jax.Array) -> jax.Array:
 
 
 def greedy_policy(env: Env, state: State) -> jax.Array:
-    """The greedy action code: the key ``points * 1024 + tie_rank[code]`` is largest, where
-    ``tie_rank`` orders codes by (tile pips, is double, -code), as ``agents.greedy``."""
-    points = Game.points_for_count(env.game.count_after_all(state._x))
+    """The greedy action code: the key ``points * POINT_SCALE + tie_rank[code]`` is largest,
+    with the core's :data:`~dominoes_env.core.POINT_SCALE` and
+    :func:`~dominoes_env.core.tie_rank` (tabulated in the env's tables)."""
+    points = Game.points_for_count(env.game.count_after_all(state.game_state))
     key = points * POINT_SCALE + jnp.asarray(env.tables.tie_rank)
     return jnp.argmax(jnp.where(state.legal_action_mask, key, -1)).astype(jnp.int32)

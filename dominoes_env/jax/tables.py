@@ -3,8 +3,10 @@
 Everything here is a constant of the compiled program: tile pips and halves, which tiles carry
 which pip value, the seat-to-side map, the seat-relative orders of the observation, and the
 float32 values of the observation's scaled numbers. The scaled numbers are tabulated from the
-same double-precision arithmetic as :mod:`dominoes_env.encoding` (``float32(x * (1.0 / d))``)
-so the JAX observation equals the numpy one bit for bit.
+same double-precision arithmetic as :mod:`dominoes_env.obs.v2` (``float32(x * (1.0 / d))``)
+so the JAX observation equals the numpy one bit for bit. The orders are the core's: the
+relative seats and sides (:meth:`RuleConfig.relative_seats` / ``relative_sides``) and the
+greedy tie-break (:func:`dominoes_env.core.tie_rank`).
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dominoes_env.core import RuleConfig
+from dominoes_env.core import RuleConfig, tie_rank
 from dominoes_env.core.layout import SPINNER_FIRST, SPINNER_LEAD, SPINNER_MODES, SPINNER_NONE
-from dominoes_env.encoding import MOVE_POINTS_DIVISOR, NUM_ENDS, SCORE_CAP, observation_layout
+from dominoes_env.obs import NUM_ENDS
+from dominoes_env.obs.v2 import MOVE_POINTS_DIVISOR, SCORE_CAP, observation_layout
 
 __all__ = ["SPINNER_FIRST", "SPINNER_LEAD", "SPINNER_NONE", "Tables", "build_tables"]
 
@@ -54,7 +57,7 @@ class Tables:
     hand_f32: np.ndarray  #: float32[T+1]: tiles / hand_size
     bone_f32: np.ndarray  #: float32[B+1]: tiles / max(1, boneyard_size)
     score_f32: np.ndarray  #: float32[2*target+2]: min(score / target_score, 2)
-    tie_rank: np.ndarray  #: int32[4T]: greedy tie-break place of each action code
+    tie_rank: np.ndarray  #: int32[4T]: greedy tie-break place of each action code (the core's)
     obs_size: int
 
     @property
@@ -69,27 +72,15 @@ def build_tables(rules: RuleConfig) -> Tables:
     suit = np.zeros((V, T), dtype=bool)
     for t, (a, b) in enumerate(ts.tiles):
         suit[a, t] = suit[b, t] = True
-    rel_seats = np.array([[(s + k) % n for k in range(n)] for s in range(n)], dtype=np.int32)
-    rel_sides = []
-    for seat in range(n):
-        order: list[int] = []
-        for k in range(n):
-            side = rules.side_of((seat + k) % n)
-            if side not in order:
-                order.append(side)
-        rel_sides.append(order)
+    rel_seats = np.array([rules.relative_seats(s) for s in range(n)], dtype=np.int32)
+    rel_sides = [rules.relative_sides(s) for s in range(n)]
     top = 8 * rules.max_pip  # the largest count four ends can show
-    codes = range(T * NUM_ENDS)
-    order = sorted(codes, key=lambda c: (ts.pips[c >> 2], ts.is_double[c >> 2], -c))
     points_f32 = _f32_table(c / MOVE_POINTS_DIVISOR for c in range(top + 1))
     points_step = 5 / MOVE_POINTS_DIVISOR
     fifths = np.arange(0, top + 1, 5)
     if not np.array_equal(points_f32[fifths], (fifths // 5).astype(np.float32)
                           * np.float32(points_step)):  # fmt: skip
         raise AssertionError("move points are no longer exact multiples of 5 / divisor")
-    rank = np.zeros(T * NUM_ENDS, dtype=np.int32)
-    for place, code in enumerate(order):
-        rank[code] = place
     return Tables(
         rules=rules, T=T, V=V, n=n, S=S, B=B, hand_size=rules.hand_size,
         draw_limit=B - rules.boneyard_reserve,
@@ -100,7 +91,7 @@ def build_tables(rules: RuleConfig) -> Tables:
         suit=suit,
         side=np.array([rules.side_of(s) for s in range(n)], dtype=np.int32),
         rel_seats=rel_seats, rel_sides=np.array(rel_sides, dtype=np.int32),
-        # the same expressions as dominoes_env.encoding, in double precision
+        # the same expressions as dominoes_env.obs.v2, in double precision
         count_f32=_f32_table(c * (1.0 / top) for c in range(top + 1)),
         points_f32=points_f32, points_step=points_step,
         hand_f32=_f32_table(k * (1.0 / rules.hand_size) for k in range(T + 1)),
@@ -109,6 +100,6 @@ def build_tables(rules: RuleConfig) -> Tables:
             min(k * (1.0 / rules.target_score), SCORE_CAP)
             for k in range(2 * rules.target_score + 2)
         ),
-        tie_rank=rank,
+        tie_rank=np.array(tie_rank(rules.max_pip), dtype=np.int32),
         obs_size=observation_layout(rules).size,
     )  # fmt: skip

@@ -31,9 +31,9 @@ import jax.numpy as jnp  # noqa: E402
 
 from agents.greedy import greedy_choice  # noqa: E402
 from dominoes_env.core import MatchState, RuleConfig  # noqa: E402
-from dominoes_env.encoding import observation_spec  # noqa: E402
 from dominoes_env.jax import Deal, greedy_policy, make  # noqa: E402
 from dominoes_env.jax.game import RESULT_BLOCKED, RESULT_DOMINO, RESULT_NONE  # noqa: E402
+from dominoes_env.obs import observation_spec  # noqa: E402
 from dominoes_env.options import delta_rewards  # noqa: E402
 
 from ..helpers import CONFIGS  # noqa: E402

@@ -14,15 +14,15 @@ import pytest
 jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
 
-from agents.greedy import tie_rank  # noqa: E402
 from dominoes_env.aec import raw_env  # noqa: E402
-from dominoes_env.core import RuleConfig  # noqa: E402
-from dominoes_env.encoding import observation_size, observation_spec  # noqa: E402
+from dominoes_env.core import RuleConfig, tie_rank  # noqa: E402
 from dominoes_env.jax import Deal, greedy_policy, make, random_policy  # noqa: E402
+from dominoes_env.obs import DEFAULT_VERSION, observation_spec  # noqa: E402
+from dominoes_env.obs.v2 import observation_size  # noqa: E402
 
 
 def test_import_dominoes_env_stays_free_of_jax():
-    code = ("import sys, dominoes_env, dominoes_env.core, dominoes_env.encoding, dominoes_env.aec;"
+    code = ("import sys, dominoes_env, dominoes_env.core, dominoes_env.obs, dominoes_env.aec;"
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('jax', 'jaxlib', 'pgx'));"
             "print(bad); sys.exit(1 if bad else 0)")  # fmt: skip
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -66,6 +66,11 @@ def test_properties_match_the_numpy_encoding():
             later = make(**opts, obs_version=version)
             assert later.obs_version == version
             assert later.observation_shape == (observation_spec(version).layout(rules).size,)
+
+
+def test_version_names_the_observation_version_the_env_was_built_with():
+    assert make().version == f"v0-obs{DEFAULT_VERSION}"
+    assert [make(obs_version=v).version for v in (2, 3, 4)] == ["v0-obs2", "v0-obs3", "v0-obs4"]
 
 
 def test_each_observation_version_starts_with_the_one_before():

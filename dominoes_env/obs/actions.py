@@ -1,0 +1,127 @@
+"""Actions as the RL faces see them: ``Discrete(T * 4)`` action codes and their masks.
+
+``code = tile_index * 4 + end`` with ends ``left=0, right=1, up=2, down=3``; the lead is played
+with end ``0`` (the core's :func:`~dominoes_env.core.code_of`, :func:`~dominoes_env.core.tile_of`
+and :func:`~dominoes_env.core.end_of`). :func:`encode_action` / :func:`decode_action` convert
+with checks; the action mask is 1 exactly at the core's legal codes for the seat to play. The
+same for every observation version.
+
+>>> decode_action(encode_action(5, "up"))
+(5, 2)
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ..core import END_NAMES, SeatView, code_of, end_of, tile_of
+from ..core.checks import as_int, is_bool
+from . import NUM_ENDS, check_out
+
+_INT8 = np.dtype(np.int8)
+
+
+def action_mask(view: SeatView, out: np.ndarray | None = None) -> np.ndarray:
+    """``int8`` mask over the ``T * 4`` action codes: 1 exactly at ``view.legal`` (all zeros
+    when it is not this seat's turn).
+
+    >>> from dominoes_env.core import MatchState
+    >>> m = MatchState(seed=0)
+    >>> np.flatnonzero(action_mask(m.view(m.turn))).tolist() == sorted(m.legal_actions())
+    True
+    """
+    if not isinstance(view, SeatView):
+        raise TypeError(f"action_mask needs a SeatView, not {type(view).__name__}")
+    size = view.rules.num_tiles * NUM_ENDS
+    check_out(out, size, np.int8)
+    mask = mask_of(view.legal, size)
+    if out is None:
+        return mask
+    out[:] = mask
+    return out
+
+
+def mask_of(codes, size: int) -> np.ndarray:
+    """A new ``int8`` array of ``size`` zeros with 1 at each of ``codes``.
+
+    >>> mask_of([1, 3], 4).tolist()
+    [0, 1, 0, 1]
+    """
+    buf = bytearray(size)
+    for c in codes:
+        buf[c] = 1
+    return np.frombuffer(buf, _INT8)
+
+
+def encode_action(tile_index: int, end: int | str | None = None,
+                  num_tiles: int | None = None) -> int:
+    """The action code of a tile index and an end (``0..3`` or ``"left"``, ``"right"``,
+    ``"up"``, ``"down"``; ``None`` for the lead, which uses end 0).
+
+    >>> encode_action(27, "left"), encode_action(27, None), encode_action(3, 2)
+    (108, 108, 14)
+    """
+    tile_index = as_int("tile_index", tile_index)
+    if tile_index < 0 or (num_tiles is not None and tile_index >= num_tiles):
+        allowed = "a non-negative integer" if num_tiles is None else f"0..{num_tiles - 1}"
+        raise ValueError(f"tile_index={tile_index} is out of range; allowed: {allowed}")
+    if end is None:
+        e = 0
+    elif isinstance(end, str):
+        if end not in END_NAMES:
+            raise ValueError(f"unknown end {end!r}; allowed: {', '.join(END_NAMES)} or None")
+        e = END_NAMES.index(end)
+    elif not is_bool(end) and hasattr(end, "__index__") and 0 <= operator.index(end) < NUM_ENDS:
+        e = operator.index(end)
+    else:
+        raise ValueError(
+            f"end={end!r} is not an end; allowed: 0..3, {', '.join(END_NAMES)} or None"
+        )
+    return code_of(int(tile_index), e)
+
+
+def decode_action(code: int, num_tiles: int | None = None) -> tuple[int, int]:
+    """``(tile_index, end_index)`` of an action code.
+
+    >>> decode_action(109)
+    (27, 1)
+    """
+    code = as_int("action code", code)
+    if code < 0 or (num_tiles is not None and code >= num_tiles * NUM_ENDS):
+        top = None if num_tiles is None else num_tiles * NUM_ENDS - 1
+        allowed = "a non-negative integer" if top is None else f"0..{top}"
+        raise ValueError(f"action code {code} is out of range; allowed: {allowed}")
+    return tile_of(int(code)), end_of(int(code))
+
+
+def check_action(action, num_actions: int) -> int:
+    """``action`` as an ``int`` code after checking its type and range (``TypeError`` /
+    ``ValueError`` naming what is allowed). Legality is the core's business.
+
+    >>> check_action(np.int32(5), 112)
+    5
+    >>> check_action(112, 112)
+    Traceback (most recent call last):
+    ...
+    ValueError: action 112 is out of range; allowed: 0..111 (tile_index * 4 + end)
+    """
+    if isinstance(action, (bool, np.bool_)):
+        raise TypeError(f"an action is an integer code (tile_index * 4 + end), not {action!r}")
+    try:
+        code = operator.index(action)
+    except TypeError:
+        raise TypeError(
+            f"an action is an integer code (tile_index * 4 + end), not {action!r} "
+            f"({type(action).__name__})"
+        ) from None
+    if not 0 <= code < num_actions:
+        raise ValueError(
+            f"action {code} is out of range; allowed: 0..{num_actions - 1} (tile_index * 4 + end)"
+        )
+    return code
+
+
+__all__ = ["NUM_ENDS", "action_mask", "check_action", "decode_action", "encode_action",
+           "mask_of"]
