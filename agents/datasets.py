@@ -46,8 +46,10 @@ import numpy as np
 
 from dominoes_env.core import MatchState, RuleConfig
 from dominoes_env.core.files import atomic_write
-from dominoes_env.core.records import _replay_move, _start_hand
-from dominoes_env.encoding import OBS_VERSION, action_mask, encode_observation, observation_size
+from dominoes_env.core.records import replay_steps
+from dominoes_env.obs.actions import action_mask
+from dominoes_env.obs.v2 import VERSION as OBS_VERSION
+from dominoes_env.obs.v2 import encode_observation, observation_size
 from dominoes_env.record_files import RECORDS_DIR, iter_records
 
 from .tournament.runner import TournamentConfig, run_tournament
@@ -70,22 +72,23 @@ def record_decisions(record: dict, agents: list[str]) -> dict[str, np.ndarray]:
     seat_agent = [agents.index(spec) for spec in meta["seats"]]
     match = MatchState(rules, auto_deal=False)
     cols: dict[str, list] = {k: [] for k in FIELDS}
-    for i, entry in enumerate(record["hands"]):
-        _start_hand(match, entry, i)
-        start = list(match.scores)
-        first = len(cols["action"])
-        for j, move in enumerate(entry["moves"]):
-            seat = match.turn
+    for step in replay_steps(record):  # each hand's positions, then where the record leaves it
+        match = step.match
+        if step.move == 0:
+            start = list(match.scores)
+            first = len(cols["action"])
+        if step.code is not None:
+            seat = step.seat
             view = match.view(seat)
             cols["obs"].append(encode_observation(view))
             cols["mask"].append(action_mask(view).astype(bool))
-            points = _replay_move(match, move, i, j)
-            cols["action"].append(match.hand.moves[-1][1])
+            cols["action"].append(step.code)
             cols["seat"].append(seat)
             cols["agent"].append(seat_agent[seat])
             cols["match"].append(meta["index"])
-            cols["hand"].append(i)
-            cols["points"].append(points)
+            cols["hand"].append(step.hand)
+            cols["points"].append(step.points)
+            continue
         gained = [b - a for a, b in zip(start, match.scores, strict=True)]
         for row in range(first, len(cols["action"])):
             side = rules.side_of(cols["seat"][row])

@@ -150,3 +150,31 @@ def test_rgb_image_fits_a_long_layout():
     img = render_rgb(longest)
     border = np.concatenate([img[:, :3].reshape(-1, 3), img[:, -3:].reshape(-1, 3)])
     assert not np.any(np.all(border == TILE_FILL, axis=1))  # no tile runs off the picture
+
+
+@pytest.mark.parametrize("where, message", [
+    ("after the match", "the match was already won"),
+    ("after a hand", "the hand is already over"),
+])
+def test_viewer_steps_refuse_a_move_the_replay_refuses(where, message):
+    """The viewer's steps read a record through the core's replay (replay_steps), so a move
+    written after the match was won or after its hand ended is refused as `replay` refuses it
+    (the steps used to stop there and show the record as valid)."""
+    from dominoes_env.core import RecordError
+    from dominoes_env.core.records import replay_record
+    from dominoes_env.render.steps import record_steps
+
+    m = MatchState(RuleConfig(target_score=100), seed=5)
+    while not m.is_over:
+        m.play(m.legal_actions()[0])
+    record = m.to_record()
+    finished = [h for h, hand in zip(record["hands"], m.finished_hands, strict=False)
+                if hand.is_over]
+    entry = record["hands"][-1] if where == "after the match" else finished[0]
+    assert len(record["hands"]) > 1
+    entry["moves"].append(list(entry["moves"][-1]))
+    with pytest.raises(RecordError, match=message) as replayed:
+        replay_record(record)
+    with pytest.raises(RecordError, match=message) as stepped:
+        record_steps(record)
+    assert str(stepped.value) == str(replayed.value)

@@ -22,7 +22,8 @@ from __future__ import annotations
 import json
 import os
 import stat
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
 from .checks import short_repr
 from .errors import IllegalMoveError, RecordError
@@ -172,19 +173,72 @@ def record_rules(record: Any) -> tuple[RuleConfig, list]:
     return rules, record["hands"]
 
 
-def replay_match(record: Any) -> tuple[MatchState, list[dict[str, Any]]]:
-    """Replay a record; returns the match as it stands and a summary per hand (see
-    :func:`replay_record`). Raises :class:`RecordError` on anything the rules forbid."""
-    rules, _ = record_rules(record)
+class RecordStep(NamedTuple):
+    """One position of a record being replayed (see :func:`replay_steps`).
+
+    ``match`` is the replay's :class:`MatchState`, standing at this position while the step is
+    handled; it moves on when the next step is asked for (copy what must outlive the step).
+    """
+
+    match: MatchState  #: the match at this position (live: read it before the next step)
+    hand: int  #: index of the hand in the record
+    move: int  #: moves of this hand played before this position
+    seat: int  #: the seat to play (``-1`` once the hand or the match is over)
+    code: int | None  #: the action code of the record's next move, ``None`` at a hand's end
+    points: int  #: the points that move scores (the hand award not included; 0 at the end)
+
+
+def replay_steps(record: Any) -> Iterator[RecordStep]:
+    """Replay a record position by position, checking every move against the rules.
+
+    Each hand yields one step per position: the first just dealt, one before each of its moves
+    (``code`` and ``points`` give that move, played when the next step is asked for), and a
+    last one where the record leaves the hand (``code`` is ``None``; ``match.hand.is_over``
+    tells whether it was finished). Raises :class:`RecordError` naming the hand, the move and
+    the reason at the first thing the rules forbid; a bad move is found before the position it
+    is played from is yielded. The replay (:func:`replay_match`), the replay viewers' steps and
+    the decision datasets all read records through it.
+
+    >>> m = MatchState(RuleConfig(target_score=30), seed=1)
+    >>> while not m.is_over:
+    ...     _ = m.play(m.legal_actions()[0])
+    >>> record = m.to_record()
+    >>> steps = list(replay_steps(record))
+    >>> first, last = steps[0], steps[-1]
+    >>> (first.hand, first.move, first.seat == record["hands"][0]["leader"]), last.code is None
+    ((0, 0, True), True)
+    >>> sum(s.code is not None for s in steps) == sum(len(h["moves"]) for h in record["hands"])
+    True
+    >>> last.match.scores == m.scores and last.match.winner == m.winner
+    True
+    """
+    rules, entries = record_rules(record)
     match = MatchState(rules, auto_deal=False)
-    summaries = []
-    for i, entry in enumerate(record["hands"]):
+    for i, entry in enumerate(entries):
         if match.is_over:
             raise RecordError(f"hand {i}: the match was already won by side {match.winner}")
         if i > 0 and not match.hand.is_over:
             raise RecordError(f"hand {i}: hand {i - 1} is not finished, so no hand may follow it")
         _start_hand(match, entry, i)
-        points = [_replay_move(match, mv, i, j) for j, mv in enumerate(entry["moves"])]
+        hand = match.hand
+        for j, move in enumerate(entry["moves"]):
+            code, flip = _check_move(match, move, i, j)
+            yield RecordStep(match, i, j, hand.turn, code, hand.points_after(code))
+            match.apply_unchecked(code, flip)
+        yield RecordStep(match, i, len(entry["moves"]), match.turn, None, 0)
+
+
+def replay_match(record: Any) -> tuple[MatchState, list[dict[str, Any]]]:
+    """Replay a record; returns the match as it stands and a summary per hand (see
+    :func:`replay_record`). Raises :class:`RecordError` on anything the rules forbid."""
+    match = None
+    summaries = []
+    points: list[int] = []
+    for step in replay_steps(record):
+        match = step.match
+        if step.code is not None:
+            points.append(step.points)
+            continue
         hand = match.hand
         award = match.awards[-1] if hand.is_over else None
         summaries.append(
@@ -195,6 +249,9 @@ def replay_match(record: Any) -> tuple[MatchState, list[dict[str, Any]]]:
                 "scores": list(match.scores),
             }
         )
+        points = []
+    if match is None:  # a record of no hands
+        match = MatchState(record_rules(record)[0], auto_deal=False)
     return match, summaries
 
 
@@ -225,12 +282,7 @@ def _start_hand(match: MatchState, entry: Any, i: int) -> None:
     if i > 0:
         expected = match.next_leader()
         if expected is not None and leader != expected:
-            why = (
-                "the leader rotates one seat each hand"
-                if rules.next_leader == "rotate"
-                else f"seat {expected} dominoed the previous hand and leads"
-            )
-            raise RecordError(f"hand {i}: leader {leader} contradicts the rules: {why}")
+            raise RecordError(f"hand {i}: {leader_contradiction(rules, leader, expected)}")
     try:
         hand = HandState.from_tiles(rules, entry["hands"], entry["boneyard"], leader)
     except (ValueError, TypeError) as err:
@@ -238,7 +290,24 @@ def _start_hand(match: MatchState, entry: Any, i: int) -> None:
     match.start_hand(leader, hand)
 
 
-def _replay_move(match: MatchState, move: Any, i: int, j: int) -> int:
+def leader_contradiction(rules: RuleConfig, leader: int, expected: int) -> str:
+    """Why a record's ``leader`` of a hand contradicts the rules, which name ``expected``
+    (:func:`~dominoes_env.core.match.leader_after` the hand before).
+
+    >>> leader_contradiction(RuleConfig(next_leader="rotate"), 0, 1)
+    'leader 0 contradicts the rules: the leader rotates one seat each hand'
+    """
+    why = (
+        "the leader rotates one seat each hand"
+        if rules.next_leader == "rotate"
+        else f"seat {expected} dominoed the previous hand and leads"
+    )
+    return f"leader {leader} contradicts the rules: {why}"
+
+
+def _check_move(match: MatchState, move: Any, i: int, j: int) -> tuple[int, bool]:
+    """``(code, flipped)`` of move ``j`` of hand ``i`` if the rules allow it now, else
+    :class:`RecordError` naming the hand, the move and the reason."""
     where = f"hand {i}, move {j} {_show(move)}"
     if not isinstance(move, list) or len(move) != 3:
         raise RecordError(f"{where}: a move is [seat, [a, b], end]")
@@ -258,7 +327,7 @@ def _replay_move(match: MatchState, move: Any, i: int, j: int) -> int:
     if not isinstance(tile, list) or len(tile) != 2:
         raise RecordError(f"{where}: the tile must be a pair [a, b]")
     try:
-        return match.play((tuple(tile), end))
+        return hand.check_move((tuple(tile), end))
     except IllegalMoveError as err:
         raise RecordError(f"{where}: {err.reason}{_boneyard_note(hand, tile)}") from None
     except TypeError as err:

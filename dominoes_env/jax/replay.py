@@ -19,8 +19,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dominoes_env.core import END_NAMES, RecordError, RuleConfig
-from dominoes_env.core.records import RECORD_KEYS, record_rules
+from dominoes_env.core import END_NAMES, RecordError, RuleConfig, code_of
+from dominoes_env.core.records import RECORD_KEYS, leader_contradiction, record_rules
 
 from .env import Env, make
 from .game import RESULT_BLOCKED, RESULT_DOMINO, Deal
@@ -49,7 +49,7 @@ def replay_record_jax(record: Any) -> dict[str, Any]:
                 raise deal
             state = init(deal)
         else:
-            x = state._x
+            x = state.game_state
             if int(x.winner) >= 0:
                 raise RecordError(f"hand {i}: the match was already won by side {int(x.winner)}")
             if summaries[-1]["end"] is None:
@@ -62,15 +62,15 @@ def replay_record_jax(record: Any) -> dict[str, Any]:
         ended = None
         for j, move in enumerate(entry["moves"]):
             where = f"hand {i}, move {j} {json.dumps(move)}"
-            if int(state._x.winner) >= 0:
+            if int(state.game_state.winner) >= 0:
                 raise RecordError(f"{where}: the match was already won by side "
-                                  f"{int(state._x.winner)}")
+                                  f"{int(state.game_state.winner)}")
             if ended is not None:
                 raise RecordError(f"{where}: the hand is already over ({ended[0]})")
             code, flip = _judge(env, state, move, where)
             nxt = deals[i + 1] if i + 1 < len(deals) else blank
             state = step(state, code, blank if isinstance(nxt, RecordError) else nxt, flip)
-            x = state._x
+            x = state.game_state
             points.append(int(x.last_points))
             if int(x.ended_result):
                 award = (int(x.added_side), int(x.added_points))
@@ -80,9 +80,9 @@ def replay_record_jax(record: Any) -> dict[str, Any]:
             "move_points": points,
             "end": ended[0] if ended else None,
             "award": {"side": award[0], "points": award[1]} if award else None,
-            "scores": np.asarray(state._x.scores).tolist(),
+            "scores": np.asarray(state.game_state.scores).tolist(),
         })  # fmt: skip
-    x = state._x if state is not None else None
+    x = state.game_state if state is not None else None
     scores = np.asarray(x.scores).tolist() if x is not None else [0] * rules.num_sides
     winner = int(x.winner) if x is not None and int(x.winner) >= 0 else None
     return {"hands": summaries, "scores": scores, "winner": winner}
@@ -116,9 +116,7 @@ def _check_leader(rules: RuleConfig, expected: int, leader: int, i: int) -> None
     """The JAX game dealt hand ``i`` with the leader the rules give (the record's own leader
     where the rules draw one at random)."""
     if leader != expected:
-        why = ("the leader rotates one seat each hand" if rules.next_leader == "rotate"
-               else f"seat {expected} dominoed the previous hand and leads")  # fmt: skip
-        raise RecordError(f"hand {i}: leader {leader} contradicts the rules: {why}")
+        raise RecordError(f"hand {i}: {leader_contradiction(rules, leader, expected)}")
 
 
 def _judge(env: Env, state, move: Any, where: str) -> tuple[int, bool]:
@@ -127,7 +125,7 @@ def _judge(env: Env, state, move: Any, where: str) -> tuple[int, bool]:
     if not isinstance(move, list) or len(move) != 3:
         raise RecordError(f"{where}: a move is [seat, [a, b], end]")
     seat, tile, end = move
-    x = state._x
+    x = state.game_state
     turn = int(x.turn)
     if seat != turn:
         raise RecordError(f"{where}: it is seat {turn}'s turn, not seat {seat!r}'s")
@@ -149,7 +147,7 @@ def _judge(env: Env, state, move: Any, where: str) -> tuple[int, bool]:
         if end not in END_NAMES:
             raise RecordError(f"{where}: unknown end {end!r}; allowed: {', '.join(END_NAMES)}")
         e, flip = END_NAMES.index(end), False
-    code = t * 4 + e
+    code = code_of(t, e)
     if bool(state.legal_action_mask[code]):
         return code, flip
     name = ts.tiles[t]

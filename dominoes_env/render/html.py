@@ -34,7 +34,7 @@ from ..core.files import atomic_write
 from ..core.rules import RuleConfig
 from .layout import PlacedTile, place_tiles
 from .steps import Step, record_steps
-from .svg import TABLE, TEXT, _tile_parts, tile_svg
+from .svg import TABLE, TEXT, tile_parts, tile_svg
 
 UNIT = 24.0  #: half-tile length of the layout picture, in pixels
 
@@ -76,8 +76,8 @@ def page_data(record: dict, seat: int | None = None) -> dict[str, Any]:
         "steps": out,
         "layouts": layouts,
         "unit": UNIT,
-        "pieces": [{"svg": "".join(_tile_parts(PlacedTile(-1, a, b, 0.0, 0.0, v, sp, -1),
-                                               0.0, 0.0, UNIT)), "v": v}
+        "pieces": [{"svg": "".join(tile_parts(PlacedTile(-1, a, b, 0.0, 0.0, v, sp, -1),
+                                              0.0, 0.0, UNIT)), "v": v}
                    for (a, b, v, sp) in pieces],
         "tiles": [tile_svg(t.low, t.high, unit=18.0) for t in ts.tiles],
         "tileNames": [str(t) for t in ts.tiles],

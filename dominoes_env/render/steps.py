@@ -23,11 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..core.errors import RecordError
 from ..core.hand import HandState
 from ..core.match import MatchState
 from ..core.moves import end_of, tile_of
-from ..core.records import _replay_move, _start_hand, record_rules
+from ..core.records import record_rules, replay_steps
 
 END_WORDS = ("left", "right", "up", "down")
 KINDS = ("deal", "play", "draw", "pass", "end", "match")
@@ -63,18 +62,24 @@ class Step:
 
 def record_steps(record: Any) -> list[Step]:
     """The steps of a record (a dict in the records format). Raises :class:`RecordError` on a
-    record that is malformed or breaks a rule, naming the hand and move."""
-    rules, _ = record_rules(record)
-    match = MatchState(rules, auto_deal=False)
+    record that is malformed or breaks a rule, naming the hand and move (the checks of
+    :func:`~dominoes_env.core.records.replay_steps`, which replays it)."""
     steps: list[Step] = []
-    for i, entry in enumerate(record["hands"]):
-        if match.is_over:
-            raise RecordError(f"hand {i}: the match was already won by side {match.winner}")
-        if i > 0 and not match.hand.is_over:
-            raise RecordError(f"hand {i}: hand {i - 1} is not finished, so no hand may follow it")
-        _start_hand(match, entry, i)
-        _hand_steps(match, entry, i, steps)
+    match = None
+    story = None
+    for position in replay_steps(record):
+        match = position.match
+        if position.move == 0:
+            story = _HandStory(match, position.hand, steps)
+        story.after_move(steps)
+        if position.code is not None:
+            story.before_move(position, record["hands"][position.hand]["moves"])
+        elif match.hand.is_over:
+            story.end(steps)
+    if match is None:  # a record of no hands
+        match = MatchState(record_rules(record)[0], auto_deal=False)
     last = steps[-1] if steps else None
+    rules = match.rules
     if match.winner is not None:
         seats = rules.seats_of(match.winner)
         who = f"side {match.winner}" + (f" (seats {'+'.join(map(str, seats))})"
@@ -93,79 +98,95 @@ def _score_text(scores) -> str:
     return "scores " + " - ".join(map(str, scores))
 
 
-def _hand_steps(match: MatchState, entry: dict, i: int, steps: list[Step]) -> None:
-    hand: HandState = match.hand
-    rules = match.rules
-    ts = rules.tiles
-    tiles = [{k for k in range(ts.num_tiles) if m >> k & 1} for m in hand.dealt[0]]
-    boneyard = list(hand.dealt[1])
-    drawn = 0
-    frozen = _freeze(tiles)
-    steps.append(Step("deal", i, 0, hand.leader,
-                      f"hand {i + 1} dealt: seat {hand.leader} leads", frozen,
-                      len(boneyard), tuple(match.scores), 0, 0, hand.leader, None, None,
-                      hand.copy()))
-    seen = len(hand.history)
-    for j, move in enumerate(entry["moves"]):
-        before = list(match.scores)
-        points = _replay_move(match, move, i, j)
-        snap = hand.copy()
-        events = hand.history[seen:]
-        seen = len(hand.history)
+class _HandStory:
+    """The steps of one hand, told position by position as the record is replayed."""
+
+    def __init__(self, match: MatchState, i: int, steps: list[Step]):
+        hand: HandState = match.hand
+        self.match, self.hand, self.i = match, hand, i
+        ts = match.rules.tiles
+        self.tiles = [{k for k in range(ts.num_tiles) if m >> k & 1} for m in hand.dealt[0]]
+        self.boneyard = list(hand.dealt[1])
+        self.drawn = 0
+        self.seen = len(hand.history)
+        self.pending = None  # (move index, the record's move, its points, scores before it)
+        self.snap = hand.copy()
+        steps.append(Step("deal", i, 0, hand.leader,
+                          f"hand {i + 1} dealt: seat {hand.leader} leads", _freeze(self.tiles),
+                          len(self.boneyard), tuple(match.scores), 0, 0, hand.leader, None, None,
+                          self.snap))
+
+    def before_move(self, position, moves: list) -> None:
+        """Remember the move about to be played from ``position``."""
+        self.pending = (position.move, moves[position.move], position.points,
+                        list(self.match.scores))
+
+    def after_move(self, steps: list[Step]) -> None:
+        """The steps of the move remembered by :meth:`before_move`, now that it is played: its
+        play, then the draws and passes it forced."""
+        if self.pending is None:
+            return
+        j, move, points, before = self.pending
+        self.pending = None
+        match, hand, i, tiles = self.match, self.hand, self.i, self.tiles
+        rules = match.rules
+        self.snap = snap = hand.copy()
+        events = hand.history[self.seen:]
+        self.seen = len(hand.history)
         first = len(steps)
         for ev in events:
             kind, seat = ev[0], ev[1]
+            left = len(self.boneyard) - self.drawn
             if kind == "play":
                 code = ev[2]
-                t = tile_of(code)
-                tiles[seat].discard(t)
+                tiles[seat].discard(tile_of(code))
                 before[rules.side_of(seat)] += points
                 tile = tuple(move[1])
                 where = "leads" if j == 0 else f"plays on the {END_WORDS[end_of(code)]} end:"
                 text = f"seat {seat} {where} {_tile_str(tile)}, count {snap.count}"
                 text += f", scores {points}" if points else ""
-                steps.append(Step("play", i, j + 1, seat, text, _freeze(tiles),
-                                  len(boneyard) - drawn, tuple(before), snap.count, points,
-                                  -1, tile, None, snap))
+                steps.append(Step("play", i, j + 1, seat, text, _freeze(tiles), left,
+                                  tuple(before), snap.count, points, -1, tile, None, snap))
             elif kind == "draw":
                 n = ev[2]
-                for t in boneyard[drawn:drawn + n]:
+                for t in self.boneyard[self.drawn:self.drawn + n]:
                     tiles[seat].add(t)
-                drawn += n
+                self.drawn += n
                 steps.append(Step("draw", i, j + 1, seat,
                                   f"seat {seat} cannot play and draws {n} "
                                   f"tile{'s' if n > 1 else ''}", _freeze(tiles),
-                                  len(boneyard) - drawn, tuple(before), snap.count, 0, -1,
-                                  None, None, snap))
+                                  len(self.boneyard) - self.drawn, tuple(before), snap.count, 0,
+                                  -1, None, None, snap))
             elif kind == "pass":
                 steps.append(Step("pass", i, j + 1, seat, f"seat {seat} cannot play and passes",
-                                  _freeze(tiles), len(boneyard) - drawn, tuple(before),
-                                  snap.count, 0, -1, None, None, snap))
+                                  _freeze(tiles), left, tuple(before), snap.count, 0, -1, None,
+                                  None, snap))
         # who acts after each of these steps: the seat of the next event, then the seat to play
         after = [st.seat for st in steps[first + 1:]] + [-1 if match.is_over else hand.turn]
         steps[first:] = [replace(st, turn=t) for st, t in zip(steps[first:], after, strict=True)]
-        if hand.is_over:
-            award = match.awards[-1] if match.finished_hands and \
-                match.finished_hands[-1] is hand else None
-            kind_, seat = hand.result
-            how = f"seat {seat} dominoes" if kind_ == "domino" else "the hand is blocked"
-            if award:
-                side_seats = rules.seats_of(award[0])
-                who = f"side {award[0]}" + (f" (seats {'+'.join(map(str, side_seats))})"
-                                            if len(side_seats) > 1 else "")
-                text = f"hand {i + 1} over: {how}; {who} scores {award[1]}"
-            else:
-                text = f"hand {i + 1} over: {how}; no award"
-            pips = ts.pips
-            left = ", ".join(f"seat {s} {sum(pips[t] for t in held)}"
-                             for s, held in enumerate(tiles))
-            text += f" (pips left: {left})"
-            steps.append(Step("end", i, j + 1, seat, text, _freeze(tiles),
-                              len(boneyard) - drawn, tuple(match.scores), snap.count, 0, -1,
-                              None, award, snap))
-            break
-        if match.is_over:
-            break
+
+    def end(self, steps: list[Step]) -> None:
+        """The step of the hand's end: how it ended, the award, the pips left."""
+        match, hand, i = self.match, self.hand, self.i
+        rules = match.rules
+        award = match.awards[-1] if match.finished_hands and \
+            match.finished_hands[-1] is hand else None
+        kind_, seat = hand.result
+        how = f"seat {seat} dominoes" if kind_ == "domino" else "the hand is blocked"
+        if award:
+            side_seats = rules.seats_of(award[0])
+            who = f"side {award[0]}" + (f" (seats {'+'.join(map(str, side_seats))})"
+                                        if len(side_seats) > 1 else "")
+            text = f"hand {i + 1} over: {how}; {who} scores {award[1]}"
+        else:
+            text = f"hand {i + 1} over: {how}; no award"
+        pips = rules.tiles.pips
+        left = ", ".join(f"seat {s} {sum(pips[t] for t in held)}"
+                         for s, held in enumerate(self.tiles))
+        text += f" (pips left: {left})"
+        steps.append(Step("end", i, len(hand.moves), seat, text, _freeze(self.tiles),
+                          len(self.boneyard) - self.drawn, tuple(match.scores), self.snap.count,
+                          0, -1, None, award, self.snap))
 
 
 def _freeze(tiles: list[set[int]]) -> tuple[tuple[int, ...], ...]:

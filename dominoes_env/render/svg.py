@@ -57,7 +57,7 @@ def layout_svg(state, scores=None, *, hand_number: int | None = None, winner: in
     if not pic.tiles:
         out.append(_text(width / 2, top + area_h / 2 + 4, "(empty layout)", anchor="middle"))
     for t in pic.tiles:
-        out.extend(_tile_parts(t, ox + t.x * unit - t.width * unit / 2,
+        out.extend(tile_parts(t, ox + t.x * unit - t.width * unit / 2,
                                oy + t.y * unit - t.height * unit / 2, unit))
     if captions:
         base = top + area_h + 8
@@ -77,12 +77,19 @@ def tile_svg(first: int, second: int, unit: float = 16.0, *, vertical: bool = Tr
     t = PlacedTile(-1, first, second, 0.0, 0.0, vertical, False, -1)
     w, h = t.width * unit, t.height * unit
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w + 2:.0f}" height="{h + 2:.0f}" '
-            f'viewBox="-1 -1 {w + 2:.1f} {h + 2:.1f}">' + "".join(_tile_parts(t, 0.0, 0.0, unit))
+            f'viewBox="-1 -1 {w + 2:.1f} {h + 2:.1f}">' + "".join(tile_parts(t, 0.0, 0.0, unit))
             + "</svg>")
 
 
-def _tile_parts(t: PlacedTile, tx: float, ty: float, unit: float) -> list[str]:
-    """The rectangle, the dividing line and the pips of one placed tile, top-left at (tx, ty)."""
+def tile_parts(t: PlacedTile, tx: float, ty: float, unit: float) -> list[str]:
+    """The SVG elements of one placed tile (:class:`~.layout.PlacedTile`), top-left at
+    ``(tx, ty)`` with ``unit`` pixels per half: its rectangle (the spinner's edge if it is one),
+    the dividing line and the pips. The layout pictures and the replay viewer draw tiles with it.
+
+    >>> parts = tile_parts(PlacedTile(-1, 6, 1, 0.0, 0.0, True, False, -1), 0.0, 0.0, 16.0)
+    >>> parts[0].startswith("<rect"), sum(p.startswith("<circle") for p in parts)
+    (True, 7)
+    """
     w, h = t.width * unit, t.height * unit
     edge = SPINNER_EDGE if t.is_spinner else TILE_EDGE
     sw = 2.2 if t.is_spinner else 1.0
