@@ -8,8 +8,8 @@ policy for the player count, and was measured against ``search`` only where this
 players  spec         why
 =======  ===========  ===================================================================
 2        ``guided``   won 1,211 of 2,000 matches against ``search`` (60.6%, Wilson
-                      interval 58.4-62.7%; docs/results.md); ``search`` beats
-                      ``ppo`` about 60% of the time
+                      interval 58.4-62.7%; docs/results.md), where the reactive
+                      ``ppo`` wins about half (51.2% of 4,000)
 3        ``search``   no shipped 3-player policy, so nothing guided can play; ``search``
                       beats greedy and the other shipped agents
 4        ``search``   ``guided`` with the 4-player policy won 29 of 100 matches against
