@@ -13,26 +13,18 @@ first spec's, on one core of this machine::
 
 from __future__ import annotations
 
-import importlib
 import statistics
 import time
 
 from agents import positions as bench_positions
 from dominoes_env import cli_support
+from dominoes_env.deprecation import moved_names
 
-
-def __getattr__(name: str):
-    """The positions moved to :mod:`agents.positions` (``add_position_options`` to
-    :mod:`dominoes_env.cli_support`); their names stay importable from here for one version,
-    with a ``DeprecationWarning``."""
-    if name in ("positions", "SeatAgents", "table_positions", "add_position_options"):
-        import warnings
-
-        home = "dominoes_env.cli_support" if name == "add_position_options" else "agents.positions"
-        warnings.warn(f"experiments.bench_agents.{name} is deprecated; import it from {home}",
-                      DeprecationWarning, stacklevel=2)
-        return getattr(importlib.import_module(home), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: the positions moved to agents.positions (add_position_options to dominoes_env.cli_support);
+#: their names stay importable from here for one version, with a DeprecationWarning
+__getattr__ = moved_names(__name__, {
+    "positions": "agents.positions", "SeatAgents": "agents.positions",
+    "table_positions": "agents.positions", "add_position_options": "dominoes_env.cli_support"})
 
 
 def bench(specs: list[str], views: list, seed: int = 0) -> list[dict]:

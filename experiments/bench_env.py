@@ -27,18 +27,14 @@ from collections.abc import Callable
 
 from dominoes_env import throughput
 from dominoes_env.cli_support import OneLineParser, positive_seconds
+from dominoes_env.deprecation import moved_names
 
 TARGET_RATIO = 5.0
 
 
-def __getattr__(name: str):
-    """``run_aec`` moved to :mod:`dominoes_env.throughput` (``bench_jax`` times the same
-    loop); it stays importable from here for one version, with a ``DeprecationWarning``."""
-    if name == "run_aec":
-        warnings.warn("experiments.bench_env.run_aec is deprecated; import it from "
-                      "dominoes_env.throughput", DeprecationWarning, stacklevel=2)
-        return throughput.run_aec
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: run_aec moved to dominoes_env.throughput (bench_jax times the same loop); it stays importable
+#: from here for one version, with a DeprecationWarning
+__getattr__ = moved_names(__name__, {"run_aec": "dominoes_env.throughput"})
 
 
 def run_openspiel(game_name: str, seconds: float, seed: int = 0) -> float:

@@ -22,19 +22,12 @@ from agents.arena import DEFAULT_MAX_HANDS
 from agents.tournament.runner import TournamentConfig
 from dominoes_env.cli_support import OneLineParser
 from dominoes_env.core import RuleConfig
+from dominoes_env.deprecation import moved_names
 from dominoes_env.rule_args import add_rule_arguments, rule_options
 
-
-def __getattr__(name: str):
-    """The library part of this program moved to :mod:`agents.datasets`; its names stay
-    importable from here for one version, with a ``DeprecationWarning``."""
-    if name in datasets.__all__:
-        import warnings
-
-        warnings.warn(f"experiments.make_dataset.{name} is deprecated; import it from "
-                      "agents.datasets", DeprecationWarning, stacklevel=2)
-        return getattr(datasets, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: the library part of this program moved to agents.datasets; its names stay importable from
+#: here for one version, with a DeprecationWarning
+__getattr__ = moved_names(__name__, dict.fromkeys(datasets.__all__, "agents.datasets"))
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -5,18 +5,6 @@ Every public name of the new module is still importable from here for one versio
 ``DeprecationWarning``; import it from :mod:`agents.tournament.records` instead.
 """
 
-from __future__ import annotations
+from dominoes_env.deprecation import moved_module
 
-import importlib
-import warnings
-
-_NEW = "agents.tournament.records"
-
-
-def __getattr__(name: str):
-    module = importlib.import_module(_NEW)
-    if name.startswith("_") or not hasattr(module, name):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"{__name__}.{name} is deprecated; import it from {_NEW}",
-                  DeprecationWarning, stacklevel=2)
-    return getattr(module, name)
+__getattr__ = moved_module(__name__, "agents.tournament.records")
