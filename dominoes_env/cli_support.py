@@ -374,7 +374,7 @@ def check_output_file(path: str | os.PathLike, flag: str, *, overwrite: bool = F
     ...     check_output_file(record, "--html", overwrite=True, inputs=(record,))
     Traceback (most recent call last):
     ...
-    dominoes_env.cli_support.CommandError: --html '...r.json' is an input of this command; write elsewhere
+    dominoes_env.cli_support.CommandError: --html '...r.json' is an input of this command; ...
     """
     text = os.fspath(path)
     if not text.strip():

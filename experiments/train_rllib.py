@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agents.ray_cluster import RayStartError, init_ray
 from dominoes_env.cli_support import check_config, config_field, config_parser
 from dominoes_env.core import RuleConfig
 
@@ -195,29 +196,16 @@ def evaluate(policy_path: Path, cfg: RllibConfig) -> dict[str, float]:
                           matches=cfg.eval_matches, seed=cfg.seed)
 
 
-class RayStartError(RuntimeError):
-    """Ray could not be started or joined (its own startup timeout is a fixed 30 s, which a
-    busy machine can miss)."""
-
-
 def train(cfg: RllibConfig) -> Path:
     """Run the training; returns the exported policy's path."""
-    import ray
     from tensorboardX import SummaryWriter
 
     from agents.rllib import export_module
 
+    init_ray(address=cfg.address, num_cpus=cfg.num_cpus, configure_logging=False,
+             log_to_driver=False)  # before anything is written: a cluster may not be there
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
-    try:
-        if cfg.address:
-            ray.init(address=cfg.address)
-        elif not ray.is_initialized():
-            ray.init(num_cpus=cfg.num_cpus, include_dashboard=False, configure_logging=False,
-                     log_to_driver=False)
-    except Exception as err:  # Ray raises plain Exception (and ConnectionError, RuntimeError)
-        where = f"the Ray cluster at {cfg.address}" if cfg.address else "a local Ray instance"
-        raise RayStartError(f"could not start or join {where}: {err}".splitlines()[0]) from err
     algo = algorithm_config(cfg).build_algo()
     if cfg.resume:
         algo.restore_from_path(os.path.abspath(cfg.resume))
@@ -274,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         train(cfg)
     except RayStartError as err:
         print(f"error: {err}", file=sys.stderr)
-        return 1
+        return 2
     except KeyboardInterrupt:
         print("interrupted; progress.csv holds the finished iterations", file=sys.stderr)
         return 130
