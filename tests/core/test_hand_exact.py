@@ -200,7 +200,8 @@ def test_up_without_a_spinner_says_there_is_none():
 def test_apply_unchecked_after_the_hand_and_the_deprecated_apply():
     rules = RuleConfig(hand_size=1, boneyard_reserve=26)
     hand = HandState.from_tiles(rules, [[(5, 5)], [(0, 0)]])
-    with pytest.warns(DeprecationWarning, match="apply_unchecked"):
+    message = r"^HandState\.apply is renamed apply_unchecked \(it does not check the move\)$"
+    with pytest.warns(DeprecationWarning, match=message):
         assert hand.apply(rules.tiles.index(5, 5) * 4) == 10
     assert hand.is_over and hand.outcome == Outcome("domino", 0, (0, 0))
     assert hand.legal_actions() == [] and not hand.is_legal(0)
@@ -355,3 +356,32 @@ def test_strings():
     hand.play(((3, 2), None))
     assert hand.layout_str() == "ends left=3 right=2, count 5"
     assert str(hand).splitlines()[-1] == "  over: domino, award Award(side=0, points=0)"
+
+
+def test_apply_leads_low_half_left_unless_told_to_flip():
+    for flip, ends in ((None, [4, 5]), (False, [4, 5]), (True, [5, 4])):
+        hand = example()
+        code = hand.rules.tiles.index(4, 5) * 4
+        with pytest.warns(DeprecationWarning):
+            hand.apply(code) if flip is None else hand.apply(code, flip)
+        assert hand.ends[:2] == ends
+
+
+def test_is_legal_after_a_lead_of_tile_zero():
+    # [0|0] is tile index 0: the lead is placed even though its index is 0
+    hand = HandState.from_tiles(RuleConfig(), [[(0, 0), (0, 2), (1, 2), (2, 2), (3, 3), (4, 4),
+                                                (4, 5)], EXAMPLE[1]])  # fmt: skip
+    hand.play(((0, 0), None))
+    hand.play(((0, 6), "left"))
+    legal = set(hand.legal_actions())
+    assert legal == {hand.rules.tiles.index(0, 2) * 4 + 1}
+    for code in range(28 * 4):
+        assert hand.is_legal(code) == (code in legal), code
+
+
+def test_hand_sizes_called_as_a_method_warns_exactly():
+    hand = example()
+    with pytest.warns(DeprecationWarning, match=r"^HandState\.hand_sizes is a property now \(a "
+                                                r"PublicState field\); call-style hand_sizes\(\) "
+                                                r"is deprecated$"):
+        assert hand.hand_sizes() == [7, 7]
