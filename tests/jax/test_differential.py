@@ -167,7 +167,7 @@ def jax_runner(name: str):
     seats = jnp.arange(n)
 
     def summary(st, w):
-        x = st._x
+        x = st.game_state
         raw_mask = env.game.legal_mask(x)
         scores = jnp.zeros(4, jnp.int32).at[: x.scores.shape[0]].set(x.scores)
         row = jnp.concatenate([
@@ -191,7 +191,7 @@ def jax_runner(name: str):
 
         def body(st, a):
             choice = greedy_policy(env, st)
-            h = jnp.minimum(st._x.hand_number + 1, H - 1)
+            h = jnp.minimum(st.game_state.hand_number + 1, H - 1)
             st = env.step_deal(st, a, Deal(orders[h], leaders[h]))
             return st, (summary(st, w), st.rewards, choice)
 

@@ -111,7 +111,7 @@ def test_explicit_deal_is_checked_and_used():
         ts.index(a, b) * 4 for a, b in hands[1]
     )
     state = jax.jit(env.step)(state, lead, jax.random.PRNGKey(0))  # [5|5] counts 10: scores 10
-    assert state._x.scores.tolist() == [0, 10]
+    assert state.game_state.scores.tolist() == [0, 10]
     assert state.rewards.tolist() == pytest.approx([-10 / 250, 10 / 250])
 
 
@@ -183,7 +183,7 @@ def test_pgx_auto_reset_restarts_finished_games(env2):
 
         def body(state, k):
             state = step(state, greedy_policy(env2, state), k)
-            x = state._x
+            x = state.game_state
             fresh = (state._step_count == 0) & (x.hand_number == 0) & jnp.all(x.scores == 0)
             return state, (state.terminated, fresh, state.legal_action_mask[
                 greedy_policy(env2, state)])
@@ -245,7 +245,8 @@ def test_illegal_action_ends_the_game_and_penalises_the_offender():
     side = [s % 2 for s in range(4)]
     assert after.rewards.tolist() == [-1.0 if side[s] == side[seat] else 1.0 for s in range(4)]
     assert np.asarray(after.legal_action_mask).all()  # Pgx: all True once terminated
-    for a, b in zip(jax.tree.leaves(after._x), jax.tree.leaves(state._x), strict=True):
+    for a, b in zip(jax.tree.leaves(after.game_state), jax.tree.leaves(state.game_state),
+                    strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))  # the game is unchanged
     again = step(after, 0, jax.random.PRNGKey(2))
     assert not np.asarray(again.rewards).any()
