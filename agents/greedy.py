@@ -39,10 +39,6 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'agents.greedy' has no attribute {name!r}")
 
 
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(MOVED))
-
-
 def greedy_choice(view: SeatView) -> int:
     """The greedy action code for ``view`` (see the module docstring for the tie-break rule)."""
     legal = view.legal

@@ -62,10 +62,11 @@ _LAZY = {
     "decode_action": "dominoes_env.obs.actions",
     "state_vector": "dominoes_env.obs.v2",
     "DEFAULT_VERSION": "dominoes_env.obs",
-    "OBS_VERSION": "dominoes_env.encoding",  # deprecated: DEFAULT_VERSION
     "register_envs": "dominoes_env.registration",
     "viewer": "dominoes_env.render.html",
 }
+#: deprecated names, served for one version with a DeprecationWarning (not in __all__ or dir())
+_DEPRECATED = {"OBS_VERSION": "dominoes_env.encoding"}
 
 __all__ = [
     "DOWN", "END_NAMES", "LEFT", "RIGHT", "UP",
@@ -77,6 +78,8 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
+        if name in _DEPRECATED:  # the old module warns on every access
+            return getattr(importlib.import_module(_DEPRECATED[name]), name)
         raise AttributeError(f"module 'dominoes_env' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value

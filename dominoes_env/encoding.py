@@ -58,7 +58,3 @@ def moved(module: str, table: dict[str, tuple[str, str]], name: str):
 
 def __getattr__(name: str):
     return moved(__name__, MOVED, name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(MOVED))

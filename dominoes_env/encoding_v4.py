@@ -15,7 +15,3 @@ MOVED = {name: ("dominoes_env.obs.v4", name) for name in (
 
 def __getattr__(name: str):
     return moved(__name__, MOVED, name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(MOVED))

@@ -155,7 +155,16 @@ def test_old_names_warn_and_give_the_new_object(old, name):
     with pytest.warns(DeprecationWarning, match=rf"{old}\.{name} is deprecated.*{home}"):
         value = getattr(module, name)
     assert value is getattr(importlib.import_module(home), new)
-    assert name in dir(module)
+
+
+def test_the_package_level_obs_version_is_a_deprecated_alias():
+    import dominoes_env
+    from dominoes_env.obs import DEFAULT_VERSION
+
+    with pytest.warns(DeprecationWarning, match="use dominoes_env.obs.DEFAULT_VERSION"):
+        assert dominoes_env.OBS_VERSION == DEFAULT_VERSION
+    assert dominoes_env.DEFAULT_VERSION == DEFAULT_VERSION
+    assert "OBS_VERSION" not in dir(dominoes_env) and "OBS_VERSION" not in dominoes_env.__all__
 
 
 @pytest.mark.parametrize("old", list(OLD_NAMES))
