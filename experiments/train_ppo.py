@@ -45,7 +45,7 @@ from dominoes_env.cli_support import (
     run_command,
 )
 from dominoes_env.core import RuleConfig
-from dominoes_env.encoding import OBS_VERSION
+from dominoes_env.obs import DEFAULT_VERSION as OBS_VERSION
 from dominoes_env.optional import require
 from dominoes_env.single_agent import SingleAgentEnv
 
@@ -422,7 +422,7 @@ def check_checkpoint(config: TrainConfig, path: Path) -> None:
                           f"({type(err).__name__}: {' '.join(str(err).split())[:150]})") from None
     if not isinstance(data, dict) or "observation_space" not in data:
         raise RunDirError(f"--resume {str(path)!r} is not a stable-baselines3 checkpoint")
-    from dominoes_env.encoding import observation_size
+    from dominoes_env.obs.v2 import observation_size
 
     rules = config.rules()
     obs, actions = observation_size(rules), rules.num_tiles * 4
