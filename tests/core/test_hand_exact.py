@@ -385,3 +385,19 @@ def test_hand_sizes_called_as_a_method_warns_exactly():
                                                 r"PublicState field\); call-style hand_sizes\(\) "
                                                 r"is deprecated$"):
         assert hand.hand_sizes() == [7, 7]
+
+
+@pytest.mark.parametrize("move, reason", [
+    (((1, 1), "left"), "[1|1] does not fit the left end (showing 6)"),
+    (((6, 3), "right"), "[3|6] is not in seat 1's hand"),
+    (((1, 6), "up"), "the up end is not open: the spinner's up and down open only once both its "
+                     "long sides have a tile"),
+    (7 * 4, "[1|1] does not fit the left end (showing 6)"),
+])  # fmt: skip
+def test_the_error_carries_the_move_as_given_and_the_reason(move, reason):
+    hand = example()
+    hand.play(((6, 6), None))
+    with pytest.raises(IllegalMoveError) as err:
+        hand.play(move)
+    assert err.value.move == move and err.value.reason == reason
+    assert str(err.value) == f"illegal move {move}: {reason}"
