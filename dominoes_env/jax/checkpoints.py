@@ -1,0 +1,260 @@
+"""Checkpoints of a JAX PPO run (`python -m experiments.train_jax`): write, check, restore, and
+warm-start a new run from a checkpoint or an exported policy file.
+
+A run's state is its `runner`, a dict of arrays: `params` (`{"actor", "critic"}` as
+`dominoes_env.jax.networks` builds them), the optimizer's state `opt`, the frozen `snaps`, the
+counters, the random `key`, and the games in play (`games`, `ep_return`), which a checkpoint
+leaves out (a resumed run deals new ones). A checkpoint is an `.npz` of the runner's other
+arrays (`leaf0`, `leaf1`, ... in `jax.tree` order) and a JSON `meta` string: `format`, `steps`,
+`wall_s`, and the run's settings under `config`.
+
+The run's `settings` are its configuration, a dict or a dataclass (such as
+`experiments.train_jax.Config`) with at least the fields of `SHAPE_FIELDS` and `target_score`:
+`players`, `partnerships` and `target_score` are the table, `net` the hidden layer sizes
+(`"256,256"`), `critic` what the value network sees (`"obs"` or `"full"`), `obs_version` the
+observation version the policy reads.
+
+A checkpoint is untrusted input: nothing pickled is loaded, its metadata is checked against the
+run that reads it (`read_checkpoint`), and every array must have the dtype and shape the run
+expects and finite values (`restore`). A refusal is a `ValueError` naming the flag, the file
+and the problem.
+
+Needs the `jax` extra.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from dominoes_env.core import RuleConfig
+from dominoes_env.core.files import atomic_write
+from dominoes_env.obs import VERSIONS, observation_spec
+
+from .policy_files import is_policy_file, load_actor
+
+#: the checkpoint format
+FORMAT = "straight-dominoes-train-jax/1"
+#: runner entries a checkpoint leaves out
+NOT_SAVED = ("games", "ep_return")
+#: settings that fix the shapes a checkpoint holds (`--resume` needs them equal)
+SHAPE_FIELDS = ("players", "partnerships", "net", "critic", "obs_version", "num_envs",
+                "num_steps", "snapshots")
+#: what a checkpoint written before a shape field existed was trained with
+SHAPE_DEFAULTS = {"critic": "obs", "obs_version": 2}
+#: what a warm start (`--init`) from a checkpoint must share with it
+INIT_FIELDS = ("players", "partnerships", "net", "critic")
+
+
+def _saved(runner: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in runner.items() if k not in NOT_SAVED}
+
+
+def as_settings(settings: Any) -> dict[str, Any]:
+    """`settings` as a dict (a dataclass's fields, or a mapping's items)."""
+    if dataclasses.is_dataclass(settings) and not isinstance(settings, type):
+        return dataclasses.asdict(settings)
+    if isinstance(settings, Mapping):
+        return dict(settings)
+    raise TypeError(f"settings must be a dict or a dataclass, not {type(settings).__name__}")
+
+
+def _table(settings: Mapping[str, Any]) -> tuple[RuleConfig, list[int]]:
+    """The rules and the hidden layer sizes of `settings`."""
+    rules = RuleConfig(num_players=settings["players"], partnerships=settings["partnerships"],
+                       target_score=settings["target_score"])
+    return rules, [int(x) for x in str(settings["net"]).split(",")]
+
+
+def save_checkpoint(runner: Mapping[str, Any], settings: Any, steps: int, wall: float,
+                    path: str | os.PathLike) -> None:
+    """Write everything `runner` carries but the games in play to `path`, atomically, with
+    `steps`, `wall` (seconds trained) and the run's `settings`."""
+    leaves = jax.tree.leaves(_saved(runner))
+    meta = {"format": FORMAT, "steps": int(steps), "wall_s": float(wall),
+            "config": as_settings(settings)}
+    payload = {f"leaf{i}": np.asarray(x) for i, x in enumerate(leaves)}
+    payload["meta"] = np.array(json.dumps(meta))
+    with atomic_write(path, "wb") as fh:
+        np.savez(fh, **payload)
+
+
+def saved_field(meta: Mapping[str, Any], name: str):
+    """A setting of a checkpoint's metadata (the old default where it predates the setting)."""
+    return meta.get("config", {}).get(name, SHAPE_DEFAULTS.get(name))
+
+
+def read_checkpoint(path: str | os.PathLike, settings: Any, flag: str = "--resume",
+                    fields: tuple[str, ...] = SHAPE_FIELDS) -> dict[str, Any]:
+    """The metadata of the checkpoint at `path`, checked against `settings` on `fields`
+    (`ValueError` naming `flag`, the file and what does not match); the arrays are loaded by
+    `restore` or `warm_start`."""
+    settings = as_settings(settings)
+    p = Path(path)
+    where = f"{flag} {os.fspath(path)!r}"
+    if not p.is_file():
+        raise ValueError(f"{where}: no such checkpoint file")
+    try:
+        with np.load(p, allow_pickle=False) as data:
+            meta = json.loads(str(data["meta"]))
+    except (OSError, ValueError, KeyError, EOFError, AttributeError, TypeError,
+            zipfile.BadZipFile) as err:  # incl. JSONDecodeError, a pickle, a plain .npy array
+        raise ValueError(f"{where} is not a train_jax checkpoint "
+                         f"({' '.join(str(err).split())[:120]})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT \
+            or not isinstance(meta.get("config", {}), dict):
+        raise ValueError(f"{where} is not a train_jax checkpoint ({FORMAT})")
+    for key in ("steps", "wall_s"):
+        value = meta.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+                np.isfinite(value) and value >= 0):
+            raise ValueError(f"{where}: its {key} is {value!r}, not a number >= 0")
+    for name in fields:
+        was = saved_field(meta, name)
+        if was != settings.get(name):
+            raise ValueError(f"{where} was trained with {name}={was!r}, this run has "
+                             f"{name}={settings.get(name)!r}")
+    return meta
+
+
+def _load_leaves(path: str | os.PathLike, expected: list, flag: str) -> list[np.ndarray]:
+    """The checkpoint's arrays, each of the dtype and shape of `expected`'s and finite."""
+    where = f"{flag} {os.fspath(path)!r}"
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            count = len([k for k in data.files if k.startswith("leaf")])
+            loaded = [data[f"leaf{i}"] for i in range(min(count, len(expected)))]
+    except (OSError, ValueError, KeyError, EOFError, AttributeError,
+            zipfile.BadZipFile) as err:  # a pickled or damaged array
+        raise ValueError(f"{where} is damaged ({' '.join(str(err).split())[:120]})") from None
+    if count != len(expected):
+        raise ValueError(f"{where} holds {count} arrays; this run's trainer has {len(expected)}")
+    for want, got in zip(expected, loaded, strict=True):
+        if np.dtype(want.dtype) != got.dtype:
+            raise ValueError(f"{where}: an array is {got.dtype}, expected {np.dtype(want.dtype)}")
+        if got.dtype.kind == "f" and not np.isfinite(got).all():
+            raise ValueError(f"{where}: an array holds NaN or infinite values")
+    return loaded
+
+
+def restore(path: str | os.PathLike, runner: dict[str, Any], flag: str = "--resume"
+            ) -> dict[str, Any]:
+    """`runner` with every array the checkpoint at `path` holds (each placed where `runner`'s
+    is, e.g. replicated over its devices); `ValueError` if one has another dtype or shape."""
+    leaves, tree = jax.tree.flatten(_saved(runner))
+    loaded = _load_leaves(path, leaves, flag)
+    for old, new in zip(leaves, loaded, strict=True):
+        if np.shape(old) != new.shape:
+            raise ValueError(f"{flag} {os.fspath(path)!r}: an array has shape {new.shape}, "
+                             f"expected {np.shape(old)}")
+    restored = jax.tree.unflatten(tree, [jax.device_put(x, old.sharding)
+                                         for old, x in zip(leaves, loaded, strict=True)])
+    return {**runner, **restored}
+
+
+def init_policy(path: str | os.PathLike, settings: Any
+                ) -> tuple[list[dict[str, np.ndarray]], int]:
+    """The actor layers of the policy file at `path` and the observation version it reads
+    (`ValueError` unless it plays the table of `settings` with its hidden layer sizes)."""
+    rules, hidden = _table(as_settings(settings))
+    try:
+        actor, version = load_actor(path, rules)
+    except ValueError as err:
+        raise ValueError(f"--init: {err}") from None
+    have = [int(layer["w"].shape[1]) for layer in actor[:-1]]
+    if have != list(hidden):
+        raise ValueError(f"--init {os.fspath(path)!r} has hidden layers "
+                         f"{','.join(map(str, have))}; this run has --net "
+                         f"{','.join(map(str, hidden))}")
+    return actor, version
+
+
+def check_init(path: str | os.PathLike, settings: Any) -> int:
+    """The observation version of the `--init` file at `path`, a checkpoint or a policy file
+    (`ValueError` unless a run with `settings` can start from it: same table and network, an
+    observation version up to the run's `obs_version`)."""
+    settings = as_settings(settings)
+    if is_policy_file(path):
+        version = init_policy(path, settings)[1]
+    else:
+        version = saved_field(read_checkpoint(path, settings, "--init", INIT_FIELDS),
+                              "obs_version")
+    if version not in VERSIONS or version > settings["obs_version"]:
+        raise ValueError(f"--init {os.fspath(path)!r} reads observation version {version!r}; "
+                         f"this run reads {settings['obs_version']} and can only start from a "
+                         f"version up to it")
+    return version
+
+
+def policy_networks(actor: list[dict[str, np.ndarray]], hidden_info: int) -> dict[str, Any]:
+    """The networks a run starts from when `--init` names a policy file (`actor`, as
+    `init_policy` reads it), which keeps no value network: that actor, and a critic made of
+    copies of its hidden layers (the features it learned; `hidden_info` more inputs at zero
+    weights for a perfect-information critic) under a zero value head. The critic starts out
+    predicting 0 everywhere and learns its head first (no gradient reaches its hidden layers
+    until the head moves)."""
+    first, *rest = actor[:-1]
+    critic = [{"w": np.concatenate([first["w"], np.zeros((hidden_info, first["w"].shape[1]),
+                                                          np.float32)]),
+               "b": first["b"].copy()},
+              *({"w": layer["w"].copy(), "b": layer["b"].copy()} for layer in rest),
+              {"w": np.zeros((actor[-2]["w"].shape[1], 1), np.float32),
+               "b": np.zeros(1, np.float32)}]
+    return {"actor": actor, "critic": critic}
+
+
+def checkpoint_networks(path: str | os.PathLike, runner: Mapping[str, Any]) -> list[np.ndarray]:
+    """The network arrays of the checkpoint at `path`, in the order of `runner`'s."""
+    paths_leaves, _ = jax.tree_util.tree_flatten_with_path(_saved(runner))
+    loaded = _load_leaves(path, [leaf for _, leaf in paths_leaves], "--init")
+    return [x for (key_path, _), x in zip(paths_leaves, loaded, strict=True)
+            if key_path[0].key == "params"]
+
+
+def warm_start(path: str | os.PathLike, runner: dict[str, Any], settings: Any
+               ) -> dict[str, Any]:
+    """`runner` with the networks of the checkpoint or policy file at `path` (`--init`;
+    `policy_networks` for a policy file), every snapshot a copy of that actor, and the run's
+    own fresh optimizer, games and counters.
+
+    A file of a lower observation version (versions extend each other at the end) gets zero
+    weights for the inputs it lacked, inserted after its observation (before the hidden
+    information a perfect-information critic also reads): the network computes what it did,
+    and learns to use the new inputs from there (network surgery, as OpenAI Five grew its
+    inputs between runs)."""
+    settings = as_settings(settings)
+    rules = _table(settings)[0]
+    version = check_init(path, settings)
+    old_size = observation_spec(version).layout(rules).size
+    new_size = observation_spec(settings["obs_version"]).layout(rules).size
+    params = runner["params"]
+    flat_params, params_tree = jax.tree.flatten(params)
+    if is_policy_file(path):
+        hidden_info = int(np.shape(params["critic"][0]["w"])[0]) - new_size
+        got = jax.tree.leaves(policy_networks(init_policy(path, settings)[0], hidden_info))
+    else:
+        got = checkpoint_networks(path, runner)
+    grown = []
+    for new, old in zip(flat_params, got, strict=True):
+        want = tuple(np.shape(new))
+        if old.shape != want:
+            extra = new_size - old_size
+            if old.ndim != 2 or old.shape[0] + extra != want[0] or old.shape[1] != want[1]:
+                raise ValueError(f"--init {os.fspath(path)!r}: an array has shape {old.shape}, "
+                                 f"expected {want}")
+            old = np.concatenate([old[:old_size], np.zeros((extra, want[1]), old.dtype),
+                                  old[old_size:]])
+        grown.append(jax.device_put(old, new.sharding))
+    params = jax.tree.unflatten(params_tree, grown)
+    snaps = jax.tree.map(lambda x, s: jax.device_put(jnp.stack([x] * s.shape[0]), s.sharding),
+                         params["actor"], runner["snaps"])
+    return {**runner, "params": params, "snaps": snaps}

@@ -1,0 +1,113 @@
+"""The actor and critic networks of the JAX trainers: plain tanh MLPs as lists of layers.
+
+A network is a list of layers, each a dict `{"w": [in, out], "b": [out]}`: tanh after every
+layer but the last. The actor maps an observation to one logit per action code (the layout
+`agents.ppo` plays, so an actor exports to a `ppo:PATH` policy file with
+`dominoes_env.jax.policy_files.export_npz`); the critic maps the observation, and optionally
+hidden information only a training critic may see, to one value.
+
+>>> import jax, jax.numpy as jnp
+>>> params = init_params(jax.random.PRNGKey(0), obs_size=6, num_actions=8, hidden=[16])
+>>> [layer["w"].shape for layer in params["actor"]], [l["w"].shape for l in params["critic"]]
+([(6, 16), (16, 8)], [(6, 16), (16, 1)])
+>>> obs, mask = jnp.ones((2, 6)), jnp.arange(8)[None, :] % 3 == 0
+>>> logits = masked_logits(params["actor"], obs, mask)
+>>> bool((logits[:, 1] < -1e8).all()), critic_value(params["critic"], obs, jnp.zeros((2, 0))).shape
+(True, (2,))
+
+Needs the `jax` extra.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+#: the logit of an illegal action (its probability underflows to exactly 0)
+MASKED_LOGIT = -1e9
+
+Layers = list[dict[str, Any]]
+
+
+def init_mlp(key: jax.Array, sizes: list[int], head_scale: float) -> Layers:
+    """Layers of sizes `sizes[0] -> ... -> sizes[-1]`: orthogonal weights (gain `sqrt(2)` for
+    the hidden layers, `head_scale` for the last), zero biases (PureJaxRL's and SB3's choice).
+
+    >>> layers = init_mlp(jax.random.PRNGKey(0), [4, 8, 2], 0.01)
+    >>> [tuple(layer["w"].shape) for layer in layers], float(abs(layers[1]["w"]).max()) < 0.02
+    ([(4, 8), (8, 2)], True)
+    """
+    if len(sizes) < 2 or min(sizes) < 1:
+        raise ValueError(f"sizes={sizes!r}: give at least an input and an output size, all >= 1")
+    layers = []
+    keys = jax.random.split(key, len(sizes) - 1)
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
+        gain = head_scale if i == len(sizes) - 2 else math.sqrt(2)
+        w = jax.nn.initializers.orthogonal(gain)(keys[i], (a, b))
+        layers.append({"w": w, "b": np.zeros(b, np.float32)})
+    return layers
+
+
+def mlp(layers: Layers, x: jax.Array) -> jax.Array:
+    """The network's output for `x` (`[..., in]`): tanh after every layer but the last."""
+    for layer in layers[:-1]:
+        x = jnp.tanh(x @ layer["w"] + layer["b"])
+    return x @ layers[-1]["w"] + layers[-1]["b"]
+
+
+def init_params(key: jax.Array, obs_size: int, num_actions: int, hidden: list[int],
+                hidden_info: int = 0) -> dict[str, Layers]:
+    """`{"actor": ..., "critic": ...}`: the actor reads the observation (`obs_size` inputs) and
+    gives `num_actions` logits (head scaled 0.01: a near-uniform first policy); the critic reads
+    the observation and `hidden_info` more inputs (0 unless it sees hidden information, as
+    `SelfPlay.hidden_info` builds it) and gives one value. Both have the `hidden` layer sizes."""
+    ka, kc = jax.random.split(key)
+    return {"actor": init_mlp(ka, [obs_size, *hidden, num_actions], 0.01),
+            "critic": init_mlp(kc, [obs_size + hidden_info, *hidden, 1], 1.0)}
+
+
+def critic_value(critic: Layers, obs: jax.Array, hidden_info: jax.Array) -> jax.Array:
+    """The value network on a batch of observations (`[B, D]`) and the hidden information it
+    may see (`[B, H]`, `H` may be 0): one value per row."""
+    return mlp(critic, jnp.concatenate([obs, hidden_info], axis=-1))[:, 0]
+
+
+def masked_logits(actor: Layers, obs: jax.Array, mask: jax.Array) -> jax.Array:
+    """The actor's logits with the illegal actions (`mask` false) at `MASKED_LOGIT`."""
+    return jnp.where(mask, mlp(actor, obs), MASKED_LOGIT)
+
+
+def sample_actions(key: jax.Array, logits: jax.Array, group: int = 4) -> jax.Array:
+    """One action per row of `logits` (`[B, A]`, masked entries at `MASKED_LOGIT`), drawn from
+    `softmax(logits)` by inverting its cumulative distribution with one uniform number per row,
+    in two levels (`A / group` groups, then the `group` actions of the chosen one).
+
+    `jax.random.categorical` (Gumbel-max) draws `A` random numbers per row and takes an argmax:
+    on XLA's CPU backend that was a sixth of a training update. An action of probability 0 is
+    never returned (a rounding miss falls back to the most likely action).
+
+    >>> logits = jnp.array([[0.0, -1e9, 0.0, -1e9, -1e9, -1e9, -1e9, 0.0]])
+    >>> keys = jax.random.split(jax.random.PRNGKey(0), 3000)
+    >>> a = jax.vmap(lambda k: sample_actions(k, logits)[0])(keys)
+    >>> sorted(set(a.tolist())), [round(float((a == i).mean()), 1) for i in (0, 2, 7)]
+    ([0, 2, 7], [0.3, 0.3, 0.3])
+    """
+    b, a = logits.shape
+    if a % group:
+        raise ValueError(f"{a} actions do not split into groups of {group}")
+    probs = jax.nn.softmax(logits, axis=-1).reshape(b, a // group, group)
+    per_group = probs.sum(-1)
+    cdf = jnp.cumsum(per_group, axis=-1)
+    u = jax.random.uniform(key, (b,)) * cdf[:, -1]
+    g = jnp.minimum(jnp.sum(cdf <= u[:, None], axis=-1), a // group - 1)
+    chosen = jnp.take_along_axis(probs, g[:, None, None], axis=1)[:, 0]  # [B, group]
+    before = jnp.take_along_axis(cdf - per_group, g[:, None], axis=1)[:, 0]
+    inner = jnp.cumsum(chosen, axis=-1)
+    e = jnp.minimum(jnp.sum(inner <= (u - before)[:, None], axis=-1), group - 1)
+    action = g * group + e
+    ok = jnp.take_along_axis(probs.reshape(b, a), action[:, None], axis=1)[:, 0] > 0
+    return jnp.where(ok, action, jnp.argmax(logits, axis=-1)).astype(jnp.int32)

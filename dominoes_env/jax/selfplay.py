@@ -1,0 +1,284 @@
+"""Self-play for JAX trainers: a batch of games seen from the learner's seats only.
+
+`SelfPlay` turns the JAX game (`dominoes_env.jax.make`, one hand per episode) into a batched
+single-agent environment: `reset` deals games and plays them to the learner's first turn,
+`step` plays the learner's actions and then every opponent move up to the learner's next turn,
+replacing a finished game by a new deal. The learner controls every seat of its side (both
+partners with four players in partnerships); the other seats play that env's opponent. Each
+env keeps one opponent kind for the whole run (`opponent_slots`): the current policy (`self`),
+a frozen snapshot of it (`snapshot`), `greedy`, uniform `random`, or a fixed exported policy
+(`policy`). Every method is a pure function of its arguments, so `reset` and `step` work under
+`jax.jit` (a trainer's whole rollout is one `lax.scan` over `step`).
+
+The learner's reward for a step is its side's `score_delta` reward over everything played
+until its next turn. Points the opponents make before the learner's first move of a hand are
+credited to no step (they do not depend on the learner's actions).
+
+>>> import jax, jax.numpy as jnp
+>>> from dominoes_env.core import RuleConfig
+>>> sp = SelfPlay(RuleConfig(), 8, opponents={"greedy": 1})
+>>> games = sp.reset(jax.random.PRNGKey(0), 8)
+>>> games.state.observation.shape, games.state.legal_action_mask.shape
+((8, 234), (8, 112))
+>>> first_legal = jnp.argmax(games.state.legal_action_mask, axis=1)
+>>> games, reward, done = sp.step(games, first_legal, None, None, jax.random.PRNGKey(1))
+>>> reward.shape, done.dtype
+((8,), dtype('bool'))
+
+Needs the `jax` extra.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from dominoes_env.core import RuleConfig
+from dominoes_env.obs import DEFAULT_VERSION, VERSIONS
+
+from .env import make
+from .networks import masked_logits, sample_actions
+from .policies import greedy_policy, random_policy
+
+#: the opponent kinds, in the order of their codes (`Games.opp`)
+OPPONENT_KINDS = ("self", "snapshot", "greedy", "random", "policy")
+OPP_SELF, OPP_SNAPSHOT, OPP_GREEDY, OPP_RANDOM, OPP_POLICY = range(len(OPPONENT_KINDS))
+#: the observation versions the JAX game builds (`dominoes_env.jax.observation`)
+JAX_OBS_VERSIONS = (2, 3, 4)
+
+
+def served_obs_versions() -> tuple[int, ...]:
+    """The registered observation versions a JAX trainer can play on: those the JAX game
+    builds.
+
+    >>> served_obs_versions()
+    (2, 3, 4)
+    """
+    return tuple(v for v in sorted(VERSIONS) if v in JAX_OBS_VERSIONS)
+
+
+def check_obs_version(version: int) -> int:
+    """`version`, or a `ValueError` naming it and the versions the JAX game serves.
+
+    >>> check_obs_version(5)
+    Traceback (most recent call last):
+    ...
+    ValueError: observation version 5 is not one the JAX game serves; it serves 2, 3, 4
+    """
+    if isinstance(version, bool) or version not in served_obs_versions():
+        raise ValueError(f"observation version {version!r} is not one the JAX game serves; it "
+                         f"serves {', '.join(map(str, served_obs_versions()))}")
+    return version
+
+
+class Games(NamedTuple):
+    """A batch of games, each waiting for the learner's move."""
+
+    state: Any  # dominoes_env.jax.State, batched
+    side: Any  # (B,) the learner's side
+    opp: Any  # (B,) the opponent kind (an index into OPPONENT_KINDS)
+
+
+def opponent_slots(weights, num_envs: int) -> list[tuple[int, int, int]]:
+    """`(kind, start, stop)` blocks of env indices, one per opponent kind with a positive
+    weight (`weights` in the order of `OPPONENT_KINDS`), sized in proportion to the weights
+    (largest remainders). An env keeps its opponent kind for the whole run, so each opponent
+    network runs on its own block only (drawing the kind per episode ran every opponent on
+    every env).
+
+    >>> opponent_slots([0.35, 0.25, 0.35, 0.05, 0.0], 512)
+    [(0, 0, 179), (1, 179, 307), (2, 307, 486), (3, 486, 512)]
+    """
+    w = np.asarray(weights, np.float64)
+    if w.ndim != 1 or not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+        raise ValueError(f"weights={list(weights)!r}: give finite weights >= 0, one positive")
+    share = w / w.sum() * num_envs
+    count = np.floor(share).astype(int)
+    for i in np.argsort(-(share - count), kind="stable")[: num_envs - count.sum()]:
+        count[i] += 1
+    slots, start = [], 0
+    for kind, c in enumerate(count):
+        if c > 0:
+            slots.append((kind, start, start + int(c)))
+            start += int(c)
+    return slots
+
+
+class SelfPlay:
+    """`num_envs` games under `rules` (one hand per episode), the learner's turns only.
+
+    `opponents` maps opponent kinds (`OPPONENT_KINDS`) to their share of the envs (default: the
+    train_jax recipe's self 0.35, snapshot 0.25, greedy 0.35, random 0.05); kind `policy` plays
+    `fixed_actor` (an actor of `dominoes_env.jax.policy_files.load_fixed_actor`) by its most
+    probable legal action, as `agents.ppo` does. Every seat reads observation version
+    `obs_version`; rewards are `score_delta` points times `reward_scale`. A share
+    `match_scores` of the new hands is dealt at a random match score instead of 0-0.
+    `full_critic` makes `hidden_info` return what a perfect-information critic sees."""
+
+    #: the highest random start is this far below the target: the plays before the learner's
+    #: first move of a hand score far less, so no new game ends before the learner has moved
+    #: (`_play` would replace it by the same new game again, for ever)
+    START_BELOW_TARGET = 50
+
+    def __init__(self, rules: RuleConfig, num_envs: int, *,
+                 opponents: Mapping[str, float] | None = None, fixed_actor=None,
+                 obs_version: int = DEFAULT_VERSION, reward_scale: float = 0.05,
+                 match_scores: float = 0.0, full_critic: bool = False):
+        if not isinstance(rules, RuleConfig):
+            raise TypeError(f"rules must be a RuleConfig, not {type(rules).__name__}")
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+            raise ValueError(f"num_envs={num_envs!r} must be an integer >= 1")
+        mix = dict({"self": 0.35, "snapshot": 0.25, "greedy": 0.35, "random": 0.05}
+                   if opponents is None else opponents)
+        unknown = sorted(set(mix) - set(OPPONENT_KINDS))
+        if unknown:
+            raise ValueError(f"unknown opponent kind(s) {', '.join(unknown)}; allowed: "
+                             f"{', '.join(OPPONENT_KINDS)}")
+        if mix.get("policy", 0) and fixed_actor is None:
+            raise ValueError("opponent kind 'policy' needs fixed_actor")
+        if not 0 <= match_scores <= 1:
+            raise ValueError(f"match_scores={match_scores!r} is a share: between 0 and 1")
+        self.env = make(**rules.to_dict(), episode="hand", reward_scale=reward_scale,
+                        obs_version=check_obs_version(obs_version))
+        tables = self.env.tables
+        side = np.asarray(tables.side)
+        self.side_of = jnp.asarray(side, jnp.int32)
+        self.seat_of_side = jnp.asarray([int(np.argmax(side == s)) for s in range(side.max() + 1)],
+                                        jnp.int32)
+        self.num_sides = int(side.max()) + 1
+        self.fixed = fixed_actor
+        self.slots = opponent_slots([float(mix.get(k, 0.0)) for k in OPPONENT_KINDS], num_envs)
+        self.opp_of_env = jnp.asarray(np.concatenate(
+            [np.full(b - a, kind, np.int32) for kind, a, b in self.slots]))
+        self.match_scores = match_scores
+        self.obs_size = self.env.observation_shape[0]
+        self.num_actions = self.env.num_actions
+        self.full_critic = full_critic
+        # what the perfect-information critic sees: n - 1 hands, the boneyard and its order
+        self.hidden_size = (tables.n + 1) * tables.T if full_critic else 0
+        self.other_seats = jnp.asarray(tables.rel_seats[:, 1:])  # [seat, k - 1]: seat + k
+        self.draws = max(tables.B, 1)  # the draw order's scale
+
+    def hidden_info(self, state):
+        """What the perfect-information critic (`full_critic`) sees beyond the observation of
+        the seat to play: every other seat's hand (relative seats `1 .. n-1`, as the
+        observation orders them) and the tiles in the boneyard, as 0/1 floats, then the
+        boneyard's draw order (`1 - k / boneyard_size` for the tile the `k`-th next draw takes,
+        `k` from 0; 0 for the tiles outside it): what the seat to play would need to know to
+        play the hand out. An empty `[B, 0]` array otherwise. For training only: a policy must
+        never see it."""
+        batch = state.observation.shape[0]
+        if not self.full_critic:
+            return jnp.zeros((batch, 0), jnp.float32)
+        x = state.game_state
+        seats = self.other_seats[state.current_player]  # [B, n-1]
+        others = jnp.take_along_axis(x.hands, seats[:, :, None], axis=1)  # [B, n-1, T]
+        boneyard = ~(x.hands.any(axis=1) | x.played)
+        rank = (x.bone_pos - x.drawn[:, None]).astype(jnp.float32)
+        order = jnp.where(boneyard, 1.0 - rank / self.draws, 0.0)
+        return jnp.concatenate([others.reshape(batch, -1), boneyard, order],
+                               1).astype(jnp.float32)
+
+    def reset(self, key, n: int) -> Games:
+        """`n` new games, the learner at the seat to play first."""
+        games = self._fresh(key, n)
+        return games._replace(side=self.side_of[games.state.current_player])
+
+    def step(self, games: Games, action, actor, frozen_actor, key):
+        """The learner plays `action` in every game; returns `(games, reward, done)` with
+        finished games replaced by fresh ones already at the learner's turn. `actor` plays the
+        opponents of kind `self`, `frozen_actor` (a snapshot) those of kind `snapshot` (either
+        may be `None` when no env has that kind)."""
+        k_fresh, k_play = jax.random.split(key)
+        fresh = self._fresh(k_fresh, action.shape[0])
+        pending = jnp.ones(action.shape, bool)
+        return self._play(games, action, pending, fresh, actor, frozen_actor, k_play)
+
+    def _fresh(self, key, n: int) -> Games:
+        k_init, k_side, k_scores = jax.random.split(key, 3)
+        state = jax.vmap(self.env.init)(jax.random.split(k_init, n))
+        if self.match_scores:
+            state = self._at_match_scores(state, k_scores)
+        side = jax.random.randint(k_side, (n,), 0, self.num_sides)
+        return Games(state, side, self.opp_of_env)
+
+    def _at_match_scores(self, state, key):
+        """A share `match_scores` of the new hands moved to a random match score: each side's
+        score uniform over 0, 5, ..., target - 50 (a hand that takes a side to the target ends
+        the episode, as it ends the match)."""
+        k_which, k_score = jax.random.split(key)
+        scores = state.game_state.scores
+        top = max(self.env.rules.target_score - self.START_BELOW_TARGET, 0) // 5
+        random = jax.random.randint(k_score, scores.shape, 0, top + 1) * 5
+        moved = jax.random.uniform(k_which, scores.shape[:1]) < self.match_scores
+        scores = jnp.where(moved[:, None], random, scores).astype(scores.dtype)
+        # the State has no public way to replace its game yet: Pgx's field name
+        state = state.replace(_x=state.game_state._replace(scores=scores))
+        return state.replace(observation=jax.vmap(self.env.observe)(state))
+
+    def _opponent_actions(self, games: Games, actor, frozen_actor, key):
+        """The opponents' actions, one block of envs per opponent kind (`opponent_slots`):
+        each network or policy runs only on its own envs."""
+        parts = []
+        for (kind, a, b), k in zip(self.slots, jax.random.split(key, len(self.slots)),
+                                   strict=True):
+            s = jax.tree.map(lambda x, a=a, b=b: x[a:b], games.state)
+            obs, mask = s.observation, s.legal_action_mask
+            if kind == OPP_SELF:
+                act = sample_actions(k, masked_logits(actor, obs, mask))
+            elif kind == OPP_SNAPSHOT:
+                act = sample_actions(k, masked_logits(frozen_actor, obs, mask))
+            elif kind == OPP_GREEDY:
+                act = jax.vmap(lambda st: greedy_policy(self.env, st))(s)
+            elif kind == OPP_RANDOM:
+                act = jax.vmap(lambda st, kk: random_policy(self.env, st, kk))(
+                    s, jax.random.split(k, b - a))
+            else:  # a fixed exported policy, played as agents.ppo does
+                act = jnp.argmax(masked_logits(self.fixed, obs, mask), axis=1)
+            parts.append(act.astype(jnp.int32))
+        return jnp.concatenate(parts)
+
+    def _play(self, games: Games, action, pending, fresh: Games, actor, frozen_actor, key):
+        """Play until every game waits for the learner: first the learner's `action` where
+        `pending`, then its opponents. A game that ends is replaced by `fresh` (a new deal)
+        and played on to the learner's first turn. Returns the games, the learner's reward in
+        the game it moved in, and whether that game ended."""
+        seat = self.seat_of_side[games.side]  # its reward is the learner's side's
+
+        def needs_move(g, pending):
+            return pending | (self.side_of[g.state.current_player] != g.side)
+
+        def cond(carry):
+            g, pending, _, _, _ = carry
+            return jnp.any(needs_move(g, pending))
+
+        def body(carry):
+            g, pending, reward, done, key = carry
+            key, sub = jax.random.split(key)
+            moving = needs_move(g, pending)
+            # the opponents' networks only run in the rounds where some opponent moves
+            a = jax.lax.cond(jnp.any(moving & ~pending),
+                             lambda: self._opponent_actions(g, actor, frozen_actor, sub),
+                             lambda: jnp.zeros_like(action))
+            a = jnp.where(pending, action, a)
+            state = jax.vmap(lambda st, a: self.env.step(st, a))(g.state, a)
+            r = jnp.take_along_axis(state.rewards, seat[:, None], 1)[:, 0]
+            reward = reward + jnp.where(moving & ~done, r, 0.0)
+            ended = moving & state.terminated
+            g = jax.tree.map(lambda n, o: _where(moving, n, o), g._replace(state=state), g)
+            g = jax.tree.map(lambda f, o: _where(ended, f, o), fresh, g)
+            return g, jnp.zeros_like(pending), reward, done | ended, key
+
+        zero = jnp.zeros(games.side.shape, jnp.float32)
+        games, _, reward, done, _ = jax.lax.while_loop(
+            cond, body, (games, pending, zero, jnp.zeros_like(pending), key))
+        return games, reward, done
+
+
+def _where(pred, a, b):
+    """`a` where `pred` (one flag per game) else `b`, for leaves with more axes."""
+    return jnp.where(pred.reshape(pred.shape + (1,) * (a.ndim - 1)), a, b)

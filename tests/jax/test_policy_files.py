@@ -1,0 +1,166 @@
+"""Policy files and checkpoints are untrusted input: a round trip keeps every number, and a
+damaged, NaN, pickled or mismatched file is refused with a ValueError naming the file."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import zipfile
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pgx")
+
+from agents.ppo import FORMAT, NumpyPolicy, random_policy_npz  # noqa: E402
+from dominoes_env.core import RuleConfig  # noqa: E402
+from dominoes_env.jax import checkpoints  # noqa: E402
+from dominoes_env.jax.networks import init_params, mlp  # noqa: E402
+from dominoes_env.jax.policy_files import (  # noqa: E402
+    POLICY_FORMAT,
+    export_npz,
+    is_policy_file,
+    load_actor,
+    load_fixed_actor,
+)
+
+RULES = RuleConfig()
+
+
+def _actor(obs_size=234, hidden=(8,), seed=0):
+    import jax
+
+    params = init_params(jax.random.PRNGKey(seed), obs_size, 112, list(hidden))
+    return jax.tree.map(lambda x: np.asarray(x) + 0.1, params["actor"])  # non-zero biases
+
+
+def _policy(tmp_path, **change):
+    """A valid policy file's arrays, some replaced by ``change``, written as an .npz."""
+    path = tmp_path / "p.npz"
+    export_npz(_actor(), path, {"rules": RULES.to_dict()})
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files}
+    arrays.update(change)
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, **{k: v for k, v in arrays.items() if v is not None})
+    return bad
+
+
+def test_a_round_trip_keeps_every_weight_and_agents_ppo_plays_it(tmp_path):
+    actor = _actor(hidden=(8, 4))
+    path = tmp_path / "policy.npz"
+    export_npz(actor, path, {"rules": RULES.to_dict(), "steps": 7})
+    assert is_policy_file(path)
+    layers, version = load_actor(path, RULES)
+    assert version == 2 and len(layers) == 3
+    for old, new in zip(actor, layers, strict=True):
+        np.testing.assert_array_equal(np.float32(old["w"]), new["w"])
+        np.testing.assert_array_equal(np.float32(old["b"]), new["b"])
+    obs = np.random.default_rng(1).random((3, 234)).astype(np.float32)
+    policy = NumpyPolicy(path)  # one format: the one agents.ppo reads
+    assert POLICY_FORMAT == FORMAT and policy.metadata["steps"] == 7
+    np.testing.assert_allclose(policy.logits(obs), np.asarray(mlp(layers, obs)), atol=1e-4)
+    # and the other way round: what agents.ppo writes loads here
+    other = tmp_path / "v3.npz"
+    random_policy_npz(other, RULES, hidden=(8,), obs_version=3)
+    assert load_actor(other, RULES)[1] == 3
+    with pytest.raises(ValueError, match=r"v3\.npz.*reads observation version 3, not version 2"):
+        load_fixed_actor(other, RULES, 2)
+
+
+@pytest.mark.parametrize("change, says", [
+    ({"w0": np.full((234, 8), np.nan, np.float32)}, "w0 holds NaN or infinite values"),
+    ({"action_b": np.zeros(111, np.float32)}, "the action head has weights (8, 112) and bias"),
+    ({"w0": np.zeros((234, 8), np.int64)}, "w0 must be a 2-D float array"),
+    ({"b0": None}, "b0 missing"),
+    ({"activation": np.array("relu")}, "uses relu"),
+    ({"format": np.array("something/9")}, "format 'something/9'"),
+    ({"num_layers": np.array(3)}, "num_layers=3 but w1, b1, w2, b2 missing"),
+    ({"num_layers": np.array(99)}, "num_layers must be one integer in 0..64"),
+    ({"metadata": np.array("{not json")}, "metadata is not JSON"),
+    ({"metadata": np.array("[1, 2]")}, "metadata must be a JSON object"),
+    ({"metadata": np.array(json.dumps({"obs_version": 9}))}, "obs_version=9 is not a registered"),
+    ({"metadata": np.array(json.dumps({"obs_version": 2, "obs_size": 5}))},
+     "metadata says obs_size=5; the arrays have 234"),
+    ({"metadata": np.array(json.dumps({"obs_version": 3}))},
+     "takes 234 inputs and 112 actions; these rules need 346 and 112"),
+])  # fmt: skip
+def test_a_bad_policy_file_is_refused_naming_the_file_and_the_problem(tmp_path, change, says):
+    bad = _policy(tmp_path, **change)
+    with pytest.raises(ValueError) as err:
+        load_actor(bad, RULES)
+    assert str(err.value).startswith(f"policy file {str(bad)!r}: ") and says in str(err.value)
+
+
+def test_a_pickle_a_damaged_zip_a_folder_or_nothing_is_refused(tmp_path):
+    pickled = tmp_path / "pickled.npz"
+    with zipfile.ZipFile(pickled, "w") as z:  # an object array: loading it would unpickle
+        with z.open("w0.npy", "w") as fh:
+            np.lib.format.write_array(fh, np.array([{"x": 1}], dtype=object),
+                                      allow_pickle=True)
+    raw = tmp_path / "raw.npz"
+    raw.write_bytes(pickle.dumps({"w0": [1.0]}))
+    damaged = tmp_path / "damaged.npz"
+    export_npz(_actor(), damaged, {})
+    damaged.write_bytes(damaged.read_bytes()[:300])
+    for path, says in ((pickled, "pickled objects"), (raw, "not a policy .npz file"),
+                       (damaged, "not a policy .npz file"), (tmp_path, "not a regular file"),
+                       (tmp_path / "none.npz", "no such file")):
+        with pytest.raises(ValueError) as err:
+            load_actor(path, RULES)
+        assert str(err.value).startswith(f"policy file {str(path)!r}: "), err.value
+        assert says in str(err.value), err.value
+        assert not is_policy_file(path)
+
+
+def test_export_refuses_what_it_could_not_read_back(tmp_path):
+    actor = _actor()
+    with pytest.raises(ValueError, match="w0 holds NaN"):
+        export_npz([{"w": actor[0]["w"] * np.nan, "b": actor[0]["b"]}, actor[1]],
+                   tmp_path / "nan.npz", {})
+    with pytest.raises(ValueError, match="observation version 3 under its rules has 346"):
+        export_npz(actor, tmp_path / "v3.npz", {"rules": RULES.to_dict(), "obs_version": 3})
+    assert not list(tmp_path.iterdir())  # nothing half written
+
+
+# -- checkpoints ------------------------------------------------------------------------------
+SETTINGS = {"players": 2, "partnerships": None, "target_score": 250, "net": "8",
+            "critic": "obs", "obs_version": 2, "num_envs": 4, "num_steps": 2, "snapshots": 1}
+
+
+def _runner():
+    import jax
+    import jax.numpy as jnp
+
+    params = jax.tree.map(jnp.asarray, init_params(jax.random.PRNGKey(0), 234, 112, [8]))
+    return {"params": params, "key": jax.random.PRNGKey(1), "update": jnp.int32(3),
+            "games": jnp.zeros(4), "ep_return": jnp.zeros(4)}
+
+
+def test_a_checkpoint_round_trip_and_its_refusals(tmp_path):
+    import jax
+
+    runner = _runner()
+    path = tmp_path / "checkpoint.npz"
+    checkpoints.save_checkpoint(runner, SETTINGS, 64, 1.5, path)
+    meta = checkpoints.read_checkpoint(path, SETTINGS)
+    assert meta["steps"] == 64 and meta["config"]["net"] == "8"
+    fresh = {**runner, "update": jax.numpy.int32(0)}
+    assert int(checkpoints.restore(path, fresh)["update"]) == 3
+    with pytest.raises(ValueError, match=r"was trained with net='8', this run has net='16'"):
+        checkpoints.read_checkpoint(path, {**SETTINGS, "net": "16"})
+
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files}
+    leaf = next(k for k, v in arrays.items() if v.dtype == np.float32 and v.ndim == 2)
+    for name, change, says in (
+            ("nan", {leaf: np.full_like(arrays[leaf], np.nan)}, "NaN or infinite"),
+            ("dtype", {leaf: arrays[leaf].astype(np.float64)}, "is float64, expected float32"),
+            ("fewer", {f"leaf{len(arrays) - 2}": None}, "holds"),
+            ("meta", {"meta": np.array("{")}, "is not a train_jax checkpoint")):
+        bad = tmp_path / f"{name}.npz"
+        np.savez(bad, **{k: v for k, v in {**arrays, **change}.items() if v is not None})
+        with pytest.raises(ValueError) as err:
+            checkpoints.read_checkpoint(bad, SETTINGS)
+            checkpoints.restore(bad, fresh)
+        assert f"--resume {str(bad)!r}" in str(err.value) and says in str(err.value), err.value

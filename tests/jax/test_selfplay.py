@@ -1,0 +1,68 @@
+"""The self-play env of the JAX trainers as a library: shapes, every opponent kind, every
+observation version it serves, and bad options refused before anything is traced."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pgx")
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+from dominoes_env.core import RuleConfig  # noqa: E402
+from dominoes_env.jax.networks import init_params  # noqa: E402
+from dominoes_env.jax.selfplay import (  # noqa: E402
+    OPPONENT_KINDS,
+    SelfPlay,
+    check_obs_version,
+    served_obs_versions,
+)
+from dominoes_env.obs import VERSIONS, observation_spec  # noqa: E402
+
+
+@pytest.mark.parametrize("players, version", [(2, 2), (3, 3), (4, 4)])
+def test_shapes_and_every_opponent_kind(players, version):
+    rules = RuleConfig(num_players=players)
+    size = observation_spec(version).layout(rules).size
+    params = init_params(jax.random.PRNGKey(0), size, 112, [8])
+    actor = params["actor"]
+    sp = SelfPlay(rules, 10, opponents={kind: 1 for kind in OPPONENT_KINDS},
+                  fixed_actor=actor, obs_version=version, full_critic=True)
+    assert [kind for kind, _, _ in sp.slots] == [0, 1, 2, 3, 4]  # 2 envs each
+    games = sp.reset(jax.random.PRNGKey(1), 10)
+    assert games.state.observation.shape == (10, size) == (10, sp.obs_size)
+    assert games.state.legal_action_mask.shape == (10, 112)
+    assert sp.hidden_info(games.state).shape == (10, sp.hidden_size) == (10, (players + 1) * 28)
+    step = jax.jit(lambda g, a, k: sp.step(g, a, actor, actor, k))
+    key = jax.random.PRNGKey(2)
+    ended = 0
+    for _ in range(30):
+        key, k = jax.random.split(key)
+        games, reward, done = step(games, jnp.argmax(games.state.legal_action_mask, 1), k)
+        assert reward.shape == (10,) and done.shape == (10,)
+        side = np.asarray(sp.side_of)[np.asarray(games.state.current_player)]
+        assert (side == np.asarray(games.side)).all()  # every game waits for the learner
+        ended += int(np.asarray(done).sum())
+    assert ended > 0
+
+
+def test_served_versions_and_refusals():
+    assert set(served_obs_versions()) <= set(VERSIONS) and 2 in served_obs_versions()
+    assert check_obs_version(2) == 2
+    for bad in (1, True, "2"):
+        with pytest.raises(ValueError, match="not one the JAX game serves; it serves 2"):
+            check_obs_version(bad)
+    rules = RuleConfig()
+    for kwargs, says in (({"opponents": {"grumpy": 1}}, "unknown opponent kind(s) grumpy"),
+                         ({"opponents": {"policy": 1}}, "'policy' needs fixed_actor"),
+                         ({"opponents": {"self": 0}}, "one positive"),
+                         ({"match_scores": 2}, "match_scores=2 is a share"),
+                         ({"obs_version": 7}, "observation version 7")):
+        with pytest.raises(ValueError, match=says.replace("(", r"\(").replace(")", r"\)")):
+            SelfPlay(rules, 4, **kwargs)
+    with pytest.raises(ValueError, match="num_envs=0"):
+        SelfPlay(rules, 0)
+    with pytest.raises(TypeError, match="rules must be a RuleConfig"):
+        SelfPlay({"num_players": 2}, 4)
