@@ -340,9 +340,31 @@ def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float):
                   f"(margin {row['margin_vs_greedy']:+.1f}), vs random "
                   f"{row['win_rate_vs_random']:.3f}", flush=True)
 
+    class Throughput(BaseCallback):
+        """``throughput.json``: this process's wall and CPU seconds per update (rollout and
+        epochs), for ``experiments.bench_training``."""
+
+        def __init__(self):
+            super().__init__()
+            self.marks: list[tuple[float, float]] = []
+
+        def _on_rollout_start(self) -> None:
+            self.marks.append((time.perf_counter(), time.process_time()))
+
+        def _on_step(self) -> bool:
+            return True
+
+        def _on_training_end(self) -> None:
+            self._on_rollout_start()
+            spans = list(zip(self.marks, self.marks[1:], strict=False))
+            summary = {"steps_per_update": config.n_steps * config.n_envs,
+                       "update_s": [round(b[0] - a[0], 4) for a, b in spans],
+                       "update_cpu_s": [round(b[1] - a[1], 4) for a, b in spans]}
+            (out / "throughput.json").write_text(json.dumps(summary))
+
     checkpoints = CheckpointCallback(max(1, config.checkpoint_every // config.n_envs),
                                      str(out / "checkpoints"), name_prefix="ppo")
-    return [SelfPlayAndEval(), checkpoints]
+    return [Throughput(), SelfPlayAndEval(), checkpoints]
 
 
 # -- warm start ----------------------------------------------------------------------------
