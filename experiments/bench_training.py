@@ -1,23 +1,23 @@
 """Training throughput: ``train_jax`` (rollout + update in one jitted function) next to
-``train_ppo`` (MaskablePPO on ``SingleAgentEnv``), same network and PPO settings, same run.
+``train_ppo`` (MaskablePPO on ``SingleAgentEnv``), same network and PPO settings.
 
 Both train the same network (policy and value MLPs ``--net``, tanh) with the same rollout
 length (``--num-steps``), minibatch size (``--minibatch``) and epochs (``--epochs``), on two
 players against a self-play mix (train_jax: its default mix; train_ppo: greedy / random / its
-own pool). MaskablePPO runs twice, with torch on one thread (as the shipped policies were
-trained) and on every core, so that each trainer is measured using this machine its best way.
+own pool). Each trainer runs as its own command (``python -m experiments.train_jax ...``,
+then ``python -m experiments.train_ppo ...``, one after the other) for ``--warmup`` +
+``--updates`` updates, into a temporary ``--out``, and reports there (``throughput.json``) the
+wall-clock and CPU seconds of each update. The first ``--warmup`` updates (start-up; train_jax
+compiles in its first) are not timed; a trainer's figure is its median over the other updates.
+The CPU seconds are the trainer process's, every thread; this program also reports each
+command's whole wall and CPU time (``resource.getrusage(RUSAGE_CHILDREN)``), start-up and
+compilation included. MaskablePPO runs as ``train_ppo`` trains: torch on one thread.
 
-The trainers take turns: each round times one update (rollout and PPO epochs) of every
-contender back to back, so a slow moment of a shared machine slows all of them alike. After
-``--warmup`` rounds (start-up and compilation, not timed) come ``--updates`` timed rounds; a
-contender's figure is its median over the rounds, a ratio the median of the rounds' ratios.
-
-The headline is steps per wall-clock second, ``train_jax`` against the faster MaskablePPO
-setting. Steps per CPU-second (this process's CPU time, all threads) are printed too, against
-MaskablePPO on one thread (its most CPU-efficient setting): that ratio says how much of the
-gain is doing less work rather than using both cores. The last line is a JSON object with
-``train_jax_steps_per_s``, ``train_ppo_steps_per_s`` and ``ratio`` (wall clock), and the
-per-CPU-second figures under ``cpu``.
+The headline is steps per wall-clock second, ``train_jax`` against ``train_ppo``; per
+CPU-second too, which says how much of the gain is doing less work rather than using more
+cores. The last line is a JSON object with ``train_jax_steps_per_s``, ``train_ppo_steps_per_s``
+and ``ratio`` (wall clock), ``train_jax_steps_per_cpu_s``, ``train_ppo_steps_per_cpu_s`` and
+``ratio_cpu``, each trainer's first update's seconds and whole command's wall and CPU seconds.
 
     python -m experiments.bench_training [--updates 5] [--jax-envs 256] [--ppo-envs 32]
 
@@ -28,14 +28,16 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 
-from dominoes_env.cli_support import OneLineParser, run_command
+from dominoes_env.cli_support import CommandError, OneLineParser, run_command
 from dominoes_env.optional import require
 
 TARGET_RATIO = 4.0
@@ -78,147 +80,123 @@ def matmul_gflops(seconds: float = 1.0) -> float:
     return runs * 2 * 2 * 1024 * 256 * 256 / (time.process_time() - cpu) / 1e9
 
 
-# -- the contenders: each ``update()`` runs one rollout and its PPO epochs, returns the steps --
-class JaxTrainer:
-    name = "train_jax"
+def parse_hidden(net: str) -> list[int]:
+    """Hidden layer sizes from ``"256,256"`` (``ValueError`` naming the text otherwise).
 
-    def __init__(self, args):
-        import jax
-
-        from .train_jax import Config, enable_compilation_cache, make_train
-
-        self.steps = args.jax_envs * args.num_steps
-        config = Config(num_envs=args.jax_envs, num_steps=args.num_steps,
-                        num_minibatches=self.steps // args.minibatch, update_epochs=args.epochs,
-                        net=args.net, total_steps=self.steps * 1000, progress=False)
-        enable_compilation_cache()
-        init, self._update, self.devices = make_train(config)
-        self._runner = init(jax.random.PRNGKey(0))
-
-    def update(self) -> int:
-        import jax
-
-        self._runner, metrics = self._update(self._runner)
-        jax.block_until_ready(metrics)
-        return self.steps
+    >>> parse_hidden("64,32")
+    [64, 32]
+    """
+    try:
+        sizes = [int(x) for x in net.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        raise ValueError(f"--net {net!r}: give hidden sizes like 256,256")
+    return sizes
 
 
-class MaskablePPOTrainer:
-    def __init__(self, args, threads: int):
-        import torch
-        from sb3_contrib import MaskablePPO
-
-        from .train_ppo import TrainConfig, make_vec_env
-
-        self.name = f"train_ppo ({threads} thread{'s' * (threads > 1)})"
-        self.threads, self.steps = threads, args.ppo_envs * args.num_steps
-        config = TrainConfig(n_envs=args.ppo_envs, vec_env="dummy", n_steps=args.num_steps,
-                             batch_size=args.minibatch, n_epochs=args.epochs, net=args.net,
-                             opponents=["greedy=0.5", "random=0.05", "self=0.45"],
-                             out=tempfile.mkdtemp())
-        self._vec_env = make_vec_env(config)
-        hidden = config.hidden()
-        self._model = MaskablePPO(
-            "MlpPolicy", self._vec_env, n_steps=args.num_steps, batch_size=args.minibatch,
-            n_epochs=args.epochs, gamma=1.0, policy_kwargs={
-                "net_arch": {"pi": hidden, "vf": hidden}, "activation_fn": torch.nn.Tanh},
-            seed=0, device="cpu", verbose=0)
-
-    def update(self) -> int:
-        import torch
-
-        torch.set_num_threads(self.threads)
-        # one rollout of n_steps per env, then the epochs: exactly one PPO update per call
-        self._model.learn(self.steps, reset_num_timesteps=False)
-        return self.steps
-
-    def close(self) -> None:
-        self._vec_env.close()
-
-
-# -- the interleaved measurement -------------------------------------------------------------
+# -- one trainer's run, as its command ------------------------------------------------------
 @dataclass
-class Rates:
-    """One contender's steps per second in each timed round."""
+class Run:
+    """What one trainer's command reported (``throughput.json``) and cost."""
 
     name: str
-    wall: list[float] = field(default_factory=list)
-    cpu: list[float] = field(default_factory=list)
+    steps_per_update: int
+    update_s: list[float]  # wall seconds of each update, the first ones untimed (warm-up)
+    update_cpu_s: list[float]  # the trainer process's CPU seconds of each update
+    wall_s: float = 0.0  # the whole command: start-up, compilation, training, export
+    cpu_s: float = 0.0
 
-    @property
-    def median_wall(self) -> float:
-        return statistics.median(self.wall)
+    def rates(self, warmup: int, clock: str = "wall") -> list[float]:
+        """Steps per second of each update after the first ``warmup``.
 
-    @property
-    def median_cpu(self) -> float:
-        return statistics.median(self.cpu)
+        >>> Run("a", 100, [9.0, 0.5, 0.25], [9.0, 1.0, 1.0]).rates(1)
+        [200.0, 400.0]
+        """
+        seconds = self.update_s if clock == "wall" else self.update_cpu_s
+        return [self.steps_per_update / max(s, 1e-9) for s in seconds[warmup:]]
+
+    def median(self, warmup: int, clock: str = "wall") -> float:
+        return statistics.median(self.rates(warmup, clock))
 
 
-def measure(contenders: Sequence, warmup: int, rounds: int,
-            clocks: tuple[Callable[[], float], Callable[[], float]] = (time.perf_counter,
-                                                                          time.process_time),
-            ) -> list[Rates]:
-    """Time ``rounds`` rounds, each one ``update()`` of every contender in turn, after
-    ``warmup`` untimed rounds; ``clocks`` are (wall, CPU).
+def read_throughput(name: str, path: Path, updates: int) -> Run:
+    """The ``throughput.json`` a trainer wrote (``CommandError`` unless it holds at least
+    ``updates`` updates' positive seconds)."""
+    try:
+        data = json.loads(path.read_text())
+        run = Run(name, int(data["steps_per_update"]), [float(x) for x in data["update_s"]],
+                  [float(x) for x in data["update_cpu_s"]])
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise CommandError(f"{name} wrote no readable {path.name} ({err})") from None
+    if len(run.update_s) < updates or len(run.update_cpu_s) != len(run.update_s) \
+            or min(run.update_s) <= 0 or run.steps_per_update < 1:
+        raise CommandError(f"{name}'s {path.name} holds {len(run.update_s)} updates' timings; "
+                           f"expected {updates}")
+    return run
 
-    >>> class Fake:  # an update of 100 steps that takes `cost` seconds on a fake clock
-    ...     def __init__(self, name, cost): self.name, self.cost = name, cost
-    ...     def update(self): now[0] += self.cost; return 100
-    >>> now = [0.0]
-    >>> a, b = measure([Fake("a", 0.5), Fake("b", 2.0)], 1, 3, (lambda: now[0],) * 2)
-    >>> a.wall, b.cpu
-    ([200.0, 200.0, 200.0], [50.0, 50.0, 50.0])
+
+def run_trainer(name: str, flags: list[str], out: Path, updates: int) -> Run:
+    """Run ``python -m experiments.{name} {flags} --out {out}`` (its output to ``out.log``)
+    and read what it reported; ``CommandError`` with its last line if it fails."""
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (root, os.environ.get("PYTHONPATH", "")) if p)}
+    log = out.with_suffix(".log")
+    before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    with open(log, "w") as fh:
+        code = subprocess.call([sys.executable, "-m", f"experiments.{name}", *flags,
+                                "--out", str(out)], stdout=fh, stderr=subprocess.STDOUT,
+                               env=env)
+    wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
+    if code:
+        lines = log.read_text(errors="replace").strip().splitlines()
+        raise CommandError(f"{name} exited with status {code}: "
+                           f"{lines[-1] if lines else 'no output'}")
+    run = read_throughput(name, out / "throughput.json", updates)
+    run.wall_s = round(wall, 2)
+    run.cpu_s = round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 2)
+    return run
+
+
+def jax_flags(args) -> list[str]:
+    steps = args.jax_envs * args.num_steps
+    return ["--num-envs", str(args.jax_envs), "--num-steps", str(args.num_steps),
+            "--num-minibatches", str(steps // args.minibatch), "--update-epochs",
+            str(args.epochs), "--net", args.net, "--total-steps",
+            str(steps * (args.warmup + args.updates)), "--eval-every", "0", "--eval-matches",
+            "1", "--checkpoint-every", str(10 ** 12), "--time-limit", "0", "--no-progress"]
+
+
+def ppo_flags(args) -> list[str]:
+    steps = args.ppo_envs * args.num_steps
+    return ["--n-envs", str(args.ppo_envs), "--vec-env", "dummy", "--n-steps",
+            str(args.num_steps), "--batch-size", str(args.minibatch), "--n-epochs",
+            str(args.epochs), "--net", args.net, "--opponents", "greedy=0.5", "random=0.05",
+            "self=0.45", "--total-steps", str(steps * (args.warmup + args.updates)),
+            "--eval-every", str(10 ** 12), "--eval-matches", "1", "--snapshot-every",
+            str(10 ** 12), "--checkpoint-every", str(10 ** 12)]
+
+
+def summary(jax_run: Run, ppo_run: Run, warmup: int) -> dict:
+    """The figures of the last line.
+
+    >>> j = Run("train_jax", 100, [60.0, 0.01, 0.02], [60.0, 0.02, 0.02], 80.0, 90.0)
+    >>> p = Run("train_ppo", 10, [1.0, 0.004, 0.004], [1.0, 0.004, 0.004], 10.0, 10.0)
+    >>> s = summary(j, p, 1)
+    >>> s["ratio"], s["ratio_cpu"], s["train_jax_first_update_s"]
+    (3.0, 2.0, 60.0)
     """
-    rates = [Rates(c.name) for c in contenders]
-    wall_clock, cpu_clock = clocks
-    for r in range(warmup + rounds):
-        for c, rate in zip(contenders, rates, strict=True):
-            wall, cpu = wall_clock(), cpu_clock()
-            steps = c.update()
-            wall, cpu = wall_clock() - wall, cpu_clock() - cpu
-            if r >= warmup:
-                rate.wall.append(steps / wall)
-                rate.cpu.append(steps / max(cpu, 1e-9))
-    return rates
-
-
-def round_ratios(num: Rates, den: Rates, clock: str) -> list[float]:
-    """``num``'s rate over ``den``'s in each round (``clock``: "wall" or "cpu").
-
-    >>> round_ratios(Rates("a", wall=[8.0, 9.0]), Rates("b", wall=[2.0, 3.0]), "wall")
-    [4.0, 3.0]
-    """
-    return [a / b for a, b in zip(getattr(num, clock), getattr(den, clock), strict=True)]
-
-
-def summary(jax_rates: Rates, ppo_rates: Sequence[Rates]) -> dict:
-    """The figures of the last line: ``train_jax`` against the MaskablePPO setting with the
-    higher median wall-clock rate, and per CPU-second against the one with the higher median
-    CPU rate.
-
-    >>> j = Rates("train_jax", wall=[10.0, 12.0, 11.0], cpu=[6.0, 6.0, 6.0])
-    >>> one = Rates("one", wall=[2.0, 2.0, 2.0], cpu=[2.0, 2.0, 2.0])
-    >>> two = Rates("two", wall=[2.5, 3.0, 2.5], cpu=[1.5, 1.5, 1.5])
-    >>> s = summary(j, [one, two])
-    >>> s["ratio"], s["train_ppo"], s["cpu"]["ratio"], s["cpu"]["train_ppo"]
-    (4.0, 'two', 3.0, 'one')
-    """
-    best_wall = max(ppo_rates, key=lambda r: r.median_wall)
-    best_cpu = max(ppo_rates, key=lambda r: r.median_cpu)
-    wall = round_ratios(jax_rates, best_wall, "wall")
-    cpu = round_ratios(jax_rates, best_cpu, "cpu")
-    return {
-        "train_jax_steps_per_s": round(jax_rates.median_wall, 1),
-        "train_ppo_steps_per_s": round(best_wall.median_wall, 1),
-        "ratio": round(statistics.median(wall), 3),
-        "ratio_range": [round(min(wall), 3), round(max(wall), 3)],
-        "train_ppo": best_wall.name,
-        "cpu": {"train_jax_steps_per_s": round(jax_rates.median_cpu, 1),
-                "train_ppo_steps_per_s": round(best_cpu.median_cpu, 1),
-                "ratio": round(statistics.median(cpu), 3),
-                "ratio_range": [round(min(cpu), 3), round(max(cpu), 3)],
-                "train_ppo": best_cpu.name},
-    }
+    figures = {}
+    for key, run in (("train_jax", jax_run), ("train_ppo", ppo_run)):
+        figures.update({f"{key}_steps_per_s": round(run.median(warmup), 1),
+                        f"{key}_steps_per_cpu_s": round(run.median(warmup, "cpu"), 1),
+                        f"{key}_first_update_s": run.update_s[0],
+                        f"{key}_wall_s": run.wall_s, f"{key}_cpu_s": run.cpu_s})
+    figures["ratio"] = round(jax_run.median(warmup) / ppo_run.median(warmup), 3)
+    figures["ratio_cpu"] = round(jax_run.median(warmup, "cpu") / ppo_run.median(warmup, "cpu"),
+                                 3)
+    return figures
 
 
 def build_parser() -> OneLineParser:
@@ -231,12 +209,9 @@ def build_parser() -> OneLineParser:
     p.add_argument("--jax-envs", type=int, default=256, help="train_jax's parallel games")
     p.add_argument("--ppo-envs", type=int, default=32, help="train_ppo's environments "
                    "(DummyVecEnv: one process, as the shipped policy was trained)")
-    p.add_argument("--ppo-threads", type=int, nargs="+", default=None,
-                   help="torch thread counts to run MaskablePPO with (default: 1 and every "
-                        "core)")
-    p.add_argument("--warmup", type=int, default=1, help="untimed rounds first")
-    p.add_argument("--updates", type=int, default=5, help="timed rounds (one update of each "
-                                                          "contender per round)")
+    p.add_argument("--warmup", type=int, default=1, help="untimed updates first (start-up and "
+                                                         "compilation)")
+    p.add_argument("--updates", type=int, default=5, help="timed updates of each trainer")
     p.add_argument("--no-matmul", action="store_true",
                    help="skip the network-arithmetic line (a second of plain matrix products)")
     return p
@@ -249,54 +224,45 @@ def main(argv: list[str] | None = None) -> int:
                  "updates"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
-    threads = sorted(set(args.ppo_threads or (1, os.cpu_count() or 1)))
-    if min(threads) < 1:
-        p.error("--ppo-threads must be >= 1")
     for envs in (args.jax_envs, args.ppo_envs):
         if (envs * args.num_steps) % args.minibatch:
             p.error(f"envs * --num-steps ({envs * args.num_steps}) must be a multiple of "
                     f"--minibatch ({args.minibatch})")
-    from .train_jax import Config  # numpy only: JAX starts in _run
-
     try:
-        hidden = Config(net=args.net).hidden()  # train_jax's own reading of --net
+        hidden = parse_hidden(args.net)
     except ValueError as err:
         p.error(str(err))
-    return run_command(lambda: _run(args, threads, hidden), errors=(ImportError,))
+    return run_command(lambda: _run(args, hidden), errors=(ImportError,))
 
 
-def _run(args, threads: list[int], hidden: list[int]) -> int:
+def _run(args, hidden: list[int]) -> int:
     for module, extra in (("optax", "jax"), ("sb3_contrib", "train")):
         require(module, extra, "the training benchmark")  # one line, before any start-up
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from .train_jax import one_device_per_core
-
-    one_device_per_core()
-    jax_trainer = JaxTrainer(args)
-    ppo_trainers = [MaskablePPOTrainer(args, t) for t in threads]
-    rates = measure([jax_trainer, *ppo_trainers], args.warmup, args.updates)
-    for t in ppo_trainers:
-        t.close()
-    for r in rates:
-        print(f"{r.name}: {r.median_wall:,.0f} steps per wall-second, {r.median_cpu:,.0f} per "
-              f"CPU-second (medians of {args.updates} rounds)", flush=True)
-    result = summary(rates[0], rates[1:])
-    lo, hi = result["ratio_range"]
-    print(f"ratio {result['ratio']:.2f} per wall-second against {result['train_ppo']} (rounds "
-          f"{lo:.2f}-{hi:.2f}; target >= {TARGET_RATIO}); per CPU-second "
-          f"{result['cpu']['ratio']:.2f} against {result['cpu']['train_ppo']}; load average "
+    total = args.warmup + args.updates
+    with tempfile.TemporaryDirectory(prefix="bench_training_") as tmp:
+        jax_run = run_trainer("train_jax", jax_flags(args), Path(tmp) / "jax", total)
+        ppo_run = run_trainer("train_ppo", ppo_flags(args), Path(tmp) / "ppo", total)
+    for r in (jax_run, ppo_run):
+        print(f"{r.name}: {r.median(args.warmup):,.0f} steps per wall-second, "
+              f"{r.median(args.warmup, 'cpu'):,.0f} per CPU-second (medians of "
+              f"{args.updates} updates); first update {r.update_s[0]:.1f} s; the whole "
+              f"command {r.wall_s:.1f} s, {r.cpu_s:.1f} CPU-s", flush=True)
+    result = summary(jax_run, ppo_run, args.warmup)
+    print(f"ratio {result['ratio']:.2f} per wall-second (target >= {TARGET_RATIO}), "
+          f"{result['ratio_cpu']:.2f} per CPU-second; load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     result.update(net=args.net, num_steps=args.num_steps, minibatch=args.minibatch,
                   epochs=args.epochs, jax_envs=args.jax_envs, ppo_envs=args.ppo_envs)
     if not args.no_matmul:
         from dominoes_env.core import RuleConfig
-        from dominoes_env.encoding import observation_size
+        from dominoes_env.obs import observation_spec
 
         rules = RuleConfig()
-        flops = ppo_flops_per_step(observation_size(rules), hidden, rules.num_tiles * 4,
-                                   args.epochs)
+        flops = ppo_flops_per_step(observation_spec().layout(rules).size, hidden,
+                                   rules.num_tiles * 4, args.epochs)
         peak = matmul_gflops()
-        gflops = {r.name: round(r.median_cpu * flops / 1e9, 1) for r in rates}
+        gflops = {r.name: round(r.median(args.warmup, "cpu") * flops / 1e9, 1)
+                  for r in (jax_run, ppo_run)}
         print(f"network arithmetic: {flops / 1e6:.2f} MFLOP per step; GFLOP per CPU-second "
               + ", ".join(f"{k} {v}" for k, v in gflops.items())
               + f"; a plain jitted matmul of the update's shape here: {peak:.1f}")

@@ -4,24 +4,35 @@
     python -m experiments.best_response --agent ppo --steps 5000000          # the shipped policy
     python -m experiments.best_response --agent search --steps 300000        # MaskablePPO path
 
-A jittable agent (``greedy``, ``random``, ``ppo`` / ``ppo:PATH`` with a tanh policy, ported to
-JAX as the same MLP) is the only opponent of a :mod:`experiments.train_jax` run from scratch;
-any other agent spec is the only opponent of a MaskablePPO run (:mod:`experiments.train_ppo`,
-``SingleAgentEnv``). The best response then plays ``--matches`` matches against the agent
-through the tournament arena (seats swapped on each deal); the higher its win rate, the more
-exploitable the agent (50% against itself would be a Nash equilibrium's ceiling for a zero-sum
-game). The last line is a JSON object with the win rate and its Wilson 95% interval.
+A jittable agent (``greedy``, ``random``, ``ppo`` / ``ppo:PATH`` with a tanh policy, played in
+JAX as the same network) is the only opponent of a ``python -m experiments.train_jax`` run from
+scratch; any other agent spec is the only opponent of a MaskablePPO run
+(``python -m experiments.train_ppo``, ``SingleAgentEnv``). The trainer runs as its own command
+in a subprocess, writing into ``--out``; then the best response (its ``policy.npz``) plays
+``--matches`` matches against the agent (:func:`agents.evaluation.evaluate`, seats swapped on
+each deal). The higher its win rate, the more exploitable the agent (50% against itself would
+be a Nash equilibrium's ceiling for a zero-sum game). The last line is a JSON object with the
+win rate and its Wilson 95% interval.
+
+The response reads ``--obs-version``; against a ``ppo`` policy it reads the policy's own version
+(the JAX game gives every seat the same observation). train_jax serves every registered version
+the JAX game builds; the MaskablePPO path serves version 2 only.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from dominoes_env.cli_support import OneLineParser
+
+#: the observation versions experiments.train_ppo trains on
+PPO_OBS_VERSIONS = (2,)
 
 
 def jittable(spec: str) -> tuple[str, str] | None:
@@ -33,78 +44,95 @@ def jittable(spec: str) -> tuple[str, str] | None:
     return None
 
 
+def run_program(module: str, flags: list[str]) -> int:
+    """Run ``python -m {module} {flags}`` in a subprocess (this interpreter, this project on
+    its path) and return its exit status. On Ctrl-C the program (which gets it too) is waited
+    for: a trainer saves and exports what it learned before it exits."""
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (root, os.environ.get("PYTHONPATH", "")) if p)}
+    proc = subprocess.Popen([sys.executable, "-m", module, *flags], env=env)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        return proc.wait()
+
+
+def trainer_flags(args) -> tuple[str, list[str]]:
+    """The trainer (``train_jax`` or ``train_ppo``) and its flags but ``--out`` for a best
+    response to ``args.agent``; ``ValueError`` for an observation version it cannot serve."""
+    from agents.ppo import NumpyPolicy, shipped_policy_path
+
+    common = ["--players", str(args.players), "--total-steps", str(args.steps),
+              "--seed", str(args.seed)]
+    how = jittable(args.agent)
+    if how is None:
+        if args.obs_version is not None and args.obs_version not in PPO_OBS_VERSIONS:
+            raise ValueError(f"--obs-version {args.obs_version}: against {args.agent!r} the "
+                             f"response is a MaskablePPO run, which serves version "
+                             f"{', '.join(map(str, PPO_OBS_VERSIONS))}")
+        return "train_ppo", [*common, "--n-envs", "16", "--vec-env", "dummy",
+                             "--opponents", f"{args.agent}=1", "--eval-every", str(args.steps),
+                             "--eval-matches", "2"]
+    kind, path = how
+    flags = [*common, "--eval-every", "0", "--eval-matches", "2", "--num-envs",
+             str(args.num_envs)]
+    mix = {"self": 0, "snapshot": 0, "greedy": 0, "random": 0}
+    version = args.obs_version
+    if kind == "ppo":
+        path = path or str(shipped_policy_path(args.players))
+        # the response reads what the frozen policy reads (one observation per game)
+        own = NumpyPolicy(path).obs_spec.version
+        if version is not None and version != own:
+            raise ValueError(f"--obs-version {version}: {path!r} reads observation version "
+                             f"{own}, and a response to it reads the same")
+        version = own
+        flags += ["--opp-policy", path, "--opp-policy-weight", "1"]
+    else:
+        mix[kind] = 1
+    if version is not None:
+        flags += ["--obs-version", str(version)]
+    return "train_jax", flags + [f for name, w in mix.items() for f in (f"--opp-{name}", str(w))]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = OneLineParser(prog="python -m experiments.best_response",
-                                description=__doc__.split("\n")[0])
+                      description=__doc__.split("\n")[0])
     p.add_argument("--agent", required=True, help="the frozen agent's spec (greedy, ppo, "
                    "ppo:PATH, search, ...)")
     p.add_argument("--steps", type=int, required=True, help="training steps of the best response")
     p.add_argument("--players", type=int, default=2, help="2, 3 or 4 (4: partnerships)")
     p.add_argument("--matches", type=int, default=1000, help="evaluation matches")
     p.add_argument("--num-envs", type=int, default=512, help="train_jax's parallel games")
+    p.add_argument("--obs-version", type=int, default=None, help="observation version the "
+                   "response reads (default: a ppo agent's own, else the default version)")
     p.add_argument("--seed", type=int, default=0, help="seed of the training and evaluation")
     p.add_argument("--out", default="", help="where the run goes (default: a temporary folder)")
     args = p.parse_args(argv)
     try:
         from agents import resolve_spec
+        from dominoes_env.core import RuleConfig
 
+        rules = RuleConfig(num_players=args.players)
         resolve_spec(args.agent)
         if args.steps < 1 or args.matches < 1:
             raise ValueError("--steps and --matches must be >= 1")
-        out = Path(args.out or tempfile.mkdtemp(prefix="best_response_"))
-        how = jittable(args.agent)
-        common = ["--players", str(args.players), "--total-steps", str(args.steps),
-                  "--seed", str(args.seed), "--out", str(out)]
-        if how is not None:
-            from agents.ppo import shipped_policy_path
-
-            from . import train_jax
-
-            kind, path = how
-            mix = {"self": 0, "snapshot": 0, "greedy": 0, "random": 0}
-            flags = [*common, "--eval-every", "0", "--eval-matches", "2", "--num-envs",
-                     str(args.num_envs)]
-            if kind == "ppo":
-                from agents.ppo import NumpyPolicy
-
-                path = path or str(shipped_policy_path(args.players))
-                # the response reads what the frozen policy reads (one observation per game)
-                version = NumpyPolicy(path).obs_spec.version
-                flags += ["--opp-policy", path, "--opp-policy-weight", "1",
-                          "--obs-version", str(version)]
-            else:
-                mix[kind] = 1
-            for name, w in mix.items():
-                flags += [f"--opp-{name}", str(w)]
-            train_jax.Config(**vars(train_jax.build_parser().parse_args(flags)))  # validate
-            trainer = "train_jax"
-        else:
-            from . import train_ppo
-
-            flags = [*common, "--n-envs", "16", "--vec-env", "dummy",
-                     "--opponents", f"{args.agent}=1", "--eval-every", str(args.steps),
-                     "--eval-matches", "2"]
-            train_ppo.TrainConfig(**vars(train_ppo.parser_for(train_ppo.TrainConfig)
-                                         .parse_args(flags)))
-            trainer = "train_ppo"
+        trainer, flags = trainer_flags(args)
     except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
         return 2
+    out = Path(args.out or tempfile.mkdtemp(prefix="best_response_"))
+    flags += ["--out", str(out)]
     print(f"best response to {args.agent}: python -m experiments.{trainer} "
           + " ".join(shlex.quote(f) for f in flags), flush=True)
-    if trainer == "train_jax":
-        code = train_jax.main(flags)
-    else:
-        code = train_ppo.main(flags)
+    code = run_program(f"experiments.{trainer}", flags)  # a bad flag: its own one-line error
     if code:
         return code
     from agents.arena import derive_seed
-    from dominoes_env.core import RuleConfig
+    from agents.evaluation import evaluate
 
-    from .train_ppo import evaluate
-
-    res = evaluate(str(out / "policy.npz"), RuleConfig(num_players=args.players), args.agent,
-                   args.matches, derive_seed(args.seed, "best_response"))
+    res = evaluate(f"ppo:{out / 'policy.npz'}", args.agent, rules, matches=args.matches,
+                   seed=derive_seed(args.seed, "best_response"))
     print(f"best response wins {res['win_rate']:.1%} of {res['matches']} matches against "
           f"{args.agent} [{res['ci_low']:.1%}, {res['ci_high']:.1%}], margin "
           f"{res['margin']:+.1f}")

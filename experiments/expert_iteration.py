@@ -7,14 +7,18 @@ iteration here
 1. plays ``--matches`` matches of the teacher (default ``guided``) against ``--opponents``
    (cycled; an opponent spelled like the teacher is recorded too) and keeps each of the
    teacher's decisions that had a choice: the observation, the legal moves, the move
-   (:func:`experiments.behavior_cloning.collect_demonstrations`), saved to ``demos.npz``;
+   (:func:`agents.imitation.collect_demonstrations`), saved to ``demos.npz``;
 2. fits the policy network, starting from ``--init`` (an exported tanh policy, default the
    shipped observation-version-2 policy, the one ``guided`` reads), to those moves by masked
    cross-entropy with Adam, keeping the parameters with the lowest loss on a held-out tenth
    of the decisions;
 3. exports ``policy.npz`` (the format ``ppo:PATH`` plays, with the teacher, the data and the
    held-out accuracy in its JSON) and, with ``--eval-matches N``, plays it against
-   ``--eval-against`` (default ``search``) through the tournament arena.
+   ``--eval-against`` (default ``search``; :func:`agents.evaluation.evaluate`).
+
+The demonstrations are encoded in observation version 2 (what
+:func:`agents.imitation.collect_demonstrations` records), so the policy reads version 2: an
+``--init`` policy or a ``--data`` file of another version is refused before anything is played.
 
 With ``--iterations K`` the next iteration's teacher searches with the policy just fitted
 (``guided:policy=PATH``), so search and policy improve each other (Anthony et al., 2017).
@@ -43,6 +47,8 @@ from dominoes_env.core import RuleConfig
 from dominoes_env.core.files import atomic_write
 
 DEMO_KEYS = ("obs", "masks", "actions", "values")
+#: the observation versions this program can fit: those the demonstrations are encoded in
+SERVED_OBS_VERSIONS = (2,)
 
 
 def save_demos(path: Path, data: dict[str, np.ndarray], meta: dict) -> None:
@@ -54,31 +60,54 @@ def save_demos(path: Path, data: dict[str, np.ndarray], meta: dict) -> None:
 
 def load_demos(path: str, rules: RuleConfig) -> tuple[dict[str, np.ndarray], str]:
     """Demonstrations saved by :func:`save_demos` and the spec of their teacher;
-    ``ValueError`` if the file is not one or was played under other rules."""
+    ``ValueError`` if the file is not one (arrays of the observation version this program
+    fits and of one length, legal moves, finite numbers) or was played under other rules."""
+    from dominoes_env.obs import observation_spec
+
     try:
         with np.load(path, allow_pickle=False) as f:
             data = {k: f[k] for k in DEMO_KEYS}
             meta = json.loads(str(f["meta"]))
         teacher = str(meta["teacher"])
-    except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError) as err:
+        same_rules = RuleConfig.from_dict(meta.get("rules", {})) == rules
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, EOFError,
+            json.JSONDecodeError) as err:
         raise ValueError(f"--data {path!r} is not a demonstrations file ({err})") from None
-    if RuleConfig.from_dict(meta.get("rules", {})) != rules:
+    if not same_rules:
         raise ValueError(f"--data {path!r} was played under other rules than --players asks")
-    if not len(data["actions"]):
+    obs, masks, actions, values = (data[k] for k in DEMO_KEYS)
+    n, width = len(actions), observation_spec(SERVED_OBS_VERSIONS[0]).layout(rules).size
+    if obs.shape != (n, width) or masks.shape != (n, rules.num_tiles * 4) \
+            or actions.shape != (n,) or values.shape != (n,):
+        raise ValueError(f"--data {path!r}: arrays of shapes {obs.shape}, {masks.shape}, "
+                         f"{actions.shape}, {values.shape}; observation version "
+                         f"{SERVED_OBS_VERSIONS[0]} under these rules needs ({n}, {width}), "
+                         f"({n}, {rules.num_tiles * 4}), ({n},), ({n},)")
+    if obs.dtype.kind != "f" or values.dtype.kind != "f" or masks.dtype != bool \
+            or actions.dtype.kind not in "iu":
+        raise ValueError(f"--data {path!r}: wrong array types (float observations and values, "
+                         f"bool masks, integer actions)")
+    if not (np.isfinite(obs).all() and np.isfinite(values).all()):
+        raise ValueError(f"--data {path!r} holds NaN or infinite values")
+    if not n:
         raise ValueError(f"--data {path!r} holds no decision")
+    if (actions < 0).any() or (actions >= masks.shape[1]).any() \
+            or not masks[np.arange(n), actions].all():
+        raise ValueError(f"--data {path!r} holds a move that is not legal in its position")
     return data, teacher
 
 
 def fit_actor(actor, data: dict[str, np.ndarray], epochs: int, batch_size: int, lr: float,
               seed: int, holdout: float = 0.1, log=print):
-    """Fit ``actor`` (train_jax's layer list) to the demonstrations' moves by masked
-    cross-entropy; returns the layers with the lowest held-out loss and their statistics
-    (held-out loss and accuracy: how often the teacher's move is the policy's most probable)."""
+    """Fit ``actor`` (layers of :mod:`dominoes_env.jax.networks`) to the demonstrations'
+    moves by masked cross-entropy; returns the layers with the lowest held-out loss and their
+    statistics (held-out loss and accuracy: how often the teacher's move is the policy's most
+    probable)."""
     import jax
     import jax.numpy as jnp
     import optax
 
-    from .train_jax import masked_logits
+    from dominoes_env.jax.networks import masked_logits
 
     n = len(data["actions"])
     order = np.random.default_rng(seed).permutation(n)
@@ -141,8 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", default="", help="a demos.npz to fit instead of playing (first "
                    "iteration)")
     p.add_argument("--init", default="ppo", help="the policy the fit starts from: 'ppo' (the "
-                   "shipped observation-version-2 policy, the one guided reads) or an exported "
-                   "tanh policy .npz reading observation version 2")
+                   "observation-version-2 policy guided reads by default) or a tanh policy "
+                   "file reading observation version 2")
     p.add_argument("--iterations", type=int, default=1, help="play-and-fit rounds")
     p.add_argument("--epochs", type=int, default=20, help="passes over the decisions")
     p.add_argument("--batch-size", type=int, default=512, help="decisions per Adam step")
@@ -163,8 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from agents import check_spec
         from agents.guided import guided_policy_path
-
-        from .train_jax import load_fixed_actor
+        from dominoes_env.jax.policy_files import load_actor
 
         rules = RuleConfig(num_players=args.players)
         for name in ("matches", "iterations", "epochs", "batch_size", "workers"):
@@ -176,7 +204,12 @@ def main(argv: list[str] | None = None) -> int:
             check_spec(spec, rules)
         # demonstrations are encoded in observation version 2: start from the version 2 policy
         init = str(guided_policy_path(args.players)) if args.init == "ppo" else args.init
-        actor = load_fixed_actor(init, rules)
+        actor, version = load_actor(init, rules)
+        if version not in SERVED_OBS_VERSIONS:
+            raise ValueError(f"--init {init!r} reads observation version {version}; expert "
+                             f"iteration serves version "
+                             f"{', '.join(map(str, SERVED_OBS_VERSIONS))} (the demonstrations' "
+                             f"encoding)")
         data, teacher = load_demos(args.data, rules) if args.data else (None, "")
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -210,8 +243,7 @@ def teacher_spec(args, policy_path: str) -> str:
 
 def play(args, rules: RuleConfig, teacher: str, here: Path, it: int):
     from agents.arena import derive_seed
-
-    from .behavior_cloning import collect_demonstrations
+    from agents.imitation import collect_demonstrations
 
     opponents = [teacher if o == args.teacher else o for o in args.opponents]
     started = time.time()
@@ -228,11 +260,9 @@ def play(args, rules: RuleConfig, teacher: str, here: Path, it: int):
 
 def export(actor, path: str, rules: RuleConfig, args, teacher: str, init: str, stats: dict,
            command: str) -> None:
-    from dominoes_env.encoding import OBS_VERSION
+    from dominoes_env.jax.policy_files import export_npz
 
-    from .train_jax import export_npz
-
-    meta = {"rules": rules.to_dict(), "obs_version": OBS_VERSION,
+    meta = {"rules": rules.to_dict(), "obs_version": SERVED_OBS_VERSIONS[0],
             "trainer": "experiments.expert_iteration", "teacher": teacher, "init": init,
             "seed": args.seed, **stats, "command": command}
     export_npz(actor, Path(path), meta)
@@ -241,11 +271,10 @@ def export(actor, path: str, rules: RuleConfig, args, teacher: str, init: str, s
 
 def report(policy_path: str, rules: RuleConfig, args, it: int) -> None:
     from agents.arena import derive_seed
+    from agents.evaluation import evaluate
 
-    from .train_ppo import evaluate
-
-    res = evaluate(policy_path, rules, args.eval_against, args.eval_matches,
-                   derive_seed(args.seed, "exit-eval", it))
+    res = evaluate(f"ppo:{policy_path}", args.eval_against, rules, matches=args.eval_matches,
+                   seed=derive_seed(args.seed, "exit-eval", it))
     print(f"[iteration {it + 1}] wins {res['win_rate']:.1%} of {res['matches']} matches "
           f"against {args.eval_against} [{res['ci_low']:.1%}, {res['ci_high']:.1%}]")
     print(json.dumps({"iteration": it + 1, "policy": policy_path,

@@ -13,10 +13,10 @@ pytest.importorskip("optax")
 
 from agents import make_agent  # noqa: E402
 from agents.arena import play_match  # noqa: E402
+from agents.imitation import collect_demonstrations  # noqa: E402
 from dominoes_env.core import RuleConfig  # noqa: E402
-from experiments.behavior_cloning import collect_demonstrations  # noqa: E402
+from dominoes_env.jax.networks import init_params  # noqa: E402
 from experiments.expert_iteration import fit_actor, main  # noqa: E402
-from experiments.train_jax import init_params  # noqa: E402
 
 RULES = RuleConfig(target_score=50)
 
@@ -79,4 +79,33 @@ def test_bad_input_exits_2_before_playing(tmp_path, capsys, flags, says):
     assert main(["--out", str(out), *flags]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error:") and says in err and "\n" not in err
+    assert not out.exists()
+
+
+def test_a_policy_or_demonstrations_of_another_observation_version_are_refused(tmp_path,
+                                                                                capsys):
+    """Expert iteration fits observation version 2 (what the demonstrations record): a version 3
+    --init policy is refused naming its version and the one served (it failed later, inside
+    the fit, before), and so is a --data file whose observations are not version 2's, or that
+    holds an illegal move or NaN."""
+    from agents.ppo import random_policy_npz
+
+    v3 = tmp_path / "v3.npz"
+    random_policy_npz(v3, RuleConfig(), hidden=(8,), obs_version=3)
+    out = tmp_path / "bad"
+    assert main(["--out", str(out), "--init", str(v3)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "reads observation version 3; expert iteration serves version 2" in err, err
+    good = {"obs": np.zeros((4, 234), np.float32), "masks": np.ones((4, 112), bool),
+            "actions": np.arange(4), "values": np.zeros(4, np.float32)}
+    for name, change, says in (
+            ("wide", {"obs": np.zeros((4, 346), np.float32)}, "needs (4, 234)"),
+            ("nan", {"values": np.array([0, np.nan, 0, 0], np.float32)}, "NaN"),
+            ("illegal", {"masks": np.zeros((4, 112), bool)}, "not legal")):
+        path = tmp_path / f"{name}.npz"
+        meta = {"teacher": "greedy", "rules": RuleConfig().to_dict()}
+        np.savez(path, **{**good, **change}, meta=np.array(json.dumps(meta)))
+        assert main(["--out", str(out), "--data", str(path), "--players", "2"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("error: --data") and says in err and "\n" not in err, err
     assert not out.exists()

@@ -18,15 +18,11 @@ from agents import make_agent  # noqa: E402
 from agents.arena import play_match  # noqa: E402
 from agents.ppo import NumpyPolicy  # noqa: E402
 from dominoes_env.core import RuleConfig  # noqa: E402
-from dominoes_env.encoding import observation_spec  # noqa: E402
-from experiments.train_jax import (  # noqa: E402
-    Config,
-    build_parser,
-    export_npz,
-    init_params,
-    main,
-    mlp,
-)
+from dominoes_env.jax.networks import critic_value, init_params, mlp  # noqa: E402
+from dominoes_env.jax.policy_files import export_npz  # noqa: E402
+from dominoes_env.jax.selfplay import SelfPlay  # noqa: E402
+from dominoes_env.obs import observation_spec  # noqa: E402
+from experiments.train_jax import Config, build_parser, main, make_train  # noqa: E402
 
 # 2 updates of 8 games x 4 decisions; evaluation with 2 matches per opponent
 TINY = ["--num-envs", "8", "--num-steps", "4", "--num-minibatches", "2", "--update-epochs",
@@ -55,6 +51,9 @@ def test_tiny_run_writes_curve_checkpoint_and_a_playable_export(run):
         assert int(float(r["matches_vs_random"])) == 2
     assert any((run / "tb").rglob("events.out.tfevents*"))
     assert (run / "checkpoint.npz").is_file()
+    timing = json.loads((run / "throughput.json").read_text())
+    assert timing["steps_per_update"] == 32 and len(timing["update_s"]) == 2
+    assert min(timing["update_s"]) > 0 and len(timing["update_cpu_s"]) == 2
 
     policy = NumpyPolicy(run / "policy.npz")  # the numpy format of agents.ppo
     assert policy.activation == "tanh" and len(policy.layers) == 1
@@ -94,18 +93,25 @@ def test_same_seed_same_policy(tmp_path):
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--num-envs", "0"], "num_envs=0 must be an integer >= 1"),
+    (["--num-envs", "0"], "num_envs=0 is out of range; allowed: >= 1"),
     (["--net", "abc"], "net='abc'"),
-    (["--opp-greedy", "-1"], "opp_greedy=-1.0 must be a finite number >= 0"),
+    (["--opp-greedy", "-1"], "opp_greedy=-1.0 is out of range; allowed: >= 0"),
     (["--num-envs", "3", "--num-minibatches", "2", "--num-steps", "1"], "not divisible"),
     (["--players", "5"], "num_players=5"),
-    (["--critic", "oracle"], "critic='oracle': choose one of obs, full"),
-    (["--obs-version", "1"], "obs_version=1 is not available; allowed: 2, 3, 4"),
+    (["--critic", "oracle"], "invalid choice: 'oracle'"),
+    (["--obs-version", "1"], "observation version 1 is not one the JAX game serves; it serves "
+                             "2, 3, 4"),
     (["--resume", "no/such/checkpoint.npz"], "no such checkpoint file"),
 ])
 def test_bad_flags_exit_2_with_one_line_before_writing(tmp_path, capsys, flags, message):
+    """A value out of a field's range is refused by the parser (SystemExit), one that only the
+    whole configuration shows by main (status 2): one ``error:`` line either way."""
     out = tmp_path / "never"
-    assert main([*flags, "--out", str(out)]) == 2
+    try:
+        code = main([*flags, "--out", str(out)])
+    except SystemExit as exit_:
+        code = exit_.code
+    assert code == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err and err.count("\n") == 1
     assert not out.exists()
@@ -170,6 +176,12 @@ def test_best_response_refuses_bad_input(capsys):
     assert "--steps and --matches must be >= 1" in capsys.readouterr().err
     assert jittable("ppo:x.npz") == ("ppo", "x.npz") and jittable("greedy") == ("greedy", "")
     assert jittable("search:sims=5") is None
+    # an observation version the response's trainer cannot serve: one line, nothing trained
+    assert best_response(["--agent", "search", "--steps", "10", "--obs-version", "3"]) == 2
+    assert "the response is a MaskablePPO run, which serves version 2" in capsys.readouterr().err
+    assert best_response(["--agent", "ppo", "--steps", "10", "--obs-version", "2"]) == 2
+    assert "reads observation version 4, and a response to it reads the same" in \
+        capsys.readouterr().err
 
 
 def test_sample_actions_follows_the_masked_softmax():
@@ -178,7 +190,7 @@ def test_sample_actions_follows_the_masked_softmax():
     import jax
     import jax.numpy as jnp
 
-    from experiments.train_jax import sample_actions
+    from dominoes_env.jax.networks import sample_actions
 
     rng = np.random.default_rng(0)
     logits = rng.normal(size=(3, 112)).astype(np.float32)
@@ -204,7 +216,7 @@ def test_sample_actions_follows_the_masked_softmax():
     ([1, 1, 1, 0, 0], 10, [4, 3, 3]),
 ])  # fmt: skip
 def test_opponent_slots_cover_every_env_once_in_proportion(weights, n, sizes):
-    from experiments.train_jax import opponent_slots
+    from dominoes_env.jax.selfplay import opponent_slots
 
     slots = opponent_slots(weights, n)
     assert [b - a for _, a, b in slots] == sizes
@@ -269,8 +281,6 @@ def test_data_parallel_gradient_is_the_whole_minibatch_gradient():
 def test_update_on_two_devices_splits_the_games_and_keeps_the_rest_equal():
     import jax
 
-    from experiments.train_jax import build_parser, make_train
-
     _two_devices()
     config = Config(**vars(build_parser().parse_args(TINY)))
     init, update, devices = make_train(config)
@@ -299,8 +309,6 @@ def test_update_does_one_collective_per_minibatch():
 
     import jax
 
-    from experiments.train_jax import build_parser, make_train
-
     _two_devices()
     init, update, devices = make_train(Config(**vars(build_parser().parse_args(TINY))))
     text = update.lower(init(jax.random.PRNGKey(1))).as_text()
@@ -327,20 +335,22 @@ def test_docstring_examples(name):
     assert result.attempted > 0 and result.failed == 0
 
 
-def test_bench_training_times_both_trainers_in_turn(capsys):
-    """The benchmark's own code path at a tiny size: every contender timed in every round,
-    the JSON last line with the figures the README quotes."""
+def test_bench_training_runs_both_trainers_as_commands(capsys):
+    """The benchmark's own code path at a tiny size: each trainer runs as its own command and
+    reports its updates' seconds; the JSON last line has the figures the docs quote."""
     from experiments.bench_training import main as bench
 
     assert bench(["--net", "16", "--num-steps", "4", "--minibatch", "16", "--jax-envs", "8",
                   "--ppo-envs", "4", "--epochs", "2", "--updates", "2", "--no-matmul"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert [line.split(":")[0] for line in lines[:3]] == [
-        "train_jax", "train_ppo (1 thread)", "train_ppo (2 threads)"]
+    assert [line.split(":")[0] for line in lines[:2]] == ["train_jax", "train_ppo"]
     result = json.loads(lines[-1])
-    assert result["ratio"] > 0 and result["cpu"]["ratio"] > 0
-    assert result["ratio_range"][0] <= result["ratio"] <= result["ratio_range"][1]
-    assert result["train_ppo"].startswith("train_ppo (")
+    for key in ("train_jax_steps_per_s", "train_ppo_steps_per_s", "ratio",
+                "train_jax_steps_per_cpu_s", "train_ppo_steps_per_cpu_s", "ratio_cpu",
+                "train_jax_first_update_s", "train_jax_cpu_s", "train_ppo_wall_s"):
+        assert result[key] > 0, key
+    assert result["ratio"] == pytest.approx(
+        result["train_jax_steps_per_s"] / result["train_ppo_steps_per_s"], rel=0.01)
     assert result["jax_envs"] == 8 and result["minibatch"] == 16
 
 
@@ -348,7 +358,7 @@ def test_bench_training_refuses_bad_flags(capsys):
     from experiments.bench_training import main as bench
 
     for flags, message in ((["--updates", "0"], "--updates must be >= 1"),
-                           (["--ppo-threads", "0"], "--ppo-threads must be >= 1"),
+                           (["--warmup", "0"], "--warmup must be >= 1"),
                            (["--jax-envs", "3"], "must be a multiple of --minibatch"),
                            (["--net", "x"], "give hidden sizes")):
         with pytest.raises(SystemExit) as exit_:
@@ -376,16 +386,14 @@ def test_match_scores_deal_a_share_of_hands_at_random_match_scores():
     of 5 up to 50 below the target, each side on its own), and their observations show it."""
     import jax
 
-    from experiments.train_jax import SelfPlay
-
     def fresh(share):
-        sp = SelfPlay(Config(target_score=100, match_scores=share), 400)
+        sp = SelfPlay(RuleConfig(target_score=100), 400, match_scores=share)
         return sp, sp.reset(jax.random.PRNGKey(3), 400).state
 
     _, zero = fresh(0.0)
-    assert not np.asarray(zero._x.scores).any()
+    assert not np.asarray(zero.game_state.scores).any()
     sp, state = fresh(0.5)
-    scores = np.asarray(state._x.scores)
+    scores = np.asarray(state.game_state.scores)
     moved = scores.any(axis=1)
     assert 0.4 < moved.mean() < 0.6  # 400 hands, share 0.5
     assert (scores % 5 == 0).all() and scores.min() >= 0 and scores.max() == 50
@@ -396,13 +404,22 @@ def test_match_scores_deal_a_share_of_hands_at_random_match_scores():
     assert not np.array_equal(np.asarray(state.observation)[moved],
                               np.asarray(zero.observation)[moved])
     _, every = fresh(1.0)
-    assert (np.asarray(every._x.scores).sum(axis=1) > 0).mean() > 0.95  # 0-0 is 1 in 400
+    assert (np.asarray(every.game_state.scores).sum(axis=1) > 0).mean() > 0.95  # 0-0 is 1 in 400
 
 
 @pytest.mark.parametrize("share", [-0.1, 1.5])
 def test_match_scores_must_be_a_share(share):
     with pytest.raises(ValueError, match="match_scores"):
         Config(match_scores=share)
+
+
+def test_a_config_built_in_python_is_checked_like_the_command_line():
+    for kwargs, says in (({"num_envs": 0}, "num_envs=0 is out of range"),
+                         ({"critic": "oracle"}, "critic='oracle' is not allowed"),
+                         ({"lr": float("nan")}, "lr=nan must be a finite number"),
+                         ({"obs_version": 9}, "observation version 9 is not one the JAX game")):
+        with pytest.raises(ValueError, match=says):
+            Config(**kwargs)
 
 
 @pytest.mark.parametrize("players", [2, 4])
@@ -416,14 +433,12 @@ def test_full_critic_sees_every_other_hand_and_the_boneyard(players):
     import jax
     import jax.numpy as jnp
 
-    from dominoes_env.encoding import observation_layout
-    from experiments.train_jax import SelfPlay
+    from dominoes_env.obs.v2 import observation_layout
 
-    config = Config(players=players, critic="full", opp_greedy=1, opp_self=0, opp_snapshot=0,
-                    opp_random=0)
-    sp = SelfPlay(config, 64)
-    lay = observation_layout(config.rules())
-    t, hand_size, bone = 28, config.rules().hand_size, config.rules().boneyard_size
+    rules = RuleConfig(num_players=players)
+    sp = SelfPlay(rules, 64, opponents={"greedy": 1}, full_critic=True)
+    lay = observation_layout(rules)
+    t, hand_size, bone = 28, rules.hand_size, rules.boneyard_size
     step = jax.jit(lambda g, a, k: sp.step(g, a, None, None, k))
     games = sp.reset(jax.random.PRNGKey(1), 64)
     key = jax.random.PRNGKey(2)
@@ -448,8 +463,8 @@ def test_full_critic_sees_every_other_hand_and_the_boneyard(players):
         key, k = jax.random.split(key)
         games, _, _ = step(games, jnp.argmax(games.state.legal_action_mask, 1), k)
     # with a boneyard the hands grew by drawing from it, and every tile stayed placed
-    assert seen_draws == (config.rules().boneyard_size > 0)
-    no_extra = SelfPlay(Config(players=players), 8)
+    assert seen_draws == (rules.boneyard_size > 0)
+    no_extra = SelfPlay(rules, 8)
     assert np.asarray(no_extra.hidden_info(no_extra.reset(jax.random.PRNGKey(0), 8).state)
                       ).shape == (8, 0)
 
@@ -475,8 +490,7 @@ def test_tiny_run_on_observation_version_3_exports_a_policy_that_reads_it(tmp_pa
     never = tmp_path / "never"
     assert main([*TINY, "--opp-policy", str(out / "policy.npz"), "--opp-policy-weight", "0.5",
                  "--out", str(never)]) == 2
-    assert "reads observation version 3; this run's policy reads version 2" in \
-        capsys.readouterr().err
+    assert "reads observation version 3, not version 2" in capsys.readouterr().err
     assert not never.exists()
     # a best response to it reads version 3 too
     from experiments.best_response import main as best_response
@@ -496,10 +510,8 @@ def test_a_new_hand_at_match_scores_waits_for_the_learner(players):
     import jax
     import jax.numpy as jnp
 
-    from experiments.train_jax import SelfPlay, init_params
-
-    sp = SelfPlay(Config(players=players, match_scores=1.0, opp_greedy=1, opp_self=0,
-                         opp_snapshot=0, opp_random=0), 256)
+    sp = SelfPlay(RuleConfig(num_players=players), 256, opponents={"greedy": 1},
+                  match_scores=1.0)
     params = init_params(jax.random.PRNGKey(0), sp.obs_size, sp.num_actions, [8])
     step = jax.jit(lambda g, a, k: sp.step(g, a, params["actor"], params["actor"], k))
     games = sp.reset(jax.random.PRNGKey(1), 256)
@@ -519,7 +531,7 @@ def test_init_grows_an_earlier_run_to_a_later_observation_version(run, tmp_path,
     import jax
 
     from dominoes_env.core import MatchState
-    from experiments.train_jax import make_train, warm_start
+    from dominoes_env.jax.checkpoints import warm_start
 
     config = Config(**{**vars(build_parser().parse_args([*TINY, "--obs-version", "4"])),
                        "out": str(tmp_path / "unused")})
@@ -568,7 +580,7 @@ def test_init_from_an_exported_policy_starts_its_critic_from_the_actor(run, tmp_
     import jax
 
     from dominoes_env.core import MatchState
-    from experiments.train_jax import critic_value, make_train, warm_start
+    from dominoes_env.jax.checkpoints import warm_start
 
     old = NumpyPolicy(run / "policy.npz")
     match = MatchState(RuleConfig(target_score=50), seed=5)
@@ -602,3 +614,31 @@ def test_init_from_an_exported_policy_starts_its_critic_from_the_actor(run, tmp_
         err = capsys.readouterr().err
         assert err.startswith("error: --init") and message in err and err.count("\n") == 1
     assert not never.exists()
+
+
+@pytest.mark.parametrize("name, home", [
+    ("mlp", "dominoes_env.jax.networks"), ("sample_actions", "dominoes_env.jax.networks"),
+    ("export_npz", "dominoes_env.jax.policy_files"), ("Games", "dominoes_env.jax.selfplay"),
+    ("opponent_slots", "dominoes_env.jax.selfplay"),
+    ("warm_start", "dominoes_env.jax.checkpoints"),
+])  # fmt: skip
+def test_moved_names_still_import_from_train_jax_with_a_warning(name, home):
+    import importlib
+
+    import experiments.train_jax as train_jax
+
+    with pytest.warns(DeprecationWarning, match=rf"{name} is deprecated; import it from "
+                                                rf"{home.replace('.', '[.]')}$"):
+        value = getattr(train_jax, name)
+    assert value is getattr(importlib.import_module(home), name)
+    with pytest.raises(AttributeError, match="no_such_name"):
+        train_jax.no_such_name  # noqa: B018
+
+
+def test_the_old_self_play_alias_takes_a_config():
+    import experiments.train_jax as train_jax
+
+    with pytest.warns(DeprecationWarning, match="import it from dominoes_env.jax.selfplay "):
+        old = train_jax.SelfPlay
+    sp = old(Config(opp_greedy=1, opp_self=0, opp_snapshot=0, opp_random=0), 4)
+    assert isinstance(sp, SelfPlay) and sp.slots == [(2, 0, 4)]
