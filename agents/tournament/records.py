@@ -14,6 +14,11 @@ first run without ``--save-records``) are played again for their records, which 
 with the stored outcome. So after any interruption and a resume, every match in
 ``matches.jsonl`` has exactly one record and every record one match.
 
+The shards are untrusted input, checked each time a run starts (:meth:`RecordStore.load`): a
+damaged gzip member, a record that disagrees with its line of ``matches.jsonl`` (its match
+field, its rules, or the scores its replay ends with) and every copy of a match recorded twice
+are dropped with a warning, and those matches are played again for their records.
+
 Read one with ``python -m dominoes_env replay DIR --match INDEX`` (or the shard's path).
 """
 
@@ -21,15 +26,19 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from dominoes_env.core import RuleConfig
+from dominoes_env.core.checks import short_repr
 from dominoes_env.core.files import atomic_write
+from dominoes_env.core.records import read_record_bytes
 from dominoes_env.record_files import (
     RECORDS_DIR,
     encode_record,
-    scan_gzip_members,
+    record_disagreement,
+    scan_shard,
     shard_name,
 )
 
@@ -46,33 +55,85 @@ class RecordStore:
     def __init__(self, out: Path):
         self.folder = Path(out) / RECORDS_DIR
         self._handles: dict[str, Any] = {}
+        #: what the last :meth:`load` found wrong and dropped, one line each
+        self.repairs: list[str] = []
 
-    def load(self, keep: Iterable[str]) -> set[str]:
-        """Keys of the complete records whose match is in ``keep``; every other byte is cut
-        from the shards (atomically rewritten when anything has to go)."""
-        keep = set(keep)
+    def load(self, done: Mapping[str, Any] | Iterable[str],
+             rules: RuleConfig | None = None) -> set[str]:
+        """Keys of the records kept: one per match of ``done`` (``matches.jsonl``'s lines by
+        key; keys alone skip the comparison with the lines), every other byte cut from the
+        shards (atomically rewritten when anything has to go).
+
+        Every shard is untrusted: a record is kept only when it is the one record of its
+        match, in the shard of its index, under ``rules`` (when given) and in agreement with
+        its line (:func:`~dominoes_env.record_files.record_disagreement`: the match field,
+        and the scores its replay ends with). A damaged gzip member, a record that disagrees
+        and every copy of a match recorded twice are dropped, each said in :attr:`repairs`;
+        their matches have no record, so the run plays them again for it. A member cut off
+        by a crash and the record of a match ``matches.jsonl`` does not hold (the run stopped
+        between the two writes) go without a word. :class:`RecordError` for a shard that
+        cannot be read at all (too large, not a shard)."""
+        lines = dict(done) if isinstance(done, Mapping) else dict.fromkeys(done)
+        self.repairs = []
         found: set[str] = set()
         if not self.folder.is_dir():
             return found
         for path in sorted(self.folder.glob("records-*.jsonl.gz")):
-            data = path.read_bytes()
-            members, end = scan_gzip_members(data)
-            kept: list[bytes] = []
-            dropped = end < len(data)
-            for raw in members:
+            where = f"{RECORDS_DIR}/{path.name}"
+            data = read_record_bytes(path)
+            scan = scan_shard(data, str(path))
+            dropped = scan.end < len(data) or bool(scan.damaged)
+            self.repairs += [f"{where}: {damage}; dropped" for damage in scan.damaged]
+            copies: dict[str, list[tuple[bytes, dict]]] = {}
+            for offset, raw in zip(scan.offsets, scan.members, strict=True):
                 try:
-                    key = json.loads(raw)["match"]["key"]
-                except (ValueError, KeyError, TypeError):
-                    key = None
-                if key in keep and key not in found:
-                    found.add(key)
-                    kept.append(raw)
-                else:
+                    record = json.loads(raw)
+                    key = record["match"]["key"]
+                    if not isinstance(key, str):
+                        raise TypeError
+                except (ValueError, KeyError, TypeError, RecursionError):
+                    self.repairs.append(f"{where}: the gzip member at byte {offset:,} is not "
+                                        "a record of a match; dropped")
                     dropped = True
+                    continue
+                if key not in lines:  # its match line was never written: no word
+                    dropped = True
+                    continue
+                copies.setdefault(key, []).append((raw, record))
+            kept: list[bytes] = []
+            for key, recs in copies.items():
+                if len(recs) > 1:
+                    problem = f"{len(recs)} records of this match"
+                elif key in found:  # only without lines: the index is not checked against one
+                    problem = "an earlier shard has it"
+                else:
+                    problem = self._problem(path.name, recs[0][1], lines[key], rules)
+                if problem:
+                    self.repairs.append(f"{where}: the record of match {key!r} dropped "
+                                        f"({problem}); the match is played again for it")
+                    dropped = True
+                    continue
+                found.add(key)
+                kept.append(recs[0][0])
             if dropped:
                 with atomic_write(path, "wb") as f:
                     f.write(b"".join(_recompress(raw) for raw in kept))
         return found
+
+    @staticmethod
+    def _problem(shard: str, record: dict, line: Any, rules: RuleConfig | None) -> str | None:
+        """What keeps a shard's one record of a match from being kept (``None``: nothing)."""
+        index = record["match"].get("index")
+        if type(index) is not int or index < 0 or shard_name(index) != shard:
+            return f"its index {short_repr(index)} does not belong in {shard}"
+        if rules is not None:
+            try:
+                same = RuleConfig.from_dict(record.get("rules")) == rules
+            except (ValueError, TypeError):
+                same = False
+            if not same:
+                return "its rules are not this tournament's"
+        return None if line is None else record_disagreement(record, line)
 
     def append(self, line: dict[str, Any]) -> None:
         """Append one record line to its shard and flush it (before ``matches.jsonl``)."""

@@ -38,8 +38,10 @@ from typing import Any
 
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.checks import as_float, as_int, short_repr
+from dominoes_env.core.errors import RecordError
 from dominoes_env.core.files import atomic_write
 from dominoes_env.optional import require
+from dominoes_env.record_files import RECORDS_DIR
 
 from ..arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT, play_match
 from .records import RecordStore, clear_records, game_line
@@ -495,6 +497,22 @@ def max_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def _load_records(store: RecordStore, done: dict[str, dict], rules: RuleConfig,
+                  out: Path) -> set[str]:
+    """The matches whose game record the store keeps; what it had to drop is said on stderr
+    (those matches are played again for their records)."""
+    try:
+        kept = store.load(done, rules)
+    except RecordError as err:
+        raise TournamentDirError(f"{err}; remove that shard from {out / RECORDS_DIR} to play "
+                                 "its matches again for their records") from None
+    for line in store.repairs[:10]:
+        print(f"warning: {line}", file=sys.stderr)
+    if len(store.repairs) > 10:
+        print(f"warning: and {len(store.repairs) - 10} more records dropped", file=sys.stderr)
+    return kept
+
+
 def _run_in_dir(config, schedule, out, workers, backend, ray_address, progress, save_records,
                 move_timeout) -> TournamentRun:
     prepare_dir(out, config)
@@ -504,7 +522,7 @@ def _run_in_dir(config, schedule, out, workers, backend, ray_address, progress, 
         records = load_records(path, schedule, config.rules.num_sides)
         done = {r["key"]: r for r in records}
         store = RecordStore(out) if save_records else None
-        kept = store.load(done) if store else set(done)
+        kept = _load_records(store, done, config.rules, out) if store else set(done)
         pending = [job for job in schedule.jobs if job.key not in kept]
         start = time.perf_counter()
         played = 0

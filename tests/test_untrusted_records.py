@@ -1,0 +1,241 @@
+"""Record shards and a tournament's records/ as a hostile user leaves them (issue 33, item 3): a
+damaged gzip member in the middle of a shard, a shard that expands a thousandfold, a record
+that disagrees with its line of matches.jsonl, a match recorded twice. A damaged member is
+named and the records after it are still read; a bomb is one RecordError; a disagreeing or
+repeated record is refused by the readers (naming the match and the file) and repaired by a
+resumed tournament, which plays those matches again for their records."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import time
+import zlib
+
+import pytest
+
+from agents.tournament import TournamentConfig, run_tournament
+from agents.tournament.runner import MATCHES_FILE
+from dominoes_env import record_files
+from dominoes_env.cli import main as dominoes_main
+from dominoes_env.core import RecordError, RuleConfig
+from dominoes_env.record_files import (
+    RECORDS_DIR,
+    encode_record,
+    iter_records,
+    read_record,
+    scan_gzip_members,
+    scan_shard,
+    shard_name,
+)
+from experiments.tournament import main as tournament_main
+
+from .helpers import random_match
+from .test_tournament_records import assert_exact, stored
+
+FAST = RuleConfig(target_score=40)
+
+
+def error_line(err: str) -> str:
+    assert "Traceback" not in err, err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def shard_of(tmp_path, n: int = 6):
+    """A shard of ``n`` records (match index i, key "k<i>") and the byte offset of each."""
+    rec = random_match(FAST, 3).to_record()
+    members = [encode_record(dict(rec, match={"index": i, "key": f"k{i}"})) for i in range(n)]
+    offsets = [sum(len(m) for m in members[:i]) for i in range(n)]
+    path = tmp_path / "s.jsonl.gz"
+    path.write_bytes(b"".join(members))
+    return path, members, offsets
+
+
+def damage(member: bytes) -> bytes:
+    """The member with bytes in its compressed data changed (its header left whole)."""
+    mid = len(member) // 2
+    return member[:mid] + bytes(b ^ 0x5A for b in member[mid : mid + 8]) + member[mid + 8 :]
+
+
+# -- a damaged member in the middle of a shard --------------------------------------------------
+@pytest.mark.parametrize("how", ["flipped", "cut", "garbage", "zeros"])
+def test_a_damaged_member_is_named_and_the_records_after_it_are_read(tmp_path, how):
+    path, members, offsets = shard_of(tmp_path)
+    bad = {"flipped": damage(members[3]), "cut": members[3][: len(members[3]) // 2],
+           "garbage": b"not gzip at all", "zeros": bytes(100)}[how]  # fmt: skip
+    path.write_bytes(b"".join(members[:3]) + bad + b"".join(members[4:]))
+    # match 4 is after the damage: found (it was "holds no record of match '4'")
+    assert read_record(path, 4)["match"]["key"] == "k4"
+    assert read_record(path, "k5")["match"]["index"] == 5
+    with pytest.raises(RecordError) as err:
+        read_record(path, 3)
+    assert (f"holds no record of match '3'; gzip member 4 (bytes {offsets[3]:,} to "
+            f"{offsets[3] + len(bad) - 1:,}) is damaged") in str(err.value)
+    assert "which may have held it" in str(err.value)
+    with pytest.raises(RecordError, match=r"gzip member 4 \(bytes .*\) is damaged"):
+        list(iter_records(path))
+    keys = [r["match"]["key"] for r in iter_records(path, skip_damaged=True)]
+    assert keys == ["k0", "k1", "k2", "k4", "k5"]
+    scan = scan_shard(path.read_bytes())
+    assert [d.member for d in scan.damaged] == [4] and scan.end == len(path.read_bytes())
+    # the old reading stays what it was: the members before the first damage
+    members_before, end = scan_gzip_members(path.read_bytes())
+    assert len(members_before) == 3 and end == offsets[3]
+
+
+def test_a_shard_damaged_in_two_places_names_each(tmp_path):
+    path, members, offsets = shard_of(tmp_path)
+    path.write_bytes(members[0] + damage(members[1]) + members[2] + damage(members[3])
+                     + members[4] + b"trailing garbage")
+    scan = scan_shard(path.read_bytes())
+    assert [(d.member, d.offset) for d in scan.damaged] == [(2, offsets[1]), (4, offsets[3]),
+                                                              (6, offsets[5])]
+    assert [json.loads(m)["match"]["index"] for m in scan.members] == [0, 2, 4]
+    with pytest.raises(RecordError, match="holds 3 records and 3 damaged gzip member"):
+        read_record(path)
+
+
+def test_a_member_cut_off_at_the_end_is_still_no_damage(tmp_path):
+    path, members, _ = shard_of(tmp_path, 2)
+    path.write_bytes(members[0] + members[1] + members[1][:30])  # a crash while appending
+    assert [r["match"]["index"] for r in iter_records(path)] == [0, 1]
+    scan = scan_shard(path.read_bytes())
+    assert not scan.damaged and scan.end == len(members[0] + members[1])
+
+
+def test_the_replay_command_names_the_damage_in_one_line(tmp_path, capsys):
+    path, members, offsets = shard_of(tmp_path)
+    path.write_bytes(b"".join(members[:3]) + damage(members[3]) + b"".join(members[4:]))
+    assert dominoes_main(["replay", str(path), "--match", "5"]) == 0
+    capsys.readouterr()
+    assert dominoes_main(["replay", str(path), "--match", "3"]) == 2
+    line = error_line(capsys.readouterr().err)
+    assert "holds no record of match '3'" in line and f"bytes {offsets[3]:,} to" in line
+
+
+# -- decompression bombs ------------------------------------------------------------------------
+def bomb_member(size: int) -> bytes:
+    """One gzip member of a JSON record padded to ``size`` bytes, compressed a thousandfold."""
+    z = zlib.compressobj(9, zlib.DEFLATED, 31)
+    parts = [z.compress(b'{"rules": {}, "hands": [], "pad": "')]
+    block = b"a" * (1 << 20)
+    for _ in range(size >> 20):
+        parts.append(z.compress(block))
+    parts.append(z.compress(b'"}\n'))
+    parts.append(z.flush())
+    return b"".join(parts)
+
+
+def test_a_member_expanding_past_a_record_size_is_refused_not_read(tmp_path):
+    path, members, _ = shard_of(tmp_path, 2)
+    bomb = bomb_member(80 << 20)  # 80 MiB of JSON in about 80 KB
+    assert len(bomb) < 200_000
+    path.write_bytes(members[0] + bomb + members[1])
+    start = time.process_time()
+    with pytest.raises(RecordError, match="it expands to more than 67,108,864 bytes"):
+        list(iter_records(path))
+    assert [r["match"]["index"] for r in iter_records(path, skip_damaged=True)] == [0, 1]
+    assert time.process_time() - start < 10
+    path.write_bytes(bomb)  # alone: it was read as a record of 80 MiB
+    with pytest.raises(RecordError, match="expands to more than"):
+        read_record(path)
+
+
+def test_a_shard_expanding_past_its_limit_is_one_record_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(record_files, "MAX_SHARD_BYTES", 3 << 20)
+    path = tmp_path / "s.jsonl.gz"
+    path.write_bytes(bomb_member(1 << 20) * 4)  # four records of 1 MiB: 4 MiB in all
+    with pytest.raises(RecordError, match=r"expands to more than 3,145,728 bytes when "
+                                          r"decompressed \(at gzip member 3, byte "):
+        list(iter_records(path, skip_damaged=True))
+    assert dominoes_main(["replay", str(path), "--match", "0"]) == 2
+    assert "expands to more than" in error_line(capsys.readouterr().err)
+
+
+# -- a tournament's records against its matches.jsonl ------------------------------------------
+def tournament(tmp_path, matches: int = 4):
+    out = tmp_path / "run"
+    config = TournamentConfig(["random", "greedy"], FAST, matches=matches)
+    run_tournament(config, out, progress=False, save_records=True)
+    return out, config
+
+
+def rewrite_shard(out, change) -> None:
+    """Rewrite the first shard's records through ``change(list of records) -> list``."""
+    path = out / RECORDS_DIR / shard_name(0)
+    records = change(list(iter_records(path)))
+    path.write_bytes(b"".join(encode_record(r) for r in records))
+
+
+TAMPER = {
+    "seed": lambda recs: [dict(recs[0], match=dict(recs[0]["match"], seed=7)), *recs[1:]],
+    "seats": lambda recs: [dict(recs[0], match=dict(recs[0]["match"],
+                                                    seats=recs[0]["match"]["seats"][::-1])),
+                           *recs[1:]],
+    "key": lambda recs: [dict(recs[0], match=dict(recs[0]["match"], key=recs[1]["match"]["key"])),
+                         *recs[1:]],
+    "scores": lambda recs: [dict(recs[0], hands=recs[0]["hands"][:-1]), *recs[1:]],
+    "twice": lambda recs: [recs[0], *recs],
+}
+
+
+@pytest.mark.parametrize("how", list(TAMPER))
+def test_a_record_that_disagrees_with_matches_jsonl_is_refused_by_replay(tmp_path, capsys, how):
+    out, _ = tournament(tmp_path)
+    matches, _ = stored(out)
+    first = min(matches.values(), key=lambda m: m["index"])
+    rewrite_shard(out, TAMPER[how])
+    which = first["key"] if how != "key" else sorted(matches.values(),
+                                                     key=lambda m: m["index"])[1]["key"]
+    assert dominoes_main(["replay", str(out), "--match", which]) == 2
+    line = error_line(capsys.readouterr().err)
+    assert f"match {which!r}" in line and shard_name(0) in line, line
+    assert ("records of match" if how in ("twice", "key") else "disagrees with matches.jsonl") \
+        in line
+    with pytest.raises(RecordError, match=re.escape(f"match {which!r}")):  # its shard alike
+        read_record(out / RECORDS_DIR / shard_name(0), which)
+
+
+@pytest.mark.parametrize("how", [*TAMPER, "damaged", "rules", "wrong shard"])
+def test_a_resumed_tournament_repairs_its_records(tmp_path, capsys, how):
+    out, config = tournament(tmp_path)
+    before = (out / MATCHES_FILE).read_text()
+    path = out / RECORDS_DIR / shard_name(0)
+    if how == "damaged":
+        members = scan_shard(path.read_bytes()).members
+        blobs = [gzip.compress(m, mtime=0) for m in members]
+        path.write_bytes(blobs[0] + damage(blobs[1]) + b"".join(blobs[2:]))
+    elif how == "rules":
+        rewrite_shard(out, lambda recs: [dict(recs[0], rules=dict(recs[0]["rules"],
+                                                                  target_score=41)), *recs[1:]])
+    elif how == "wrong shard":
+        rewrite_shard(out, lambda recs: recs[1:])
+        moved = list(iter_records(out / RECORDS_DIR / shard_name(0)))
+        (out / RECORDS_DIR / shard_name(1000)).write_bytes(encode_record(moved[0]))
+    else:
+        rewrite_shard(out, TAMPER[how])
+    capsys.readouterr()
+    again = run_tournament(config, out, progress=False, save_records=True)
+    assert again.played == 0 and (out / MATCHES_FILE).read_text() == before
+    err = capsys.readouterr().err
+    assert "warning: records/records-" in err and "dropped" in err, err
+    assert assert_exact(out) == 4  # one record per match again, each agreeing with its line
+    capsys.readouterr()
+    run_tournament(config, out, progress=False, save_records=True)
+    assert "warning" not in capsys.readouterr().err  # repaired: nothing more to say
+
+
+def test_a_tournament_resumed_on_a_bomb_shard_is_one_line(tmp_path, capsys, monkeypatch):
+    out, config = tournament(tmp_path)
+    monkeypatch.setattr(record_files, "MAX_SHARD_BYTES", 2 << 20)
+    with open(out / RECORDS_DIR / shard_name(0), "ab") as f:
+        f.write(bomb_member(1 << 20) * 3)
+    capsys.readouterr()
+    assert tournament_main(["--agents", "random", "greedy", "--matches", "4", "--target-score",
+                            "40", "--out", str(out), "--quiet", "--no-plots",
+                            "--save-records"]) == 2
+    line = error_line(capsys.readouterr().err)
+    assert "expands to more than 2,097,152 bytes" in line and "remove that shard" in line
