@@ -639,12 +639,14 @@ _moved = moved_names(__name__, {name: f"dominoes_env.jax.{module}" for module, n
 
 
 def __getattr__(name: str):
-    if name == "SelfPlay":  # it took a Config; dominoes_env.jax.selfplay.SelfPlay the rules
-        warnings.warn(f"{__name__}.SelfPlay is deprecated; import it from "
-                      "dominoes_env.jax.selfplay (it takes the rules and keywords, not a Config)",
-                      DeprecationWarning, stacklevel=2)
-        return self_play
-    return _moved(name)
+    replaced = {"SelfPlay": (self_play, "dominoes_env.jax.selfplay.SelfPlay takes the rules"),
+                "enable_compilation_cache": (setup_jax, "use setup_jax"),
+                "one_device_per_core": (setup_jax, "use setup_jax")}
+    if name not in replaced:
+        return _moved(name)
+    warnings.warn(f"{__name__}.{name} is deprecated: {replaced[name][1]}", DeprecationWarning,
+                  stacklevel=2)
+    return replaced[name][0]
 
 
 if __name__ == "__main__":

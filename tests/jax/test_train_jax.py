@@ -130,6 +130,14 @@ def test_mismatched_or_foreign_checkpoint_exits_2(run, tmp_path, capsys):
     assert "obs_version=2, this run has obs_version=3" in capsys.readouterr().err
     assert main([*TINY, "--out", str(out), "--resume", str(run / "policy.npz")]) == 2
     assert "is not a train_jax checkpoint" in capsys.readouterr().err
+    # a checkpoint whose arrays were damaged (NaN weights): refused before anything is written
+    with np.load(run / "checkpoint.npz") as data:
+        arrays = {k: data[k] for k in data.files}
+    leaf = next(k for k, v in arrays.items() if v.dtype == np.float32 and v.ndim == 2)
+    np.savez(tmp_path / "nan.npz", **{**arrays, leaf: np.full_like(arrays[leaf], np.nan)})
+    assert main([*TINY, "--out", str(out), "--resume", str(tmp_path / "nan.npz")]) == 2
+    err = capsys.readouterr().err
+    assert "an array holds NaN or infinite values" in err and err.count("\n") == 1
     assert not out.exists()
     # an earlier run's directory without --resume
     assert main([*TINY, "--out", str(run)]) == 2
@@ -638,7 +646,7 @@ def test_moved_names_still_import_from_train_jax_with_a_warning(name, home):
 def test_the_old_self_play_alias_takes_a_config():
     import experiments.train_jax as train_jax
 
-    with pytest.warns(DeprecationWarning, match="import it from dominoes_env.jax.selfplay "):
+    with pytest.warns(DeprecationWarning, match="dominoes_env.jax.selfplay.SelfPlay takes"):
         old = train_jax.SelfPlay
     sp = old(Config(opp_greedy=1, opp_self=0, opp_snapshot=0, opp_random=0), 4)
     assert isinstance(sp, SelfPlay) and sp.slots == [(2, 0, 4)]
