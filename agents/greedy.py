@@ -20,23 +20,16 @@ The agent never draws on its generator: greedy play is deterministic.
 
 from __future__ import annotations
 
-import warnings
-
 from dominoes_env.core import HandState, SeatView, count_after, greedy_best, points_for_count
 from dominoes_env.core import greedy as core_greedy
+from dominoes_env.deprecation import moved_names
 
 from .base import Agent
 
-#: names that moved to :mod:`dominoes_env.core.greedy`: deprecated aliases here for one version
-MOVED = ("tie_rank", "POINT_SCALE")
-
-
-def __getattr__(name: str):
-    if name in MOVED:
-        warnings.warn(f"agents.greedy.{name} is deprecated: it moved to "
-                      f"dominoes_env.core.{name}", DeprecationWarning, stacklevel=2)
-        return getattr(core_greedy, name)
-    raise AttributeError(f"module 'agents.greedy' has no attribute {name!r}")
+#: names that moved to the core (:mod:`dominoes_env.core.greedy`): deprecated aliases here for
+#: one version
+__getattr__ = moved_names(__name__, {"tie_rank": "dominoes_env.core",
+                                     "POINT_SCALE": "dominoes_env.core"})
 
 
 def greedy_choice(view: SeatView) -> int:

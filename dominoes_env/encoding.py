@@ -1,6 +1,6 @@
 """Deprecated: the observation encodings moved to :mod:`dominoes_env.obs`.
 
-This module re-exports the old names for one version, each with a ``DeprecationWarning``:
+Their names stay importable from here for one version, each with a ``DeprecationWarning``:
 the registry and the layout base (:mod:`dominoes_env.obs`: ``OBS_VERSION`` is
 ``DEFAULT_VERSION``, ``OBSERVATION_SPECS`` is ``VERSIONS``, ``register_observation`` is
 ``register``), version 2 (:mod:`dominoes_env.obs.v2`: ``ObservationLayout`` is
@@ -11,7 +11,7 @@ the registry and the layout base (:mod:`dominoes_env.obs`: ``OBS_VERSION`` is
 ...     warnings.simplefilter("always")
 ...     from dominoes_env.encoding import observation_size
 >>> caught[0].category.__name__, str(caught[0].message)
-('DeprecationWarning', 'dominoes_env.encoding.observation_size is deprecated: use dominoes_env.obs.v2.observation_size')
+('DeprecationWarning', 'dominoes_env.encoding.observation_size is deprecated; import it from dominoes_env.obs.v2')
 """  # noqa: E501
 
 from __future__ import annotations
@@ -45,16 +45,11 @@ MOVED = {
 }
 
 
-def moved(module: str, table: dict[str, tuple[str, str]], name: str):
-    """The new home's value of the old ``module.name`` per ``table``, with a
-    ``DeprecationWarning`` naming it (``AttributeError`` for a name that never was there)."""
-    if name not in table:
-        raise AttributeError(f"module {module!r} has no attribute {name!r}")
-    home, new = table[name]
-    warnings.warn(f"{module}.{name} is deprecated: use {home}.{new}", DeprecationWarning,
-                  stacklevel=3)
-    return getattr(importlib.import_module(home), new)
-
-
 def __getattr__(name: str):
-    return moved(__name__, MOVED, name)
+    if name not in MOVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    home, new = MOVED[name]
+    value = getattr(importlib.import_module(home), new)
+    where = f"import it from {home}" if new == name else f"use {home}.{new}"
+    warnings.warn(f"{__name__}.{name} is deprecated; {where}", DeprecationWarning, stacklevel=2)
+    return value
