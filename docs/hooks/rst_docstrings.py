@@ -30,6 +30,50 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
+def _columns(border: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` of each column of a simple table, from a border line."""
+    return [(m.start(), m.end()) for m in re.finditer(r"=+", border)]
+
+
+def _table(lines: list[str]) -> list[str]:
+    """A reStructuredText simple table (three border lines: top, under the header, bottom) as a
+    Markdown table. A row whose first column is blank continues the row above it.
+
+    >>> print("\\n".join(_table(["===  =====", "a    b", "===  =====", "1    ``x``",
+    ...                         "     more", "2    y|z", "===  ====="])))
+    | a | b |
+    |---|---|
+    | 1 | `x` more |
+    | 2 | y\\|z |
+    """
+    columns = _columns(lines[0])
+    rows: list[list[str]] = []
+    header = [""] * len(columns)  # a table without a header row gets an empty one
+    has_header = sum(bool(_TABLE_BORDER.match(line)) for line in lines) >= 3
+    borders = 0
+    for line in lines:
+        if _TABLE_BORDER.match(line):
+            borders += 1
+            if borders == 2 and has_header and rows:
+                header, rows = rows[0], []
+            continue
+        if not line.strip():
+            continue
+        cells = []
+        for k, (start, _end) in enumerate(columns):
+            stop = columns[k + 1][0] if k + 1 < len(columns) else len(line)
+            cells.append(line[start:stop].strip())
+        if rows and not cells[0]:  # a continuation line
+            rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], cells, strict=True)]
+        else:
+            rows.append(cells)
+
+    def row(cells: list[str]) -> str:
+        return "| " + " | ".join(_inline(c).replace("|", "\\|") for c in cells) + " |"
+
+    return [row(header), "|" + "---|" * len(columns), *map(row, rows)]
+
+
 def rst_to_markdown(text: str) -> str:
     """The Markdown form of a docstring written with the RST forms named above.
 
@@ -55,15 +99,17 @@ def rst_to_markdown(text: str) -> str:
             out += ["```pycon", *textwrap.dedent("\n".join(block)).splitlines(), "```"]
             continue
         if _TABLE_BORDER.match(line):  # a simple table: three border lines
+            # a table ends at a border line followed by a blank line (or the end): the third
+            # border of a table with a header, the second of one without
             block, borders = [], 0
-            while i < len(lines) and (borders < 3 or not lines[i].strip()):
-                if _TABLE_BORDER.match(lines[i]):
-                    borders += 1
+            while i < len(lines):
+                is_border = bool(_TABLE_BORDER.match(lines[i]))
+                borders += is_border
                 block.append(lines[i])
                 i += 1
-                if borders == 3:
+                if is_border and borders >= 2 and (i == len(lines) or not lines[i].strip()):
                     break
-            out += ["```text", *textwrap.dedent("\n".join(block)).splitlines(), "```"]
+            out += ["", *_table(textwrap.dedent("\n".join(block)).splitlines()), ""]
             continue
         if stripped.endswith("::") and not stripped.startswith(".."):
             # a literal block follows: the next indented lines
