@@ -50,10 +50,11 @@ from pathlib import Path
 import numpy as np
 
 from dominoes_env.core import RuleConfig, SeatView
-from dominoes_env.core.checks import as_bool
+from dominoes_env.core.checks import as_bool, short_repr
 from dominoes_env.core.files import atomic_write
 
 from .base import Agent
+from .npz_files import NpzError, read_npz
 
 FORMAT = "straight-dominoes-ppo/1"
 
@@ -78,29 +79,21 @@ ACTIVATIONS = {
 }
 
 
+#: the most an exported policy's arrays may expand to (the shipped ones are under 2 MB)
+MAX_POLICY_BYTES = 512 * 1024 * 1024
+
+
 def _read_npz(path: Path) -> dict[str, np.ndarray]:
-    """Every array of a policy ``.npz`` (closed afterwards), or :class:`PolicyFileError`."""
-    import zipfile
-
-    if not path.exists():
-        raise PolicyFileError(path, "no such file")
-    if not path.is_file():
-        raise PolicyFileError(path, "not a regular file (a policy is an .npz file)")
+    """Every array of a policy ``.npz`` (checked by :func:`agents.npz_files.read_npz`: no
+    pickle, no array larger than the file holds, at most :data:`MAX_POLICY_BYTES`), or
+    :class:`PolicyFileError`."""
     try:
-        loaded = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
-        raise PolicyFileError(path, f"not a policy .npz file ({_reason(err)})") from None
-    if isinstance(loaded, np.ndarray):
-        raise PolicyFileError(path, "a single .npy array, not a policy .npz file")
-    try:
-        with loaded:
-            return {key: loaded[key] for key in loaded.files}
-    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as err:
-        raise PolicyFileError(path, f"damaged or truncated .npz file ({_reason(err)})") from None
-
-
-def _reason(err: BaseException) -> str:
-    return " ".join(str(err).split())[:120] or type(err).__name__
+        return read_npz(path, max_bytes=MAX_POLICY_BYTES)
+    except NpzError as err:
+        problem = str(err)
+        if problem.startswith("not a readable .npz file"):
+            problem = problem.replace("not a readable .npz file", "not a policy .npz file", 1)
+        raise PolicyFileError(path, problem) from None
 
 
 def _text(data: dict, key: str, fail) -> str:
@@ -182,12 +175,21 @@ class NumpyPolicy:
             width = w.shape[1]
         try:
             self.metadata = json.loads(_text(data, "metadata", fail))
-        except ValueError:
+        except (ValueError, RecursionError):
             raise fail("metadata is not JSON") from None
         if not isinstance(self.metadata, dict):
             raise fail("metadata must be a JSON object")
         self.obs_size = int(size)
         self.num_actions = int(self.action_w.shape[1])
+        for key, value in (("obs_size", self.obs_size), ("num_actions", self.num_actions)):
+            if key not in self.metadata:
+                raise fail(f"metadata lacks {key} (an export records obs_size, num_actions "
+                           "and obs_version)")
+            if not _same_int(self.metadata[key], value):
+                raise fail(f"metadata says {key}={short_repr(self.metadata[key])}; the "
+                           f"weights have {value}")
+        if not isinstance(self.metadata.get("rules", {}), dict):
+            raise fail("metadata's rules must be a JSON object")
         self.obs_spec = _spec_of(self.path, self.metadata)
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
@@ -219,24 +221,27 @@ def shipped_player_counts() -> list[int]:
     return [n for n in (2, 3, 4) if shipped_policy_path(n).is_file()]
 
 
+def _same_int(value, wanted: int) -> bool:
+    return type(value) is int and value == wanted
+
+
 def _spec_of(path: Path, metadata: dict):
     """The registered observation spec a policy was trained on (its ``obs_version``), or a
-    ``ValueError`` saying this package cannot encode what the policy reads."""
+    :class:`PolicyFileError` saying this package cannot encode what the policy reads."""
     from dominoes_env.obs import VERSIONS, observation_spec
 
     version = metadata.get("obs_version") if isinstance(metadata, dict) else None
     if version is None:
-        raise ValueError(f"the policy at {str(path)!r} records no obs_version; it cannot be "
-                         "matched to an observation encoding")
+        raise PolicyFileError(path, "its metadata records no obs_version; it cannot be "
+                                    "matched to an observation encoding")
     try:
         return observation_spec(version)
-    except ValueError:
+    except (ValueError, TypeError):
         allowed = ", ".join(map(str, sorted(VERSIONS)))
-        raise ValueError(
-            f"the policy at {str(path)!r} was trained on observation version {version!r}, "
-            f"which this dominoes_env cannot encode (available: {allowed}); retrain it or use "
-            "the dominoes_env release that made it"
-        ) from None
+        raise PolicyFileError(
+            path, f"it was trained on observation version {short_repr(version)}, which this "
+                  f"dominoes_env cannot encode (available: {allowed}); retrain it or use the "
+                  "dominoes_env release that made it") from None
 
 
 def shipped_policy_path(num_players: int) -> Path:

@@ -351,7 +351,54 @@ def _bad_policies(tmp_path):
         _policy(tmp_path, "nan.npz", w0=np.full_like(w0, np.nan)).name: "w0 holds NaN",
         _policy(tmp_path, "shape.npz", b0=np.zeros(5)).name: "layer 0 has weights",
         _policy(tmp_path, "meta.npz", metadata=np.array("{")).name: "metadata is not JSON",
+        # untrusted input (issue 33): a pickle, a header declaring terabytes, metadata that
+        # lacks fields or contradicts the weights
+        _policy(tmp_path, "pickle.npz", w0=np.array([{"x": 1}], dtype=object)).name:
+            "w0 holds Python objects (a pickle, which is never loaded)",
+        _huge_array(_policy(tmp_path, "huge.npz")).name: "w0 declares float64 (1000000, 1000000)",
+        _policy(tmp_path, "inf.npz", action_b=np.full(112, np.inf)).name: "action_b holds NaN",
+        _policy(tmp_path, "head.npz", action_w=np.zeros(112)).name: "action_w must be a 2-D",
+        _policy(tmp_path, "list.npz", metadata=np.array("[]")).name: "must be a JSON object",
+        _meta(tmp_path, "nosize.npz", obs_size=None).name: "metadata lacks obs_size",
+        _meta(tmp_path, "size.npz", obs_size=100).name: "metadata says obs_size=100; the "
+                                                        "weights have 234",
+        _meta(tmp_path, "acts.npz", num_actions=True).name: "metadata says num_actions=True",
+        _meta(tmp_path, "rules.npz", rules="double-six").name: "rules must be a JSON object",
+        _meta(tmp_path, "nover.npz", obs_version=None).name: "records no obs_version",
+        _meta(tmp_path, "ver.npz", obs_version="2").name: "observation version '2', which",
     }
+
+
+def _meta(tmp_path, name, **changes):
+    """A policy whose metadata has ``changes`` (``None``: the field removed)."""
+    path = _policy(tmp_path, name)
+    with np.load(path) as data:
+        arrays = dict(data)
+    meta = json.loads(str(arrays["metadata"]))
+    meta.update(changes)
+    arrays["metadata"] = np.array(json.dumps({k: v for k, v in meta.items() if v is not None}))
+    np.savez(path, **arrays)
+    return path
+
+
+def _huge_array(path):
+    """The policy with a w0 whose header declares a terabyte (the data is a few bytes)."""
+    import io
+    import zipfile
+
+    with np.load(path) as data:
+        arrays = dict(data)
+    head = io.BytesIO()
+    np.lib.format.write_array_header_1_0(head, {"descr": "<f8", "fortran_order": False,
+                                                "shape": (10**6, 10**6)})
+    with zipfile.ZipFile(path, "w") as z:
+        for key, value in arrays.items():
+            if key == "w0":
+                z.writestr("w0.npy", head.getvalue() + bytes(64))
+            else:
+                with z.open(f"{key}.npy", "w") as f:
+                    np.lib.format.write_array(f, value)
+    return path
 
 
 def test_bad_policy_files_are_one_clear_error(tmp_path):
@@ -360,6 +407,15 @@ def test_bad_policy_files_are_one_clear_error(tmp_path):
         with pytest.raises(PolicyFileError) as info:
             PPOAgent(path)
         assert str(path) in str(info.value) and fragment in str(info.value), (name, info.value)
+
+
+def test_a_policy_expanding_past_its_limit_is_refused_unread(tmp_path, monkeypatch):
+    import agents.ppo
+
+    path = _policy(tmp_path, "p.npz")
+    monkeypatch.setattr(agents.ppo, "MAX_POLICY_BYTES", path.stat().st_size // 2)
+    with pytest.raises(PolicyFileError, match="its arrays expand to .* bytes; at most"):
+        PPOAgent(path)
 
 
 def test_policy_for_other_rules_is_refused_before_a_match(tmp_path, capsys):
