@@ -205,8 +205,9 @@ def test_apply_unchecked_after_the_hand_and_the_deprecated_apply():
         assert hand.apply(rules.tiles.index(5, 5) * 4) == 10
     assert hand.is_over and hand.outcome == Outcome("domino", 0, (0, 0))
     assert hand.legal_actions() == [] and not hand.is_legal(0)
-    with pytest.raises(IllegalMoveError, match="the hand is over"):
+    with pytest.raises(IllegalMoveError, match="the hand is over") as err:
         hand.apply_unchecked(0)
+    assert err.value.move == 0 and str(err.value) == "illegal move 0: the hand is over"
     with pytest.raises(IllegalMoveError, match="the hand is over"):
         hand.play(0)
 
@@ -393,6 +394,8 @@ def test_hand_sizes_called_as_a_method_warns_exactly():
     (((1, 6), "up"), "the up end is not open: the spinner's up and down open only once both its "
                      "long sides have a tile"),
     (7 * 4, "[1|1] does not fit the left end (showing 6)"),
+    (112, "action code out of range 0..111"),
+    (((7, 7), "left"), "[7|7] is not a tile of the double-6 set (halves must be integers 0..6)"),
 ])  # fmt: skip
 def test_the_error_carries_the_move_as_given_and_the_reason(move, reason):
     hand = example()
