@@ -190,8 +190,18 @@ def test_strings():
     assert repr(match) == "<MatchState scores=[250, 0] hand=0 winner=0>"
 
 
+def test_pictures_in_jupyter():
+    from dominoes_env.render.svg import layout_svg, match_svg
+
+    match = match_on(DOMINO_DEAL, scores=[15, 5])
+    match.play(((5, 5), None))
+    assert match._repr_svg_() == match_svg(match) and "<svg" in match._repr_svg_()
+    assert match.hand._repr_svg_() == layout_svg(match.hand)
+
+
 def test_apply_is_deprecated():
     match = match_on(DOMINO_DEAL)
-    with pytest.warns(DeprecationWarning, match="apply_unchecked"):
+    message = r"^MatchState\.apply is renamed apply_unchecked \(it does not check the move\)$"
+    with pytest.warns(DeprecationWarning, match=message):
         assert match.apply(match.rules.tiles.index(5, 5) * 4) == 10
     assert match.scores == [10, 0]
