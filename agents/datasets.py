@@ -29,7 +29,11 @@ Arrays of a ``decisions-NNNN.npz`` (N rows, one per play, forced plays included)
 ``outcome``     int8 [N]            +1 the acting side won the match, -1 lost, 0 undecided
 ==============  ==================  ===========================================================
 
-:func:`load_decisions` reads them back as one dict of arrays;
+:func:`load_decisions` reads them back as one dict of arrays, every file checked as untrusted
+input (:func:`dataset_info`: the metadata's format, version, fields and sizes;
+:func:`read_decisions`: no pickle, each array's dtype and shape, finite observations, actions
+within the action space and legal under their masks): a bad one is a ``ValueError`` naming the
+file and the problem;
 :func:`agents.imitation.dataset_demonstrations` turns them into what behaviour cloning fits
 (``python -m experiments.train_ppo --bc-dataset DIR``). The command line that builds one is
 ``python -m experiments.make_dataset``.
@@ -39,12 +43,14 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from dominoes_env.core import MatchState, RuleConfig
+from dominoes_env.core import MatchState, RecordError, RuleConfig
+from dominoes_env.core.checks import short_repr
 from dominoes_env.core.files import atomic_write
 from dominoes_env.core.records import replay_steps
 from dominoes_env.obs.actions import action_mask
@@ -52,10 +58,12 @@ from dominoes_env.obs.v2 import VERSION as OBS_VERSION
 from dominoes_env.obs.v2 import encode_observation, observation_size
 from dominoes_env.record_files import RECORDS_DIR, iter_records
 
+from .npz_files import NpzError, read_npz
 from .tournament.runner import TournamentConfig, run_tournament
 
 __all__ = ["DECISIONS_DIR", "FIELDS", "FORMAT_VERSION", "INFO_FILE", "build_dataset",
-           "dataset_info", "load_decisions", "record_decisions", "write_decisions"]
+           "dataset_info", "load_decisions", "read_decisions", "record_decisions",
+           "write_decisions"]
 
 FORMAT_VERSION = 1
 DECISIONS_DIR = "decisions"
@@ -124,27 +132,51 @@ def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
 
 def write_decisions(out: Path, config: TournamentConfig) -> dict[str, int]:
     """Turn every records shard into its ``decisions/*.npz`` (skipping shards whose arrays are
-    already there for exactly the same matches); returns the counts."""
+    already there, readable and for exactly the same matches); returns the counts. A damaged
+    records shard, or one holding a match twice, is a ``RecordError`` naming it (a resumed
+    :func:`build_dataset` repairs the shards before they get here)."""
     agents = list(config.agents)
+    rules = config.rules
+    info = {"rules": rules.to_dict(), "agents": agents, "observation_size":
+            observation_size(rules), "num_actions": rules.tiles.num_tiles * 4}
     folder = out / DECISIONS_DIR
     folder.mkdir(exist_ok=True)
     matches = decisions = 0
     for shard in sorted((out / RECORDS_DIR).glob("records-*.jsonl.gz")):
-        records = sorted(iter_records(shard), key=lambda r: r["match"]["index"])
+        records = _shard_records(shard)
         target = folder / shard.name.replace("records-", "decisions-").replace(".jsonl.gz", ".npz")
         indexes = [r["match"]["index"] for r in records]
         if target.exists():
-            with np.load(target) as old:
-                if sorted(set(old["match"].tolist())) == indexes:
-                    matches += len(records)
-                    decisions += len(old["action"])
-                    continue
+            try:
+                old = read_decisions(target, info)
+            except ValueError:  # damaged, or not this dataset's: written again
+                old = None
+            if old is not None and sorted(set(old["match"].tolist())) == indexes:
+                matches += len(records)
+                decisions += len(old["action"])
+                continue
         parts = [record_decisions(r, agents) for r in records]
         arrays = {k: np.concatenate([p[k] for p in parts]) for k in FIELDS}
         _save_npz(target, arrays)
         matches += len(records)
         decisions += len(arrays["action"])
     return {"matches": matches, "decisions": decisions}
+
+
+def _shard_records(shard: Path) -> list[dict]:
+    """The records of a tournament's shard by match index; ``RecordError`` for a damaged
+    member, a record without its match index or a match recorded twice."""
+    by_index: dict[int, dict] = {}
+    for record in iter_records(shard):
+        meta = record.get("match") if isinstance(record, dict) else None
+        index = meta.get("index") if isinstance(meta, dict) else None
+        if type(index) is not int:
+            raise RecordError(f"{str(shard)!r} holds a record without its match index")
+        if index in by_index:
+            raise RecordError(f"{str(shard)!r} holds two records of match {index}; resuming "
+                              "the dataset's tournament repairs it")
+        by_index[index] = record
+    return [by_index[i] for i in sorted(by_index)]
 
 
 def build_dataset(config: TournamentConfig, out: str | os.PathLike, *, workers: int = 1,
@@ -167,23 +199,147 @@ def build_dataset(config: TournamentConfig, out: str | os.PathLike, *, workers: 
     return info
 
 
+#: the largest ``dataset.json`` read (one is about a kilobyte)
+MAX_INFO_BYTES = 1 << 20
+#: the most one ``decisions-NNNN.npz`` may expand to (1,000 matches take some 100 MB)
+MAX_SHARD_BYTES = 4 << 30
+#: each array's dtype and, after the row, its width (``"obs"``: the observation size,
+#: ``"act"``: the number of actions)
+ARRAY_TYPES = {
+    "obs": (np.float32, "obs"), "mask": (np.bool_, "act"), "action": (np.int64, None),
+    "seat": (np.int8, None), "agent": (np.int16, None), "match": (np.int64, None),
+    "hand": (np.int16, None), "points": (np.int16, None), "hand_margin": (np.int16, None),
+    "outcome": (np.int8, None),
+}  # fmt: skip
+
+
+def _read_info(file: Path) -> Any:
+    """The JSON of ``dataset.json``, read as untrusted input (a regular file, at most
+    :data:`MAX_INFO_BYTES`, never blocking on a FIFO)."""
+    try:
+        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as err:
+        raise ValueError(err.strerror) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ValueError("not a regular file")
+    with os.fdopen(fd, "rb") as f:
+        data = f.read(MAX_INFO_BYTES + 1)
+    if len(data) > MAX_INFO_BYTES:
+        raise ValueError(f"larger than {MAX_INFO_BYTES:,} bytes")
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError) as err:
+        raise ValueError(f"not JSON: {err}") from None
+
+
+def _is_count(value: Any, low: int = 0) -> bool:
+    return type(value) is int and value >= low
+
+
+def _info_problem(info: dict) -> str | None:
+    """What in a parsed ``dataset.json`` this code cannot read (``None``: nothing)."""
+    try:
+        rules = RuleConfig.from_dict(info["rules"])
+    except (ValueError, TypeError) as err:
+        return f"rules: {err}"
+    agents = info["agents"]
+    if (not isinstance(agents, list) or not agents or len(set(map(str, agents))) < len(agents)
+            or not all(isinstance(a, str) for a in agents)):
+        return "agents must be a list of different agent specs"
+    if len(agents) > np.iinfo(np.int16).max:
+        return f"{len(agents)} agents; at most {np.iinfo(np.int16).max}"
+    wanted = {"observation_size": observation_size(rules),
+              "num_actions": rules.tiles.num_tiles * 4, "fields": list(FIELDS)}
+    for key, value in wanted.items():
+        if info.get(key) != value or type(info.get(key)) is not type(value):
+            return f"{key} is {short_repr(info.get(key))}; these rules need {value}"
+    for key in ("matches", "decisions"):
+        if not _is_count(info.get(key)):
+            return f"{key} must be a count (an integer >= 0), not {short_repr(info.get(key))}"
+    return None
+
+
 def dataset_info(path: str | os.PathLike) -> dict[str, Any]:
-    """``DIR/dataset.json``, checked: a ``ValueError`` names what is wrong with a directory
-    that is not a dataset this code reads (missing, another format or observation version)."""
+    """``DIR/dataset.json``, checked as untrusted input: a ``ValueError`` names what is wrong
+    with a directory that is not a dataset this code reads (missing, another format or
+    observation version, fields missing or of the wrong type, sizes these rules do not
+    have)."""
     path = Path(path)
     try:
-        info = json.loads((path / INFO_FILE).read_text())
+        info = _read_info(path / INFO_FILE)
         info["rules"], info["agents"]  # noqa: B018 - the fields every reader needs
-    except (OSError, ValueError, KeyError, TypeError) as err:
+    except (ValueError, KeyError, TypeError) as err:
         raise ValueError(f"{path} is not a dataset directory ({INFO_FILE}: {err}); make one "
                          "with python -m experiments.make_dataset") from None
-    if info.get("format") != FORMAT_VERSION:
-        raise ValueError(f"{path}: dataset format {info.get('format')!r}, this code reads "
-                         f"{FORMAT_VERSION}")
-    if info.get("obs_version") != OBS_VERSION:
-        raise ValueError(f"{path}: observations of version {info.get('obs_version')}, the "
-                         f"encoder is at version {OBS_VERSION}; rebuild the dataset")
+    if not _same(info.get("format"), FORMAT_VERSION):
+        raise ValueError(f"{path}: dataset format {short_repr(info.get('format'))}, this code "
+                         f"reads {FORMAT_VERSION}")
+    if not _same(info.get("obs_version"), OBS_VERSION):
+        raise ValueError(f"{path}: observations of version {short_repr(info.get('obs_version'))}"
+                         f", the encoder is at version {OBS_VERSION}; rebuild the dataset")
+    problem = _info_problem(info)
+    if problem:
+        raise ValueError(f"{path / INFO_FILE}: {problem}")
     return info
+
+
+def _same(value: Any, wanted: Any) -> bool:
+    return type(value) is type(wanted) and value == wanted
+
+
+def read_decisions(path: str | os.PathLike, info: dict[str, Any]) -> dict[str, np.ndarray]:
+    """The arrays of one ``decisions-NNNN.npz``, checked as untrusted input against the
+    dataset's ``info``: no pickle (``allow_pickle=False``), every field, its dtype and shape,
+    finite observations, every action within the action space and legal under its row's
+    mask, seats, agents and outcomes within range. ``ValueError`` naming the file and the
+    problem otherwise."""
+    path = Path(path)
+    try:
+        data = read_npz(path, max_bytes=MAX_SHARD_BYTES)
+    except NpzError as err:
+        raise ValueError(f"{path}: {err}") from None
+    problem = _arrays_problem(data, info)
+    if problem:
+        raise ValueError(f"{path}: {problem}")
+    return {k: data[k] for k in FIELDS}
+
+
+def _arrays_problem(data: dict[str, np.ndarray], info: dict[str, Any]) -> str | None:
+    missing = [k for k in FIELDS if k not in data]
+    if missing:
+        return f"not a decisions file: missing {', '.join(missing)}"
+    rules = RuleConfig.from_dict(info["rules"])
+    width = {"obs": info["observation_size"], "act": info["num_actions"]}
+    for key, (dtype, kind) in ARRAY_TYPES.items():
+        array = data[key]
+        if (array.dtype != dtype or array.ndim != (1 if kind is None else 2)
+                or (kind is not None and array.shape[1] != width[kind])):
+            want = "(N,)" if kind is None else f"(N, {width[kind]})"
+            return f"{key} is {array.dtype} {array.shape}; it must be {np.dtype(dtype)} {want}"
+    lengths = {key: len(data[key]) for key in FIELDS}
+    if len(set(lengths.values())) > 1:
+        return "its arrays differ in length (" + ", ".join(f"{k} {n}" for k, n in
+                                                          lengths.items()) + ")"
+    rows = lengths["action"]
+    if not np.isfinite(data["obs"]).all():
+        return "obs holds NaN or infinite values"
+    action, mask = data["action"], data["mask"]
+    bad = np.flatnonzero((action < 0) | (action >= info["num_actions"]))
+    if bad.size:
+        return (f"row {bad[0]}: action {action[bad[0]]} is outside the action space "
+                f"(0..{info['num_actions'] - 1})")
+    bad = np.flatnonzero(~mask[np.arange(rows), action])
+    if bad.size:
+        return f"row {bad[0]}: action {action[bad[0]]} is not legal under its mask"
+    ranges = {"seat": (0, rules.num_players - 1), "agent": (0, len(info["agents"]) - 1),
+              "match": (0, np.iinfo(np.int64).max), "hand": (0, np.iinfo(np.int16).max),
+              "points": (0, np.iinfo(np.int16).max), "outcome": (-1, 1)}
+    for key, (low, high) in ranges.items():
+        bad = np.flatnonzero((data[key] < low) | (data[key] > high))
+        if bad.size:
+            return f"row {bad[0]}: {key} {data[key][bad[0]]} is outside {low}..{high}"
+    return None
 
 
 def load_decisions(path: str | os.PathLike, *, agent: str | None = None,
@@ -191,18 +347,19 @@ def load_decisions(path: str | os.PathLike, *, agent: str | None = None,
     """Every decision of a dataset directory as one dict of arrays (shards in order).
 
     ``agent`` keeps only that agent's decisions (a spec listed in ``dataset.json``);
-    ``unforced`` keeps only decisions with more than one legal action. ``ValueError`` names
-    what is wrong with a directory that is not a dataset."""
+    ``unforced`` keeps only decisions with more than one legal action. Every file is
+    untrusted input (:func:`dataset_info`, :func:`read_decisions`): ``ValueError`` names the
+    file and what is wrong with it."""
     path = Path(path)
     info = dataset_info(path)
     shards = sorted((path / DECISIONS_DIR).glob("decisions-*.npz"))
     if not shards:
         raise ValueError(f"{path} holds no {DECISIONS_DIR}/*.npz")
-    parts = []
-    for shard in shards:
-        with np.load(shard) as data:
-            parts.append({k: data[k] for k in FIELDS})
+    parts = [read_decisions(shard, info) for shard in shards]
     out = {k: np.concatenate([p[k] for p in parts]) for k in FIELDS}
+    if len(out["action"]) != info["decisions"]:
+        raise ValueError(f"{path}: its {DECISIONS_DIR}/ hold {len(out['action']):,} decisions; "
+                         f"{INFO_FILE} says {info['decisions']:,}")
     keep = np.ones(len(out["action"]), dtype=bool)
     if agent is not None:
         if agent not in info["agents"]:

@@ -375,9 +375,10 @@ def _match_line(path: str, match: str) -> dict | None:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as err:
         raise RecordError(f"cannot read {path!r}: {err.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise RecordError(f"cannot read {path!r}: it is not a regular file")
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise RecordError(f"cannot read {path!r}: it is not a regular file")
         while raw := f.readline(_MAX_LINE):
             while not raw.endswith(b"\n") and len(raw) == _MAX_LINE:  # too long: pass over it
                 raw = f.readline(_MAX_LINE)

@@ -1,0 +1,218 @@
+"""Decision datasets as a hostile user leaves them (issue 33, item 3): every array and the
+metadata of ``dataset.json`` are checked by :func:`agents.datasets.load_decisions` and
+:func:`~agents.datasets.dataset_info`, and a bad one is one ``ValueError`` naming the file and
+the problem (it was a traceback, or an action of 10^6 accepted); ``python -m
+experiments.make_dataset`` resumes a damaged dataset (its decisions written again, its records
+repaired) or stops in one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.datasets import (
+    DECISIONS_DIR,
+    INFO_FILE,
+    dataset_info,
+    load_decisions,
+    read_decisions,
+)
+from dominoes_env.record_files import RECORDS_DIR, encode_record, iter_records, shard_name
+from experiments.make_dataset import main
+
+from .helpers import ROOT
+
+ARGS = ["--agents", "greedy", "random", "--matches", "2", "--target-score", "40", "--quiet"]
+SHARD = f"{DECISIONS_DIR}/decisions-0000.npz"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("built") / "ds"
+    assert main([*ARGS, "--out", str(out)]) == 0
+    return out
+
+
+@pytest.fixture
+def ds(built, tmp_path) -> Path:
+    out = tmp_path / "ds"
+    shutil.copytree(built, out)
+    return out
+
+
+def change_info(out: Path, **changes) -> None:
+    info = json.loads((out / INFO_FILE).read_text())
+    info.update(changes)
+    (out / INFO_FILE).write_text(json.dumps({k: v for k, v in info.items() if v is not ...}))
+
+
+def change_arrays(out: Path, change) -> None:
+    with np.load(out / SHARD) as data:
+        arrays = dict(data)
+    change(arrays)
+    np.savez(out / SHARD, **arrays)
+
+
+def refused(out: Path, fragment: str, where: str) -> str:
+    with pytest.raises(ValueError) as err:
+        load_decisions(out)
+    message = str(err.value)
+    assert str(out / where) in message and fragment in message, message
+    return message
+
+
+# -- dataset.json -------------------------------------------------------------------------------
+@pytest.mark.parametrize("changes, fragment", [
+    ({"format": "1"}, "dataset format '1', this code reads 1"),
+    ({"format": True}, "dataset format True"),
+    ({"obs_version": ...}, "observations of version None"),
+    ({"observation_size": 233}, "observation_size is 233; these rules need 234"),
+    ({"num_actions": 10**6}, "num_actions is 1000000; these rules need 112"),
+    ({"num_actions": 112.0}, "num_actions is 112.0"),
+    ({"fields": ["obs"]}, "fields is ['obs']"),
+    ({"agents": "greedy"}, "agents must be a list of different agent specs"),
+    ({"agents": ["greedy", "greedy"]}, "agents must be a list of different agent specs"),
+    ({"agents": [1, 2]}, "agents must be a list"),
+    ({"rules": {"num_players": 9}}, "rules: "),
+    ({"rules": "double-six"}, "rules: "),
+    ({"decisions": -1}, "decisions must be a count"),
+    ({"matches": "2"}, "matches must be a count"),
+])  # fmt: skip
+def test_bad_metadata_is_one_value_error_naming_the_file(ds, changes, fragment):
+    change_info(ds, **changes)
+    with pytest.raises(ValueError) as err:
+        dataset_info(ds)
+    assert str(ds) in str(err.value) and fragment in str(err.value), str(err.value)
+    with pytest.raises(ValueError, match="dataset"):
+        load_decisions(ds)
+
+
+@pytest.mark.parametrize("content", [b"{", b"[1, 2]", b'"text"', b"\xff\xfe", b"[" * 100_000,
+                                     b" " * (2 << 20)])
+def test_a_dataset_json_that_is_no_metadata_is_refused(ds, content):
+    (ds / INFO_FILE).write_bytes(content)
+    with pytest.raises(ValueError, match=f"{ds} is not a dataset directory"):
+        dataset_info(ds)
+
+
+def test_a_fifo_or_a_folder_as_dataset_json_never_blocks(ds):
+    (ds / INFO_FILE).unlink()
+    os.mkfifo(ds / INFO_FILE)
+    code = ("import sys; from agents.datasets import dataset_info\n"
+            "try: dataset_info(sys.argv[1])\n"
+            "except ValueError as err: print(err)")
+    r = subprocess.run([sys.executable, "-c", code, str(ds)], cwd=ROOT, capture_output=True,
+                       text=True, timeout=60)
+    assert "not a regular file" in r.stdout, r
+    (ds / INFO_FILE).unlink()
+    (ds / INFO_FILE).mkdir()
+    with pytest.raises(ValueError, match="not a regular file"):
+        dataset_info(ds)
+
+
+# -- the decision arrays ------------------------------------------------------------------------
+def _set(key, index, value):
+    def change(arrays):
+        arrays[key][index] = value
+    return change
+
+
+@pytest.mark.parametrize("change, fragment", [
+    (_set("action", 0, 10**6), "row 0: action 1000000 is outside the action space (0..111)"),
+    (_set("action", 1, -1), "row 1: action -1 is outside the action space"),
+    (lambda a: a["mask"].__setitem__((0, a["action"][0]), False),
+     "row 0: action {a0} is not legal under its mask"),
+    (_set("obs", (2, 5), np.nan), "obs holds NaN or infinite values"),
+    (_set("obs", (0, 0), np.inf), "obs holds NaN or infinite values"),
+    (_set("seat", 3, 2), "row 3: seat 2 is outside 0..1"),
+    (_set("agent", 0, 5), "row 0: agent 5 is outside 0..1"),
+    (_set("outcome", 0, 4), "row 0: outcome 4 is outside -1..1"),
+    (_set("hand", 0, -3), "row 0: hand -3 is outside"),
+    (_set("points", 0, -5), "row 0: points -5 is outside"),
+    (lambda a: a.update(obs=a["obs"][:, :-1]),
+     "obs is float32 ({n}, 233); it must be float32 (N, 234)"),
+    (lambda a: a.update(obs=a["obs"].astype(np.float64)), "obs is float64"),
+    (lambda a: a.update(mask=a["mask"].astype(np.int8)), "mask is int8"),
+    (lambda a: a.update(action=a["action"][:-1]),
+     "its arrays differ in length (obs {n}, mask {n}, action {n1}, seat {n},"),
+    (lambda a: a.update(seat=a["seat"][:-1]), "action {n}, seat {n1}, agent {n},"),
+    (lambda a: a.update(action=a["action"].reshape(-1, 1)),
+     "action is int64 ({n}, 1); it must be int64 (N,)"),
+    (lambda a: a.pop("outcome"), "not a decisions file: missing outcome"),
+    (lambda a: a.update(agent=np.array([{"x": 1}], dtype=object)),
+     "agent holds Python objects (a pickle, which is never loaded)"),
+])  # fmt: skip
+def test_bad_arrays_are_one_value_error_naming_the_file(ds, change, fragment):
+    with np.load(ds / SHARD) as data:
+        a0, n = int(data["action"][0]), len(data["action"])
+    change_arrays(ds, change)
+    fragment = fragment.format(a0=a0, n=n, n1=n - 1)
+    refused(ds, fragment, SHARD)
+
+
+@pytest.mark.parametrize("damage, fragment", [
+    (lambda b: b[: len(b) // 2], "not a readable .npz file"),
+    (lambda b: b"", "not a readable .npz file"),
+    (lambda b: b"PK" + bytes(200), "not a readable .npz file"),
+    (lambda b: np.lib.format.MAGIC_PREFIX + b[6:], "a single .npy array"),
+])
+def test_a_damaged_decisions_file_is_one_value_error(ds, damage, fragment):
+    path = ds / SHARD
+    path.write_bytes(damage(path.read_bytes()))
+    refused(ds, fragment, SHARD)
+
+
+def test_the_decision_count_must_be_what_dataset_json_says(ds):
+    info = dataset_info(ds)
+    change_info(ds, decisions=info["decisions"] + 1)
+    with pytest.raises(ValueError, match=f"hold {info['decisions']:,} decisions; {INFO_FILE} "
+                                         f"says {info['decisions'] + 1:,}"):
+        load_decisions(ds)
+
+
+def test_read_decisions_reads_a_good_file_unchanged(ds):
+    info = dataset_info(ds)
+    with np.load(ds / SHARD) as data:
+        want = {k: data[k] for k in data.files}
+    got = read_decisions(ds / SHARD, info)
+    assert all(np.array_equal(got[k], want[k]) for k in want)
+
+
+# -- the command resumes a damaged dataset or stops in one line ---------------------------------
+def test_make_dataset_writes_a_damaged_decisions_file_again(ds, capsys):
+    good = load_decisions(ds)
+    (ds / SHARD).write_bytes(b"PK not a zip")  # it was a BadZipFile traceback
+    assert main([*ARGS, "--out", str(ds)]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+    again = load_decisions(ds)
+    assert all(np.array_equal(good[k], again[k]) for k in good)
+
+
+def test_make_dataset_repairs_its_records_on_resume(ds, capsys):
+    good = load_decisions(ds)
+    shard = ds / RECORDS_DIR / shard_name(0)
+    records = list(iter_records(shard))
+    records[0]["match"]["seed"] += 1  # disagrees with matches.jsonl
+    shard.write_bytes(b"".join(encode_record(r) for r in [*records, records[1]]))
+    (ds / SHARD).unlink()
+    assert main([*ARGS, "--out", str(ds)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("warning: records/records-0000.jsonl.gz: the record of match") == 2, err
+    again = load_decisions(ds)
+    assert all(np.array_equal(good[k], again[k]) for k in good)
+
+
+def test_make_dataset_on_records_it_cannot_read_is_one_line(ds, capsys):
+    shard = ds / RECORDS_DIR / shard_name(0)
+    shard.unlink()
+    shard.mkdir()  # a folder where the shard was
+    assert main([*ARGS, "--out", str(ds)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("\n") == 1 and "records-0000" in err, err
