@@ -47,6 +47,19 @@ def test_from_tiles_fills_the_boneyard_in_index_order():
     assert hand.hand_tiles(1) == sorted(Tile(min(t), max(t)) for t in EXAMPLE[1])
 
 
+def test_a_fresh_deal_shows_an_empty_layout():
+    hand = example()
+    assert (hand.ends, hand.contrib, hand.arm) == ([-1] * 4, [0] * 4, [0] * 4)
+    assert (hand.lead, hand.lead_pips, hand.count, hand.spinner, hand.spinner_sides) == (
+        -1, 0, 0, -1, 0)  # fmt: skip
+    assert hand.spinner_free == [False, False] and hand.cross_open is False
+    assert hand.known_lacks == [0, 0] and hand.history == [] and hand.moves == []
+    assert hand.move_points == [] and hand.open_mask == 0
+    assert hand.result is None and hand.award is None and hand.outcome is None
+    view = hand.view(0)
+    assert view.ends == (-1,) * 4 and view.arm == (0,) * 4 and view.award is None
+
+
 @pytest.mark.parametrize("hands, boneyard, message", [
     (EXAMPLE[:1], None, r"^the deal needs one hand per seat: 2 hands$"),
     ("abc", None, r"^the deal needs one hand per seat: 2 hands$"),
