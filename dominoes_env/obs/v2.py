@@ -80,7 +80,9 @@ Global state
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable, Sequence
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -423,6 +425,47 @@ def state_bounds(rules: RuleConfig) -> tuple[np.ndarray, np.ndarray]:
     k = (lay.num_players + 1) * lay.num_tiles
     return (np.zeros(lay.state_size, dtype=np.float32),
             np.concatenate([np.ones(k, dtype=np.float32), lay.high]))
+
+
+# -- how a later version extends this one -----------------------------------------------------
+#: ``fill(lay, out, src, seat, own, legal)`` writes a later version's blocks (after
+#: ``lay.v2_size``, already zero) for the legal moves of ``seat`` holding ``own`` in ``src`` (a
+#: seat's view or a full hand state)
+Fill = Callable[[Any, np.ndarray, Any, int, int, Sequence[int]], None]
+
+
+def _extended(lay, v2: np.ndarray, src, seat: int, own: int, legal, fill: Fill,
+              out: np.ndarray | None) -> np.ndarray:
+    if out is None:
+        out = np.zeros(lay.size, dtype=np.float32)
+    else:
+        out[lay.v2_size:] = 0.0
+    out[: lay.v2_size] = v2
+    if legal:
+        fill(lay, out, src, seat, own, legal)
+    return out
+
+
+def extend_view(view: SeatView, lay, fill: Fill, out: np.ndarray | None = None) -> np.ndarray:
+    """A later version's observation of a seat's view: this version's, then the blocks
+    ``fill`` writes into the later ``lay`` (``out`` as in :func:`encode_observation`)."""
+    if not isinstance(view, SeatView):
+        raise TypeError(f"encode_observation needs a SeatView, not {type(view).__name__}")
+    check_out(out, lay.size, np.float32)
+    legal = view.legal if view.winner is None and view.turn == view.seat else ()
+    return _extended(lay, encode_observation(view), view, view.seat, view.hand, legal, fill, out)
+
+
+def extend_hand_state(lay, hand: FullState, seat: int, scores, over: bool, fill: Fill,
+                      out: np.ndarray | None = None, legal=None) -> np.ndarray:
+    """A later version's observation straight from a full state (the environments' fast
+    path; equal to :func:`extend_view` of the seat's view)."""
+    if over or hand.turn != seat:
+        legal = ()
+    elif legal is None:
+        legal = hand.legal_actions()
+    v2 = encode_hand_state(lay, hand, seat, scores, over, legal=legal)
+    return _extended(lay, v2, hand, seat, hand.hands[seat], legal, fill, out)
 
 
 register(ObservationSpec(

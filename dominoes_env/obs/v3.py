@@ -32,8 +32,8 @@ import numpy as np
 
 from ..core import RuleConfig, SeatView
 from ..lookahead import reply_points
-from . import ObservationSpec, cached_layout, check_out, register
-from .v2 import MOVE_POINTS_DIVISOR, ObservationLayoutV2, encode_hand_state, encode_observation
+from . import ObservationSpec, cached_layout, register
+from .v2 import MOVE_POINTS_DIVISOR, ObservationLayoutV2, extend_hand_state, extend_view
 
 VERSION = 3
 
@@ -64,42 +64,27 @@ def observation_layout_v3(rules: RuleConfig) -> ObservationLayoutV3:
     return cached_layout(ObservationLayoutV3, rules)
 
 
-def _with_replies(lay: ObservationLayoutV3, v2: np.ndarray, src, seat: int, own: int, legal,
-                  out: np.ndarray | None) -> np.ndarray:
-    if out is None:
-        out = np.zeros(lay.size, dtype=np.float32)
-    else:
-        out[lay.v2_size:] = 0.0
-    out[: lay.v2_size] = v2
-    if legal:
-        start = lay.v2_size
-        for code, p in reply_points(src, seat, own, legal).items():
-            if p:
-                out[start + code] = p / MOVE_POINTS_DIVISOR
-    return out
+def fill_reply_points(lay: ObservationLayoutV3, out: np.ndarray, src, seat: int, own: int,
+                      legal) -> None:
+    """Write version 3's ``reply_points`` block into ``out`` (a :data:`~.v2.Fill`)."""
+    start = lay.v2_size
+    for code, p in reply_points(src, seat, own, legal).items():
+        if p:
+            out[start + code] = p / MOVE_POINTS_DIVISOR
 
 
 def encode_observation_v3(view: SeatView, out: np.ndarray | None = None) -> np.ndarray:
     """Version 3 of a seat's view: :func:`~dominoes_env.obs.v2.encode_observation`, then
     ``reply_points`` (``out`` as there, of this version's size)."""
-    if not isinstance(view, SeatView):
-        raise TypeError(f"encode_observation needs a SeatView, not {type(view).__name__}")
-    lay = observation_layout_v3(view.rules)
-    check_out(out, lay.size, np.float32)
-    legal = view.legal if view.winner is None and view.turn == view.seat else ()
-    return _with_replies(lay, encode_observation(view), view, view.seat, view.hand, legal, out)
+    lay = observation_layout_v3(view.rules) if isinstance(view, SeatView) else None
+    return extend_view(view, lay, fill_reply_points, out)
 
 
 def encode_hand_state_v3(lay: ObservationLayoutV3, hand, seat: int, scores, over: bool,
                          out: np.ndarray | None = None, legal=None) -> np.ndarray:
     """Version 3 straight from a full state (the environments' fast path; equal to
     :func:`encode_observation_v3` of the view)."""
-    if over or hand.turn != seat:
-        legal = ()
-    elif legal is None:
-        legal = hand.legal_actions()
-    v2 = encode_hand_state(lay, hand, seat, scores, over, legal=legal)
-    return _with_replies(lay, v2, hand, seat, hand.hands[seat], legal, out)
+    return extend_hand_state(lay, hand, seat, scores, over, fill_reply_points, out, legal)
 
 
 register(ObservationSpec(

@@ -36,8 +36,8 @@ import numpy as np
 
 from ..core import RuleConfig, SeatView
 from ..lookahead import move_lookahead, reply_chance_table
-from . import ObservationSpec, cached_layout, check_out, register
-from .v2 import MOVE_POINTS_DIVISOR, encode_hand_state, encode_observation
+from . import ObservationSpec, cached_layout, register
+from .v2 import MOVE_POINTS_DIVISOR, extend_hand_state, extend_view
 from .v3 import ObservationLayoutV3
 
 VERSION = 4
@@ -72,47 +72,32 @@ def observation_layout_v4(rules: RuleConfig) -> ObservationLayoutV4:
     return cached_layout(ObservationLayoutV4, rules)
 
 
-def _with_lookahead(lay: ObservationLayoutV4, v2: np.ndarray, src, seat: int, own: int, legal,
-                    out: np.ndarray | None) -> np.ndarray:
-    if out is None:
-        out = np.zeros(lay.size, dtype=np.float32)
-    else:
-        out[lay.v2_size:] = 0.0
-    out[: lay.v2_size] = v2
-    if legal:
-        reply, chance, follow = lay.reply_points.start, lay.reply_chance.start, lay.follow_up.start
-        held = src.hand_sizes[(seat + 1) % lay.num_players]
-        table = reply_chance_table(lay.num_tiles)
-        for code, (points, scoring, possible, mine) in move_lookahead(src, seat, own,
-                                                                      legal).items():
-            out[reply + code] = points / MOVE_POINTS_DIVISOR
-            out[chance + code] = table[held, possible, scoring]
-            out[follow + code] = mine / MOVE_POINTS_DIVISOR
-    return out
+def fill_lookahead(lay: ObservationLayoutV4, out: np.ndarray, src, seat: int, own: int,
+                   legal) -> None:
+    """Write the ``reply_points``, ``reply_chance`` and ``follow_up`` blocks into ``out`` (a
+    :data:`~.v2.Fill`; one lookahead pass per move serves all three)."""
+    reply, chance, follow = lay.reply_points.start, lay.reply_chance.start, lay.follow_up.start
+    held = src.hand_sizes[(seat + 1) % lay.num_players]
+    table = reply_chance_table(lay.num_tiles)
+    for code, (points, scoring, possible, mine) in move_lookahead(src, seat, own, legal).items():
+        out[reply + code] = points / MOVE_POINTS_DIVISOR
+        out[chance + code] = table[held, possible, scoring]
+        out[follow + code] = mine / MOVE_POINTS_DIVISOR
 
 
 def encode_observation_v4(view: SeatView, out: np.ndarray | None = None) -> np.ndarray:
     """Version 4 of a seat's view: :func:`~dominoes_env.obs.v2.encode_observation`, then
     ``reply_points``, ``reply_chance`` and ``follow_up`` (``out`` as there, of this version's
     size)."""
-    if not isinstance(view, SeatView):
-        raise TypeError(f"encode_observation needs a SeatView, not {type(view).__name__}")
-    lay = observation_layout_v4(view.rules)
-    check_out(out, lay.size, np.float32)
-    legal = view.legal if view.winner is None and view.turn == view.seat else ()
-    return _with_lookahead(lay, encode_observation(view), view, view.seat, view.hand, legal, out)
+    lay = observation_layout_v4(view.rules) if isinstance(view, SeatView) else None
+    return extend_view(view, lay, fill_lookahead, out)
 
 
 def encode_hand_state_v4(lay: ObservationLayoutV4, hand, seat: int, scores, over: bool,
                          out: np.ndarray | None = None, legal=None) -> np.ndarray:
     """Version 4 straight from a full state (the environments' fast path; equal to
     :func:`encode_observation_v4` of the view)."""
-    if over or hand.turn != seat:
-        legal = ()
-    elif legal is None:
-        legal = hand.legal_actions()
-    v2 = encode_hand_state(lay, hand, seat, scores, over, legal=legal)
-    return _with_lookahead(lay, v2, hand, seat, hand.hands[seat], legal, out)
+    return extend_hand_state(lay, hand, seat, scores, over, fill_lookahead, out, legal)
 
 
 register(ObservationSpec(
