@@ -90,6 +90,8 @@ def test_nothing_a_user_reads_points_outside_the_repository():
 
 
 def test_rst_docstrings_become_markdown():
+    """Roles and double backticks become code spans, a simple table a Markdown table (not a
+    code block showing its borders), literal and doctest blocks fenced code."""
     convert = _load(DOCS / "hooks" / "rst_docstrings.py").rst_to_markdown
     text = """The :class:`~dominoes_env.core.MatchState` and :func:`encode` with ``x=1``.
 
@@ -108,8 +110,7 @@ Run it::
 """
     assert convert(text).splitlines() == [
         "The `MatchState` and `encode` with `x=1`.", "",
-        "```text", "=====  ======", "a      b", "=====  ======", "1      2", "=====  ======",
-        "```", "",
+        "", "| a | b |", "|---|---|", "| 1 | 2 |", "", "",
         "Run it:", "", "```text", "make docs", "```", "",
         "```pycon", ">>> 1 + 1", "2", "```",
     ]
@@ -156,3 +157,20 @@ def test_every_page_is_in_the_navigation():
              if "hooks" not in p.parts}
     assert pages <= listed, f"pages missing from mkdocs.yml's nav: {sorted(pages - listed)}"
     assert "results.md" in listed
+
+
+def test_a_simple_table_without_a_header_row_and_with_continuation_lines():
+    convert = _load(DOCS / "hooks" / "rst_docstrings.py").rst_to_markdown
+    text = """Arrays:
+
+=====  ===========
+``a``  first
+       and more
+``b``  x|y
+=====  ===========
+
+:func:`after` the table."""
+    assert convert(text).splitlines() == [
+        "Arrays:", "", "", "|  |  |", "|---|---|", "| `a` | first and more |",
+        "| `b` | x\\|y |", "", "", "`after` the table.",
+    ]
