@@ -134,6 +134,9 @@ def test_a_blocked_tie_writes_no_award_and_a_won_match_its_winner():
     (record(moves=[[0, [5, 5], None], [0, [4, 4], "left"]]), r": \[4\|4\] is not in seat 0's "
                                                              r"hand$"),
     (record(moves=[[0, [5, 5], None], [0, [0, 5], "up"]]), r"up end is not open"),
+    (record(moves=[[0, [7, 7], None]]), r"^hand 0, move 0 \[0, \[7, 7\], null\]: \[7\|7\] is "
+                                        r"not a tile of the double-6 set \(halves must be integers "
+                                        r"0\.\.6\)$"),
 ])  # fmt: skip
 def test_a_bad_record_names_the_hand_the_move_and_the_reason(rec, message):
     with pytest.raises(RecordError, match=message):
@@ -219,3 +222,36 @@ def test_record_text_that_is_refused():
     with pytest.raises(RecordError, match=r"^'f' holds an integer too long to be a record \(more "
                                           r"than 4,300 digits\)$"):
         parse_record("1" * 5000, "f")
+
+
+def test_a_long_move_is_shown_cut_to_80_characters():
+    move = [0, [5, 5], "y" * 100]
+    shown = json.dumps(move)[:77] + "..."
+    with pytest.raises(RecordError) as err:
+        replay_record(record(moves=[move]))
+    assert str(err.value) == f"hand 0, move 0 {shown}: the lead has no end (end must be None)"
+    move = [0, [5, 5], "y" * 65]  # 80 characters as JSON: shown whole
+    assert len(json.dumps(move)) == 80
+    with pytest.raises(RecordError) as err:
+        replay_record(record(moves=[move]))
+    assert str(err.value).startswith(f"hand 0, move 0 {json.dumps(move)}: the lead")
+
+
+def test_a_file_that_grows_while_it_is_read_is_refused(tmp_path, monkeypatch):
+    # as /proc files do, the file's size reads 0 when it is opened; what counts is what is read
+    real_fstat = os.fstat
+
+    def fstat_says_empty(fd):
+        st = real_fstat(fd)
+        return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid,
+                               st.st_gid, 0, st.st_atime, st.st_mtime, st.st_ctime))
+
+    monkeypatch.setattr(os, "fstat", fstat_says_empty)
+    path = tmp_path / "grows.json"
+    path.write_bytes(b" " * (2 << 20))  # two chunks of 1 MiB
+    monkeypatch.setattr(records_module, "MAX_RECORD_BYTES", 2 << 20)
+    assert read_record_bytes(path) == b" " * (2 << 20)  # exactly the limit
+    path.write_bytes(b" " * (3 << 20))
+    monkeypatch.setattr(records_module, "MAX_RECORD_BYTES", (5 << 20) // 2)
+    with pytest.raises(RecordError, match=r"^'.*grows\.json' is larger than 2,621,440 bytes$"):
+        read_record_bytes(path)
