@@ -277,6 +277,9 @@ def test_draws_passes_and_known_lacks_follow_the_rules(options):
                 continue
             events = events[1:]
             values = open_values(hand)
+            assert hand.boneyard_left == len(hand.boneyard) - hand.drawn
+            assert match.view(seat).boneyard_left == hand.boneyard_left
+            assert match.view(seat).drawable == hand.drawable == hand.draw_limit - hand.drawn
             assert hand.known_lacks == expected_lacks(lacks, events, values)
             # whoever is to play holds a tile that fits; every seat passed over holds none
             assert hand.hands[hand.turn] & hand.open_mask
@@ -417,3 +420,12 @@ def test_the_error_carries_the_move_as_given_and_the_reason(move, reason):
         hand.play(move)
     assert err.value.move == move and err.value.reason == reason
     assert str(err.value) == f"illegal move {move}: {reason}"
+
+
+def test_a_move_too_long_to_print_is_shown_short():
+    hand = example()
+    with pytest.raises(IllegalMoveError) as err:
+        hand.play(10**5000)
+    assert str(err.value) == ("illegal move <integer of about 5000 digits>: action code out of "
+                              "range 0..111")
+    assert err.value.move == 10**5000

@@ -16,6 +16,7 @@ from dominoes_env.core import (
     Pass,
     Play,
     Tile,
+    TileSet,
     code_of,
     end_of,
     iter_bits,
@@ -46,6 +47,40 @@ def test_every_tile_has_its_documented_index_and_tables(max_pip, num_tiles):
         assert popcount(ts.suit_mask[v]) == m + 1
     assert ts.mask_pips(ts.full_mask) == m * (m + 1) * (m + 2) // 2
     assert tile_set(max_pip) is ts
+
+
+@pytest.mark.parametrize("max_pip", [6, 9, 12])
+def test_a_fresh_tile_set_builds_the_same_tables(max_pip):
+    # tile_set() caches one TileSet per size; a TileSet built anew must hold the same tables
+    ts, m = TileSet(max_pip), max_pip
+    tiles = [Tile(a, b) for a in range(m + 1) for b in range(a, m + 1)]
+    assert list(ts.tiles) == tiles and ts.num_tiles == len(tiles) and ts.num_values == m + 1
+    assert list(ts.pips) == [t.low + t.high for t in tiles]
+    assert list(ts.low) == [t.low for t in tiles] and list(ts.high) == [t.high for t in tiles]
+    assert list(ts.is_double) == [t.low == t.high for t in tiles]
+    assert len(ts.suit_mask) == m + 1
+    for v in range(m + 1):
+        assert ts.suit_mask[v] == sum(1 << i for i, t in enumerate(tiles) if v in t)
+    assert ts.full_mask == (1 << len(tiles)) - 1
+    assert ts.double_mask == sum(1 << i for i, t in enumerate(tiles) if t.low == t.high)
+    assert [ts.index(t.high, t.low) for t in tiles] == list(range(len(tiles)))
+
+
+class Index:
+    """An integer of another library (as numpy's): it has ``__index__``."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __index__(self):
+        return self.value
+
+
+def test_index_takes_any_integer_type_for_either_half():
+    ts = tile_set(6)
+    assert ts.index(Index(2), 5) == ts.index(2, Index(5)) == ts.index(Index(5), Index(2)) == 16
+    with pytest.raises(ValueError, match=r"^\[8\|2\] is not a tile"):
+        ts.index(Index(8), 2)
 
 
 def test_tile_values():
