@@ -3,6 +3,9 @@ and moves (dominoes_env.core.moves), and the typed history events (dominoes_env.
 
 from __future__ import annotations
 
+import os
+import pickle
+
 import pytest
 
 from dominoes_env.core import (
@@ -24,6 +27,7 @@ from dominoes_env.core import (
     tile_set,
 )
 from dominoes_env.core.events import as_event
+from dominoes_env.core.files import atomic_write
 from dominoes_env.core.moves import end_index
 from dominoes_env.core.tiles import popcount
 
@@ -156,3 +160,21 @@ def test_events_are_typed_tuples():
     with pytest.raises(ValueError, match="unknown event kind 'bid'; allowed: 'play', 'draw', "
                                          "'pass'"):
         as_event(("bid", 0))
+
+
+def test_events_pickle_back_to_the_same_typed_records():
+    for ev in (Play(1, 109, 15), Draw(0, 2), Pass(3)):
+        back = pickle.loads(pickle.dumps(ev))
+        assert back == ev and type(back) is type(ev)
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_a_written_file_gets_the_permissions_of_the_umask(tmp_path, umask, mode):
+    old = os.umask(umask)
+    try:
+        with atomic_write(tmp_path / "f.txt") as f:
+            f.write("x")
+        assert (tmp_path / "f.txt").stat().st_mode & 0o777 == mode
+        assert os.umask(umask) == umask  # the umask is left as it was
+    finally:
+        os.umask(old)
