@@ -85,10 +85,11 @@ def append_records(path: str | os.PathLike, records: Iterable[dict]) -> None:
 #: match to 250 is a few kilobytes: a shard of 1,000 is a few megabytes); one member expands to
 #: at most :data:`~dominoes_env.core.records.MAX_RECORD_BYTES`, what a ``.json`` record may hold
 MAX_SHARD_BYTES = 4 * MAX_RECORD_BYTES
-#: the most unreadable stretches a shard may have before it is refused whole
+#: the most places a shard may have where a gzip member starts but cannot be read (each
+#: damaged member is one, or a few) before it is refused whole
 MAX_DAMAGED = 10_000
 GZIP_MAGIC = b"\x1f\x8b\x08"  #: how every gzip member starts (the magic bytes and deflate)
-_FEED = 1 << 16  # compressed bytes handed to the decompressor at a time
+_FEED, _MAX_FEED = 1 << 12, 1 << 20  # compressed bytes handed to the decompressor at a time
 _INCOMPLETE = "an incomplete gzip member (the data ends inside it)"
 
 
@@ -121,15 +122,19 @@ class _Oversize(Exception):
 def _inflate(view: memoryview, pos: int, limit: int, spent: list[int]) -> tuple[bytes, int] | None:
     """The gzip member at ``pos`` decompressed and the offset after it; ``None`` when the data
     ends inside it; ``zlib.error`` when it is not a valid member; :class:`_Oversize` past
-    ``limit`` bytes. Every decompressed byte is added to ``spent[0]`` (the shard's budget)."""
+    ``limit`` bytes. ``spent`` counts the work: ``[0]`` the bytes decompressed, ``[1]`` the
+    compressed bytes read (a member's own, or all that a failed attempt was given)."""
     d = zlib.decompressobj(wbits=31)
     parts: list[bytes] = []
     size = 0
+    step = _FEED  # small at first: what follows the member is copied to unused_data
     while True:
         if pos >= len(view):
             return None
-        feed = view[pos : pos + _FEED]
+        feed = view[pos : pos + step]
         pos += len(feed)
+        spent[1] += len(feed)
+        step = min(2 * step, _MAX_FEED)
         # max_length one past the limit: a longer member stops here, never fills memory
         chunk = d.decompress(feed, limit - size + 1)
         size += len(chunk)
@@ -138,6 +143,7 @@ def _inflate(view: memoryview, pos: int, limit: int, spent: list[int]) -> tuple[
             raise _Oversize
         parts.append(chunk)
         if d.eof:
+            spent[1] -= len(d.unused_data)
             return b"".join(parts), pos - len(d.unused_data)
 
 
@@ -153,8 +159,9 @@ def scan_shard(data: bytes, name: str = "the shard") -> ShardScan:
     crash while appending) is no damage: :attr:`ShardScan.end` is where it starts.
 
     :class:`~dominoes_env.core.errors.RecordError` when the shard expands to more than
-    :data:`MAX_SHARD_BYTES` or has more than :data:`MAX_DAMAGED` unreadable stretches; a member
-    expanding to more than :data:`~dominoes_env.core.records.MAX_RECORD_BYTES` is damaged.
+    :data:`MAX_SHARD_BYTES`, or when its damage would take more than :data:`MAX_DAMAGED`
+    attempts (or more than two reads of the shard) to pass over; a member expanding to more
+    than :data:`~dominoes_env.core.records.MAX_RECORD_BYTES` is damaged.
 
     >>> one, two = encode_record({"n": 1}), encode_record({"n": 2})
     >>> scan = scan_shard(one + b"garbage" + two + two[:9])
@@ -167,8 +174,8 @@ def scan_shard(data: bytes, name: str = "the shard") -> ShardScan:
     members: list[bytes] = []
     offsets: list[int] = []
     damaged: list[ShardDamage] = []
-    spent = [0]
-    pos = 0
+    spent = [0, 0]
+    pos = failed = 0
     bad: tuple[int, str] | None = None  # (start, reason) of the unreadable stretch being skipped
     while pos < len(data):
         room = min(MAX_RECORD_BYTES, MAX_SHARD_BYTES - spent[0])
@@ -194,10 +201,12 @@ def scan_shard(data: bytes, name: str = "the shard") -> ShardScan:
             offsets.append(pos)
             pos = found[1]
             continue
+        failed += 1
+        if failed > MAX_DAMAGED or spent[1] > 2 * len(data) + MAX_RECORD_BYTES:
+            # a few damaged members cost a few reads of them; this is not a shard of records
+            raise RecordError(f"{name!r} is not a shard of records: past byte {pos:,}, gzip "
+                              "members start again and again but none can be read")
         if bad is None:
-            if len(damaged) >= MAX_DAMAGED:
-                raise RecordError(f"{name!r} has more than {MAX_DAMAGED:,} damaged stretches; "
-                                  "it is not a shard of records")
             bad = (pos, reason)
         pos = data.find(GZIP_MAGIC, pos + 1)
         if pos < 0:

@@ -155,6 +155,17 @@ def test_a_shard_expanding_past_its_limit_is_one_record_error(tmp_path, monkeypa
     assert "expands to more than" in error_line(capsys.readouterr().err)
 
 
+@pytest.mark.parametrize("data", [
+    record_files.GZIP_MAGIC * (2 << 20),  # headers whose file name never ends
+    (record_files.GZIP_MAGIC + b"\x00" * 7) * 20_000,  # headers without a body
+])  # fmt: skip
+def test_a_shard_of_endless_damage_is_refused_in_a_moment(data):
+    start = time.process_time()
+    with pytest.raises(RecordError, match="is not a shard of records: past byte"):
+        scan_shard(data)
+    assert time.process_time() - start < 5
+
+
 # -- a tournament's records against its matches.jsonl ------------------------------------------
 def tournament(tmp_path, matches: int = 4):
     out = tmp_path / "run"
