@@ -1,5 +1,6 @@
 """Tiles, their documented indices and bitmask tables (dominoes_env.core.tiles), action codes
-and moves (dominoes_env.core.moves), and the typed history events (dominoes_env.core.events)."""
+and moves (dominoes_env.core.moves), the typed history events (dominoes_env.core.events) and
+the permissions of a written file (dominoes_env.core.files)."""
 
 from __future__ import annotations
 
