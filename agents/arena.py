@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.checks import as_float, as_int
+from dominoes_env.core.validation import as_float, as_int
 from dominoes_env.driver import (  # noqa: F401 (the seeding scheme lives with the driver)
     DuplicateDealMatch,
     agent_seed,

@@ -22,7 +22,7 @@ import random
 from typing import Protocol, runtime_checkable
 
 from dominoes_env.core import SeatView
-from dominoes_env.core.checks import as_int
+from dominoes_env.core.validation import as_int
 
 
 @runtime_checkable

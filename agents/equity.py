@@ -40,7 +40,7 @@ import random
 import numpy as np
 
 from dominoes_env.core import HandState, RuleConfig, leader_after
-from dominoes_env.core.checks import as_int
+from dominoes_env.core.validation import as_int
 
 from .greedy import greedy_move
 

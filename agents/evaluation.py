@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.checks import as_int, short_repr
+from dominoes_env.core.validation import as_int, short_repr
 
 from .arena import as_seed, derive_seed, play_match
 from .specs import check_spec

@@ -59,7 +59,7 @@ from pathlib import Path
 import numpy as np
 
 from dominoes_env.core import DRAW, PLAY, HandState, SeatView, wins_by_play
-from dominoes_env.core.checks import as_float, as_int
+from dominoes_env.core.validation import as_float, as_int
 from dominoes_env.obs.v2 import encode_hand_state
 
 from .base import Agent

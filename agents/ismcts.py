@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from dominoes_env.core import RuleConfig, SeatView
-from dominoes_env.core.checks import as_float, as_int
+from dominoes_env.core.validation import as_float, as_int
 
 from .base import Agent
 from .sampling import DealSampler

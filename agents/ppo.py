@@ -50,8 +50,8 @@ from pathlib import Path
 import numpy as np
 
 from dominoes_env.core import RuleConfig, SeatView
-from dominoes_env.core.checks import as_bool, short_repr
-from dominoes_env.core.files import atomic_write
+from dominoes_env.core.atomic_files import atomic_write
+from dominoes_env.core.validation import as_bool, short_repr
 
 from .base import Agent
 from .npz_files import NpzError, read_npz

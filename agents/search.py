@@ -49,7 +49,7 @@ from dominoes_env.core import (
     tile_of,
     wins_by_play,
 )
-from dominoes_env.core.checks import as_float, as_int
+from dominoes_env.core.validation import as_float, as_int
 
 from . import equity
 from .base import Agent

@@ -59,7 +59,7 @@ from pettingzoo.utils.wrappers.order_enforcing import (
 )
 
 from .core import IllegalMoveError, MatchState
-from .core.checks import as_int
+from .core.validation import as_int
 from .infos import NO_HAND_END, hand_end_fields, scores_array
 from .obs import NUM_ENDS, observation_spec
 from .obs.actions import check_action, mask_of

@@ -34,7 +34,7 @@ from .rule_args import add_rule_arguments
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from .record_files import read_record
+    from .record_io import read_record
 
     outputs = [(flag, path) for flag, path in (("--html", args.html), ("--extract", args.extract))
                if path is not None]

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .core.checks import as_float, as_int, short_repr
+from .core.validation import as_float, as_int, short_repr
 
 
 class OneLineParser(argparse.ArgumentParser):

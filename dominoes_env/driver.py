@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .core import HandState, MatchState, RuleConfig, SeatView
-from .core.checks import as_int, short_repr
+from .core.validation import as_int, short_repr
 
 #: bump when the scheme changes what a seed produces (documented in CHANGELOG.md)
 SEEDING_VERSION = 1

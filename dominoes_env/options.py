@@ -50,7 +50,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from .core import RuleConfig
-from .core.checks import as_bool, as_float
+from .core.validation import as_bool, as_float
 from .obs import DEFAULT_VERSION, observation_spec
 
 REWARD_MODES = ("score_delta", "win_loss")

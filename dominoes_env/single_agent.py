@@ -46,7 +46,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .core import IllegalMoveError, MatchState, SeatView
-from .core.checks import ParameterTypeError, as_int, short_repr
+from .core.validation import ParameterTypeError, as_int, short_repr
 from .infos import NO_HAND_END, hand_end_fields, scores_array
 from .obs import NUM_ENDS, observation_spec
 from .obs.actions import check_action

@@ -14,7 +14,7 @@ import random
 import time
 from collections.abc import Callable
 
-from .core.checks import as_float
+from .core.validation import as_float
 
 __all__ = ["clock", "run_aec"]
 

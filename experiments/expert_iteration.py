@@ -44,7 +44,7 @@ import numpy as np
 
 from dominoes_env.cli_support import OneLineParser
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.files import atomic_write
+from dominoes_env.core.atomic_files import atomic_write
 
 DEMO_KEYS = ("obs", "masks", "actions", "values")
 #: the observation versions this program can fit: those the demonstrations are encoded in

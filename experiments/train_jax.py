@@ -45,7 +45,7 @@ import numpy as np
 from dominoes_env.cli_support import check_config, config_parser
 from dominoes_env.cli_support import config_field as _f
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.files import atomic_write
+from dominoes_env.core.atomic_files import atomic_write
 from dominoes_env.deprecation import moved_names
 from dominoes_env.obs import DEFAULT_VERSION
 

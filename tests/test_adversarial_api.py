@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from dominoes_env import env as aec_env
 from dominoes_env.core import MatchState, RecordError, RuleConfig
-from dominoes_env.core.checks import ParameterTypeError, as_bool, as_float, as_int
 from dominoes_env.core.records import parse_record, replay_record
+from dominoes_env.core.validation import ParameterTypeError, as_bool, as_float, as_int
 from dominoes_env.options import split_options
 from dominoes_env.single_agent import SingleAgentEnv
 

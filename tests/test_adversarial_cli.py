@@ -24,7 +24,7 @@ from agents.tournament.runner import MATCHES_FILE
 from dominoes_env.cli import main as dominoes_main
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.records import load_record, replay_record, write_record
-from dominoes_env.record_files import append_records
+from dominoes_env.record_io import append_records
 from experiments.tournament import main as tournament_main
 
 from . import helpers

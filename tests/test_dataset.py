@@ -16,7 +16,7 @@ from agents.imitation import dataset_demonstrations
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.records import replay_record
 from dominoes_env.obs.v2 import observation_size
-from dominoes_env.record_files import RECORDS_DIR, iter_records
+from dominoes_env.record_io import RECORDS_DIR, iter_records
 from experiments.make_dataset import main
 
 ROOT = Path(__file__).resolve().parents[1]

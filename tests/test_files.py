@@ -10,7 +10,7 @@ import pytest
 
 from agents.ppo import random_policy_npz
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.files import atomic_write
+from dominoes_env.core.atomic_files import atomic_write
 from dominoes_env.core.records import write_record
 
 

@@ -26,8 +26,8 @@ MOVED = [
     ("experiments.tournament.runner", "clear_results", "agents.tournament.runner"),
     ("experiments.tournament.schedule", "make_schedule", "agents.tournament.schedule"),
     ("experiments.tournament.report", "win_matrix", "agents.tournament.report"),
-    ("experiments.tournament.game_records", "game_line", "agents.tournament.records"),
-    ("experiments.tournament.game_records", "RecordStore", "agents.tournament.records"),
+    ("experiments.tournament.game_records", "game_line", "agents.tournament.record_store"),
+    ("experiments.tournament.game_records", "RecordStore", "agents.tournament.record_store"),
     ("experiments.make_dataset", "load_decisions", "agents.datasets"),
     ("experiments.make_dataset", "build_dataset", "agents.datasets"),
     ("experiments.make_dataset", "INFO_FILE", "agents.datasets"),
@@ -40,6 +40,12 @@ MOVED = [
     ("experiments.bench_agents", "table_positions", "agents.positions"),
     ("experiments.bench_agents", "add_position_options", "dominoes_env.cli_support"),
     ("experiments.bench_env", "run_aec", "dominoes_env.throughput"),
+    # modules renamed for what they hold
+    ("dominoes_env.core.checks", "as_int", "dominoes_env.core.validation"),
+    ("dominoes_env.core.checks", "short_repr", "dominoes_env.core.validation"),
+    ("dominoes_env.core.files", "atomic_write", "dominoes_env.core.atomic_files"),
+    ("dominoes_env.record_files", "read_record", "dominoes_env.record_io"),
+    ("dominoes_env.record_files", "append_records", "dominoes_env.record_io"),
 ]
 
 

@@ -13,12 +13,12 @@ import sys
 import pytest
 
 from agents.tournament import TournamentConfig, run_tournament
-from agents.tournament.records import game_line
+from agents.tournament.record_store import game_line
 from agents.tournament.runner import MATCHES_FILE, job_record
 from dominoes_env.cli import main as dominoes_main
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.records import replay_record
-from dominoes_env.record_files import RECORDS_DIR, iter_records, shard_name
+from dominoes_env.record_io import RECORDS_DIR, iter_records, shard_name
 from experiments.tournament import main
 
 from .helpers import ROOT, SLOW, cli, wait_for_lines

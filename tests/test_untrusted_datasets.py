@@ -24,7 +24,7 @@ from agents.datasets import (
     load_decisions,
     read_decisions,
 )
-from dominoes_env.record_files import RECORDS_DIR, encode_record, iter_records, shard_name
+from dominoes_env.record_io import RECORDS_DIR, encode_record, iter_records, shard_name
 from experiments.make_dataset import main
 
 from .helpers import ROOT

@@ -17,10 +17,10 @@ import pytest
 
 from agents.tournament import TournamentConfig, run_tournament
 from agents.tournament.runner import MATCHES_FILE
-from dominoes_env import record_files
+from dominoes_env import record_io
 from dominoes_env.cli import main as dominoes_main
 from dominoes_env.core import RecordError, RuleConfig
-from dominoes_env.record_files import (
+from dominoes_env.record_io import (
     RECORDS_DIR,
     encode_record,
     iter_records,
@@ -145,7 +145,7 @@ def test_a_member_expanding_past_a_record_size_is_refused_not_read(tmp_path):
 
 
 def test_a_shard_expanding_past_its_limit_is_one_record_error(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(record_files, "MAX_SHARD_BYTES", 3 << 20)
+    monkeypatch.setattr(record_io, "MAX_SHARD_BYTES", 3 << 20)
     path = tmp_path / "s.jsonl.gz"
     path.write_bytes(bomb_member(1 << 20) * 4)  # four records of 1 MiB: 4 MiB in all
     with pytest.raises(RecordError, match=r"expands to more than 3,145,728 bytes when "
@@ -156,8 +156,8 @@ def test_a_shard_expanding_past_its_limit_is_one_record_error(tmp_path, monkeypa
 
 
 @pytest.mark.parametrize("data", [
-    record_files.GZIP_MAGIC * (2 << 20),  # headers whose file name never ends
-    (record_files.GZIP_MAGIC + b"\x00" * 7) * 20_000,  # headers without a body
+    record_io.GZIP_MAGIC * (2 << 20),  # headers whose file name never ends
+    (record_io.GZIP_MAGIC + b"\x00" * 7) * 20_000,  # headers without a body
 ])  # fmt: skip
 def test_a_shard_of_endless_damage_is_refused_in_a_moment(data):
     start = time.process_time()
@@ -241,7 +241,7 @@ def test_a_resumed_tournament_repairs_its_records(tmp_path, capsys, how):
 
 def test_a_tournament_resumed_on_a_bomb_shard_is_one_line(tmp_path, capsys, monkeypatch):
     out, config = tournament(tmp_path)
-    monkeypatch.setattr(record_files, "MAX_SHARD_BYTES", 2 << 20)
+    monkeypatch.setattr(record_io, "MAX_SHARD_BYTES", 2 << 20)
     with open(out / RECORDS_DIR / shard_name(0), "ab") as f:
         f.write(bomb_member(1 << 20) * 3)
     capsys.readouterr()

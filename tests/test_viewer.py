@@ -14,7 +14,7 @@ import dominoes_env
 from dominoes_env.cli import main
 from dominoes_env.core import MatchState, RuleConfig
 from dominoes_env.core.records import replay_record, write_record
-from dominoes_env.record_files import append_records, read_record
+from dominoes_env.record_io import append_records, read_record
 from dominoes_env.render.html import UNIT, page_data, replay_html
 from dominoes_env.render.steps import record_steps
 from dominoes_env.render.svg import layout_svg

@@ -8,7 +8,7 @@
 (4, True)
 
 The pieces: :mod:`.schedule` (who plays whom, seats, duplicate deals), :mod:`.runner`
-(playing, the results directory, resuming), :mod:`.records` (the game records kept in step
+(playing, the results directory, resuming), :mod:`.record_store` (the game records kept in step
 with the results), :mod:`.stats` (Wilson intervals, points per hand, OpenSkill ratings) and
 :mod:`.report` (``summary.json``, plots, the printed table). One match is
 :func:`agents.arena.play_match`. The command line that drives the engine is the program

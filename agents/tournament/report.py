@@ -27,7 +27,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from dominoes_env.core.files import atomic_write
+from dominoes_env.core.atomic_files import atomic_write
 from dominoes_env.optional import require
 
 from . import stats

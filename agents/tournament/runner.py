@@ -9,7 +9,7 @@ The directory holds:
   arrives. A run killed at any moment loses only the matches in flight (a half-written last line
   is cut off on the next start); running the same command again plays only the missing matches.
 - ``records/`` (with ``save_records=True``, ``--save-records``): every match's game record,
-  kept exactly in step with ``matches.jsonl`` (:mod:`.records`).
+  kept exactly in step with ``matches.jsonl`` (:mod:`.record_store`).
 
 Results do not depend on ``workers`` or ``backend``: each match is fully determined by its job
 (seating and seed), and ratings are computed in schedule order, not finishing order.
@@ -37,14 +37,14 @@ from pathlib import Path
 from typing import Any
 
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.checks import as_float, as_int, short_repr
+from dominoes_env.core.atomic_files import atomic_write
 from dominoes_env.core.errors import RecordError
-from dominoes_env.core.files import atomic_write
+from dominoes_env.core.validation import as_float, as_int, short_repr
 from dominoes_env.optional import require
-from dominoes_env.record_files import RECORDS_DIR
+from dominoes_env.record_io import RECORDS_DIR
 
 from ..arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT, play_match
-from .records import RecordStore, clear_records, game_line
+from .record_store import RecordStore, clear_records, game_line
 from .schedule import MatchJob, Schedule, check_agents, make_schedule
 
 CONFIG_FILE = "config.json"
@@ -445,7 +445,7 @@ def run_tournament(
     """Play every match of ``config`` not yet in ``out`` and return all finished ones.
 
     ``save_records`` keeps every match's game record under ``out/records/``, in step with
-    ``matches.jsonl`` (see :mod:`.records`; matches finished earlier without their record
+    ``matches.jsonl`` (see :mod:`.record_store`; matches finished earlier without their record
     are played again for it).
 
     ``move_timeout`` (seconds, ``None``: no limit) stops the run with an

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.checks import as_int
+from dominoes_env.core.validation import as_int
 
 from ..arena import derive_seed
 

@@ -21,7 +21,7 @@ from itertools import combinations
 from typing import Any
 
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.checks import as_int
+from dominoes_env.core.validation import as_int
 from dominoes_env.optional import require
 
 #: the two-sided 95% normal quantile, norm.ppf(0.975)

@@ -11,7 +11,7 @@ class IllegalMoveError(ValueError):
         try:
             shown = str(move)
         except (ValueError, RecursionError):  # e.g. a 5,000-digit integer inside it
-            from .checks import short_repr
+            from .validation import short_repr
 
             shown = short_repr(move)
         super().__init__(f"illegal move {shown}: {reason}")

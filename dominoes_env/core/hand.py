@@ -22,7 +22,6 @@ import random
 import warnings
 from collections.abc import Iterable, Sequence
 
-from .checks import as_int, short_repr
 from .errors import IllegalMoveError
 from .events import BLOCKED, DOMINO, DRAW, PASS, PLAY, Award, Draw, Outcome, Pass, Play, Result
 from .layout import RULE_TABLES, place, set_rule_tables
@@ -30,6 +29,7 @@ from .moves import DOWN, END_NAMES, LEFT, RIGHT, UP, Move, code_of, end_index, e
 from .rules import RuleConfig
 from .scoring import blocked_award, count_after, points_for_count, round_to_five
 from .tiles import Tile, iter_bits
+from .validation import as_int, short_repr
 from .view import SeatView, make_view
 
 # public history events (typed records, see .events): Play(seat, code, points) =

@@ -21,12 +21,12 @@ from __future__ import annotations
 import random
 import warnings
 
-from .checks import as_int
 from .errors import IllegalMoveError
 from .hand import HandState
 from .moves import Move
 from .rules import RuleConfig
 from .scoring import match_winner, wins_by_play
+from .validation import as_int
 from .view import SeatView, make_view
 
 

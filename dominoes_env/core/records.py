@@ -25,13 +25,13 @@ import stat
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from .checks import short_repr
+from .atomic_files import atomic_write
 from .errors import IllegalMoveError, RecordError
-from .files import atomic_write
 from .hand import HandState
 from .match import MatchState
 from .moves import END_NAMES, end_of, tile_of
 from .rules import RuleConfig
+from .validation import short_repr
 
 RECORD_KEYS = ("leader", "hands", "boneyard", "moves")
 

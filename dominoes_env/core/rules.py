@@ -14,8 +14,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from .checks import as_bool, as_int, short_repr
 from .tiles import SUPPORTED_MAX_PIPS, TileSet, tile_set
+from .validation import as_bool, as_int, short_repr
 
 NEXT_LEADER = ("domino_else_random", "rotate")
 WIN_CHECK = ("immediate", "end_of_hand")

@@ -23,7 +23,7 @@ from __future__ import annotations
 from functools import cache
 from typing import NamedTuple
 
-from .checks import as_int, short_repr
+from .validation import as_int, short_repr
 
 SUPPORTED_MAX_PIPS = (6, 9, 12)
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .checks import as_int
 from .moves import END_NAMES, Move, end_of, tile_of
 from .rules import RuleConfig
 from .tiles import Tile
+from .validation import as_int
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,7 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.files import atomic_write
+from dominoes_env.core.atomic_files import atomic_write
 from dominoes_env.obs import VERSIONS, observation_spec
 
 from .policy_files import is_policy_file, load_actor

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.files import atomic_write
+from dominoes_env.core.atomic_files import atomic_write
 from dominoes_env.obs import DEFAULT_VERSION, VERSIONS, observation_spec
 
 #: the export format (that of `agents.ppo`; a test holds them equal)

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..core import RuleConfig
-from ..core.checks import is_bool
+from ..core.validation import is_bool
 
 #: the observation version used when none is named (the environments' ``obs_version``
 #: option, the JAX game, exported policies)

@@ -17,7 +17,7 @@ import operator
 import numpy as np
 
 from ..core import END_NAMES, SeatView, code_of, end_of, tile_of
-from ..core.checks import as_int, is_bool
+from ..core.validation import as_int, is_bool
 from . import NUM_ENDS, check_out
 
 _INT8 = np.dtype(np.int8)

@@ -28,10 +28,10 @@ import re
 from html import escape
 from typing import Any
 
-from ..core.checks import as_int
+from ..core.atomic_files import atomic_write
 from ..core.errors import RecordError
-from ..core.files import atomic_write
 from ..core.rules import RuleConfig
+from ..core.validation import as_int
 from .layout import PlacedTile, place_tiles
 from .steps import Step, record_steps
 from .svg import TABLE, TEXT, tile_parts, tile_svg
@@ -179,7 +179,7 @@ def viewer(game: Any, *, seat: int | None = None, height: int = 760) -> ReplayVi
     ends). Raises ``TypeError`` for other objects and :class:`RecordError` for a bad record.
     """
     if isinstance(game, str | os.PathLike):
-        from ..record_files import read_record
+        from ..record_io import read_record
 
         game = read_record(game)
     elif callable(getattr(game, "to_record", None)):

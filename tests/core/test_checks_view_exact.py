@@ -1,4 +1,4 @@
-"""The parameter checks every layer uses (dominoes_env.core.checks: exact messages and bounds),
+"""The parameter checks every layer uses (dominoes_env.core.validation: exact messages and bounds),
 the rule options' boundaries (dominoes_env.core.rules) and what a seat's view shows
 (dominoes_env.core.view)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from dominoes_env.core import HandState, MatchState, RuleConfig, Tile
-from dominoes_env.core.checks import (
+from dominoes_env.core.validation import (
     ParameterTypeError,
     as_bool,
     as_float,

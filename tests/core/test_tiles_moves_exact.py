@@ -1,6 +1,6 @@
 """Tiles, their documented indices and bitmask tables (dominoes_env.core.tiles), action codes
 and moves (dominoes_env.core.moves), the typed history events (dominoes_env.core.events) and
-the permissions of a written file (dominoes_env.core.files)."""
+the permissions of a written file (dominoes_env.core.atomic_files)."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ from dominoes_env.core import (
     tile_of,
     tile_set,
 )
+from dominoes_env.core.atomic_files import atomic_write
 from dominoes_env.core.events import as_event
-from dominoes_env.core.files import atomic_write
 from dominoes_env.core.moves import end_index
 from dominoes_env.core.tiles import popcount
 

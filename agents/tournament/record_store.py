@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.checks import short_repr
-from dominoes_env.core.files import atomic_write
+from dominoes_env.core.atomic_files import atomic_write
 from dominoes_env.core.records import read_record_bytes
-from dominoes_env.record_files import (
+from dominoes_env.core.validation import short_repr
+from dominoes_env.record_io import (
     RECORDS_DIR,
     encode_record,
     record_disagreement,
@@ -66,7 +66,7 @@ class RecordStore:
 
         Every shard is untrusted: a record is kept only when it is the one record of its
         match, in the shard of its index, under ``rules`` (when given) and in agreement with
-        its line (:func:`~dominoes_env.record_files.record_disagreement`: the match field,
+        its line (:func:`~dominoes_env.record_io.record_disagreement`: the match field,
         and the scores its replay ends with). A damaged gzip member, a record that disagrees
         and every copy of a match recorded twice are dropped, each said in :attr:`repairs`;
         their matches have no record, so the run plays them again for it. A member cut off

@@ -1,0 +1,108 @@
+"""One rule for integer and boolean parameters, used by every layer.
+
+An integer parameter accepts any integer type (Python's ``int``, numpy's ``int64``/``uint8``...,
+anything with ``__index__``) and refuses booleans, floats (even ``6.0``) and strings, with an
+error naming the parameter. A wrong type raises :class:`ParameterTypeError`, which is both a
+``TypeError`` and a ``ValueError``, so callers that catch either see it; a value out of range
+raises ``ValueError``. The core imports no numpy: numpy integers pass through ``__index__``.
+
+>>> as_int("max_pip", 9), as_int("seed", None, optional=True)
+(9, None)
+>>> as_int("max_pip", 6.0)
+Traceback (most recent call last):
+...
+dominoes_env.core.validation.ParameterTypeError: max_pip=6.0 must be an integer, not float
+>>> as_int("num_players", 5, 2, 4)
+Traceback (most recent call last):
+...
+ValueError: num_players=5 is out of range; allowed: 2..4
+>>> as_bool("partnerships", 1)
+Traceback (most recent call last):
+...
+dominoes_env.core.validation.ParameterTypeError: partnerships=1 must be true or false, not int
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any
+
+
+class ParameterTypeError(TypeError, ValueError):
+    """A parameter of the wrong type (a ``TypeError`` that ``except ValueError`` also sees)."""
+
+
+def is_bool(value: Any) -> bool:
+    # Python's bool, and numpy's bool_ without importing numpy
+    return isinstance(value, bool) or type(value).__name__ in ("bool_", "bool")
+
+
+def as_int(name: str, value: Any, low: int | None = None, high: int | None = None, *,
+           optional: bool = False) -> int | None:
+    """``value`` as a Python ``int`` after checking its type and range (``low``/``high``
+    inclusive; ``None`` = unbounded). ``optional=True`` lets ``None`` through."""
+    if value is None and optional:
+        return None
+    if is_bool(value):
+        raise ParameterTypeError(f"{name}={value!r} must be an integer, not a boolean")
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise ParameterTypeError(
+            f"{name}={short_repr(value)} must be an integer, not {type(value).__name__}"
+        ) from None
+    if (low is not None and number < low) or (high is not None and number > high):
+        if high is None:
+            allowed = f">= {low}"
+        elif low is None:
+            allowed = f"<= {high}"
+        else:
+            allowed = f"{low}..{high}"
+        raise ValueError(f"{name}={short_repr(number)} is out of range; allowed: {allowed}")
+    return number
+
+
+def as_bool(name: str, value: Any, *, optional: bool = False) -> bool | None:
+    """``value`` as a ``bool``: only ``True``/``False`` (numpy's too), never ``0``/``1``."""
+    if value is None and optional:
+        return None
+    if not is_bool(value):
+        raise ParameterTypeError(
+            f"{name}={short_repr(value)} must be true or false, not {type(value).__name__}")
+    return bool(value)
+
+
+def as_float(name: str, value: Any, low: float | None = None, high: float | None = None, *,
+             low_open: bool = False, high_open: bool = False) -> float:
+    """``value`` as a finite ``float`` (integers accepted, booleans and NaN/inf refused) within
+    ``low``/``high`` (inclusive unless ``low_open``/``high_open``)."""
+    if is_bool(value) or isinstance(value, (str, bytes)):
+        raise ParameterTypeError(f"{name}={short_repr(value)} must be a number")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ParameterTypeError(f"{name}={short_repr(value)} must be a number") from None
+    if not math.isfinite(number):
+        raise ValueError(f"{name}={number!r} must be a finite number")
+    below = low is not None and (number <= low if low_open else number < low)
+    above = high is not None and (number >= high if high_open else number > high)
+    if below or above:
+        lo = "" if low is None else f"{'>' if low_open else '>='} {low}"
+        hi = "" if high is None else f"{'<' if high_open else '<='} {high}"
+        raise ValueError(f"{name}={number!r} is out of range; allowed: "
+                         f"{' and '.join(filter(None, (lo, hi)))}")
+    return number
+
+
+def short_repr(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters (a 5,000-digit integer stays readable)."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int too large for str(): Python's digit limit
+        if isinstance(value, int):
+            return f"<integer of about {value.bit_length() * 30103 // 100000} digits>"
+        return f"<{type(value).__name__} holding a huge integer>"
+    except RecursionError:  # a structure nested too deeply to print
+        return f"<deeply nested {type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,483 @@
+"""Record files: one record (``.json``) or many, one per line (``.jsonl``, or gzip-compressed
+``.jsonl.gz`` as tournaments keep them under ``DIR/records/``).
+
+A record kept by a tournament carries a ``"match"`` field next to ``rules`` and ``hands``
+(``{"index", "key", "seats", "seed"}``: the line of ``matches.jsonl`` it belongs to), which is
+how :func:`read_record` finds one record in a shard.
+
+A ``.jsonl.gz`` shard is a series of gzip members, one per record (``gzip.open`` and ``zcat``
+read it whole), so a writer appends a record with one ``write`` and a reader can tell a
+complete record from one cut off by a crash.
+
+Every shard is untrusted input. A damaged gzip member is named (its place and bytes:
+:class:`ShardDamage`) and the records after it are still read (:func:`scan_shard` goes on at
+the next member header); a shard expands to at most :data:`MAX_SHARD_BYTES` and a member to
+at most ``MAX_RECORD_BYTES`` when decompressed (read with ``max_length``, never whole); a
+record read from a tournament's ``records/`` is checked against its line of
+``matches.jsonl`` (:func:`record_disagreement`).
+
+>>> import tempfile, os
+>>> from dominoes_env.core import MatchState
+>>> rec = MatchState(seed=1).to_record()
+>>> with tempfile.TemporaryDirectory() as d:
+...     path = os.path.join(d, "x.jsonl.gz")
+...     append_records(path, [dict(rec, match={"index": 7, "key": "k7"})])
+...     read_record(path, "7")["match"]["key"], len(list(iter_records(path)))
+('k7', 1)
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import stat
+import zlib
+from collections.abc import Iterable, Iterator
+from typing import Any, NamedTuple
+
+from .core.errors import RecordError
+from .core.records import (
+    MAX_RECORD_BYTES,
+    load_record,
+    parse_record,
+    read_record_bytes,
+    replay_match,
+)
+
+SHARD_SUFFIXES = (".jsonl", ".jsonl.gz")
+#: a tournament's ``records/`` folder: shard ``k`` holds the matches with schedule index
+#: ``k * SHARD_SIZE`` to ``(k + 1) * SHARD_SIZE - 1``
+RECORDS_DIR = "records"
+SHARD_SIZE = 1000
+
+
+def shard_name(index: int) -> str:
+    """The shard of a tournament's ``records/`` that holds the match with schedule ``index``.
+
+    >>> shard_name(0), shard_name(12345)
+    ('records-0000.jsonl.gz', 'records-0012.jsonl.gz')
+    """
+    return f"records-{index // SHARD_SIZE:04d}.jsonl.gz"
+
+
+def is_shard(path: str | os.PathLike) -> bool:
+    """Whether ``path`` names a file of many records (by its suffix)."""
+    return os.fspath(path).endswith(SHARD_SUFFIXES)
+
+
+def encode_record(record: dict) -> bytes:
+    """One record as one gzip member holding one JSON line (what a shard appends)."""
+    line = json.dumps(record, separators=(",", ":")).encode() + b"\n"
+    return gzip.compress(line, compresslevel=6, mtime=0)
+
+
+def append_records(path: str | os.PathLike, records: Iterable[dict]) -> None:
+    """Append records to a ``.jsonl.gz`` shard (each as its own gzip member) and flush."""
+    with open(path, "ab") as f:
+        for rec in records:
+            f.write(encode_record(rec))
+        f.flush()
+
+
+# -- reading a shard: every readable member, the damaged ones named --------------------------
+#: the most a shard may expand to when decompressed, all its members together (a record of a
+#: match to 250 is a few kilobytes: a shard of 1,000 is a few megabytes); one member expands to
+#: at most :data:`~dominoes_env.core.records.MAX_RECORD_BYTES`, what a ``.json`` record may hold
+MAX_SHARD_BYTES = 4 * MAX_RECORD_BYTES
+#: the most places a shard may have where a gzip member starts but cannot be read (each
+#: damaged member is one, or a few) before it is refused whole
+MAX_DAMAGED = 10_000
+GZIP_MAGIC = b"\x1f\x8b\x08"  #: how every gzip member starts (the magic bytes and deflate)
+_FEED, _MAX_FEED = 1 << 12, 1 << 20  # compressed bytes handed to the decompressor at a time
+_INCOMPLETE = "an incomplete gzip member (the data ends inside it)"
+
+
+class ShardDamage(NamedTuple):
+    """A stretch of a shard that holds no readable gzip member (skipped by the readers)."""
+
+    member: int  #: its place among the shard's members (1: the first), counted as one
+    offset: int  #: the byte where it starts
+    size: int  #: its length in bytes
+    reason: str  #: what is wrong there
+
+    def __str__(self) -> str:
+        return (f"gzip member {self.member} (bytes {self.offset:,} to "
+                f"{self.offset + self.size - 1:,}) is damaged: {self.reason}")
+
+
+class ShardScan(NamedTuple):
+    """What :func:`scan_shard` found in a shard's bytes."""
+
+    members: list[bytes]  #: every readable member, decompressed, in file order
+    offsets: list[int]  #: the byte where each of them starts
+    damaged: list[ShardDamage]  #: unreadable stretches between (or after) them
+    end: int  #: where the shard stops being whole: after it, a member cut off by a crash
+
+
+class _Oversize(Exception):
+    pass
+
+
+def _inflate(view: memoryview, pos: int, limit: int, spent: list[int]) -> tuple[bytes, int] | None:
+    """The gzip member at ``pos`` decompressed and the offset after it; ``None`` when the data
+    ends inside it; ``zlib.error`` when it is not a valid member; :class:`_Oversize` past
+    ``limit`` bytes. ``spent`` counts the work: ``[0]`` the bytes decompressed, ``[1]`` the
+    compressed bytes read (a member's own, or all that a failed attempt was given)."""
+    d = zlib.decompressobj(wbits=31)
+    parts: list[bytes] = []
+    size = 0
+    step = _FEED  # small at first: what follows the member is copied to unused_data
+    while True:
+        if pos >= len(view):
+            return None
+        feed = view[pos : pos + step]
+        pos += len(feed)
+        spent[1] += len(feed)
+        step = min(2 * step, _MAX_FEED)
+        # max_length one past the limit: a longer member stops here, never fills memory
+        chunk = d.decompress(feed, limit - size + 1)
+        size += len(chunk)
+        spent[0] += len(chunk)
+        if size > limit:
+            raise _Oversize
+        parts.append(chunk)
+        if d.eof:
+            spent[1] -= len(d.unused_data)
+            return b"".join(parts), pos - len(d.unused_data)
+
+
+def _zlib_reason(err: zlib.error) -> str:
+    text = str(err)
+    return text.split(": ", 1)[1] if ": " in text else text
+
+
+def scan_shard(data: bytes, name: str = "the shard") -> ShardScan:
+    """Every readable gzip member of a shard's bytes, decompressed: a damaged member is named
+    (:class:`ShardDamage`) and the scan goes on at the next member header after it, so one
+    damaged record never hides the records after it. A member cut off at the very end (a
+    crash while appending) is no damage: :attr:`ShardScan.end` is where it starts.
+
+    :class:`~dominoes_env.core.errors.RecordError` when the shard expands to more than
+    :data:`MAX_SHARD_BYTES`, or when its damage would take more than :data:`MAX_DAMAGED`
+    attempts (or more than two reads of the shard) to pass over; a member expanding to more
+    than :data:`~dominoes_env.core.records.MAX_RECORD_BYTES` is damaged.
+
+    >>> one, two = encode_record({"n": 1}), encode_record({"n": 2})
+    >>> scan = scan_shard(one + b"garbage" + two + two[:9])
+    >>> scan.members, scan.offsets == [0, len(one) + 7], scan.end == len(one + b"garbage" + two)
+    ([b'{"n":1}\\n', b'{"n":2}\\n'], True, True)
+    >>> print(scan.damaged[0])
+    gzip member 2 (bytes 28 to 34) is damaged: incorrect header check
+    """
+    view = memoryview(data)
+    members: list[bytes] = []
+    offsets: list[int] = []
+    damaged: list[ShardDamage] = []
+    spent = [0, 0]
+    pos = failed = 0
+    bad: tuple[int, str] | None = None  # (start, reason) of the unreadable stretch being skipped
+    while pos < len(data):
+        room = min(MAX_RECORD_BYTES, MAX_SHARD_BYTES - spent[0])
+        try:
+            found = _inflate(view, pos, room, spent)
+            reason = _INCOMPLETE
+        except zlib.error as err:
+            found, reason = None, _zlib_reason(err)
+        except _Oversize:
+            if room < MAX_RECORD_BYTES:
+                raise RecordError(
+                    f"{name!r} expands to more than {MAX_SHARD_BYTES:,} bytes when decompressed "
+                    f"(at gzip member {len(members) + 1}, byte {pos:,}); a shard of records is "
+                    "at most that") from None
+            found, reason = None, (f"it expands to more than {MAX_RECORD_BYTES:,} bytes (a "
+                                   "record is at most that)")
+        if found is not None:
+            if bad is not None:
+                damaged.append(ShardDamage(len(members) + len(damaged) + 1, bad[0], pos - bad[0],
+                                           bad[1]))
+                bad = None
+            members.append(found[0])
+            offsets.append(pos)
+            pos = found[1]
+            continue
+        failed += 1
+        if failed > MAX_DAMAGED or spent[1] > 2 * len(data) + MAX_RECORD_BYTES:
+            # a few damaged members cost a few reads of them; this is not a shard of records
+            raise RecordError(f"{name!r} is not a shard of records: past byte {pos:,}, gzip "
+                              "members start again and again but none can be read")
+        if bad is None:
+            bad = (pos, reason)
+        pos = data.find(GZIP_MAGIC, pos + 1)
+        if pos < 0:
+            break
+    end = len(data)
+    if bad is not None:
+        if bad[1] == _INCOMPLETE:  # a member the data ends inside: a crash cut it off
+            end = bad[0]
+        else:
+            damaged.append(ShardDamage(len(members) + len(damaged) + 1, bad[0],
+                                       len(data) - bad[0], bad[1]))
+    return ShardScan(members, offsets, damaged, end)
+
+
+def scan_gzip_members(data: bytes) -> tuple[list[bytes], int]:
+    """The complete members of a gzip byte string (decompressed) up to the first one that
+    cannot be read, and the offset where that whole part ends (see :func:`scan_shard`, which
+    goes on past a damaged member and names it)."""
+    scan = scan_shard(data)
+    if not scan.damaged:
+        return scan.members, scan.end
+    first = scan.damaged[0]
+    return scan.members[: first.member - 1], first.offset
+
+
+def _entries(path: str) -> Iterator[tuple[str, Any]]:
+    """A record file's lines in order, as ``("line", (where, bytes))``, with each damaged
+    stretch of a ``.jsonl.gz`` shard in its place as ``("damage", ShardDamage)``."""
+    data = read_record_bytes(path)
+    if not path.endswith(".gz"):
+        for number, line in enumerate(data.splitlines(), 1):
+            if line.strip():
+                yield "line", (f"{path}:{number}", line)
+        return
+    scan = scan_shard(data, path)
+    if data and not scan.members:
+        why = f" ({scan.damaged[0]})" if scan.damaged else ""
+        raise RecordError(f"{path!r} is not a gzip file of records{why}")
+    places = sorted([*zip(scan.offsets, scan.members, strict=True),
+                     *((d.offset, d) for d in scan.damaged)], key=lambda place: place[0])
+    for number, (_, item) in enumerate(places, 1):
+        if isinstance(item, ShardDamage):
+            yield "damage", item
+            continue
+        lines = [line for line in item.splitlines() if line.strip()]
+        for j, line in enumerate(lines, 1):
+            where = f"{path} (gzip member {number}" + (f", line {j})" if len(lines) > 1 else ")")
+            yield "line", (where, line)
+
+
+def iter_records(path: str | os.PathLike, *, skip_damaged: bool = False) -> Iterator[dict]:
+    """Every record in a file: the one of a ``.json`` file, or each line of a shard (a line cut
+    off by a crash at the end of a ``.jsonl.gz`` shard is skipped).
+
+    A damaged gzip member of a shard is a :class:`RecordError` naming it (its place and bytes)
+    when it is reached; ``skip_damaged=True`` goes on to the records after it instead."""
+    path = os.fspath(path)
+    if not is_shard(path):
+        yield load_record(path)
+        return
+    for kind, item in _entries(path):
+        if kind == "damage":
+            if skip_damaged:
+                continue
+            raise RecordError(f"{path!r}: {item} (the records after it are read with "
+                              "skip_damaged=True; resuming its tournament repairs the shard)")
+        yield parse_record(item[1], item[0])
+
+
+def _matches(record: Any, match: str) -> bool:
+    meta = record.get("match") if isinstance(record, dict) else None
+    if not isinstance(meta, dict):
+        return False
+    index, key = meta.get("index"), meta.get("key")
+    return (type(index) is int and str(index) == match) or (isinstance(key, str) and key == match)
+
+
+def _pick(path: str, match: str) -> tuple[list[dict], list[ShardDamage]]:
+    """The records of ``match`` (index or key) in a shard, and the shard's damaged members."""
+    found: list[dict] = []
+    damaged: list[ShardDamage] = []
+    for kind, item in _entries(path):
+        if kind == "damage":
+            damaged.append(item)
+            continue
+        record = parse_record(item[1], item[0])
+        if _matches(record, match):
+            found.append(record)
+    return found, damaged
+
+
+def _none_found(path: str, match: str, damaged: list[ShardDamage]) -> RecordError:
+    note = ""
+    if damaged:
+        note = (f"; {damaged[0]}" + (f" (and {len(damaged) - 1} more)" if len(damaged) > 1
+                                     else "") + ", which may have held it")
+    return RecordError(f"{path!r} holds no record of match {match!r}{note}")
+
+
+def _one(path: str, match: str, line: dict | None = None) -> dict:
+    """The one record of ``match`` in the shard ``path``, checked against its ``line`` of
+    ``matches.jsonl`` when there is one."""
+    found, damaged = _pick(path, match)
+    if not found:
+        raise _none_found(path, match, damaged)
+    if len(found) > 1:
+        raise RecordError(f"{path!r} holds {len(found)} records of match {match!r}; a match "
+                          "has one (resuming its tournament repairs the shard)")
+    if line is not None:
+        problem = record_disagreement(found[0], line)
+        if problem:
+            raise RecordError(f"{path!r}: the record of match {match!r} disagrees with "
+                              f"{MATCHES_FILE} ({problem}); resuming its tournament repairs "
+                              "the shard")
+    return found[0]
+
+
+# -- a tournament's records against its matches.jsonl ---------------------------------------
+#: a tournament's file of finished matches, one JSON object per line (agents.tournament)
+MATCHES_FILE = "matches.jsonl"
+_MAX_LINE = 1 << 20  # the longest line of matches.jsonl looked at (a line is ~300 bytes)
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def record_disagreement(record: Any, line: Any) -> str | None:
+    """What in a tournament's game record disagrees with its match's ``line`` of
+    ``matches.jsonl``, or ``None``: the record's ``match`` field must repeat the line's
+    ``index``, ``key``, ``seats`` and ``seed``, and its replay must end with the line's
+    ``scores``, ``winner`` and number of ``hands`` (a record the rules forbid disagrees too).
+
+    >>> from dominoes_env.core import MatchState
+    >>> meta = {"index": 0, "key": "k", "seats": ["a", "b"], "seed": 5}
+    >>> rec = dict(MatchState(seed=1).to_record(), match=meta)  # one hand dealt, no move yet
+    >>> line = dict(meta, scores=[0, 0], winner=None, hands=1)
+    >>> record_disagreement(rec, line) is None, record_disagreement(rec, dict(line, seed=6))
+    (True, 'its seed 5 is not the 6 of matches.jsonl')
+    """
+    meta = record.get("match") if isinstance(record, dict) else None
+    if not isinstance(meta, dict):
+        return "it has no 'match' field"
+    if not isinstance(line, dict):
+        return f"its line of {MATCHES_FILE} is not a JSON object"
+    for field in ("index", "key", "seats", "seed"):
+        if not _same(meta.get(field), line.get(field)):
+            return (f"its {field} {_show(meta.get(field))} is not the "
+                    f"{_show(line.get(field))} of {MATCHES_FILE}")
+    try:
+        match, summaries = replay_match(record)
+    except RecordError as err:
+        return f"it does not replay: {err}"
+    ends = (list(match.scores), match.winner, len(summaries))
+    wanted = (line.get("scores"), line.get("winner"), line.get("hands"))
+    if ends != wanted:
+        return (f"its replay ends with scores {ends[0]}, winner {ends[1]} after {ends[2]} hands; "
+                f"{MATCHES_FILE} says {_show(wanted[0])}, {_show(wanted[1])}, "
+                f"{_show(wanted[2])}")
+    return None
+
+
+def _show(value: Any) -> str:
+    try:
+        text = json.dumps(value)
+    except (ValueError, TypeError, RecursionError):
+        text = repr(type(value))
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _match_line(path: str, match: str) -> dict | None:
+    """The first line of a ``matches.jsonl`` whose index or key is ``match`` (lines that are
+    not JSON objects, or longer than a match line can be, are passed over)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as err:
+        raise RecordError(f"cannot read {path!r}: {err.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise RecordError(f"cannot read {path!r}: it is not a regular file")
+    with os.fdopen(fd, "rb") as f:
+        while raw := f.readline(_MAX_LINE):
+            while not raw.endswith(b"\n") and len(raw) == _MAX_LINE:  # too long: pass over it
+                raw = f.readline(_MAX_LINE)
+                if not raw.endswith(b"\n") and len(raw) < _MAX_LINE:
+                    break
+            try:
+                line = json.loads(raw)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(line, dict) and _matches({"match": line}, match):
+                return line
+    return None
+
+
+def _tournament_of(folder: str) -> str | None:
+    """The tournament directory whose ``matches.jsonl`` a records folder belongs to."""
+    top = os.path.dirname(os.path.abspath(folder))
+    if os.path.basename(os.path.abspath(folder)) != RECORDS_DIR:
+        return None
+    return top if os.path.isfile(os.path.join(top, MATCHES_FILE)) else None
+
+
+def _find_in_dir(folder: str, match: str | None) -> dict:
+    """A record from a tournament directory (or its ``records/`` folder) by match index/key,
+    checked against its line of ``matches.jsonl``."""
+    sub = os.path.join(folder, RECORDS_DIR)
+    if os.path.isdir(sub):
+        folder = sub
+    shards = sorted(f for f in os.listdir(folder) if f.startswith("records-") and is_shard(f))
+    if not shards:
+        raise RecordError(f"{folder!r} holds no game records (run the tournament with "
+                          "--save-records)")
+    if match is None:
+        raise RecordError(f"{folder!r} is a folder of records; choose one with --match INDEX "
+                          "(or KEY) from matches.jsonl")
+    top = _tournament_of(folder)
+    if top is not None:
+        matches = os.path.join(top, MATCHES_FILE)
+        line = _match_line(matches, match)
+        if line is None:
+            raise RecordError(f"{matches!r} has no match {match!r}")
+        index = line.get("index")
+        if type(index) is not int or index < 0:
+            raise RecordError(f"{matches!r}: the line of match {match!r} has no index")
+        name = shard_name(index)
+        if name not in shards:
+            raise RecordError(f"{folder!r} holds no record of match {match!r} (its shard "
+                              f"{name} is missing)")
+        return _one(os.path.join(folder, name), match, line)
+    if match.isdigit() and shard_name(int(match)) in shards:  # the shard it must be in first
+        shards.remove(shard_name(int(match)))
+        shards.insert(0, shard_name(int(match)))
+    damaged: list[ShardDamage] = []
+    for name in shards:
+        found, bad = _pick(os.path.join(folder, name), match)
+        damaged += bad
+        if found:
+            return _one(os.path.join(folder, name), match)
+    raise _none_found(folder, match, damaged)
+
+
+def read_record(path: str | os.PathLike, match: str | int | None = None) -> dict:
+    """One record from a file. In a shard, ``match`` picks it by the tournament's match index
+    or key (a shard of one record needs none); ``path`` may also be a tournament directory
+    run with ``--save-records`` (or its ``records/`` folder). A record read from a
+    tournament's ``records/`` is checked against its line of ``matches.jsonl``
+    (:func:`record_disagreement`). :class:`RecordError` when there is no such record, the
+    choice is ambiguous, or the record disagrees; a damaged gzip member that may have held it
+    is named."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        return _find_in_dir(path, None if match is None else str(match))
+    if not is_shard(path):
+        if match is not None:
+            raise RecordError(f"{path!r} holds one record; --match applies to .jsonl(.gz) shards")
+        return load_record(path)
+    if match is None:
+        records, damaged = [], []
+        for kind, item in _entries(path):
+            if kind == "damage":
+                damaged.append(item)
+            else:
+                records.append(parse_record(item[1], item[0]))
+        if len(records) == 1 and not damaged:
+            return records[0]
+        extra = f" and {len(damaged)} damaged gzip member(s) ({damaged[0]})" if damaged else ""
+        raise RecordError(f"{path!r} holds {len(records)} records{extra}; choose one with "
+                          "--match INDEX (or KEY) from matches.jsonl")
+    match = str(match)
+    top = _tournament_of(os.path.dirname(os.path.abspath(path)))
+    line = None if top is None else _match_line(os.path.join(top, MATCHES_FILE), match)
+    return _one(path, match, line)
+
