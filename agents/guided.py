@@ -37,9 +37,9 @@ at most (600), shared among the distinct moves still in the race (at least ``min
 each), or ``time_ms`` per decision;
 deals are searched ``chunk`` (32) at a time: the rollouts of a chunk share each network
 product, and a ``time_ms`` budget is checked after each chunk. ``policy=PATH`` plays another
-exported policy; without it :func:`guided_policy_path` names it: ``guided_2p.npz`` with two
-players (the observation-version-2 policy every ``guided`` figure was measured with), else the
-shipped ``ppo`` policy for the table's player count.
+exported policy; without it :func:`guided_policy_path` names it: ``ppo_2p_obs2.npz`` with two
+players (the observation-version-2 PPO policy every ``guided`` figure was measured with), else
+the shipped ``ppo`` policy for the table's player count.
 
 >>> from dominoes_env.core import MatchState
 >>> match = MatchState(seed=1)
@@ -102,12 +102,17 @@ class _Net:
         return x @ aw + ab
 
 
+#: the policy ``guided`` reads by default where it is not the table's shipped ``ppo`` policy:
+#: the one its figures were measured with, kept when a newer ``ppo`` policy is shipped (at two
+#: players the observation-version-2 PPO policy)
+GUIDED_POLICIES = {2: "ppo_2p_obs2.npz"}
+
+
 def guided_policy_path(num_players: int) -> Path:
-    """The policy ``guided`` uses by default for ``num_players``: ``guided_{n}p.npz`` beside the
-    shipped policies when it exists (the policy its figures were measured with, kept when a
-    newer ``ppo`` policy is shipped), else the shipped ``ppo`` policy."""
-    own = POLICY_DIR / f"guided_{num_players}p.npz"
-    return own if own.is_file() else shipped_policy_path(num_players)
+    """The policy ``guided`` uses by default for ``num_players``: its own from
+    :data:`GUIDED_POLICIES` when it has one, else the shipped ``ppo`` policy."""
+    own = GUIDED_POLICIES.get(num_players)
+    return POLICY_DIR / own if own else shipped_policy_path(num_players)
 
 
 class GuidedSearchAgent(Agent):

@@ -249,6 +249,25 @@ def shipped_policy_path(num_players: int) -> Path:
     return POLICY_DIR / f"ppo_{num_players}p.npz"
 
 
+#: shipped policy files renamed for what they are; the old path works for one version, with a
+#: ``DeprecationWarning``
+RENAMED_POLICIES = {"guided_2p.npz": "ppo_2p_obs2.npz"}
+
+
+def renamed_policy_path(path: str | os.PathLike) -> Path:
+    """``path``, or, for the old name of a renamed shipped policy that is no longer there, its
+    new path (with a ``DeprecationWarning``)."""
+    path = Path(path)
+    new = RENAMED_POLICIES.get(path.name)
+    if new is None or path.exists() or not (path.parent / new).is_file():
+        return path
+    import warnings
+
+    warnings.warn(f"the policy file {path.name} is now {new}; use {path.parent / new}",
+                  DeprecationWarning, stacklevel=3)
+    return path.parent / new
+
+
 class PPOAgent(Agent):
     """Plays an exported PPO policy (``path``), or the shipped one for the game's player count
     (``path=None``; loaded on the first decision). ``deterministic=True`` (the default) plays the
@@ -261,8 +280,8 @@ class PPOAgent(Agent):
                  deterministic: bool = True):
         super().__init__(seed)
         self.deterministic = as_bool("deterministic", deterministic)
-        self.path = None if path is None else Path(path)
-        self.policy: NumpyPolicy | None = None if path is None else NumpyPolicy(path)
+        self.path = None if path is None else renamed_policy_path(path)
+        self.policy: NumpyPolicy | None = None if path is None else NumpyPolicy(self.path)
         self._checked: RuleConfig | None = None
 
     def __repr__(self) -> str:

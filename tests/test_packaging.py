@@ -168,7 +168,7 @@ def test_wheel_ships_py_typed_policies_and_metadata(tmp_path):
         assert f"{package}/py.typed" in names
     for n in (2, 4):
         assert {f"agents/policies/ppo_{n}p.npz", f"agents/policies/ppo_{n}p.json"} <= names
-    assert "agents/policies/guided_2p.npz" in names  # the policy guided was measured with
+    assert "agents/policies/ppo_2p_obs2.npz" in names  # the policy guided was measured with
     assert "dominoes_env/openspiel.py" in names and "agents/ismcts.py" in names
     assert not any(n.startswith("tests/") for n in names)
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)

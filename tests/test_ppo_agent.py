@@ -7,6 +7,7 @@ import random
 import numpy as np
 import pytest
 
+from agents import make_agent
 from agents.greedy import GreedyAgent
 from agents.ppo import NumpyPolicy, PPOAgent
 from dominoes_env import SingleAgentEnv
@@ -107,12 +108,21 @@ def test_shipped_policies_play_legal_moves_from_their_spec(options):
 
 def test_guided_keeps_the_policy_its_figures_were_measured_with():
     """Shipping a newer ``ppo`` policy does not change ``guided``: with two players it reads
-    ``guided_2p.npz`` (the version 2 policy), with four the shipped ``ppo`` policy."""
+    ``ppo_2p_obs2.npz`` (the version 2 policy), with four the shipped ``ppo`` policy."""
     from agents.guided import GuidedSearchAgent, guided_policy_path
     from agents.ppo import POLICY_DIR, shipped_policy_path
 
-    assert guided_policy_path(2) == POLICY_DIR / "guided_2p.npz"
+    assert guided_policy_path(2) == POLICY_DIR / "ppo_2p_obs2.npz"
     assert guided_policy_path(4) == shipped_policy_path(4)
     agent = GuidedSearchAgent(seed=0, sims=16)
     agent.check_rules(RuleConfig())
     assert agent._ppo.path == guided_policy_path(2) and agent._ppo.policy.obs_spec.version == 2
+
+
+def test_the_old_name_of_a_renamed_shipped_policy_still_loads_with_a_warning():
+    from agents.ppo import POLICY_DIR
+
+    with pytest.warns(DeprecationWarning, match="guided_2p.npz is now ppo_2p_obs2.npz"):
+        agent = make_agent(f"ppo:{POLICY_DIR / 'guided_2p.npz'}")
+    assert agent.path == POLICY_DIR / "ppo_2p_obs2.npz"
+    assert agent.policy.obs_spec.version == 2
