@@ -129,6 +129,15 @@ def test_rule_boundaries_are_allowed():
         RuleConfig(spinner=3)
 
 
+def test_replace_works_on_a_config_pickled_before_defaulted_fields_were_kept():
+    old = RuleConfig(num_players=4)
+    object.__delattr__(old, "_defaulted")  # as an old pickle loads: no such attribute
+    assert old.replace(target_score=100) == RuleConfig(num_players=4, target_score=100)
+    # without the record of what was defaulted, partnerships=True is kept as given
+    with pytest.raises(ValueError, match="partnerships=True is not allowed with num_players=3"):
+        old.replace(num_players=3)
+
+
 def test_rule_facts():
     r = RuleConfig(num_players=3, max_pip=9)
     assert (r.num_tiles, r.boneyard_size, r.num_sides, r.tiles.max_pip) == (55, 34, 3, 9)

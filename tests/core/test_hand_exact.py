@@ -429,3 +429,46 @@ def test_a_move_too_long_to_print_is_shown_short():
     assert str(err.value) == ("illegal move <integer of about 5000 digits>: action code out of "
                               "range 0..111")
     assert err.value.move == 10**5000
+
+
+def test_after_a_lead_of_tile_zero_the_layout_and_a_rebuilt_state_see_it():
+    hand = HandState.from_tiles(RuleConfig(), [[(0, 0), (0, 2), (1, 2), (2, 2), (3, 3), (4, 4),
+                                                (4, 5)], EXAMPLE[1]])  # fmt: skip
+    hand.play(((0, 0), None))
+    assert hand.layout_str() == "ends left=0 right=0, count 0, spinner [0|0]"
+    rebuilt = HandState.from_view(hand.view(1), list(hand.hands), list(hand.boneyard_tiles))
+    assert rebuilt.open_mask == hand.open_mask == hand.rules.tiles.suit_mask[0]
+    assert rebuilt.legal_actions() == hand.legal_actions()
+
+
+def test_a_rebuilt_state_marks_the_tiles_drawn_before_as_unknown():
+    hand = HandState.from_tiles(RuleConfig(), [
+        [(6, 2), (0, 0), (1, 1), (3, 3), (4, 4), (5, 5), (0, 1)],
+        [(0, 3), (0, 4), (0, 5), (1, 3), (1, 4), (1, 5), (3, 4)]])  # fmt: skip
+    hand.play(((6, 2), None))  # seat 1 holds no 6 and no 2: it draws [0|2] and must play
+    assert hand.drawn == 1 and hand.history[-1] == ("draw", 1, 1)
+    seat = hand.turn
+    rebuilt = HandState.from_view(hand.view(seat), list(hand.hands), list(hand.boneyard_tiles))
+    assert rebuilt.boneyard == (-1,) * hand.drawn + tuple(hand.boneyard_tiles)
+    assert rebuilt.drawn == hand.drawn and rebuilt.boneyard_tiles == hand.boneyard_tiles
+
+
+def test_a_finished_hand_has_turn_minus_one():
+    rules = RuleConfig(hand_size=1, boneyard_reserve=26)
+    hand = HandState.from_tiles(rules, [[(5, 5)], [(0, 0)]])
+    hand.play(((5, 5), None))
+    assert hand.turn == -1 and hand.view(1).turn == -1
+    hand = HandState.from_tiles(RuleConfig(hand_size=2, boneyard_reserve=24),
+                                [[(5, 5), (1, 2)], [(5, 0), (3, 4)]])  # fmt: skip
+    hand.play(((5, 5), None))
+    hand.play(((5, 0), "left"))
+    assert hand.result == ("blocked", None) and hand.turn == -1
+
+
+def test_deprecation_warnings_point_at_the_caller():
+    hand = example()
+    with pytest.warns(DeprecationWarning) as caught:
+        hand.hand_sizes()
+    with pytest.warns(DeprecationWarning) as caught2:
+        hand.apply(hand.rules.tiles.index(6, 6) * 4)
+    assert caught[0].filename == caught2[0].filename == __file__

@@ -54,8 +54,9 @@ def test_immediate_the_match_ends_in_the_middle_of_a_hand():
     assert match.hand.turn == 0 and match.turn == -1  # the hand did not finish
     assert match.legal_actions() == [] and match.legal_moves == []
     assert match.finished_hands == [] and match.awards == [] and match.hand_scores == []
-    with pytest.raises(IllegalMoveError, match=r"the match is over \(won by side 0\)"):
+    with pytest.raises(IllegalMoveError, match=r"the match is over \(won by side 0\)") as err:
         match.play(((5, 0), "left"))
+    assert err.value.move == ((5, 0), "left")
     with pytest.raises(IllegalMoveError, match=r"the match is over \(won by side 0\)"):
         match.apply_unchecked(match.rules.tiles.index(0, 5) * 4)
 
@@ -166,7 +167,9 @@ def test_the_view_carries_the_match():
 def test_construction_options_and_errors():
     assert MatchState(seed=1, num_players=3).rules == RuleConfig(num_players=3)
     assert MatchState(RuleConfig(num_players=4), seed=1, num_players=2).rules.partnerships is False
-    with pytest.raises(TypeError, match="rules must be a RuleConfig \\(or None\\), not dict"):
+    with pytest.raises(TypeError, match=r"^rules must be a RuleConfig \(or None\), not dict; build "
+                                        r"one with RuleConfig\(\*\*fields\) or "
+                                        r"RuleConfig\.from_dict\(d\)$"):
         MatchState({"num_players": 2})
     with pytest.raises(TypeError, match="seed"):
         MatchState(seed="7")
@@ -202,6 +205,7 @@ def test_pictures_in_jupyter():
 def test_apply_is_deprecated():
     match = match_on(DOMINO_DEAL)
     message = r"^MatchState\.apply is renamed apply_unchecked \(it does not check the move\)$"
-    with pytest.warns(DeprecationWarning, match=message):
+    with pytest.warns(DeprecationWarning, match=message) as caught:
         assert match.apply(match.rules.tiles.index(5, 5) * 4) == 10
+    assert caught[0].filename == __file__  # the warning points at the caller
     assert match.scores == [10, 0]
