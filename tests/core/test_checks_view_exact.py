@@ -138,6 +138,27 @@ def test_replace_works_on_a_config_pickled_before_defaulted_fields_were_kept():
         old.replace(num_players=3)
 
 
+@pytest.mark.parametrize("field, allowed", [
+    ("next_leader", "'domino_else_random', 'rotate'"),
+    ("win_check", "'immediate', 'end_of_hand'"),
+    ("spinner", "'first_double', 'lead_double_only', 'none'"),
+    ("spinner_cross", "'after_both_sides', 'immediately'"),
+    ("blocked_award", "'opponents_total', 'difference'"),
+])  # fmt: skip
+def test_every_choice_names_itself_and_what_is_allowed(field, allowed):
+    with pytest.raises(ValueError) as err:
+        RuleConfig(**{field: "nothing"})
+    assert str(err.value) == f"{field}='nothing' is not allowed; allowed: {allowed}"
+
+
+def test_numpy_booleans_are_booleans():
+    np = pytest.importorskip("numpy")
+    assert is_bool(np.True_) and is_bool(np.bool_(False))
+    with pytest.raises(ParameterTypeError, match="must be an integer, not a boolean"):
+        as_int("n", np.True_)
+    assert as_bool("p", np.False_) is False
+
+
 def test_rule_facts():
     r = RuleConfig(num_players=3, max_pip=9)
     assert (r.num_tiles, r.boneyard_size, r.num_sides, r.tiles.max_pip) == (55, 34, 3, 9)
