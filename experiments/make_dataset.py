@@ -15,11 +15,13 @@ with ``--save-records``.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from agents import datasets
 from agents.arena import DEFAULT_MAX_HANDS
 from agents.tournament.runner import TournamentConfig
+from agents.tournament.schedule import tables_for
 from dominoes_env.cli_support import OneLineParser
 from dominoes_env.core import RuleConfig
 from dominoes_env.deprecation import moved_names
@@ -28,6 +30,10 @@ from dominoes_env.rule_args import add_rule_arguments, rule_options
 #: the library part of this program moved to agents.datasets; its names stay importable from
 #: here for one version, with a DeprecationWarning
 __getattr__ = moved_names(__name__, dict.fromkeys(datasets.__all__, "agents.datasets"))
+
+#: memory a match takes while its games are played: its schedule entry and its result, as
+#: experiments.tournament counts (the decision arrays are built one records shard at a time)
+BYTES_PER_MATCH = 2048
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,6 +66,14 @@ def main(argv: list[str] | None = None) -> int:
                            **rule_options(args))
         config = TournamentConfig(args.agents, rules, matches=args.matches, seed=args.seed,
                                   max_hands=args.max_hands)
+        if not args.out.strip():
+            raise ValueError("--out is empty; name the dataset directory")
+        total = config.matches * len(tables_for(config.agents, config.rules))
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        if total * BYTES_PER_MATCH > memory:
+            raise ValueError(f"--matches {args.matches}: {total:,} matches need about "
+                             f"{total * BYTES_PER_MATCH / 2**30:,.0f} GiB of memory; this "
+                             f"machine has {memory / 2**30:,.0f} GiB")
     except (ValueError, TypeError) as err:
         parser.error(str(err))
     try:

@@ -15,16 +15,25 @@ import argparse
 import hashlib
 import json
 import math
+import os
 import sys
 
 from agents.arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT
 from agents.ray_cluster import RayStartError
 from agents.tournament.report import print_summary, write_outputs
 from agents.tournament.runner import BACKENDS, MATCHES_FILE, TournamentConfig, run_tournament
+from agents.tournament.schedule import tables_for
 from dominoes_env.cli_support import CommandError, OneLineParser, run_command
 from dominoes_env.core import RuleConfig
 from dominoes_env.optional import require
 from dominoes_env.rule_args import add_rule_arguments, rule_options
+
+#: the longest --move-timeout (a day); a longer limit is no limit: 0 (a time beyond what the
+#: platform's clocks hold made every agent fail in reset() with an OverflowError)
+MAX_MOVE_TIMEOUT = 86_400.0
+#: memory a scheduled match takes while the tournament runs (its schedule entry, its result
+#: and its summary rows; about 300 bytes of schedule measured, rounded up generously)
+BYTES_PER_MATCH = 2048
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--move-timeout", type=float, default=DEFAULT_MOVE_TIMEOUT, metavar="SECONDS",
                    help="the longest an agent may think about one move; an agent that takes "
                         "longer stops the run with exit status 2, naming the agent, its seat "
-                        f"and the match seed (default {DEFAULT_MOVE_TIMEOUT:g}; 0 = no limit)")
+                        f"and the match seed (default {DEFAULT_MOVE_TIMEOUT:g}; 0 = no limit; at "
+                        f"most {MAX_MOVE_TIMEOUT:g})")
     p.add_argument("--backend", choices=BACKENDS, default="local", help="local processes or ray")
     p.add_argument("--ray-address", default=None,
                    help="address of a running Ray cluster (default: start a local Ray)")
@@ -68,11 +78,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def config_from_args(args: argparse.Namespace) -> TournamentConfig:
-    """The :class:`TournamentConfig` the parsed arguments describe (ValueError if invalid)."""
+    """The :class:`TournamentConfig` the parsed arguments describe (ValueError if invalid,
+    among them a tournament whose schedule would not fit in this machine's memory)."""
     rules = RuleConfig(num_players=args.players, partnerships=args.partnerships,
                        **rule_options(args))
-    return TournamentConfig(args.agents, rules, matches=args.matches, seed=args.seed,
-                            max_hands=args.max_hands)
+    config = TournamentConfig(args.agents, rules, matches=args.matches, seed=args.seed,
+                              max_hands=args.max_hands)
+    check_fits_in_memory(config)
+    return config
+
+
+def machine_memory() -> int:
+    """This machine's physical memory in bytes."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def check_fits_in_memory(config: TournamentConfig) -> None:
+    """``ValueError`` unless the tournament's schedule fits in this machine's memory (the
+    schedule and the results are held in memory: 10**20 matches filled it before failing)."""
+    total = config.matches * len(tables_for(config.agents, config.rules))
+    if total * BYTES_PER_MATCH > machine_memory():
+        raise ValueError(f"--matches {config.matches}: {total:,} matches need about "
+                         f"{total * BYTES_PER_MATCH / 2**30:,.0f} GiB of memory; this machine "
+                         f"has {machine_memory() / 2**30:,.0f} GiB")
 
 
 def default_out(config: TournamentConfig) -> str:
@@ -91,9 +119,13 @@ def main(argv: list[str] | None = None) -> int:
 def _main(args: argparse.Namespace) -> int:
     try:
         config = config_from_args(args)
-        if not math.isfinite(args.move_timeout) or args.move_timeout < 0:
+        if not (math.isfinite(args.move_timeout) and 0 <= args.move_timeout
+                <= MAX_MOVE_TIMEOUT):
             raise ValueError(f"--move-timeout {args.move_timeout} must be a number of seconds "
-                             ">= 0 (0: no limit)")
+                             f"from 0 (no limit) to {MAX_MOVE_TIMEOUT:g}")
+        for flag, value in (("--out", args.out), ("--ray-address", args.ray_address)):
+            if value is not None and not value.strip():
+                raise ValueError(f"{flag} is empty; leave it out for its default")
     except (ValueError, TypeError) as err:
         raise CommandError(str(err)) from None
     out = args.out or default_out(config)
