@@ -13,6 +13,7 @@ first spec's, on one core of this machine::
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 
@@ -25,6 +26,21 @@ from dominoes_env.deprecation import moved_names
 __getattr__ = moved_names(__name__, {
     "positions": "agents.positions", "SeatAgents": "agents.positions",
     "table_positions": "agents.positions", "add_position_options": "dominoes_env.cli_support"})
+
+
+#: memory one position takes while the benchmark runs (a seat's view: about 5.7 KB measured with
+#: four players, rounded up)
+BYTES_PER_POSITION = 8192
+
+
+def check_positions_fit(parser, positions: int) -> None:
+    """``parser.error`` unless ``positions`` positions fit in this machine's memory (they are
+    all held at once: 10**20 of them filled it before failing)."""
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if positions * BYTES_PER_POSITION > memory:
+        parser.error(f"--positions {positions} needs about "
+                     f"{positions * BYTES_PER_POSITION / 2**30:,.0f} GiB of memory; this machine "
+                     f"has {memory / 2**30:,.0f} GiB")
 
 
 def bench(specs: list[str], views: list, seed: int = 0) -> list[dict]:
@@ -55,20 +71,31 @@ def bench(specs: list[str], views: list, seed: int = 0) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
+    """The command: returns the rows it printed; Ctrl-C, SIGTERM or a closed output end it
+    with one line and its exit status (``SystemExit``)."""
     parser = cli_support.OneLineParser(prog="python -m experiments.bench_agents",
-                           description=__doc__.split("\n\n")[0])
+                                       description=__doc__.split("\n\n")[0])
     parser.add_argument("specs", nargs="+", help="agent specs (random, greedy, search:sims=100)")
     cli_support.add_position_options(parser, 400, 0, "seed of the positions and the agents")
     args = parser.parse_args(argv)
+    check_positions_fit(parser, args.positions)
+    rows: list[dict] = []
+    status = cli_support.run_command(lambda: _run(parser, args, rows))
+    if status:
+        raise SystemExit(status)
+    return rows
+
+
+def _run(parser, args, rows: list[dict]) -> int:
     views = bench_positions.table_positions(parser, args, args.specs)
-    print(f"{len(views)} positions, {args.players} players, agents interleaved")
-    rows = bench(args.specs, views, args.seed)
+    print(f"{len(views)} positions, {args.players} players, agents interleaved", flush=True)
+    rows += bench(args.specs, views, args.seed)
     print(f"{'agent':28s} {'decisions/s':>12s} {'mean ms':>9s} {'median':>9s} {'p95':>9s} "
           f"{'max':>9s} {'x first':>8s}")
     for r in rows:
         print(f"{r['spec']:28s} {r['per_s']:12.0f} {r['mean_ms']:9.4f} {r['median_ms']:9.4f} "
               f"{r['p95_ms']:9.4f} {r['max_ms']:9.4f} {r['ratio']:8.2f}")
-    return rows
+    return 0
 
 
 if __name__ == "__main__":

@@ -12,13 +12,20 @@ run.
 
 from __future__ import annotations
 
+import errno
 import random
 import statistics
+import sys
 import time
 
-from dominoes_env.cli_support import OneLineParser, positive_seconds
+from dominoes_env.cli_support import OneLineParser, positive_seconds, run_command
 from dominoes_env.core import HandState, RuleConfig
 from dominoes_env.optional import require
+
+#: the longest --seconds of one run and the most --repeats (a time or a count beyond them never
+#: ends in practice; nothing but Ctrl-C stopped 1e20 seconds)
+MAX_SECONDS = 3600.0
+MAX_REPEATS = 1000
 
 
 def run_core(rules: RuleConfig, seconds: float, checked: bool = False) -> tuple[float, float]:
@@ -74,15 +81,22 @@ def median_of(fn, repeats: int):
     return tuple(statistics.median(r[i] for r in runs) for i in range(len(runs[0])))
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m experiments.bench_engine",
                            description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=positive_seconds, default=1.0,
-                        help="CPU seconds of one run")
-    parser.add_argument("--repeats", type=int, default=5, help="runs per figure (median)")
+                        help=f"CPU seconds of one run (at most {MAX_SECONDS:g})")
+    parser.add_argument("--repeats", type=int, default=5,
+                        help=f"runs per figure (median; at most {MAX_REPEATS})")
     args = parser.parse_args(argv)
-    if args.repeats < 1:
-        parser.error("--repeats must be >= 1")
+    if not 1 <= args.repeats <= MAX_REPEATS:
+        parser.error(f"--repeats must be 1..{MAX_REPEATS}, not {args.repeats}")
+    if args.seconds > MAX_SECONDS:
+        parser.error(f"--seconds must be at most {MAX_SECONDS:g}, not {args.seconds:g}")
+    return run_command(lambda: _run(args), errors=(ImportError,))
+
+
+def _run(args) -> int:
     require("rich", "bench", "the benchmark's table")
     from rich.console import Console
     from rich.table import Table
@@ -116,8 +130,13 @@ def main(argv: list[str] | None = None) -> None:
             table.add_row(f"OpenSpiel {name}", "not installed", "", "")
         else:
             table.add_row(f"OpenSpiel {name}", f"{result[0]:,.0f}", f"{result[1]:,.0f}", "1.0x")
-    Console().print(table)
+    class PipeAwareConsole(Console):
+        def on_broken_pipe(self) -> None:  # rich's own exits with status 1, saying nothing
+            raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+    PipeAwareConsole().print(table)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -26,10 +26,14 @@ import warnings
 from collections.abc import Callable
 
 from dominoes_env import throughput
-from dominoes_env.cli_support import OneLineParser, positive_seconds
+from dominoes_env.cli_support import OneLineParser, positive_seconds, run_command
 from dominoes_env.deprecation import moved_names
 
 TARGET_RATIO = 5.0
+#: the longest --seconds of one run and the most --repeats (a time or a count beyond them never
+#: ends in practice; nothing but Ctrl-C stopped 1e20 seconds)
+MAX_SECONDS = 3600.0
+MAX_REPEATS = 1000
 
 
 #: run_aec moved to dominoes_env.throughput (bench_jax times the same loop); it stays importable
@@ -92,11 +96,19 @@ def contenders(seconds: float) -> tuple[dict[str, Callable[[], float]], list[str
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m experiments.bench_env",
                            description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=positive_seconds, default=0.5, help="CPU-s of one run")
-    parser.add_argument("--repeats", type=int, default=9, help="rounds (figures are medians)")
+    parser.add_argument("--seconds", type=positive_seconds, default=0.5,
+                        help=f"CPU-s of one run (at most {MAX_SECONDS:g})")
+    parser.add_argument("--repeats", type=int, default=9,
+                        help=f"rounds (figures are medians; at most {MAX_REPEATS})")
     args = parser.parse_args(argv)
-    if args.repeats < 1:
-        parser.error("--repeats must be >= 1")
+    if not 1 <= args.repeats <= MAX_REPEATS:
+        parser.error(f"--repeats must be 1..{MAX_REPEATS}, not {args.repeats}")
+    if args.seconds > MAX_SECONDS:
+        parser.error(f"--seconds must be at most {MAX_SECONDS:g}, not {args.seconds:g}")
+    return run_command(lambda: _run(args))
+
+
+def _run(args) -> int:
     runs, notes = contenders(args.seconds)
     results: dict[str, list[float]] = {name: [] for name in runs}
     for r in range(args.repeats):

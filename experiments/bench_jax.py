@@ -21,14 +21,23 @@ Targets (issue 11): batch 4096 at least 10x the AEC loop's steps/s; compile unde
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
 
-from dominoes_env.cli_support import OneLineParser, positive_seconds
+from dominoes_env.cli_support import CommandError, OneLineParser, positive_seconds, run_command
 
 TARGET_RATIO = 10.0
 TARGET_COMPILE_S = 60.0
+#: the longest --seconds, the most --repeats and --steps (a time or a count beyond them never
+#: ends in practice: nothing but Ctrl-C stopped 1e20 seconds)
+MAX_SECONDS = 3600.0
+MAX_REPEATS = 1000
+MAX_STEPS = 100_000
+#: copies of a batch of game states alive at once while it is stepped (the states, the new
+#: states, the scan's carry and XLA's temporaries), for the memory check of --batches
+STATE_COPIES = 4
 
 
 def build_rollout(env, batch: int, steps: int):
@@ -91,16 +100,41 @@ def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m experiments.bench_jax",
                            description=__doc__.split("\n")[0])
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 256, 4096],
-                        help="batch sizes (games stepped at once) to time, each compiled apart")
+                        help="batch sizes (games stepped at once) to time, each compiled apart "
+                             "(as many as fit in this machine's memory)")
     parser.add_argument("--num-players", type=int, default=2, choices=(2, 3, 4),
                         help="players at the table (4: partnerships)")
-    parser.add_argument("--steps", type=int, default=64, help="steps per game per jitted call")
+    parser.add_argument("--steps", type=int, default=64,
+                        help=f"steps per game per jitted call (at most {MAX_STEPS:,})")
     parser.add_argument("--seconds", type=positive_seconds, default=2.0,
-                        help="CPU-s per contender/round")
-    parser.add_argument("--repeats", type=int, default=3, help="rounds (figures are medians)")
+                        help=f"CPU-s per contender/round (at most {MAX_SECONDS:g})")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help=f"rounds (figures are medians; at most {MAX_REPEATS})")
     args = parser.parse_args(argv)
     if min(args.batches) < 1 or args.steps < 1 or args.repeats < 1:
         parser.error("--batches, --steps and --repeats must be >= 1")
+    if args.steps > MAX_STEPS or args.repeats > MAX_REPEATS or args.seconds > MAX_SECONDS:
+        parser.error(f"--steps must be at most {MAX_STEPS:,}, --repeats at most {MAX_REPEATS} "
+                     f"and --seconds at most {MAX_SECONDS:g}")
+    return run_command(lambda: _run(args))
+
+
+def check_batches_fit(env, batches: list[int]) -> None:
+    """:class:`CommandError` unless the largest batch of game states fits in this machine's
+    memory (a state's size read from ``env.init``'s shapes, nothing computed)."""
+    import jax
+
+    shapes = jax.eval_shape(env.init, jax.random.PRNGKey(0))
+    per_game = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(shapes))
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    need = max(batches) * per_game * STATE_COPIES
+    if need > memory:
+        raise CommandError(f"--batches {max(batches)} needs about {need / 2**30:,.0f} GiB of "
+                           f"memory ({per_game:,} bytes a game); this machine has "
+                           f"{memory / 2**30:,.0f} GiB")
+
+
+def _run(args) -> int:
     try:
         import jax
 
@@ -114,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
 
     n = args.num_players
     env = make(num_players=n)
+    check_batches_fit(env, args.batches)
     device = jax.devices()[0]
     runners, compile_s = {}, {}
     for b in args.batches:

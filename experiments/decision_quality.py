@@ -22,11 +22,18 @@ matches; the choice it makes must still be confirmed by a tournament::
 from __future__ import annotations
 
 import math
+import os
 import time
 
 from agents.positions import SeatAgents, table_positions
 from agents.search import distinct_moves, same_position
-from dominoes_env.cli_support import OneLineParser, add_position_options
+from dominoes_env.cli_support import OneLineParser, add_position_options, run_command
+
+#: memory one position takes while it is judged (a seat's view, about 5.7 KB measured with four
+#: players, and the oracle's values of its moves), rounded up
+BYTES_PER_POSITION = 16384
+#: the most --repeats (each decides every position again)
+MAX_REPEATS = 1000
 
 
 def decide(spec: str, views: list, seed: int) -> tuple[list[tuple[int, dict]], float]:
@@ -87,6 +94,8 @@ def run(specs: list[str], oracle_spec: str, views: list, repeats: int, seed: int
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
+    """The command: returns the rows it printed; Ctrl-C, SIGTERM or a closed output end it
+    with one line and its exit status (``SystemExit``)."""
     parser = OneLineParser(prog="python -m experiments.decision_quality",
                            description=__doc__.split("\n\n")[0])
     parser.add_argument("specs", nargs="+", help="agent specs to judge (guided, search:sims=600)")
@@ -94,14 +103,28 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="the judge: a search spec that reports every move's value "
                              "(guided:sims=3000,race=0)")
     parser.add_argument("--repeats", type=int, default=4,
-                        help="times each spec decides every position, other seeds (4)")
+                        help=f"times each spec decides every position, other seeds (4; at most "
+                             f"{MAX_REPEATS})")
     add_position_options(parser, 300, 5, "seed of the positions")
     args = parser.parse_args(argv)
-    if args.repeats < 1:
-        parser.error(f"--repeats must be >= 1, not {args.repeats}")
+    if not 1 <= args.repeats <= MAX_REPEATS:
+        parser.error(f"--repeats must be 1..{MAX_REPEATS}, not {args.repeats}")
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if args.positions * BYTES_PER_POSITION > memory:  # all held at once
+        parser.error(f"--positions {args.positions} needs about "
+                     f"{args.positions * BYTES_PER_POSITION / 2**30:,.0f} GiB of memory; this "
+                     f"machine has {memory / 2**30:,.0f} GiB")
+    rows: list[dict] = []
+    status = run_command(lambda: _run(parser, args, rows))
+    if status:
+        raise SystemExit(status)
+    return rows
+
+
+def _run(parser, args, rows: list[dict]) -> int:
     views = table_positions(parser, args, [args.oracle, *args.specs])
     try:
-        rows = run(args.specs, args.oracle, views, args.repeats, args.seed)
+        rows += run(args.specs, args.oracle, views, args.repeats, args.seed)
     except ValueError as err:
         parser.error(str(err))
     print(f"{len(views)} positions, {rows[0]['positions'] // args.repeats} with a choice, "
@@ -110,7 +133,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     for r in rows:
         print(f"{r['spec']:30s} {r['regret']:8.3f} {r['regret_se']:7.3f} {r['agree']:7.3f} "
               f"{r['mean_ms']:9.2f}")
-    return rows
+    return 0
 
 
 if __name__ == "__main__":
