@@ -20,12 +20,14 @@ import argparse
 import csv
 import dataclasses
 import json
+import math
 import os
 import re
 import shlex
 import shutil
 import signal
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +53,12 @@ from dominoes_env.single_agent import SingleAgentEnv
 
 # -- configuration -------------------------------------------------------------------------
 DEVICE_PATTERN = re.compile(r"^(cpu|auto|mps|cuda(:\d+)?)$")
+#: memory of one step in the rollout buffer or a minibatch (the observation, the mask, the
+#: action, value, log-probability, return and advantage), of an environment in this process,
+#: and of a process (a subproc environment or a demonstration worker), all rounded up
+BYTES_PER_STEP = 4096
+BYTES_PER_ENV = 2**20
+BYTES_PER_PROCESS = 256 * 2**20
 
 
 @dataclass
@@ -140,12 +148,14 @@ class TrainConfig:
             if self.bc_agent and self.bc_agent not in info["agents"]:
                 raise ValueError(f"bc_agent {self.bc_agent!r} is not in {self.bc_dataset}; it "
                                  f"has: {', '.join(info['agents'])}")
-        if self.bc_teacher:
-            from agents import check_spec
+        if not self.out.strip():
+            raise ValueError("out is empty; name the run directory")
+        from agents import check_spec
 
-            for spec in [self.bc_teacher, *self.bc_opponents]:
-                if spec != "teacher":
-                    check_spec(spec, self.rules())
+        # bc_opponents are checked even without bc_teacher: a typo is refused, not ignored
+        for spec in [self.bc_teacher, *self.bc_opponents] if self.bc_teacher else self.bc_opponents:
+            if spec != "teacher":
+                check_spec(spec, self.rules())
 
     def rules(self) -> RuleConfig:
         return RuleConfig(num_players=self.players, partnerships=self.partnerships,
@@ -169,7 +179,7 @@ class TrainConfig:
                 w = float(weight)
             except ValueError:
                 w = -1.0
-            if not sep or not spec or not w >= 0:
+            if not sep or not spec or not 0 <= w < math.inf:
                 raise ValueError(f"opponent {item!r}: write SPEC=WEIGHT, e.g. greedy=0.5")
             if spec == "self":
                 self_weight += w
@@ -416,6 +426,18 @@ def check_run_dir(config: TrainConfig, out: Path) -> None:
     first checkpoint starts afresh (its partial logs are removed)."""
     if out.exists() and not out.is_dir():
         raise RunDirError(f"--out {str(out)!r} is a file, not a directory")
+    ancestor = out.absolute()  # the folder the run directory is made in must take files
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise RunDirError(f"--out {str(out)!r}: {str(ancestor)!r} is a file, not a directory")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".probe-", dir=ancestor)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise RunDirError(f"--out {str(out)!r}: cannot write into {str(ancestor)!r} "
+                          f"({err.strerror or err})") from None
     if config.resume is None:
         found = checkpoints_of(out)
         if found:
@@ -425,6 +447,28 @@ def check_run_dir(config: TrainConfig, out: Path) -> None:
             stale.unlink(missing_ok=True)  # a run stopped before its first checkpoint
         return
     check_checkpoint(config, Path(config.resume))
+
+
+def check_memory(config: TrainConfig) -> None:
+    """``RunDirError`` unless the run fits in this machine's memory: its environments (a
+    process each with ``subproc``), the demonstration workers, the rollout buffer and a
+    minibatch, and the networks (policy and value, their gradients and Adam's two moments)."""
+    from dominoes_env.obs import observation_spec
+
+    rules = config.rules()
+    sizes = [observation_spec().layout(rules).size, *config.hidden(), rules.num_tiles * 4]
+    weights = sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:], strict=True))
+    subproc = config.n_envs > 1 and config.vec_env == "subproc"
+    need = (config.n_envs * (BYTES_PER_PROCESS if subproc else BYTES_PER_ENV)
+            + config.workers * BYTES_PER_PROCESS
+            + (config.n_steps * config.n_envs + config.batch_size) * BYTES_PER_STEP
+            + 2 * 4 * 4 * weights)
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if need > memory:
+        raise RunDirError(f"this run needs about {need / 2**30:,.0f} GiB of memory "
+                          f"({config.n_envs:,} environments, {config.workers:,} workers, "
+                          f"rollouts of {config.n_steps:,} steps, networks of {weights:,} "
+                          f"weights); this machine has {memory / 2**30:,.0f} GiB")
 
 
 def check_checkpoint(config: TrainConfig, path: Path) -> None:
@@ -529,6 +573,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
     try:
         config = TrainConfig(**vars(args))
+        check_memory(config)  # before anything starts: a huge --n-envs spawned processes
     except ValueError as err:
         raise CommandError(str(err)) from None
     if config.device.startswith("cuda"):

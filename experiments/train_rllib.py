@@ -25,16 +25,25 @@ import json
 import math
 import os
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.ray_cluster import RayStartError, init_ray
+from agents.ray_cluster import RayStartError, init_ray, split_address
 from dominoes_env.cli_support import check_config, config_field, config_parser
 from dominoes_env.core import RuleConfig
 
 SHARED_POLICY = "shared"
+#: the most env runners (Ray actors) and environments per runner a run asks for
+MAX_ENV_RUNNERS = 10_000
+MAX_ENVS_PER_RUNNER = 1_000
+#: memory of one env step in a training batch (observation, mask, logits, values and
+#: advantages, held in the sampled episodes, the batch and the learner's tensors), and of one
+#: process (the driver, or an env runner started on this machine), both rounded up
+BYTES_PER_STEP = 16 * 1024
+BYTES_PER_PROCESS = 512 * 2**20
 
 
 # -- configuration ---------------------------------------------------------------------------
@@ -46,8 +55,9 @@ class RllibConfig:
     iterations: int = config_field(50, "training iterations (each samples train_batch_size env "
                                        "steps, then learns)", low=1)
     env_runners: int = config_field(2, "Ray actors sampling episodes (0: sample in the driver "
-                                       "process)", low=0)
-    envs_per_runner: int = config_field(1, "environments per env runner", low=1)
+                                       "process)", low=0, high=MAX_ENV_RUNNERS)
+    envs_per_runner: int = config_field(1, "environments per env runner", low=1,
+                                        high=MAX_ENVS_PER_RUNNER)
     players: int = config_field(2, "seats at the table: 2, 3 or 4", choices=(2, 3, 4))
     partnerships: bool | None = config_field(None, "4 players in two partnerships (default: on "
                                                    "with 4 players)")
@@ -87,6 +97,8 @@ class RllibConfig:
             raise ValueError(f"minibatch_size={self.minibatch_size} is larger than "
                              f"train_batch_size={self.train_batch_size}")
         self.hidden()
+        if self.address is not None:
+            split_address(self.address)  # a malformed address is refused before Ray starts
 
     def rules(self) -> RuleConfig:
         return RuleConfig(num_players=self.players, partnerships=self.partnerships,
@@ -106,6 +118,67 @@ class RllibConfig:
         "raise"``: the module masks illegal actions, so one reaching the env is a bug and stops
         the run instead of ending an episode quietly."""
         return {**self.rules().to_dict(), "episode": self.episode, "illegal_action": "raise"}
+
+
+def machine_memory() -> int:
+    """This machine's physical memory in bytes."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def check_run(cfg: RllibConfig) -> None:
+    """What the run needs from this machine, checked before Ray starts or anything is written
+    (``ValueError`` with the reason): an ``--out`` folder it can make or write into, a
+    ``--resume`` folder that holds an RLlib checkpoint, and the memory of its batch, its
+    networks and the env runners started here."""
+    check_out_dir(cfg.out, "--out")
+    if cfg.resume is not None:
+        resume = Path(cfg.resume)
+        if not resume.is_dir():
+            why = "is not a folder" if resume.exists() else "does not exist"
+            raise ValueError(f"--resume {cfg.resume!r} {why}; give an RLlib checkpoint folder "
+                             "(OUT/checkpoint)")
+        try:
+            json.loads((resume / "metadata.json").read_text())
+        except (OSError, ValueError) as err:
+            raise ValueError(f"--resume {cfg.resume!r} is not an RLlib checkpoint folder "
+                             f"(metadata.json: {getattr(err, 'strerror', None) or err})") from None
+    from dominoes_env.obs import observation_spec
+
+    rules = cfg.rules()
+    sizes = [observation_spec().layout(rules).size, *cfg.hidden(), rules.num_tiles * 4]
+    weights = sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:], strict=True))
+    processes = 1 + (cfg.env_runners if cfg.address is None else 0)
+    # the networks: policy and value, their gradients and Adam's two moments, float32, in every
+    # process that holds them
+    need = (cfg.train_batch_size * BYTES_PER_STEP + 2 * 4 * 4 * weights * processes
+            + processes * BYTES_PER_PROCESS)
+    if need > machine_memory():
+        raise ValueError(f"this run needs about {need / 2**30:,.0f} GiB of memory (a batch of "
+                         f"{cfg.train_batch_size:,} steps, networks of {weights:,} weights, "
+                         f"{processes:,} processes here); this machine has "
+                         f"{machine_memory() / 2**30:,.0f} GiB")
+
+
+def check_out_dir(out: str, flag: str) -> None:
+    """``ValueError`` unless ``out`` names a folder that exists or can be made: not empty, not
+    a file, inside a folder this process can write into (tried with a file made and removed)."""
+    if not out.strip():
+        raise ValueError(f"{flag} is empty; name the run's folder")
+    path = Path(out).absolute()
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{flag} {out!r} is a file, not a folder")
+    ancestor = path
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise ValueError(f"{flag} {out!r}: {str(ancestor)!r} is a file, not a folder")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".probe-", dir=ancestor)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise ValueError(f"{flag} {out!r}: cannot write into {str(ancestor)!r} "
+                         f"({err.strerror or err})") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -252,6 +325,11 @@ def train(cfg: RllibConfig) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     cfg = parse_config(argv)
+    try:
+        check_run(cfg)
+    except ValueError as err:
+        print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
+        return 2
     try:
         import ray.rllib  # noqa: F401
     except ImportError as err:
