@@ -164,6 +164,8 @@ def add_play_arguments(parser: argparse.ArgumentParser) -> None:
 def _play(args: argparse.Namespace) -> int:
     from .play import run_play
 
+    if args.save is not None and not args.save.strip():  # run_play would play without saving
+        raise CommandError("--save is empty; name a file")
     return run_play(args)
 
 
