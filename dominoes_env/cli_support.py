@@ -398,3 +398,65 @@ def check_output_file(path: str | os.PathLike, flag: str, *, overwrite: bool = F
     if not os.path.isdir(folder):
         why = "is not a directory" if os.path.exists(folder) else "does not exist"
         raise CommandError(f"{flag} {text!r}: the folder {folder!r} {why}")
+
+
+class RefusedError(CommandError, ValueError):
+    """A flag refused before the command starts: both a :class:`CommandError` (one line from
+    :func:`run_command`) and a ``ValueError`` (for the code that checks its arguments)."""
+
+
+def machine_memory() -> int:
+    """This machine's physical memory in bytes."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def check_fits_in_memory(what: str, count: int, bytes_each: int, detail: str = "") -> None:
+    """:class:`RefusedError` unless ``count`` things of ``bytes_each`` bytes fit in this
+    machine's memory; the one-line message names ``what`` (the flag and its value), what it
+    needs (``detail`` says of what, in parentheses) and what the machine has.
+
+    >>> check_fits_in_memory("--positions 10", 10, 8192)
+    >>> check_fits_in_memory("--positions 10**20", 10**20, 8192)
+    Traceback (most recent call last):
+    ...
+    dominoes_env.cli_support.RefusedError: --positions 10**20 needs about ... GiB of memory; ...
+    """
+    memory = machine_memory()
+    need = count * bytes_each
+    if need > memory:
+        raise RefusedError(f"{what} needs about {need / 2**30:,.0f} GiB of memory"
+                           f"{f' ({detail})' if detail else ''}; this machine has "
+                           f"{memory / 2**30:,.0f} GiB")
+
+
+def check_out_dir(out: str | os.PathLike, flag: str = "--out") -> None:
+    """:class:`RefusedError` unless ``out`` names a folder that exists or can be made: not
+    empty, not a file, not inside a file, inside a folder this process can write into (tried
+    with a file made and removed). Nothing is left written.
+
+    >>> check_out_dir("", "--out")
+    Traceback (most recent call last):
+    ...
+    dominoes_env.cli_support.RefusedError: --out is empty; name the run's folder
+    """
+    import tempfile
+    from pathlib import Path
+
+    text = os.fspath(out)
+    if not text.strip():
+        raise RefusedError(f"{flag} is empty; name the run's folder")
+    path = Path(text).absolute()
+    if path.exists() and not path.is_dir():
+        raise RefusedError(f"{flag} {text!r} is a file, not a folder")
+    ancestor = path
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise RefusedError(f"{flag} {text!r}: {str(ancestor)!r} is a file, not a folder")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".probe-", dir=ancestor)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise RefusedError(f"{flag} {text!r}: cannot write into {str(ancestor)!r} "
+                           f"({err.strerror or err})") from None

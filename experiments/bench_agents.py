@@ -13,7 +13,6 @@ first spec's, on one core of this machine::
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
 
@@ -36,11 +35,10 @@ BYTES_PER_POSITION = 8192
 def check_positions_fit(parser, positions: int) -> None:
     """``parser.error`` unless ``positions`` positions fit in this machine's memory (they are
     all held at once: 10**20 of them filled it before failing)."""
-    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    if positions * BYTES_PER_POSITION > memory:
-        parser.error(f"--positions {positions} needs about "
-                     f"{positions * BYTES_PER_POSITION / 2**30:,.0f} GiB of memory; this machine "
-                     f"has {memory / 2**30:,.0f} GiB")
+    try:
+        cli_support.check_fits_in_memory(f"--positions {positions}", positions, BYTES_PER_POSITION)
+    except ValueError as err:
+        parser.error(str(err))
 
 
 def bench(specs: list[str], views: list, seed: int = 0) -> list[dict]:

@@ -21,12 +21,16 @@ Targets (issue 11): batch 4096 at least 10x the AEC loop's steps/s; compile unde
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 import time
 
-from dominoes_env.cli_support import CommandError, OneLineParser, positive_seconds, run_command
+from dominoes_env.cli_support import (
+    OneLineParser,
+    check_fits_in_memory,
+    positive_seconds,
+    run_command,
+)
 
 TARGET_RATIO = 10.0
 TARGET_COMPILE_S = 60.0
@@ -126,12 +130,8 @@ def check_batches_fit(env, batches: list[int]) -> None:
 
     shapes = jax.eval_shape(env.init, jax.random.PRNGKey(0))
     per_game = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(shapes))
-    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    need = max(batches) * per_game * STATE_COPIES
-    if need > memory:
-        raise CommandError(f"--batches {max(batches)} needs about {need / 2**30:,.0f} GiB of "
-                           f"memory ({per_game:,} bytes a game); this machine has "
-                           f"{memory / 2**30:,.0f} GiB")
+    check_fits_in_memory(f"--batches {max(batches)}", max(batches), per_game * STATE_COPIES,
+                         f"{per_game:,} bytes a game")
 
 
 def _run(args) -> int:

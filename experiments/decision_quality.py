@@ -22,12 +22,16 @@ matches; the choice it makes must still be confirmed by a tournament::
 from __future__ import annotations
 
 import math
-import os
 import time
 
 from agents.positions import SeatAgents, table_positions
 from agents.search import distinct_moves, same_position
-from dominoes_env.cli_support import OneLineParser, add_position_options, run_command
+from dominoes_env.cli_support import (
+    OneLineParser,
+    add_position_options,
+    check_fits_in_memory,
+    run_command,
+)
 
 #: memory one position takes while it is judged (a seat's view, about 5.7 KB measured with four
 #: players, and the oracle's values of its moves), rounded up
@@ -109,11 +113,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
     args = parser.parse_args(argv)
     if not 1 <= args.repeats <= MAX_REPEATS:
         parser.error(f"--repeats must be 1..{MAX_REPEATS}, not {args.repeats}")
-    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    if args.positions * BYTES_PER_POSITION > memory:  # all held at once
-        parser.error(f"--positions {args.positions} needs about "
-                     f"{args.positions * BYTES_PER_POSITION / 2**30:,.0f} GiB of memory; this "
-                     f"machine has {memory / 2**30:,.0f} GiB")
+    try:  # all held at once
+        check_fits_in_memory(f"--positions {args.positions}", args.positions, BYTES_PER_POSITION)
+    except ValueError as err:
+        parser.error(str(err))
     rows: list[dict] = []
     status = run_command(lambda: _run(parser, args, rows))
     if status:

@@ -9,14 +9,13 @@ otherwise.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 
 from agents.tournament.report import print_summary, write_outputs
 from agents.tournament.runner import TournamentConfig, clear_results, run_tournament
 from agents.tournament.schedule import tables_for
-from dominoes_env.cli_support import CommandError, OneLineParser, run_command
+from dominoes_env.cli_support import CommandError, OneLineParser, check_fits_in_memory, run_command
 from dominoes_env.core import RuleConfig
 
 #: the search agent at a budget that keeps the demo short
@@ -54,11 +53,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.out.strip():
             raise ValueError("--out is empty; name the results directory")
         total = config.matches * len(tables_for(config.agents, config.rules))
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        if total * BYTES_PER_MATCH > memory:
-            raise ValueError(f"--matches {args.matches}: {total:,} matches need about "
-                             f"{total * BYTES_PER_MATCH / 2**30:,.0f} GiB of memory; this "
-                             f"machine has {memory / 2**30:,.0f} GiB")
+        check_fits_in_memory(f"--matches {args.matches}", total, BYTES_PER_MATCH,
+                             f"{total:,} matches")
     except (ValueError, TypeError) as err:
         p.error(str(err))
     return run_command(lambda: _play(config, specs, args), errors=(OSError,))

@@ -15,14 +15,13 @@ with ``--save-records``.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from agents import datasets
 from agents.arena import DEFAULT_MAX_HANDS
 from agents.tournament.runner import TournamentConfig
 from agents.tournament.schedule import tables_for
-from dominoes_env.cli_support import OneLineParser
+from dominoes_env.cli_support import OneLineParser, check_fits_in_memory
 from dominoes_env.core import RuleConfig
 from dominoes_env.deprecation import moved_names
 from dominoes_env.rule_args import add_rule_arguments, rule_options
@@ -69,11 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.out.strip():
             raise ValueError("--out is empty; name the dataset directory")
         total = config.matches * len(tables_for(config.agents, config.rules))
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        if total * BYTES_PER_MATCH > memory:
-            raise ValueError(f"--matches {args.matches}: {total:,} matches need about "
-                             f"{total * BYTES_PER_MATCH / 2**30:,.0f} GiB of memory; this "
-                             f"machine has {memory / 2**30:,.0f} GiB")
+        check_fits_in_memory(f"--matches {args.matches}", total, BYTES_PER_MATCH,
+                             f"{total:,} matches")
     except (ValueError, TypeError) as err:
         parser.error(str(err))
     try:

@@ -40,6 +40,7 @@ from agents.ppo import PPOAgent, shipped_policy_path
 from dominoes_env.cli_support import (
     CommandError,
     check_config,
+    check_fits_in_memory,
     config_field,
     config_parser,
     print_error,
@@ -463,12 +464,9 @@ def check_memory(config: TrainConfig) -> None:
             + config.workers * BYTES_PER_PROCESS
             + (config.n_steps * config.n_envs + config.batch_size) * BYTES_PER_STEP
             + 2 * 4 * 4 * weights)
-    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    if need > memory:
-        raise RunDirError(f"this run needs about {need / 2**30:,.0f} GiB of memory "
-                          f"({config.n_envs:,} environments, {config.workers:,} workers, "
-                          f"rollouts of {config.n_steps:,} steps, networks of {weights:,} "
-                          f"weights); this machine has {memory / 2**30:,.0f} GiB")
+    check_fits_in_memory("this run", need, 1,
+                         f"{config.n_envs:,} environments, {config.workers:,} workers, "
+                         f"rollouts of {config.n_steps:,} steps, networks of {weights:,} weights")
 
 
 def check_checkpoint(config: TrainConfig, path: Path) -> None:

@@ -25,14 +25,14 @@ import json
 import math
 import os
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agents.ray_cluster import RayStartError, init_ray, split_address
-from dominoes_env.cli_support import check_config, config_field, config_parser
+from dominoes_env.cli_support import check_config, check_out_dir, config_field, config_parser
+from dominoes_env.cli_support import machine_memory as cli_machine_memory
 from dominoes_env.core import RuleConfig
 
 SHARED_POLICY = "shared"
@@ -122,7 +122,7 @@ class RllibConfig:
 
 def machine_memory() -> int:
     """This machine's physical memory in bytes."""
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return cli_machine_memory()
 
 
 def check_run(cfg: RllibConfig) -> None:
@@ -157,28 +157,6 @@ def check_run(cfg: RllibConfig) -> None:
                          f"{cfg.train_batch_size:,} steps, networks of {weights:,} weights, "
                          f"{processes:,} processes here); this machine has "
                          f"{machine_memory() / 2**30:,.0f} GiB")
-
-
-def check_out_dir(out: str, flag: str) -> None:
-    """``ValueError`` unless ``out`` names a folder that exists or can be made: not empty, not
-    a file, inside a folder this process can write into (tried with a file made and removed)."""
-    if not out.strip():
-        raise ValueError(f"{flag} is empty; name the run's folder")
-    path = Path(out).absolute()
-    if path.exists() and not path.is_dir():
-        raise ValueError(f"{flag} {out!r} is a file, not a folder")
-    ancestor = path
-    while not ancestor.exists():
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        raise ValueError(f"{flag} {out!r}: {str(ancestor)!r} is a file, not a folder")
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".probe-", dir=ancestor)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as err:
-        raise ValueError(f"{flag} {out!r}: cannot write into {str(ancestor)!r} "
-                         f"({err.strerror or err})") from None
 
 
 def build_parser() -> argparse.ArgumentParser:

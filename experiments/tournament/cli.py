@@ -15,7 +15,6 @@ import argparse
 import hashlib
 import json
 import math
-import os
 import sys
 
 from agents.arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT
@@ -24,6 +23,8 @@ from agents.tournament.report import print_summary, write_outputs
 from agents.tournament.runner import BACKENDS, MATCHES_FILE, TournamentConfig, run_tournament
 from agents.tournament.schedule import tables_for
 from dominoes_env.cli_support import CommandError, OneLineParser, run_command
+from dominoes_env.cli_support import check_fits_in_memory as check_bytes_fit
+from dominoes_env.cli_support import machine_memory as _machine_memory
 from dominoes_env.core import RuleConfig
 from dominoes_env.optional import require
 from dominoes_env.rule_args import add_rule_arguments, rule_options
@@ -90,17 +91,15 @@ def config_from_args(args: argparse.Namespace) -> TournamentConfig:
 
 def machine_memory() -> int:
     """This machine's physical memory in bytes."""
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return _machine_memory()
 
 
 def check_fits_in_memory(config: TournamentConfig) -> None:
     """``ValueError`` unless the tournament's schedule fits in this machine's memory (the
     schedule and the results are held in memory: 10**20 matches filled it before failing)."""
     total = config.matches * len(tables_for(config.agents, config.rules))
-    if total * BYTES_PER_MATCH > machine_memory():
-        raise ValueError(f"--matches {config.matches}: {total:,} matches need about "
-                         f"{total * BYTES_PER_MATCH / 2**30:,.0f} GiB of memory; this machine "
-                         f"has {machine_memory() / 2**30:,.0f} GiB")
+    check_bytes_fit(f"--matches {config.matches}", total, BYTES_PER_MATCH,
+                    f"{total:,} matches")
 
 
 def default_out(config: TournamentConfig) -> str:
