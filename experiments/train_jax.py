@@ -42,7 +42,12 @@ from typing import Any
 
 import numpy as np
 
-from dominoes_env.cli_support import check_config, config_parser
+from dominoes_env.cli_support import (
+    check_config,
+    check_fits_in_memory,
+    check_out_dir,
+    config_parser,
+)
 from dominoes_env.cli_support import config_field as _f
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_write
@@ -50,6 +55,9 @@ from dominoes_env.deprecation import moved_names
 from dominoes_env.obs import DEFAULT_VERSION
 
 CRITICS = ("obs", "full")  #: what the value network may see (``--critic``)
+#: memory one game of the JAX twin holds, with its opponents' slots, rounded up (an estimate for
+#: the memory check: a state is a few hundred bytes of arrays)
+BYTES_PER_GAME = 4096
 
 
 # -- configuration -------------------------------------------------------------------------
@@ -110,6 +118,12 @@ class Config:
 
         check_config(self)  # each field's type and range
         self.rules()  # validates players / partnerships / target_score
+        for flag, path in (("--resume", self.resume), ("--init", self.init)):
+            if path is not None and not path.strip():
+                raise ValueError(f"{flag} is empty; name a checkpoint.npz (or leave {flag} out)")
+        check_obs_version(self.obs_version)
+        self.hidden()
+        self.check_memory()
         if self.devices and (self.num_envs % self.devices
                              or self.minibatch_size % self.devices):
             raise ValueError(f"num_envs={self.num_envs} and the minibatch (num_envs * "
@@ -121,14 +135,39 @@ class Config:
         if sum(self.opponent_mix().values()) <= 0:
             raise ValueError("the opponent mix (--opp-self/--opp-snapshot/--opp-greedy/"
                              "--opp-random/--opp-policy-weight) needs a positive weight")
-        check_obs_version(self.obs_version)
         if self.init and self.resume:
             raise ValueError("--init starts a new run and --resume continues one: pass one")
         if self.opp_policy_weight and not self.opp_policy:
             raise ValueError("--opp-policy-weight needs --opp-policy PATH")
         if self.opp_policy:
             load_fixed_actor(self.opp_policy, self.rules(), self.obs_version)
-        self.hidden()
+
+    def check_memory(self) -> None:
+        """``ValueError`` unless the run fits in this machine's memory, estimated before
+        anything starts: the rollout (observations for the policy and the value network, masks
+        and scalars, float32, for ``num_envs * num_steps`` decisions), the games, the networks
+        (parameters, gradients and Adam's two moments) and the ``snapshots`` frozen policies.
+
+        >>> Config(num_envs=10**20).check_memory()
+        Traceback (most recent call last):
+        ...
+        dominoes_env.cli_support.RefusedError: this run needs about ... GiB of memory (...
+        """
+        from dominoes_env.obs import observation_spec
+
+        rules = self.rules()
+        obs = observation_spec(self.obs_version).layout(rules).size
+        actions = rules.num_tiles * 4
+        sizes = [obs, *self.hidden()]
+        weights = sum(a * b + b for a, b in zip(sizes, [*sizes[1:], actions], strict=True))
+        weights += sum(a * b + b for a, b in zip(sizes, [*sizes[1:], 1], strict=True))
+        per_step = 4 * (2 * obs + 2 * actions + 16)
+        need = (self.num_envs * self.num_steps * per_step + self.num_envs * BYTES_PER_GAME
+                + 4 * 4 * weights + self.snapshots * 4 * weights)
+        check_fits_in_memory("this run", need, 1,
+                             f"--num-envs {self.num_envs:,} x --num-steps {self.num_steps:,}, "
+                             f"--net {self.net} ({weights:,} weights), --snapshots "
+                             f"{self.snapshots:,}")
 
     def rules(self) -> RuleConfig:
         return RuleConfig(num_players=self.players, partnerships=self.partnerships,
@@ -603,6 +642,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         config = Config(**vars(args))
+        check_out_dir(config.out, "--out")
         import jax
 
         from dominoes_env.jax import checkpoints

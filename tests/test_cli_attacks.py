@@ -241,13 +241,6 @@ KNOWN: dict[tuple[str, str, str], str] = {
         "matches", "iterations", "epochs", "batch_size", "eval_matches", "workers")},
     ("experiments.expert_iteration", "lr", "1e20"): "a learning rate of 1e20 is taken (the "
                                                     "trainers declare lr <= 1)",
-    **{("experiments.train_jax", dest, HUGE): _UNBOUNDED for dest in (
-        "num_envs", "num_steps", "snapshots")},
-    ("experiments.train_jax", "net", NET_HUGE): _UNBOUNDED,
-    **{("experiments.train_jax", "out", value): _OUT for value in (
-        "", "{file}", "{file}/run", "/proc/attack/run", "{readonly}/run")},
-    ("experiments.train_jax", "resume", ""): "an empty path is taken as none: a fresh run starts",
-    ("experiments.train_jax", "init", ""): "an empty path is taken as none: a fresh run starts",
 }
 #: the known failures that start work no tripwire stops (a loop of matches in this process):
 #: run in a child process with a time and a memory limit instead
