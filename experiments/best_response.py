@@ -29,10 +29,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-from dominoes_env.cli_support import OneLineParser
+from dominoes_env.cli_support import OneLineParser, check_fits_in_memory, check_out_dir
 
 #: the observation versions experiments.train_ppo trains on
 PPO_OBS_VERSIONS = (2,)
+#: the longest training asked for (about a year of train_jax on one accelerator) and the most
+#: evaluation matches (their results are held in memory): beyond them a value is a mistake
+MAX_STEPS, MAX_MATCHES = 10**12, 10**7
+#: memory one of train_jax's parallel games takes with its rollout, rounded up (an estimate for
+#: the memory check before the trainer starts; train_jax checks its own run again)
+BYTES_PER_ENV = 65536
 
 
 def jittable(spec: str) -> tuple[str, str] | None:
@@ -117,6 +123,21 @@ def main(argv: list[str] | None = None) -> int:
         resolve_spec(args.agent)
         if args.steps < 1 or args.matches < 1:
             raise ValueError("--steps and --matches must be >= 1")
+        if args.steps > MAX_STEPS or args.matches > MAX_MATCHES:
+            raise ValueError(f"--steps must be at most {MAX_STEPS:,} and --matches at most "
+                             f"{MAX_MATCHES:,}")
+        if args.num_envs < 1:
+            raise ValueError(f"--num-envs must be >= 1, not {args.num_envs}")
+        check_fits_in_memory(f"--num-envs {args.num_envs}", args.num_envs, BYTES_PER_ENV)
+        if args.obs_version is not None:
+            from dominoes_env.jax.selfplay import check_obs_version
+
+            check_obs_version(args.obs_version)
+        if args.out:
+            check_out_dir(args.out, "--out")
+        from agents import check_spec
+
+        check_spec(args.agent, rules)  # its parameters, and whether it plays this table
         trainer, flags = trainer_flags(args)
     except ValueError as err:
         print(f"error: {' '.join(str(err).split())}", file=sys.stderr)

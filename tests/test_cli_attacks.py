@@ -223,16 +223,6 @@ KNOWN: dict[tuple[str, str, str], str] = {
     **{("experiments.bench_training", dest, HUGE): _UNBOUNDED for dest in (
         "num_steps", "epochs", "jax_envs", "ppo_envs", "warmup", "updates")},
     ("experiments.bench_training", "net", NET_HUGE): _UNBOUNDED,
-    ("experiments.best_response", "agent", "search:sims=-1"):
-        "the spec is resolved (resolve_spec), its parameters not checked (check_spec), before "
-        "the trainer starts",
-    **{("experiments.best_response", dest, HUGE): _UNBOUNDED for dest in (
-        "steps", "matches", "num_envs")},
-    **{("experiments.best_response", dest, value): _TO_TRAINER for dest, value in (
-        ("num_envs", "0"), ("num_envs", "-1"), ("obs_version", "0"), ("obs_version", "-1"),
-        ("obs_version", HUGE))},
-    **{("experiments.best_response", "out", value): _OUT for value in (
-        "{file}", "{file}/run", "/proc/attack/run", "{readonly}/run")},
     **{("experiments.expert_iteration", "out", value): _OUT for value in (
         "", "{file}", "{file}/run", "/proc/attack/run", "{readonly}/run")},
     ("experiments.expert_iteration", "data", "{truncated}"):
