@@ -33,16 +33,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import shlex
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from dominoes_env.cli_support import OneLineParser
+from dominoes_env.cli_support import OneLineParser, check_fits_in_memory, check_out_dir
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_write
 
@@ -71,7 +71,7 @@ def load_demos(path: str, rules: RuleConfig) -> tuple[dict[str, np.ndarray], str
         teacher = str(meta["teacher"])
         same_rules = RuleConfig.from_dict(meta.get("rules", {})) == rules
     except (OSError, ValueError, KeyError, TypeError, AttributeError, EOFError,
-            json.JSONDecodeError) as err:
+            json.JSONDecodeError, zipfile.BadZipFile) as err:  # BadZipFile: a truncated file
         raise ValueError(f"--data {path!r} is not a demonstrations file ({err})") from None
     if not same_rules:
         raise ValueError(f"--data {path!r} was played under other rules than --players asks")
@@ -185,6 +185,35 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: the most of each count a run may ask for: beyond them a value is a mistake (a run of that
+#: length would not end), checked before anything starts
+MAX_ITERATIONS, MAX_EPOCHS, MAX_EVAL_MATCHES, MAX_LR = 10_000, 100_000, 10**7, 1.0
+#: memory estimates for the checks against this machine's: one match's demonstrations (a
+#: teacher's decisions, observation and mask each, rounded up), one decision of a minibatch
+#: (its input, activations and gradients), one worker process
+BYTES_PER_MATCH, BYTES_PER_DECISION, BYTES_PER_WORKER = 65536, 16384, 256 * 2**20
+
+
+def check_args(args) -> None:
+    """``ValueError`` (one line, naming the flag) for a count or a rate a run cannot use: below
+    1, above its cap, or more than this machine's memory holds; and an ``--out`` folder that
+    cannot be made or written into."""
+    for name in ("matches", "iterations", "epochs", "batch_size", "workers"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be >= 1")
+    if args.eval_matches < 0 or not 0 < args.lr <= MAX_LR:
+        raise ValueError(f"--eval-matches must be >= 0 and --lr a number in (0, {MAX_LR:g}]")
+    for flag, value, cap in (("--iterations", args.iterations, MAX_ITERATIONS),
+                             ("--epochs", args.epochs, MAX_EPOCHS),
+                             ("--eval-matches", args.eval_matches, MAX_EVAL_MATCHES)):
+        if value > cap:
+            raise ValueError(f"{flag} must be at most {cap:,}, not {value:,}")
+    check_fits_in_memory(f"--matches {args.matches}", args.matches, BYTES_PER_MATCH)
+    check_fits_in_memory(f"--batch-size {args.batch_size}", args.batch_size, BYTES_PER_DECISION)
+    check_fits_in_memory(f"--workers {args.workers}", args.workers, BYTES_PER_WORKER)
+    check_out_dir(args.out, "--out")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     command = "python -m experiments.expert_iteration " + " ".join(
@@ -195,11 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         from dominoes_env.jax.policy_files import load_actor
 
         rules = RuleConfig(num_players=args.players)
-        for name in ("matches", "iterations", "epochs", "batch_size", "workers"):
-            if getattr(args, name) < 1:
-                raise ValueError(f"--{name.replace('_', '-')} must be >= 1")
-        if args.eval_matches < 0 or not 0 < args.lr < math.inf:
-            raise ValueError("--eval-matches must be >= 0 and --lr a finite number > 0")
+        check_args(args)
         for spec in (args.teacher, *args.opponents, args.eval_against):
             check_spec(spec, rules)
         # demonstrations are encoded in observation version 2: start from the version 2 policy

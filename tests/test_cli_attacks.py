@@ -223,18 +223,10 @@ KNOWN: dict[tuple[str, str, str], str] = {
     **{("experiments.bench_training", dest, HUGE): _UNBOUNDED for dest in (
         "num_steps", "epochs", "jax_envs", "ppo_envs", "warmup", "updates")},
     ("experiments.bench_training", "net", NET_HUGE): _UNBOUNDED,
-    **{("experiments.expert_iteration", "out", value): _OUT for value in (
-        "", "{file}", "{file}/run", "/proc/attack/run", "{readonly}/run")},
-    ("experiments.expert_iteration", "data", "{truncated}"):
-        "a truncated demos.npz ends in a zipfile.BadZipFile traceback",
-    **{("experiments.expert_iteration", dest, HUGE): _UNBOUNDED for dest in (
-        "matches", "iterations", "epochs", "batch_size", "eval_matches", "workers")},
-    ("experiments.expert_iteration", "lr", "1e20"): "a learning rate of 1e20 is taken (the "
-                                                    "trainers declare lr <= 1)",
 }
 #: the known failures that start work no tripwire stops (a loop of matches in this process):
 #: run in a child process with a time and a memory limit instead
-ISOLATE: set[tuple[str, str, str]] = {("experiments.expert_iteration", "matches", HUGE)}
+ISOLATE: set[tuple[str, str, str]] = set()
 #: the limits of such a child process
 CHILD_SECONDS, CHILD_BYTES = 20, 8 * 2**30
 
