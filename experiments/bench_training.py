@@ -39,7 +39,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from dominoes_env.cli_support import CommandError, OneLineParser, run_command
+from dominoes_env.cli_support import CommandError, OneLineParser, check_fits_in_memory, run_command
 from dominoes_env.optional import require
 
 TARGET_RATIO = 4.0
@@ -219,6 +219,33 @@ def build_parser() -> OneLineParser:
     return p
 
 
+#: the most updates (--warmup, --updates) and PPO epochs a benchmark may ask for: beyond them
+#: it would not end
+MAX_UPDATES, MAX_EPOCHS = 10_000, 1_000
+#: memory estimates for the check against this machine's: one rollout decision (observation,
+#: mask and scalars, float32, rounded up), one train_ppo environment (a Python game), and an
+#: observation's width (an upper bound of the registered versions')
+BYTES_PER_STEP, BYTES_PER_PPO_ENV, OBS_WIDTH = 8192, 2**20, 1024
+
+
+def check_sizes(args, hidden: list[int]) -> None:
+    """``ValueError`` (one line, naming the flags) for more updates or epochs than a benchmark
+    can end, or trainers whose rollouts, environments and networks (parameters, gradients and
+    Adam's moments, policy and value) do not fit in this machine's memory."""
+    for flag, value, cap in (("--warmup", args.warmup, MAX_UPDATES),
+                             ("--updates", args.updates, MAX_UPDATES),
+                             ("--epochs", args.epochs, MAX_EPOCHS)):
+        if value > cap:
+            raise ValueError(f"{flag} must be at most {cap:,}, not {value:,}")
+    sizes = [OBS_WIDTH, *hidden]
+    weights = 2 * sum(a * b + b for a, b in zip(sizes, [*sizes[1:], 1], strict=True))
+    need = ((args.jax_envs + args.ppo_envs) * args.num_steps * BYTES_PER_STEP
+            + args.ppo_envs * BYTES_PER_PPO_ENV + 4 * 4 * weights)
+    check_fits_in_memory("this benchmark", need, 1,
+                         f"--jax-envs {args.jax_envs:,} and --ppo-envs {args.ppo_envs:,} x "
+                         f"--num-steps {args.num_steps:,}, --net {args.net}")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = build_parser()
     args = p.parse_args(argv)
@@ -232,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"--minibatch ({args.minibatch})")
     try:
         hidden = parse_hidden(args.net)
+        check_sizes(args, hidden)
     except ValueError as err:
         p.error(str(err))
     return run_command(lambda: _run(args, hidden), errors=(ImportError,))
