@@ -1,0 +1,260 @@
+"""Every public reader of a data file attacked (issue 33, item 4; split from
+``tests/test_cli_attacks.py``, which attacks every program's flags): an empty file, a truncated
+one, random bytes, a folder, a missing path are each a ``ValueError`` (``RecordError``,
+``PolicyFileError``) or ``TypeError`` naming the file, never another exception, never a hang.
+A new reader is attacked the day it is added: give it a line in ``READERS``.
+
+And the ways a benchmark run ends that are not a flag: Ctrl-C, and an output closed early, are
+each one line and a status, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.timeout(120)
+
+
+# -- the readers of data files -------------------------------------------------------------------
+#: the settings of a train_jax run whose checkpoint the JAX readers check
+JAX_SETTINGS = {"players": 2, "partnerships": None, "target_score": 250, "net": "8",
+                "critic": "obs", "num_envs": 2, "num_steps": 2, "snapshots": 1}
+
+
+def _jax_settings() -> dict:
+    from dominoes_env.obs import DEFAULT_VERSION
+
+    return {**JAX_SETTINGS, "obs_version": DEFAULT_VERSION}
+
+
+def _read_dataset_info(path):
+    from agents.datasets import dataset_info
+
+    return dataset_info(path)
+
+
+def _load_decisions(path):
+    from agents.datasets import load_decisions
+
+    return load_decisions(path)
+
+
+def _read_record(path):
+    from dominoes_env.record_io import read_record
+
+    return read_record(path)
+
+
+def _iter_records(path):
+    from dominoes_env.record_io import iter_records
+
+    return list(iter_records(path))
+
+
+def _load_record(path):
+    from dominoes_env.core.records import load_record
+
+    return load_record(path)
+
+
+def _ppo_agent(path):
+    from agents.ppo import PPOAgent
+
+    return PPOAgent(path)
+
+
+def _load_actor(path):
+    from dominoes_env.core import RuleConfig
+    from dominoes_env.jax.policy_files import load_actor
+
+    return load_actor(path, RuleConfig())
+
+
+def _load_fixed_actor(path):
+    from dominoes_env.core import RuleConfig
+    from dominoes_env.jax.policy_files import load_fixed_actor
+
+    return load_fixed_actor(path, RuleConfig())
+
+
+def _read_checkpoint(path):
+    from dominoes_env.jax.checkpoints import read_checkpoint
+
+    return read_checkpoint(path, _jax_settings())
+
+
+def _check_init(path):
+    from dominoes_env.jax.checkpoints import check_init
+
+    return check_init(path, _jax_settings())
+
+
+def _init_policy(path):
+    from dominoes_env.jax.checkpoints import init_policy
+
+    return init_policy(path, _jax_settings())
+
+
+#: every public reader of a data file: name -> (what it reads, the call)
+READERS: dict[str, tuple[str, Callable]] = {
+    "agents.datasets.dataset_info": ("dataset", _read_dataset_info),
+    "agents.datasets.load_decisions": ("dataset", _load_decisions),
+    "dominoes_env.record_io.read_record": ("record", _read_record),
+    "dominoes_env.record_io.read_record(shard)": ("shard", _read_record),
+    "dominoes_env.record_io.iter_records": ("shard", _iter_records),
+    "dominoes_env.core.records.load_record": ("record", _load_record),
+    "agents.ppo.PPOAgent": ("policy", _ppo_agent),
+    "dominoes_env.jax.policy_files.load_actor": ("policy", _load_actor),
+    "dominoes_env.jax.policy_files.load_fixed_actor": ("policy", _load_fixed_actor),
+    "dominoes_env.jax.checkpoints.read_checkpoint": ("checkpoint", _read_checkpoint),
+    "dominoes_env.jax.checkpoints.check_init": ("checkpoint", _check_init),
+    "dominoes_env.jax.checkpoints.init_policy": ("policy", _init_policy),
+}
+#: what is done to a good file before a reader gets it
+DAMAGES = ["empty", "truncated", "random", "folder", "missing"]
+#: reader cases known to fail in files this test's author may not edit: (reader, damage) ->
+#: the reason; each is a strict xfail
+KNOWN_READERS: dict[tuple[str, str], str] = {}
+
+
+def good_file(kind: str, d: Path) -> Path:
+    """A valid file (a folder for a dataset) of ``kind`` in ``d``."""
+    from dominoes_env.core import RuleConfig
+
+    from . import helpers
+
+    record = helpers.random_match(RuleConfig(target_score=30), 5).to_record()
+    if kind == "record":
+        from dominoes_env.core.records import write_record
+
+        write_record(record, d / "record.json")
+        return d / "record.json"
+    if kind == "shard":
+        from dominoes_env.record_io import append_records
+
+        append_records(d / "records.jsonl.gz",
+                       [dict(record, match={"index": i, "key": str(i)}) for i in range(3)])
+        return d / "records.jsonl.gz"
+    if kind == "policy":
+        from agents.ppo import random_policy_npz
+
+        random_policy_npz(d / "policy.npz", RuleConfig(), hidden=(8,))
+        return d / "policy.npz"
+    if kind == "checkpoint":
+        import numpy as np
+
+        from dominoes_env.jax.checkpoints import save_checkpoint
+
+        save_checkpoint({"params": {"w": np.zeros((3, 2), np.float32)}}, _jax_settings(), 0,
+                        0.0, d / "checkpoint.npz")
+        return d / "checkpoint.npz"
+    assert kind == "dataset", kind
+    from agents.datasets import build_dataset
+    from agents.tournament import TournamentConfig
+
+    config = TournamentConfig(["random", "greedy"], RuleConfig(target_score=20), matches=2,
+                              seed=0)
+    build_dataset(config, d / "dataset", progress=False)
+    return d / "dataset"
+
+
+def damaged(kind: str, damage: str, reader: str, d: Path) -> tuple[Path, Path]:
+    """``(the path the reader gets, the file that was damaged)``."""
+    import numpy as np
+
+    good = good_file(kind, d)
+    if damage == "missing":
+        return d / "missing" / good.name, d / "missing" / good.name
+    target = good
+    if kind == "dataset":  # the file inside the dataset that the reader reads last
+        target = (next((good / "decisions").glob("*.npz")) if reader.endswith("load_decisions")
+                  and damage != "folder" else good / "dataset.json")
+    data = target.read_bytes()
+    if damage == "folder":
+        if target.is_dir():  # a dataset: an empty folder in its place
+            import shutil
+
+            shutil.rmtree(target)
+        else:
+            target.unlink()
+        target.mkdir()
+    else:
+        target.write_bytes({"empty": b"", "truncated": data[:len(data) // 2],
+                            "random": np.random.default_rng(1).bytes(len(data))}[damage])
+    return good, target
+
+
+def reader_marks(name: str, damage: str) -> list:
+    found = [pytest.mark.jax] if ".jax." in name else []
+    reason = KNOWN_READERS.get((name, damage))
+    if reason:
+        found.append(pytest.mark.xfail(strict=True, reason=reason))
+    return found
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("name, damage", [
+    pytest.param(name, damage, id=f"{name}-{damage}", marks=reader_marks(name, damage))
+    for name in READERS for damage in DAMAGES])
+def test_every_reader_refuses_a_damaged_file_naming_it(name, damage, tmp_path):
+    if ".jax." in name:
+        pytest.importorskip("jax")
+    kind, read = READERS[name]
+    given, target = damaged(kind, damage, name, tmp_path)
+    try:
+        result = read(given)
+    except (ValueError, TypeError) as err:  # RecordError and PolicyFileError are ValueErrors
+        message = str(err)
+        assert str(given) in message or str(target) in message, (name, damage, message)
+        return
+    # a shard cut off by a crash keeps the records before the cut (documented): none if empty
+    assert kind == "shard" and damage in ("empty", "truncated"), (name, damage, "read", result)
+
+
+# -- the ways a benchmark run ends: Ctrl-C, a closed output --------------------------------------
+def spawn(module: str, *args: str, **kwargs) -> subprocess.Popen:
+    def setup():
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # even if the suite's shell ignored it
+
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen([sys.executable, "-m", module, *args], env=env, preexec_fn=setup,
+                            **kwargs)
+
+
+def test_bench_agents_ctrl_c_is_one_line_and_status_130(tmp_path):
+    """It ended in a KeyboardInterrupt traceback."""
+    proc = spawn("experiments.bench_agents", "search:sims=3000", "--positions", "20",
+                 cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    line = proc.stdout.readline()  # "20 positions, ...": the timing has begun
+    assert b"positions" in line, (line, proc.stderr.read())
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and err.decode().strip() == "error: interrupted", err
+
+
+@pytest.mark.parametrize("module, args", [
+    ("experiments.bench_agents", ["random", "--positions", "2"]),
+    ("experiments.decision_quality", ["random", "--oracle", "search:sims=4", "--positions", "2",
+                                      "--repeats", "1"]),
+    ("experiments.bench_engine", ["--seconds", "0.01", "--repeats", "1"]),
+    ("experiments.bench_env", ["--seconds", "0.01", "--repeats", "1"]),
+])  # fmt: skip
+def test_a_closed_output_is_one_line_and_status_2(module, args):
+    """They ended in a BrokenPipeError traceback (``| head`` that stops reading)."""
+    read, write = os.pipe()
+    os.close(read)  # nobody reads the output: the first write fails with EPIPE
+    proc = spawn(module, *args, cwd=ROOT, stdout=write, stderr=subprocess.PIPE)
+    os.close(write)
+    _, err = proc.communicate(timeout=120)
+    lines = err.decode().strip().splitlines()
+    assert proc.returncode == 2 and "Traceback" not in err.decode(), err
+    assert lines[-1] == "error: standard output was closed before the output was written", err
