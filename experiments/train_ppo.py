@@ -451,9 +451,10 @@ def check_run_dir(config: TrainConfig, out: Path) -> None:
 
 
 def check_memory(config: TrainConfig) -> None:
-    """``RunDirError`` unless the run fits in this machine's memory: its environments (a
-    process each with ``subproc``), the demonstration workers, the rollout buffer and a
-    minibatch, and the networks (policy and value, their gradients and Adam's two moments)."""
+    """``ValueError`` (:class:`~dominoes_env.cli_support.RefusedError`) unless the run fits in
+    this machine's memory: its environments (a process each with ``subproc``), the
+    demonstration workers, the rollout buffer and a minibatch, and the networks (policy and
+    value, their gradients and Adam's two moments)."""
     from dominoes_env.obs import observation_spec
 
     rules = config.rules()
