@@ -27,7 +27,6 @@ import shlex
 import shutil
 import signal
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,8 +38,10 @@ from agents.pool import OpponentPool
 from agents.ppo import PPOAgent, shipped_policy_path
 from dominoes_env.cli_support import (
     CommandError,
+    RefusedError,
     check_config,
     check_fits_in_memory,
+    check_out_dir,
     config_field,
     config_parser,
     print_error,
@@ -425,20 +426,10 @@ def check_run_dir(config: TrainConfig, out: Path) -> None:
     earlier run with checkpoints when ``--resume`` is not given; a ``--resume`` checkpoint that
     is missing, damaged or made for another table or architecture. A run stopped before its
     first checkpoint starts afresh (its partial logs are removed)."""
-    if out.exists() and not out.is_dir():
-        raise RunDirError(f"--out {str(out)!r} is a file, not a directory")
-    ancestor = out.absolute()  # the folder the run directory is made in must take files
-    while not ancestor.exists():
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        raise RunDirError(f"--out {str(out)!r}: {str(ancestor)!r} is a file, not a directory")
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".probe-", dir=ancestor)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as err:
-        raise RunDirError(f"--out {str(out)!r}: cannot write into {str(ancestor)!r} "
-                          f"({err.strerror or err})") from None
+    try:  # a folder, or one that can be made where it is named, and that takes files
+        check_out_dir(out)
+    except RefusedError as err:
+        raise RunDirError(str(err)) from None
     if config.resume is None:
         found = checkpoints_of(out)
         if found:
