@@ -14,7 +14,9 @@ JupyterLab and the classic notebook alike, without touching the notebook's own p
 >>> while not m.is_over:
 ...     _ = m.play(m.legal_actions()[0])
 >>> page = replay_html(m.to_record())
->>> page.startswith("<!doctype html>") and "http" not in page.replace("http://www.w3.org", "")
+>>> page.startswith("<!doctype html>") and "Content-Security-Policy" in page
+True
+>>> "http" not in page.replace("http://www.w3.org", "").replace("http-equiv", "")
 True
 >>> "<iframe srcdoc=" in viewer(m)._repr_html_()
 True
@@ -22,6 +24,8 @@ True
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import re
@@ -37,6 +41,12 @@ from .steps import Step, record_steps
 from .svg import TABLE, TEXT, tile_parts, tile_svg
 
 UNIT = 24.0  #: half-tile length of the layout picture, in pixels
+MIN_HEIGHT, MAX_HEIGHT = 100, 10_000  #: the inline viewer's height range, in pixels
+
+# what the embedded JSON may not hold verbatim: a `</script>` or `<!--` in a record's string
+# must not end (or bend) the script element, so `<`, `>`, `&` go in as JSON escapes
+_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
+                 "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 
 def page_data(record: dict, seat: int | None = None) -> dict[str, Any]:
@@ -127,17 +137,75 @@ def replay_html(record: dict, *, seat: int | None = None, title: str | None = No
     if title is None:
         names = [x for x in data["names"] if x]
         title = "Straight Dominoes replay" + (": " + " vs ".join(names) if names else "")
-    payload = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+    elif not isinstance(title, str):
+        raise TypeError(f"title must be a string, not {type(title).__name__}")
+    payload = embed_json(data)
     script = _SCRIPT.replace("__TABLE__", TABLE).replace("__TEXT__", TEXT)
-    parts = {"TITLE": escape(title), "TABLE": TABLE, "DATA": payload, "SCRIPT": script}
+    style = _STYLE.replace("__TABLE__", TABLE)
+    parts = {"TITLE": escape(title, quote=True), "DATA": payload, "SCRIPT": script,
+             "STYLE": style, "CSP": escape(content_security_policy(script, style), quote=True)}
     # one pass, so nothing inserted (a name in the title, say) is substituted again
-    return re.sub(r"__(TITLE|TABLE|DATA|SCRIPT)__", lambda m: parts[m.group(1)], _PAGE)
+    return re.sub(r"__(TITLE|DATA|SCRIPT|STYLE|CSP)__", lambda m: parts[m.group(1)], _PAGE)
+
+
+def embed_json(data: Any) -> str:
+    """``data`` as JSON that is safe inside a ``<script type="application/json">`` element:
+    ``<``, ``>`` and ``&`` are written as JSON escapes, so no string can close the element.
+
+    >>> embed_json({"name": "</script><script>alert(1)</script>"})
+    '{"name":"\\\\u003c/script\\\\u003e\\\\u003cscript\\\\u003ealert(1)\\\\u003c/script\\\\u003e"}'
+    >>> json.loads(embed_json({"a": "<&>"})) == {"a": "<&>"}
+    True
+    """
+    text = json.dumps(data, separators=(",", ":"))
+    return re.sub("[<>&\u2028\u2029]", lambda m: _JSON_ESCAPES[m.group()], text)
+
+
+def content_security_policy(script: str, style: str) -> str:
+    """The page's Content-Security-Policy: nothing may load (``default-src 'none'``, so no
+    network, no images, no frames, no fonts), the one inline script and the one inline style
+    element run by their sha256 hashes (no ``'unsafe-inline'``: the page has no style
+    attributes), and no ``<base>`` or form can redirect it.
+
+    >>> content_security_policy("x", "y").split("; ")[0]
+    "default-src 'none'"
+    """
+    def digest(text: str) -> str:
+        return base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+
+    return (f"default-src 'none'; script-src 'sha256-{digest(script)}'; "
+            f"style-src 'sha256-{digest(style)}'; connect-src 'none'; img-src 'none'; "
+            "base-uri 'none'; form-action 'none'")
 
 
 def write_html(page: str, path: str | os.PathLike) -> None:
-    """Write the page atomically (a temporary file renamed into place: never half a file)."""
+    """Write the page atomically (a temporary file renamed into place: never half a file).
+
+    ``path`` is a new or existing regular file in a folder that exists: a missing folder, a
+    folder, a symbolic link or a device is a ``ValueError`` naming the path, before anything
+    is written."""
+    check_page_path(path)
     with atomic_write(path) as f:
         f.write(page)
+
+
+def check_page_path(path: Any) -> None:
+    """The output rules of :func:`dominoes_env.cli_support.check_output_file` (an existing
+    regular file may be replaced) as a ``ValueError`` (``TypeError`` for a non-path).
+
+    >>> check_page_path("/no/such/folder/page.html")
+    Traceback (most recent call last):
+    ...
+    ValueError: path '/no/such/folder/page.html': the folder '/no/such/folder' does not exist
+    """
+    from ..cli_support import CommandError, check_output_file
+
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
+    try:
+        check_output_file(path, "path", overwrite=True)
+    except CommandError as err:
+        raise ValueError(str(err)) from None
 
 
 class ReplayViewer:
@@ -148,7 +216,7 @@ class ReplayViewer:
     def __init__(self, record: dict, *, seat: int | None = None, height: int = 760):
         self.record = record
         self.seat = seat
-        self.height = height
+        self.height = as_int("height", height, MIN_HEIGHT, MAX_HEIGHT)
         self.html = replay_html(record, seat=seat)
 
     def save(self, path: str | os.PathLike) -> None:
@@ -170,14 +238,21 @@ class ReplayViewer:
         return f"<ReplayViewer {hands} hand(s), seat={self.seat}>"
 
 
-def viewer(game: Any, *, seat: int | None = None, height: int = 760) -> ReplayViewer:
+def viewer(game: Any, *, seat: int | None = None, height: int = 760,
+           save: str | os.PathLike | None = None) -> ReplayViewer:
     """The replay viewer of ``game``: a record (a dict, or the path of a ``.json`` record or of
     a one-record shard) or
     anything with ``to_record()`` (a ``MatchState``). In Jupyter it shows inline.
 
     ``seat`` shows the match from that seat's view (the other hands face down until each hand
-    ends). Raises ``TypeError`` for other objects and :class:`RecordError` for a bad record.
+    ends), ``height`` is the inline frame's height in pixels (an int, 100..10000), and
+    ``save`` a file to write the page to (as :meth:`ReplayViewer.save`). Raises ``TypeError``
+    for other objects, :class:`RecordError` for a bad record and ``ValueError`` for a bad
+    ``seat``, ``height`` or ``save`` path.
     """
+    height = as_int("height", height, MIN_HEIGHT, MAX_HEIGHT)
+    if save is not None:
+        check_page_path(save)
     if isinstance(game, str | os.PathLike):
         from ..record_io import read_record
 
@@ -187,18 +262,52 @@ def viewer(game: Any, *, seat: int | None = None, height: int = 760) -> ReplayVi
     if not isinstance(game, dict):
         raise TypeError(f"viewer() takes a game record (dict or file path) or a MatchState, "
                         f"got {type(game).__name__}")
-    return ReplayViewer(game, seat=seat, height=height)
+    shown = ReplayViewer(game, seat=seat, height=height)
+    if save is not None:
+        shown.save(save)
+    return shown
 
 
-__all__ = ["ReplayViewer", "RecordError", "page_data", "replay_html", "viewer", "write_html"]
+__all__ = ["ReplayViewer", "RecordError", "check_page_path", "content_security_policy",
+           "embed_json", "page_data", "replay_html", "viewer", "write_html"]
 
 _PAGE = """<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="__CSP__">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>__TITLE__</title>
-<style>
+<style>__STYLE__</style>
+</head>
+<body>
+<div class="app">
+<header><h1 id="title">__TITLE__</h1><div class="meta" id="meta"></div></header>
+<div class="bar"><div id="scores" class="bar"></div>
+  <div class="facts"><div class="fact"><b id="count">0</b><span>count</span></div>
+  <div class="fact"><b id="boneyard">0</b><span>boneyard</span></div></div></div>
+<div class="controls">
+  <button id="first" title="first step (Home)">&#x00AB; First</button>
+  <button id="prev" title="previous step (&#x2190;)">&#x25C0; Previous</button>
+  <button id="next" class="primary" title="next step (&#x2192;)">Next &#x25B6;</button>
+  <button id="last" title="last step (End)">Last &#x00BB;</button>
+  <span id="pos"></span>
+  <label>Hand <select id="hand"></select></label>
+  <button id="play" title="play the steps one by one">&#x25B6; Play</button>
+  <span class="keys">keys: &#x2190; &#x2192; step, PgUp / PgDn hand, Home / End</span>
+</div>
+<div id="event" class="event"></div>
+<div id="layout" class="table"></div>
+<div id="seats" class="seats"></div>
+<details open><summary>This hand, step by step</summary><ol id="log"></ol></details>
+</div>
+<script type="application/json" id="data">__DATA__</script>
+<script>__SCRIPT__</script>
+</body>
+</html>
+"""
+
+_STYLE = """
 :root { --felt: __TABLE__; --ink: #1d2a24; --muted: #5d6d66; --gold: #f1c40f; --card: #ffffff; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
@@ -263,33 +372,7 @@ summary { cursor: pointer; font-weight: 600; }
 #log li { cursor: pointer; padding: 1px 4px; border-radius: 4px; }
 #log li:hover { background: #eef2ef; }
 #log li.cur { background: #fff3c4; font-weight: 600; }
-</style>
-</head>
-<body>
-<div class="app">
-<header><h1 id="title">__TITLE__</h1><div class="meta" id="meta"></div></header>
-<div class="bar"><div id="scores" class="bar" style="margin:0"></div>
-  <div class="facts"><div class="fact"><b id="count">0</b><span>count</span></div>
-  <div class="fact"><b id="boneyard">0</b><span>boneyard</span></div></div></div>
-<div class="controls">
-  <button id="first" title="first step (Home)">&#x00AB; First</button>
-  <button id="prev" title="previous step (&#x2190;)">&#x25C0; Previous</button>
-  <button id="next" class="primary" title="next step (&#x2192;)">Next &#x25B6;</button>
-  <button id="last" title="last step (End)">Last &#x00BB;</button>
-  <span id="pos"></span>
-  <label>Hand <select id="hand"></select></label>
-  <button id="play" title="play the steps one by one">&#x25B6; Play</button>
-  <span class="keys">keys: &#x2190; &#x2192; step, PgUp / PgDn hand, Home / End</span>
-</div>
-<div id="event" class="event"></div>
-<div id="layout" class="table"></div>
-<div id="seats" class="seats"></div>
-<details open><summary>This hand, step by step</summary><ol id="log"></ol></details>
-</div>
-<script type="application/json" id="data">__DATA__</script>
-<script>__SCRIPT__</script>
-</body>
-</html>
+#scores { margin: 0; }
 """
 
 _SCRIPT = r"""
