@@ -252,3 +252,166 @@ def test_an_unfinished_match_and_an_empty_record_can_be_watched():
     assert data["steps"][-1]["T"][0] == len(steps[-1].tiles[0])  # seat 0 face down: a count
     assert record_steps({"rules": {}, "hands": []})[-1].kind == "match"
     assert "<!doctype html>" in replay_html({"rules": {}, "hands": []})
+
+
+# -- records are untrusted (issue 33 item 5) ---------------------------------------------------
+PAYLOADS = [
+    '<img src=x onerror="window.__pwned=1;document.title=\'pwned\'">',
+    "</script><script>window.__pwned=2;document.title='pwned'</script>",
+    "javascript:window.__pwned=3",
+    '"><svg onload="window.__pwned=4"><!--',
+]
+
+
+def hostile_record(seed: int = 12) -> dict:
+    record = random_match(seed, num_players=4, target_score=60).to_record()
+    record["match"] = {"seats": PAYLOADS, "key": PAYLOADS[1], "index": 0}
+    return record
+
+
+def _data_block(page: str) -> str:
+    return page.split('<script type="application/json" id="data">')[1].split("</script>")[0]
+
+
+def test_record_strings_cannot_leave_the_json_block_or_the_title():
+    page = replay_html(hostile_record())
+    # one JSON block, one script, whatever the names hold
+    assert page.count("</script>") == 2 and page.count("<script") == 2
+    assert page.count("<img") == page.count("<svg onload") == 0
+    data = _data_block(page)
+    assert "<" not in data and ">" not in data and "&" not in data
+    assert json.loads(data)["names"] == PAYLOADS
+    title = page.split("<title>")[1].split("</title>")[0]
+    assert "<" not in title and "&lt;img src=x onerror=" in title
+    # a title given by the caller is escaped too
+    page = replay_html(hostile_record(), title="</title><script>alert(1)</script>")
+    assert "<title>&lt;/title&gt;&lt;script&gt;alert(1)&lt;/script&gt;</title>" in page
+    with pytest.raises(TypeError, match="title"):
+        replay_html(hostile_record(), title=b"x")
+
+
+def test_page_carries_a_csp_that_allows_only_its_own_script_and_style():
+    import base64
+    import hashlib
+
+    page = replay_html(random_match(13, target_score=50).to_record())
+    head = page.split("<style>")[0]
+    csp = head.split('http-equiv="Content-Security-Policy" content="')[1].split('"')[0]
+    csp = csp.replace("&#x27;", "'")
+    rules = dict(part.split(" ", 1) for part in csp.split("; "))
+    assert rules["default-src"] == rules["connect-src"] == rules["img-src"] == "'none'"
+    assert "unsafe" not in csp and "http" not in csp
+
+    def sha(text):
+        return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+    script = page.split("<script>")[1].split("</script>")[0]
+    style = page.split("<style>")[1].split("</style>")[0]
+    assert rules["script-src"] == sha(script) and rules["style-src"] == sha(style)
+    assert " style=" not in page  # no style attributes: the style element is all there is
+
+
+@pytest.mark.parametrize("height, error", [
+    ("100px;background:url(//x)", TypeError),
+    ("760", TypeError),
+    (True, TypeError),
+    (7.5, TypeError),
+    (99, ValueError),
+    (10**6, ValueError),
+    (-1, ValueError),
+])  # fmt: skip
+def test_viewer_height_is_an_int_in_range(height, error):
+    m = random_match(14, target_score=50)
+    with pytest.raises(error, match="height"):
+        dominoes_env.viewer(m, height=height)
+    assert "height:400px" in dominoes_env.viewer(m, height=400)._repr_html_()
+
+
+def test_save_paths_are_checked_before_writing(tmp_path):
+    m = random_match(15, target_score=50)
+    v = dominoes_env.viewer(m)
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "target.html").write_text("keep")
+    (tmp_path / "link.html").symlink_to(tmp_path / "target.html")
+    bad = {tmp_path / "missing" / "v.html": "does not exist",
+           tmp_path / "folder": "is a directory",
+           tmp_path / "link.html": "symbolic link"}
+    for path, why in bad.items():
+        with pytest.raises(ValueError, match=why) as err:
+            v.save(path)
+        assert str(path) in str(err.value)
+        with pytest.raises(ValueError, match=why):
+            dominoes_env.viewer(m, save=path)
+    assert not (tmp_path / "missing").exists()
+    assert (tmp_path / "target.html").read_text() == "keep"
+    with pytest.raises(TypeError, match="path"):
+        v.save(42)
+    # a new file, then the same file again (an existing regular file is replaced)
+    for _ in range(2):
+        assert dominoes_env.viewer(m, save=tmp_path / "ok.html").html == (
+            tmp_path / "ok.html").read_text()
+
+
+def test_hostile_names_run_nothing_and_load_nothing_in_chromium(tmp_path):
+    sync_playwright = _browser()
+    record = hostile_record()
+    page_path = tmp_path / "hostile.html"
+    page_text = replay_html(record)
+    page_path.write_text(page_text)
+    n_steps = len(record_steps(record))
+    with sync_playwright() as p:
+        ctx = p.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+            headless=True, viewport={"width": 1100, "height": 900})
+        try:
+            errors: list[str] = []
+            console: list[str] = []
+            requests: list[str] = []
+            failed: list[tuple[str, str | None]] = []
+            page = ctx.new_page()
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("console", lambda msg: console.append(msg.text))
+            page.on("request", lambda r: requests.append(r.url))
+            page.on("requestfailed", lambda r: failed.append((r.url, r.failure)))
+            page.goto(page_path.as_uri())
+            for i in range(1, n_steps):
+                page.click("#next") if i % 2 else page.keyboard.press("ArrowRight")
+                assert page.get_attribute("body", "data-step") == str(i)
+            page.keyboard.press("Home")
+            page.select_option("#hand", "0")
+            # the names are shown as text, verbatim; none of them became markup or ran
+            seats = page.inner_text("#seats")
+            for name in PAYLOADS:
+                assert name in seats
+            assert page.evaluate("() => window.__pwned") is None
+            assert page.locator("img").count() == 0 and page.locator("svg[onload]").count() == 0
+            assert page.title().startswith("Straight Dominoes replay: <img src=x onerror=")
+            # the page's own script ran (it stepped) and its own style applied, under the CSP
+            assert page.evaluate(
+                "() => getComputedStyle(document.getElementById('scores')).marginTop") == "0px"
+            assert page.evaluate(
+                "() => getComputedStyle(document.body).backgroundColor") == "rgb(238, 242, 239)"
+            assert errors == []
+            assert not [c for c in console if "Content Security Policy" in c], console
+            assert requests == [page_path.as_uri()]
+            # the CSP holds even for script that got into the page: no inline script, no fetch
+            ran = page.evaluate("""async () => {
+                const s = document.createElement("script");
+                s.textContent = "window.__pwned = 5";
+                document.body.appendChild(s);
+                let fetched = "yes";
+                try { await fetch("http://127.0.0.1:9/leak"); } catch (e) { fetched = "no"; }
+                const img = document.createElement("img");
+                img.src = "http://127.0.0.1:9/leak.png";
+                document.body.appendChild(img);
+                await new Promise((r) => setTimeout(r, 200));
+                return [window.__pwned === undefined ? null : window.__pwned, fetched];
+            }""")
+            assert ran == [None, "no"]
+            # the <img> is announced to Playwright, then refused by the CSP before it leaves
+            assert requests == [page_path.as_uri(), "http://127.0.0.1:9/leak.png"]
+            assert len(failed) == 1 and failed[0][0].endswith("leak.png")
+            assert "csp" in failed[0][1].lower()  # Chromium: "csp" / "net::ERR_BLOCKED_BY_CSP"
+            assert any("Content Security Policy" in c for c in console)  # the injected code's
+        finally:
+            ctx.close()
