@@ -178,6 +178,9 @@ def test_page_steps_to_the_final_scores_in_chromium(tmp_path):
             page = ctx.new_page()
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.on("request", lambda r: r.url.startswith("file:") or errors.append(r.url))
+            # the page's own script and style run under its CSP, here and in the <iframe srcdoc>
+            page.on("console", lambda m: "Content Security Policy" in m.text
+                    and errors.append(m.text))
             page.goto(page_path.as_uri())
             # the first position: the first deal, nothing scored, Previous disabled
             assert page.inner_text("#event").startswith("hand 1 dealt: seat")
