@@ -81,6 +81,10 @@ class State(pgx.State):
         """The game (:class:`~dominoes_env.jax.game.GameState`): Pgx's ``_x`` field, public."""
         return self._x
 
+    def with_game_state(self, game: GameState) -> State:
+        """This state with its game replaced (the observation is not recomputed)."""
+        return self.replace(_x=game)
+
 
 class Env(pgx.Env):
     """Straight Dominoes for one rule configuration. Build with :func:`make`.

@@ -216,8 +216,7 @@ class SelfPlay:
         random = jax.random.randint(k_score, scores.shape, 0, top + 1) * 5
         moved = jax.random.uniform(k_which, scores.shape[:1]) < self.match_scores
         scores = jnp.where(moved[:, None], random, scores).astype(scores.dtype)
-        # the State has no public way to replace its game yet: Pgx's field name
-        state = state.replace(_x=state.game_state._replace(scores=scores))
+        state = state.with_game_state(state.game_state._replace(scores=scores))
         return state.replace(observation=jax.vmap(self.env.observe)(state))
 
     def _opponent_actions(self, games: Games, actor, frozen_actor, key):
