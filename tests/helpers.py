@@ -205,3 +205,33 @@ def wait_for_lines(path: Path, n: int, proc: subprocess.Popen, timeout: float = 
         assert proc.poll() is None, "the run ended before it could be interrupted"
         time.sleep(0.02)
     raise AssertionError(f"{path} never reached {n} lines")
+
+
+# -- the python -m programs (walked by test_cli_help and test_cli_attacks) ----------------------
+def discover_programs() -> list[str]:
+    """Every ``python -m`` program: ``experiments/*.py`` defining ``main``, ``experiments/``
+    packages with a ``__main__.py``, and ``dominoes_env``: a new program is walked the day it is
+    added."""
+    import re
+
+    found = []
+    for path in sorted((ROOT / "experiments").iterdir()):
+        if path.suffix == ".py" and re.search(r"^def main\(", path.read_text(), re.M):
+            found.append(f"experiments.{path.stem}")
+        elif path.is_dir() and (path / "__main__.py").is_file():
+            found.append(f"experiments.{path.name}")
+    return [*found, "dominoes_env"]
+
+
+#: the module whose ``main(argv)`` a program runs where it is not the program's own module
+MAIN_MODULE = {"dominoes_env": "dominoes_env.cli"}
+#: programs that need an extra beyond the base install: the module that extra brings
+PROGRAM_NEEDS = {"experiments.train_ppo": "sb3_contrib", "experiments.train_rllib": "ray",
+                 "experiments.bench_jax": "jax", "experiments.bench_training": "jax",
+                 "experiments.best_response": "jax", "experiments.train_jax": "jax",
+                 "experiments.expert_iteration": "jax"}
+
+
+def main_module(program: str) -> str:
+    """The module whose ``main(argv)`` runs ``python -m program``."""
+    return MAIN_MODULE.get(program, program)

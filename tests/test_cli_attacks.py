@@ -42,6 +42,8 @@ from pathlib import Path
 
 import pytest
 
+from .helpers import PROGRAM_NEEDS, discover_programs, main_module
+
 ROOT = Path(__file__).resolve().parents[1]
 HUGE = str(10**20)
 NET_HUGE = "100000000,100000000"  # two hidden layers of 10**8: 10**16 weights
@@ -50,29 +52,7 @@ pytestmark = pytest.mark.timeout(120)
 
 
 # -- the programs --------------------------------------------------------------------------------
-def discover_programs() -> list[str]:
-    """Every ``python -m`` program: ``experiments/*.py`` defining ``main``, ``experiments/``
-    packages with a ``__main__.py``, and ``dominoes_env``."""
-    found = []
-    for path in sorted((ROOT / "experiments").iterdir()):
-        if path.suffix == ".py" and re.search(r"^def main\(", path.read_text(), re.M):
-            found.append(f"experiments.{path.stem}")
-        elif path.is_dir() and (path / "__main__.py").is_file():
-            found.append(f"experiments.{path.name}")
-    return [*found, "dominoes_env"]
-
-
 PROGRAMS = discover_programs()
-#: the module whose ``main(argv)`` a program runs (``python -m NAME`` runs NAME's __main__)
-MAIN_MODULE = {"dominoes_env": "dominoes_env.cli"}
-#: programs that need an extra beyond the base install (the module that extra brings) and
-#: whether their checks may start JAX (then they run in the JAX session: conftest.py)
-NEEDS = {"experiments.train_ppo": "sb3_contrib", "experiments.train_rllib": "ray",
-         "experiments.bench_jax": "jax", "experiments.bench_training": "jax",
-         "experiments.best_response": "jax", "experiments.train_jax": "jax",
-         "experiments.expert_iteration": "jax"}
-
-
 class _Captured(Exception):
     pass
 
@@ -80,7 +60,7 @@ class _Captured(Exception):
 def program_parsers(program: str) -> list[tuple[list[str], argparse.ArgumentParser]]:
     """``[(argv prefix, parser)]``: the program's parser (its ``build_parser()``, else the one
     its ``main`` builds, caught at ``parse_args``), one per subcommand."""
-    module = importlib.import_module(MAIN_MODULE.get(program, program))
+    module = importlib.import_module(main_module(program))
     if hasattr(module, "build_parser"):
         parser = module.build_parser()
     else:
@@ -286,7 +266,7 @@ def allowed_because(case: Case, parser: argparse.ArgumentParser) -> str | None:
         return "the flag's default"
     if case.kind not in ("int", "float") or (case.value == HUGE and dest in MEMORY):
         return None
-    module = importlib.import_module(MAIN_MODULE.get(program, program))
+    module = importlib.import_module(main_module(program))
     for obj in vars(module).values():  # the configuration dataclass the parser was built from
         if dataclasses.is_dataclass(obj) and isinstance(obj, type):
             field = {f.name: f for f in dataclasses.fields(obj)}.get(case.dest)
@@ -421,7 +401,7 @@ def prepare_jax() -> None:
 
 def run_attack(program: str, argv: list[str], cwd: Path) -> tuple[object, str, str]:
     """``(exit status, stdout, stderr)`` of ``main(argv)`` run here, in ``cwd``."""
-    module = importlib.import_module(MAIN_MODULE.get(program, program))
+    module = importlib.import_module(main_module(program))
     out, err = io.StringIO(), io.StringIO()
     before = os.getcwd()
     stdin = sys.stdin
@@ -467,7 +447,7 @@ def program_of(case: Case) -> str:
 
 def marks(case: Case) -> list:
     program = program_of(case)
-    found = [pytest.mark.jax] if NEEDS.get(program) == "jax" else []
+    found = [pytest.mark.jax] if PROGRAM_NEEDS.get(program) == "jax" else []
     reason = KNOWN.get((program, case.dest, case.value))
     if reason:
         found.append(pytest.mark.xfail(strict=True, reason=reason))
@@ -477,9 +457,9 @@ def marks(case: Case) -> list:
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=marks(c)) for c in CASES])
 def test_every_flag_refuses_every_bad_value(case: Case, files, tmp_path):
     program = program_of(case)
-    if program in NEEDS:
-        pytest.importorskip(NEEDS[program])
-    if NEEDS.get(program) == "jax":
+    if program in PROGRAM_NEEDS:
+        pytest.importorskip(PROGRAM_NEEDS[program])
+    if PROGRAM_NEEDS.get(program) == "jax":
         prepare_jax()
     assert case.kind is not None, (
         f"{case.program} {case.flag}: this test does not know what the flag takes; add it to "

@@ -9,17 +9,10 @@ import re
 
 import pytest
 
-COMMANDS = ["dominoes_env.cli", "experiments.tournament.cli", "experiments.train_ppo",
-            "experiments.make_dataset", "experiments.bench_engine", "experiments.bench_env",
-            "experiments.bench_agents", "experiments.demo", "experiments.bench_jax",
-            "experiments.bench_training", "experiments.best_response", "experiments.train_jax",
-            "experiments.train_rllib", "experiments.docs_notebooks",
-            "experiments.expert_iteration", "experiments.decision_quality"]
-# commands whose module needs an extra beyond the base install: the module it imports
-_NEEDS = {"experiments.train_ppo": "sb3_contrib", "experiments.bench_jax": "jax",
-          "experiments.bench_training": "jax", "experiments.train_jax": "jax",
-          "experiments.best_response": "jax", "experiments.train_rllib": "ray",
-          "experiments.expert_iteration": "jax"}
+from .helpers import PROGRAM_NEEDS, discover_programs, main_module
+
+#: the module whose ``main`` each ``python -m`` program runs, found on the file system
+COMMANDS = [main_module(program) for program in discover_programs()]
 
 
 class _Captured(Exception):
@@ -28,8 +21,8 @@ class _Captured(Exception):
 
 def _parsers(module_name: str, monkeypatch) -> list[argparse.ArgumentParser]:
     """The parser a command's ``main`` builds (caught at ``parse_args``), with its subcommands."""
-    if module_name in _NEEDS:
-        pytest.importorskip(_NEEDS[module_name])
+    if module_name in PROGRAM_NEEDS:
+        pytest.importorskip(PROGRAM_NEEDS[module_name])
     module = importlib.import_module(module_name)
     seen: list[argparse.ArgumentParser] = []
 
@@ -63,8 +56,8 @@ def test_every_flag_has_a_help_text(module_name, monkeypatch):
 @pytest.mark.parametrize("module_name", COMMANDS)
 def test_an_unknown_flag_is_one_error_line_and_status_2(module_name, capsys):
     """Seven commands printed their whole usage (up to 33 lines) before this test."""
-    if module_name in _NEEDS:
-        pytest.importorskip(_NEEDS[module_name])
+    if module_name in PROGRAM_NEEDS:
+        pytest.importorskip(PROGRAM_NEEDS[module_name])
     module = importlib.import_module(module_name)
     argv = ["--no-such-flag"] if module_name != "dominoes_env.cli" else ["play", "--no-such-flag"]
     with pytest.raises(SystemExit) as exit_info:
@@ -94,8 +87,8 @@ def test_an_unknown_flag_is_one_error_line_and_status_2(module_name, capsys):
 def test_a_bad_value_is_one_error_line_before_any_work(module_name, argv, says, capsys):
     """Before this test these ended in a traceback (an unknown spec, 0 positions or matches, a
     negative time) or ran forever (a time of nan or inf seconds)."""
-    if module_name in _NEEDS:
-        pytest.importorskip(_NEEDS[module_name])
+    if module_name in PROGRAM_NEEDS:
+        pytest.importorskip(PROGRAM_NEEDS[module_name])
     module = importlib.import_module(module_name)
     with pytest.raises(SystemExit) as exit_info:
         module.main(argv)
