@@ -23,7 +23,7 @@ from .core import rules as rules_module
 TABLE_FIELDS = ("num_players", "partnerships")
 
 
-#: what each rule option means (``shared/RULES.md``), for ``--help``
+#: what each rule option means (``docs/rules.md``), for ``--help``
 RULE_HELP = {
     "num_players": "seats at the table: 2, 3 or 4",
     "partnerships": "4 players in two partnerships (seats 0+2 against 1+3)",

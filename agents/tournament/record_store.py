@@ -2,7 +2,7 @@
 
 Records live in ``DIR/records/records-NNNN.jsonl.gz``: shard ``NNNN`` holds the matches whose
 schedule index is in ``[NNNN * 1000, NNNN * 1000 + 999]``. Each line is a game record (the
-format of ``shared/RULES.md``) with one more field, ``"match": {"index", "key", "seats",
+format of ``docs/rules.md``) with one more field, ``"match": {"index", "key", "seats",
 "seed"}``, naming its line in ``matches.jsonl``; each line is its own gzip member, so a shard
 is an ordinary gzip file (``zcat`` reads it) that grows by whole records.
 
