@@ -1,4 +1,4 @@
-"""An independent, slow re-statement of the layout rules, written from shared/RULES.md without
+"""An independent, slow re-statement of the layout rules, written from docs/rules.md without
 the engine's incremental bookkeeping. Property tests check the engine against it."""
 
 from __future__ import annotations

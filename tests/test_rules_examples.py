@@ -1,4 +1,4 @@
-"""Every worked example of shared/RULES.md, with its exact expected values."""
+"""Every worked example of docs/rules.md, with its exact expected values."""
 
 import pytest
 
