@@ -12,9 +12,19 @@ True
 
 The seeding scheme: deal ``i`` is the match seed ``derive_seed(seed, "eval", opponent, i)``
 (:func:`agents.arena.derive_seed`), so every agent evaluated with the same ``seed`` against the
-same opponent meets the same deals, and each deal is played once with the agent holding each
-side in turn (:mod:`agents.arena` duplicates the deals: the same seed deals the same tiles to
+same opponent meets the same deals, and each deal is played in every seating the table's format
+gives the agent (:mod:`agents.arena` duplicates the deals: the same seed deals the same tiles to
 the same seats whoever sits there), so the luck of the deal cancels.
+
+The win rate means the same at every table: 50% between equals.
+
+- Two sides (2 players; 4 in partnerships): each deal once with the agent holding each side
+  (both partners' seats in a partnership) and the opponent the other.
+- Free-for-all (3 players; 4 without partnerships): the tournament's two-agent field
+  (:func:`agents.tournament.schedule.tables_for`): at 3 players the tables ``(A, A, B)`` and
+  ``(A, B, B)``, at 4 ``(A, A, A, B)``, ``(A, A, B, B)`` and ``(A, B, B, B)``, each deal played
+  in every rotation of each table (:func:`agents.tournament.schedule.seatings`). The agent's
+  share is the share of matches won by one of its seats.
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ from dominoes_env.core.validation import as_int, short_repr
 
 from .arena import as_seed, derive_seed, play_match
 from .specs import check_spec
+from .tournament.schedule import format_of, seatings, tables_for
 from .tournament.stats import wilson_interval
 
 __all__ = ["evaluate"]
@@ -50,12 +61,15 @@ def evaluate(agent: str, opponent: str, rules: RuleConfig, *, matches: int,
     ``ci_low`` .. ``ci_high``, ``margin`` (the agent's side's final score minus the best other
     side's, averaged) and ``matches`` (how many were played).
 
-    Deal ``i`` (seed ``derive_seed(seed, "eval", opponent, i)``) is played once with the agent
-    on each side in turn (every seat of that side: both partners in a partnership game) and the
-    opponent in every other seat. ``matches`` is rounded down to a whole number of deals, one
-    match per side, at least one deal: 2 sides and ``matches=5`` play 2 deals, 4 matches; 3
-    players and ``matches=5`` play 1 deal, 3 matches. A match stopped undecided (a draw, see
-    :data:`agents.arena.DEFAULT_MAX_HANDS`) counts half a win, as in the tournament statistics.
+    Deal ``i`` (seed ``derive_seed(seed, "eval", opponent, i)``) is played in every seating of
+    the table's format (see the module's docstring): with two sides once with the agent on each
+    side in turn (every seat of that side: both partners in a partnership game); free-for-all
+    in every rotation of each two-agent table. ``matches`` is rounded down to a whole number of
+    deals, at least one deal: 2 sides and ``matches=5`` play 2 deals, 4 matches; 3 players
+    (6 seatings a deal) and ``matches=5`` play 1 deal, 6 matches. A match stopped undecided (a
+    draw, see :data:`agents.arena.DEFAULT_MAX_HANDS`) counts half a win, as in the tournament
+    statistics. ``margin`` is the best final score of the agent's sides minus the best of the
+    opponent's.
 
     >>> evaluate("greedy", "random", RuleConfig(), matches=0, seed=1)
     Traceback (most recent call last):
@@ -72,18 +86,37 @@ def evaluate(agent: str, opponent: str, rules: RuleConfig, *, matches: int,
     seed = as_seed(seed)
     players = _players("agent", agent, rules)
     others = _players("opponent", opponent, rules)
-    n, sides = rules.num_players, rules.num_sides
+    n = rules.num_players
     wins = margin = 0.0
     played = 0
-    for i in range(max(1, matches // sides)):
+    per_deal = len(_seatings(rules, 0))
+    for i in range(max(1, matches // per_deal)):
         match_seed = derive_seed(seed, "eval", opponent, i)
-        for side in range(sides):
-            seats = [players[s] if rules.side_of(s) == side else others[s] for s in range(n)]
+        for mine in _seatings(rules, i):  # by seat: is it the agent's?
+            seats = [players[s] if mine[s] else others[s] for s in range(n)]
             result = play_match(seats, rules, match_seed)
-            best_other = max(sc for k, sc in enumerate(result.scores) if k != side)
-            wins += 0.5 if result.winner is None else float(result.winner == side)
-            margin += result.scores[side] - best_other
+            sides = {rules.side_of(s): mine[s] for s in range(n)}
+            ours = max(sc for side, sc in enumerate(result.scores) if sides[side])
+            theirs = max(sc for side, sc in enumerate(result.scores) if not sides[side])
+            wins += 0.5 if result.winner is None else float(sides[result.winner])
+            margin += ours - theirs
             played += 1
     low, high = wilson_interval(wins, played)
     return {"win_rate": wins / played, "ci_low": low, "ci_high": high,
             "margin": margin / played, "matches": played}
+
+
+def _seatings(rules: RuleConfig, deal: int) -> list[tuple[bool, ...]]:
+    """The seatings deal ``deal`` is played in, each as one flag per seat: the agent's seat?
+
+    >>> _seatings(RuleConfig(), 0)
+    [(True, False), (False, True)]
+    >>> len(_seatings(RuleConfig(num_players=3), 0)), _seatings(RuleConfig(num_players=3), 0)[:3]
+    (6, [(True, True, False), (True, False, True), (False, True, True)])
+    """
+    if format_of(rules) != "free_for_all":
+        return [tuple(rules.side_of(s) == side for s in range(rules.num_players))
+                for side in range(rules.num_sides)]
+    return [tuple(who == "A" for who in seats)
+            for table in tables_for(["A", "B"], rules)
+            for seats in seatings(table, rules, deal)]

@@ -43,37 +43,77 @@ def test_two_sides_give_what_the_old_train_ppo_evaluator_gave(rules, opponent, m
     assert evaluate(f"ppo:{path}", opponent, rules, matches=matches, seed=seed) == expected
 
 
-@pytest.mark.parametrize("options", [dict(num_players=3), dict(num_players=4),
-                                     dict(num_players=4, partnerships=False)])
-def test_every_side_is_played_at_three_and_four_players(options, monkeypatch):
-    rules = RuleConfig(target_score=30, **options)
-    seen = []
+def _spy_on_matches(monkeypatch, winner=None):
+    """Record ([agent name by seat], seed) of every match evaluate plays; with ``winner``, each
+    match is won by that seat's side instead of being played."""
     import agents.evaluation as evaluation
+    from agents.arena import MatchResult
 
+    seen = []
     real = evaluation.play_match
 
     def spy(seats, rules, seed):
         seen.append(([getattr(a, "name", a) for a in seats], seed))
-        return real(seats, rules, seed)
+        if winner is None:
+            return real(seats, rules, seed)
+        scores = tuple(100 if s == rules.side_of(winner) else 0 for s in range(rules.num_sides))
+        return MatchResult(seats=tuple(seen[-1][0]), seed=seed, scores=scores,
+                           winner=rules.side_of(winner), hands=1, plays=0,
+                           seat_points=(0,) * rules.num_players)
 
     monkeypatch.setattr(evaluation, "play_match", spy)
-    res = evaluate("greedy", "random", rules, matches=2 * rules.num_sides, seed=5)
-    assert res["matches"] == len(seen) == 2 * rules.num_sides
+    return seen
+
+
+def test_every_side_is_played_with_two_sides(monkeypatch):
+    rules = RuleConfig(target_score=30, num_players=4)
+    seen = _spy_on_matches(monkeypatch)
+    res = evaluate("greedy", "random", rules, matches=4, seed=5)
+    assert res["matches"] == len(seen) == 4
     # each deal once per side, the agent on every seat of that side and nowhere else
-    for i in range(2):
-        deal = seen[i * rules.num_sides:(i + 1) * rules.num_sides]
-        assert len({seed for _, seed in deal}) == 1
-        for side, (names, _) in enumerate(deal):
-            assert names == ["greedy" if rules.side_of(s) == side else "random"
-                             for s in range(rules.num_players)]
+    g, r = "greedy", "random"
+    assert [names for names, _ in seen] == [[g, r, g, r], [r, g, r, g]] * 2
+    assert seen[0][1] == seen[1][1] != seen[2][1] == seen[3][1]
     assert 0 <= res["ci_low"] <= res["win_rate"] <= res["ci_high"] <= 1
+
+
+# the two-agent field of the tournament's free-for-all format, deal 0: A is the agent
+FIELD = {
+    3: ["AAB", "ABA", "BAA", "ABB", "BBA", "BAB"],
+    4: ["AAAB", "AABA", "ABAA", "BAAA", "AABB", "ABBA", "BBAA", "BAAB",
+        "ABBB", "BBBA", "BBAB", "BABB"],
+}
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_free_for_all_plays_the_tournaments_two_agent_field(players, monkeypatch):
+    rules = RuleConfig(target_score=30, num_players=players, partnerships=False)
+    seen = _spy_on_matches(monkeypatch)
+    res = evaluate("greedy", "random", rules, matches=len(FIELD[players]), seed=5)
+    names = {"A": "greedy", "B": "random"}
+    assert [names_ for names_, _ in seen] == [[names[c] for c in t] for t in FIELD[players]]
+    assert len({seed for _, seed in seen}) == 1  # one deal, every seating
+    assert res["matches"] == len(FIELD[players])
+
+
+@pytest.mark.parametrize("players", [3, 4])
+@pytest.mark.parametrize("winner", [0, 1])
+def test_free_for_all_share_is_one_half_between_equals(players, winner, monkeypatch):
+    # whoever sits at the winning seat wins: the agent holds it in exactly half the matches
+    rules = RuleConfig(target_score=30, num_players=players, partnerships=False)
+    seen = _spy_on_matches(monkeypatch, winner=winner)
+    res = evaluate("greedy", "random", rules, matches=3 * len(FIELD[players]), seed=1)
+    # three deals; at 4 players the second sits (A, A, B, B) as ABAB: 2 rotations, not 4
+    assert res["win_rate"] == 0.5 and res["matches"] == len(seen)
+    assert len(seen) == {3: 18, 4: 12 + 10 + 12}[players]
+    assert res["margin"] == 0  # +100 when the agent wins, -100 when it loses
 
 
 def test_same_seed_same_result_and_the_seed_matters():
     rules = RuleConfig(num_players=3, target_score=30)
-    a = evaluate("random", "random", rules, matches=6, seed=1)
-    assert a == evaluate("random", "random", rules, matches=6, seed=1)
-    assert any(evaluate("random", "random", rules, matches=6, seed=s) != a for s in (2, 3, 4))
+    a = evaluate("greedy", "random", rules, matches=6, seed=1)
+    assert a == evaluate("greedy", "random", rules, matches=6, seed=1)
+    assert any(evaluate("greedy", "random", rules, matches=6, seed=s) != a for s in (2, 3, 4))
 
 
 def test_a_drawn_match_counts_half(monkeypatch):
