@@ -8,10 +8,10 @@ does, with the policy as a model of how a player plays:
 
 1. it remembers its own decisions in the current hand (its views and its moves);
 2. per decision it samples ``pool`` times more deals than it will search
-   (:class:`~agents.sampling.DealSampler`), and for each deal rebuilds every play the other
-   seats made since this seat's earliest remembered decision after which no other seat drew
-   (a seat's hand then is its hand in the deal plus the tiles it has played since, exactly;
-   a draw would make it unknown, so the look-back stops there):
+   (:class:`~dominoes_env.core.sampling.DealSampler`), and for each deal rebuilds every play
+   the other seats made since this seat's earliest remembered decision after which no other
+   seat drew (a seat's hand then is its hand in the deal plus the tiles it has played since,
+   exactly; a draw would make it unknown, so the look-back stops there):
    :func:`agents.inference.replay_others`;
 3. it weighs each deal by the probability the policy gives those plays from those hands, raised
    to the power ``infer`` (a likelihood: deals in which the others would not have played as
@@ -59,6 +59,7 @@ from pathlib import Path
 import numpy as np
 
 from dominoes_env.core import DRAW, PLAY, HandState, SeatView, wins_by_play
+from dominoes_env.core.sampling import DealSampler
 from dominoes_env.core.validation import as_float, as_int
 from dominoes_env.obs.v2 import encode_hand_state
 
@@ -66,7 +67,6 @@ from .base import Agent
 from .blas import single_thread
 from .inference import PlayLikelihood
 from .ppo import ACTIVATIONS, POLICY_DIR, PPOAgent, shipped_policy_path
-from .sampling import DealSampler
 from .search import GreedyRollout, best_mean, check_value, distinct_moves
 
 #: rollouts per decision at most, and how many standard errors behind the best a move may fall

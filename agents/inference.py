@@ -10,7 +10,7 @@ the plays they made there, for a whole batch of deals at once.
 
 >>> import random
 >>> from agents.guided import GuidedSearchAgent
->>> from agents.sampling import DealSampler
+>>> from dominoes_env.core import DealSampler
 >>> from dominoes_env.core import MatchState
 >>> match, agent = MatchState(seed=4), GuidedSearchAgent(seed=0, sims=16)
 >>> decisions = 0

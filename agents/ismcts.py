@@ -4,9 +4,9 @@ The agent spec is ``ismcts`` (``ismcts:sims=100,uct_c=2,rollouts=1``). For each 
 builds the OpenSpiel game of :mod:`dominoes_env.openspiel` for the view's rules as a one-hand
 episode scored by ``score_delta`` (the points each side gains to the end of the hand, as
 :mod:`agents.search` scores its rollouts), and runs OpenSpiel's ISMCTS bot from the view:
-every simulation starts from a fresh guess of the hidden tiles (:class:`~agents.sampling.
-DealSampler`, uniform among the deals that fit what the seat has seen), forced draws are
-chance nodes, and the tree's nodes are the seat's observations (own tiles, scores and the
+every simulation starts from a fresh guess of the hidden tiles (:class:`~dominoes_env.
+core.sampling.DealSampler`, uniform among the deals that fit what the seat has seen), forced
+draws are chance nodes, and the tree's nodes are the seat's observations (own tiles, scores and the
 hand's public history). Leaves are valued by one random rollout to the end of the hand.
 
 OpenSpiel's C++ ``pyspiel.ISMCTSBot`` cannot sample the hidden tiles of a Python game
@@ -26,10 +26,10 @@ from __future__ import annotations
 import numpy as np
 
 from dominoes_env.core import RuleConfig, SeatView
+from dominoes_env.core.sampling import DealSampler
 from dominoes_env.core.validation import as_float, as_int
 
 from .base import Agent
-from .sampling import DealSampler
 
 
 def _openspiel():

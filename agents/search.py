@@ -3,7 +3,8 @@
 For each decision the agent
 
 1. samples deals of the tiles it cannot see, uniformly among those consistent with its view
-   (hand sizes, tiles played, values a seat is known to lack; see :mod:`agents.sampling`);
+   (hand sizes, tiles played, values a seat is known to lack; see
+   :mod:`dominoes_env.core.sampling`);
 2. in every sampled deal, plays each distinct legal move and finishes the hand with a fast
    rollout policy (the greedy scorer for every seat, see :mod:`agents.greedy`, or
    epsilon-greedy);
@@ -49,11 +50,11 @@ from dominoes_env.core import (
     tile_of,
     wins_by_play,
 )
+from dominoes_env.core.sampling import DealSampler
 from dominoes_env.core.validation import as_float, as_int
 
 from . import equity
 from .base import Agent
-from .sampling import DealSampler
 
 DEFAULT_SIMS = 300
 

@@ -171,13 +171,13 @@ def test_greedy_matches_a_brute_force_search_of_the_points_everywhere():
 
 
 def _probe_state(view):
-    from agents.sampling import determinize
+    from dominoes_env.core.sampling import determinize
 
     return determinize(view, random.Random(0))
 
 
 
-@pytest.mark.parametrize("name", ["agents.greedy", "agents.sampling", "agents.search",
+@pytest.mark.parametrize("name", ["agents.greedy", "dominoes_env.core.sampling", "agents.search",
                                   "agents.ppo", "agents.guided", "agents.best", "agents.blas"])
 def test_docstring_examples(name):
     import doctest

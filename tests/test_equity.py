@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from agents.equity import UNIT, MatchEquity, equity_table, sample_hands
 from agents.guided import GuidedSearchAgent
-from agents.sampling import DealSampler
 from agents.search import GreedyRollout, SearchAgent, resolve_value
 from agents.specs import make_agent
 from dominoes_env.core import HandState, RuleConfig
+from dominoes_env.core.sampling import DealSampler
 
 from .helpers import random_positions
 

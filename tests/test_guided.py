@@ -16,9 +16,9 @@ from agents.greedy import GreedyAgent
 from agents.guided import GuidedSearchAgent
 from agents.inference import PlayLikelihood, replay_others
 from agents.ppo import random_policy_npz
-from agents.sampling import DealSampler
 from agents.search import SearchAgent, distinct_moves
 from dominoes_env.core import HandState, MatchState, RuleConfig, tile_set
+from dominoes_env.core.sampling import DealSampler
 from dominoes_env.core.view import make_view
 from dominoes_env.obs.v2 import encode_observation
 

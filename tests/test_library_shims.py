@@ -46,6 +46,9 @@ MOVED = [
     ("dominoes_env.core.files", "atomic_write", "dominoes_env.core.atomic_files"),
     ("dominoes_env.record_files", "read_record", "dominoes_env.record_io"),
     ("dominoes_env.record_files", "append_records", "dominoes_env.record_io"),
+    # game logic the OpenSpiel game needs, moved below agents
+    ("agents.sampling", "DealSampler", "dominoes_env.core.sampling"),
+    ("agents.sampling", "determinize", "dominoes_env.core.sampling"),
 ]
 
 

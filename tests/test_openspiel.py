@@ -265,7 +265,7 @@ def test_state_from_view_matches_the_view():
         match.play(match.legal_actions()[0])
     view = match.view(match.turn)
     game = dos.load_game(match.rules, episode="hand", reward_mode="score_delta")
-    from agents.sampling import DealSampler
+    from dominoes_env.core.sampling import DealSampler
 
     sampler = DealSampler.from_view(view)
     strings = set()

@@ -8,9 +8,9 @@ from collections import Counter
 
 import pytest
 
-from agents.sampling import DealSampler, determinize
 from agents.search import SearchAgent, distinct_moves
 from dominoes_env.core import HandState, RuleConfig, tile_set
+from dominoes_env.core.sampling import DealSampler, determinize
 from dominoes_env.core.view import make_view
 
 from .helpers import random_positions

@@ -9,6 +9,7 @@ from .hand import HandState
 from .match import MatchState, leader_after
 from .moves import DOWN, END_NAMES, LEFT, RIGHT, UP, Move, code_of, end_of, tile_of
 from .rules import RuleConfig
+from .sampling import DealSampler, determinize
 from .scoring import (
     blocked_award,
     count_after,
@@ -23,10 +24,10 @@ from .view import SeatView
 
 __all__ = [
     "DOWN", "DRAW", "END_NAMES", "LEFT", "PASS", "PLAY", "POINT_SCALE", "RIGHT", "UP",
-    "Award", "Draw", "FullState", "HandState", "IllegalMoveError", "MatchState", "Move",
-    "Outcome", "Pass", "Play",
+    "Award", "DealSampler", "Draw", "FullState", "HandState", "IllegalMoveError", "MatchState",
+    "Move", "Outcome", "Pass", "Play",
     "PublicState", "RecordError", "Result", "RuleConfig", "SeatView", "Tile", "TileSet",
-    "blocked_award", "code_of", "count_after", "end_of", "greedy_best", "iter_bits",
-    "leader_after", "match_winner", "points_for_count", "round_to_five", "tie_rank", "tile_of",
-    "tile_set", "wins_by_play",
+    "blocked_award", "code_of", "count_after", "determinize", "end_of", "greedy_best",
+    "iter_bits", "leader_after", "match_winner", "points_for_count", "round_to_five", "tie_rank",
+    "tile_of", "tile_set", "wins_by_play",
 ]  # fmt: skip
