@@ -1,7 +1,9 @@
-"""How fast an environment's AEC loop runs: decision steps per CPU second of a PettingZoo AEC
-env driven with uniformly random legal actions, the observation of the agent to act read every
-step (the loop that ``python -m experiments.bench_env`` and ``python -m experiments.bench_jax``
-time and print).
+"""What the benchmarks share: how fast an environment's AEC loop runs (decision steps per CPU
+second of a PettingZoo AEC env driven with uniformly random legal actions, the observation of
+the agent to act read every step: the loop that ``python -m experiments.bench_env`` and
+``python -m experiments.bench_jax`` time and print), and the machine's load average, which
+every benchmark prints at its start and its end so that a figure taken on a busy machine says
+so (:func:`load_average`, :func:`load_line`).
 
 >>> import dominoes_env
 >>> run_aec(lambda: dominoes_env.env(num_players=2), 0.01) > 0
@@ -10,13 +12,14 @@ True
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from collections.abc import Callable
 
 from .core.validation import as_float
 
-__all__ = ["clock", "run_aec"]
+__all__ = ["clock", "load_average", "load_line", "run_aec"]
 
 #: the clock the loop is timed with: this process's CPU time, so other load on a shared machine
 #: skews the figures less than wall time would (on an idle machine the two agree)
@@ -57,3 +60,33 @@ def run_aec(make: Callable, seconds: float, seed: int = 0) -> float:
         env.reset()
     env.close()
     return steps / (clock() - start)
+
+
+def load_average() -> list[float] | None:
+    """The machine's load averages over the last 1, 5 and 15 minutes (``os.getloadavg``),
+    rounded to two decimals; ``None`` where the system keeps none (Windows).
+
+    >>> figures = load_average()
+    >>> figures is None or (len(figures) == 3 and min(figures) >= 0)
+    True
+    """
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):  # no getloadavg, or the system cannot say
+        return None
+
+
+def load_line(when: str, figures: list[float] | None = None) -> str:
+    """One line a benchmark prints at its ``when`` (``"start"``, ``"end"``): the load averages
+    ``figures`` (default: :func:`load_average` now) and the CPUs they compare with.
+
+    >>> load_line("start", [1.5, 1.25, 0.75]).split(" on ")[0]
+    'load average at start (1, 5, 15 min): 1.50, 1.25, 0.75'
+    """
+    if figures is None:
+        figures = load_average()
+    cpus = os.cpu_count()
+    if figures is None:
+        return f"load average at {when}: not available on this system ({cpus or '?'} CPUs)"
+    return (f"load average at {when} (1, 5, 15 min): "
+            f"{', '.join(f'{x:.2f}' for x in figures)} on {cpus or '?'} CPUs")

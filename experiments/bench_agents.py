@@ -6,7 +6,8 @@ agents' order reversed from one position to the next, so all of them run under t
 conditions (the speed of a shared machine drifts by 2x within minutes; timing one agent after
 the other measured that drift). Prints, per agent spec, decisions per second, the mean, median,
 95th percentile and largest wall time per decision, and the ratio of its total time to the
-first spec's, on one core of this machine::
+first spec's, on one core of this machine, between the machine's load average at the start and
+at the end::
 
     python -m experiments.bench_agents random greedy search --players 2 --positions 400
 """
@@ -19,6 +20,7 @@ import time
 from agents import positions as bench_positions
 from dominoes_env import cli_support
 from dominoes_env.deprecation import moved_names
+from dominoes_env.throughput import load_line
 
 #: the positions moved to agents.positions (add_position_options to dominoes_env.cli_support);
 #: their names stay importable from here for one version, with a DeprecationWarning
@@ -85,6 +87,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
 
 def _run(parser, args, rows: list[dict]) -> int:
+    print(load_line("start"), flush=True)
     views = bench_positions.table_positions(parser, args, args.specs)
     print(f"{len(views)} positions, {args.players} players, agents interleaved", flush=True)
     rows += bench(args.specs, views, args.seed)
@@ -93,6 +96,7 @@ def _run(parser, args, rows: list[dict]) -> int:
     for r in rows:
         print(f"{r['spec']:28s} {r['per_s']:12.0f} {r['mean_ms']:9.4f} {r['median_ms']:9.4f} "
               f"{r['p95_ms']:9.4f} {r['max_ms']:9.4f} {r['ratio']:8.2f}")
+    print(load_line("end"))
     return 0
 
 

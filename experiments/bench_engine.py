@@ -5,7 +5,7 @@ the path search agents use, and ``play``, the checked path) and, in the same run
 ``python_block_dominoes`` (random legal actions, no observations, chance nodes sampled). Each
 figure is the median of ``--repeats`` runs of ``--seconds`` of this process's CPU time (the
 machines are shared: CPU time is steadier than wall time); ratios compare figures from this same
-run.
+run. The machine's load average is printed at the start and at the end.
 
     python -m experiments.bench_engine [--seconds 1.0] [--repeats 5]
 """
@@ -21,6 +21,7 @@ import time
 from dominoes_env.cli_support import OneLineParser, positive_seconds, run_command
 from dominoes_env.core import HandState, RuleConfig
 from dominoes_env.optional import require
+from dominoes_env.throughput import load_line
 
 #: the longest --seconds of one run and the most --repeats (a time or a count beyond them never
 #: ends in practice; nothing but Ctrl-C stopped 1e20 seconds)
@@ -101,6 +102,7 @@ def _run(args) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    print(load_line("start"), flush=True)
     rows = []
     for label, rules, checked in [
         ("core 2p apply_unchecked", RuleConfig(), False),
@@ -135,6 +137,7 @@ def _run(args) -> int:
             raise BrokenPipeError(errno.EPIPE, "Broken pipe")
 
     PipeAwareConsole().print(table)
+    print(load_line("end"))
     return 0
 
 

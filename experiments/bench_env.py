@@ -9,7 +9,8 @@ deal) are applied but not counted, resets are included in the time. Time is this
 CPU time (``time.process_time``), so other load on a shared machine skews the figures less
 than wall-clock time would (on an idle machine the two agree). Contenders run round-robin for
 ``--repeats`` rounds; each steps/s figure is the median over rounds, and each ratio is the
-median over rounds of the two contenders' figures from the same round.
+median over rounds of the two contenders' figures from the same round. The machine's load
+average is printed at the start and at the end.
 
     python -m experiments.bench_env [--seconds 0.5] [--repeats 9]
 
@@ -109,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args) -> int:
+    print(throughput.load_line("start"), flush=True)
     runs, notes = contenders(args.seconds)
     results: dict[str, list[float]] = {name: [] for name in runs}
     for r in range(args.repeats):
@@ -144,6 +146,7 @@ def _run(args) -> int:
     if all(g in median for g in openspiel.values()):
         verdict = "met" if ok else "NOT met"
         print(f"target >= {TARGET_RATIO:g}x OpenSpiel on both: {verdict}")
+    print(throughput.load_line("end"))
     return 0
 
 

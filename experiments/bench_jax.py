@@ -144,7 +144,9 @@ def _run(args) -> int:
               file=sys.stderr)
         return 2
     import dominoes_env
-    from dominoes_env.throughput import run_aec
+    from dominoes_env.throughput import load_line, run_aec
+
+    print(load_line("start"), flush=True)
 
     n = args.num_players
     env = make(num_players=n)
@@ -180,6 +182,7 @@ def _run(args) -> int:
     big = max(args.batches)
     print(f"target: batch {big} >= {TARGET_RATIO:g}x the AEC loop and compile < "
           f"{TARGET_COMPILE_S:g} s: {'met' if ok else 'NOT met'}")
+    print(load_line("end"))
     return 0
 
 

@@ -19,7 +19,9 @@ The headline is steps per wall-clock second, ``train_jax`` against ``train_ppo``
 CPU-second too, which says how much of the gain is doing less work rather than using more
 cores. The last line is a JSON object with ``train_jax_steps_per_s``, ``train_ppo_steps_per_s``
 and ``ratio`` (wall clock), ``train_jax_steps_per_cpu_s``, ``train_ppo_steps_per_cpu_s`` and
-``ratio_cpu``, each trainer's first update's seconds and whole command's wall and CPU seconds.
+``ratio_cpu``, each trainer's first update's seconds and whole command's wall and CPU seconds,
+and the machine's load averages at the start and at the end (``load_average_start``,
+``load_average_end``: 1, 5 and 15 minutes), which are printed too.
 
     python -m experiments.bench_training [--updates 5] [--jax-envs 256] [--ppo-envs 32]
 
@@ -41,6 +43,7 @@ from pathlib import Path
 
 from dominoes_env.cli_support import CommandError, OneLineParser, check_fits_in_memory, run_command
 from dominoes_env.optional import require
+from dominoes_env.throughput import load_average, load_line
 
 TARGET_RATIO = 4.0
 
@@ -268,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args, hidden: list[int]) -> int:
     for module, extra in (("optax", "jax"), ("sb3_contrib", "train")):
         require(module, extra, "the training benchmark")  # one line, before any start-up
+    load_start = load_average()
+    print(load_line("start", load_start), flush=True)
     total = args.warmup + args.updates
     with tempfile.TemporaryDirectory(prefix="bench_training_") as tmp:
         jax_run = run_trainer("train_jax", jax_flags(args), Path(tmp) / "jax", total)
@@ -279,8 +284,7 @@ def _run(args, hidden: list[int]) -> int:
               f"command {r.wall_s:.1f} s, {r.cpu_s:.1f} CPU-s", flush=True)
     result = summary(jax_run, ppo_run, args.warmup)
     print(f"ratio {result['ratio']:.2f} per wall-second (target >= {TARGET_RATIO}), "
-          f"{result['ratio_cpu']:.2f} per CPU-second; load average "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+          f"{result['ratio_cpu']:.2f} per CPU-second")
     result.update(net=args.net, num_steps=args.num_steps, minibatch=args.minibatch,
                   epochs=args.epochs, jax_envs=args.jax_envs, ppo_envs=args.ppo_envs)
     if not args.no_matmul:
@@ -297,6 +301,9 @@ def _run(args, hidden: list[int]) -> int:
               + ", ".join(f"{k} {v}" for k, v in gflops.items())
               + f"; a plain jitted matmul of the update's shape here: {peak:.1f}")
         result.update(gflop_per_cpu_s=gflops, matmul_gflop_per_cpu_s=round(peak, 1))
+    load_end = load_average()
+    print(load_line("end", load_end))
+    result.update(load_average_start=load_start, load_average_end=load_end)
     print(json.dumps(result))
     return 0
 

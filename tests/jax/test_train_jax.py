@@ -351,8 +351,11 @@ def test_bench_training_runs_both_trainers_as_commands(capsys):
     assert bench(["--net", "16", "--num-steps", "4", "--minibatch", "16", "--jax-envs", "8",
                   "--ppo-envs", "4", "--epochs", "2", "--updates", "2", "--no-matmul"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert [line.split(":")[0] for line in lines[:2]] == ["train_jax", "train_ppo"]
+    assert [line.split(":")[0] for line in lines[1:3]] == ["train_jax", "train_ppo"]
+    assert lines[0].startswith("load average at start") and lines[-2].startswith(
+        "load average at end")
     result = json.loads(lines[-1])
+    assert len(result["load_average_start"]) == len(result["load_average_end"]) == 3
     for key in ("train_jax_steps_per_s", "train_ppo_steps_per_s", "ratio",
                 "train_jax_steps_per_cpu_s", "train_ppo_steps_per_cpu_s", "ratio_cpu",
                 "train_jax_first_update_s", "train_jax_cpu_s", "train_ppo_wall_s"):
