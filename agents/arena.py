@@ -38,8 +38,11 @@ from dominoes_env.driver import (  # noqa: F401 (the seeding scheme lives with t
     play_match_with,
 )
 
+from .decision_times import DecisionTimes
 from .specs import make_agent
 
+#: the fields of a match's result that are wall times: they differ from run to run
+TIMING_FIELDS = ("duration_s", "decision_times")
 #: a match still undecided after this many hands is stopped and counted as a draw
 DEFAULT_MAX_HANDS = 1000
 #: seconds an agent may think about one move (``--move-timeout``) before its match is stopped;
@@ -104,7 +107,9 @@ class MatchResult:
     undecided after ``max_hands``: a draw), ``seat_points`` are the points each seat's plays
     scored (hand awards are not in them; they are in ``scores``), ``hands`` counts hands begun
     (a match decided mid-hand counts that hand), ``plays`` counts tiles played,
-    ``first_leader`` is the seat that led the first hand.
+    ``first_leader`` is the seat that led the first hand; ``duration_s`` and ``decision_times``
+    (each seat's ``act`` calls timed, see :mod:`agents.decision_times`) are wall times, left out
+    of equality (:data:`TIMING_FIELDS`).
     """
 
     seats: tuple[str, ...]
@@ -116,6 +121,9 @@ class MatchResult:
     seat_points: tuple[int, ...]
     first_leader: int = -1  #: the seat that led the first hand
     duration_s: float = field(default=0.0, compare=False)  #: wall time; not part of equality
+    #: per seat: its decisions, their wall time and its histogram
+    #: (:class:`agents.decision_times.DecisionTimes` as a dict); not part of equality
+    decision_times: tuple[dict, ...] = field(default=(), compare=False)
     #: the game record (``play_match(..., keep_record=True)``); not in ``to_record()``
     game: dict | None = field(default=None, compare=False, repr=False)
 
@@ -194,9 +202,16 @@ def play_match(
         return AgentError(f"agent {names[seat]!r} at seat {seat} {what} (match seed {seed}, "
                           f"hand {hand_number})")
 
+    times = [DecisionTimes() for _ in range(n)]
+
     def call(seat: int, method: str, fn, *args):
         try:
-            return clock.call(fn, *args)
+            if method != "act":
+                return clock.call(fn, *args)
+            began = time.perf_counter()
+            code = clock.call(fn, *args)
+            times[seat].add(time.perf_counter() - began)
+            return code
         except MoveTimeout:
             raise fault(seat, f"took longer than the move time limit of {move_timeout:g} s in "
                               f"{method}()") from None
@@ -230,4 +245,5 @@ def play_match(
         seat_points=tuple(run.seat_points),
         first_leader=run.first_leader,
         duration_s=round(time.perf_counter() - start, 6),
+        decision_times=tuple(t.to_dict() for t in times),
     )

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from agents.arena import TIMING_FIELDS
 from agents.ppo import PolicyFileError, PPOAgent, random_policy_npz
 from agents.tournament.runner import MATCHES_FILE
 from dominoes_env.cli import main as dominoes_main
@@ -311,7 +312,8 @@ def test_full_disk_keeps_finished_matches_and_resume_is_exact(tmp_path):
     assert 0 < kept.count(b"\n") < 20
     assert tournament_main([*args, "--out", str(tmp_path / "full")]) == 0  # resume
     assert tournament_main([*args, "--out", str(tmp_path / "clean")]) == 0
-    strip = lambda recs: [{k: v for k, v in r.items() if k != "duration_s"} for r in recs]  # noqa: E731
+    strip = lambda recs: [{k: v for k, v in r.items() if k not in TIMING_FIELDS}  # noqa: E731
+                          for r in recs]
     assert strip(sorted(lines_of(tmp_path / "full" / MATCHES_FILE), key=lambda r: r["index"])) \
         == strip(lines_of(tmp_path / "clean" / MATCHES_FILE))
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from agents.arena import TIMING_FIELDS
 from agents.tournament import TournamentConfig, TournamentDirError, build_summary, run_tournament
 from agents.tournament.runner import MATCHES_FILE, job_record
 from dominoes_env.core import RuleConfig
@@ -21,11 +22,12 @@ FAST = RuleConfig(target_score=60)
 
 
 def results(out: Path) -> dict[str, dict]:
-    """The stored records by key, without the (wall-clock) duration."""
+    """The stored records by key, without the wall-clock times (duration, decision times)."""
     recs = {}
     for line in (out / MATCHES_FILE).read_text().splitlines():
         rec = json.loads(line)
-        rec.pop("duration_s")
+        for key in TIMING_FIELDS:
+            rec.pop(key)
         assert rec["key"] not in recs, f"duplicate match {rec['key']}"
         recs[rec["key"]] = rec
     return recs
@@ -90,7 +92,8 @@ def test_resume_after_kill_loses_nothing_and_duplicates_nothing(tmp_path):
     assert sorted(recs) == sorted(job.key for job in run.schedule.jobs)
     for job in run.schedule.jobs[::7]:  # spot-check against a fresh replay
         fresh = job_record(job, FAST, config.max_hands)
-        fresh.pop("duration_s")
+        for key in TIMING_FIELDS:
+            fresh.pop(key)
         assert recs[job.key] == fresh
     assert run_tournament(config, out, progress=False).played == 0  # complete: nothing to do
 
@@ -212,8 +215,11 @@ def test_demo_runs_and_prints_the_table(tmp_path, capsys):
 
     assert demo.demo_agents()[:2] == ["random", "greedy"]
     (tmp_path / MATCHES_FILE).write_text("left over from an older demo\n")
-    assert demo.main(["--matches", "2", "--target-score", "30", "--workers", "1",
-                      "--out", str(tmp_path)]) == 0  # fmt: skip
+    argv = ["--matches", "2", "--target-score", "30", "--workers", "1", "--out", str(tmp_path)]
+    assert demo.main(argv) == 2  # an older demo is replaced only with --overwrite
+    assert "pass --overwrite" in capsys.readouterr().err
+    assert (tmp_path / MATCHES_FILE).read_text() == "left over from an older demo\n"
+    assert demo.main([*argv, "--overwrite"]) == 0
     assert "agents, best rated first" in capsys.readouterr().out
     n = len(demo.demo_agents())
     assert len(results(tmp_path)) == 2 * n * (n - 1) // 2  # 2 matches per pair

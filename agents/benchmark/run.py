@@ -1,0 +1,228 @@
+"""Playing a card: one tournament (:mod:`agents.tournament`) per opponent and table, each in a
+folder of its own under the card's folder, so that an interrupted card keeps every finished
+match and ``resume=True`` plays only the rest.
+
+The card's folder holds ``benchmark.json`` (the :class:`BenchmarkConfig`: a folder holding
+another card is refused), ``card.json`` (:mod:`.card`), ``card.png`` and
+``matches/<table>/<NN>-<opponent>/`` (a tournament's ``config.json`` and ``matches.jsonl``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dominoes_env.core.atomic_files import atomic_write
+
+from ..arena import DEFAULT_MOVE_TIMEOUT
+from ..specs import check_spec, make_agent
+from ..tournament.runner import (
+    MATCHES_FILE,
+    TournamentConfig,
+    TournamentDirError,
+    load_records,
+    run_tournament,
+)
+from .card import build_card, write_card
+from .stats import cell_stats
+from .tables import BenchmarkConfig
+
+CONFIG_FILE = "benchmark.json"
+CARD_FILE = "card.json"
+PICTURE_FILE = "card.png"
+CELLS_DIR = "matches"
+#: bump when the folder's layout or the cells' seeding changes, so old folders are refused
+SCHEME_VERSION = 1
+#: what an opponent that is the agent itself shows instead of figures
+ITSELF = "the agent itself (50% by construction)"
+
+
+class BenchmarkDirError(ValueError):
+    """The card's folder cannot be used for this run (another card, nothing to resume, ...)."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One opponent at one table: ``reason`` says why it is not played (``n/a``), else
+    ``None``; ``folder`` is where its tournament lives, relative to the card's folder."""
+
+    table: str
+    opponent: str
+    reason: str | None
+    folder: str
+
+    def tournament(self, config: BenchmarkConfig) -> TournamentConfig:
+        return TournamentConfig([config.agent, self.opponent], config.rules(self.table),
+                                matches=config.per_field_table(self.table), seed=config.seed,
+                                max_hands=config.max_hands)
+
+
+def _slug(spec: str) -> str:
+    return re.sub(r"[^A-Za-z0-9=.,-]+", "_", spec).strip("._")[:40] or "agent"
+
+
+def _reason(spec: str, rules) -> str | None:
+    try:
+        check_spec(spec, rules)
+    except ValueError as err:
+        return " ".join(str(err).split())
+    return None
+
+
+def plan(config: BenchmarkConfig) -> list[Cell]:
+    """Every cell of the card, in table then panel order. A spec that names no agent (or bad
+    parameters, or an unreadable policy) is a ``ValueError``; an agent that cannot play a
+    table (no shipped policy for it) makes its cells ``n/a`` with the reason. ``ValueError``
+    too if the agent can play none of the tables."""
+    for spec in (config.agent, *config.panel):
+        make_agent(spec, seed=0)
+    cells, refused = [], []
+    for table in config.tables:
+        rules = config.rules(table)
+        mine = _reason(config.agent, rules)
+        if mine:
+            refused.append(f"{table}: {mine}")
+        for i, opponent in enumerate(config.panel):
+            reason = (mine if mine else ITSELF if opponent == config.agent
+                      else _reason(opponent, rules))
+            cells.append(Cell(table, opponent, reason, f"{CELLS_DIR}/{table}/{i:02d}-"
+                                                       f"{_slug(opponent)}"))
+    if len(refused) == len(config.tables):
+        raise ValueError(f"{config.agent!r} can play none of the tables: {'; '.join(refused)}")
+    return cells
+
+
+def _stored(config: BenchmarkConfig) -> dict[str, Any]:
+    return {"scheme": SCHEME_VERSION, **config.to_dict()}
+
+
+def _differences(old: Any, new: dict) -> str:
+    if not isinstance(old, dict):
+        return "the stored configuration is not a JSON object"
+    return "; ".join(f"{k}: {old.get(k)!r} there, {new.get(k)!r} now"
+                     for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k))
+
+
+def clear_card(out: str | os.PathLike) -> None:
+    """Remove what a card run writes in ``out`` (and nothing else there)."""
+    out = Path(out)
+    for name in (CONFIG_FILE, CARD_FILE, PICTURE_FILE):
+        (out / name).unlink(missing_ok=True)
+    cells = out / CELLS_DIR
+    if cells.is_symlink() or cells.is_file():
+        cells.unlink()
+    elif cells.exists():
+        shutil.rmtree(cells)
+
+
+def prepare_dir(out: Path, config: BenchmarkConfig, *, resume: bool, overwrite: bool) -> None:
+    """The output policy: a new folder; an existing card of the same configuration only with
+    ``resume``; anything a card writes already there only with ``overwrite`` (it is removed
+    first). :class:`BenchmarkDirError` otherwise; then ``benchmark.json`` is written."""
+    if resume and overwrite:
+        raise BenchmarkDirError("--resume continues a card and --overwrite starts it again: "
+                                "pass one")
+    if out.exists() and not out.is_dir():
+        raise BenchmarkDirError(f"--out {str(out)!r} is a file, not a folder")
+    path = out / CONFIG_FILE
+    wanted = _stored(config)
+    ours = [n for n in (CONFIG_FILE, CARD_FILE, PICTURE_FILE, CELLS_DIR)
+            if os.path.lexists(out / n)]
+    if overwrite:
+        clear_card(out)
+    elif resume:
+        if not path.is_file():
+            raise BenchmarkDirError(f"{out} holds no benchmark card to resume ({CONFIG_FILE} "
+                                    "is missing); leave out --resume to start one")
+        try:
+            old = json.loads(path.read_text())
+        except (OSError, ValueError, RecursionError) as err:
+            raise BenchmarkDirError(f"{path} is unreadable ({err}); use --overwrite or another "
+                                    "--out") from None
+        if old != wanted:
+            raise BenchmarkDirError(f"{out} holds a card with other arguments "
+                                    f"({_differences(old, wanted)}); repeat them to resume it, "
+                                    "or use --overwrite or another --out")
+        return
+    elif ours:
+        raise BenchmarkDirError(f"{out} holds a benchmark card already ({', '.join(ours)}); "
+                                "pass --resume to continue it, --overwrite to start again, or "
+                                "choose another --out")
+    out.mkdir(parents=True, exist_ok=True)
+    with atomic_write(path) as f:
+        f.write(json.dumps(wanted, indent=2) + "\n")
+
+
+def collect(config: BenchmarkConfig, out: Path, cells: list[Cell]) -> list[dict[str, Any]]:
+    """Each cell's figures from the matches finished in its folder (:func:`cell_stats`), with
+    ``table``, ``opponent``, ``status`` (``"ok"`` or ``"n/a"``), ``reason``,
+    ``matches_scheduled`` and ``complete``."""
+    rows = []
+    for cell in cells:
+        row: dict[str, Any] = {"table": cell.table, "opponent": cell.opponent}
+        if cell.reason:
+            rows.append({**row, "status": "n/a", "reason": cell.reason})
+            continue
+        tournament = cell.tournament(config)
+        schedule = tournament.schedule()
+        rules = tournament.rules
+        path = out / cell.folder / MATCHES_FILE
+        try:
+            records = load_records(path, schedule, rules.num_sides)
+            stats = cell_stats(records, config.agent, rules)
+        except TournamentDirError:
+            raise
+        except (ValueError, KeyError, TypeError) as err:
+            raise TournamentDirError(f"{path}: {err}") from None
+        rows.append({**row, "status": "ok", "reason": None, **stats,
+                     "matches_scheduled": len(schedule.jobs),
+                     "complete": len(records) == len(schedule.jobs)})
+    return rows
+
+
+@dataclass
+class CardRun:
+    """What :func:`run_card` returns: the card (:mod:`.card`) and where it was written."""
+
+    card: dict[str, Any]
+    out: Path
+    played: int  #: matches this invocation played
+
+
+def run_card(config: BenchmarkConfig, out: str | os.PathLike, *, workers: int = 1,
+             progress: bool = True, resume: bool = False, overwrite: bool = False,
+             move_timeout: float | None = DEFAULT_MOVE_TIMEOUT) -> CardRun:
+    """Play every playable cell of the card not yet finished in ``out`` and write
+    ``card.json``. Ctrl-C (``KeyboardInterrupt``) writes the card of the matches finished so
+    far (``"complete": false``) and propagates; ``resume=True`` then plays the rest."""
+    out = Path(out)
+    cells = plan(config)
+    prepare_dir(out, config, resume=resume, overwrite=overwrite)
+    start = time.perf_counter()
+    played = 0
+    try:
+        for cell in cells:
+            if cell.reason:
+                continue
+            if progress:
+                print(f"{cell.table}: {config.agent} against {cell.opponent}", file=sys.stderr)
+            run = run_tournament(cell.tournament(config), out / cell.folder, workers=workers,
+                                 progress=progress, move_timeout=move_timeout)
+            played += run.played
+            workers = run.workers  # capped at the CPUs once, not warned about again
+    except KeyboardInterrupt:
+        write_card(build_card(config, collect(config, out, cells),
+                              wall_s=time.perf_counter() - start, workers=workers),
+                   out / CARD_FILE)
+        raise
+    card = build_card(config, collect(config, out, cells), wall_s=time.perf_counter() - start,
+                      workers=workers)
+    write_card(card, out / CARD_FILE)
+    return CardRun(card, out, played)

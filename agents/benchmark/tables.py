@@ -1,0 +1,112 @@
+"""The tables a benchmark card plays at, the panel of opponents, and a card's configuration.
+
+>>> [table_rules(name).num_sides for name in TABLES]
+[2, 3, 2, 4]
+>>> BenchmarkConfig("greedy", tables=["3p"], matches=5).per_field_table("3p")
+3
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dominoes_env.core import RuleConfig
+from dominoes_env.core.validation import as_int, short_repr
+from dominoes_env.rule_args import TABLE_FIELDS
+
+from ..arena import DEFAULT_MAX_HANDS
+from ..tournament.schedule import tables_for
+
+#: the tables, by name: (players, partnerships)
+TABLES: dict[str, tuple[int, bool]] = {
+    "2p": (2, False),
+    "3p": (3, False),
+    "4p-partners": (4, True),
+    "4p-solo": (4, False),
+}
+#: the fixed panel every agent is measured against, weakest first
+PANEL = ("random", "greedy", "search", "ppo", "best")
+#: the most matches per opponent and table (their results are held in memory)
+MAX_MATCHES = 10**7
+
+
+def table_rules(name: str, options: Mapping[str, Any] | None = None) -> RuleConfig:
+    """The rules of table ``name`` with the rule ``options`` (RuleConfig fields but the table's
+    own, ``num_players`` and ``partnerships``)."""
+    if name not in TABLES:
+        raise ValueError(f"unknown table {short_repr(name)}; allowed: {', '.join(TABLES)}")
+    options = dict(options or {})
+    fixed = sorted(set(options) & set(TABLE_FIELDS))
+    if fixed:
+        raise ValueError(f"the rule options {', '.join(fixed)} are set by the table; leave "
+                         "them out")
+    players, partnerships = TABLES[name]
+    return RuleConfig(num_players=players, partnerships=partnerships, **options)
+
+
+def _specs(name: str, value: Any, allow_empty: bool = False) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise TypeError(f"{name} must be a list of strings, got {short_repr(value)}")
+    out = tuple(value)
+    for item in out:
+        if not isinstance(item, str) or not item.strip():
+            raise ValueError(f"{name}: every entry is a non-empty string, got {short_repr(item)}")
+    if not out and not allow_empty:
+        raise ValueError(f"{name} is empty; give at least one")
+    repeated = sorted({x for x in out if out.count(x) > 1})
+    if repeated:
+        raise ValueError(f"{name}: {', '.join(repeated)} given twice; list each once")
+    return out
+
+
+@dataclass(frozen=True)
+class BenchmarkConfig:
+    """What decides a card's results: the agent, the panel, the tables, matches per opponent
+    and table, the seed, the rule options every table shares and ``max_hands``. ``matches``
+    is split evenly over the two-agent field of a table (2 tables at 3 players, 3 at 4 without
+    partnerships; 1 with two sides) and rounded up to whole duplicate deals there."""
+
+    agent: str
+    panel: Sequence[str] = PANEL
+    tables: Sequence[str] = tuple(TABLES)
+    matches: int = 100
+    seed: int = 0
+    rule_options: Mapping[str, Any] = field(default_factory=dict)
+    max_hands: int = DEFAULT_MAX_HANDS
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.agent, str) or not self.agent.strip():
+            raise ValueError(f"agent must be a non-empty agent spec, got {short_repr(self.agent)}")
+        object.__setattr__(self, "panel", _specs("panel", self.panel))
+        tables = _specs("tables", self.tables)
+        for name in tables:
+            if name not in TABLES:
+                raise ValueError(f"unknown table {short_repr(name)}; allowed: "
+                                 f"{', '.join(TABLES)}")
+        object.__setattr__(self, "tables", tables)
+        object.__setattr__(self, "matches", as_int("matches", self.matches, 1, MAX_MATCHES))
+        object.__setattr__(self, "seed", as_int("seed", self.seed))
+        object.__setattr__(self, "max_hands", as_int("max_hands", self.max_hands, 1))
+        if not isinstance(self.rule_options, Mapping):
+            raise TypeError(f"rule_options must be a dict of RuleConfig fields, got "
+                            f"{short_repr(self.rule_options)}")
+        object.__setattr__(self, "rule_options", dict(self.rule_options))
+        for name in self.tables:  # every table's rules are valid before anything is played
+            table_rules(name, self.rule_options)
+
+    def rules(self, table: str) -> RuleConfig:
+        return table_rules(table, self.rule_options)
+
+    def per_field_table(self, table: str) -> int:
+        """Matches asked of each two-agent table of ``table``'s field (``tables_for``)."""
+        count = len(tables_for(["A", "B"], self.rules(table)))
+        return math.ceil(self.matches / count)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"agent": self.agent, "panel": list(self.panel), "tables": list(self.tables),
+                "matches": self.matches, "seed": self.seed,
+                "rule_options": dict(sorted(self.rule_options.items())),
+                "max_hands": self.max_hands}
