@@ -1,23 +1,25 @@
-"""``BestAgent``: the strongest shipped agent for the table's player count (the spec ``best``).
+"""``BestAgent``: the strongest shipped agent for the table (the spec ``best``).
 
-Which agent is strongest depends on the table: the policy-guided search needs a shipped PPO
-policy for the player count, and was measured against ``search`` only where this table says.
-:data:`BEST_BY_PLAYERS` names, per player count, the spec ``best`` stands for, and why:
+Which agent is strongest depends on the table (:mod:`agents.tables`): the policy-guided search
+needs the table's own trained policy, and is ``best`` only where it was measured to beat
+``search``. :data:`BEST_BY_TABLE` names, per table, the spec ``best`` stands for, and why:
 
-=======  ===========  ===================================================================
-players  spec         why
-=======  ===========  ===================================================================
-2        ``guided``   won 1,211 of 2,000 matches against ``search`` (60.6%, Wilson
-                      interval 58.4-62.7%; docs/results.md), where the reactive
-                      ``ppo`` wins about half (51.2% of 4,000)
-3        ``search``   no shipped 3-player policy, so nothing guided can play; ``search``
-                      beats greedy and the other shipped agents
-4        ``search``   ``guided`` with the 4-player policy won 29 of 100 matches against
-                      ``search`` (29%, Wilson interval 21-39%; docs/results.md)
-=======  ===========  ===================================================================
+=====================  ===========  ==========================================================
+table                  spec         why
+=====================  ===========  ==========================================================
+``2p``                 ``guided``   won 1,211 of 2,000 matches against ``search`` (60.6%,
+                                    Wilson interval 58.4-62.7%; docs/results.md), where the
+                                    reactive ``ppo`` wins about half (51.2% of 4,000)
+``3p``                 ``search``   no shipped 3-player policy yet, so nothing guided can
+                                    play; ``search`` beats greedy and the other shipped agents
+``4p_partnerships``    ``search``   ``guided`` with the partnership policy won 29 of 100
+                                    matches against ``search`` (29%, Wilson interval 21-39%;
+                                    docs/results.md)
+``4p_free_for_all``    ``search``   no shipped policy for 4 players without partnerships yet
+=====================  ===========  ==========================================================
 
-The player count is known only once the agent sees its table, so the choice is made then:
-by :meth:`BestAgent.check_rules` (commands call it before a match starts) or at the first
+The table is known only once the agent sees it, so the choice is made then: by
+:meth:`BestAgent.check_rules` (commands call it before a match starts) or at the first
 decision. Every call is passed on to that agent, built with this agent's seed.
 
 >>> from dominoes_env.core import MatchState, RuleConfig
@@ -32,22 +34,32 @@ from __future__ import annotations
 from dominoes_env.core import RuleConfig, SeatView
 
 from .base import Agent
+from .tables import as_table, table_of
 
-#: the spec ``best`` stands for, by the table's player count
-BEST_BY_PLAYERS = {2: "guided", 3: "search", 4: "search"}
+#: the spec ``best`` stands for, by table (:data:`agents.tables.TABLES`)
+BEST_BY_TABLE = {"2p": "guided", "3p": "search", "4p_partnerships": "search",
+                 "4p_free_for_all": "search"}
 
 
-def best_spec(num_players: int) -> str:
-    """The spec of the strongest shipped agent for ``num_players`` seats.
+def best_spec(table) -> str:
+    """The spec of the strongest shipped agent at ``table`` (a ``RuleConfig``, a table name,
+    or a player count: its default rules, as :func:`agents.tables.as_table`).
 
-    >>> best_spec(2), best_spec(4)
+    >>> best_spec(RuleConfig(num_players=2)), best_spec("4p_partnerships")
     ('guided', 'search')
     """
-    try:
-        return BEST_BY_PLAYERS[num_players]
-    except KeyError:
-        allowed = ", ".join(map(str, sorted(BEST_BY_PLAYERS)))
-        raise ValueError(f"no best agent for {num_players!r} players; allowed: {allowed}") from None
+    return BEST_BY_TABLE[as_table(table)]
+
+
+def __getattr__(name: str):
+    if name == "BEST_BY_PLAYERS":  # by player count until the tables were told apart
+        import warnings
+
+        warnings.warn("agents.best.BEST_BY_PLAYERS is deprecated; use BEST_BY_TABLE (4 players "
+                      "with and without partnerships are different tables)", DeprecationWarning,
+                      stacklevel=2)
+        return {n: best_spec(n) for n in (2, 3, 4)}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class BestAgent(Agent):
@@ -61,19 +73,19 @@ class BestAgent(Agent):
         #: the spec and agent chosen for the table (``None`` until it is known)
         self.spec: str | None = None
         self.agent: Agent | None = None
-        self._players: int | None = None
+        self._table: str | None = None
 
     def __repr__(self) -> str:
         return f"BestAgent({self.agent!r})" if self.agent is not None else "BestAgent(unresolved)"
 
     def _resolve(self, rules: RuleConfig) -> Agent:
-        n = rules.num_players
-        if self.agent is None or self._players != n:
+        table = table_of(rules)
+        if self.agent is None or self._table != table:
             from .specs import make_agent
 
-            spec = best_spec(n)
+            spec = best_spec(table)
             self.agent = make_agent(spec, seed=self._seed)
-            self.spec, self._players = spec, n
+            self.spec, self._table = spec, table
         return self.agent
 
     def check_rules(self, rules: RuleConfig) -> None:

@@ -37,9 +37,10 @@ at most (600), shared among the distinct moves still in the race (at least ``min
 each), or ``time_ms`` per decision;
 deals are searched ``chunk`` (32) at a time: the rollouts of a chunk share each network
 product, and a ``time_ms`` budget is checked after each chunk. ``policy=PATH`` plays another
-exported policy; without it :func:`guided_policy_path` names it: ``ppo_2p_obs2.npz`` with two
-players (the observation-version-2 PPO policy every ``guided`` figure was measured with), else
-the shipped ``ppo`` policy for the table's player count.
+exported policy (trained for the table: a policy of another table is refused); without it
+:func:`guided_policy_path` names the table's own: ``ppo_2p_obs2.npz`` with two players (the
+observation-version-2 PPO policy every two-player ``guided`` figure was measured with), else the
+shipped ``ppo`` policy of the table (:mod:`agents.tables`).
 
 >>> from dominoes_env.core import MatchState
 >>> match = MatchState(seed=1)
@@ -68,6 +69,7 @@ from .blas import single_thread
 from .inference import PlayLikelihood
 from .ppo import ACTIVATIONS, POLICY_DIR, PPOAgent, shipped_policy_path
 from .search import GreedyRollout, best_mean, check_value, distinct_moves
+from .tables import as_table
 
 #: rollouts per decision at most, and how many standard errors behind the best a move may fall
 #: before the race drops it (``python -m experiments.tournament --agents guided search``)
@@ -102,17 +104,19 @@ class _Net:
         return x @ aw + ab
 
 
-#: the policy ``guided`` reads by default where it is not the table's shipped ``ppo`` policy:
-#: the one its figures were measured with, kept when a newer ``ppo`` policy is shipped (at two
-#: players the observation-version-2 PPO policy)
-GUIDED_POLICIES = {2: "ppo_2p_obs2.npz"}
+#: the policy ``guided`` reads by default where it is not the table's shipped ``ppo`` policy,
+#: by table (:data:`agents.tables.TABLES`): the one its figures were measured with, kept when a
+#: newer ``ppo`` policy is shipped (at two players the observation-version-2 PPO policy)
+GUIDED_POLICIES = {"2p": "ppo_2p_obs2.npz"}
 
 
-def guided_policy_path(num_players: int) -> Path:
-    """The policy ``guided`` uses by default for ``num_players``: its own from
-    :data:`GUIDED_POLICIES` when it has one, else the shipped ``ppo`` policy."""
-    own = GUIDED_POLICIES.get(num_players)
-    return POLICY_DIR / own if own else shipped_policy_path(num_players)
+def guided_policy_path(table) -> Path:
+    """The policy ``guided`` uses by default at ``table`` (a ``RuleConfig``, a table name, or a
+    player count, as :func:`agents.tables.as_table`): its own from :data:`GUIDED_POLICIES` when
+    it has one, else the table's shipped ``ppo`` policy."""
+    table = as_table(table)
+    own = GUIDED_POLICIES.get(table)
+    return POLICY_DIR / own if own else shipped_policy_path(table)
 
 
 class GuidedSearchAgent(Agent):
@@ -173,10 +177,12 @@ class GuidedSearchAgent(Agent):
         """Load the policy for ``rules`` and check it fits them (``ValueError`` otherwise)."""
         if self._net is None or self._rules != rules:
             check_value(self.value, rules)
-            if self.policy_path is None:  # the policy this agent was tuned and measured with
-                own = guided_policy_path(rules.num_players)
+            if self.policy_path is None:  # the table's, as this agent was measured with it
+                own = guided_policy_path(rules)
                 if own.is_file() and self._ppo.path != own:
                     self._ppo = PPOAgent(own)
+                elif not own.is_file() and self._ppo.path is not None:
+                    self._ppo = PPOAgent()  # the shipped one; it names the missing file
             self._ppo.check_rules(rules)
             self._net = _Net(self._ppo.policy, rules)
             self._rules = rules
@@ -190,7 +196,8 @@ class GuidedSearchAgent(Agent):
         if self._memory:
             prev = self._memory[-1]
             n = len(prev.history)
-            same = (prev.hand_number == view.hand_number and prev.seat == view.seat
+            same = (prev.rules == view.rules and prev.hand_number == view.hand_number
+                    and prev.seat == view.seat
                     and n <= len(view.history) and view.history[:n] == prev.history
                     and prev.played & ~view.played == 0
                     and prev.hand & ~(view.hand | view.played) == 0

@@ -19,16 +19,20 @@ key                 contents
 ``metadata``        a JSON string: ``obs_size``, ``num_actions``, ``obs_version`` (the
                     observation version it reads: loading refuses a version
                     ``dominoes_env.obs.VERSIONS`` does not hold), ``rules``
-                    (the training rules as a dict) and whatever the trainer added
+                    (the training rules as a dict: their table, :mod:`agents.tables`, is the
+                    only one the policy plays) and whatever the trainer added
 ==================  ================================================================
 
 Action probabilities are ``softmax(logits)`` over the legal actions (illegal logits are set to
 ``-inf``, as ``MaskableCategorical`` does with ``-1e8``). The agent samples from them with its
 seeded generator (``deterministic=False``), or takes the most probable legal action (the default,
 as stable-baselines3's ``evaluate_policy`` does). How strong the shipped policies are is measured
-by the tournament commands quoted in README.md (for two players: 78.8% of 2,000 matches against
-greedy, ``python -m experiments.tournament --agents ppo greedy random --matches 2000 --workers 2
---seed 4``).
+by the tournament commands quoted in docs/results.md.
+
+The spec ``ppo`` plays the shipped policy of the game's table (:func:`shipped_policy_path`; one
+file per table of :data:`agents.tables.TABLES`, each with a JSON card beside it: the rules, the
+observation version, the steps, the wall time and the command that trained it). A policy is
+refused at a table other than the one it was trained for, with a message naming both.
 
 >>> import numpy as np, tempfile, os
 >>> from dominoes_env.core import MatchState
@@ -55,11 +59,15 @@ from dominoes_env.core.validation import as_bool, short_repr
 
 from .base import Agent
 from .npz_files import NpzError, read_npz
+from .tables import TABLES, as_table, describe_table, table_of, table_rules
 
 FORMAT = "straight-dominoes-ppo/1"
 
-#: shipped policies: ``ppo_{num_players}p.npz`` in this folder
+#: the shipped policies: ``ppo_{table}.npz`` in this folder (:data:`POLICY_FILES`)
 POLICY_DIR = Path(__file__).resolve().parent / "policies"
+
+#: the shipped policy file of each table (:data:`agents.tables.TABLES`), in :data:`POLICY_DIR`
+POLICY_FILES = {table: f"ppo_{table}.npz" for table in TABLES}
 
 
 def _gelu(x):
@@ -190,6 +198,9 @@ class NumpyPolicy:
                            f"weights have {value}")
         if not isinstance(self.metadata.get("rules", {}), dict):
             raise fail("metadata's rules must be a JSON object")
+        #: the table it was trained for (:mod:`agents.tables`); ``None`` where the metadata
+        #: records no rules (then only the observation and action sizes are checked)
+        self.table = _table_of_metadata(self.metadata, fail)
         self.obs_spec = _spec_of(self.path, self.metadata)
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
@@ -216,8 +227,27 @@ class NumpyPolicy:
         return e / e.sum(axis=-1, keepdims=True)
 
 
+def _table_of_metadata(metadata: dict, fail) -> str | None:
+    """The table of a policy's training rules (missing fields take their defaults, as
+    ``RuleConfig.from_dict``), ``None`` without rules; ``fail`` for rules no table has."""
+    rules = metadata.get("rules")
+    if rules is None:
+        return None
+    try:
+        return table_of(RuleConfig(num_players=rules.get("num_players", 2),
+                                   partnerships=rules.get("partnerships")))
+    except (ValueError, TypeError) as err:
+        raise fail(f"metadata's rules name no table ({err})") from None
+
+
+def shipped_tables() -> list[str]:
+    """The tables (:data:`agents.tables.TABLES`) that have a shipped policy."""
+    return [t for t in TABLES if shipped_policy_path(t).is_file()]
+
+
 def shipped_player_counts() -> list[int]:
-    """The player counts that have a shipped policy."""
+    """The player counts whose default rules have a shipped policy (4: in partnerships);
+    :func:`shipped_tables` tells the tables apart."""
     return [n for n in (2, 3, 4) if shipped_policy_path(n).is_file()]
 
 
@@ -244,14 +274,35 @@ def _spec_of(path: Path, metadata: dict):
                   "dominoes_env release that made it") from None
 
 
-def shipped_policy_path(num_players: int) -> Path:
-    """Where the shipped policy for ``num_players`` lives (it may not exist yet)."""
-    return POLICY_DIR / f"ppo_{num_players}p.npz"
+def shipped_policy_path(table: str | int | RuleConfig) -> Path:
+    """Where the shipped policy for a table lives (it may not exist yet): ``table`` is a
+    :class:`RuleConfig`, a table name of :data:`agents.tables.TABLES`, or a player count (its
+    default rules: 4 is partnerships).
+
+    >>> shipped_policy_path(RuleConfig(num_players=4, partnerships=False)).name
+    'ppo_4p_free_for_all.npz'
+    """
+    return POLICY_DIR / POLICY_FILES[as_table(table)]
+
+
+def missing_policy_message(table: str) -> str:
+    """Why ``ppo`` cannot play ``table``: no shipped policy file (what is shipped, how to make
+    one)."""
+    shipped = ", ".join(describe_table(t) for t in shipped_tables()) or "none"
+    path = shipped_policy_path(table)
+    rules = table_rules(table)
+    flags = f"--players {rules.num_players}" + (" --no-partnerships"
+                                                if table == "4p_free_for_all" else "")
+    return (f"no shipped PPO policy exists for {describe_table(table)} ({path.name} is not in "
+            f"{path.parent}; shipped: {shipped}); train one with python -m "
+            f"experiments.train_jax {flags} --out DIR (--ship copies it there), or pass "
+            "ppo:PATH")
 
 
 #: shipped policy files renamed for what they are; the old path works for one version, with a
 #: ``DeprecationWarning``
-RENAMED_POLICIES = {"guided_2p.npz": "ppo_2p_obs2.npz"}
+RENAMED_POLICIES = {"guided_2p.npz": "ppo_2p_obs2.npz",
+                    "ppo_4p.npz": "ppo_4p_partnerships.npz"}
 
 
 def renamed_policy_path(path: str | os.PathLike) -> Path:
@@ -269,9 +320,10 @@ def renamed_policy_path(path: str | os.PathLike) -> Path:
 
 
 class PPOAgent(Agent):
-    """Plays an exported PPO policy (``path``), or the shipped one for the game's player count
-    (``path=None``; loaded on the first decision). ``deterministic=True`` (the default) plays the
-    most probable legal action; ``False`` samples with the seeded generator.
+    """Plays an exported PPO policy (``path``), or the shipped one for the game's table
+    (``path=None``; loaded on the first decision, and again when the table changes).
+    ``deterministic=True`` (the default) plays the most probable legal action; ``False`` samples
+    with the seeded generator. A policy plays only the table it was trained for.
     """
 
     name = "ppo"
@@ -289,20 +341,22 @@ class PPOAgent(Agent):
         return f"PPOAgent({where}, deterministic={self.deterministic})"
 
     def check_rules(self, rules: RuleConfig) -> None:
-        """Load the policy (the shipped one for the player count unless a path was given) and
-        check that it fits ``rules``; ``ValueError`` naming the file otherwise. Commands call
-        this before a match starts, so a policy that cannot serve the table fails at once."""
-        if self.policy is None:
-            n = rules.num_players
-            path = shipped_policy_path(n)
+        """Load the policy (the shipped one for the table unless a path was given) and check
+        that it fits ``rules``: trained for their table, with their observation and action
+        sizes; ``ValueError`` naming the file otherwise. Commands call this before a match
+        starts, so a policy that cannot serve the table fails at once."""
+        table = table_of(rules)
+        if self.path is None and (self.policy is None or self.policy.table != table):
+            path = shipped_policy_path(table)
             if not path.is_file():
-                raise ValueError(
-                    f"no shipped PPO policy exists for {n} players (shipped: "
-                    f"{', '.join(f'{k} players' for k in shipped_player_counts()) or 'none'}); "
-                    "train one with experiments.train_jax (or train_ppo) and pass ppo:PATH"
-                )
-            self.policy = NumpyPolicy(path)
+                raise ValueError(missing_policy_message(table))
+            self.policy, self._checked = NumpyPolicy(path), None
         if self._checked != rules:
+            if self.policy.table is not None and self.policy.table != table:
+                raise ValueError(
+                    f"the policy at {str(self.policy.path)!r} was trained for "
+                    f"{describe_table(self.policy.table)}; these rules are "
+                    f"{describe_table(table)}")
             size = self.policy.obs_spec.layout(rules).size
             actions = rules.num_tiles * 4
             if (size, actions) != (self.policy.obs_size, self.policy.num_actions):

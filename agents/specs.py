@@ -10,10 +10,12 @@ spec                       agent
 ``guided``                 search on deals weighed by the shipped PPO policy
                            (``guided:sims=600,race=1.5,infer=1,pool=3,plies=0,``
                            ``value=margin,policy=PATH``)
-``best``                   the strongest shipped agent for the table's player count
-                           (:data:`agents.best.BEST_BY_PLAYERS`)
-``ppo``                    the shipped PPO policy for the game's player count
-``ppo:PATH``               a PPO policy exported to ``PATH`` (``.npz``)
+``best``                   the strongest shipped agent for the table (2 players, 3, 4 in
+                           partnerships, 4 without: :data:`agents.best.BEST_BY_TABLE`)
+``ppo``                    the shipped PPO policy for the game's table
+                           (:func:`agents.ppo.shipped_policy_path`)
+``ppo:PATH``               a PPO policy exported to ``PATH`` (``.npz``), at the table it
+                           was trained for
 ``ismcts``                 OpenSpiel's information-set MCTS (``ismcts:sims=100``; needs
                            the ``openspiel`` extra)
 ``module.path:ClassName``  a user agent class (constructed with ``seed=`` and the params);

@@ -11,7 +11,7 @@ import pytest
 
 import agents.guided as guided_module
 from agents import make_agent
-from agents.best import BEST_BY_PLAYERS, BestAgent, best_spec
+from agents.best import BEST_BY_TABLE, BestAgent, best_spec
 from agents.greedy import GreedyAgent
 from agents.guided import GuidedSearchAgent
 from agents.inference import PlayLikelihood, replay_others
@@ -120,6 +120,9 @@ def test_refuses_a_view_that_is_not_its_turn(policies):
 
 def test_policy_for_other_rules_is_refused(policies):
     match = MatchState(RULES[3], seed=0)
+    with pytest.raises(ValueError, match="trained for 2 players; these rules are 3 players"):
+        GuidedSearchAgent(policy=policies[2]).act(match.view(match.turn))
+    match = MatchState(RULES[2].replace(max_pip=9), seed=0)  # its table, another tile set
     with pytest.raises(ValueError, match="these rules need"):
         GuidedSearchAgent(policy=policies[2]).act(match.view(match.turn))
 
@@ -319,10 +322,11 @@ def test_inference_stops_at_another_seats_draw(policies):
 
 
 # -- best ----------------------------------------------------------------------------------
-def test_best_names_the_strongest_agent_per_player_count():
-    assert {n: best_spec(n) for n in (2, 3, 4)} == BEST_BY_PLAYERS == {2: "guided", 3: "search",
-                                                                       4: "search"}
-    with pytest.raises(ValueError, match="no best agent for 5 players"):
+def test_best_names_the_strongest_agent_per_table():
+    assert BEST_BY_TABLE == {"2p": "guided", "3p": "search", "4p_partnerships": "search",
+                             "4p_free_for_all": "search"}
+    assert {n: best_spec(n) for n in (2, 3, 4)} == {2: "guided", 3: "search", 4: "search"}
+    with pytest.raises(ValueError, match="not a table: 5"):
         best_spec(5)
 
 
@@ -331,7 +335,7 @@ def test_best_resolves_when_it_sees_the_table(n, cls):
     agent = make_agent("best", seed=4)
     assert type(agent) is BestAgent and agent.agent is None
     agent.check_rules(RuleConfig(num_players=n))
-    assert type(agent.agent) is cls and agent.spec == BEST_BY_PLAYERS[n]
+    assert type(agent.agent) is cls and agent.spec == best_spec(n)
     fresh = make_agent("best", seed=4)  # or at its first decision
     match = MatchState(RuleConfig(num_players=n), seed=1)
     view = match.view(match.turn)

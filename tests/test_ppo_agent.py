@@ -96,7 +96,7 @@ def test_shipped_policies_play_legal_moves_from_their_spec(options):
     from agents.ppo import shipped_policy_path
 
     rules = RuleConfig(target_score=100, **options)
-    assert shipped_policy_path(rules.num_players).is_file()
+    assert shipped_policy_path(rules).is_file()
     seats = ["ppo" if rules.side_of(s) == 0 else "greedy" for s in range(rules.num_players)]
     result = play_match(seats, rules, seed=3)  # raises if an agent returns an illegal action
     assert result.winner in (0, 1) and max(result.scores) >= 100
@@ -108,12 +108,13 @@ def test_shipped_policies_play_legal_moves_from_their_spec(options):
 
 def test_guided_keeps_the_policy_its_figures_were_measured_with():
     """Shipping a newer ``ppo`` policy does not change ``guided``: with two players it reads
-    ``ppo_2p_obs2.npz`` (the version 2 policy), with four the shipped ``ppo`` policy."""
+    ``ppo_2p_obs2.npz`` (the version 2 policy), at the other tables the table's shipped ``ppo``
+    policy."""
     from agents.guided import GuidedSearchAgent, guided_policy_path
     from agents.ppo import POLICY_DIR, shipped_policy_path
 
     assert guided_policy_path(2) == POLICY_DIR / "ppo_2p_obs2.npz"
-    assert guided_policy_path(4) == shipped_policy_path(4)
+    assert guided_policy_path(4) == shipped_policy_path(4) == POLICY_DIR / "ppo_4p_partnerships.npz"
     agent = GuidedSearchAgent(seed=0, sims=16)
     agent.check_rules(RuleConfig())
     assert agent._ppo.path == guided_policy_path(2) and agent._ppo.policy.obs_spec.version == 2

@@ -59,6 +59,9 @@ def test_ppo_policy_for_other_rules_is_refused(tmp_path):
     random_policy_npz(path, RuleConfig(num_players=2), hidden=(8,))
     agent = make_agent(f"ppo:{path}")
     match = MatchState(RuleConfig(num_players=3), seed=0)
+    with pytest.raises(ValueError, match="was trained for 2 players; these rules are 3 players"):
+        agent.act(match.view(match.turn))
+    match = MatchState(RuleConfig(num_players=2, max_pip=9), seed=0)  # its table, other tiles
     with pytest.raises(ValueError, match="takes 234 inputs"):
         agent.act(match.view(match.turn))
 
