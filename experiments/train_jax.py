@@ -15,8 +15,9 @@ Every run is seeded and writes into ``--out``: ``config.json``, ``tb/`` (TensorB
 ``eval.csv`` (win rates with Wilson intervals, :func:`agents.evaluation.evaluate`),
 ``checkpoint.npz`` (``--resume`` continues it), ``throughput.json`` (this process's wall and CPU
 seconds per update; the first compiles), and at the end ``policy.npz`` + ``policy.json``, the
-policy file ``ppo:PATH`` plays (``--ship`` copies it to ``agents/policies/ppo_{n}p.npz`` if it
-beats the shipped one against greedy). Episodes are single hands with ``score_delta`` rewards.
+policy file ``ppo:PATH`` plays (``--ship`` copies it to the table's shipped policy,
+``agents/policies/ppo_{table}.npz`` of :data:`agents.ppo.POLICY_FILES`, if it beats the shipped
+one against greedy). Episodes are single hands with ``score_delta`` rewards.
 
 Needs the ``jax`` extra (jax, pgx, optax).
 """
@@ -31,7 +32,6 @@ import functools
 import json
 import os
 import shlex
-import shutil
 import sys
 import time
 import warnings
@@ -109,7 +109,8 @@ class Config:
     init: str | None = _f(None, "a checkpoint.npz or policy file whose networks a new run starts "
                                 "from (same players and --net; a lower observation version "
                                 "grows: zero weights for the new inputs)")
-    ship: bool = _f(False, "copy policy.npz to agents/policies/ if it beats the shipped one")
+    ship: bool = _f(False, "copy policy.npz to the table's file in agents/policies/ if it "
+                           "beats the shipped one")
     progress: bool = _f(True, "show a progress bar")
 
     def __post_init__(self) -> None:
@@ -619,11 +620,13 @@ def train(config: Config, command: str = "") -> Path:
 
 
 def ship(out: Path, config: Config, matches: int = 1000) -> bool:
-    """Copy ``policy.npz`` to the shipped place if it beats the shipped policy against greedy
-    over the same ``matches`` matches; prints both figures either way."""
+    """Copy ``policy.npz`` (and its card ``policy.json``) to the table's shipped place
+    (:func:`agents.ppo.shipped_policy_path`: ``ppo_3p.npz``, ``ppo_4p_free_for_all.npz``, ...)
+    if it beats the shipped policy against greedy over the same ``matches`` matches; prints
+    both figures either way."""
     from agents.ppo import shipped_policy_path
 
-    target = shipped_policy_path(config.players)
+    target = shipped_policy_path(config.rules())
     new = evaluate_policy(out / "policy.npz", config, ("greedy",), matches)["win_rate_vs_greedy"]
     old = (evaluate_policy(target, config, ("greedy",), matches)["win_rate_vs_greedy"]
            if target.is_file() else -1.0)
@@ -631,8 +634,10 @@ def ship(out: Path, config: Config, matches: int = 1000) -> bool:
     if new <= old:
         print(f"not shipped: {target} is at least as strong")
         return False
-    shutil.copyfile(out / "policy.npz", target)
-    shutil.copyfile(out / "policy.json", target.with_suffix(".json"))
+    for source, dest in ((out / "policy.json", target.with_suffix(".json")),
+                         (out / "policy.npz", target)):
+        with atomic_write(dest, "wb") as fh:
+            fh.write(source.read_bytes())
     print(f"shipped: {target}")
     return True
 

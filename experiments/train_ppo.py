@@ -10,8 +10,8 @@ Every run is seeded and writes into ``--out``: TensorBoard logs (``tb/``: SB3 lo
 ``eval/win_rate_vs_greedy``, ``eval/margin_vs_greedy`` and the same against random),
 ``eval.csv`` (the learning curve), checkpoints (``checkpoints/``, resume with ``--resume``),
 the self-play pool (``pool/*.npz``) and, at the end, ``policy.npz`` + ``policy.json``: the
-numpy export that ``ppo:PATH`` loads (``--ship`` also copies it to
-``agents/policies/ppo_{n}p.npz``).
+numpy export that ``ppo:PATH`` loads (``--ship`` also copies it to the table's shipped
+policy, ``agents/policies/ppo_{table}.npz`` of :data:`agents.ppo.POLICY_FILES`).
 """
 
 from __future__ import annotations
@@ -124,8 +124,8 @@ class TrainConfig:
                                         "policy)")
     resume: str | None = config_field(None, "a checkpoint .zip of this run to continue from (its "
                                             "architecture must match --net and --activation)")
-    ship: bool = config_field(False, "copy the exported policy to "
-                                     "agents/policies/ppo_{players}p.npz")
+    ship: bool = config_field(False, "copy the exported policy to the table's file in "
+                                     "agents/policies/ (ppo_3p.npz, ppo_4p_partnerships.npz, ...)")
     device: str = config_field("cpu", "torch device: cpu, cuda, cuda:N, mps or auto")
 
     def __post_init__(self) -> None:
@@ -546,7 +546,7 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
     export_policy(model, out / "policy.npz", meta)
     (out / "policy.json").write_text(json.dumps(meta, indent=2))
     if config.ship:
-        target = shipped_policy_path(rules.num_players)
+        target = shipped_policy_path(rules)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(out / "policy.npz", target)
         shutil.copyfile(out / "policy.json", target.with_suffix(".json"))
