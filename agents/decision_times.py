@@ -44,6 +44,8 @@ def bin_of(seconds: float) -> int:
     """
     if not seconds > 10.0**(LOWEST_BIN / BINS_PER_DECADE):
         return LOWEST_BIN
+    if seconds >= 10.0**(HIGHEST_BIN / BINS_PER_DECADE):
+        return HIGHEST_BIN
     return max(LOWEST_BIN, min(HIGHEST_BIN, math.floor(math.log10(seconds) * BINS_PER_DECADE)))
 
 

@@ -30,6 +30,7 @@ from agents.benchmark import (
     plot_card,
     print_card,
     run_card,
+    spec_slug,
 )
 from agents.benchmark.tables import MAX_MATCHES
 from dominoes_env.cli_support import (
@@ -93,9 +94,9 @@ def build_parser():
 
 
 def default_out(config: BenchmarkConfig) -> str:
+    """``results/benchmark-<agent>-<10 hex digits of the arguments>``."""
     digest = hashlib.sha256(json.dumps(config.to_dict(), sort_keys=True).encode()).hexdigest()
-    name = "".join(c if c.isalnum() or c in "=.,-" else "_" for c in config.agent)[:40]
-    return f"results/benchmark-{name.strip('._') or 'agent'}-{digest[:10]}"
+    return f"results/benchmark-{spec_slug(config.agent)}-{digest[:10]}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -42,7 +42,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import PROGRAM_NEEDS, discover_programs, main_module
+from .helpers import PROGRAM_NEEDS, discover_programs, main_module, program_parsers
 
 ROOT = Path(__file__).resolve().parents[1]
 HUGE = str(10**20)
@@ -53,36 +53,6 @@ pytestmark = pytest.mark.timeout(120)
 
 # -- the programs --------------------------------------------------------------------------------
 PROGRAMS = discover_programs()
-class _Captured(Exception):
-    pass
-
-
-def program_parsers(program: str) -> list[tuple[list[str], argparse.ArgumentParser]]:
-    """``[(argv prefix, parser)]``: the program's parser (its ``build_parser()``, else the one
-    its ``main`` builds, caught at ``parse_args``), one per subcommand."""
-    module = importlib.import_module(main_module(program))
-    if hasattr(module, "build_parser"):
-        parser = module.build_parser()
-    else:
-        seen: list[argparse.ArgumentParser] = []
-        original = argparse.ArgumentParser.parse_args
-
-        def capture(self, *args, **kwargs):
-            seen.append(self)
-            raise _Captured
-
-        argparse.ArgumentParser.parse_args = capture
-        try:
-            module.main([])
-        except _Captured:
-            pass
-        finally:
-            argparse.ArgumentParser.parse_args = original
-        parser = seen[0]
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return [([name], sub) for name, sub in action.choices.items()]
-    return [([], parser)]
 
 
 # -- what each flag takes, and the bad values of each kind ---------------------------------------
@@ -94,6 +64,7 @@ KINDS = {
     ("*", "data"): "in_file", ("*", "opp_policy"): "in_file", ("*", "file"): "in_file",
     ("*", "bc_dataset"): "in_dir", ("experiments.train_rllib", "resume"): "in_dir",
     ("*", "agents"): "spec", ("*", "specs"): "spec", ("*", "agent"): "spec",
+    ("*", "panel"): "spec",
     ("*", "opponents"): "spec", ("*", "oracle"): "spec", ("*", "teacher"): "spec",
     ("*", "eval_against"): "spec", ("*", "bc_teacher"): "spec", ("*", "bc_opponents"): "spec",
     ("experiments.train_ppo", "opponents"): "mix", ("*", "net"): "net",
@@ -155,6 +126,9 @@ ALLOWED = {
 #: valid values for every program's flags that keep any run tiny (an attack replaces one)
 BASE: dict[str, dict[str, list[str]]] = {
     "experiments.bench_agents": {"specs": ["random"], "--positions": ["2"]},
+    "experiments.benchmark": {"agent": ["greedy"], "--panel": ["random"], "--tables": ["2p"],
+                              "--matches": ["2"], "--target-score": ["20"], "--out": ["run"],
+                              "--no-progress": [], "--no-plot": []},
     "experiments.bench_engine": {"--seconds": ["0.01"], "--repeats": ["1"]},
     "experiments.bench_env": {"--seconds": ["0.01"], "--repeats": ["1"]},
     "experiments.bench_jax": {"--batches": ["1"], "--steps": ["1"], "--seconds": ["0.01"],

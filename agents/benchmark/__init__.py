@@ -35,6 +35,7 @@ from .run import (
     collect,
     plan,
     run_card,
+    spec_slug,
 )
 from .stats import cell_stats
 from .tables import PANEL, TABLES, BenchmarkConfig, table_rules
@@ -43,5 +44,5 @@ __all__ = [
     "CARD_FILE", "CARD_KEYS", "CELL_KEYS", "PANEL", "PICTURE_FILE", "SCHEMA", "SCHEMA_VERSION",
     "TABLES", "TABLE_KEYS", "BenchmarkConfig", "BenchmarkDirError", "CardRun", "build_card",
     "card_rows", "cell_stats", "clear_card", "collect", "plan", "plot_card", "print_card",
-    "run_card", "table_rules", "write_card",
+    "run_card", "spec_slug", "table_rules", "write_card",
 ]  # fmt: skip

@@ -64,7 +64,12 @@ class Cell:
                                 max_hands=config.max_hands)
 
 
-def _slug(spec: str) -> str:
+def spec_slug(spec: str) -> str:
+    """``spec`` as a short file name (what is not a letter, digit or ``=.,-`` is ``_``).
+
+    >>> spec_slug("ppo:/runs/a b/policy.npz")
+    'ppo_runs_a_b_policy.npz'
+    """
     return re.sub(r"[^A-Za-z0-9=.,-]+", "_", spec).strip("._")[:40] or "agent"
 
 
@@ -93,7 +98,7 @@ def plan(config: BenchmarkConfig) -> list[Cell]:
             reason = (mine if mine else ITSELF if opponent == config.agent
                       else _reason(opponent, rules))
             cells.append(Cell(table, opponent, reason, f"{CELLS_DIR}/{table}/{i:02d}-"
-                                                       f"{_slug(opponent)}"))
+                                                       f"{spec_slug(opponent)}"))
     if len(refused) == len(config.tables):
         raise ValueError(f"{config.agent!r} can play none of the tables: {'; '.join(refused)}")
     return cells

@@ -1,0 +1,398 @@
+"""The benchmark card (issue 32, item 4): ``agents.benchmark`` and ``python -m
+experiments.benchmark`` on a tiny panel at every table: its JSON schema field by field, the
+picture, the counting rule (50% between equals at every table), the same card for the same
+seed, ``n/a`` cells, the output folder's policy and resuming after Ctrl-C; and the decision
+times every match now records (``agents.decision_times``)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agents.arena import play_match
+from agents.base import RandomAgent
+from agents.benchmark import (
+    CARD_KEYS,
+    CELL_KEYS,
+    PANEL,
+    SCHEMA,
+    TABLE_KEYS,
+    TABLES,
+    BenchmarkConfig,
+    BenchmarkDirError,
+    card_rows,
+    cell_stats,
+    run_card,
+    table_rules,
+)
+from agents.benchmark.card import VOLATILE_KEYS, policy_hashes
+from agents.benchmark.run import ITSELF
+from agents.decision_times import BINS_PER_DECADE, DecisionTimes, bin_middle, bin_of
+from agents.greedy import GreedyAgent
+from agents.tournament.schedule import make_schedule
+from agents.tournament.stats import wilson_interval
+from dominoes_env.core import RuleConfig
+from experiments import benchmark
+
+FAST = {"target_score": 50}
+ALL_TABLES = list(TABLES)
+
+
+class TwoPlayersOnly(RandomAgent):
+    """Plays only at two-player tables, as ``ppo`` without a shipped policy for the others."""
+
+    def check_rules(self, rules):
+        if rules.num_players != 2:
+            raise ValueError(f"no policy for {rules.num_players} players")
+
+
+class CountingGreedy(GreedyAgent):
+    """Greedy, counting its decisions."""
+
+    calls = 0
+
+    def act(self, view):
+        CountingGreedy.calls += 1
+        return super().act(view)
+
+
+class InterruptingGreedy(GreedyAgent):
+    """Greedy that presses Ctrl-C on its 40th decision in this process (once)."""
+
+    calls = 0
+
+    def act(self, view):
+        InterruptingGreedy.calls += 1
+        if InterruptingGreedy.calls == 40:
+            raise KeyboardInterrupt
+        return super().act(view)
+
+
+def tiny(**changes) -> BenchmarkConfig:
+    kwargs = {"panel": ["random"], "tables": ALL_TABLES, "matches": 2, "seed": 3,
+              "rule_options": FAST}
+    return BenchmarkConfig("greedy", **{**kwargs, **changes})
+
+
+def steady(card: dict) -> dict:
+    """The card without what changes from run to run (times, date, machine)."""
+    out = {k: v for k, v in card.items() if k not in VOLATILE_KEYS}
+    out["tables"] = [{**t, "cells": [{k: v for k, v in c.items() if k != "decision_ms"}
+                                     for c in t["cells"]]} for t in card["tables"]]
+    return out
+
+
+@pytest.fixture(scope="module")
+def card_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("card")
+    return run_card(tiny(), out, progress=False), out
+
+
+# -- the card's JSON, field by field -------------------------------------------------------------
+def test_the_card_has_every_field_of_its_schema(card_dir):
+    run, out = card_dir
+    card = json.loads((out / "card.json").read_text())
+    assert card == run.card and tuple(card) == CARD_KEYS
+    assert (card["schema"], card["schema_version"]) == (SCHEMA, 1)
+    assert (card["agent"], card["panel"], card["seed"], card["matches"]) == ("greedy",
+                                                                               ["random"], 3, 2)
+    assert card["max_hands"] == 1000 and card["rule_options"] == FAST and card["complete"]
+    when = datetime.datetime.fromisoformat(card["date"])
+    assert abs((datetime.datetime.now(datetime.timezone.utc) - when).total_seconds()) < 600
+    assert card["wall_s"] > 0 and card["workers"] == 1
+    assert len(card["load_average"]) == 3 and all(x >= 0 for x in card["load_average"])
+    versions = card["versions"]
+    assert set(versions) == {"straight_dominoes", "env", "python", "numpy", "platform",
+                             "policies"}
+    assert versions["env"] == "straight_dominoes_v1" and versions["policies"] == policy_hashes()
+    assert [t["name"] for t in card["tables"]] == ALL_TABLES
+    fields = {"2p": [["A", "B"]], "3p": [["A", "A", "B"], ["A", "B", "B"]],
+              "4p-partners": [["A", "B"]],
+              "4p-solo": [["A", "A", "A", "B"], ["A", "A", "B", "B"], ["A", "B", "B", "B"]]}
+    formats = {"2p": "head_to_head", "3p": "free_for_all", "4p-partners": "partnerships",
+               "4p-solo": "free_for_all"}
+    #: matches played at matches=2: one deal per field table (2 seatings with two sides, every
+    #: rotation in the free-for-all field: 3 + 3 at 3 players, 4 + 4 + 4 at 4)
+    played = {"2p": 2, "3p": 6, "4p-partners": 2, "4p-solo": 12}
+    for table in card["tables"]:
+        name = table["name"]
+        assert tuple(table) == TABLE_KEYS
+        assert table["format"] == formats[name] and table["field"] == fields[name]
+        assert table["rules"] == table_rules(name, FAST).to_dict()
+        assert table["matches_per_field_table"] == (1 if len(fields[name]) > 1 else 2)
+        (cell,) = table["cells"]
+        assert tuple(cell) == CELL_KEYS
+        assert (cell["opponent"], cell["status"], cell["reason"]) == ("random", "ok", None)
+        assert cell["matches"] == cell["matches_scheduled"] == played[name] and cell["complete"]
+        lines = [json.loads(line) for line in
+                 (out / "matches" / name / "00-random" / "matches.jsonl").read_text().splitlines()]
+        wins = sum(r["winner_agent"] == "greedy" for r in lines)
+        draws = sum(r["winner"] is None for r in lines)
+        assert (cell["wins"], cell["draws"], cell["losses"]) == (wins, draws,
+                                                                 len(lines) - wins - draws)
+        assert cell["win_rate"] == (wins + draws / 2) / len(lines)
+        assert cell["win_rate_ci95"] == list(wilson_interval(wins + draws / 2, len(lines)))
+        assert cell["points_per_hand"] > 0 and cell["opponent_points_per_hand"] > 0
+        ms = cell["decision_ms"]
+        assert ms["decisions"] == sum(t["decisions"] for r in lines
+                                      for s, t in zip(r["seats"], r["decision_times"],
+                                                      strict=True) if s == "greedy")
+        assert ms["decisions"] > 0 and 0 < ms["mean"] < 1000 and 0 < ms["p95"] < 1000
+        assert [f["seats"] for f in cell["by_field_table"]] == fields[name]
+        assert sum(f["matches"] for f in cell["by_field_table"]) == cell["matches"]
+        assert sum(f["wins"] for f in cell["by_field_table"]) == cell["wins"]
+
+
+def test_points_per_hand_are_the_sides_scores_over_their_hands():
+    rules = RuleConfig(num_players=3)
+    recs = [{"seats": ["a", "a", "b"], "scores": [10, 20, 60], "winner": 2, "hands": 3,
+             "table": ["a", "a", "b"]},
+            {"seats": ["a", "b", "b"], "scores": [70, 5, 15], "winner": 0, "hands": 2,
+             "table": ["a", "b", "b"]}]
+    s = cell_stats(recs, "a", rules)
+    assert s["points_per_hand"] == (10 + 20 + 70) / (3 + 3 + 2)
+    assert s["opponent_points_per_hand"] == (60 + 5 + 15) / (3 + 2 + 2)
+    assert (s["wins"], s["losses"], s["win_rate"]) == (1, 1, 0.5)
+    assert s["decision_ms"] == {"decisions": 0, "mean": None, "p95": None}
+
+
+def test_the_picture_is_written_and_the_table_printed(card_dir, tmp_path, capsys):
+    out = tmp_path / "cli"
+    assert benchmark.main(["greedy", "--panel", "random", "--tables", "2p", "--matches", "2",
+                           "--target-score", "30", "--out", str(out), "--no-progress"]) == 0
+    assert (out / "card.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    printed = capsys.readouterr()
+    assert "benchmark card: greedy" in printed.out and "card.json" in printed.err
+    card = json.loads((out / "card.json").read_text())
+    row = card_rows(card)[0]
+    assert row[:3] == ["2p", "random", "2"] and row[3].endswith("%")
+
+
+def test_without_matplotlib_the_card_has_no_picture_and_says_so(tmp_path, capsys, monkeypatch):
+    real = benchmark.require
+
+    def require(module, extra, purpose):
+        if module.startswith("matplotlib"):
+            raise ImportError(f"{purpose} needs matplotlib: pip install "
+                              "'straight-dominoes[tournament]'")
+        return real(module, extra, purpose)
+
+    monkeypatch.setattr(benchmark, "require", require)
+    out = tmp_path / "run"
+    assert benchmark.main(["greedy", "--panel", "random", "--tables", "2p", "--matches", "2",
+                           "--target-score", "30", "--out", str(out), "--no-progress"]) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if "picture" in line]
+    assert len(notes) == 1 and "matplotlib" in notes[0]
+    assert sorted(p.name for p in out.iterdir()) == ["benchmark.json", "card.json", "matches"]
+
+
+# -- the counting rule ---------------------------------------------------------------------------
+def seat_decided_records(table: str, winning_seat) -> list[dict]:
+    """A card cell's matches between ``A`` and ``B`` where the deal alone decides the winner:
+    seat ``winning_seat(deal, seat_count)`` wins, whoever sits there (equal agents)."""
+    rules = table_rules(table)
+    schedule = make_schedule(["A", "B"], rules, matches=BenchmarkConfig(
+        "A", tables=[table], matches=12).per_field_table(table), seed=0)
+    recs = []
+    for job in schedule.jobs:
+        seat = winning_seat(job.deal, rules.num_players)
+        recs.append({"seats": list(job.seats), "table": list(job.table), "hands": 4,
+                     "winner": rules.side_of(seat),
+                     "scores": [50 if side == rules.side_of(seat) else 10
+                                for side in range(rules.num_sides)]})
+    return recs
+
+
+@pytest.mark.parametrize("table", ALL_TABLES)
+@settings(max_examples=20, deadline=None)
+@given(seats=st.lists(st.integers(0, 3), min_size=12, max_size=12))
+def test_between_equals_the_share_is_one_half_at_every_table(table, seats):
+    recs = seat_decided_records(table, lambda deal, n: seats[deal % len(seats)] % n)
+    assert cell_stats(recs, "A", table_rules(table))["win_rate"] == 0.5
+    assert cell_stats(recs, "B", table_rules(table))["win_rate"] == 0.5
+
+
+@pytest.mark.parametrize("table", ALL_TABLES)
+def test_an_agent_that_always_wins_has_all_the_share(table):
+    rules = table_rules(table)
+    recs = seat_decided_records(table, lambda deal, n: 0)
+    for rec in recs:  # A wins wherever it sits
+        seat = rec["seats"].index("A")
+        rec["winner"] = rules.side_of(seat)
+    assert cell_stats(recs, "A", rules)["win_rate"] == 1.0
+    assert cell_stats(recs, "B", rules)["win_rate"] == 0.0
+
+
+# -- determinism, n/a, refusals ------------------------------------------------------------------
+def test_the_same_seed_gives_the_same_card(card_dir, tmp_path):
+    again = run_card(tiny(), tmp_path / "again", progress=False)
+    assert steady(again.card) == steady(card_dir[0].card)
+    other = run_card(tiny(seed=4, tables=["4p-solo"]), tmp_path / "other", progress=False)
+    assert steady(other.card)["tables"][0]["cells"] != \
+        steady(card_dir[0].card)["tables"][3]["cells"]
+
+
+def test_an_opponent_that_cannot_play_a_table_is_na_with_its_reason(tmp_path, capsys):
+    spec = "tests.test_benchmark:TwoPlayersOnly"
+    card = run_card(tiny(panel=[spec, "greedy"], tables=["2p", "3p"]), tmp_path,
+                    progress=False).card
+    two, three = card["tables"]
+    assert [c["status"] for c in two["cells"]] == ["ok", "n/a"]
+    assert two["cells"][1]["reason"] == ITSELF and set(two["cells"][1]) == {
+        "opponent", "status", "reason"}
+    assert three["cells"][0]["status"] == "n/a"
+    assert three["cells"][0]["reason"] == (f"agent spec {spec!r} cannot play these rules: no "
+                                           "policy for 3 players")
+    assert card["complete"]
+    assert card_rows(card)[2][3:] == ["n/a", "-", "-", "-", "-", "no policy for 3 players"]
+
+
+def test_an_agent_that_plays_no_table_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="can play none of the tables: 3p: .*no policy"):
+        run_card(BenchmarkConfig("tests.test_benchmark:TwoPlayersOnly", tables=["3p"]),
+                 tmp_path, progress=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"panel": []}, "panel is empty"),
+    ({"panel": ["random", "random"]}, "random given twice"),
+    ({"tables": ["5p"]}, "unknown table '5p'; allowed: 2p, 3p, 4p-partners, 4p-solo"),
+    ({"matches": 0}, "matches=0 is out of range"),
+    ({"rule_options": {"num_players": 3}}, "num_players are set by the table"),
+    ({"rule_options": {"target_score": 0}}, "target_score"),
+])
+def test_a_bad_configuration_is_refused(changes, message):
+    with pytest.raises(ValueError, match=message):
+        tiny(**changes)
+
+
+def test_a_spec_that_names_no_agent_is_refused_before_anything_is_written(tmp_path):
+    with pytest.raises(ValueError, match="unknown agent spec 'nosuch'"):
+        run_card(tiny(panel=["random", "nosuch"]), tmp_path / "x", progress=False)
+    assert not (tmp_path / "x").exists()
+
+
+def test_the_default_panel_is_the_issues():
+    assert PANEL == ("random", "greedy", "search", "ppo", "best")
+
+
+# -- the output folder: refused, resumed, replaced, interrupted ----------------------------------
+def test_a_card_folder_is_resumed_or_replaced_only_when_asked(tmp_path):
+    config = tiny(tables=["2p"])
+    run_card(config, tmp_path, progress=False)
+    with pytest.raises(BenchmarkDirError, match="pass --resume to continue it, --overwrite"):
+        run_card(config, tmp_path, progress=False)
+    with pytest.raises(BenchmarkDirError, match="seed: 3 there, 4 now"):
+        run_card(tiny(tables=["2p"], seed=4), tmp_path, resume=True, progress=False)
+    assert run_card(config, tmp_path, resume=True, progress=False).played == 0
+    (tmp_path / "notes.txt").write_text("mine")
+    replaced = run_card(tiny(tables=["2p"], seed=4), tmp_path, overwrite=True, progress=False)
+    assert replaced.played == 2 and (tmp_path / "notes.txt").read_text() == "mine"
+    with pytest.raises(BenchmarkDirError, match="no benchmark card to resume"):
+        run_card(config, tmp_path / "new", resume=True, progress=False)
+
+
+def test_ctrl_c_keeps_the_card_so_far_and_resume_finishes_it_exactly(tmp_path):
+    spec = "tests.test_benchmark:InterruptingGreedy"
+    config = tiny(tables=["2p", "3p"])
+    interrupted = BenchmarkConfig(spec, **{k: getattr(config, k) for k in (
+        "panel", "tables", "matches", "seed", "rule_options")})
+    InterruptingGreedy.calls = 0
+    with pytest.raises(KeyboardInterrupt):
+        run_card(interrupted, tmp_path / "run", progress=False)
+    partial = json.loads((tmp_path / "run" / "card.json").read_text())
+    assert not partial["complete"]
+    finished = run_card(interrupted, tmp_path / "run", resume=True, progress=False)
+    assert finished.card["complete"] and 0 < finished.played < 8
+    clean = run_card(interrupted, tmp_path / "clean", progress=False)
+    assert steady(finished.card) == steady(clean.card)
+
+
+# -- the command line ----------------------------------------------------------------------------
+def test_the_command_refuses_a_rerun_and_bad_flags(tmp_path, capsys):
+    argv = ["random", "--panel", "greedy", "--tables", "2p", "--matches", "2",
+            "--target-score", "30", "--out", str(tmp_path / "run"), "--no-progress",
+            "--no-plot"]
+    assert benchmark.main(argv) == 0
+    capsys.readouterr()
+    assert benchmark.main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "pass --resume to continue it" in err[0]
+    assert benchmark.main([*argv, "--resume"]) == 0
+    assert benchmark.main([*argv, "--resume", "--overwrite"]) == 2
+    with pytest.raises(SystemExit) as stop:
+        benchmark.main([*argv[:-1], "--tables", "5p"])
+    assert stop.value.code == 2
+
+
+def test_default_out_names_the_agent_and_the_arguments():
+    a, b = (benchmark.default_out(tiny(seed=s)) for s in (1, 2))
+    assert a.startswith("results/benchmark-greedy-") and a != b
+    assert benchmark.default_out(BenchmarkConfig("ppo:/x/p.npz")).startswith(
+        "results/benchmark-ppo_x_p.npz-")
+
+
+# -- decision times ------------------------------------------------------------------------------
+def test_play_match_times_every_decision_of_every_seat():
+    CountingGreedy.calls = 0
+    agent = CountingGreedy()
+    result = play_match([agent, "random"], RuleConfig(target_score=60), seed=2)
+    times = [DecisionTimes.from_dict(t) for t in result.decision_times]
+    assert times[0].decisions == CountingGreedy.calls > 0 and times[1].decisions > 0
+    assert 0 < times[0].seconds <= result.duration_s
+    assert result == play_match([CountingGreedy(), "random"], RuleConfig(target_score=60),
+                                seed=2)  # timing is not part of equality
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.floats(1e-7, 10.0), min_size=1, max_size=200))
+def test_the_mean_is_exact_and_the_p95_within_half_a_bin(values):
+    t = DecisionTimes()
+    for v in values:
+        t.add(v)
+    assert math.isclose(t.mean_ms(), 1000 * sum(values) / len(values), rel_tol=1e-9)
+    exact = sorted(values)[math.ceil(0.95 * len(values)) - 1]
+    half_bin = 10 ** (0.5 / BINS_PER_DECADE)
+    assert exact / half_bin <= t.quantile_ms(0.95) / 1000 <= exact * half_bin * 1.0000001
+    assert DecisionTimes.from_dict(json.loads(json.dumps(t.to_dict()))).histogram == t.histogram
+
+
+def test_bins_are_clamped_and_their_middles_lie_inside():
+    assert bin_of(-1.0) == bin_of(0.0) == bin_of(math.nan) == -9 * BINS_PER_DECADE
+    assert bin_of(math.inf) == bin_of(1e12)
+    for b in (-100, -60, 0, 50):
+        assert bin_of(bin_middle(b)) == b
+
+
+@pytest.mark.parametrize("data, message", [
+    ([], "must be an object"),
+    ({"decisions": 1, "seconds": 0.1}, "must be an object"),
+    ({"decisions": -1, "seconds": 0.1, "histogram": []}, "decisions must be an integer >= 0"),
+    ({"decisions": 1, "seconds": math.nan, "histogram": [[0, 1]]}, "seconds must be a finite"),
+    ({"decisions": 1, "seconds": 0.1, "histogram": [[10**9, 1]]}, "is not \\[bin, count\\]"),
+    ({"decisions": 2, "seconds": 0.1, "histogram": [[0, 1], [0, 1]]}, "once"),
+    ({"decisions": 1, "seconds": 0.1, "histogram": [[0, 0]]}, "count >= 1"),
+    ({"decisions": 3, "seconds": 0.1, "histogram": [[0, 1]]}, "counts 1 decisions, not 3"),
+    ({"decisions": 1, "seconds": 0.1, "histogram": "x"}, "histogram must be a list"),
+])
+def test_damaged_decision_times_are_refused_naming_the_problem(data, message):
+    with pytest.raises(ValueError, match=message):
+        DecisionTimes.from_dict(data)
+
+
+def test_a_damaged_line_in_a_cell_is_refused_naming_the_file(tmp_path):
+    config = tiny(tables=["2p"])
+    run_card(config, tmp_path, progress=False)
+    path = tmp_path / "matches" / "2p" / "00-random" / "matches.jsonl"
+    lines = path.read_text().splitlines()
+    rec = json.loads(lines[0])
+    rec["decision_times"][0]["decisions"] += 1
+    path.write_text("\n".join([json.dumps(rec), *lines[1:]]) + "\n")
+    with pytest.raises(ValueError, match="matches.jsonl: match .*counts"):
+        run_card(config, tmp_path, resume=True, progress=False)
