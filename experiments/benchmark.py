@@ -6,7 +6,7 @@ engine, and the card (``agents.benchmark``) is printed as one table and written 
 ``card.json`` and ``card.png`` in ``--out``::
 
     python -m experiments.benchmark greedy --matches 200 --workers 2
-    python -m experiments.benchmark ppo:runs/jax/policy.npz --tables 2p 4p-partners
+    python -m experiments.benchmark ppo:runs/jax/policy.npz --tables 2p 4p_partnerships
 
 Ctrl-C keeps every finished match (and writes the card so far); the same command with
 ``--resume`` plays the rest. Exit status 0 when done, 2 on bad arguments, 130 on Ctrl-C.

@@ -27,8 +27,8 @@ from agents.benchmark import (
     BenchmarkDirError,
     card_rows,
     cell_stats,
+    rules_at,
     run_card,
-    table_rules,
 )
 from agents.benchmark.card import VOLATILE_KEYS, policy_hashes
 from agents.benchmark.run import ITSELF
@@ -112,18 +112,18 @@ def test_the_card_has_every_field_of_its_schema(card_dir):
     assert versions["env"] == "straight_dominoes_v1" and versions["policies"] == policy_hashes()
     assert [t["name"] for t in card["tables"]] == ALL_TABLES
     fields = {"2p": [["A", "B"]], "3p": [["A", "A", "B"], ["A", "B", "B"]],
-              "4p-partners": [["A", "B"]],
-              "4p-solo": [["A", "A", "A", "B"], ["A", "A", "B", "B"], ["A", "B", "B", "B"]]}
-    formats = {"2p": "head_to_head", "3p": "free_for_all", "4p-partners": "partnerships",
-               "4p-solo": "free_for_all"}
+              "4p_partnerships": [["A", "B"]],
+              "4p_free_for_all": [["A", "A", "A", "B"], ["A", "A", "B", "B"], ["A", "B", "B", "B"]]}
+    formats = {"2p": "head_to_head", "3p": "free_for_all", "4p_partnerships": "partnerships",
+               "4p_free_for_all": "free_for_all"}
     #: matches played at matches=2: one deal per field table (2 seatings with two sides, every
     #: rotation in the free-for-all field: 3 + 3 at 3 players, 4 + 4 + 4 at 4)
-    played = {"2p": 2, "3p": 6, "4p-partners": 2, "4p-solo": 12}
+    played = {"2p": 2, "3p": 6, "4p_partnerships": 2, "4p_free_for_all": 12}
     for table in card["tables"]:
         name = table["name"]
         assert tuple(table) == TABLE_KEYS
         assert table["format"] == formats[name] and table["field"] == fields[name]
-        assert table["rules"] == table_rules(name, FAST).to_dict()
+        assert table["rules"] == rules_at(name, FAST).to_dict()
         assert table["matches_per_field_table"] == (1 if len(fields[name]) > 1 else 2)
         (cell,) = table["cells"]
         assert tuple(cell) == CELL_KEYS
@@ -195,7 +195,7 @@ def test_without_matplotlib_the_card_has_no_picture_and_says_so(tmp_path, capsys
 def seat_decided_records(table: str, winning_seat) -> list[dict]:
     """A card cell's matches between ``A`` and ``B`` where the deal alone decides the winner:
     seat ``winning_seat(deal, seat_count)`` wins, whoever sits there (equal agents)."""
-    rules = table_rules(table)
+    rules = rules_at(table)
     schedule = make_schedule(["A", "B"], rules, matches=BenchmarkConfig(
         "A", tables=[table], matches=12).per_field_table(table), seed=0)
     recs = []
@@ -213,13 +213,13 @@ def seat_decided_records(table: str, winning_seat) -> list[dict]:
 @given(seats=st.lists(st.integers(0, 3), min_size=12, max_size=12))
 def test_between_equals_the_share_is_one_half_at_every_table(table, seats):
     recs = seat_decided_records(table, lambda deal, n: seats[deal % len(seats)] % n)
-    assert cell_stats(recs, "A", table_rules(table))["win_rate"] == 0.5
-    assert cell_stats(recs, "B", table_rules(table))["win_rate"] == 0.5
+    assert cell_stats(recs, "A", rules_at(table))["win_rate"] == 0.5
+    assert cell_stats(recs, "B", rules_at(table))["win_rate"] == 0.5
 
 
 @pytest.mark.parametrize("table", ALL_TABLES)
 def test_an_agent_that_always_wins_has_all_the_share(table):
-    rules = table_rules(table)
+    rules = rules_at(table)
     recs = seat_decided_records(table, lambda deal, n: 0)
     for rec in recs:  # A wins wherever it sits
         seat = rec["seats"].index("A")
@@ -232,7 +232,7 @@ def test_an_agent_that_always_wins_has_all_the_share(table):
 def test_the_same_seed_gives_the_same_card(card_dir, tmp_path):
     again = run_card(tiny(), tmp_path / "again", progress=False)
     assert steady(again.card) == steady(card_dir[0].card)
-    other = run_card(tiny(seed=4, tables=["4p-solo"]), tmp_path / "other", progress=False)
+    other = run_card(tiny(seed=4, tables=["4p_free_for_all"]), tmp_path / "other", progress=False)
     assert steady(other.card)["tables"][0]["cells"] != \
         steady(card_dir[0].card)["tables"][3]["cells"]
 
@@ -262,7 +262,7 @@ def test_an_agent_that_plays_no_table_is_refused(tmp_path):
 @pytest.mark.parametrize("changes, message", [
     ({"panel": []}, "panel is empty"),
     ({"panel": ["random", "random"]}, "random given twice"),
-    ({"tables": ["5p"]}, "unknown table '5p'; allowed: 2p, 3p, 4p-partners, 4p-solo"),
+    ({"tables": ["5p"]}, "unknown table '5p'; allowed: 2p, 3p, 4p_partnerships, 4p_free_for_all"),
     ({"matches": 0}, "matches=0 is out of range"),
     ({"rule_options": {"num_players": 3}}, "num_players are set by the table"),
     ({"rule_options": {"target_score": 0}}, "target_score"),

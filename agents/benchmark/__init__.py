@@ -1,13 +1,13 @@
 """The benchmark card: how strong one agent is, against a fixed panel, at every table.
 
 One agent (any spec, :mod:`agents.specs`) plays each opponent of the panel (:data:`PANEL`:
-``random``, ``greedy``, ``search``, ``ppo``, ``best``) at each table (:data:`TABLES`: 2 players,
-3, 4 in partnerships, 4 without) on duplicate deals with the tournament engine
-(:mod:`agents.tournament`: head-to-head and partnerships with the sides exchanged per deal,
-free-for-all in the two-agent field, every rotation). The card gives per opponent and table the
-agent's win rate with its Wilson 95% interval, points per hand and its decision time, mean and
-95th percentile; an opponent that cannot play a table (no shipped policy for it) is ``n/a``
-with the reason.
+``random``, ``greedy``, ``search``, ``ppo``, ``best``) at each table (:data:`TABLES`, from
+:mod:`agents.tables`: 2 players, 3, 4 in partnerships, 4 without) on duplicate deals with the
+tournament engine (:mod:`agents.tournament`: head-to-head and partnerships with the sides
+exchanged per deal, free-for-all in the two-agent field, every rotation). The card gives per
+opponent and table the agent's win rate with its Wilson 95% interval, points per hand and its
+decision time, mean and 95th percentile; an opponent that cannot play a table (no shipped
+policy for it) is ``n/a`` with the reason.
 
 >>> import tempfile
 >>> config = BenchmarkConfig("greedy", panel=["random"], tables=["2p"], matches=2,
@@ -38,11 +38,11 @@ from .run import (
     spec_slug,
 )
 from .stats import cell_stats
-from .tables import PANEL, TABLES, BenchmarkConfig, table_rules
+from .tables import PANEL, TABLES, BenchmarkConfig, rules_at
 
 __all__ = [
     "CARD_FILE", "CARD_KEYS", "CELL_KEYS", "PANEL", "PICTURE_FILE", "SCHEMA", "SCHEMA_VERSION",
     "TABLES", "TABLE_KEYS", "BenchmarkConfig", "BenchmarkDirError", "CardRun", "build_card",
     "card_rows", "cell_stats", "clear_card", "collect", "plan", "plot_card", "print_card",
-    "run_card", "spec_slug", "table_rules", "write_card",
+    "rules_at", "run_card", "spec_slug", "write_card",
 ]  # fmt: skip

@@ -7,7 +7,7 @@
      "matches": N,                 # asked per opponent and table
      "rule_options": {...},        # the RuleConfig options every table shares
      "complete": bool,             # every playable cell has all its matches
-     "tables": [{"name": "2p" | "3p" | "4p-partners" | "4p-solo",
+     "tables": [{"name": "2p" | "3p" | "4p_partnerships" | "4p_free_for_all",
                  "format": "head_to_head" | "partnerships" | "free_for_all",
                  "rules": {...},   # RuleConfig.to_dict() of the table
                  "field": [["A", "B"], ...],   # the two-agent tables each deal is played at

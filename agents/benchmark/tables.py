@@ -1,6 +1,9 @@
 """The tables a benchmark card plays at, the panel of opponents, and a card's configuration.
 
->>> [table_rules(name).num_sides for name in TABLES]
+The tables are :data:`agents.tables.TABLES`: ``2p``, ``3p``, ``4p_partnerships``,
+``4p_free_for_all``.
+
+>>> [rules_at(name).num_sides for name in TABLES]
 [2, 3, 2, 4]
 >>> BenchmarkConfig("greedy", tables=["3p"], matches=5).per_field_table("3p")
 3
@@ -18,33 +21,25 @@ from dominoes_env.core.validation import as_int, short_repr
 from dominoes_env.rule_args import TABLE_FIELDS
 
 from ..arena import DEFAULT_MAX_HANDS
+from ..tables import TABLES, check_table, table_rules
 from ..tournament.schedule import tables_for
 
-#: the tables, by name: (players, partnerships)
-TABLES: dict[str, tuple[int, bool]] = {
-    "2p": (2, False),
-    "3p": (3, False),
-    "4p-partners": (4, True),
-    "4p-solo": (4, False),
-}
 #: the fixed panel every agent is measured against, weakest first
 PANEL = ("random", "greedy", "search", "ppo", "best")
 #: the most matches per opponent and table (their results are held in memory)
 MAX_MATCHES = 10**7
 
 
-def table_rules(name: str, options: Mapping[str, Any] | None = None) -> RuleConfig:
-    """The rules of table ``name`` with the rule ``options`` (RuleConfig fields but the table's
-    own, ``num_players`` and ``partnerships``)."""
-    if name not in TABLES:
-        raise ValueError(f"unknown table {short_repr(name)}; allowed: {', '.join(TABLES)}")
+def rules_at(table: str, options: Mapping[str, Any] | None = None) -> RuleConfig:
+    """The rules of ``table`` (:data:`agents.tables.TABLES`) with the rule ``options``
+    (RuleConfig fields but the table's own, ``num_players`` and ``partnerships``)."""
+    seats = table_rules(table)
     options = dict(options or {})
     fixed = sorted(set(options) & set(TABLE_FIELDS))
     if fixed:
         raise ValueError(f"the rule options {', '.join(fixed)} are set by the table; leave "
                          "them out")
-    players, partnerships = TABLES[name]
-    return RuleConfig(num_players=players, partnerships=partnerships, **options)
+    return RuleConfig(num_players=seats.num_players, partnerships=seats.partnerships, **options)
 
 
 def _specs(name: str, value: Any, allow_empty: bool = False) -> tuple[str, ...]:
@@ -83,9 +78,7 @@ class BenchmarkConfig:
         object.__setattr__(self, "panel", _specs("panel", self.panel))
         tables = _specs("tables", self.tables)
         for name in tables:
-            if name not in TABLES:
-                raise ValueError(f"unknown table {short_repr(name)}; allowed: "
-                                 f"{', '.join(TABLES)}")
+            check_table(name)
         object.__setattr__(self, "tables", tables)
         object.__setattr__(self, "matches", as_int("matches", self.matches, 1, MAX_MATCHES))
         object.__setattr__(self, "seed", as_int("seed", self.seed))
@@ -95,10 +88,10 @@ class BenchmarkConfig:
                             f"{short_repr(self.rule_options)}")
         object.__setattr__(self, "rule_options", dict(self.rule_options))
         for name in self.tables:  # every table's rules are valid before anything is played
-            table_rules(name, self.rule_options)
+            rules_at(name, self.rule_options)
 
     def rules(self, table: str) -> RuleConfig:
-        return table_rules(table, self.rule_options)
+        return rules_at(table, self.rule_options)
 
     def per_field_table(self, table: str) -> int:
         """Matches asked of each two-agent table of ``table``'s field (``tables_for``)."""
