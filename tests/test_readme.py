@@ -42,6 +42,7 @@ PAGES = (
     "docs/index.md",
     "docs/agents.md",
     "docs/tournaments.md",
+    "docs/benchmark.md",
     "docs/replays.md",
     "docs/jax.md",
     "docs/openspiel.md",
