@@ -7,7 +7,9 @@ A test module imports what it shares from here, never from another test module.
 
 from __future__ import annotations
 
+import argparse
 import copy
+import importlib
 import os
 import random
 import subprocess
@@ -235,3 +237,35 @@ PROGRAM_NEEDS = {"experiments.train_ppo": "sb3_contrib", "experiments.train_rlli
 def main_module(program: str) -> str:
     """The module whose ``main(argv)`` runs ``python -m program``."""
     return MAIN_MODULE.get(program, program)
+
+
+class _Captured(Exception):
+    pass
+
+
+def program_parsers(program: str) -> list[tuple[list[str], argparse.ArgumentParser]]:
+    """``[(argv prefix, parser)]``: the program's parser (its ``build_parser()``, else the one
+    its ``main`` builds, caught at ``parse_args``), one per subcommand."""
+    module = importlib.import_module(main_module(program))
+    if hasattr(module, "build_parser"):
+        parser = module.build_parser()
+    else:
+        seen: list[argparse.ArgumentParser] = []
+        original = argparse.ArgumentParser.parse_args
+
+        def capture(self, *args, **kwargs):
+            seen.append(self)
+            raise _Captured
+
+        argparse.ArgumentParser.parse_args = capture
+        try:
+            module.main([])
+        except _Captured:
+            pass
+        finally:
+            argparse.ArgumentParser.parse_args = original
+        parser = seen[0]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return [([name], sub) for name, sub in action.choices.items()]
+    return [([], parser)]
