@@ -36,7 +36,9 @@ one thread during the decision (:mod:`agents.blas`). Budget: ``sims`` rollouts p
 at most (600), shared among the distinct moves still in the race (at least ``min_per_move``
 each), or ``time_ms`` per decision;
 deals are searched ``chunk`` (32) at a time: the rollouts of a chunk share each network
-product, and a ``time_ms`` budget is checked after each chunk. ``policy=PATH`` plays another
+product (and, with a policy of observation version 2, are played together with numpy:
+:mod:`agents.hand_batch`, ``batch=False`` plays them on the core), and a ``time_ms`` budget is
+checked after each chunk. ``policy=PATH`` plays another
 exported policy (trained for the table: a policy of another table is refused); without it
 :func:`guided_policy_path` names the table's own: ``ppo_2p_obs2.npz`` with two players (the
 observation-version-2 PPO policy every two-player ``guided`` figure was measured with), else the
@@ -61,11 +63,13 @@ import numpy as np
 
 from dominoes_env.core import DRAW, PLAY, HandState, SeatView, wins_by_play
 from dominoes_env.core.sampling import DealSampler
-from dominoes_env.core.validation import as_float, as_int
+from dominoes_env.core.validation import as_bool, as_float, as_int
 from dominoes_env.obs.v2 import encode_hand_state
 
 from .base import Agent
+from .batch_obs import BatchEncoder
 from .blas import single_thread
+from .hand_batch import HandBatch
 from .inference import PlayLikelihood
 from .ppo import ACTIVATIONS, POLICY_DIR, PPOAgent, shipped_policy_path
 from .search import GreedyRollout, best_mean, check_value, distinct_moves
@@ -93,6 +97,9 @@ class _Net:
             self.encode_turn = functools.partial(encode_hand_state, self.layout)
         else:
             self.encode_turn = self._encode_turn
+        #: the batched rollouts' encoder, for the observation versions it twins (2), else None
+        self.batch_encoder = (BatchEncoder(rules)
+                              if policy.obs_spec.version == BatchEncoder.version else None)
 
     def _encode_turn(self, state, seat, scores, over, out, legal):
         return self.encode(self.layout, state, seat, scores, over, out=out)
@@ -131,7 +138,11 @@ class GuidedSearchAgent(Agent):
     valued; the default ``"auto"``: by the chance of winning the match it leaves where the
     rules allow a table, two sides and a target up to 500, else by its point margin; see
     :data:`agents.search.VALUES`), ``race`` (drop a move once it trails the best by more than
-    this many standard errors, default 1.5; 0: search every move to the end of the budget).
+    this many standard errors, default 1.5; 0: search every move to the end of the budget),
+    ``batch`` (default ``True``: a chunk's rollouts are played together with numpy,
+    :class:`~agents.hand_batch.HandBatch`, where the policy reads observation version 2, which
+    :class:`~agents.batch_obs.BatchEncoder` encodes in batches; ``False``, or a policy of
+    another version: on the core, one move at a time; both give the same values).
     """
 
     name = "guided"
@@ -140,7 +151,7 @@ class GuidedSearchAgent(Agent):
                  time_ms: float | None = None, policy: str | None = None,
                  plies: int | None = None, infer: float = 1.0, pool: int = 3,
                  min_per_move: int = 8, chunk: int = 32, value: str = "auto",
-                 race: float = DEFAULT_RACE):
+                 race: float = DEFAULT_RACE, batch: bool = True):
         super().__init__(seed)
         self.sims = as_int("sims", sims, 1)
         self.time_ms = (None if time_ms is None
@@ -152,6 +163,7 @@ class GuidedSearchAgent(Agent):
         self.chunk = as_int("chunk", chunk, 1)
         self.value = check_value(value)
         self.race = as_float("race", race, 0)
+        self.batch = as_bool("batch", batch)
         self.policy_path = None if policy is None else Path(policy)
         self._ppo = PPOAgent(policy)
         self._net: _Net | None = None
@@ -164,7 +176,8 @@ class GuidedSearchAgent(Agent):
         budget = f"time_ms={self.time_ms}" if self.time_ms is not None else f"sims={self.sims}"
         where = "shipped" if self.policy_path is None else repr(str(self.policy_path))
         return (f"GuidedSearchAgent({budget}, policy={where}, infer={self.infer}, "
-                f"pool={self.pool}, plies={self.plies}, value={self.value!r}, race={self.race})")
+                f"pool={self.pool}, plies={self.plies}, value={self.value!r}, race={self.race}, "
+                f"batch={self.batch})")
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -247,8 +260,9 @@ class GuidedSearchAgent(Agent):
             else:
                 deals = [sampler.sample(rng) for _ in range(todo)]
             block = np.full((todo, len(moves)), np.nan)
-            block[:, alive] = self._rollouts(view, net, rollout, deals,
-                                             [moves[i] for i in alive])
+            rollouts = (self._batched if self.batch and net.batch_encoder is not None
+                        else self._one_by_one)
+            block[:, alive] = rollouts(view, net, rollout, deals, [moves[i] for i in alive])
             values.append(block)
             spent += todo * len(alive)
             runs += todo
@@ -292,9 +306,41 @@ class GuidedSearchAgent(Agent):
         return out
 
     # -- rollouts --------------------------------------------------------------------------
-    def _rollouts(self, view, net: _Net, rollout: GreedyRollout, deals, moves) -> np.ndarray:
+    def _batched(self, view, net: _Net, rollout: GreedyRollout, deals, moves) -> np.ndarray:
         """Every move of ``moves`` played in every deal and the hand finished, the policy
-        playing every seat: the values, one row per deal, one column per move."""
+        playing every seat: the values, one row per deal, one column per move; all rollouts
+        played together (:class:`~agents.hand_batch.HandBatch`), as :meth:`_one_by_one` plays
+        them one by one."""
+        batch = HandBatch(view, deals, moves)
+        batch.play(np.arange(batch.rows), np.tile(np.asarray(moves, np.int64), len(deals)))
+        plies = np.zeros(batch.rows, np.int64)  # policy moves so far, per rollout
+        limit = math.inf if self.plies is None else self.plies
+        encode = net.batch_encoder.encode
+        while True:
+            idx = batch.running()
+            if not len(idx):
+                break
+            which, codes, counts = batch.moves(idx)
+            pick = batch.greedy(which, codes, counts)  # forced moves, and after the plies
+            choices = np.bincount(which, minlength=len(idx))
+            ask = (choices > 1) & (plies[idx] < limit)  # the policy's turns
+            if ask.any():
+                sub = np.flatnonzero(ask)
+                mine = np.flatnonzero(ask[which])  # the legal moves of those rows
+                local, legal = np.searchsorted(sub, which[mine]), codes[mine]
+                logits = net.logits(encode(batch, idx[sub], local, legal, counts[mine]))
+                masked = np.full(logits.shape, -np.inf, np.float32)
+                masked[local, legal] = logits[local, legal]
+                best = masked.argmax(axis=1)  # the first of equals, as the one-by-one path
+                pick[sub] = mine[legal == best[local]]
+                plies[idx[sub]] += 1
+            batch.play(idx, codes[pick], counts[pick])
+        return rollout.batch_values(batch).reshape(len(deals), len(moves))
+
+    def _one_by_one(self, view, net: _Net, rollout: GreedyRollout, deals, moves) -> np.ndarray:
+        """Every move of ``moves`` played in every deal and the hand finished, the policy
+        playing every seat: the values, one row per deal, one column per move; on the core,
+        one rollout at a time but the policy's moves of all rollouts in one batch."""
         side_of = rollout.side_of
         scores, target, win_check = view.scores, view.target_score, view.rules.win_check
         encode_turn, num_actions = net.encode_turn, net.num_actions

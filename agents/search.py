@@ -22,10 +22,17 @@ the same position (the same tile on two symmetric ends) are evaluated once, and 
 one distinct move costs nothing.
 
 Budget: ``sims`` rollouts per decision in all, shared equally among the distinct moves (at
-least ``min_per_move`` each); or ``time_ms`` milliseconds per decision (then deals are sampled
-until the time is spent; this depends on the machine, so it is not reproducible across
-machines). The default, ``sims=300``, costs about 14 ms per decision on average with two players
-and 25 ms with three or four on one core here (`python -m experiments.bench_agents`).
+least ``min_per_move`` each); or ``time_ms`` milliseconds per decision (then deals are sampled,
+:data:`TIME_CHUNK` at a time, until the time is spent; this depends on the machine, so it is not
+reproducible across machines).
+
+The rollouts of a decision are played together (``batch=True``, the default): every sampled
+deal and every distinct move is one row of an :class:`agents.hand_batch.HandBatch`, and numpy
+plays one move in all rows at once. ``batch=False`` plays them one by one on the core
+(:class:`GreedyRollout`), the reference the batched rollouts are tested against: with the same
+seed both draw the same deals and give every move the same values (``epsilon=0``; with
+``epsilon > 0`` the random moves come from different generators, so the values agree in
+distribution only). Timings: ``docs/results.md`` (``python -m experiments.bench_agents``).
 
 >>> from dominoes_env.core import MatchState
 >>> match = MatchState(seed=1)
@@ -39,6 +46,8 @@ from __future__ import annotations
 import random
 import time
 
+import numpy as np
+
 from dominoes_env.core import (
     POINT_SCALE,
     HandState,
@@ -51,12 +60,15 @@ from dominoes_env.core import (
     wins_by_play,
 )
 from dominoes_env.core.sampling import DealSampler
-from dominoes_env.core.validation import as_float, as_int
+from dominoes_env.core.validation import as_bool, as_float, as_int
 
 from . import equity
 from .base import Agent
+from .hand_batch import HandBatch
 
 DEFAULT_SIMS = 300
+#: deals searched between two looks at the clock under a ``time_ms`` budget (batched rollouts)
+TIME_CHUNK = 8
 
 
 class SearchAgent(Agent):
@@ -67,14 +79,15 @@ class SearchAgent(Agent):
     move, default 8), ``epsilon`` (chance a rollout move is uniform random instead of greedy,
     default 0), ``value`` (``"margin"``, the default: a hand's end is worth its point margin;
     ``"match"``: the chance of winning the match it leaves, :mod:`agents.equity`; ``"auto"``:
-    ``"match"`` where the rules allow it, see :data:`VALUES`).
+    ``"match"`` where the rules allow it, see :data:`VALUES`), ``batch`` (play the rollouts
+    together with numpy, default ``True``; ``False``: one by one on the core).
     """
 
     name = "search"
 
     def __init__(self, seed: int | None = None, sims: int = DEFAULT_SIMS,
                  time_ms: float | None = None, min_per_move: int = 8, epsilon: float = 0.0,
-                 value: str = "margin"):
+                 value: str = "margin", batch: bool = True):
         super().__init__(seed)
         self.sims = as_int("sims", sims, 1)
         self.time_ms = (None if time_ms is None
@@ -82,6 +95,7 @@ class SearchAgent(Agent):
         self.min_per_move = as_int("min_per_move", min_per_move, 1)
         self.epsilon = as_float("epsilon", epsilon, 0, 1)
         self.value = check_value(value)
+        self.batch = as_bool("batch", batch)
         #: statistics of the last decision: {code: (rollouts, mean value)} of the distinct moves
         self.last_values: dict[int, tuple[int, float]] = {}
 
@@ -92,7 +106,8 @@ class SearchAgent(Agent):
 
     def __repr__(self) -> str:
         budget = f"time_ms={self.time_ms}" if self.time_ms is not None else f"sims={self.sims}"
-        return f"SearchAgent({budget}, epsilon={self.epsilon}, value={self.value!r})"
+        return (f"SearchAgent({budget}, epsilon={self.epsilon}, value={self.value!r}, "
+                f"batch={self.batch})")
 
     # -- the decision ----------------------------------------------------------------------
     def act(self, view: SeatView) -> int:
@@ -105,30 +120,49 @@ class SearchAgent(Agent):
             return moves[0]
         sampler = DealSampler.from_view(view)
         rng = self.rng
-        totals = [0.0] * len(moves)
+        totals = np.zeros(len(moves))
         runs = 0
         deadline = None
         if self.time_ms is not None:
             deadline = time.perf_counter() + self.time_ms / 1000.0
-            target_runs = None
+            chunk = TIME_CHUNK if self.batch else 1
         else:
-            target_runs = max(self.min_per_move, -(-self.sims // len(moves)))
+            chunk = max(self.min_per_move, -(-self.sims // len(moves)))
         rollout = GreedyRollout(view, self.epsilon, self.value)
+        play = self._batched if self.batch else self._one_by_one
         while True:
-            hands, boneyard = sampler.sample(rng)
-            base = HandState.from_view(view, hands, boneyard)
-            seed = rng.getrandbits(32)
-            for i, code in enumerate(moves):
-                totals[i] += rollout(base.copy(), code, seed)
-            runs += 1
-            if deadline is not None:
-                if time.perf_counter() >= deadline:
-                    break
-            elif runs >= target_runs:
+            # per deal: the deal, then the seed of its random rollout moves (the same draws
+            # on both paths, so both search the same deals)
+            deals, seeds = [], []
+            for _ in range(chunk):
+                deals.append(sampler.sample(rng))
+                seeds.append(rng.getrandbits(32))
+            totals += play(view, rollout, deals, seeds, moves)
+            runs += chunk
+            if deadline is None or time.perf_counter() >= deadline:
                 break
         self.last_values, move = best_mean(view, moves, [runs] * len(moves),
-                                           [t / runs for t in totals])
+                                           (totals / runs).tolist())
         return move
+
+    def _one_by_one(self, view: SeatView, rollout: GreedyRollout, deals, seeds, moves
+                    ) -> np.ndarray:
+        """The summed values of every move over ``deals``, each rollout on the core."""
+        totals = np.zeros(len(moves))
+        for (hands, boneyard), seed in zip(deals, seeds, strict=True):
+            base = HandState.from_view(view, hands, boneyard)
+            for i, code in enumerate(moves):
+                totals[i] += rollout(base.copy(), code, seed)
+        return totals
+
+    def _batched(self, view: SeatView, rollout: GreedyRollout, deals, seeds, moves
+                 ) -> np.ndarray:
+        """The summed values of every move over ``deals``, the rollouts played together."""
+        batch = HandBatch(view, deals, moves)
+        batch.play(np.arange(batch.rows), np.tile(np.asarray(moves, np.int64), len(deals)))
+        batch.rollout_greedy(self.epsilon, np.random.default_rng(seeds)
+                             if self.epsilon > 0 else None)
+        return rollout.batch_values(batch).reshape(len(deals), len(moves)).sum(axis=0)
 
 
 def best_mean(view: SeatView, moves: list[int], counts: list[int], means: list[float],
@@ -248,6 +282,33 @@ class GreedyRollout:
             return self.equity.value([scores[s] + gains[s] for s in range(self.sides)],
                                      self._next_side(h))
         return gains[me] - (sum(gains) - gains[me]) / (self.sides - 1)
+
+    def batch_values(self, batch: HandBatch) -> np.ndarray:
+        """The value for our side of every finished row of ``batch`` (each row played to the
+        end of its hand or to a side's win, as :meth:`finish` plays one hand), valued as
+        :meth:`finish` values it."""
+        gains, winner = batch.gains.copy(), batch.winner.copy()
+        scores, target, win_check = self.scores, self.target, self.win_check
+        settle = np.flatnonzero((winner < 0) & (batch.award_side >= 0))
+        gains[settle, batch.award_side[settle]] += batch.award_points[settle]
+        for r, row in zip(settle.tolist(), gains[settle].tolist(), strict=True):
+            won = match_winner([s + g for s, g in zip(scores, row, strict=True)], target,
+                               win_check)
+            if won is not None:
+                winner[r] = won
+        me = self.me
+        values = np.where(winner == me, float(target), float(-target))
+        going = np.flatnonzero(winner < 0)  # the match goes on: the value of the hand's end
+        if self.equity is not None:
+            side_of, value = self.side_of, self.equity.value
+            leaders = batch.next_leader()[going].tolist()
+            totals = (np.asarray(scores) + gains[going]).tolist()
+            values[going] = [value(t, -1 if lead < 0 else side_of[lead])
+                             for t, lead in zip(totals, leaders, strict=True)]
+        else:
+            g = gains[going]
+            values[going] = g[:, me] - (g.sum(axis=1) - g[:, me]) / (self.sides - 1)
+        return values
 
     def _next_side(self, h: HandState) -> int:
         """The side leading the hand after ``h`` (finished), or -1 if it is drawn at random."""

@@ -1,0 +1,105 @@
+"""The observation (version 2, :mod:`dominoes_env.obs.v2`) of the seat to play in many rows of
+a :class:`~agents.hand_batch.HandBatch` at once: what the ``guided`` agent's policy reads in its
+batched rollouts (:mod:`agents.guided`).
+
+A deliberate twin of the numpy encoder's ``encode_hand_state`` for a seat to play in a running
+hand, written over arrays: the same float32 values, bit for bit, held equal to it by the
+differential tests in ``tests/test_hand_batch.py``. The block layout is read from
+:func:`~dominoes_env.obs.v2.observation_layout`; the scales are the module table's.
+
+>>> import random
+>>> from dominoes_env.core import DealSampler, MatchState
+>>> from dominoes_env.obs.v2 import encode_observation
+>>> from agents.hand_batch import HandBatch
+>>> view = MatchState(seed=1).view(0)
+>>> batch = HandBatch(view, [DealSampler.from_view(view).sample(random.Random(0))], [0])
+>>> idx = batch.running()
+>>> x = BatchEncoder(view.rules).encode(batch, idx, *batch.moves(idx))
+>>> bool((x[0] == encode_observation(view)).all())
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dominoes_env.core import RuleConfig
+from dominoes_env.obs.v2 import MOVE_POINTS_DIVISOR, SCORE_CAP, observation_layout
+
+from .hand_batch import HandBatch
+
+
+class BatchEncoder:
+    """The version 2 observation of the seat to play, for rows of a :class:`HandBatch` of
+    ``rules``."""
+
+    version = 2
+
+    def __init__(self, rules: RuleConfig):
+        lay = self.layout = observation_layout(rules)
+        self.size = lay.size
+        n, T, V = lay.num_players, lay.num_tiles, lay.num_values
+        self.n, self.T, self.V = n, T, V
+        b = lay.blocks
+        self.at = {name: s.start for name, s in b.items()}
+        #: [seat, k]: relative seat k + 1 of seat (the others, in turn order)
+        self.others = np.array([rules.relative_seats(s)[1:] for s in range(n)], np.int64)
+        #: [seat, k]: the k-th relative side of seat (own side first)
+        self.rel_sides = np.array([rules.relative_sides(s) for s in range(n)], np.int64)
+        self.count_scale = 1.0 / (8 * rules.max_pip)
+        self.hand_scale = 1.0 / rules.hand_size
+        self.bone_scale = 1.0 / max(1, rules.boneyard_size)
+        self.score_scale = 1.0 / rules.target_score
+        self.value_bits = (1 << np.arange(V)).astype(np.int64)
+        self.low = np.array(rules.tiles.low, np.int64)
+
+    def encode(self, batch: HandBatch, idx: np.ndarray, which: np.ndarray, codes: np.ndarray,
+               counts: np.ndarray) -> np.ndarray:
+        """``float32[len(idx), size]``: the observation of the seat to play in rows ``idx``
+        (running, each seat on its own turn), with ``(which, codes, counts)`` the rows' legal
+        moves from :meth:`HandBatch.moves` (they fill the ``move_points`` block)."""
+        at, n, T, V = self.at, self.n, self.T, self.V
+        k = len(idx)
+        x = np.zeros((k, self.size), np.float32)
+        seat = batch.turn[idx]
+        x[:, at["hand"]:at["hand"] + T] = batch.hands[idx, seat]
+        x[:, at["played"]:at["played"] + T] = batch.played[idx]
+        led = batch.lead[idx] >= 0
+        ends = batch.ends[idx]
+        spinner = batch.spinner[idx]
+        has_spinner = spinner >= 0
+        cross = batch.cross_open[idx]
+        rows = np.arange(k)
+        # end_value: left / right once led; up / down once there is a spinner
+        shows = np.stack([led, led, has_spinner, has_spinner], axis=1)
+        r, e = np.nonzero(shows)
+        x[r, at["end_value"] + e * V + ends[r, e]] = 1.0
+        x[:, at["end_open"]:at["end_open"] + 2] = led[:, None]
+        x[:, at["end_open"] + 2:at["end_open"] + 4] = (led & cross)[:, None]
+        x[:, at["end_double"]:at["end_double"] + 4] = batch.outer_double[idx] & shows
+        x[:, at["spinner"]] = has_spinner
+        sr = rows[has_spinner]
+        x[sr, at["spinner_value"] + self.low[spinner[has_spinner]]] = 1.0
+        x[:, at["spinner_free"]:at["spinner_free"] + 2] = (batch.spinner_free[idx]
+                                                           & has_spinner[:, None])
+        count = batch.count[idx]
+        lr = rows[led]
+        x[lr, at["count_mod5"] + count[led] % 5] = 1.0
+        x[:, at["turn"]] = 1.0  # the seat to play is relative seat 0
+        others = self.others[seat]  # [k, n - 1]
+        lacks = batch.known_lacks[idx[:, None], others]  # [k, n - 1] value bitmasks
+        bits = (lacks[:, :, None] & self.value_bits) > 0
+        x[:, at["others_lacks"]:at["others_lacks"] + (n - 1) * V] = bits.reshape(k, -1)
+        x[:, at["count"]] = np.where(led, count, 0) * self.count_scale
+        sizes = batch.hands[idx[:, None], others].sum(axis=2)
+        x[:, at["others_hand_size"]:at["others_hand_size"] + n - 1] = sizes * self.hand_scale
+        drawn = batch.drawn[idx]
+        x[:, at["boneyard"]] = (batch.bone.shape[1] - drawn) * self.bone_scale
+        x[:, at["boneyard"] + 1] = (batch.limit - drawn) * self.bone_scale
+        scores = batch.scores + batch.gains[idx]  # [k, S]
+        rel = np.take_along_axis(scores, self.rel_sides[seat], axis=1) * self.score_scale
+        S = rel.shape[1]
+        x[:, at["scores"]:at["scores"] + S] = np.minimum(rel, SCORE_CAP)
+        points = batch.tb.points[counts]
+        x[which, at["move_points"] + codes] = points / MOVE_POINTS_DIVISOR
+        return x
