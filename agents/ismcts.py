@@ -3,14 +3,17 @@
 The agent spec is ``ismcts`` (``ismcts:sims=100,uct_c=2,rollouts=1``). For each decision it
 builds the OpenSpiel game of :mod:`dominoes_env.openspiel` for the view's rules as a one-hand
 episode scored by ``score_delta`` (the points each side gains to the end of the hand, as
-:mod:`agents.search` scores its rollouts), and runs OpenSpiel's ISMCTS bot from the view:
-every simulation starts from a fresh guess of the hidden tiles (:class:`~dominoes_env.
-core.sampling.DealSampler`, uniform among the deals that fit what the seat has seen), forced
-draws are chance nodes, and the tree's nodes are the seat's observations (own tiles, scores and the
-hand's public history). Leaves are valued by one random rollout to the end of the hand.
+:mod:`agents.search` scores its rollouts), and runs OpenSpiel's own
+``open_spiel.python.algorithms.ismcts.ISMCTSBot``, unchanged, from a state built from the view:
+every simulation starts from the state's ``resample_from_infostate`` (a fresh guess of the
+hidden tiles, uniform among the deals that fit what the seat has seen), forced draws are chance
+nodes, and the tree's nodes are the seat's observations (own tiles, scores and the hand's
+public history). Leaves are valued by one random rollout to the end of the hand. The bot's
+resampler is that same method, given the agent's seeded generator instead of OpenSpiel's
+randomly seeded ``UniformProbabilitySampler``, so a seeded agent plays the same moves again.
 
-OpenSpiel's C++ ``pyspiel.ISMCTSBot`` cannot sample the hidden tiles of a Python game
-(it needs ``ResampleFromInfostate`` in C++), so the Python bot is used; it takes a resampler.
+OpenSpiel's C++ ``pyspiel.ISMCTSBot`` cannot play a Python game: ``ismcts:bot=cpp`` is refused
+with the reason (:data:`CPP_BOT_REFUSED`) instead of crashing the interpreter.
 
 Needs the ``openspiel`` extra.
 
@@ -31,6 +34,14 @@ from dominoes_env.core.validation import as_float, as_int
 
 from .base import Agent
 
+#: why ``bot=cpp`` is refused (OpenSpiel 2.0's bindings; see docs/openspiel.md)
+CPP_BOT_REFUSED = (
+    "OpenSpiel's C++ pyspiel.ISMCTSBot cannot play a Python game such as "
+    "python_straight_dominoes: its step() lets go of Python's interpreter lock and then calls "
+    "the game's Python methods (information_state_string first), which crashes the interpreter "
+    "with a segmentation fault; use bot=python, OpenSpiel's own Python ISMCTSBot (the default)"
+)
+
 
 def _openspiel():
     try:
@@ -46,13 +57,19 @@ def _openspiel():
 
 class ISMCTSAgent(Agent):
     """OpenSpiel's ISMCTS with ``sims`` simulations per decision, exploration constant
-    ``uct_c`` and ``rollouts`` random rollouts per leaf."""
+    ``uct_c`` and ``rollouts`` random rollouts per leaf. ``bot`` is ``"python"``
+    (``open_spiel.python.algorithms.ismcts.ISMCTSBot``); ``"cpp"`` is refused with
+    :data:`CPP_BOT_REFUSED`."""
 
     name = "ismcts"
 
     def __init__(self, seed: int | None = None, sims: int = 100, uct_c: float = 2.0,
-                 rollouts: int = 1):
+                 rollouts: int = 1, bot: str = "python"):
         super().__init__(seed)
+        if bot == "cpp":
+            raise ValueError(f"bot=cpp is refused: {CPP_BOT_REFUSED}")
+        if bot != "python":
+            raise ValueError(f"bot={bot!r} is not allowed; allowed: python (cpp is refused)")
         self.sims = as_int("sims", sims, 1)
         self.uct_c = as_float("uct_c", uct_c, 0)
         self.rollouts = as_int("rollouts", rollouts, 1)
@@ -73,12 +90,12 @@ class ISMCTSAgent(Agent):
         if len(legal) == 1:
             return legal[0]
         game = self._game(view.rules)
-        sampler = DealSampler.from_view(view)
         rng = self.rng
-        state_from_view = self._openspiel.state_from_view
+        root = self._openspiel.state_from_view(game, view,
+                                               *DealSampler.from_view(view).sample(rng))
 
-        def resample(_state, _player):
-            return state_from_view(game, view, *sampler.sample(rng))
+        def resample(state, player):
+            return state.resample_from_infostate(player, rng.random)
 
         random_state = np.random.RandomState(rng.getrandbits(32))
         evaluator = self._mcts.RandomRolloutEvaluator(self.rollouts, random_state)
@@ -88,7 +105,7 @@ class ISMCTSAgent(Agent):
             use_observation_string=True,
         )
         bot.set_resampler(resample)
-        return int(bot.step(resample(None, view.seat)))
+        return int(bot.step(root))
 
     def __repr__(self) -> str:
         return f"ISMCTSAgent(sims={self.sims}, uct_c={self.uct_c}, rollouts={self.rollouts})"

@@ -27,7 +27,11 @@ observation tensor     exactly the ``obs_version`` encoding of the seat's view (
                        dealt, the view of the hand before it (zeros before the first deal)
 observation string     the seat's own tiles, the scores, the leader and this hand's public
                        history: everything its decisions can depend on
-information state      (perfect recall) the seat's own deal and draws and every public event
+information state      (perfect recall) the seat's own deal and draws and every public event;
+                       a string only (no tensor: see docs/openspiel.md)
+resample               ``resample_from_infostate``: a state the seat cannot tell from this one,
+                       its hidden tiles guessed afresh (OpenSpiel's Python ``ISMCTSBot`` runs
+                       unchanged)
 returns                at the end, per player its side's ``win_loss`` (+1 / -1 / (sides - 1)) or
                        ``score_delta`` ((side points - mean of the others) / target_score) over
                        the episode, as the env's reward modes add up
@@ -47,6 +51,7 @@ makes seats draw waits, as a chance node, until each tile it draws has been chos
 from __future__ import annotations
 
 import copy
+import random
 from typing import Any
 
 import numpy as np
@@ -59,6 +64,7 @@ except ImportError as err:  # pragma: no cover - exercised only without the extr
     ) from err
 
 from .core import HandState, MatchState, RuleConfig, SeatView
+from .core.hidden_history import sample_hand_history
 from .obs import DEFAULT_VERSION, observation_spec
 from .options import EPISODES, REWARD_MODES, delta_rewards, unique_top, win_loss_rewards
 
@@ -217,7 +223,7 @@ class _Position:
     state by deep-copying its attributes, which would copy the rules' tables every time."""
 
     __slots__ = ("rules", "episode", "reward_mode", "match", "start_scores", "phase", "leader",
-                 "dealt", "pending", "draws", "draw_seat", "log", "root_strings")
+                 "dealt", "pending", "draws", "draw_seat", "log", "root_strings", "root")
 
     def __init__(self, game: StraightDominoesGame):
         self.rules = game.rules
@@ -235,6 +241,8 @@ class _Position:
         #: (kind, seat, value) per chance outcome and move, for information states
         self.log: list[tuple[str, int, int]] = []
         self.root_strings: list[str] = []  # what each seat saw at a state_from_view root
+        #: state_from_view's (view, hands, boneyard), or None for a game from its start
+        self.root: tuple | None = None
 
     def __deepcopy__(self, memo) -> _Position:
         new = object.__new__(_Position)
@@ -370,6 +378,81 @@ class StraightDominoesState(pyspiel.State):
             text += f"\n({move} waits: seat {self.draw_seat} draws)"
         return text
 
+    def resample_from_infostate(self, player_id: int, probability_sampler) -> StraightDominoesState:
+        """A state ``player_id`` cannot tell from this one, its hidden tiles guessed afresh:
+        OpenSpiel's ``ResampleFromInfostate``, which its ISMCTS bot calls at every simulation.
+
+        The state is a whole history from the game's start (or from :func:`state_from_view`'s
+        position) in which the seat sees exactly what it saw here: its information state,
+        observation and legal actions are this state's. In the current hand the tiles the seat
+        cannot see are drawn uniformly among the deals that fit the hand sizes and the values
+        each seat is known to lack and have a history of deals and draws that makes the same
+        moves, draws and passes happen (:func:`~dominoes_env.core.hidden_history.
+        sample_hand_history`); the hand's history is then one that fits. Earlier hands are kept
+        as they were played: nothing that follows depends on their hidden tiles.
+
+        ``probability_sampler`` returns floats in ``[0, 1)`` (``pyspiel.
+        UniformProbabilitySampler``, or ``random.Random(seed).random`` for a reproducible
+        guess); the guess is a function of its first value. Only at a decision node (a seat to
+        play): ``ValueError`` at a chance node or the end.
+        """
+        rules = self.rules
+        player = int(player_id)
+        if not 0 <= player < rules.num_players:
+            raise ValueError(f"player_id must be a seat, 0..{rules.num_players - 1}; got "
+                             f"{player_id!r}")
+        if self.phase != _PLAY:
+            where = "terminal" if self.phase == _OVER else "a chance node"
+            raise ValueError("resample_from_infostate needs a decision node (a seat to play); "
+                             f"this state is {where}")
+        u = probability_sampler()
+        if not isinstance(u, float) or not 0.0 <= u < 1.0:
+            raise ValueError(f"probability_sampler must return a float in [0, 1); got {u!r}")
+        rng = random.Random(int(u * 2**53))
+        log = self.log
+        begin = max(i for i, entry in enumerate(log) if entry[0] in "LR")  # the current hand
+        segment = log[begin + 1:]
+        drawn_tiles = [t for kind, _, t in segment if kind == "W"]
+        game = self.get_game()
+        if log[begin][0] == "R":
+            view, hands, boneyard = self.root
+            rest = [t for t in boneyard if t not in set(drawn_tiles)]
+            start = HandState.from_view(view, hands, drawn_tiles + rest)
+        else:
+            h = rules.hand_size
+            dealt = [t for kind, _, t in segment if kind == "D"]
+            hands = [sum(1 << t for t in dealt[s * h:(s + 1) * h])
+                     for s in range(rules.num_players)]
+            rest = [t for t in range(rules.num_tiles) if t not in set(dealt) | set(drawn_tiles)]
+            start = HandState(rules, hands, drawn_tiles + rest, log[begin][1])
+        codes = [v for kind, _, v in segment if kind == "P"]
+        _, start_hands, drawn = sample_hand_history(start, codes, self.match.view(player), rng)
+        # the new history: this one before the current hand, then the hand with the new tiles
+        if log[0][0] == "R":
+            new = state_from_view(game, *self.root)
+            if begin == 0:  # the current hand is the root's: rebuild it from the seat's view
+                unseen = start.rules.tiles.full_mask & ~start.played
+                for hand in start_hands:
+                    unseen &= ~hand
+                new = state_from_view(game, new.view(player), start_hands,
+                                      [t for t in range(rules.num_tiles) if unseen >> t & 1])
+            prefix = log[1:begin + 1]
+        else:
+            new = game.new_initial_state()
+            prefix = log[:begin + 1]
+        for entry in prefix:
+            _replay(new, entry, entry[2])
+        deals = {s: rng.sample(_bits(m), m.bit_count()) for s, m in enumerate(start_hands)
+                 if s != player}
+        draws = iter(drawn)
+        for kind, seat, value in segment:
+            if kind == "D" and seat != player:
+                value = deals[seat].pop()
+            elif kind == "W":
+                value = next(draws)
+            _replay(new, (kind, seat, value), value)
+        return new
+
     # -- views -------------------------------------------------------------------------------
     def view(self, seat: int) -> SeatView | None:
         """``seat``'s :class:`~dominoes_env.core.SeatView` (``None`` before the first deal)."""
@@ -475,10 +558,22 @@ def state_from_view(game: StraightDominoesGame, view: SeatView, hands, boneyard
                 start[rules.side_of(ev[1])] -= ev[3]
         state.start_scores = start
     state.phase = _PLAY
+    state.root = (view, tuple(hands), tuple(boneyard))
     # a root token for information states: what each seat saw at this position
     state.root_strings = [observation_string(state, p) for p in range(view.rules.num_players)]
     state.log.append(("R", 0, 0))
     return state
+
+
+def _bits(mask: int) -> list[int]:
+    return [t for t in range(mask.bit_length()) if mask >> t & 1]
+
+
+def _replay(state: StraightDominoesState, entry: tuple[str, int, int], action: int) -> None:
+    """Apply the action of a log entry to ``state`` (a leader chosen by the rules, not by
+    chance, is no action)."""
+    if entry[0] != "L" or state.phase == _LEADER:
+        state.apply_action(action)
 
 
 class StraightDominoesObserver:
