@@ -24,7 +24,7 @@ $(CHROMIUM):
 		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium)
 
 demo: $(STAMP)
-	$(PY) -m experiments.demo
+	$(PY) -m experiments.demo --overwrite
 
 test: $(STAMP) $(CHROMIUM)
 	$(PY) -m ruff check .

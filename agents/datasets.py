@@ -44,6 +44,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -180,11 +181,13 @@ def _shard_records(shard: Path) -> list[dict]:
 
 
 def build_dataset(config: TournamentConfig, out: str | os.PathLike, *, workers: int = 1,
-                  progress: bool = True) -> dict[str, Any]:
+                  progress: bool = True,
+                  before_writing: Callable[[], object] | None = None) -> dict[str, Any]:
     """Play the games (resuming what ``out`` already holds), write the decision arrays and
-    ``dataset.json``; returns its content."""
+    ``dataset.json``; returns its content. ``before_writing``: as :func:`run_tournament`'s."""
     out = Path(out)
-    run = run_tournament(config, out, workers=workers, progress=progress, save_records=True)
+    run = run_tournament(config, out, workers=workers, progress=progress, save_records=True,
+                         before_writing=before_writing)
     counts = write_decisions(out, config)
     rules = config.rules
     info = {

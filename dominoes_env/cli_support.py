@@ -460,3 +460,192 @@ def check_out_dir(out: str | os.PathLike, flag: str = "--out") -> None:
     except OSError as err:
         raise RefusedError(f"{flag} {text!r}: cannot write into {str(ancestor)!r} "
                            f"({err.strerror or err})") from None
+
+
+# -- the output policy of run folders -------------------------------------------------------------
+#: the file that marks a folder as one run's: the program and the settings it was started with
+RUN_MARKER = "run.json"
+#: the largest run marker read (one is a few kilobytes)
+MAX_MARKER_BYTES = 1 << 20
+
+
+@dataclasses.dataclass(frozen=True)
+class RunFolder:
+    """A checked ``--out`` folder (:func:`check_run_folder`): where the run goes, and whether it
+    continues the run there (``resumes``) or replaces it (``replaces``, ``--overwrite``)."""
+
+    path: str
+    program: str
+    settings: Any
+    resumes: bool = False
+    replaces: bool = False
+
+
+def read_run_marker(folder: str | os.PathLike) -> dict[str, Any] | None:
+    """The run marker of ``folder`` (``None`` when it has none), read as untrusted input: a
+    marker that is not a small JSON object naming its program is ``{}``."""
+    import json
+    import stat
+
+    path = os.path.join(os.fspath(folder), RUN_MARKER)
+    try:
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return {}
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return {}
+        data = f.read(MAX_MARKER_BYTES + 1)
+    try:
+        marker = json.loads(data) if len(data) <= MAX_MARKER_BYTES else None
+    except (ValueError, RecursionError):
+        marker = None
+    return marker if isinstance(marker, dict) and isinstance(marker.get("program"), str) else {}
+
+
+def _settings_difference(old: Any, new: Any) -> str:
+    """``"lr: 0.1 there, 0.2 now; rules.target_score: 40 there, 50 now"``: what differs between
+    the settings a run was started with and this command's (dicts, nested ones one level)."""
+    if not (isinstance(old, dict) and isinstance(new, dict)):
+        return "its settings are unreadable"
+    diffs = []
+    for key in sorted(set(old) | set(new), key=str):
+        a, b = old.get(key), new.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            diffs += [f"{key}.{k}: {short_repr(a.get(k))} there, {short_repr(b.get(k))} now"
+                      for k in sorted(set(a) | set(b), key=str) if a.get(k) != b.get(k)]
+        elif a != b:
+            diffs.append(f"{key}: {short_repr(a)} there, {short_repr(b)} now")
+    return "; ".join(diffs[:4]) + (f" and {len(diffs) - 4} more" if len(diffs) > 4 else "")
+
+
+def paths_in_specs(specs: Sequence[str]) -> list[str]:
+    """The files and folders that agent specs name (``ppo:runs/a/policy.npz``,
+    ``guided:policy=p.npz``): the inputs a command that plays them reads.
+
+    >>> paths_in_specs(["greedy", f"ppo:{os.devnull}"])
+    ['/dev/null']
+    """
+    import re
+
+    found = []
+    for spec in specs:
+        for token in re.split(r"[:,=]", str(spec))[1:]:
+            if token.strip() and os.path.exists(token) and token not in found:
+                found.append(token)
+    return found
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
+                     resume: str | os.PathLike | None = None, overwrite: bool = False,
+                     rerun_resumes: bool = False, outputs: Sequence[str] = (),
+                     resume_hint: str = "", resumable: bool = True,
+                     inputs: Sequence[str | os.PathLike | None] = (),
+                     flag: str = "--out") -> RunFolder:
+    """The output policy of a run's folder, checked before anything is written
+    (:class:`RefusedError`, one line naming the folder and the flag to pass):
+
+    - what :func:`check_out_dir` refuses (empty, a file, inside a file, unwritable), a symbolic
+      link, and an input of the command (``inputs``: the folder is one, or inside one; with
+      ``overwrite`` also an input inside the folder, which replacing the run would remove);
+    - a folder that holds another run: a fresh run goes only into a new or empty folder. The
+      run there continues only as the same run: ``resume`` (the file the run continues from)
+      inside the folder, or any rerun of a program whose repeated command resumes
+      (``rerun_resumes``: a tournament), and the same ``program`` and ``settings`` as its run
+      marker (:data:`RUN_MARKER`) holds. ``overwrite`` replaces it (:func:`start_run_folder`
+      empties the folder first). A folder without a run marker that holds names other than
+      the program's ``outputs`` (names or ``fnmatch`` patterns) is not a run's folder:
+      refused, and never emptied. ``resume_hint`` is the checkpoint a refusal names;
+      ``resumable=False``: the program's runs never continue.
+
+    The returned :class:`RunFolder` goes to :func:`start_run_folder` when the run starts.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     run = start_run_folder(check_run_folder(d, "demo", {"seed": 1}))
+    ...     check_run_folder(d, "demo", {"seed": 1})
+    Traceback (most recent call last):
+    ...
+    dominoes_env.cli_support.RefusedError: --out '...' holds another run (of demo); pass ...
+    """
+    import fnmatch
+    import json
+
+    settings = json.loads(json.dumps(settings, sort_keys=True, default=str))  # as stored
+    check_out_dir(out, flag)
+    text = os.fspath(out)
+    if os.path.islink(text):
+        raise RefusedError(f"{flag} {text!r} is a symbolic link; name the folder itself")
+    real = os.path.realpath(text)
+    for source in inputs:
+        if source is None or not os.fspath(source).strip():
+            continue
+        source_real = os.path.realpath(source)
+        if _inside(real, source_real) or (overwrite and _inside(source_real, real)):
+            raise RefusedError(f"{flag} {text!r} is, holds or lies in an input of this command "
+                               f"({os.fspath(source)!r}); write elsewhere")
+    entries = sorted(os.listdir(text)) if os.path.isdir(text) else []
+    if not entries:
+        return RunFolder(text, program, settings)
+    marker = read_run_marker(text)
+    held = f"another run (of {marker['program']})" if marker else "another run"
+    foreign = [name for name in entries if name != RUN_MARKER
+               and not any(fnmatch.fnmatchcase(name, pattern) for pattern in outputs)]
+    if marker is None and foreign:
+        raise RefusedError(f"{flag} {text!r} holds files that are not a run's "
+                           f"({', '.join(map(repr, foreign[:3]))}); name a new folder (a run "
+                           "goes into a new or empty one)")
+    if overwrite:
+        return RunFolder(text, program, settings, replaces=True)
+    same = (rerun_resumes or (resume is not None
+                              and _inside(os.path.realpath(resume), real)))
+    if not same:
+        how = ("repeat its command to resume it, " if rerun_resumes
+               else f"pass --resume {resume_hint or 'with its checkpoint'} to continue it, "
+               if resumable else "")
+        raise RefusedError(f"{flag} {text!r} holds {held}; {how}pass --overwrite to replace "
+                           "it, or name a new folder")
+    if marker is not None and (marker.get("program") != program
+                               or marker.get("settings") != settings):
+        why = (f"it is a run of {marker.get('program', 'an unknown program')}"
+               if marker.get("program") != program
+               else _settings_difference(marker.get("settings"), settings))
+        raise RefusedError(f"{flag} {text!r} holds {held} with different arguments ({why}); "
+                           f"repeat its arguments to continue it, pass --overwrite to replace "
+                           f"it, or choose another {flag}")
+    return RunFolder(text, program, settings, resumes=True)
+
+
+def start_run_folder(folder: RunFolder) -> str:
+    """Start the run checked by :func:`check_run_folder`: empty the folder when the run
+    replaces another (``--overwrite``), make it, and write its run marker (atomically; a resumed
+    run keeps its own). Returns the folder's path."""
+    import json
+    import shutil
+    from datetime import datetime, timezone
+
+    from .core.atomic_files import atomic_write
+
+    path = folder.path
+    if folder.replaces and os.path.isdir(path):
+        for name in os.listdir(path):
+            entry = os.path.join(path, name)
+            if os.path.isdir(entry) and not os.path.islink(entry):
+                shutil.rmtree(entry)
+            else:
+                os.unlink(entry)
+    os.makedirs(path, exist_ok=True)
+    if folder.resumes and read_run_marker(path) is not None:
+        return path
+    marker = {"program": folder.program, "settings": folder.settings,
+              "started": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    with atomic_write(os.path.join(path, RUN_MARKER)) as f:
+        f.write(json.dumps(marker, indent=2, sort_keys=True, default=str) + "\n")
+    return path

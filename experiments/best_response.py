@@ -29,7 +29,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from dominoes_env.cli_support import OneLineParser, check_fits_in_memory, check_out_dir
+from dominoes_env.cli_support import OneLineParser, check_fits_in_memory, check_run_folder
 
 #: the observation versions experiments.train_ppo trains on
 PPO_OBS_VERSIONS = (2,)
@@ -114,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
                    "response reads (default: a ppo agent's own, else the default version)")
     p.add_argument("--seed", type=int, default=0, help="seed of the training and evaluation")
     p.add_argument("--out", default="", help="where the run goes (default: a temporary folder)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the run that --out holds (its files are removed)")
     args = p.parse_args(argv)
     try:
         from agents import resolve_spec
@@ -133,8 +135,9 @@ def main(argv: list[str] | None = None) -> int:
             from dominoes_env.jax.selfplay import check_obs_version
 
             check_obs_version(args.obs_version)
-        if args.out:
-            check_out_dir(args.out, "--out")
+        if args.out:  # the trainer's own run: a new or empty folder, or --overwrite
+            check_run_folder(args.out, "experiments.best_response", {}, resumable=False,
+                             overwrite=args.overwrite)
         from agents import check_spec
 
         check_spec(args.agent, rules)  # its parameters, and whether it plays this table
@@ -143,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
         return 2
     out = Path(args.out or tempfile.mkdtemp(prefix="best_response_"))
-    flags += ["--out", str(out)]
+    flags += ["--out", str(out), *(["--overwrite"] if args.overwrite else [])]
     print(f"best response to {args.agent}: python -m experiments.{trainer} "
           + " ".join(shlex.quote(f) for f in flags), flush=True)
     code = run_program(f"experiments.{trainer}", flags)  # a bad flag: its own one-line error

@@ -3,8 +3,8 @@ built-in agents, printed as a table (well under two minutes on two cores).
 
 It plays random, greedy and search at a small budget, plus the shipped PPO policy
 (``agents/policies/ppo_2p.npz``) when it exists. Results,
-``summary.json`` and plots go to ``results/demo`` (replaced on every run) unless ``--out`` says
-otherwise.
+``summary.json`` and plots go to ``results/demo`` unless ``--out`` says otherwise; an earlier
+demo there is replaced with ``--overwrite`` (``make demo`` passes it).
 """
 
 from __future__ import annotations
@@ -13,15 +13,26 @@ import sys
 import time
 
 from agents.tournament.report import print_summary, write_outputs
-from agents.tournament.runner import TournamentConfig, clear_results, run_tournament
+from agents.tournament.runner import OUTPUT_FILES, TournamentConfig, run_tournament
 from agents.tournament.schedule import tables_for
-from dominoes_env.cli_support import CommandError, OneLineParser, check_fits_in_memory, run_command
+from dominoes_env.cli_support import (
+    CommandError,
+    OneLineParser,
+    check_fits_in_memory,
+    check_run_folder,
+    paths_in_specs,
+    run_command,
+    start_run_folder,
+)
 from dominoes_env.core import RuleConfig
+from dominoes_env.record_io import RECORDS_DIR
 
 #: the search agent at a budget that keeps the demo short
 SEARCH_SPEC = "search:sims=100"
 #: memory a scheduled match takes while the tournament runs (as experiments.tournament counts)
 BYTES_PER_MATCH = 2048
+#: what a demo's folder holds (one holding only these, without a run marker, is a run's)
+OUTPUTS = (*OUTPUT_FILES, RECORDS_DIR)
 
 
 def demo_agents() -> list[str]:
@@ -42,7 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--target-score", type=int, default=250, help="match target (250)")
     p.add_argument("--seed", type=int, default=0, help="tournament seed (0)")
     p.add_argument("--out", default="results/demo",
-                   help="results directory, replaced on every run (results/demo)")
+                   help="results directory (results/demo)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the demo that --out holds (its files are removed)")
     args = p.parse_args(argv)
     specs = demo_agents()
     try:
@@ -55,18 +68,21 @@ def main(argv: list[str] | None = None) -> int:
         total = config.matches * len(tables_for(config.agents, config.rules))
         check_fits_in_memory(f"--matches {args.matches}", total, BYTES_PER_MATCH,
                              f"{total:,} matches")
+        folder = check_run_folder(args.out, "experiments.demo", config.to_dict(),
+                                  overwrite=args.overwrite, outputs=OUTPUTS, resumable=False,
+                                  inputs=paths_in_specs(specs))
     except (ValueError, TypeError) as err:
         p.error(str(err))
-    return run_command(lambda: _play(config, specs, args), errors=(OSError,))
+    return run_command(lambda: _play(config, specs, args, folder), errors=(OSError,))
 
 
-def _play(config: TournamentConfig, specs: list[str], args) -> int:
+def _play(config: TournamentConfig, specs: list[str], args, folder) -> int:
     print(f"demo tournament: {', '.join(specs)}; {args.matches} matches per pair, "
           f"{args.workers} workers", file=sys.stderr)
     start = time.perf_counter()
     try:
-        clear_results(args.out)
-        run = run_tournament(config, args.out, workers=args.workers)
+        run = run_tournament(config, args.out, workers=args.workers,
+                             before_writing=lambda: start_run_folder(folder))
     except (ValueError, TypeError) as err:
         raise CommandError(str(err)) from None
     summary = write_outputs(run)

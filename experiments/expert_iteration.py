@@ -42,7 +42,13 @@ from pathlib import Path
 
 import numpy as np
 
-from dominoes_env.cli_support import OneLineParser, check_fits_in_memory, check_out_dir
+from dominoes_env.cli_support import (
+    OneLineParser,
+    check_fits_in_memory,
+    check_run_folder,
+    paths_in_specs,
+    start_run_folder,
+)
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_write
 
@@ -182,6 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 1)),
                    help="processes playing the teacher's matches")
     p.add_argument("--seed", type=int, default=0, help="seed of the matches and the fit")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the run that --out holds (its files are removed)")
     return p
 
 
@@ -211,7 +219,24 @@ def check_args(args) -> None:
     check_fits_in_memory(f"--matches {args.matches}", args.matches, BYTES_PER_MATCH)
     check_fits_in_memory(f"--batch-size {args.batch_size}", args.batch_size, BYTES_PER_DECISION)
     check_fits_in_memory(f"--workers {args.workers}", args.workers, BYTES_PER_WORKER)
-    check_out_dir(args.out, "--out")
+    return run_folder(args)
+
+
+#: what a run's folder holds (an --out holding only these, without a run marker, is a run's)
+OUTPUTS = ("demos.npz", "policy.npz", "policy.json")
+
+
+def run_folder(args):
+    """``--out`` checked by the output policy (:func:`check_run_folder`): a new or empty folder,
+    or ``--overwrite`` (a run is never continued); never one of its input files."""
+    settings = {k: v for k, v in vars(args).items() if k not in ("out", "overwrite")}
+    outputs = (*OUTPUTS, *(f"iteration{i}" for i in range(2, args.iterations + 1)))
+    init = args.init if args.init != "ppo" else None
+    return check_run_folder(args.out, "experiments.expert_iteration", settings,
+                            overwrite=args.overwrite, outputs=outputs, resumable=False,
+                            inputs=(args.data or None, init,
+                                    *paths_in_specs([args.teacher, *args.opponents,
+                                                     args.eval_against])))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -224,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         from dominoes_env.jax.policy_files import load_actor
 
         rules = RuleConfig(num_players=args.players)
-        check_args(args)
+        folder = check_args(args)
         for spec in (args.teacher, *args.opponents, args.eval_against):
             check_spec(spec, rules)
         # demonstrations are encoded in observation version 2: start from the version 2 policy
@@ -239,8 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = Path(start_run_folder(folder))
     policy_path = init
     for it in range(args.iterations):
         here = out if it == 0 else out / f"iteration{it + 1}"
@@ -291,7 +315,8 @@ def export(actor, path: str, rules: RuleConfig, args, teacher: str, init: str, s
             "trainer": "experiments.expert_iteration", "teacher": teacher, "init": init,
             "seed": args.seed, **stats, "command": command}
     export_npz(actor, Path(path), meta)
-    Path(path).with_suffix(".json").write_text(json.dumps(meta, indent=2))
+    with atomic_write(Path(path).with_suffix(".json")) as f:
+        f.write(json.dumps(meta, indent=2))
 
 
 def report(policy_path: str, rules: RuleConfig, args, it: int) -> None:

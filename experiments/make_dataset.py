@@ -19,11 +19,18 @@ import sys
 
 from agents import datasets
 from agents.arena import DEFAULT_MAX_HANDS
-from agents.tournament.runner import TournamentConfig
+from agents.tournament.runner import OUTPUT_FILES, TournamentConfig
 from agents.tournament.schedule import tables_for
-from dominoes_env.cli_support import OneLineParser, check_fits_in_memory
+from dominoes_env.cli_support import (
+    OneLineParser,
+    check_fits_in_memory,
+    check_run_folder,
+    paths_in_specs,
+    start_run_folder,
+)
 from dominoes_env.core import RuleConfig
 from dominoes_env.deprecation import moved_names
+from dominoes_env.record_io import RECORDS_DIR
 from dominoes_env.rule_args import add_rule_arguments, rule_options
 
 #: the library part of this program moved to agents.datasets; its names stay importable from
@@ -33,6 +40,8 @@ __getattr__ = moved_names(__name__, dict.fromkeys(datasets.__all__, "agents.data
 #: memory a match takes while its games are played: its schedule entry and its result, as
 #: experiments.tournament counts (the decision arrays are built one records shard at a time)
 BYTES_PER_MATCH = 2048
+#: what a dataset's folder holds (one holding only these, without a run marker, is a run's)
+OUTPUTS = (*OUTPUT_FILES, RECORDS_DIR, datasets.DECISIONS_DIR, datasets.INFO_FILE)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,7 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="agent specs (at least two, each once), e.g. search:sims=50 greedy")
     p.add_argument("--matches", type=int, required=True,
                    help="matches per pairing/table, rounded up to whole duplicate deals")
-    p.add_argument("--out", required=True, help="the dataset directory (resumed if it exists)")
+    p.add_argument("--out", required=True, help="the dataset directory (the same command "
+                   "again resumes it)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the dataset that --out holds (its files are removed)")
     p.add_argument("--players", type=int, choices=(2, 3, 4), default=2, help="seats (2)")
     p.add_argument("--partnerships", action=argparse.BooleanOptionalAction, default=None,
                    help="4 players in two partnerships (default: on with 4 players)")
@@ -70,11 +82,15 @@ def main(argv: list[str] | None = None) -> int:
         total = config.matches * len(tables_for(config.agents, config.rules))
         check_fits_in_memory(f"--matches {args.matches}", total, BYTES_PER_MATCH,
                              f"{total:,} matches")
+        folder = check_run_folder(args.out, "experiments.make_dataset", config.to_dict(),
+                                  rerun_resumes=True, overwrite=args.overwrite, outputs=OUTPUTS,
+                                  inputs=paths_in_specs(config.agents))
     except (ValueError, TypeError) as err:
         parser.error(str(err))
     try:
         info = datasets.build_dataset(config, args.out, workers=args.workers,
-                                      progress=not args.quiet)
+                                      progress=not args.quiet,
+                                      before_writing=lambda: start_run_folder(folder))
     except KeyboardInterrupt:
         print(f"\ninterrupted: finished games are saved in {args.out}; run the same command "
               "again to finish", file=sys.stderr)

@@ -45,8 +45,9 @@ import numpy as np
 from dominoes_env.cli_support import (
     check_config,
     check_fits_in_memory,
-    check_out_dir,
+    check_run_folder,
     config_parser,
+    start_run_folder,
 )
 from dominoes_env.cli_support import config_field as _f
 from dominoes_env.core import RuleConfig
@@ -112,6 +113,7 @@ class Config:
     ship: bool = _f(False, "copy policy.npz to the table's file in agents/policies/ if it "
                            "beats the shipped one")
     progress: bool = _f(True, "show a progress bar")
+    overwrite: bool = _f(False, "replace the run that --out holds (its files are removed)")
 
     def __post_init__(self) -> None:
         from dominoes_env.jax.policy_files import load_fixed_actor
@@ -312,7 +314,22 @@ def setup_jax() -> None:
 
 #: settings that do not change the update (left out of its cache key)
 RUN_ONLY = ("out", "resume", "init", "ship", "progress", "time_limit", "eval_every",
-            "eval_matches", "checkpoint_every", "seed")
+            "eval_matches", "checkpoint_every", "seed", "overwrite")
+#: what a run's folder holds (an --out holding only these, without a run marker, is a run's)
+OUTPUTS = ("config.json", "tb", "eval.csv", "eval_policy.npz", "checkpoint.npz",
+           "throughput.json", "policy.npz", "policy.json")
+
+
+def run_folder(config: Config):
+    """``config.out`` checked by the output policy (:func:`check_run_folder`): a new or empty
+    folder, the same run with ``--resume`` of its own checkpoint (same settings, but for
+    ``--total-steps`` and the run-only ones), or ``--overwrite``."""
+    settings = {k: v for k, v in dataclasses.asdict(config).items()
+                if k not in RUN_ONLY and k != "total_steps"}
+    return check_run_folder(config.out, "experiments.train_jax", settings,
+                            resume=config.resume, overwrite=config.overwrite, outputs=OUTPUTS,
+                            resume_hint=str(Path(config.out) / "checkpoint.npz"),
+                            inputs=(config.resume, config.init, config.opp_policy))
 
 
 def make_train(config: Config):
@@ -526,9 +543,7 @@ def train(config: Config, command: str = "") -> Path:
 
     meta_resumed = checkpoints.read_checkpoint(config.resume, config) if config.resume else None
     out = Path(config.out)
-    if meta_resumed is None and (out / "checkpoint.npz").exists():
-        raise FileExistsError(f"{out} holds an earlier run; pass --resume "
-                              f"{out / 'checkpoint.npz'} or a new --out")
+    folder = run_folder(config)  # another run in --out: refused before anything is written
     rules = config.rules()
     started = time.time()
     setup_jax()
@@ -540,7 +555,7 @@ def train(config: Config, command: str = "") -> Path:
         steps, wall_before = int(meta_resumed["steps"]), float(meta_resumed["wall_s"])
     elif config.init:
         runner = checkpoints.warm_start(config.init, runner, config)
-    out.mkdir(parents=True, exist_ok=True)
+    start_run_folder(folder)
     settings = dataclasses.asdict(config)
     write_json(out / "config.json", settings)
     tb = TensorBoard(out / "tb")
@@ -647,7 +662,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         config = Config(**vars(args))
-        check_out_dir(config.out, "--out")
+        run_folder(config)
         import jax
 
         from dominoes_env.jax import checkpoints

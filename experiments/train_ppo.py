@@ -41,14 +41,16 @@ from dominoes_env.cli_support import (
     RefusedError,
     check_config,
     check_fits_in_memory,
-    check_out_dir,
+    check_run_folder,
     config_field,
     config_parser,
     print_error,
     quiet_teardown,
     run_command,
+    start_run_folder,
 )
 from dominoes_env.core import RuleConfig
+from dominoes_env.core.atomic_files import atomic_write
 from dominoes_env.obs import DEFAULT_VERSION as OBS_VERSION
 from dominoes_env.optional import require
 from dominoes_env.single_agent import SingleAgentEnv
@@ -127,6 +129,8 @@ class TrainConfig:
     ship: bool = config_field(False, "copy the exported policy to the table's file in "
                                      "agents/policies/ (ppo_3p.npz, ppo_4p_partnerships.npz, ...)")
     device: str = config_field("cpu", "torch device: cpu, cuda, cuda:N, mps or auto")
+    overwrite: bool = config_field(False, "replace the run that --out holds (its files are "
+                                          "removed)")
 
     def __post_init__(self) -> None:
         self.rules()  # validate the rule options early
@@ -421,24 +425,30 @@ def checkpoints_of(out: Path) -> list[Path]:
     return sorted((out / "checkpoints").glob("*.zip"))
 
 
-def check_run_dir(config: TrainConfig, out: Path) -> None:
-    """Refuse, before anything is written: an ``--out`` that is a file; a directory holding an
-    earlier run with checkpoints when ``--resume`` is not given; a ``--resume`` checkpoint that
-    is missing, damaged or made for another table or architecture. A run stopped before its
-    first checkpoint starts afresh (its partial logs are removed)."""
-    try:  # a folder, or one that can be made where it is named, and that takes files
-        check_out_dir(out)
+#: what a run's folder holds (an --out holding only these, without a run marker, is a run's)
+OUTPUTS = ("pool", "config.json", "tb", "eval.csv", "eval_policy.npz", "throughput.json",
+           "checkpoints", "bc.json", "policy.npz", "policy.json")
+
+
+def check_run_dir(config: TrainConfig, out: Path):
+    """Refuse, before anything is written, what the output policy refuses
+    (:func:`check_run_folder`: a file, a link, an input, a folder holding another run unless
+    ``--resume`` of its own checkpoint with the same settings, but for ``--total-steps``, or
+    ``--overwrite``), and a ``--resume`` checkpoint that is missing, damaged or made for
+    another table or architecture. Returns the checked folder."""
+    if config.resume is not None:
+        check_checkpoint(config, Path(config.resume))
+    found = checkpoints_of(out) if out.is_dir() else []
+    settings = {k: v for k, v in dataclasses.asdict(config).items()
+                if k not in ("out", "resume", "overwrite", "total_steps", "device", "ship")}
+    try:
+        folder = check_run_folder(out, "experiments.train_ppo", settings, resume=config.resume,
+                                  overwrite=config.overwrite, outputs=OUTPUTS,
+                                  resume_hint=str(found[-1]) if found else "",
+                                  inputs=(config.resume, config.bc_dataset))
     except RefusedError as err:
         raise RunDirError(str(err)) from None
-    if config.resume is None:
-        found = checkpoints_of(out)
-        if found:
-            raise RunDirError(f"{out} holds an earlier run; pass --resume {found[-1]} to continue "
-                              "it, or a new --out")
-        for stale in [out / "eval.csv", *sorted((out / "pool").glob("*.npz"))]:
-            stale.unlink(missing_ok=True)  # a run stopped before its first checkpoint
-        return
-    check_checkpoint(config, Path(config.resume))
+    return folder
 
 
 def check_memory(config: TrainConfig) -> None:
@@ -508,10 +518,11 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
     from agents.ppo_export import export_policy
 
     out = Path(config.out)
-    check_run_dir(config, out)  # every refusal comes before anything is written
+    folder = check_run_dir(config, out)  # every refusal comes before anything is written
+    start_run_folder(folder)
     (out / "pool").mkdir(parents=True, exist_ok=True)
-    saved = out / "config.json"
-    saved.write_text(json.dumps(dataclasses.asdict(config), indent=2))
+    with atomic_write(out / "config.json") as f:
+        f.write(json.dumps(dataclasses.asdict(config), indent=2))
     torch.manual_seed(config.seed)
     torch.set_num_threads(1)
     started = time.time()
@@ -544,7 +555,8 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
             "wall_s": round(wall, 1), "seed": config.seed, "config": dataclasses.asdict(config),
             "command": command or ""}
     export_policy(model, out / "policy.npz", meta)
-    (out / "policy.json").write_text(json.dumps(meta, indent=2))
+    with atomic_write(out / "policy.json") as f:
+        f.write(json.dumps(meta, indent=2))
     if config.ship:
         target = shipped_policy_path(rules)
         target.parent.mkdir(parents=True, exist_ok=True)

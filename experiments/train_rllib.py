@@ -31,9 +31,16 @@ from pathlib import Path
 from typing import Any
 
 from agents.ray_cluster import RayStartError, init_ray, split_address
-from dominoes_env.cli_support import check_config, check_out_dir, config_field, config_parser
+from dominoes_env.cli_support import (
+    check_config,
+    check_run_folder,
+    config_field,
+    config_parser,
+    start_run_folder,
+)
 from dominoes_env.cli_support import machine_memory as cli_machine_memory
 from dominoes_env.core import RuleConfig
+from dominoes_env.core.atomic_files import atomic_write
 
 SHARED_POLICY = "shared"
 #: the most env runners (Ray actors) and environments per runner a run asks for
@@ -89,6 +96,8 @@ class RllibConfig:
                                             "OUT/checkpoint)")
     eval_matches: int = config_field(0, "after training, matches of the exported policy against "
                                         "random (each deal once per side); 0: none", low=0)
+    overwrite: bool = config_field(False, "replace the run that --out holds (its files are "
+                                          "removed)")
 
     def __post_init__(self) -> None:
         self.rules()  # validates the rule options
@@ -125,12 +134,27 @@ def machine_memory() -> int:
     return cli_machine_memory()
 
 
+#: what a run's folder holds (an --out holding only these, without a run marker, is a run's)
+OUTPUTS = ("progress.csv", "tb", "checkpoint", "policy.npz", "policy.json")
+
+
+def run_folder(cfg: RllibConfig):
+    """``--out`` checked by the output policy (:func:`check_run_folder`): a new or empty folder,
+    the same run with ``--resume`` of its own checkpoint (same settings, but for
+    ``--iterations`` and where Ray runs), or ``--overwrite``."""
+    settings = {k: v for k, v in dataclasses.asdict(cfg).items()
+                if k not in ("out", "resume", "overwrite", "iterations", "address", "num_cpus",
+                             "eval_matches")}
+    return check_run_folder(cfg.out, "experiments.train_rllib", settings, resume=cfg.resume,
+                            overwrite=cfg.overwrite, outputs=OUTPUTS, inputs=(cfg.resume,))
+
+
 def check_run(cfg: RllibConfig) -> None:
     """What the run needs from this machine, checked before Ray starts or anything is written
     (``ValueError`` with the reason): an ``--out`` folder it can make or write into, a
     ``--resume`` folder that holds an RLlib checkpoint, and the memory of its batch, its
     networks and the env runners started here."""
-    check_out_dir(cfg.out, "--out")
+    run_folder(cfg)
     if cfg.resume is not None:
         resume = Path(cfg.resume)
         if not resume.is_dir():
@@ -255,8 +279,7 @@ def train(cfg: RllibConfig) -> Path:
 
     init_ray(address=cfg.address, num_cpus=cfg.num_cpus, configure_logging=False,
              log_to_driver=False)  # before anything is written: a cluster may not be there
-    out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = Path(start_run_folder(run_folder(cfg)))
     algo = algorithm_config(cfg).build_algo()
     if cfg.resume:
         algo.restore_from_path(os.path.abspath(cfg.resume))
@@ -288,7 +311,8 @@ def train(cfg: RllibConfig) -> Path:
                 "env_steps": row["env_steps"]}
         policy = out / "policy.npz"
         export_module(module, policy, meta)
-        (out / "policy.json").write_text(json.dumps(meta, indent=2) + "\n")
+        with atomic_write(out / "policy.json") as f:
+            f.write(json.dumps(meta, indent=2) + "\n")
     finally:
         writer.close()
         algo.stop()

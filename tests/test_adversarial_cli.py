@@ -279,8 +279,8 @@ def test_workers_are_capped_with_a_warning(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("make_out, fragment", [
-    (lambda d: (d / "f").write_text("x") and d / "f", "is a file, not a directory"),
-    (lambda d: (d / "f").write_text("x") and d / "f" / "sub", "Not a directory"),
+    (lambda d: (d / "f").write_text("x") and d / "f", "f' is a file, not a folder"),
+    (lambda d: (d / "f").write_text("x") and d / "f" / "sub", "f' is a file, not a folder"),
     (lambda d: (d / "o" / MATCHES_FILE).mkdir(parents=True) or d / "o", MATCHES_FILE),
 ])  # fmt: skip
 def test_results_dir_faults_are_one_line_errors(tmp_path, capsys, make_out, fragment):

@@ -31,7 +31,7 @@ import pickle
 import signal
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -441,8 +441,12 @@ def run_tournament(
     progress: bool = True,
     save_records: bool = False,
     move_timeout: float | None = DEFAULT_MOVE_TIMEOUT,
+    before_writing: Callable[[], object] | None = None,
 ) -> TournamentRun:
     """Play every match of ``config`` not yet in ``out`` and return all finished ones.
+
+    ``before_writing()`` runs once every argument is checked, before anything is written (a
+    program starts its run folder there: :func:`dominoes_env.cli_support.start_run_folder`).
 
     ``save_records`` keeps every match's game record under ``out/records/``, in step with
     ``matches.jsonl`` (see :mod:`.record_store`; matches finished earlier without their record
@@ -480,6 +484,8 @@ def run_tournament(
 
     out = Path(out)
     try:
+        if before_writing is not None:
+            before_writing()
         return _run_in_dir(config, schedule, out, workers, backend, ray_address, progress,
                            save_records, move_timeout)
     except OSError as err:

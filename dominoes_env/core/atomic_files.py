@@ -2,8 +2,10 @@
 
 Every file the package and its experiments write (records, replay pages, policies, checkpoints,
 tournament state, datasets) goes through it: the content goes to a temporary file beside the
-target, which is flushed to disk and then renamed over the target in one step. An error or an
-interrupt while writing leaves the old file (or none) and no temporary file behind.
+target, which is flushed to disk and then renamed over the target in one step (the folder's
+entry flushed too). An error or an interrupt while writing leaves the old file (or none) and no
+temporary file behind; the temporary file of a process killed outright (SIGKILL) is removed by
+the next write of the same file (:func:`remove_stale_temporaries`).
 
 >>> import pathlib, tempfile
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "note.txt"
@@ -30,6 +32,69 @@ def _new_file_mode() -> int:
     return 0o666 & ~umask
 
 
+def _temporary_prefix(path: str) -> str:
+    """``.NAME-tmp-``: how the temporary files of ``path`` begin (the writer's process id
+    follows)."""
+    return f".{os.path.basename(path)}-tmp-"
+
+
+def _sync_folder(folder: str) -> None:
+    """Flush the folder's entry of a renamed file to disk (where the system allows it)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:  # pragma: no cover - a folder that cannot be opened (Windows)
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover - a file system without fsync of folders
+        pass
+    finally:
+        os.close(fd)
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):  # another user's process: alive
+        return True
+    return True
+
+
+def remove_stale_temporaries(path: str | os.PathLike) -> list[str]:
+    """Remove the temporary files an :func:`atomic_write` of ``path`` left behind when its
+    process was killed (SIGKILL, a power cut) before it could rename or remove them: those of
+    processes on this machine that no longer run. Returns their names. A write in progress
+    (its process alive) is left alone.
+
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> (folder / ".ckpt.npz-tmp-999999999-abc.tmp").write_bytes(b"half")
+    4
+    >>> remove_stale_temporaries(folder / "ckpt.npz"), list(folder.iterdir())
+    (['.ckpt.npz-tmp-999999999-abc.tmp'], [])
+    """
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    prefix = _temporary_prefix(path)
+    removed = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(".tmp")):
+            continue
+        pid = name[len(prefix):].split("-", 1)[0]
+        if not pid.isdigit() or _process_alive(int(pid)):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(folder, name))
+            removed.append(name)
+    return removed
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike, mode: str = "w", *, overwrite: bool = True,
                  encoding: str | None = "utf-8") -> Iterator[IO]:
@@ -44,7 +109,9 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, overwrite: bool = 
         raise ValueError(f"mode must be 'w' or 'wb', not {mode!r}")
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}-", suffix=".tmp", dir=folder)
+    remove_stale_temporaries(path)
+    fd, tmp = tempfile.mkstemp(prefix=_temporary_prefix(path) + f"{os.getpid()}-",
+                               suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, mode, encoding=None if mode == "wb" else encoding) as f:
             os.fchmod(fd, _new_file_mode())
@@ -53,6 +120,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, overwrite: bool = 
             os.fsync(f.fileno())
         if overwrite:
             os.replace(tmp, path)
+            _sync_folder(folder)
             return
         try:
             os.link(tmp, path)  # fails if path exists: no file is ever replaced
@@ -64,6 +132,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, overwrite: bool = 
             os.replace(tmp, path)
         else:
             os.unlink(tmp)
+        _sync_folder(folder)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

@@ -20,13 +20,27 @@ import sys
 from agents.arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT
 from agents.ray_cluster import RayStartError
 from agents.tournament.report import print_summary, write_outputs
-from agents.tournament.runner import BACKENDS, MATCHES_FILE, TournamentConfig, run_tournament
+from agents.tournament.runner import (
+    BACKENDS,
+    MATCHES_FILE,
+    OUTPUT_FILES,
+    TournamentConfig,
+    run_tournament,
+)
 from agents.tournament.schedule import tables_for
-from dominoes_env.cli_support import CommandError, OneLineParser, run_command
+from dominoes_env.cli_support import (
+    CommandError,
+    OneLineParser,
+    check_run_folder,
+    paths_in_specs,
+    run_command,
+    start_run_folder,
+)
 from dominoes_env.cli_support import check_fits_in_memory as check_bytes_fit
 from dominoes_env.cli_support import machine_memory as _machine_memory
 from dominoes_env.core import RuleConfig
 from dominoes_env.optional import require
+from dominoes_env.record_io import RECORDS_DIR
 from dominoes_env.rule_args import add_rule_arguments, rule_options
 
 #: the longest --move-timeout (a day); a longer limit is no limit: 0 (a time beyond what the
@@ -35,6 +49,8 @@ MAX_MOVE_TIMEOUT = 86_400.0
 #: memory a scheduled match takes while the tournament runs (its schedule entry, its result
 #: and its summary rows; about 300 bytes of schedule measured, rounded up generously)
 BYTES_PER_MATCH = 2048
+#: what a tournament's folder holds (one holding only these, without a run marker, is a run's)
+OUTPUTS = (*OUTPUT_FILES, RECORDS_DIR)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,7 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ray-address", default=None,
                    help="address of a running Ray cluster (default: start a local Ray)")
     p.add_argument("--out", default=None,
-                   help="results directory (default: results/tournament-<hash of the arguments>)")
+                   help="results directory (default: results/tournament-<hash of the "
+                        "arguments>); the same command again resumes the tournament there")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the run that --out holds (its files are removed)")
     p.add_argument("--max-hands", type=int, default=DEFAULT_MAX_HANDS,
                    help="stop a match undecided (a draw) after this many hands "
                         f"({DEFAULT_MAX_HANDS})")
@@ -128,6 +147,9 @@ def _main(args: argparse.Namespace) -> int:
     except (ValueError, TypeError) as err:
         raise CommandError(str(err)) from None
     out = args.out or default_out(config)
+    folder = check_run_folder(out, "experiments.tournament", config.to_dict(),
+                              rerun_resumes=True, overwrite=args.overwrite, outputs=OUTPUTS,
+                              inputs=paths_in_specs(config.agents))
     err = sys.stderr
     try:  # the tournament extra, checked before any match is played
         for module in ("rich", "tqdm", "openskill") + (() if args.no_plots else ("matplotlib",)):
@@ -139,7 +161,8 @@ def _main(args: argparse.Namespace) -> int:
         run = run_tournament(config, out, workers=args.workers, backend=args.backend,
                              ray_address=args.ray_address, progress=not args.quiet,
                              save_records=args.save_records,
-                             move_timeout=args.move_timeout or None)
+                             move_timeout=args.move_timeout or None,
+                             before_writing=lambda: start_run_folder(folder))
     except KeyboardInterrupt:
         print(f"\ninterrupted: finished matches are saved in {out}; run the same command again "
               "to play the rest", file=err)

@@ -141,7 +141,9 @@ def test_mismatched_or_foreign_checkpoint_exits_2(run, tmp_path, capsys):
     assert not out.exists()
     # an earlier run's directory without --resume
     assert main([*TINY, "--out", str(run)]) == 2
-    assert "holds an earlier run" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert ("holds another run (of experiments.train_jax); pass --resume "
+            f"{run / 'checkpoint.npz'}") in err
 
 
 def test_export_matches_the_jax_network(tmp_path):
@@ -349,20 +351,71 @@ def test_bench_training_runs_both_trainers_as_commands(capsys):
     from experiments.bench_training import main as bench
 
     assert bench(["--net", "16", "--num-steps", "4", "--minibatch", "16", "--jax-envs", "8",
-                  "--ppo-envs", "4", "--epochs", "2", "--updates", "2", "--no-matmul"]) == 0
+                  "--ppo-envs", "4", "--epochs", "2", "--updates", "2", "--no-matmul",
+                  "--compile-cache", "shared"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert [line.split(":")[0] for line in lines[1:3]] == ["train_jax", "train_ppo"]
+    assert [line.split(":")[0] for line in lines[2:4]] == ["train_jax", "train_ppo"]
     assert lines[0].startswith("load average at start") and lines[-2].startswith(
         "load average at end")
+    assert lines[1].endswith("NOT matched: games per rollout train_jax 8, train_ppo 4")
+    assert "compiling: " in lines[2] and "steps per CPU-second" in lines[2]
     result = json.loads(lines[-1])
     assert len(result["load_average_start"]) == len(result["load_average_end"]) == 3
     for key in ("train_jax_steps_per_s", "train_ppo_steps_per_s", "ratio",
                 "train_jax_steps_per_cpu_s", "train_ppo_steps_per_cpu_s", "ratio_cpu",
                 "train_jax_first_update_s", "train_jax_cpu_s", "train_ppo_wall_s"):
         assert result[key] > 0, key
+    assert result["train_jax_compile_s"] >= 0
     assert result["ratio"] == pytest.approx(
         result["train_jax_steps_per_s"] / result["train_ppo_steps_per_s"], rel=0.01)
+    assert result["ratio_cpu"] == pytest.approx(
+        result["train_jax_steps_per_cpu_s"] / result["train_ppo_steps_per_cpu_s"], rel=0.01)
     assert result["jax_envs"] == 8 and result["minibatch"] == 16
+    assert result["games_matched"] is False and result["compile_cache"] == "shared"
+
+
+def test_bench_training_gives_both_trainers_the_same_opponents_and_games():
+    """Each trainer's own configuration, built from the flags the benchmark passes it: the
+    same share of games against a network (train_jax: its current policy and a snapshot;
+    train_ppo: its self-play pool), greedy and random, and the same games per rollout."""
+    from experiments import train_ppo
+    from experiments.bench_training import OPPONENTS, jax_flags, ppo_flags
+    from experiments.bench_training import build_parser as bench_parser
+
+    args = bench_parser().parse_args([])
+    jax = Config(**vars(build_parser().parse_args([*jax_flags(args), "--out", "x"])))
+    ppo = train_ppo.TrainConfig(**vars(train_ppo.parser_for(train_ppo.TrainConfig).parse_args(
+        [*ppo_flags(args), "--out", "x"])))
+    mix = jax.opponent_mix()
+    fixed, pool = ppo.opponent_mix()
+    assert {"network": mix["self"] + mix["snapshot"], "greedy": mix["greedy"],
+            "random": mix["random"]} == pytest.approx(OPPONENTS)
+    assert {"network": pool, **dict(fixed)} == pytest.approx(OPPONENTS)
+    assert jax.num_envs == ppo.n_envs == 256 and jax.batch == ppo.n_steps * ppo.n_envs
+    assert jax.minibatch_size == ppo.batch_size and jax.update_epochs == ppo.n_epochs
+
+
+def test_bench_training_times_a_cold_compile_unless_told(monkeypatch, tmp_path, capsys):
+    """--compile-cache fresh (the default) gives train_jax an empty JAX compilation cache of
+    its own; shared leaves the user's."""
+    import experiments.bench_training as bench_training
+
+    seen = {}
+
+    def fake(name, flags, out, updates, extra_env=None):
+        seen[name] = extra_env or {}
+        return bench_training.Run(name, 10, [5.0, 1.0, 1.0], [5.0, 1.0, 1.0], 9.0, 9.0)
+
+    monkeypatch.setattr(bench_training, "run_trainer", fake)
+    monkeypatch.setattr(bench_training, "require", lambda *a: None)
+    assert bench_training.main(["--no-matmul"]) == 0
+    cache = seen["train_jax"]["JAX_COMPILATION_CACHE_DIR"]
+    assert "bench_training_" in cache and cache.endswith("jax_cache") and not seen["train_ppo"]
+    assert bench_training.main(["--no-matmul", "--compile-cache", "shared"]) == 0
+    assert seen["train_jax"] == {}
+    out = capsys.readouterr().out
+    assert "compiling: 4.0 s, fresh cache" in out and "compiling: 4.0 s, shared cache" in out
+    assert "games per rollout 256 each" in out
 
 
 def test_bench_training_refuses_bad_flags(capsys):
