@@ -91,7 +91,7 @@ class BatchEncoder:
         bits = (lacks[:, :, None] & self.value_bits) > 0
         x[:, at["others_lacks"]:at["others_lacks"] + (n - 1) * V] = bits.reshape(k, -1)
         x[:, at["count"]] = np.where(led, count, 0) * self.count_scale
-        sizes = batch.hands[idx[:, None], others].sum(axis=2)
+        sizes = batch.sizes[idx[:, None], others]
         x[:, at["others_hand_size"]:at["others_hand_size"] + n - 1] = sizes * self.hand_scale
         drawn = batch.drawn[idx]
         x[:, at["boneyard"]] = (batch.bone.shape[1] - drawn) * self.bone_scale

@@ -88,6 +88,8 @@ class Tables:
         self.wins = np.array([wins_by_play(s, rules.target_score, rules.win_check)
                               for s in range(top_score + 1)], bool)
         self.side_of = np.array([rules.side_of(s) for s in range(self.n)], I64)
+        #: value_bit[v]: bit v (a value in a bitmask of values); [-1]: no value, 0
+        self.value_bit = np.append(1 << np.arange(self.V, dtype=I64), 0)
         #: foe[s, s2]: seats s and s2 are on different sides (a domino scores the foes' pips)
         self.foe = self.side_of[:, None] != self.side_of[None, :]
         self.seat_side = np.eye(self.S, dtype=I64)[self.side_of]  # [seat, side] one-hot
@@ -126,6 +128,7 @@ class HandBatch:
     match scores by side (default the view's).
 
     Fields (one row per hand; read them, never assign them): ``hands[r, seat, tile]``,
+    ``sizes[r, seat]`` (tiles in each hand),
     ``played[r, tile]``, ``bone[r, k]`` (the boneyard in draw order) with ``drawn[r]`` drawn and
     :attr:`limit` drawable in all, ``lead``, ``lead_pips``, ``ends[r, e]``, ``contrib``, ``arm``,
     ``spinner``, ``spinner_free[r, 2]``, ``spinner_sides``, ``cross_open``, ``count``, ``turn``
@@ -144,6 +147,8 @@ class HandBatch:
         R = self.rows = D * M
         masks = [h for hands, _bone in deals for h in hands]
         self.hands = np.repeat(bits_to_bool(masks, T).reshape(D, n, T), M, axis=0)
+        self.sizes = self.hands.sum(axis=2)
+        self._seat_hands = self.hands.reshape(R * n, T)  # row r * n + seat: a view
         B = view.boneyard_left
         bone = np.array([list(b) for _h, b in deals], I64).reshape(D, B)
         self.bone = np.repeat(bone, M, axis=0)
@@ -194,34 +199,42 @@ class HandBatch:
         count after it (:func:`~dominoes_env.core.count_after`). Every running row has at least
         one."""
         tb = self.tb
-        hand = self.hands[idx, self.turn[idx]]  # [k, T]
-        ends = self.ends[idx]
+        T = tb.T
+        # (numpy's take is much faster than fancy indexing of rows)
+        hand = self._seat_hands.take(idx * tb.n + self.turn[idx], axis=0)  # [k, T]
+        ends = self.ends.take(idx, axis=0)
         led = self.lead[idx] >= 0
         if led.all():  # every move after the first: the ends that take tiles, -1 elsewhere
-            fit = tb.suit[np.where(self.cross_open[idx][:, None] | _LEFT_RIGHT, ends, -1)]
+            cross = self.cross_open[idx]
+            fit = tb.suit.take(np.where(cross[:, None] | _LEFT_RIGHT, ends, -1), axis=0)
             fit &= hand[:, None, :]  # [k, 4, T]: the tile is in hand and shows the end's value
         else:
-            fit = tb.suit[ends]
+            fit = tb.suit.take(ends, axis=0)
             fit &= (hand & led[:, None])[:, None, :]
             fit[:, 2:] &= self.cross_open[idx][:, None, None]
             fit[:, 0] |= hand & ~led[:, None]  # a lead is played with end code 0
         flat = np.flatnonzero(fit)
-        T = tb.T
         which, rest = np.divmod(flat, 4 * T)
         e, t = np.divmod(rest, T)
         codes = t * 4 + e
-        # count_after (dominoes_env.core.scoring), for every legal move at once
-        pips = tb.pips[t]
-        other = pips - ends[which, e]
-        new = np.where(tb.dbl[t], other + other, other)
-        contrib = self.contrib[idx]
-        arm = self.arm[idx]
+        # count_after (dominoes_env.core.scoring), for every legal move at once: per row and
+        # end, the count less that end's contribution, plus what the tile adds there
+        f = which * 4 + e
+        pips = tb.pips.take(t)
+        other = pips - ends.ravel().take(f)
+        new = np.where(tb.dbl.take(t), other + other, other)
+        contrib = self.contrib.take(idx, axis=0)
+        arm = self.arm.take(idx, axis=0)
         total = contrib.sum(axis=1)
         side_open = (arm[:, 0] > 0) | (arm[:, 1] > 0)
-        base = np.where(side_open, total, self.lead_pips[idx] + contrib[:, 2] + contrib[:, 3])
-        counts = np.where(e < 2, total[which], base[which]) - contrib[which, e] + new
+        cross_base = np.where(side_open, total, self.lead_pips[idx] + contrib[:, 2] + contrib[:, 3])
+        rest = np.empty_like(contrib)
+        rest[:, :2] = total[:, None]
+        rest[:, 2:] = cross_base[:, None]
+        rest -= contrib
+        counts = rest.ravel().take(f) + new
         if not led.all():
-            counts = np.where(led[which], counts, pips)
+            counts = np.where(led.take(which), counts, pips)
         return which, codes, counts
 
     def greedy(self, which: np.ndarray, codes: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -261,21 +274,25 @@ class HandBatch:
                 self.spinner_free[sr] = True
                 self.ends[sr, 2] = self.ends[sr, 3] = lo[dl]
                 self.cross_open[sr] = tb.cross_now
-        on = ~leads
-        if on.any():
-            r, tr, er, dr = idx[on], t[on], e[on], d[on]
-            v = self.ends[r, er]
-            other = a[on] - v
-            self.ends[r, er] = other
-            self.contrib[r, er] = np.where(dr, other + other, other)
-            self.arm[r, er] += 1
-            self.outer_double[r, er] = dr
+        if not leads.any():  # every move but a lead
+            r, tr, er, dr, ar = idx, t, e, d, a
+        else:
+            on = ~leads
+            r, tr, er, dr, ar = idx[on], t[on], e[on], d[on], a[on]
+        if len(r):
+            f = r * 4 + er  # flat indices of [r, er] (put / take: faster than fancy indexing)
+            v = self.ends.take(f)
+            other = ar - v
+            self.ends.put(f, other)
+            self.contrib.put(f, np.where(dr, other + other, other))
+            self.arm.put(f, self.arm.take(f) + 1)
+            self.outer_double.put(f, dr)
             side = er < 2
-            es = np.minimum(er, 1)
-            free = side & self.spinner_free[r, es]
+            fs = r * 2 + np.minimum(er, 1)
+            free = side & self.spinner_free.take(fs)
             if free.any():
                 fr = r[free]
-                self.spinner_free[fr, es[free]] = False
+                self.spinner_free.put(fs[free], False)
                 self.spinner_sides[fr] += 1
                 self.cross_open[fr] |= self.spinner_sides[fr] == 2
             if tb.spinner_mode == SPINNER_FIRST:
@@ -288,14 +305,19 @@ class HandBatch:
                     self.ends[nr, 2] = self.ends[nr, 3] = v[new]
                     self.cross_open[nr] = tb.cross_now
         self.count[idx] = count
-        self.hands[idx, seat, t] = False
-        self.played[idx, t] = True
-        side = tb.side_of[seat]
-        self.gains[idx, side] += tb.points[count]
-        score = self.scores[side] + self.gains[idx, side]
-        won = tb.wins[np.minimum(score, len(tb.wins) - 1)]
-        self.winner[idx[won]] = side[won]
-        out = ~self.hands[idx, seat].any(axis=1)
+        rs = idx * tb.n + seat
+        self._seat_hands.ravel().put(rs * tb.T + t, False)
+        self.played.ravel().put(idx * tb.T + t, True)
+        side = tb.side_of.take(seat)
+        g = idx * tb.S + side
+        gains = self.gains.take(g) + tb.points.take(count)
+        self.gains.put(g, gains)
+        won = tb.wins.take(np.minimum(self.scores.take(side) + gains, len(tb.wins) - 1))
+        if won.any():
+            self.winner[idx[won]] = side[won]
+        left = self.sizes.take(rs) - 1
+        self.sizes.put(rs, left)
+        out = left == 0
         if out.any():
             self._end_domino(idx[out], seat[out])
         if not out.all():
@@ -313,57 +335,59 @@ class HandBatch:
         for each seat that cannot while the boneyard allows, passing when it still cannot
         (``HandState._advance``); ``n`` passes block the hand."""
         tb = self.tb
-        n = tb.n
-        ends = self.ends[r]
-        cross = self.cross_open[r]
-        suit = tb.suit
-        fits = suit[ends[:, 0]] | suit[ends[:, 1]]  # [k, T]: tiles that play now
-        if cross.any():
-            fits |= (suit[ends[:, 2]] | suit[ends[:, 3]]) & cross[:, None]
+        n, T = tb.n, tb.T
+        open_ends = np.where(self.cross_open[r][:, None] | _LEFT_RIGHT,
+                             self.ends.take(r, axis=0), -1)  # -1: the end takes no tile
+        fit = tb.suit.take(open_ends, axis=0)
+        fits = fit[:, 0] | fit[:, 1] | fit[:, 2] | fit[:, 3]  # [k, T]: tiles that play now
         s = (seat + 1) % n
-        can = (self.hands[r, s] & fits).any(axis=1)
+        can = (self._seat_hands.take(r * n + s, axis=0) & fits).any(axis=1)
         self.turn[r] = s  # the usual case: the next seat plays
         if can.all():
             return
         k = np.flatnonzero(~can)  # the rest draw or pass (positions in r)
-        values = (1 << ends[k, 0]) | (1 << ends[k, 1])  # the open values, as known_lacks
-        values = np.where(cross[k], values | (1 << ends[k, 2]) | (1 << ends[k, 3]), values)
-        fits = fits[k]
+        # the open values as a bitmask (known_lacks)
+        bits = tb.value_bit.take(open_ends.take(k, axis=0))
+        values = bits[:, 0] | bits[:, 1] | bits[:, 2] | bits[:, 3]
+        fits = fits.take(k, axis=0)
         r, seat = r[k], seat[k]
         B = self.bone.shape[1]
         draws = B > 0 and self.limit > 0
         if draws:
-            bone_fits = fits[np.arange(len(r))[:, None], self.bone[r]]  # [k, B]
+            bone = self.bone.take(r, axis=0)
+            bone_fits = fits.ravel().take(np.arange(len(r))[:, None] * T + bone)  # [k, B]
             pos = np.arange(B)
         k = np.arange(len(r))
         for step in range(1, n + 1):
             s = (seat[k] + step) % n
             rows = r[k]
+            rs = rows * n + s
             if step > 1:
-                can = (self.hands[rows, s] & fits[k]).any(axis=1)
+                can = (self._seat_hands.take(rs, axis=0) & fits.take(k, axis=0)).any(axis=1)
                 self.turn[rows[can]] = s[can]
-                k, s, rows = k[~can], s[~can], rows[~can]
+                k, s, rows, rs = k[~can], s[~can], rows[~can], rs[~can]
                 if not len(k):
                     return
             drawn = self.drawn[rows]
             drew_fit = np.zeros(len(k), bool)
             new = np.maximum(drawn, self.limit)
             if draws:
-                after = pos[None, :] >= drawn[:, None]
-                cand = bone_fits[k] & after & (pos[None, :] < self.limit)
+                after = pos >= drawn[:, None]
+                cand = bone_fits.take(k, axis=0) & after & (pos < self.limit)
                 drew_fit = cand.any(axis=1)
                 new = np.where(drew_fit, cand.argmax(axis=1) + 1, new)
-                take = after & (pos[None, :] < new[:, None])
-                kk, cols = np.nonzero(take)
-                self.hands[rows[kk], s[kk], self.bone[rows[kk], cols]] = True
+                kk, cols = np.nonzero(after & (pos < new[:, None]))
+                self._seat_hands.ravel().put(rs[kk] * T + bone.ravel().take(k[kk] * B + cols),
+                                             True)
                 self.drawn[rows] = new
+                self.sizes.put(rs, self.sizes.take(rs) + new - drawn)
             drew = new - drawn
-            lacks = self.known_lacks[rows, s]
+            lacks = self.known_lacks.take(rs)
             vals = values[k]
             # a seat that drew more than one tile lacks exactly these values now
-            self.known_lacks[rows, s] = np.where(
+            self.known_lacks.put(rs, np.where(
                 drew_fit, np.where(drew > 1, vals, lacks | vals),
-                np.where(drew > 0, vals, lacks | vals))
+                np.where(drew > 0, vals, lacks | vals)))
             self.turn[rows[drew_fit]] = s[drew_fit]
             k = k[~drew_fit]
             if not len(k):

@@ -64,6 +64,7 @@ def a_position(rules: RuleConfig, rnd: random.Random, moves: int):
 def assert_same_hand(batch: HandBatch, r: int, h: HandState, drawn0: int) -> None:
     T = batch.tb.T
     assert (bits_to_bool(h.hands, T) == batch.hands[r]).all()
+    assert batch.sizes[r].tolist() == [m.bit_count() for m in h.hands]
     assert (bits_to_bool([h.played], T)[0] == batch.played[r]).all()
     for name in ("lead", "lead_pips", "spinner", "spinner_sides", "count", "turn", "cross_open"):
         assert getattr(h, name) == getattr(batch, name)[r], name
