@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 from dataclasses import dataclass
 
 from agents.arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT
 from agents.benchmark import (
     CARD_FILE,
+    CONFIG_FILE,
+    OUTPUT_NAMES,
     PANEL,
     PICTURE_FILE,
     TABLES,
@@ -38,15 +41,18 @@ from dominoes_env.cli_support import (
     Stopped,
     check_config,
     check_fits_in_memory,
-    check_out_dir,
+    check_run_folder,
     config_parser,
     is_stdout_error,
     run_command,
+    start_run_folder,
 )
 from dominoes_env.cli_support import config_field as _f
 from dominoes_env.optional import require
 from dominoes_env.rule_args import add_rule_arguments, rule_options
 
+#: the program's name in its run folder's marker (dominoes_env.cli_support.RUN_MARKER)
+PROGRAM = "experiments.benchmark"
 #: the most worker processes
 MAX_WORKERS = 1024
 #: the longest --move-timeout (a day)
@@ -76,7 +82,7 @@ class Config:
     out: str | None = _f(None, "output folder (default: results/benchmark-<agent>-<hash of "
                                "the arguments>)")
     resume: bool = _f(False, "continue the card in --out (same arguments)")
-    overwrite: bool = _f(False, "start again, removing the card in --out")
+    overwrite: bool = _f(False, "start again, replacing the card in --out")
     plot: bool = _f(True, "draw card.png (skipped, with a note, without matplotlib)")
     progress: bool = _f(True, "show what is playing and a progress bar")
 
@@ -116,10 +122,13 @@ def _main(args) -> int:
             raise ValueError("--resume continues a card and --overwrite starts it again: "
                              "pass one")
         out = config.out if config.out is not None else default_out(bench)
-        check_out_dir(out, "--out")
         for module in ("rich", "tqdm"):
             require(module, "tournament", "python -m experiments.benchmark")
         plan(bench)  # every spec builds, and plays at least one table
+        folder = check_run_folder(
+            out, PROGRAM, bench.to_dict(), overwrite=config.overwrite, outputs=OUTPUT_NAMES,
+            resume=os.path.join(out, CONFIG_FILE) if config.resume else None,
+            resume_hint="(with the same arguments)")
     except (ValueError, TypeError, ImportError) as err:
         raise CommandError(str(err)) from None
     plot = config.plot
@@ -131,8 +140,9 @@ def _main(args) -> int:
             plot = False
     try:
         run = run_card(bench, out, workers=config.workers, progress=config.progress,
-                       resume=config.resume, overwrite=config.overwrite,
-                       move_timeout=config.move_timeout or None)
+                       resume=folder.resumes and os.path.isfile(os.path.join(out, CONFIG_FILE)),
+                       move_timeout=config.move_timeout or None,
+                       before_writing=lambda: start_run_folder(folder))
     except KeyboardInterrupt as stop:
         print(f"\ninterrupted: the finished matches and the card so far are in {out}; the same "
               "command with --resume plays the rest", file=sys.stderr)

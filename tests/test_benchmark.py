@@ -188,7 +188,8 @@ def test_without_matplotlib_the_card_has_no_picture_and_says_so(tmp_path, capsys
                            "--target-score", "30", "--out", str(out), "--no-progress"]) == 0
     notes = [line for line in capsys.readouterr().err.splitlines() if "picture" in line]
     assert len(notes) == 1 and "matplotlib" in notes[0]
-    assert sorted(p.name for p in out.iterdir()) == ["benchmark.json", "card.json", "matches"]
+    assert sorted(p.name for p in out.iterdir()) == ["benchmark.json", "card.json", "matches",
+                                                     "run.json"]
 
 
 # -- the counting rule ---------------------------------------------------------------------------
@@ -324,7 +325,9 @@ def test_the_command_refuses_a_rerun_and_bad_flags(tmp_path, capsys):
     capsys.readouterr()
     assert benchmark.main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "pass --resume to continue it" in err[0]
+    assert len(err) == 1 and "holds another run (of experiments.benchmark); pass --resume" in err[0]
+    assert benchmark.main([*argv, "--seed", "5", "--resume"]) == 2
+    assert "seed: 0 there, 5 now" in capsys.readouterr().err
     assert benchmark.main([*argv, "--resume"]) == 0
     assert benchmark.main([*argv, "--resume", "--overwrite"]) == 2
     with pytest.raises(SystemExit) as stop:

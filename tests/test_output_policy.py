@@ -98,10 +98,7 @@ def output_flags() -> list[tuple[str, tuple[str, ...], str, str]]:
 OUTPUTS = output_flags()
 #: programs whose folder is not yet under the shared policy, for their owner: (program, test)
 #: -> the reason; strict xfails, so that the fix shows
-KNOWN = {("experiments.benchmark", test): "its folder policy is agents.benchmark.run_card's "
-         "own (--resume/--overwrite), not check_run_folder/start_run_folder: a second run "
-         "replays, a link or a folder of other files is written into"
-         for test in ("second_run", "no_run", "link")}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def folder_programs(test: str) -> list:

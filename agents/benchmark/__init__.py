@@ -28,6 +28,8 @@ from .card import CARD_KEYS, CELL_KEYS, SCHEMA, SCHEMA_VERSION, TABLE_KEYS, buil
 from .render import card_rows, plot_card, print_card
 from .run import (
     CARD_FILE,
+    CONFIG_FILE,
+    OUTPUT_NAMES,
     PICTURE_FILE,
     BenchmarkDirError,
     CardRun,
@@ -41,8 +43,8 @@ from .stats import cell_stats
 from .tables import PANEL, TABLES, BenchmarkConfig, rules_at
 
 __all__ = [
-    "CARD_FILE", "CARD_KEYS", "CELL_KEYS", "PANEL", "PICTURE_FILE", "SCHEMA", "SCHEMA_VERSION",
-    "TABLES", "TABLE_KEYS", "BenchmarkConfig", "BenchmarkDirError", "CardRun", "build_card",
-    "card_rows", "cell_stats", "clear_card", "collect", "plan", "plot_card", "print_card",
-    "rules_at", "run_card", "spec_slug", "write_card",
+    "CARD_FILE", "CARD_KEYS", "CELL_KEYS", "CONFIG_FILE", "OUTPUT_NAMES", "PANEL", "PICTURE_FILE",
+    "SCHEMA", "SCHEMA_VERSION", "TABLES", "TABLE_KEYS", "BenchmarkConfig", "BenchmarkDirError",
+    "CardRun", "build_card", "card_rows", "cell_stats", "clear_card", "collect", "plan",
+    "plot_card", "print_card", "rules_at", "run_card", "spec_slug", "write_card",
 ]  # fmt: skip

@@ -15,6 +15,7 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,8 @@ CONFIG_FILE = "benchmark.json"
 CARD_FILE = "card.json"
 PICTURE_FILE = "card.png"
 CELLS_DIR = "matches"
+#: every name a card run writes in its folder
+OUTPUT_NAMES = (CONFIG_FILE, CARD_FILE, PICTURE_FILE, CELLS_DIR)
 #: bump when the folder's layout or the cells' seeding changes, so old folders are refused
 SCHEME_VERSION = 1
 #: what an opponent that is the agent itself shows instead of figures
@@ -118,7 +121,7 @@ def _differences(old: Any, new: dict) -> str:
 def clear_card(out: str | os.PathLike) -> None:
     """Remove what a card run writes in ``out`` (and nothing else there)."""
     out = Path(out)
-    for name in (CONFIG_FILE, CARD_FILE, PICTURE_FILE):
+    for name in OUTPUT_NAMES[:-1]:
         (out / name).unlink(missing_ok=True)
     cells = out / CELLS_DIR
     if cells.is_symlink() or cells.is_file():
@@ -138,8 +141,7 @@ def prepare_dir(out: Path, config: BenchmarkConfig, *, resume: bool, overwrite: 
         raise BenchmarkDirError(f"--out {str(out)!r} is a file, not a folder")
     path = out / CONFIG_FILE
     wanted = _stored(config)
-    ours = [n for n in (CONFIG_FILE, CARD_FILE, PICTURE_FILE, CELLS_DIR)
-            if os.path.lexists(out / n)]
+    ours = [n for n in OUTPUT_NAMES if os.path.lexists(out / n)]
     if overwrite:
         clear_card(out)
     elif resume:
@@ -206,12 +208,17 @@ class CardRun:
 
 def run_card(config: BenchmarkConfig, out: str | os.PathLike, *, workers: int = 1,
              progress: bool = True, resume: bool = False, overwrite: bool = False,
-             move_timeout: float | None = DEFAULT_MOVE_TIMEOUT) -> CardRun:
+             move_timeout: float | None = DEFAULT_MOVE_TIMEOUT,
+             before_writing: Callable[[], object] | None = None) -> CardRun:
     """Play every playable cell of the card not yet finished in ``out`` and write
     ``card.json``. Ctrl-C (``KeyboardInterrupt``) writes the card of the matches finished so
-    far (``"complete": false``) and propagates; ``resume=True`` then plays the rest."""
+    far (``"complete": false``) and propagates; ``resume=True`` then plays the rest.
+    ``before_writing()`` runs once every spec is checked, before anything is written (a
+    program starts its run folder there: :func:`dominoes_env.cli_support.start_run_folder`)."""
     out = Path(out)
     cells = plan(config)
+    if before_writing is not None:
+        before_writing()
     prepare_dir(out, config, resume=resume, overwrite=overwrite)
     start = time.perf_counter()
     played = 0
