@@ -9,6 +9,12 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -39,6 +45,7 @@ from agents.tournament.stats import wilson_interval
 from dominoes_env.core import RuleConfig
 from experiments import benchmark
 
+ROOT = Path(__file__).resolve().parents[1]
 FAST = {"target_score": 50}
 ALL_TABLES = list(TABLES)
 
@@ -400,3 +407,46 @@ def test_a_damaged_line_in_a_cell_is_refused_naming_the_file(tmp_path):
     path.write_text("\n".join([json.dumps(rec), *lines[1:]]) + "\n")
     with pytest.raises(ValueError, match="matches.jsonl: match .*counts"):
         run_card(config, tmp_path, resume=True, progress=False)
+
+
+# -- the command's ends: Ctrl-C, a closed output (in a process of its own) -----------------------
+def spawn(tmp_path, *args: str, **kwargs) -> subprocess.Popen:
+    def setup():
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # even if the suite's shell ignored it
+
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-m", "experiments.benchmark", *args], env=env,
+                            preexec_fn=setup, cwd=tmp_path, **kwargs)
+
+
+def test_ctrl_c_in_the_command_keeps_the_card_and_resume_finishes_it(tmp_path):
+    argv = ["tests.tournament_agents:SlowRandomAgent:delay=0.005", "--panel", "greedy",
+            "--tables", "2p", "--matches", "40", "--target-score", "100", "--no-plot",
+            "--out", str(tmp_path / "run")]
+    proc = spawn(tmp_path, *argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    line = proc.stderr.readline()
+    assert b"2p: " in line, (line, proc.stderr.read())
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    text = line.decode() + err.decode()
+    assert proc.returncode == 130 and "Traceback" not in text, text
+    assert "the same command with --resume plays the rest" in text
+    card = json.loads((tmp_path / "run" / "card.json").read_text())
+    assert not card["complete"] and 0 < card["tables"][0]["cells"][0]["matches"] < 40
+    assert benchmark.main([*argv, "--resume", "--no-progress"]) == 0
+    assert json.loads((tmp_path / "run" / "card.json").read_text())["complete"]
+
+
+def test_a_closed_output_is_one_line_and_status_2_and_the_card_is_kept(tmp_path):
+    read, write = os.pipe()
+    os.close(read)  # nobody reads the output: printing the table fails with EPIPE
+    proc = spawn(tmp_path, "greedy", "--panel", "random", "--tables", "2p", "--matches", "2",
+                 "--target-score", "30", "--no-plot", "--no-progress", "--out", "run",
+                 stdout=write, stderr=subprocess.PIPE)
+    os.close(write)
+    _, err = proc.communicate(timeout=120)
+    lines = err.decode().strip().splitlines()
+    assert proc.returncode == 2 and "Traceback" not in err.decode(), err
+    assert lines == ["error: standard output was closed before the output was written"]
+    assert json.loads((tmp_path / "run" / "card.json").read_text())["complete"]
