@@ -62,43 +62,51 @@ class BatchEncoder:
         k = len(idx)
         x = np.zeros((k, self.size), np.float32)
         seat = batch.turn[idx]
-        x[:, at["hand"]:at["hand"] + T] = batch.hands[idx, seat]
-        x[:, at["played"]:at["played"] + T] = batch.played[idx]
+        # (rows are gathered with take: much faster than numpy's fancy indexing of rows)
+        x[:, at["hand"]:at["hand"] + T] = batch.hands.reshape(-1, T).take(idx * n + seat,
+                                                                          axis=0)
+        x[:, at["played"]:at["played"] + T] = batch.played.take(idx, axis=0)
         led = batch.lead[idx] >= 0
-        ends = batch.ends[idx]
+        ends = batch.ends.take(idx, axis=0)
         spinner = batch.spinner[idx]
         has_spinner = spinner >= 0
         cross = batch.cross_open[idx]
         rows = np.arange(k)
         # end_value: left / right once led; up / down once there is a spinner
-        shows = np.stack([led, led, has_spinner, has_spinner], axis=1)
-        r, e = np.nonzero(shows)
-        x[r, at["end_value"] + e * V + ends[r, e]] = 1.0
+        shows = np.empty((k, 4), bool)
+        shows[:, :2] = led[:, None]
+        shows[:, 2:] = has_spinner[:, None]
+        r, e = shows.nonzero()
+        x[r, at["end_value"] + e * V + ends.ravel().take(r * 4 + e)] = 1.0
         x[:, at["end_open"]:at["end_open"] + 2] = led[:, None]
         x[:, at["end_open"] + 2:at["end_open"] + 4] = (led & cross)[:, None]
-        x[:, at["end_double"]:at["end_double"] + 4] = batch.outer_double[idx] & shows
+        x[:, at["end_double"]:at["end_double"] + 4] = (batch.outer_double.take(idx, axis=0)
+                                                         & shows)
         x[:, at["spinner"]] = has_spinner
         sr = rows[has_spinner]
         x[sr, at["spinner_value"] + self.low[spinner[has_spinner]]] = 1.0
-        x[:, at["spinner_free"]:at["spinner_free"] + 2] = (batch.spinner_free[idx]
+        x[:, at["spinner_free"]:at["spinner_free"] + 2] = (batch.spinner_free.take(idx, axis=0)
                                                            & has_spinner[:, None])
         count = batch.count[idx]
         lr = rows[led]
         x[lr, at["count_mod5"] + count[led] % 5] = 1.0
         x[:, at["turn"]] = 1.0  # the seat to play is relative seat 0
         others = self.others[seat]  # [k, n - 1]
-        lacks = batch.known_lacks[idx[:, None], others]  # [k, n - 1] value bitmasks
+        rel_seats = (idx * n)[:, None] + others
+        lacks = batch.known_lacks.ravel().take(rel_seats)  # [k, n - 1] value bitmasks
         bits = (lacks[:, :, None] & self.value_bits) > 0
         x[:, at["others_lacks"]:at["others_lacks"] + (n - 1) * V] = bits.reshape(k, -1)
         x[:, at["count"]] = np.where(led, count, 0) * self.count_scale
-        sizes = batch.sizes[idx[:, None], others]
+        sizes = batch.sizes.ravel().take(rel_seats)
         x[:, at["others_hand_size"]:at["others_hand_size"] + n - 1] = sizes * self.hand_scale
         drawn = batch.drawn[idx]
         x[:, at["boneyard"]] = (batch.bone.shape[1] - drawn) * self.bone_scale
         x[:, at["boneyard"] + 1] = (batch.limit - drawn) * self.bone_scale
-        scores = batch.scores + batch.gains[idx]  # [k, S]
-        rel = np.take_along_axis(scores, self.rel_sides[seat], axis=1) * self.score_scale
-        S = rel.shape[1]
+        S = batch.gains.shape[1]
+        rel_sides = self.rel_sides.take(seat, axis=0)  # [k, S]
+        scores = batch.scores.take(rel_sides) + batch.gains.ravel().take(
+            (idx * S)[:, None] + rel_sides)
+        rel = scores * self.score_scale
         x[:, at["scores"]:at["scores"] + S] = np.minimum(rel, SCORE_CAP)
         points = batch.tb.points[counts]
         x[which, at["move_points"] + codes] = points / MOVE_POINTS_DIVISOR

@@ -327,7 +327,7 @@ class GuidedSearchAgent(Agent):
             if ask.any():
                 sub = np.flatnonzero(ask)
                 mine = np.flatnonzero(ask[which])  # the legal moves of those rows
-                local, legal = np.searchsorted(sub, which[mine]), codes[mine]
+                local, legal = sub.searchsorted(which[mine]), codes[mine]
                 logits = net.logits(encode(batch, idx[sub], local, legal, counts[mine]))
                 masked = np.full(logits.shape, -np.inf, np.float32)
                 masked[local, legal] = logits[local, legal]

@@ -48,6 +48,18 @@ from dominoes_env.core.events import BLOCKED, DOMINO
 from dominoes_env.core.layout import SPINNER_FIRST, SPINNER_NONE, set_rule_tables
 
 I64 = np.int64
+
+
+# (numpy's array.any() and all() go through Python wrappers; these C calls are faster)
+def _any(mask: np.ndarray) -> bool:
+    return np.count_nonzero(mask) > 0
+
+
+def _all(mask: np.ndarray) -> bool:
+    return np.count_nonzero(mask) == mask.size
+
+
+_any_row = functools.partial(np.logical_or.reduce, axis=1)  # any over the last axis, per row
 _LEFT_RIGHT = np.array([True, True, False, False])
 
 
@@ -88,8 +100,14 @@ class Tables:
         self.wins = np.array([wins_by_play(s, rules.target_score, rules.win_check)
                               for s in range(top_score + 1)], bool)
         self.side_of = np.array([rules.side_of(s) for s in range(self.n)], I64)
-        #: value_bit[v]: bit v (a value in a bitmask of values); [-1]: no value, 0
+        #: value_bit[v]: bit v (a value in a bitmask of values); [V]: no value, 0
         self.value_bit = np.append(1 << np.arange(self.V, dtype=I64), 0)
+        #: values_of[t]: the tile's two values, a double's second as V + 1 (a spare column)
+        high = self.pips - self.low
+        self.values_of = np.stack([self.low, np.where(self.dbl, self.V + 1, high)], axis=1)
+        #: tile_values[t, v]: 1 where tile t shows v (columns V and V + 1 stay 0)
+        self.tile_values = np.zeros((self.T, self.V + 2), I64)
+        self.tile_values[:, :self.V] = self.suit[:self.V].T
         #: foe[s, s2]: seats s and s2 are on different sides (a domino scores the foes' pips)
         self.foe = self.side_of[:, None] != self.side_of[None, :]
         self.seat_side = np.eye(self.S, dtype=I64)[self.side_of]  # [seat, side] one-hot
@@ -149,6 +167,9 @@ class HandBatch:
         self.hands = np.repeat(bits_to_bool(masks, T).reshape(D, n, T), M, axis=0)
         self.sizes = self.hands.sum(axis=2)
         self._seat_hands = self.hands.reshape(R * n, T)  # row r * n + seat: a view
+        #: [(r * n + seat) * (V + 2) + v]: the seat's tiles showing value v (v = V: none, 0;
+        #: V + 1: where a double's second half is counted, never read)
+        self._held = (self._seat_hands.astype(I64) @ tb.tile_values).ravel()
         B = view.boneyard_left
         bone = np.array([list(b) for _h, b in deals], I64).reshape(D, B)
         self.bone = np.repeat(bone, M, axis=0)
@@ -190,7 +211,7 @@ class HandBatch:
     # -- queries ---------------------------------------------------------------------------
     def running(self) -> np.ndarray:
         """The rows still to play: the hand runs and no side has won the match."""
-        return np.flatnonzero((self.turn >= 0) & (self.winner < 0))
+        return ((self.turn >= 0) & (self.winner < 0)).nonzero()[0]
 
     def moves(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The legal moves of rows ``idx`` (all running) for the seat to play there, one entry
@@ -204,7 +225,7 @@ class HandBatch:
         hand = self._seat_hands.take(idx * tb.n + self.turn[idx], axis=0)  # [k, T]
         ends = self.ends.take(idx, axis=0)
         led = self.lead[idx] >= 0
-        if led.all():  # every move after the first: the ends that take tiles, -1 elsewhere
+        if _all(led):  # every move after the first: the ends that take tiles, -1 elsewhere
             cross = self.cross_open[idx]
             fit = tb.suit.take(np.where(cross[:, None] | _LEFT_RIGHT, ends, -1), axis=0)
             fit &= hand[:, None, :]  # [k, 4, T]: the tile is in hand and shows the end's value
@@ -213,7 +234,7 @@ class HandBatch:
             fit &= (hand & led[:, None])[:, None, :]
             fit[:, 2:] &= self.cross_open[idx][:, None, None]
             fit[:, 0] |= hand & ~led[:, None]  # a lead is played with end code 0
-        flat = np.flatnonzero(fit)
+        flat = fit.reshape(-1).nonzero()[0]
         which, rest = np.divmod(flat, 4 * T)
         e, t = np.divmod(rest, T)
         codes = t * 4 + e
@@ -225,7 +246,7 @@ class HandBatch:
         new = np.where(tb.dbl.take(t), other + other, other)
         contrib = self.contrib.take(idx, axis=0)
         arm = self.arm.take(idx, axis=0)
-        total = contrib.sum(axis=1)
+        total = np.add.reduce(contrib, axis=1)
         side_open = (arm[:, 0] > 0) | (arm[:, 1] > 0)
         cross_base = np.where(side_open, total, self.lead_pips[idx] + contrib[:, 2] + contrib[:, 3])
         rest = np.empty_like(contrib)
@@ -233,7 +254,7 @@ class HandBatch:
         rest[:, 2:] = cross_base[:, None]
         rest -= contrib
         counts = rest.ravel().take(f) + new
-        if not led.all():
+        if not _all(led):
             counts = np.where(led.take(which), counts, pips)
         return which, codes, counts
 
@@ -260,7 +281,7 @@ class HandBatch:
         a, d = tb.pips[t], tb.dbl[t]
         leads = self.lead[idx] < 0
         # the lead (dominoes_env.core.layout.place): low half left; a double is the spinner
-        if leads.any():
+        if _any(leads):
             r, tl, al, dl = idx[leads], t[leads], a[leads], d[leads]
             lo = tb.low[tl]
             self.lead[r], self.lead_pips[r] = tl, al
@@ -274,7 +295,7 @@ class HandBatch:
                 self.spinner_free[sr] = True
                 self.ends[sr, 2] = self.ends[sr, 3] = lo[dl]
                 self.cross_open[sr] = tb.cross_now
-        if not leads.any():  # every move but a lead
+        if not _any(leads):  # every move but a lead
             r, tr, er, dr, ar = idx, t, e, d, a
         else:
             on = ~leads
@@ -290,14 +311,14 @@ class HandBatch:
             side = er < 2
             fs = r * 2 + np.minimum(er, 1)
             free = side & self.spinner_free.take(fs)
-            if free.any():
+            if _any(free):
                 fr = r[free]
                 self.spinner_free.put(fs[free], False)
                 self.spinner_sides[fr] += 1
                 self.cross_open[fr] |= self.spinner_sides[fr] == 2
             if tb.spinner_mode == SPINNER_FIRST:
                 new = side & ~free & dr & (self.spinner[r] < 0)
-                if new.any():
+                if _any(new):
                     nr = r[new]
                     self.spinner[nr] = tr[new]
                     self.spinner_sides[nr] = 1
@@ -307,20 +328,22 @@ class HandBatch:
         self.count[idx] = count
         rs = idx * tb.n + seat
         self._seat_hands.ravel().put(rs * tb.T + t, False)
+        held = (rs * (tb.V + 2))[:, None] + tb.values_of.take(t, axis=0)  # [k, 2]
+        self._held.put(held, self._held.take(held) - 1)
         self.played.ravel().put(idx * tb.T + t, True)
         side = tb.side_of.take(seat)
         g = idx * tb.S + side
         gains = self.gains.take(g) + tb.points.take(count)
         self.gains.put(g, gains)
         won = tb.wins.take(np.minimum(self.scores.take(side) + gains, len(tb.wins) - 1))
-        if won.any():
+        if _any(won):
             self.winner[idx[won]] = side[won]
         left = self.sizes.take(rs) - 1
         self.sizes.put(rs, left)
         out = left == 0
-        if out.any():
+        if _any(out):
             self._end_domino(idx[out], seat[out])
-        if not out.all():
+        if not _all(out):
             self._advance(idx[~out], seat[~out])
 
     def _end_domino(self, r: np.ndarray, seat: np.ndarray) -> None:
@@ -336,20 +359,21 @@ class HandBatch:
         (``HandState._advance``); ``n`` passes block the hand."""
         tb = self.tb
         n, T = tb.n, tb.T
+        V = tb.V
         open_ends = np.where(self.cross_open[r][:, None] | _LEFT_RIGHT,
-                             self.ends.take(r, axis=0), -1)  # -1: the end takes no tile
+                             self.ends.take(r, axis=0), V)  # V: the end takes no tile
+        s = (seat + 1) % n
+        # the next seat holds a tile showing an open value
+        can = _any_row(self._held.take(((r * n + s) * (V + 2))[:, None] + open_ends))
+        self.turn[r] = s  # the usual case: the next seat plays
+        if _all(can):
+            return
+        k = (~can).nonzero()[0]  # the rest draw or pass (positions in r)
+        open_ends = open_ends.take(k, axis=0)
+        bits = tb.value_bit.take(open_ends)  # the open values as a bitmask (known_lacks)
+        values = bits[:, 0] | bits[:, 1] | bits[:, 2] | bits[:, 3]
         fit = tb.suit.take(open_ends, axis=0)
         fits = fit[:, 0] | fit[:, 1] | fit[:, 2] | fit[:, 3]  # [k, T]: tiles that play now
-        s = (seat + 1) % n
-        can = (self._seat_hands.take(r * n + s, axis=0) & fits).any(axis=1)
-        self.turn[r] = s  # the usual case: the next seat plays
-        if can.all():
-            return
-        k = np.flatnonzero(~can)  # the rest draw or pass (positions in r)
-        # the open values as a bitmask (known_lacks)
-        bits = tb.value_bit.take(open_ends.take(k, axis=0))
-        values = bits[:, 0] | bits[:, 1] | bits[:, 2] | bits[:, 3]
-        fits = fits.take(k, axis=0)
         r, seat = r[k], seat[k]
         B = self.bone.shape[1]
         draws = B > 0 and self.limit > 0
@@ -363,7 +387,7 @@ class HandBatch:
             rows = r[k]
             rs = rows * n + s
             if step > 1:
-                can = (self._seat_hands.take(rs, axis=0) & fits.take(k, axis=0)).any(axis=1)
+                can = _any_row(self._seat_hands.take(rs, axis=0) & fits.take(k, axis=0))
                 self.turn[rows[can]] = s[can]
                 k, s, rows, rs = k[~can], s[~can], rows[~can], rs[~can]
                 if not len(k):
@@ -374,11 +398,13 @@ class HandBatch:
             if draws:
                 after = pos >= drawn[:, None]
                 cand = bone_fits.take(k, axis=0) & after & (pos < self.limit)
-                drew_fit = cand.any(axis=1)
+                drew_fit = _any_row(cand)
                 new = np.where(drew_fit, cand.argmax(axis=1) + 1, new)
-                kk, cols = np.nonzero(after & (pos < new[:, None]))
-                self._seat_hands.ravel().put(rs[kk] * T + bone.ravel().take(k[kk] * B + cols),
-                                             True)
+                kk, cols = (after & (pos < new[:, None])).nonzero()
+                tiles = bone.ravel().take(k[kk] * B + cols)
+                self._seat_hands.ravel().put(rs[kk] * T + tiles, True)
+                held = (rs[kk] * (V + 2))[:, None] + tb.values_of.take(tiles, axis=0)
+                np.add.at(self._held, held.ravel(), 1)
                 self.drawn[rows] = new
                 self.sizes.put(rs, self.sizes.take(rs) + new - drawn)
             drew = new - drawn
@@ -430,7 +456,7 @@ class HandBatch:
             pick = self.greedy(which, codes, counts)
             if epsilon > 0:
                 explore = rng.random(len(idx)) < epsilon
-                if explore.any():
+                if _any(explore):
                     pick = np.where(explore, row_argmax(which, rng.random(len(which))), pick)
             self.play(idx, codes[pick], counts[pick])
 
@@ -438,7 +464,7 @@ class HandBatch:
 def row_argmax(which: np.ndarray, key: np.ndarray, unique: bool = False) -> np.ndarray:
     """Per row of the sorted row numbers ``which`` (``0 .. k-1``, every row present), the index
     of its largest ``key`` (the first of equals; ``unique``: no two keys of a row are equal)."""
-    starts = np.searchsorted(which, np.arange(which[-1] + 1))
+    starts = which.searchsorted(np.arange(which[-1] + 1))
     top = np.maximum.reduceat(key, starts)
     hits = np.flatnonzero(key == top[which])
     if unique:
