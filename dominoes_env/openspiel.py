@@ -65,6 +65,7 @@ except ImportError as err:  # pragma: no cover - exercised only without the extr
 
 from .core import HandState, MatchState, RuleConfig, SeatView
 from .core.hidden_history import sample_hand_history
+from .core.validation import as_int
 from .obs import DEFAULT_VERSION, observation_spec
 from .options import EPISODES, REWARD_MODES, delta_rewards, unique_top, win_loss_rewards
 
@@ -397,10 +398,10 @@ class StraightDominoesState(pyspiel.State):
         play): ``ValueError`` at a chance node or the end.
         """
         rules = self.rules
-        player = int(player_id)
-        if not 0 <= player < rules.num_players:
-            raise ValueError(f"player_id must be a seat, 0..{rules.num_players - 1}; got "
-                             f"{player_id!r}")
+        player = as_int("player_id", player_id, 0, rules.num_players - 1)
+        if not callable(probability_sampler):
+            raise TypeError("probability_sampler must be a callable returning floats in [0, 1); "
+                            f"got {type(probability_sampler).__name__}")
         if self.phase != _PLAY:
             where = "terminal" if self.phase == _OVER else "a chance node"
             raise ValueError("resample_from_infostate needs a decision node (a seat to play); "
