@@ -53,11 +53,16 @@ class SeatAgents:
 
 def table_positions(parser, args, specs: list[str]) -> list:
     """The positions that :func:`dominoes_env.cli_support.add_position_options`'s flags ask
-    for (``args.players``, ``args.positions``, ``args.seed``), once every spec is known to play
-    that table; a bad count or spec is ``parser.error`` (one line, exit status 2)."""
+    for (``args.players``, ``args.partnerships``, ``args.positions``, ``args.seed``), once every
+    spec is known to play that table; a bad count, table or spec is ``parser.error`` (one line,
+    exit status 2)."""
     if args.positions < 1:
         parser.error(f"--positions must be >= 1, not {args.positions}")
-    rules = RuleConfig(num_players=args.players)
+    try:
+        rules = RuleConfig(num_players=args.players,
+                           partnerships=getattr(args, "partnerships", None))
+    except ValueError as err:
+        parser.error(str(err))
     for spec in specs:  # every spec can play this table, before any work
         try:
             check_spec(spec, rules)

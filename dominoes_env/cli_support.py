@@ -233,12 +233,15 @@ def config_parser(cls: type, prog: str, description: str, epilog: str | None = N
 
 def add_position_options(parser: argparse.ArgumentParser, positions: int, seed: int,
                          seed_help: str) -> None:
-    """The flags that choose benchmark positions (``--players``, ``--positions``, ``--seed``),
-    shared by the commands that decide positions (``python -m experiments.bench_agents``,
-    ``python -m experiments.decision_quality``); :func:`agents.positions.table_positions`
-    reads them."""
+    """The flags that choose benchmark positions (``--players``, ``--partnerships``,
+    ``--positions``, ``--seed``), shared by the commands that decide positions
+    (``python -m experiments.bench_agents``, ``python -m experiments.decision_quality``);
+    :func:`agents.positions.table_positions` reads them."""
     parser.add_argument("--players", type=int, choices=(2, 3, 4), default=2,
                         help="seats at the table of the positions (2)")
+    parser.add_argument("--partnerships", action=argparse.BooleanOptionalAction, default=None,
+                        help="4 players in two partnerships (default: on with 4 players; "
+                             "--no-partnerships: 4 players without)")
     parser.add_argument("--positions", type=int, default=positions,
                         help=f"positions, drawn from greedy-vs-greedy matches ({positions})")
     parser.add_argument("--seed", type=int, default=seed, help=f"{seed_help} ({seed})")

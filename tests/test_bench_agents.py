@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from agents import positions
 from dominoes_env.core import RuleConfig
 from experiments import bench_agents
@@ -33,3 +35,23 @@ def test_the_command_prints_one_row_per_agent(capsys):
     rows = bench_agents.main(["random", "greedy", "--positions", "4"])
     out = capsys.readouterr().out
     assert len(rows) == 2 and "x first" in out and "interleaved" in out
+
+
+def test_the_positions_can_be_four_players_without_partnerships(monkeypatch, capsys):
+    seen = []
+    real = bench_agents.bench
+    monkeypatch.setattr(bench_agents, "bench",
+                        lambda specs, views, seed=0: seen.extend(views) or real(specs, views, seed))
+    bench_agents.main(["greedy", "--players", "4", "--no-partnerships", "--positions", "3"])
+    assert len(seen) == 3 and {v.rules for v in seen} == {RuleConfig(num_players=4,
+                                                                     partnerships=False)}
+    seen.clear()
+    bench_agents.main(["greedy", "--players", "4", "--positions", "3"])  # the default: partners
+    assert {v.rules.partnerships for v in seen} == {True}
+
+
+def test_partnerships_at_three_players_are_one_line(capsys):
+    with pytest.raises(SystemExit) as err:
+        bench_agents.main(["greedy", "--players", "3", "--partnerships"])
+    assert err.value.code == 2
+    assert "partnerships=True is not allowed with num_players=3" in capsys.readouterr().err
