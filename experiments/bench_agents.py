@@ -5,9 +5,10 @@ states, every stage of a hand). Every agent decides every position, position by 
 agents' order reversed from one position to the next, so all of them run under the same
 conditions (the speed of a shared machine drifts by 2x within minutes; timing one agent after
 the other measured that drift). Prints, per agent spec, decisions per second, the mean, median,
-95th percentile and largest wall time per decision, and the ratio of its total time to the
-first spec's, on one core of this machine, between the machine's load average at the start and
-at the end::
+95th percentile and largest wall time per decision, the ratio of its total time to the
+first spec's, and the mean processor time per decision (``cpu ms``: what a decision costs
+when other work shares the machine's cores and the wall times stretch), on one core of this
+machine, between the machine's load average at the start and at the end::
 
     python -m experiments.bench_agents random greedy search --players 2 --positions 400
 """
@@ -50,21 +51,24 @@ def bench(specs: list[str], views: list, seed: int = 0) -> list[dict]:
     sees its seat's views in order."""
     agents = [bench_positions.SeatAgents(spec, seed) for spec in specs]
     times: list[list[float]] = [[] for _ in specs]
+    cpu = [0.0] * len(specs)
     order = list(range(len(specs)))
     for view in views:
         for i in order:
             agent = agents[i](view)
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             agent.act(view)
             times[i].append(time.perf_counter() - start)
+            cpu[i] += time.process_time() - start_cpu
         order.reverse()
     rows = []
-    for spec, ts in zip(specs, times, strict=True):
+    for spec, ts, spent in zip(specs, times, cpu, strict=True):
         total = sum(ts)
         ts = sorted(ts)
         rows.append({"spec": spec, "decisions": len(ts), "per_s": len(ts) / total,
                      "mean_ms": 1000 * total / len(ts), "median_ms": 1000 * statistics.median(ts),
-                     "p95_ms": 1000 * ts[int(0.95 * (len(ts) - 1))], "max_ms": 1000 * ts[-1]})
+                     "p95_ms": 1000 * ts[int(0.95 * (len(ts) - 1))], "max_ms": 1000 * ts[-1],
+                     "cpu_ms": 1000 * spent / len(ts)})
     for row in rows:
         row["ratio"] = row["mean_ms"] / rows[0]["mean_ms"]
     return rows
@@ -92,10 +96,10 @@ def _run(parser, args, rows: list[dict]) -> int:
     print(f"{len(views)} positions, {args.players} players, agents interleaved", flush=True)
     rows += bench(args.specs, views, args.seed)
     print(f"{'agent':28s} {'decisions/s':>12s} {'mean ms':>9s} {'median':>9s} {'p95':>9s} "
-          f"{'max':>9s} {'x first':>8s}")
+          f"{'max':>9s} {'x first':>8s} {'cpu ms':>8s}")
     for r in rows:
         print(f"{r['spec']:28s} {r['per_s']:12.0f} {r['mean_ms']:9.4f} {r['median_ms']:9.4f} "
-              f"{r['p95_ms']:9.4f} {r['max_ms']:9.4f} {r['ratio']:8.2f}")
+              f"{r['p95_ms']:9.4f} {r['max_ms']:9.4f} {r['ratio']:8.2f} {r['cpu_ms']:8.3f}")
     print(load_line("end"))
     return 0
 

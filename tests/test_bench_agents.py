@@ -55,3 +55,11 @@ def test_partnerships_at_three_players_are_one_line(capsys):
         bench_agents.main(["greedy", "--players", "3", "--partnerships"])
     assert err.value.code == 2
     assert "partnerships=True is not allowed with num_players=3" in capsys.readouterr().err
+
+
+def test_cpu_ms_is_the_processor_time_each_decision_took(monkeypatch):
+    # a processor clock that advances 3 ms per reading: every decision reads it twice
+    ticks = iter(range(10**6))
+    monkeypatch.setattr(bench_agents.time, "process_time", lambda: 0.003 * next(ticks))
+    rows = bench_agents.bench(["random", "greedy"], positions.positions(RuleConfig(), 4, seed=2))
+    assert [round(r["cpu_ms"], 9) for r in rows] == [3.0, 3.0]
