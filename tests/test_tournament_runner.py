@@ -224,3 +224,23 @@ def test_demo_runs_and_prints_the_table(tmp_path, capsys):
     assert "agents, best rated first" in capsys.readouterr().out
     n = len(demo.demo_agents())
     assert len(results(tmp_path)) == 2 * n * (n - 1) // 2  # 2 matches per pair
+
+
+def test_a_closed_output_is_one_line_and_status_2_and_the_results_are_kept(tmp_path):
+    # rich's console used to exit with status 1 and no word when nobody read the table
+    import os
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)  # nobody reads the output: printing the table fails with EPIPE
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "experiments.tournament", "--agents", "random", "greedy",
+         "--matches", "2", "--target-score", "30", "--no-plots", "--quiet",
+         "--out", str(tmp_path / "run")],
+        cwd=Path(__file__).parents[1], stdout=write, stderr=subprocess.PIPE, text=True)
+    os.close(write)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 2 and "Traceback" not in err, err
+    assert err.strip().splitlines()[-1].startswith("error: standard output was closed"), err
+    assert (tmp_path / "run" / MATCHES_FILE).read_text().count("\n") == 2

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import errno
 import os
 from pathlib import Path
 from typing import Any
 
 from dominoes_env.optional import require
+
+from ..tournament.report import output_console
 
 
 def _num(value: float | None, digits: int) -> str:
@@ -68,18 +69,10 @@ def print_card(card: dict[str, Any], console=None) -> None:
     (``| head``) raises ``BrokenPipeError``, for the command to say so (rich's own console
     exits with status 1 and no word)."""
     require("rich", "tournament", "the benchmark card")
-    from rich.console import Console
     from rich.table import Table
 
-    class _Console(Console):
-        def on_broken_pipe(self) -> None:
-            self.quiet = True
-            raise BrokenPipeError(errno.EPIPE, "standard output was closed")
-
     if console is None:
-        console = _Console()
-        if not console.is_terminal:  # piped or captured: do not squeeze into 80 columns
-            console = _Console(width=140)
+        console = output_console(140)
     state = "" if card["complete"] else " (incomplete: --resume plays the rest)"
     table = Table(title=f"benchmark card: {card['agent']}, {card['matches']} matches per "
                         f"opponent and table, seed {card['seed']}{state}")

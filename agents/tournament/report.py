@@ -21,6 +21,7 @@ half a win in every rate; intervals are 95% Wilson score intervals.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -153,16 +154,30 @@ def _ci(ci: list[float]) -> str:
     return f"{ci[0]:.2f}-{ci[1]:.2f}"
 
 
+def output_console(width: int):
+    """A rich console for a command's standard output: ``width`` columns when the output is
+    piped or captured (not squeezed into 80), and an output closed early (``| head``) raises
+    ``BrokenPipeError`` for the command to report in one line (rich's own console exits with
+    status 1 and no word)."""
+    require("rich", "tournament", "the tournament report")
+    from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError(errno.EPIPE, "standard output was closed")
+
+    console = _Console()
+    return console if console.is_terminal else _Console(width=width)
+
+
 def print_summary(summary: dict, console=None) -> None:
     """Print the pair table and the agent table (best rated first) with rich."""
     require("rich", "tournament", "the tournament report")
-    from rich.console import Console
     from rich.table import Table
 
     if console is None:
-        console = Console()
-        if not console.is_terminal:  # piped or captured: do not squeeze into 80 columns
-            console = Console(width=120)
+        console = output_console(120)
     ffa = summary["format"] == "free_for_all"
     pairs = Table(title=f"{summary['format'].replace('_', ' ')}: "
                         f"{summary['finished_matches']}/{summary['total_matches']} matches")
