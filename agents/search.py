@@ -22,9 +22,9 @@ the same position (the same tile on two symmetric ends) are evaluated once, and 
 one distinct move costs nothing.
 
 Budget: ``sims`` rollouts per decision in all, shared equally among the distinct moves (at
-least ``min_per_move`` each); or ``time_ms`` milliseconds per decision (then deals are sampled,
-:data:`TIME_CHUNK` at a time, until the time is spent; this depends on the machine, so it is not
-reproducible across machines).
+least ``min_per_move`` each); or ``time_ms`` milliseconds per decision (then deals are sampled
+until the time is spent, one at a time on the core, in batches of :data:`TIME_CHUNK` deals or
+more when batched; this depends on the machine, so it is not reproducible across machines).
 
 The rollouts of a decision are played together (``batch=True``, the default): every sampled
 deal and every distinct move is one row of an :class:`agents.hand_batch.HandBatch`, and numpy
@@ -67,7 +67,8 @@ from .base import Agent
 from .hand_batch import HandBatch
 
 DEFAULT_SIMS = 300
-#: deals searched between two looks at the clock under a ``time_ms`` budget (batched rollouts)
+#: under a ``time_ms`` budget, the batched rollouts' first batch of deals and the fewest in a
+#: batch; each later batch is sized to take half the time left at the rate measured so far
 TIME_CHUNK = 8
 
 
@@ -124,7 +125,8 @@ class SearchAgent(Agent):
         runs = 0
         deadline = None
         if self.time_ms is not None:
-            deadline = time.perf_counter() + self.time_ms / 1000.0
+            start = time.perf_counter()
+            deadline = start + self.time_ms / 1000.0
             chunk = TIME_CHUNK if self.batch else 1
         else:
             chunk = max(self.min_per_move, -(-self.sims // len(moves)))
@@ -139,8 +141,14 @@ class SearchAgent(Agent):
                 seeds.append(rng.getrandbits(32))
             totals += play(view, rollout, deals, seeds, moves)
             runs += chunk
-            if deadline is None or time.perf_counter() >= deadline:
+            if deadline is None:
                 break
+            now = time.perf_counter()
+            if now >= deadline:
+                break
+            if self.batch:  # a batch is cheaper per deal the larger it is: fill the time left
+                per_deal = (now - start) / runs
+                chunk = max(TIME_CHUNK, int(0.9 * (deadline - now) / per_deal))
         self.last_values, move = best_mean(view, moves, [runs] * len(moves),
                                            (totals / runs).tolist())
         return move

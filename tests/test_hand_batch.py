@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from agents.batch_obs import BatchEncoder
 from agents.hand_batch import HandBatch, bits_to_bool, row_argmax, tables
 from agents.positions import positions
-from agents.search import GreedyRollout, SearchAgent
+from agents.search import TIME_CHUNK, GreedyRollout, SearchAgent
 from dominoes_env.core import (
     DealSampler,
     HandState,
@@ -220,9 +220,9 @@ def test_search_epsilon_values_agree_in_distribution():
         assert abs(mean - other) < 4 * 30 / math.sqrt(n)  # values of a hand: within +-30 or so
 
 
-def test_time_budget_searches_in_chunks():
+def test_time_budget_searches_whole_batches_of_deals():
     view = next(v for v in positions(RuleConfig(), 20, seed=1) if len(v.legal) > 1)
-    agent = SearchAgent(seed=0, time_ms=5)
+    agent = SearchAgent(seed=0, time_ms=30)
     agent.act(view)
     counts = {n for n, _mean in agent.last_values.values()}
-    assert len(counts) == 1 and counts.pop() % 8 == 0  # whole chunks of TIME_CHUNK deals
+    assert len(counts) == 1 and counts.pop() >= TIME_CHUNK  # every move on the same deals
