@@ -299,11 +299,33 @@ def ppo_loss(params, batch: Transition, adv, target, config: Config):
                    "approx_kl": kl}
 
 
+#: XLA's CPU collectives abort the process (a fatal check, no checkpoint) when one device's
+#: thread reaches an all-reduce 40 s after the other: on a busy 2-core machine a starved thread
+#: does. Training waits instead: an hour before giving up, ten minutes before a warning.
+COLLECTIVE_FLAGS = {"xla_cpu_collective_call_terminate_timeout_seconds": 3600,
+                    "xla_cpu_collective_timeout_seconds": 3600,
+                    "xla_cpu_collective_call_warn_stuck_timeout_seconds": 600}
+
+
+def patient_collectives(flags: str) -> str:
+    """``flags`` (an ``XLA_FLAGS`` value) with :data:`COLLECTIVE_FLAGS` added, keeping any of
+    them the user set.
+
+    >>> flags = patient_collectives("--xla_cpu_collective_timeout_seconds=5").split()
+    >>> flags[0], len(flags)
+    ('--xla_cpu_collective_timeout_seconds=5', 3)
+    """
+    given = {f.split("=", 1)[0].lstrip("-") for f in flags.split()}
+    extra = [f"--{k}={v}" for k, v in COLLECTIVE_FLAGS.items() if k not in given]
+    return " ".join([*flags.split(), *extra])
+
+
 def setup_jax() -> None:
     """Before JAX starts, one XLA CPU device per core, each playing a share of the games (4-7%
     more steps per second on 2 cores than one device; once JAX has started, its devices stay);
     compiled updates kept on disk (``$JAX_COMPILATION_CACHE_DIR``, else
     ``~/.cache/straight-dominoes/jax``): compiling the game takes a minute on a small CPU."""
+    os.environ["XLA_FLAGS"] = patient_collectives(os.environ.get("XLA_FLAGS", ""))
     import jax
 
     with contextlib.suppress(RuntimeError):  # JAX has started: keep its devices

@@ -1,0 +1,38 @@
+"""train_jax on a busy machine: XLA's CPU all-reduce must wait for a starved device thread.
+
+A 4-player run at a load of 15 died with "Termination timeout for `all reduce` ... of 40
+seconds exceeded. Exiting to ensure a consistent program state": with one XLA device per core,
+a device thread the scheduler starved for 40 s aborted the process (no checkpoint, no line of
+ours). ``setup_jax`` gives the collectives an hour.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from tests.helpers import ROOT
+
+PROBE = """
+import os
+from experiments.train_jax import setup_jax
+setup_jax()
+import jax, jax.numpy as jnp
+flags = dict(f.lstrip('-').split('=', 1) for f in os.environ['XLA_FLAGS'].split())
+print(flags['xla_cpu_collective_call_terminate_timeout_seconds'], flags['xla_dump_to'])
+print(jax.device_count(), jax.pmap(lambda x: jax.lax.psum(x, 'i'), axis_name='i')(
+    jnp.ones(jax.device_count())).tolist())
+"""
+
+
+def test_setup_jax_gives_collectives_an_hour_and_keeps_the_users_xla_flags(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "XLA_FLAGS": f"--xla_dump_to={tmp_path}",
+           "JAX_PLATFORMS": "cpu", "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "cache")}
+    out = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    first, second = out.stdout.splitlines()
+    assert first == f"3600 {tmp_path}"
+    n = os.cpu_count() or 1
+    assert second == f"{n} {[float(n)] * n}"
