@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import time
 
 import numpy as np
 import pytest
@@ -81,6 +82,21 @@ def test_time_limit_stops_training_then_exports(tmp_path, capsys):
                  "--out", str(out)]) == 0
     assert json.loads((out / "policy.json").read_text())["steps"] == 32  # one update
     assert "(interrupted)" in capsys.readouterr().out
+
+
+def test_an_update_s_seconds_include_its_logging(tmp_path, monkeypatch):
+    """throughput.json times an update from its start to the next one's, its logging included
+    (as train_ppo's spans include its callbacks): bench_training compares the two."""
+    import experiments.train_jax as train_jax
+
+    def slow(self, values, step):  # logging that takes 50 ms
+        time.sleep(0.05)
+
+    monkeypatch.setattr(train_jax.TensorBoard, "scalars", slow)
+    out = tmp_path / "run"
+    assert main([*TINY, "--eval-every", "0", "--out", str(out)]) == 0
+    timing = json.loads((out / "throughput.json").read_text())
+    assert len(timing["update_s"]) == 2 and min(timing["update_s"]) >= 0.05
 
 
 def test_same_seed_same_policy(tmp_path):
