@@ -256,7 +256,10 @@ def test_a_hung_agent_never_stalls_the_worker_processes_shutdown(tmp_path, capsy
         assert "took longer than the move time limit" in one_error_line(capsys.readouterr().err)
 
 
-def test_spec_that_cannot_serve_the_table_writes_nothing(tmp_path, capsys):
+def test_spec_that_cannot_serve_the_table_writes_nothing(tmp_path, capsys, monkeypatch):
+    import agents.ppo
+
+    monkeypatch.setattr(agents.ppo, "POLICY_DIR", tmp_path / "policies")  # none shipped
     assert tournament_main(tour(tmp_path, "greedy", "ppo", "random", extra=("--players", "3"))) == 2
     assert "no shipped PPO policy exists for 3 players" in one_error_line(capsys.readouterr().err)
     assert not (tmp_path / "o").exists()

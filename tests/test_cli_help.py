@@ -9,6 +9,8 @@ import re
 
 import pytest
 
+from agents.ppo import shipped_policy_path
+
 from .helpers import PROGRAM_NEEDS, discover_programs, main_module
 
 #: the module whose ``main`` each ``python -m`` program runs, found on the file system
@@ -73,7 +75,8 @@ def test_an_unknown_flag_is_one_error_line_and_status_2(module_name, capsys):
     ("experiments.bench_agents", ["nosuch"], "nosuch"),
     ("experiments.bench_agents", ["search:sims=0"], "sims=0"),
     ("experiments.bench_agents", ["greedy", "--positions", "0"], "--positions"),
-    ("experiments.bench_agents", ["guided", "--players", "3"], "cannot play"),
+    ("experiments.bench_agents", [f"guided:policy={shipped_policy_path('2p')}", "--players", "3"],
+     "trained for 2 players; these rules are 3 players"),
     ("experiments.decision_quality", ["greedy", "--oracle", "greedy"], "last_values"),
     ("experiments.decision_quality", ["greedy", "--repeats", "0"], "--repeats"),
     ("experiments.decision_quality", ["nosuch"], "nosuch"),

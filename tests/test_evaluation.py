@@ -5,8 +5,11 @@ from __future__ import annotations
 import pytest
 
 from agents.evaluation import evaluate
-from agents.ppo import random_policy_npz
+from agents.ppo import random_policy_npz, shipped_policy_path
 from dominoes_env.core import RuleConfig
+
+#: a policy of one table, refused at another with both named
+TWO_PLAYER_POLICY = shipped_policy_path("2p")
 
 FAST = dict(target_score=50)
 FOUR = dict(num_players=4, **FAST)
@@ -139,8 +142,8 @@ def test_a_drawn_match_counts_half(monkeypatch):
     (dict(matches=2.5), TypeError, "matches=2.5"),
     (dict(matches=True), TypeError, "matches=True"),
     (dict(seed="x"), TypeError, "seed="),
-    (dict(agent="ppo", rules=RuleConfig(num_players=3)), ValueError,
-     "agent: agent spec 'ppo' cannot play these rules"),
+    (dict(agent=f"ppo:{TWO_PLAYER_POLICY}", rules=RuleConfig(num_players=3)), ValueError,
+     "was trained for 2 players; these rules are 3 players"),
 ])
 def test_bad_arguments_are_refused_by_name(kwargs, error, message):
     args = dict(agent="greedy", opponent="random", rules=RuleConfig(), matches=2, seed=0)

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from agents.ppo import POLICY_FILES
+
 ROOT = Path(__file__).resolve().parents[1]
 
 #: what ``pip install straight-dominoes`` brings (as imported)
@@ -166,8 +168,9 @@ def test_wheel_ships_py_typed_policies_and_metadata(tmp_path):
         policy = json.loads(z.read("agents/policies/ppo_2p.json"))
     for package in ("dominoes_env", "agents", "experiments"):
         assert f"{package}/py.typed" in names
-    for n in (2, 4):
-        assert {f"agents/policies/ppo_{n}p.npz", f"agents/policies/ppo_{n}p.json"} <= names
+    for file in POLICY_FILES.values():  # one policy per table, with its card
+        stem = f"agents/policies/{file.removesuffix('.npz')}"
+        assert {f"{stem}.npz", f"{stem}.json"} <= names
     assert "agents/policies/ppo_2p_obs2.npz" in names  # the policy guided was measured with
     assert "dominoes_env/openspiel.py" in names and "agents/ismcts.py" in names
     assert not any(n.startswith("tests/") for n in names)

@@ -159,7 +159,10 @@ def test_pool_keeps_the_newest_snapshots_and_rejects_bad_weights():
     ({"n_envs": 2.0}, "n_envs=2.0 must be an integer"),
     ({"bc_teacher": "ppo", "players": 3}, "no shipped PPO policy exists for 3 players"),
 ])  # fmt: skip
-def test_bad_configuration_is_a_clear_error(changes, message):
+def test_bad_configuration_is_a_clear_error(changes, message, tmp_path, monkeypatch):
+    import agents.ppo
+
+    monkeypatch.setattr(agents.ppo, "POLICY_DIR", tmp_path)  # no shipped policy for any table
     with pytest.raises(ValueError, match=message):
         TrainConfig(**changes)
 
