@@ -23,7 +23,12 @@ True
 
 from __future__ import annotations
 
-import importlib
+from . import startup as _startup
+
+if _startup.started_by_python_m():  # python -m dominoes_env / experiments.X: a Ctrl-C while
+    _startup.quiet_interrupt_at_startup()  # the program imports is one line, not a traceback
+
+import importlib  # noqa: E402
 from typing import Any
 
 #: the package's version (pyproject.toml reads it from here); the environments carry versions

@@ -234,7 +234,9 @@ def test_bench_agents_ctrl_c_is_one_line_and_status_130(tmp_path):
     """It ended in a KeyboardInterrupt traceback."""
     proc = spawn("experiments.bench_agents", "search:sims=3000", "--positions", "20",
                  cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    line = proc.stdout.readline()  # "20 positions, ...": the timing has begun
+    line = proc.stdout.readline()  # the load average first, then "20 positions, ...": the
+    if line.startswith(b"load average"):  # timing has begun
+        line = proc.stdout.readline()
     assert b"positions" in line, (line, proc.stderr.read())
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
@@ -258,3 +260,21 @@ def test_a_closed_output_is_one_line_and_status_2(module, args):
     lines = err.decode().strip().splitlines()
     assert proc.returncode == 2 and "Traceback" not in err.decode(), err
     assert lines[-1] == "error: standard output was closed before the output was written", err
+
+
+
+@pytest.mark.parametrize("started_by", ["-m", "script.py"])
+def test_ctrl_c_while_a_program_imports_is_one_line(started_by):
+    """A Ctrl-C while ``python -m`` still imported a program (numpy, JAX, the tournament's
+    libraries: a second or two) was a KeyboardInterrupt traceback, before any command could
+    catch it. Importing the package under ``python -m`` makes it one line and SIGINT's status
+    (``dominoes_env.startup``); a program that only imports the package keeps Python's own
+    handling."""
+    code = (f"import sys; sys.argv[:1] = [{started_by!r}]; import dominoes_env; "
+            "raise KeyboardInterrupt")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert proc.returncode in (130, -signal.SIGINT), proc
+    if started_by == "-m":
+        assert proc.stderr.decode() == "error: interrupted\n", proc.stderr
+    else:
+        assert b"Traceback" in proc.stderr and b"KeyboardInterrupt" in proc.stderr
