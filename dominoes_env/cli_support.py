@@ -409,8 +409,17 @@ class RefusedError(CommandError, ValueError):
 
 
 def machine_memory() -> int:
-    """This machine's physical memory in bytes."""
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    """The memory this process may use, in bytes: this machine's physical memory, or less
+    where the process's address space is limited (``ulimit -v``: a run that fits the machine
+    but not the limit would end in a ``MemoryError`` hours in)."""
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, OSError, ValueError):  # pragma: no cover - not on POSIX
+        return memory
+    return memory if limit == resource.RLIM_INFINITY or limit <= 0 else min(memory, limit)
 
 
 def check_fits_in_memory(what: str, count: int, bytes_each: int, detail: str = "") -> None:
@@ -448,14 +457,19 @@ def check_out_dir(out: str | os.PathLike, flag: str = "--out") -> None:
     text = os.fspath(out)
     if not text.strip():
         raise RefusedError(f"{flag} is empty; name the run's folder")
-    path = Path(text).absolute()
-    if path.exists() and not path.is_dir():
-        raise RefusedError(f"{flag} {text!r} is a file, not a folder")
-    ancestor = path
-    while not ancestor.exists():
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        raise RefusedError(f"{flag} {text!r}: {str(ancestor)!r} is a file, not a folder")
+    try:  # a name too long, a loop of links: one line naming the reason
+        path = Path(text).absolute()
+        if path.exists() and not path.is_dir():
+            raise RefusedError(f"{flag} {text!r} is a file, not a folder")
+        ancestor = path
+        while not ancestor.exists():
+            ancestor = ancestor.parent
+        if not ancestor.is_dir():
+            raise RefusedError(f"{flag} {text!r}: {str(ancestor)!r} is a file, not a folder")
+        if path.exists():
+            os.listdir(path)  # a folder that cannot be read cannot be checked for another run
+    except OSError as err:
+        raise RefusedError(f"{flag} {short_repr(text)}: {err.strerror or err}") from None
     try:
         fd, probe = tempfile.mkstemp(prefix=".probe-", dir=ancestor)
         os.close(fd)

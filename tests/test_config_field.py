@@ -3,6 +3,8 @@ the command line and the configuration dataclass both enforce."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import dataclass
 
 import pytest
@@ -120,3 +122,15 @@ def test_train_rllib_refused_a_zero_learning_rate_only_on_the_command_line_too()
         RllibConfig(lr=0)
     with pytest.raises(ValueError, match="num_cpus=0 is out of range"):
         RllibConfig(num_cpus=0)
+
+
+def test_memory_sized_values_are_checked_against_the_process_limit():
+    """A value that fits the machine but not the process's address-space limit (``ulimit -v``)
+    ended in a MemoryError once the run had started; it is refused before any work."""
+    code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (2**31, 2**31)); "
+            "from dominoes_env.cli_support import check_fits_in_memory, machine_memory; "
+            "assert machine_memory() == 2**31, machine_memory(); "
+            "check_fits_in_memory('--positions 10**6', 10**6, 4096)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert proc.returncode == 1 and b"RefusedError: --positions 10**6 needs about 4 GiB" in \
+        proc.stderr, proc.stderr

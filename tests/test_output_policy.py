@@ -271,6 +271,12 @@ def test_a_folder_output_that_is_a_device_is_refused(program, tmp_path):
     check_link_or_device(program, "device", tmp_path)
 
 
+@pytest.mark.parametrize("program", folder_programs("long"))
+def test_a_folder_output_whose_name_is_too_long_is_one_line(program, tmp_path):
+    """A name longer than the file system takes (it was an OSError traceback)."""
+    check_link_or_device(program, "long", tmp_path)
+
+
 def check_link_or_device(program: str, where: str, tmp_path: Path) -> None:
     needs(program)
     cwd = tmp_path / "cwd"
@@ -280,11 +286,13 @@ def check_link_or_device(program: str, where: str, tmp_path: Path) -> None:
     if where == "link":
         out = tmp_path / "link"
         out.symlink_to(target, target_is_directory=True)
+    elif where == "long":
+        out = tmp_path / ("a" * 300)
     else:
         out = Path(os.devnull)
     for extra in ([], ["--overwrite"]):
         status, err = run(program, [*FOLDER_RUNS[program], "--out", str(out), *extra], cwd)
-        assert_refused(status, err, repr(str(out)))
+        assert_refused(status, err, "File name too long" if where == "long" else repr(str(out)))
     assert os.listdir(target) == [] and os.listdir(cwd) == []
 
 
