@@ -24,7 +24,6 @@ import math
 import os
 import re
 import shlex
-import shutil
 import signal
 import sys
 import time
@@ -44,13 +43,14 @@ from dominoes_env.cli_support import (
     check_run_folder,
     config_field,
     config_parser,
+    paths_in_specs,
     print_error,
     quiet_teardown,
     run_command,
     start_run_folder,
 )
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.atomic_files import atomic_write
+from dominoes_env.core.atomic_files import atomic_copy, atomic_write
 from dominoes_env.obs import DEFAULT_VERSION as OBS_VERSION
 from dominoes_env.optional import require
 from dominoes_env.single_agent import SingleAgentEnv
@@ -376,7 +376,8 @@ def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float):
             summary = {"steps_per_update": config.n_steps * config.n_envs,
                        "update_s": [round(b[0] - a[0], 4) for a, b in spans],
                        "update_cpu_s": [round(b[1] - a[1], 4) for a, b in spans]}
-            (out / "throughput.json").write_text(json.dumps(summary))
+            with atomic_write(out / "throughput.json") as f:
+                f.write(json.dumps(summary))
 
     checkpoints = CheckpointCallback(max(1, config.checkpoint_every // config.n_envs),
                                      str(out / "checkpoints"), name_prefix="ppo")
@@ -384,6 +385,12 @@ def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float):
 
 
 # -- warm start ----------------------------------------------------------------------------
+def write_json(path: Path, data: dict) -> None:
+    """``data`` as indented JSON in ``path``, written atomically."""
+    with atomic_write(path) as f:
+        f.write(json.dumps(data, indent=2))
+
+
 def clone_teacher(model, config: TrainConfig, out: Path) -> None:
     """Behaviour-clone ``config.bc_teacher`` (or the decisions of ``config.bc_dataset``) into
     the fresh policy (see :mod:`agents.imitation`); the statistics go to
@@ -397,7 +404,7 @@ def clone_teacher(model, config: TrainConfig, out: Path) -> None:
         info = {"dataset": config.bc_dataset, "agent": config.bc_agent or "all",
                 "decisions": int(len(data["actions"])),
                 "total_s": round(time.time() - started, 1), **stats}
-        (out / "bc.json").write_text(json.dumps(info, indent=2))
+        write_json(out / "bc.json", info)
         print(f"[bc] cloned {info['decisions']:,} decisions of {config.bc_dataset} in "
               f"{info['total_s']:.0f} s: accuracy {stats['accuracy']:.3f}", flush=True)
         return
@@ -410,7 +417,7 @@ def clone_teacher(model, config: TrainConfig, out: Path) -> None:
     info = {"teacher": config.bc_teacher, "opponents": opponents, "matches": config.bc_matches,
             "decisions": int(len(data["actions"])), "collect_s": round(collected, 1),
             "total_s": round(time.time() - started, 1), **stats}
-    (out / "bc.json").write_text(json.dumps(info, indent=2))
+    write_json(out / "bc.json", info)
     print(f"[bc] cloned {info['decisions']:,} decisions of {config.bc_teacher} in "
           f"{info['total_s']:.0f} s: accuracy {stats['accuracy']:.3f}", flush=True)
 
@@ -438,14 +445,16 @@ def check_run_dir(config: TrainConfig, out: Path):
     another table or architecture. Returns the checked folder."""
     if config.resume is not None:
         check_checkpoint(config, Path(config.resume))
-    found = checkpoints_of(out) if out.is_dir() else []
+    found = checkpoints_of(out) if os.path.isdir(out) else []
     settings = {k: v for k, v in dataclasses.asdict(config).items()
                 if k not in ("out", "resume", "overwrite", "total_steps", "device", "ship")}
     try:
         folder = check_run_folder(out, "experiments.train_ppo", settings, resume=config.resume,
                                   overwrite=config.overwrite, outputs=OUTPUTS,
                                   resume_hint=str(found[-1]) if found else "",
-                                  inputs=(config.resume, config.bc_dataset))
+                                  inputs=(config.resume, config.bc_dataset, *paths_in_specs(
+                                      [*config.opponents, config.bc_teacher or "",
+                                       *config.bc_opponents])))
     except RefusedError as err:
         raise RunDirError(str(err)) from None
     return folder
@@ -560,8 +569,8 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
     if config.ship:
         target = shipped_policy_path(rules)
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(out / "policy.npz", target)
-        shutil.copyfile(out / "policy.json", target.with_suffix(".json"))
+        atomic_copy(out / "policy.npz", target)
+        atomic_copy(out / "policy.json", target.with_suffix(".json"))
         print(f"shipped: {target}")
     print(f"trained {model.num_timesteps:,} steps in {wall:.0f} s; policy: {out / 'policy.npz'}")
     return out / "policy.npz"

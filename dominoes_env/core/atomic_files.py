@@ -137,3 +137,11 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, overwrite: bool = 
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def atomic_copy(source: str | os.PathLike, target: str | os.PathLike) -> None:
+    """Copy the file ``source`` to ``target`` through :func:`atomic_write` (a reader of
+    ``target`` sees the old file or the whole copy, never part of it)."""
+    with open(source, "rb") as src, atomic_write(target, "wb") as dst:
+        while chunk := src.read(1 << 20):
+            dst.write(chunk)

@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import sys
+from dataclasses import dataclass
 
 from agents.arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT
 from agents.ray_cluster import RayStartError
@@ -30,8 +30,10 @@ from agents.tournament.runner import (
 from agents.tournament.schedule import tables_for
 from dominoes_env.cli_support import (
     CommandError,
-    OneLineParser,
+    check_config,
     check_run_folder,
+    config_field,
+    config_parser,
     paths_in_specs,
     run_command,
     start_run_folder,
@@ -53,46 +55,51 @@ BYTES_PER_MATCH = 2048
 OUTPUTS = (*OUTPUT_FILES, RECORDS_DIR)
 
 
+@dataclass
+class Command:
+    """The command's flags (``--agents`` and the rule options are added beside them): each
+    value's type and range, checked by the parser and by :func:`check_config` alike."""
+
+    players: int = config_field(2, "seats at the table", choices=(2, 3, 4))
+    partnerships: bool | None = config_field(None, "4 players in two partnerships (default: on "
+                                                   "with 4 players)")
+    matches: int = config_field(100, "matches per pairing/table, rounded up to whole duplicate "
+                                     "deals", low=1)
+    seed: int = config_field(0, "tournament seed")
+    workers: int = config_field(1, "parallel worker processes (1: play in this process); more "
+                                   "than the CPUs available is capped with a warning", low=1)
+    move_timeout: float = config_field(
+        DEFAULT_MOVE_TIMEOUT, "the longest an agent may think about one move, in seconds; an "
+        "agent that takes longer stops the run with exit status 2, naming the agent, its seat "
+        "and the match seed (0 = no limit)", low=0, high=MAX_MOVE_TIMEOUT)
+    backend: str = config_field("local", "local processes or ray", choices=BACKENDS)
+    ray_address: str | None = config_field(None, "address of a running Ray cluster (default: "
+                                                  "start a local Ray)")
+    out: str | None = config_field(None, "results directory (default: results/tournament-<hash "
+                                         "of the arguments>); the same command again resumes "
+                                         "the tournament there")
+    overwrite: bool = config_field(False, "replace the run that --out holds (its files are "
+                                          "removed)")
+    max_hands: int = config_field(DEFAULT_MAX_HANDS, "stop a match undecided (a draw) after "
+                                                     "this many hands", low=1)
+    save_records: bool = config_field(False, "keep every match's game record under "
+                                             "OUT/records/ (gzip JSONL shards; watch one with "
+                                             "python -m dominoes_env replay OUT --match INDEX "
+                                             "--html game.html)")
+    plots: bool = config_field(True, "draw the plots (--no-plots: do not)")
+    quiet: bool = config_field(False, "no progress bar")
+
+    def __post_init__(self) -> None:
+        check_config(self)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = OneLineParser(
-        prog="dominoes-tournament",
-        description="Play a reproducible, resumable Straight Dominoes tournament between agents "
-                    "(duplicate deals, rotating seats) and report win rates, ratings and plots.",
-    )
+    p = config_parser(
+        Command, "dominoes-tournament",
+        "Play a reproducible, resumable Straight Dominoes tournament between agents (duplicate "
+        "deals, rotating seats) and report win rates, ratings and plots.")
     p.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
                    help="agent specs, e.g. random greedy search:sims=50 ppo my.module:MyAgent")
-    p.add_argument("--players", type=int, choices=(2, 3, 4), default=2,
-                   help="seats at the table (2)")
-    p.add_argument("--partnerships", action=argparse.BooleanOptionalAction, default=None,
-                   help="4 players in two partnerships (default: on with 4 players)")
-    p.add_argument("--matches", type=int, default=100,
-                   help="matches per pairing/table, rounded up to whole duplicate deals (100)")
-    p.add_argument("--seed", type=int, default=0, help="tournament seed (0)")
-    p.add_argument("--workers", type=int, default=1,
-                   help="parallel worker processes (1: play in this process); more than the "
-                        "CPUs available is capped with a warning")
-    p.add_argument("--move-timeout", type=float, default=DEFAULT_MOVE_TIMEOUT, metavar="SECONDS",
-                   help="the longest an agent may think about one move; an agent that takes "
-                        "longer stops the run with exit status 2, naming the agent, its seat "
-                        f"and the match seed (default {DEFAULT_MOVE_TIMEOUT:g}; 0 = no limit; at "
-                        f"most {MAX_MOVE_TIMEOUT:g})")
-    p.add_argument("--backend", choices=BACKENDS, default="local", help="local processes or ray")
-    p.add_argument("--ray-address", default=None,
-                   help="address of a running Ray cluster (default: start a local Ray)")
-    p.add_argument("--out", default=None,
-                   help="results directory (default: results/tournament-<hash of the "
-                        "arguments>); the same command again resumes the tournament there")
-    p.add_argument("--overwrite", action="store_true",
-                   help="replace the run that --out holds (its files are removed)")
-    p.add_argument("--max-hands", type=int, default=DEFAULT_MAX_HANDS,
-                   help="stop a match undecided (a draw) after this many hands "
-                        f"({DEFAULT_MAX_HANDS})")
-    p.add_argument("--save-records", action="store_true",
-                   help="keep every match's game record under OUT/records/ (gzip JSONL "
-                        "shards; watch one with python -m dominoes_env replay OUT --match "
-                        "INDEX --html game.html)")
-    p.add_argument("--no-plots", action="store_true", help="do not draw the plots")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_rule_arguments(p)
     return p
 
@@ -136,11 +143,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(args: argparse.Namespace) -> int:
     try:
+        Command(**{k: getattr(args, k) for k in Command.__dataclass_fields__})
         config = config_from_args(args)
-        if not (math.isfinite(args.move_timeout) and 0 <= args.move_timeout
-                <= MAX_MOVE_TIMEOUT):
-            raise ValueError(f"--move-timeout {args.move_timeout} must be a number of seconds "
-                             f"from 0 (no limit) to {MAX_MOVE_TIMEOUT:g}")
         for flag, value in (("--out", args.out), ("--ray-address", args.ray_address)):
             if value is not None and not value.strip():
                 raise ValueError(f"{flag} is empty; leave it out for its default")
@@ -152,7 +156,7 @@ def _main(args: argparse.Namespace) -> int:
                               inputs=paths_in_specs(config.agents))
     err = sys.stderr
     try:  # the tournament extra, checked before any match is played
-        for module in ("rich", "tqdm", "openskill") + (() if args.no_plots else ("matplotlib",)):
+        for module in ("rich", "tqdm", "openskill") + (("matplotlib",) if args.plots else ()):
             require(module, "tournament", "dominoes-tournament")
     except ImportError as e:
         print(f"error: {e}", file=err)
@@ -170,7 +174,7 @@ def _main(args: argparse.Namespace) -> int:
     except (ValueError, TypeError, RayStartError) as e:
         raise CommandError(str(e)) from None
     try:
-        summary = write_outputs(run, plots=not args.no_plots)
+        summary = write_outputs(run, plots=args.plots)
     except OSError as e:
         raise CommandError(f"cannot write the report in {str(run.out)!r} ({e.filename or ''}: "
                            f"{e.strerror or e}); the matches are kept in {MATCHES_FILE}") from None
