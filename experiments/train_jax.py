@@ -103,7 +103,9 @@ class Config:
     eval_every: int = _f(2_000_000, "steps between evaluations (0: only at the end)", low=0)
     eval_matches: int = _f(200, "matches per evaluation, against greedy and random", low=1)
     checkpoint_every: int = _f(2_000_000, "steps between checkpoints (and at the end)", low=1)
-    devices: int = _f(0, "devices to split the games over (CPU: one per core); 0: most", low=0)
+    devices: int = _f(0, "devices to split the games over; 0: one on a CPU (XLA's CPU "
+                         "collectives can hang), the most that split the games on accelerators",
+                      low=0)
     seed: int = _f(0, "seed of everything (same seed and devices, same run)")
     out: str = _f("runs/jax", "output directory")
     resume: str | None = _f(None, "a checkpoint.npz to continue (steps count from its start)")
@@ -199,21 +201,23 @@ class Config:
     def minibatch_size(self) -> int:
         return self.batch // self.num_minibatches
 
-    def device_count(self, available: int) -> int:
-        """The devices the update runs on: ``devices``, or with 0 the most of the ``available``
-        that split both the games and each minibatch evenly (``ValueError`` if ``devices`` asks
-        for more than there are).
+    def device_count(self, available: int, cpu: bool = False) -> int:
+        """The devices the update runs on: ``devices``, or with 0 one on a CPU (``cpu``) and
+        elsewhere the most of the ``available`` that split both the games and each minibatch
+        evenly (``ValueError`` if ``devices`` asks for more than there are).
 
         >>> one_step = {"num_steps": 1, "num_minibatches": 1}
         >>> [Config(num_envs=n, **one_step).device_count(4) for n in (8, 6, 5)]
         [4, 3, 1]
-        >>> Config(num_envs=512).device_count(2)
-        2
+        >>> Config(num_envs=512).device_count(2), Config(num_envs=512).device_count(2, cpu=True)
+        (2, 1)
         """
         if self.devices > available:
             raise ValueError(f"devices={self.devices}, but JAX sees {available}")
         if self.devices:
             return self.devices
+        if cpu:  # see setup_jax: XLA's CPU collectives can hang
+            return 1
         return max(d for d in range(1, available + 1)
                    if self.num_envs % d == 0 and self.minibatch_size % d == 0)
 
@@ -320,18 +324,30 @@ def patient_collectives(flags: str) -> str:
     return " ".join([*flags.split(), *extra])
 
 
-def setup_jax() -> None:
-    """Before JAX starts, one XLA CPU device per core, each playing a share of the games (4-7%
-    more steps per second on 2 cores than one device; once JAX has started, its devices stay);
-    compiled updates kept on disk (``$JAX_COMPILATION_CACHE_DIR``, else
-    ``~/.cache/straight-dominoes/jax``): compiling the game takes a minute on a small CPU."""
+def setup_jax(devices: int = 0) -> None:
+    """Before JAX starts: ``devices`` XLA CPU devices when more than one is asked for (each
+    plays a share of the games), else one (once JAX has started, its devices stay); compiled
+    updates kept on disk (``$JAX_COMPILATION_CACHE_DIR``, else
+    ``~/.cache/straight-dominoes/jax``): compiling the game takes a minute on a small CPU.
+
+    One CPU device is the default: two devices on 2 cores gave 4-7% more steps per second, but
+    XLA's CPU all-reduce can wait forever for the other device's thread (a 4-player run on a
+    quiet 2-core machine hung in its first update's rendezvous; a busy one aborted after 40 s),
+    and one device's intra-op threads use every core anyway."""
     os.environ["XLA_FLAGS"] = patient_collectives(os.environ.get("XLA_FLAGS", ""))
     import jax
 
     with contextlib.suppress(RuntimeError):  # JAX has started: keep its devices
-        jax.config.update("jax_num_cpu_devices", os.cpu_count() or 1)
+        jax.config.update("jax_num_cpu_devices", max(devices, 1))
     jax.config.update("jax_compilation_cache_dir", os.environ.get("JAX_COMPILATION_CACHE_DIR")
                       or str(Path.home() / ".cache" / "straight-dominoes" / "jax"))
+
+
+def on_cpu() -> bool:
+    """Whether JAX computes on the CPU (its default backend)."""
+    import jax
+
+    return jax.default_backend() == "cpu"
 
 
 #: settings that do not change the update (left out of its cache key)
@@ -361,7 +377,7 @@ def make_train(config: Config):
     settings give the same (already compiled) functions."""
     import jax
 
-    devices = config.device_count(len(jax.devices()))
+    devices = config.device_count(len(jax.devices()), on_cpu())
     keep = {**dataclasses.asdict(config), **{k: getattr(Config(), k) for k in RUN_ONLY}}
     return (*_make_train_cached(json.dumps(keep, sort_keys=True), devices), devices)
 
@@ -572,7 +588,7 @@ def train(config: Config, command: str = "") -> Path:
     folder = run_folder(config)  # another run in --out: refused before anything is written
     rules = config.rules()
     started = time.time()
-    setup_jax()
+    setup_jax(config.devices)
     init, update, devices = make_train(config)
     runner = init(jax.random.PRNGKey(config.seed))
     steps, wall_before = 0, 0.0
@@ -685,8 +701,8 @@ def ship(out: Path, config: Config, matches: int = 1000) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    setup_jax()
     args = build_parser().parse_args(argv)
+    setup_jax(args.devices)
     try:
         config = Config(**vars(args))
         run_folder(config)
@@ -699,7 +715,7 @@ def main(argv: list[str] | None = None) -> int:
         if config.init:
             checkpoints.check_init(config.init, config)
 
-        config.device_count(len(jax.devices()))
+        config.device_count(len(jax.devices()), on_cpu())
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

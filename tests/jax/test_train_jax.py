@@ -308,7 +308,7 @@ def test_update_on_two_devices_splits_the_games_and_keeps_the_rest_equal():
     import jax
 
     _two_devices()
-    config = Config(**vars(build_parser().parse_args(TINY)))
+    config = Config(**vars(build_parser().parse_args([*TINY, "--devices", "2"])))
     init, update, devices = make_train(config)
     assert devices == 2
     runner = init(jax.random.PRNGKey(1))
@@ -336,9 +336,21 @@ def test_update_does_one_collective_per_minibatch():
     import jax
 
     _two_devices()
-    init, update, devices = make_train(Config(**vars(build_parser().parse_args(TINY))))
+    init, update, devices = make_train(Config(**vars(build_parser().parse_args(
+        [*TINY, "--devices", "2"]))))
     text = update.lower(init(jax.random.PRNGKey(1))).as_text()
     assert devices == 2 and len(re.findall(r"stablehlo\.all_reduce", text)) == 5
+
+
+def test_one_cpu_device_unless_more_are_asked_for():
+    """XLA's CPU all-reduce can wait forever for the other device's thread: a 4-player run on
+    two CPU devices hung in its first update on a quiet 2-core machine. On a CPU the default is
+    one device; ``--devices 2`` still splits the games."""
+    import jax
+
+    _two_devices()
+    assert make_train(Config(**vars(build_parser().parse_args(TINY))))[2] == 1
+    assert Config(num_envs=512).device_count(len(jax.devices()), cpu=False) == 2
 
 
 def test_devices_flag_is_checked(tmp_path, capsys):
