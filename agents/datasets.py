@@ -53,7 +53,7 @@ import numpy as np
 from dominoes_env.core import MatchState, RecordError, RuleConfig
 from dominoes_env.core.atomic_files import atomic_write
 from dominoes_env.core.records import replay_steps
-from dominoes_env.core.validation import short_repr
+from dominoes_env.core.validation import as_bool, short_repr
 from dominoes_env.obs.actions import action_mask
 from dominoes_env.obs.v2 import VERSION as OBS_VERSION
 from dominoes_env.obs.v2 import encode_observation, observation_size
@@ -353,6 +353,7 @@ def load_decisions(path: str | os.PathLike, *, agent: str | None = None,
     ``unforced`` keeps only decisions with more than one legal action. Every file is
     untrusted input (:func:`dataset_info`, :func:`read_decisions`): ``ValueError`` names the
     file and what is wrong with it."""
+    unforced = as_bool("unforced", unforced)
     path = Path(path)
     info = dataset_info(path)
     shards = sorted((path / DECISIONS_DIR).glob("decisions-*.npz"))

@@ -44,6 +44,7 @@ from .core.records import (
     read_record_bytes,
     replay_match,
 )
+from .core.validation import as_bool
 
 SHARD_SUFFIXES = (".jsonl", ".jsonl.gz")
 #: a tournament's ``records/`` folder: shard ``k`` holds the matches with schedule index
@@ -263,6 +264,7 @@ def iter_records(path: str | os.PathLike, *, skip_damaged: bool = False) -> Iter
 
     A damaged gzip member of a shard is a :class:`RecordError` naming it (its place and bytes)
     when it is reached; ``skip_damaged=True`` goes on to the records after it instead."""
+    skip_damaged = as_bool("skip_damaged", skip_damaged)
     path = os.fspath(path)
     if not is_shard(path):
         yield load_record(path)

@@ -220,6 +220,20 @@ def test_every_reader_refuses_a_damaged_file_naming_it(name, damage, tmp_path):
     assert kind == "shard" and damage in ("empty", "truncated"), (name, damage, "read", result)
 
 
+@pytest.mark.parametrize("value", ["no", 1, None])
+def test_a_reader_option_that_is_not_a_bool_is_refused(value, tmp_path):
+    # iter_records(skip_damaged="no") and load_decisions(unforced="no") read "no" as true
+    from agents.datasets import load_decisions
+    from dominoes_env.record_io import iter_records
+
+    shard = good_file("shard", tmp_path)
+    with pytest.raises(TypeError, match="skip_damaged=.* must be true or false"):
+        list(iter_records(shard, skip_damaged=value))
+    dataset = good_file("dataset", tmp_path)
+    with pytest.raises(TypeError, match="unforced=.* must be true or false"):
+        load_decisions(dataset, unforced=value)
+
+
 # -- the ways a benchmark run ends: Ctrl-C, a closed output --------------------------------------
 def spawn(module: str, *args: str, **kwargs) -> subprocess.Popen:
     def setup():

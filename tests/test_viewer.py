@@ -355,6 +355,20 @@ def test_save_paths_are_checked_before_writing(tmp_path):
             tmp_path / "ok.html").read_text()
 
 
+def test_save_never_replaces_the_record_it_shows(tmp_path):
+    # viewer("r.json", save="r.json") replaced the record by its page
+    record = tmp_path / "r.json"
+    write_record(random_match(16, target_score=50).to_record(), record)
+    kept = record.read_bytes()
+    (tmp_path / "link.json").symlink_to(record)
+    for game in (record, str(record), tmp_path / "link.json"):
+        with pytest.raises(ValueError, match="is an input"):
+            dominoes_env.viewer(game, save=record)
+    assert record.read_bytes() == kept
+    assert dominoes_env.viewer(record, save=tmp_path / "r.html").html == (
+        tmp_path / "r.html").read_text()
+
+
 def test_hostile_names_run_nothing_and_load_nothing_in_chromium(tmp_path):
     sync_playwright = _browser()
     record = hostile_record()

@@ -189,9 +189,10 @@ def write_html(page: str, path: str | os.PathLike) -> None:
         f.write(page)
 
 
-def check_page_path(path: Any) -> None:
+def check_page_path(path: Any, inputs: tuple[str | os.PathLike, ...] = ()) -> None:
     """The output rules of :func:`dominoes_env.cli_support.check_output_file` (an existing
-    regular file may be replaced) as a ``ValueError`` (``TypeError`` for a non-path).
+    regular file may be replaced, never one of ``inputs``) as a ``ValueError`` (``TypeError``
+    for a non-path).
 
     >>> check_page_path("/no/such/folder/page.html")
     Traceback (most recent call last):
@@ -203,7 +204,7 @@ def check_page_path(path: Any) -> None:
     if not isinstance(path, str | os.PathLike):
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
     try:
-        check_output_file(path, "path", overwrite=True)
+        check_output_file(path, "path", overwrite=True, inputs=inputs)
     except CommandError as err:
         raise ValueError(str(err)) from None
 
@@ -251,8 +252,8 @@ def viewer(game: Any, *, seat: int | None = None, height: int = 760,
     ``seat``, ``height`` or ``save`` path.
     """
     height = as_int("height", height, MIN_HEIGHT, MAX_HEIGHT)
-    if save is not None:
-        check_page_path(save)
+    if save is not None:  # never over the record it shows
+        check_page_path(save, (game,) if isinstance(game, str | os.PathLike) else ())
     if isinstance(game, str | os.PathLike):
         from ..record_io import read_record
 
