@@ -23,9 +23,11 @@ from agents.tournament.runner import OUTPUT_FILES, TournamentConfig
 from agents.tournament.schedule import tables_for
 from dominoes_env.cli_support import (
     OneLineParser,
+    Stopped,
     check_fits_in_memory,
     check_run_folder,
     paths_in_specs,
+    run_command,
     start_run_folder,
 )
 from dominoes_env.core import RuleConfig
@@ -72,6 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    return run_command(lambda: _main(parser, args))
+
+
+def _main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         rules = RuleConfig(num_players=args.players, partnerships=args.partnerships,
                            **rule_options(args))
@@ -91,9 +97,11 @@ def main(argv: list[str] | None = None) -> int:
         info = datasets.build_dataset(config, args.out, workers=args.workers,
                                       progress=not args.quiet,
                                       before_writing=lambda: start_run_folder(folder))
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         print(f"\ninterrupted: finished games are saved in {args.out}; run the same command "
               "again to finish", file=sys.stderr)
+        if isinstance(stop, Stopped):  # SIGTERM, SIGHUP: run_command's line and status
+            raise
         return 130
     except (ValueError, TypeError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)

@@ -22,6 +22,12 @@ from dominoes_env.core import HandState, MatchState, RuleConfig
 #: the repository root (where ``python -m experiments.tournament`` runs)
 ROOT = Path(__file__).resolve().parents[1]
 
+#: how long a test waits for a child process (a ``python -m`` run, a line it prints, a file it
+#: writes) before calling it hung. A guard against hangs, never a speed test: a machine at a
+#: load of 8 stretches a child's start-up (numpy, torch, JAX imports) five-fold and more, and
+#: a passing test never waits this long (``make test-under-load``)
+CHILD_TIMEOUT_S = 300
+
 #: the rule configuration families every property test covers (core, observations, JAX twin)
 CONFIGS = {
     "2p": dict(num_players=2),
@@ -197,7 +203,8 @@ def cli(*args: str, **kwargs) -> subprocess.Popen:
                             **kwargs)  # fmt: skip
 
 
-def wait_for_lines(path: Path, n: int, proc: subprocess.Popen, timeout: float = 60) -> None:
+def wait_for_lines(path: Path, n: int, proc: subprocess.Popen,
+                   timeout: float = CHILD_TIMEOUT_S) -> None:
     """Wait until ``path`` holds ``n`` lines, failing if ``proc`` ends first or after
     ``timeout`` seconds."""
     deadline = time.monotonic() + timeout

@@ -136,6 +136,21 @@ def test_play_stopped_by_sigterm_or_a_closed_terminal_saves_the_record(tmp_path,
     assert_record_replays(path)
 
 
+def test_make_dataset_stopped_by_sigterm_keeps_its_games_and_says_so(tmp_path):
+    # it died of the signal (status -15), without the line saying what was kept
+    out = tmp_path / "ds"
+    proc = spawn("experiments.make_dataset", "--agents", "random", helpers.SLOW, "--matches",
+                 "400", "--target-score", "60", "--quiet", "--out", str(out),
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    helpers.wait_for_lines(out / MATCHES_FILE, 2, proc)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=helpers.CHILD_TIMEOUT_S)
+    assert proc.returncode == 143, err
+    assert one_error_line(err) == "error: stopped by SIGTERM"
+    assert f"finished games are saved in {out}" in err
+    assert len(lines_of(out / MATCHES_FILE)) >= 2
+
+
 def test_play_reads_bytes_that_are_not_utf8_as_a_bad_move(tmp_path):
     path = tmp_path / "r.json"
     proc = spawn("dominoes_env", *play_args("--save", str(path)), stdin=subprocess.PIPE,

@@ -263,9 +263,12 @@ def test_bench_agents_ctrl_c_is_one_line_and_status_130(tmp_path):
                                       "--repeats", "1"]),
     ("experiments.bench_engine", ["--seconds", "0.01", "--repeats", "1"]),
     ("experiments.bench_env", ["--seconds", "0.01", "--repeats", "1"]),
+    ("experiments.make_dataset", ["--agents", "random", "greedy", "--matches", "2",
+                                  "--target-score", "20", "--out", "{tmp}/ds"]),
 ])  # fmt: skip
-def test_a_closed_output_is_one_line_and_status_2(module, args):
+def test_a_closed_output_is_one_line_and_status_2(module, args, tmp_path):
     """They ended in a BrokenPipeError traceback (``| head`` that stops reading)."""
+    args = [arg.format(tmp=tmp_path) for arg in args]
     read, write = os.pipe()
     os.close(read)  # nobody reads the output: the first write fails with EPIPE
     proc = spawn(module, *args, cwd=ROOT, stdout=write, stderr=subprocess.PIPE)
