@@ -28,6 +28,7 @@ import time
 from dominoes_env.cli_support import (
     OneLineParser,
     check_fits_in_memory,
+    end_program,
     positive_seconds,
     run_command,
 )
@@ -187,4 +188,4 @@ def _run(args) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    end_program(main())  # at once after a signal: XLA's threads may still run

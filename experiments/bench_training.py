@@ -53,7 +53,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from dominoes_env.cli_support import CommandError, OneLineParser, check_fits_in_memory, run_command
+from dominoes_env.cli_support import (
+    CommandError,
+    OneLineParser,
+    check_fits_in_memory,
+    end_program,
+    run_command,
+)
 from dominoes_env.optional import require
 from dominoes_env.throughput import load_average, load_line
 
@@ -388,4 +394,4 @@ def _run(args, hidden: list[int]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    end_program(main())  # at once after a signal: XLA's threads may still run

@@ -14,10 +14,13 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from .helpers import CHILD_TIMEOUT_S
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -255,6 +258,27 @@ def test_bench_agents_ctrl_c_is_one_line_and_status_130(tmp_path):
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and err.decode().strip() == "error: interrupted", err
+
+
+@pytest.mark.timeout(900)
+def test_bench_jax_ctrl_c_while_compiling_is_one_line_and_status_130():
+    """An interrupt while XLA compiled ended in a segmentation fault (status -11, after the
+    ``error: interrupted`` line) in two of five runs: the interpreter's teardown ran beside
+    XLA's compiler threads (``cli_support.end_program``)."""
+    import importlib.util
+
+    if importlib.util.find_spec("jax") is None:
+        pytest.skip("JAX is not installed (the jax extra)")
+    for delay in (3.0, 5.0, 7.0):  # after the line, into the compilation (about 8 s quiet)
+        proc = spawn("experiments.bench_jax", "--batches", "64", cwd=ROOT,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        line = proc.stderr.readline()
+        assert line.startswith(b"compiling batch 64"), (line, proc.stderr.read())
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=CHILD_TIMEOUT_S)
+        assert proc.returncode == 130, (delay, proc.returncode, line + err)
+        assert err.decode().strip() == "error: interrupted", err
 
 
 @pytest.mark.parametrize("module, args", [
