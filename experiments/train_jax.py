@@ -350,6 +350,13 @@ def on_cpu() -> bool:
     return jax.default_backend() == "cpu"
 
 
+#: an update that runs longer than this (the first two: the first compiles), or than the larger
+#: of STALL_FLOOR_S and 50 times the median update after the first, ends the run with one line
+#: (:class:`dominoes_env.jax.watchdog.Watchdog`): XLA's CPU runtime can wedge
+STALL_FIRST_S = 3600.0
+STALL_FLOOR_S = 600.0
+
+
 #: settings that do not change the update (left out of its cache key)
 RUN_ONLY = ("out", "resume", "init", "ship", "progress", "time_limit", "eval_every",
             "eval_matches", "checkpoint_every", "seed", "overwrite")
@@ -582,6 +589,7 @@ def train(config: Config, command: str = "") -> Path:
 
     from dominoes_env.jax import checkpoints
     from dominoes_env.jax.policy_files import export_npz
+    from dominoes_env.jax.watchdog import Watchdog
 
     meta_resumed = checkpoints.read_checkpoint(config.resume, config) if config.resume else None
     out = Path(config.out)
@@ -624,9 +632,21 @@ def train(config: Config, command: str = "") -> Path:
                    f"[{row['ci_low_vs_greedy']:.3f}, {row['ci_high_vs_greedy']:.3f}], "
                    f"vs random {row['win_rate_vs_random']:.3f}")
 
+    saved = {"steps": steps if config.resume else None}
+
     def save() -> None:
         checkpoints.save_checkpoint(runner, config, steps, wall(), out / "checkpoint.npz")
         write_json(out / "throughput.json", timing)
+        saved["steps"] = steps
+
+    def stalled(seconds: float) -> None:  # on the watchdog's thread: the update never returns
+        where = (f"the last checkpoint ({saved['steps']:,} steps) is kept: continue with "
+                 f"--resume {out / 'checkpoint.npz'}" if saved["steps"] is not None
+                 else "no checkpoint was written yet")
+        print(f"error: an update has not finished after {seconds:.0f} s (XLA's CPU runtime "
+              f"is stuck; XLA_FLAGS=--xla_cpu_multi_thread_eigen=false avoids a known hang of "
+              f"its thread pool); {where}", file=sys.stderr, flush=True)
+        os._exit(1)
 
     if steps == 0 and config.eval_every:
         evaluate_now()  # the learning curve starts at the initial policy
@@ -636,11 +656,13 @@ def train(config: Config, command: str = "") -> Path:
                unit_scale=True, disable=not config.progress, dynamic_ncols=True)
     last_eval = -1 if steps else 0
     interrupted = False
+    dog = Watchdog(stalled, first_s=STALL_FIRST_S, floor_s=STALL_FLOOR_S).start()
     try:
         while steps < config.total_steps:
             wall0, cpu0 = time.perf_counter(), time.process_time()
-            runner, metrics = update(runner)
-            m = {k: float(v) for k, v in metrics.items()}  # waits for the update
+            with dog.watch():
+                runner, metrics = update(runner)
+                m = {k: float(v) for k, v in metrics.items()}  # waits for the update
             steps += config.batch
             bar.update(config.batch)
             tb.scalars({f"train/{k}": v for k, v in m.items()}, steps)
@@ -664,6 +686,7 @@ def train(config: Config, command: str = "") -> Path:
     except KeyboardInterrupt:  # Ctrl-C: keep what was learned, evaluate and export it
         interrupted = True
     finally:
+        dog.stop()
         bar.close()
         save()
     if last_eval != steps:

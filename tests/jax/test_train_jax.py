@@ -24,6 +24,7 @@ from dominoes_env.jax.policy_files import export_npz  # noqa: E402
 from dominoes_env.jax.selfplay import SelfPlay  # noqa: E402
 from dominoes_env.obs import observation_spec  # noqa: E402
 from experiments.train_jax import Config, build_parser, main, make_train  # noqa: E402
+from tests.helpers import ROOT  # noqa: E402
 
 # 2 updates of 8 games x 4 decisions; evaluation with 2 matches per opponent
 TINY = ["--num-envs", "8", "--num-steps", "4", "--num-minibatches", "2", "--update-epochs",
@@ -734,3 +735,40 @@ def test_the_old_self_play_alias_takes_a_config():
         old = train_jax.SelfPlay
     sp = old(Config(opp_greedy=1, opp_self=0, opp_snapshot=0, opp_random=0), 4)
     assert isinstance(sp, SelfPlay) and sp.slots == [(2, 0, 4)]
+
+
+STALL = """
+import sys, time
+import experiments.train_jax as train_jax
+train_jax.STALL_FLOOR_S = 1.0
+make_train = train_jax.make_train
+def stalling(config):
+    init, update, devices = make_train(config)
+    calls = []
+    def slow(runner):
+        calls.append(1)
+        if len(calls) == 3:
+            time.sleep(30)  # an update that never returns, as XLA's wedged CPU runtime
+        return update(runner)
+    return init, slow, devices
+train_jax.make_train = stalling
+sys.exit(train_jax.main(sys.argv[1:]))
+"""
+
+
+def test_an_update_that_never_returns_ends_the_run_with_one_line(tmp_path):
+    """A jitted update wedged in XLA's CPU runtime (threads busy, no error) left a run hanging
+    silently for as long as nobody looked; the watchdog ends it with one line naming the
+    checkpoint to resume."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "run"
+    argv = [*TINY, "--total-steps", "160", "--eval-every", "0", "--out", str(out)]
+    proc = subprocess.run([sys.executable, "-c", STALL, *argv], capture_output=True, text=True,
+                          timeout=600, cwd=ROOT)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 1 and len(lines) == 1, proc.stderr
+    assert lines[0].startswith("error: an update has not finished after")
+    assert f"the last checkpoint (64 steps) is kept: continue with --resume {out}" in lines[0]
+    assert (out / "checkpoint.npz").is_file()
