@@ -24,9 +24,6 @@ from .helpers import CHILD_TIMEOUT_S
 
 ROOT = Path(__file__).resolve().parents[1]
 
-pytestmark = pytest.mark.timeout(120)
-
-
 # -- the readers of data files -------------------------------------------------------------------
 #: the settings of a train_jax run whose checkpoint the JAX readers check
 JAX_SETTINGS = {"players": 2, "partnerships": None, "target_score": 250, "net": "8",
@@ -204,7 +201,6 @@ def reader_marks(name: str, damage: str) -> list:
     return found
 
 
-@pytest.mark.timeout(60)
 @pytest.mark.parametrize("name, damage", [
     pytest.param(name, damage, id=f"{name}-{damage}", marks=reader_marks(name, damage))
     for name in READERS for damage in DAMAGES])
@@ -256,8 +252,31 @@ def test_bench_agents_ctrl_c_is_one_line_and_status_130(tmp_path):
         line = proc.stdout.readline()
     assert b"positions" in line, (line, proc.stderr.read())
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=CHILD_TIMEOUT_S)
     assert proc.returncode == 130 and err.decode().strip() == "error: interrupted", err
+
+
+def test_a_ctrl_c_that_lands_in_a_finalizer_still_stops_the_command(capsys):
+    """A KeyboardInterrupt raised in a finalizer or a gc callback (JAX's, while XLA compiles)
+    was printed as "Exception ignored" and lost: bench_jax then ran to its end, status 0."""
+    from dominoes_env.cli_support import run_command
+
+    class Finalizer:
+        def __del__(self):
+            raise KeyboardInterrupt  # as SIGINT's handler does, wherever Python is
+
+    def body() -> int:
+        Finalizer()  # dropped at once: its exception cannot propagate
+        for _ in range(200):
+            time.sleep(0.005)
+        return 0
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        assert run_command(body) == 130
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert capsys.readouterr().err == "error: interrupted\n"
 
 
 @pytest.mark.timeout(900)
@@ -273,7 +292,7 @@ def test_bench_jax_ctrl_c_while_compiling_is_one_line_and_status_130():
         proc = spawn("experiments.bench_jax", "--batches", "64", cwd=ROOT,
                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         line = proc.stderr.readline()
-        assert line.startswith(b"compiling batch 64"), (line, proc.stderr.read())
+        assert line.startswith(b"compiling "), (line, proc.stderr.read())
         time.sleep(delay)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=CHILD_TIMEOUT_S)
@@ -313,7 +332,8 @@ def test_ctrl_c_while_a_program_imports_is_one_line(started_by):
     handling."""
     code = (f"import sys; sys.argv[:1] = [{started_by!r}]; import dominoes_env; "
             "raise KeyboardInterrupt")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                          timeout=CHILD_TIMEOUT_S)
     assert proc.returncode in (130, -signal.SIGINT), proc
     if started_by == "-m":
         assert proc.stderr.decode() == "error: interrupted\n", proc.stderr
