@@ -3,7 +3,7 @@ PY := $(VENV)/bin/python
 EXTRAS := tournament,train,notebooks,openspiel,ray,rllib,tianshou,bench,jax,docs,dev
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test bench lint clean browser docs docs-notebooks mutation
+.PHONY: install demo test test-under-load bench lint clean browser docs docs-notebooks mutation
 
 install: $(STAMP)
 
@@ -32,6 +32,23 @@ test: $(STAMP) $(CHROMIUM)
 	$(MKDOCS) build --strict --quiet --site-dir build/site
 	$(PY) -m pytest -n 2 -m "not jax"
 	$(PY) -m pytest -n 2 -m jax   # apart: no fork after JAX has started (conftest.py)
+
+# `make test` on a busy machine, as a user's laptop often is: LOAD processes that spin on the
+# CPU beside the suite (a shell loop each: no stress-ng needed). They are stopped when the suite
+# ends, fails or is interrupted, and each stops by itself once this recipe's shell is gone (even
+# killed). The suite must pass this way (docs/testing.md).
+LOAD ?= 8
+test-under-load: $(STAMP) $(CHROMIUM)
+	@pids=""; \
+	trap 'kill $$pids 2>/dev/null' EXIT; \
+	trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 141' PIPE; trap 'exit 143' TERM; \
+	for i in $$(seq $(LOAD)); do \
+		sh -c "while kill -0 $$$$ 2>/dev/null; do :; done" & pids="$$pids $$!"; \
+	done; \
+	echo "$(LOAD) CPU burners (pids$$pids); load average $$(cut -d' ' -f1-3 /proc/loadavg)"; \
+	$(MAKE) test; status=$$?; \
+	echo "load average at the end: $$(cut -d' ' -f1-3 /proc/loadavg)"; \
+	exit $$status
 
 # The documentation site (into site/). It shows the notebooks as stored in docs/notebooks/,
 # without running them: `make docs-notebooks` runs notebooks/ and stores the executed copies.

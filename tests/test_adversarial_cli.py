@@ -116,7 +116,7 @@ def test_play_ctrl_c_at_the_prompt_saves_the_record(tmp_path):
                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     wait_for(proc.stdout, b"Your move", proc)
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=helpers.CHILD_TIMEOUT_S)
     assert proc.returncode == 130
     assert one_error_line(err.decode()) == f"error: interrupted; record saved to {path}"
     assert_record_replays(path)
@@ -129,7 +129,7 @@ def test_play_stopped_by_sigterm_or_a_closed_terminal_saves_the_record(tmp_path,
                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     wait_for(proc.stdout, b"Your move", proc)
     proc.send_signal(signum)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=helpers.CHILD_TIMEOUT_S)
     assert proc.returncode == status
     name = signal.Signals(signum).name
     assert one_error_line(err.decode()) == f"error: stopped by {name}; record saved to {path}"
@@ -155,7 +155,7 @@ def test_play_reads_bytes_that_are_not_utf8_as_a_bad_move(tmp_path):
     path = tmp_path / "r.json"
     proc = spawn("dominoes_env", *play_args("--save", str(path)), stdin=subprocess.PIPE,
                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out, err = proc.communicate(b"\xff\xfe1\n" + b"q\n", timeout=60)
+    out, err = proc.communicate(b"\xff\xfe1\n" + b"q\n", timeout=helpers.CHILD_TIMEOUT_S)
     assert proc.returncode == 0, err.decode()
     assert b"is not a number" in out and b"Traceback" not in err
     assert_record_replays(path)
@@ -178,7 +178,7 @@ def test_play_ctrl_c_while_an_agent_thinks_saves_the_record(tmp_path):
     proc.stdin.flush()
     wait_for(proc.stderr, b"thinking", proc)
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=helpers.CHILD_TIMEOUT_S)
     assert proc.returncode == 130 and "record saved" in one_error_line(err.decode())
     assert_record_replays(path)
 
@@ -206,7 +206,7 @@ def test_play_closed_output_pipe_saves_the_record(tmp_path):
     proc = spawn("dominoes_env", *play_args("--save", str(path)), stdin=subprocess.PIPE,
                  stdout=write, stderr=subprocess.PIPE)
     os.close(write)
-    _, err = proc.communicate(b"1\n" * 200, timeout=60)
+    _, err = proc.communicate(b"1\n" * 200, timeout=helpers.CHILD_TIMEOUT_S)
     assert proc.returncode == 2
     assert "standard output was closed" in one_error_line(err.decode())
     assert_record_replays(path)
@@ -216,7 +216,7 @@ def test_play_full_disk_loses_no_file_and_says_so(tmp_path):
     path = tmp_path / "r.json"
     proc = spawn("dominoes_env", *play_args("--save", str(path)), limit_bytes=100,
                  stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, err = proc.communicate(b"1\n" * 200, timeout=60)
+    _, err = proc.communicate(b"1\n" * 200, timeout=helpers.CHILD_TIMEOUT_S)
     assert proc.returncode == 2
     assert "the record could not be written" in one_error_line(err.decode())
     assert sorted(os.listdir(tmp_path)) == []  # neither half a record nor a temporary file
@@ -248,13 +248,19 @@ def test_misbehaving_agent_stops_the_run_naming_it(tmp_path, capsys, agent, what
         assert all(rec["winner"] is not None for rec in finished)
 
 
+#: the longest a run with a hung agent may take to stop, from its start: under a second on a quiet
+#: machine, a few seconds at a load of 8 (its worker processes start slower); a stalled
+#: shutdown took minutes (524 s once), so this bound still catches it
+STOP_LIMIT_S = 60
+
+
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_hung_agent_is_stopped_by_the_move_time_limit(tmp_path, capsys, workers):
     start = time.monotonic()
     args = tour(tmp_path, "random", f"{TA}:HangingAgent",
                 extra=("--move-timeout", "0.5", "--workers", workers))
     assert tournament_main(args) == 2
-    assert time.monotonic() - start < 60
+    assert time.monotonic() - start < STOP_LIMIT_S
     assert "took longer than the move time limit of 0.5 s" in one_error_line(
         capsys.readouterr().err)
 
@@ -267,7 +273,7 @@ def test_a_hung_agent_never_stalls_the_worker_processes_shutdown(tmp_path, capsy
         args = tour(tmp_path / str(attempt), "random", f"{TA}:HangingAgent",
                     extra=("--move-timeout", "0.5", "--workers", "2", "--matches", "8"))
         assert tournament_main(args) == 2
-        assert time.monotonic() - start < 20, f"run {attempt} took too long to stop"
+        assert time.monotonic() - start < STOP_LIMIT_S, f"run {attempt} took too long to stop"
         assert "took longer than the move time limit" in one_error_line(capsys.readouterr().err)
 
 
@@ -507,7 +513,8 @@ def test_replay_never_blocks_on_a_fifo_or_a_device(tmp_path):
     for target, fragment in ((fifo, "not a regular file"), ("/dev/zero", "not a regular file"),
                              (tmp_path, "holds no game records")):
         proc = subprocess.run([sys.executable, "-m", "dominoes_env", "replay", str(target)],
-                              cwd=ROOT, capture_output=True, text=True, timeout=60)
+                              cwd=ROOT, capture_output=True, text=True,
+                              timeout=helpers.CHILD_TIMEOUT_S)
         assert proc.returncode == 2 and fragment in one_error_line(proc.stderr), proc.stderr
 
 
@@ -519,13 +526,14 @@ def test_replay_output_to_a_full_device_or_a_closed_pipe(tmp_path):
     with open("/dev/full", "w") as full:
         proc = subprocess.run([sys.executable, "-m", "dominoes_env", "replay", str(path)],
                               cwd=ROOT, stdout=full, stderr=subprocess.PIPE, text=True,
-                              timeout=60)
+                              timeout=helpers.CHILD_TIMEOUT_S)
     assert proc.returncode == 2
     assert "No space left on device" in one_error_line(proc.stderr)
     read, write = os.pipe()
     os.close(read)
     proc = subprocess.run([sys.executable, "-m", "dominoes_env", "replay", str(path)], cwd=ROOT,
-                          stdout=write, stderr=subprocess.PIPE, text=True, timeout=60)
+                          stdout=write, stderr=subprocess.PIPE, text=True,
+                          timeout=helpers.CHILD_TIMEOUT_S)
     os.close(write)
     assert proc.returncode == 2 and "standard output was closed" in one_error_line(proc.stderr)
 

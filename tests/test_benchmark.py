@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -44,6 +43,8 @@ from agents.tournament.schedule import make_schedule
 from agents.tournament.stats import wilson_interval
 from dominoes_env.core import RuleConfig
 from experiments import benchmark
+
+from .helpers import CHILD_TIMEOUT_S, wait_for_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = {"target_score": 50}
@@ -110,7 +111,9 @@ def test_the_card_has_every_field_of_its_schema(card_dir):
                                                                                ["random"], 3, 2)
     assert card["max_hands"] == 1000 and card["rule_options"] == FAST and card["complete"]
     when = datetime.datetime.fromisoformat(card["date"])
-    assert abs((datetime.datetime.now(datetime.timezone.utc) - when).total_seconds()) < 600
+    # the card's date is now, in UTC (hours of slack: a busy machine may run this test long
+    # after the card was made)
+    assert abs((datetime.datetime.now(datetime.timezone.utc) - when).total_seconds()) < 6 * 3600
     assert card["wall_s"] > 0 and card["workers"] == 1
     assert len(card["load_average"]) == 3 and all(x >= 0 for x in card["load_average"])
     versions = card["versions"]
@@ -426,9 +429,10 @@ def test_ctrl_c_in_the_command_keeps_the_card_and_resume_finishes_it(tmp_path):
     proc = spawn(tmp_path, *argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     line = proc.stderr.readline()
     assert b"2p: " in line, (line, proc.stderr.read())
-    time.sleep(1.5)
+    # two matches finished (not a fixed sleep: on a busy machine 1.5 s was not always one match)
+    wait_for_lines(tmp_path / "run" / "matches" / "2p" / "00-greedy" / "matches.jsonl", 2, proc)
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=CHILD_TIMEOUT_S)
     text = line.decode() + err.decode()
     assert proc.returncode == 130 and "Traceback" not in text, text
     assert "the same command with --resume plays the rest" in text

@@ -11,6 +11,8 @@ import pytest
 
 from dominoes_env.cli_support import check_config, config_field, config_parser
 
+from .helpers import CHILD_TIMEOUT_S
+
 
 @dataclass
 class Run:
@@ -131,6 +133,7 @@ def test_memory_sized_values_are_checked_against_the_process_limit():
             "from dominoes_env.cli_support import check_fits_in_memory, machine_memory; "
             "assert machine_memory() == 2**31, machine_memory(); "
             "check_fits_in_memory('--positions 10**6', 10**6, 4096)")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                          timeout=CHILD_TIMEOUT_S)
     assert proc.returncode == 1 and b"RefusedError: --positions 10**6 needs about 4 GiB" in \
         proc.stderr, proc.stderr

@@ -30,7 +30,14 @@ import pytest
 from dominoes_env.cli_support import RUN_MARKER, check_run_folder, start_run_folder
 from dominoes_env.core.atomic_files import atomic_write, remove_stale_temporaries
 
-from .helpers import PROGRAM_NEEDS, ROOT, discover_programs, main_module, program_parsers
+from .helpers import (
+    CHILD_TIMEOUT_S,
+    PROGRAM_NEEDS,
+    ROOT,
+    discover_programs,
+    main_module,
+    program_parsers,
+)
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -420,7 +427,7 @@ def test_a_writer_killed_mid_write_leaves_no_temporary_file_behind(tmp_path):
         assert len(temporaries) == 1 and temporaries[0].startswith(".checkpoint.npz-tmp-")
         assert remove_stale_temporaries(target) == []  # its writer is alive: kept
         os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
+        proc.wait(timeout=CHILD_TIMEOUT_S)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -16,6 +16,8 @@ from dominoes_env import straight_dominoes_v1
 from dominoes_env.core import RuleConfig
 from experiments.train_rllib import main
 
+from .helpers import CHILD_TIMEOUT_S
+
 pytest.importorskip("ray.rllib")
 
 
@@ -31,7 +33,7 @@ def test_bad_flags_exit_2_with_one_line(capsys):
 
 def test_help_describes_every_flag():
     out = subprocess.run([sys.executable, "-m", "experiments.train_rllib", "--help"],
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
     assert out.returncode == 0
     text = " ".join(out.stdout.split())
     for flag in ("--iterations ITERATIONS training iterations", "--env-runners ENV_RUNNERS Ray",

@@ -21,7 +21,7 @@ from dominoes_env.core.records import replay_record
 from dominoes_env.record_io import RECORDS_DIR, iter_records, shard_name
 from experiments.tournament import main
 
-from .helpers import ROOT, SLOW, cli, wait_for_lines
+from .helpers import CHILD_TIMEOUT_S, ROOT, SLOW, cli, wait_for_lines
 
 FAST = RuleConfig(target_score=60)
 
@@ -81,7 +81,7 @@ def test_records_survive_sigkill_and_resume_exactly(tmp_path):
     proc = cli(*args)
     wait_for_lines(out / MATCHES_FILE, 6, proc)
     proc.send_signal(signal.SIGKILL)
-    proc.communicate(timeout=30)
+    proc.communicate(timeout=CHILD_TIMEOUT_S)
     config = TournamentConfig(["random", SLOW], FAST, matches=40)
     schedule = config.schedule()
     matches, _ = stored(out)
@@ -119,10 +119,10 @@ def test_replay_reads_a_shard_from_the_command_line(tmp_path):
     shard = out / RECORDS_DIR / shard_name(match["index"])
     r = subprocess.run([sys.executable, "-m", "dominoes_env", "replay", str(shard), "--match",
                         key, "--html", str(tmp_path / "m.html")], cwd=ROOT,
-                       capture_output=True, text=True, timeout=60)
+                       capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["scores"] == match["scores"]
     assert (tmp_path / "m.html").stat().st_size > 1000
     r = subprocess.run([sys.executable, "-m", "dominoes_env", "replay", str(out)], cwd=ROOT,
-                       capture_output=True, text=True, timeout=60)
+                       capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
     assert r.returncode == 2 and "choose one with --match" in r.stderr

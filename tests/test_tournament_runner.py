@@ -16,7 +16,7 @@ from dominoes_env.core import RuleConfig
 from experiments.tournament import main
 from experiments.tournament.cli import default_out
 
-from .helpers import SLOW, cli, wait_for_lines
+from .helpers import CHILD_TIMEOUT_S, SLOW, cli, wait_for_lines
 
 FAST = RuleConfig(target_score=60)
 
@@ -79,7 +79,7 @@ def test_resume_after_kill_loses_nothing_and_duplicates_nothing(tmp_path):
     proc = cli(*args)
     wait_for_lines(out / MATCHES_FILE, 6, proc)
     proc.send_signal(signal.SIGKILL)
-    proc.communicate(timeout=30)
+    proc.communicate(timeout=CHILD_TIMEOUT_S)
     with open(out / MATCHES_FILE, "a") as f:  # as if killed in the middle of a write
         f.write('{"index": 3, "key": "[1,[')
     results_before = (out / MATCHES_FILE).read_text().count("\n")
@@ -107,13 +107,13 @@ def test_ctrl_c_saves_finished_matches_and_exits_130(tmp_path):
     proc = cli(*args, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     wait_for_lines(out / MATCHES_FILE, 4, proc)
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
+    _, err = proc.communicate(timeout=CHILD_TIMEOUT_S)
     assert proc.returncode == 130
     assert "run the same command again" in err
     saved = results(out)
     assert 4 <= len(saved) < 40
     finish = cli(*args)
-    _, err = finish.communicate(timeout=60)
+    _, err = finish.communicate(timeout=CHILD_TIMEOUT_S)
     assert finish.returncode == 0, err
     done = results(out)
     assert len(done) == 40 and all(done[k] == v for k, v in saved.items())

@@ -27,7 +27,7 @@ from agents.datasets import (
 from dominoes_env.record_io import RECORDS_DIR, encode_record, iter_records, shard_name
 from experiments.make_dataset import main
 
-from .helpers import ROOT
+from .helpers import CHILD_TIMEOUT_S, ROOT
 
 ARGS = ["--agents", "greedy", "random", "--matches", "2", "--target-score", "40", "--quiet"]
 SHARD = f"{DECISIONS_DIR}/decisions-0000.npz"
@@ -109,7 +109,7 @@ def test_a_fifo_or_a_folder_as_dataset_json_never_blocks(ds):
             "try: dataset_info(sys.argv[1])\n"
             "except ValueError as err: print(err)")
     r = subprocess.run([sys.executable, "-c", code, str(ds)], cwd=ROOT, capture_output=True,
-                       text=True, timeout=60)
+                       text=True, timeout=CHILD_TIMEOUT_S)
     assert "not a regular file" in r.stdout, r
     (ds / INFO_FILE).unlink()
     (ds / INFO_FILE).mkdir()

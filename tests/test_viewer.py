@@ -137,7 +137,7 @@ def test_replay_cli_bad_input_exits_2_with_one_line(tmp_path, args, message):
     sub = {"S": str(tmp_path / "s.jsonl.gz"), "R": str(tmp_path / "r.json")}
     argv = [sub.get(a, a.replace("{tmp}", str(tmp_path))) for a in args]
     r = subprocess.run([sys.executable, "-m", "dominoes_env", "replay", *argv],
-                       capture_output=True, text=True, timeout=60)
+                       capture_output=True, text=True, timeout=helpers.CHILD_TIMEOUT_S)
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and message in r.stderr, r.stderr
     assert not (tmp_path / "missing").exists()
