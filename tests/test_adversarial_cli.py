@@ -55,7 +55,8 @@ def spawn(module: str, *args: str, limit_bytes: int | None = None, **kwargs) -> 
                             preexec_fn=setup, **kwargs)
 
 
-def wait_for(stream, marker: bytes, proc: subprocess.Popen, timeout: float = 60) -> bytes:
+def wait_for(stream, marker: bytes, proc: subprocess.Popen,
+             timeout: float = helpers.CHILD_TIMEOUT_S) -> bytes:
     """Read ``stream`` until ``marker`` shows up (the readiness signal before a test acts)."""
     seen = b""
     deadline = time.monotonic() + timeout
