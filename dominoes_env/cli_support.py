@@ -315,23 +315,10 @@ def _stop_on_signals() -> Callable[[], None]:
 
     wanted = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
     before = {signum: signal.signal(signum, handler) for signum in wanted}
+    from .startup import redeliver_lost_interrupts
+
     previous_hook = sys.unraisablehook
-
-    def unraisable(info) -> None:
-        # Ctrl-C (or Stopped) raised while Python ran a finalizer or a gc callback (JAX's
-        # _xla_gc_callback, while XLA compiles) cannot propagate: Python printed "Exception
-        # ignored in ..." and the command ran on to its end, status 0. Deliver the signal
-        # again a moment later, from a thread (sent from here, its handler would raise in this
-        # hook at once and be lost again): it lands after the callback, or comes back here
-        if (isinstance(info.exc_value, KeyboardInterrupt) and os.getpid() == owner
-                and sys.unraisablehook is unraisable):
-            signum = getattr(info.exc_value, "signum", signal.SIGINT)
-            again = threading.Timer(0.01, os.kill, (owner, signum))
-            again.daemon = True  # never holds the interpreter's exit
-            again.start()
-            return
-        previous_hook(info)
-
+    unraisable = redeliver_lost_interrupts(previous_hook)
     sys.unraisablehook = unraisable
 
     def restore() -> None:

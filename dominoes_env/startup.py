@@ -5,7 +5,8 @@ A program's imports take a second or two (numpy, JAX, torch); a Ctrl-C in that t
 :func:`quiet_interrupt_at_startup` makes it one line (status 130, as the shared runner
 ends an interrupted command: :func:`dominoes_env.cli_support.run_command`). It is installed
 when the package is imported while Python looks for the module ``-m`` names (``sys.argv[0]``
-is ``"-m"`` then), so never in a program that only imports the package.
+is ``"-m"`` then), so never in a program that only imports the package; with it,
+:func:`redeliver_lost_interrupts`, so that a Ctrl-C that lands in a finalizer is not lost.
 """
 
 from __future__ import annotations
@@ -31,6 +32,38 @@ def quiet_interrupt_at_startup() -> None:
     hook.quiet_interrupt = True  # type: ignore[attr-defined]
     if not getattr(sys.excepthook, "quiet_interrupt", False):
         sys.excepthook = hook
+    if not getattr(sys.unraisablehook, "redelivers", False):
+        sys.unraisablehook = redeliver_lost_interrupts(sys.unraisablehook)
+
+
+def redeliver_lost_interrupts(previous):
+    """An unraisable-exception hook (``sys.unraisablehook``) that does not lose a Ctrl-C.
+
+    A ``KeyboardInterrupt`` that SIGINT's handler raises while Python runs a finalizer or a gc
+    callback (JAX's ``_xla_gc_callback``, often, while XLA compiles) cannot propagate: Python
+    printed "Exception ignored in ..." and the program ran on to its end (status 0). This hook
+    sends the signal again a moment later, from a thread (sent from the hook itself, its
+    handler would raise inside the hook at once and be lost again), so that it lands after the
+    callback, or comes back here. A ``KeyboardInterrupt`` with a ``signum`` (the shared
+    runner's ``Stopped``: SIGTERM, SIGHUP) is sent as that signal. Other exceptions go to
+    ``previous``."""
+    import os
+    import signal
+    import threading
+
+    owner = os.getpid()
+
+    def hook(info) -> None:
+        if isinstance(info.exc_value, KeyboardInterrupt) and os.getpid() == owner:
+            again = threading.Timer(0.01, os.kill, (owner, getattr(info.exc_value, "signum",
+                                                                  signal.SIGINT)))
+            again.daemon = True  # never holds the interpreter's exit
+            again.start()
+            return
+        previous(info)
+
+    hook.redelivers = True  # type: ignore[attr-defined]
+    return hook
 
 
 def started_by_python_m() -> bool:

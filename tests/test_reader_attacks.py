@@ -279,6 +279,22 @@ def test_a_ctrl_c_that_lands_in_a_finalizer_still_stops_the_command(capsys):
     assert capsys.readouterr().err == "error: interrupted\n"
 
 
+def test_a_ctrl_c_lost_in_a_finalizer_stops_any_python_m_program():
+    """Outside the shared runner too (train_jax's own loop): under ``python -m`` a Ctrl-C
+    that lands in a finalizer is delivered again (``dominoes_env.startup``); it was lost, and
+    the program ran on to its end (status 0)."""
+    code = ("import sys, time; sys.argv[:1] = ['-m']; import dominoes_env\n"
+            "class Finalizer:\n"
+            "    def __del__(self): raise KeyboardInterrupt\n"
+            "Finalizer()\n"
+            "for _ in range(200): time.sleep(0.005)\n"
+            "print('ran on')")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                          timeout=CHILD_TIMEOUT_S, cwd=ROOT)
+    assert proc.returncode in (130, -signal.SIGINT), proc
+    assert proc.stdout == b"" and proc.stderr.decode() == "error: interrupted\n", proc
+
+
 @pytest.mark.timeout(900)
 def test_bench_jax_ctrl_c_while_compiling_is_one_line_and_status_130():
     """An interrupt while XLA compiled ended in a segmentation fault (status -11, after the
