@@ -276,3 +276,22 @@ def program_parsers(program: str) -> list[tuple[list[str], argparse.ArgumentPars
         if isinstance(action, argparse._SubParsersAction):
             return [([name], sub) for name, sub in action.choices.items()]
     return [([], parser)]
+
+
+def match_records(out: Path) -> dict[str, dict]:
+    """A tournament folder's stored match records by key, without the fields that differ from
+    run to run (duration, decision times: ``agents.arena.TIMING_FIELDS``); a key stored twice
+    fails the test."""
+    import json
+
+    from agents.arena import TIMING_FIELDS
+    from agents.tournament.runner import MATCHES_FILE
+
+    recs: dict[str, dict] = {}
+    for line in (out / MATCHES_FILE).read_text().splitlines():
+        rec = json.loads(line)
+        for key in TIMING_FIELDS:
+            rec.pop(key)
+        assert rec["key"] not in recs, f"duplicate match {rec['key']}"
+        recs[rec["key"]] = rec
+    return recs

@@ -16,7 +16,6 @@ cause in one line.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import secrets
@@ -31,10 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.arena import TIMING_FIELDS
-from agents.tournament.runner import MATCHES_FILE
-
-from .helpers import ROOT
+from .helpers import ROOT, match_records
 
 pytest.importorskip("ray")
 
@@ -207,19 +203,6 @@ def run_module(module: str, *args: str, env: dict[str, str]) -> subprocess.Compl
     return run
 
 
-def records(out: Path) -> dict[str, dict]:
-    """The stored match records by key, without the wall-clock times (duration, decision
-    times)."""
-    recs = {}
-    for line in (out / MATCHES_FILE).read_text().splitlines():
-        rec = json.loads(line)
-        for key in TIMING_FIELDS:
-            rec.pop(key)
-        assert rec["key"] not in recs, f"duplicate match {rec['key']}"
-        recs[rec["key"]] = rec
-    return recs
-
-
 @pytest.mark.timeout(1800)  # each node may take START_ATTEMPTS tries on a busy machine
 def test_a_tournament_and_rllib_training_run_on_a_two_node_cluster(tmp_path, two_node_cluster):
     cluster = two_node_cluster
@@ -228,7 +211,7 @@ def test_a_tournament_and_rllib_training_run_on_a_two_node_cluster(tmp_path, two
     run_module("experiments.tournament", *args, "--out", str(tmp_path / "local"), env=cluster.env)
     run_module("experiments.tournament", *args, "--out", str(tmp_path / "ray"), "--workers", "2",
                "--backend", "ray", "--ray-address", cluster.address, env=cluster.env)
-    local, remote = records(tmp_path / "local"), records(tmp_path / "ray")
+    local, remote = match_records(tmp_path / "local"), match_records(tmp_path / "ray")
     assert len(local) == 8
     assert remote == local
 

@@ -16,21 +16,9 @@ from dominoes_env.core import RuleConfig
 from experiments.tournament import main
 from experiments.tournament.cli import default_out
 
-from .helpers import CHILD_TIMEOUT_S, SLOW, cli, wait_for_lines
+from .helpers import CHILD_TIMEOUT_S, SLOW, cli, match_records, wait_for_lines
 
 FAST = RuleConfig(target_score=60)
-
-
-def results(out: Path) -> dict[str, dict]:
-    """The stored records by key, without the wall-clock times (duration, decision times)."""
-    recs = {}
-    for line in (out / MATCHES_FILE).read_text().splitlines():
-        rec = json.loads(line)
-        for key in TIMING_FIELDS:
-            rec.pop(key)
-        assert rec["key"] not in recs, f"duplicate match {rec['key']}"
-        recs[rec["key"]] = rec
-    return recs
 
 
 # -- determinism --------------------------------------------------------------------------------
@@ -40,7 +28,7 @@ def test_same_results_whatever_the_worker_count(tmp_path):
     one = run_tournament(config, tmp_path / "w1", workers=1, progress=False)
     two = run_tournament(config, tmp_path / "w2", workers=2, progress=False)
     assert one.played == two.played == len(one.schedule.jobs) == 18
-    assert results(tmp_path / "w1") == results(tmp_path / "w2")
+    assert match_records(tmp_path / "w1") == match_records(tmp_path / "w2")
     s1, s2 = build_summary(one), build_summary(two)
     s1.pop("last_run"), s2.pop("last_run")
     assert s1 == s2  # ratings too: computed in schedule order
@@ -58,7 +46,7 @@ def test_a_pool_plays_matches_in_batches_with_the_same_results(tmp_path):
     two = run_tournament(config, tmp_path / "w2", workers=2, progress=False)
     one = run_tournament(config, tmp_path / "w1", workers=1, progress=False)
     assert two.played == one.played == 200
-    assert results(tmp_path / "w2") == results(tmp_path / "w1")
+    assert match_records(tmp_path / "w2") == match_records(tmp_path / "w1")
 
 
 def test_ray_backend_gives_the_same_results(tmp_path, one_local_ray):
@@ -67,7 +55,7 @@ def test_ray_backend_gives_the_same_results(tmp_path, one_local_ray):
     local = run_tournament(config, tmp_path / "local", workers=1, progress=False)
     remote = run_tournament(config, tmp_path / "ray", workers=2, backend="ray", progress=False)
     assert remote.played == local.played == 8
-    assert results(tmp_path / "ray") == results(tmp_path / "local")
+    assert match_records(tmp_path / "ray") == match_records(tmp_path / "local")
     assert not ray.is_initialized()  # the Ray it started is shut down again
 
 
@@ -88,7 +76,7 @@ def test_resume_after_kill_loses_nothing_and_duplicates_nothing(tmp_path):
     config = TournamentConfig(["random", SLOW], FAST, matches=40)
     run = run_tournament(config, out, workers=2, progress=False)
     assert run.played == 40 - results_before and len(run.records) == 40
-    recs = results(out)
+    recs = match_records(out)
     assert sorted(recs) == sorted(job.key for job in run.schedule.jobs)
     for job in run.schedule.jobs[::7]:  # spot-check against a fresh replay
         fresh = job_record(job, FAST, config.max_hands)
@@ -110,12 +98,12 @@ def test_ctrl_c_saves_finished_matches_and_exits_130(tmp_path):
     _, err = proc.communicate(timeout=CHILD_TIMEOUT_S)
     assert proc.returncode == 130
     assert "run the same command again" in err
-    saved = results(out)
+    saved = match_records(out)
     assert 4 <= len(saved) < 40
     finish = cli(*args)
     _, err = finish.communicate(timeout=CHILD_TIMEOUT_S)
     assert finish.returncode == 0, err
-    done = results(out)
+    done = match_records(out)
     assert len(done) == 40 and all(done[k] == v for k, v in saved.items())
     assert (out / "summary.json").exists()
 
@@ -205,7 +193,7 @@ def test_end_to_end_each_format(tmp_path, capsys, options, fmt, pairs, total):
         assert sum(t["matches"] for t in summary["tables"]) == total
     for name in ("winrate_heatmap.png", "ratings.png", "config.json"):
         assert (tmp_path / name).stat().st_size > 0
-    recs = results(tmp_path)
+    recs = match_records(tmp_path)
     for rec in recs.values():
         assert set(rec) >= {"seed", "seats", "scores", "winner", "winner_agent", "hands", "plays"}
 
@@ -223,7 +211,7 @@ def test_demo_runs_and_prints_the_table(tmp_path, capsys):
     assert demo.main([*argv, "--overwrite"]) == 0
     assert "agents, best rated first" in capsys.readouterr().out
     n = len(demo.demo_agents())
-    assert len(results(tmp_path)) == 2 * n * (n - 1) // 2  # 2 matches per pair
+    assert len(match_records(tmp_path)) == 2 * n * (n - 1) // 2  # 2 matches per pair
 
 
 def test_a_closed_output_is_one_line_and_status_2_and_the_results_are_kept(tmp_path):
