@@ -655,7 +655,7 @@ def train(config: Config, command: str = "") -> Path:
     bar = tqdm(total=config.num_updates() * config.batch, initial=steps, unit="step",
                unit_scale=True, disable=not config.progress, dynamic_ncols=True)
     last_eval = -1 if steps else 0
-    interrupted = False
+    interrupted = signalled = False
     dog = Watchdog(stalled, first_s=STALL_FIRST_S, floor_s=STALL_FLOOR_S).start()
     try:
         while steps < config.total_steps:
@@ -684,7 +684,7 @@ def train(config: Config, command: str = "") -> Path:
                 interrupted = True
                 break
     except KeyboardInterrupt:  # Ctrl-C: keep what was learned, evaluate and export it
-        interrupted = True
+        interrupted = signalled = True
     finally:
         dog.stop()
         bar.close()
@@ -695,9 +695,16 @@ def train(config: Config, command: str = "") -> Path:
     write_json(out / "policy.json", export(out / "policy.npz"))
     print(f"trained {steps:,} steps in {wall():.0f} s{' (interrupted)' if interrupted else ''}; "
           f"policy: {out / 'policy.npz'}")
+    if signalled:  # the run is saved and exported; the command still ends as interrupted
+        raise Interrupted(out)
     if config.ship:
         ship(out, config)
     return out / "policy.npz"
+
+
+class Interrupted(Exception):
+    """A Ctrl-C stopped :func:`train` after it saved, evaluated and exported the run in
+    ``args[0]`` (``main`` ends with status 130)."""
 
 
 def ship(out: Path, config: Config, matches: int = 1000) -> bool:
@@ -746,6 +753,11 @@ def main(argv: list[str] | None = None) -> int:
         shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
     try:
         train(config, command)
+    except Interrupted as stopped:
+        out = stopped.args[0]
+        print(f"error: interrupted; the run so far is saved and exported in {str(out)!r} "
+              f"(continue with --resume {out / 'checkpoint.npz'})", file=sys.stderr)
+        return 130
     except (FileExistsError, ValueError) as err:  # ValueError: a checkpoint's arrays
         print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
         return 2

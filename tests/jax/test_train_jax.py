@@ -772,3 +772,33 @@ def test_an_update_that_never_returns_ends_the_run_with_one_line(tmp_path):
     assert lines[0].startswith("error: an update has not finished after")
     assert f"the last checkpoint (64 steps) is kept: continue with --resume {out}" in lines[0]
     assert (out / "checkpoint.npz").is_file()
+
+
+def test_ctrl_c_saves_exports_and_ends_with_status_130(tmp_path, monkeypatch, capsys):
+    """A Ctrl-C kept the run (checkpoint, evaluation, policy) but the command ended with
+    status 0, as if it had trained to its end."""
+    import experiments.train_jax as train_jax
+
+    make = train_jax.make_train
+
+    def interrupted(config):
+        init, update, devices = make(config)
+        calls = []
+
+        def update_then_ctrl_c(runner):
+            calls.append(1)
+            if len(calls) == 2:
+                raise KeyboardInterrupt
+            return update(runner)
+
+        return init, update_then_ctrl_c, devices
+
+    monkeypatch.setattr(train_jax, "make_train", interrupted)
+    out = tmp_path / "run"
+    assert main([*TINY, "--total-steps", "160", "--eval-every", "0", "--out", str(out)]) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: interrupted; the run so far is saved and exported in {str(out)!r} "
+                   f"(continue with --resume {out / 'checkpoint.npz'})"]
+    for name in ("checkpoint.npz", "policy.npz", "policy.json", "eval.csv"):
+        assert (out / name).is_file(), name
+    assert json.loads((out / "policy.json").read_text())["steps"] == 32
