@@ -93,6 +93,16 @@ def saved_field(meta: Mapping[str, Any], name: str):
     return meta.get("config", {}).get(name, SHAPE_DEFAULTS.get(name))
 
 
+def _unreadable(path: Path, err: Exception) -> str:
+    """Why ``path`` could not be read as a checkpoint, in our words (numpy's advice for a
+    pickle, "load it unsafely with allow_pickle=", is never the thing to do here)."""
+    if not zipfile.is_zipfile(path):
+        return "not an .npz archive"
+    if "pickle" in str(err):
+        return "it holds pickled (object) data, which is never loaded"
+    return " ".join(str(err).split())[:120]
+
+
 def read_checkpoint(path: str | os.PathLike, settings: Any, flag: str = "--resume",
                     fields: tuple[str, ...] = SHAPE_FIELDS) -> dict[str, Any]:
     """The metadata of the checkpoint at `path`, checked against `settings` on `fields`
@@ -108,8 +118,8 @@ def read_checkpoint(path: str | os.PathLike, settings: Any, flag: str = "--resum
             meta = json.loads(str(data["meta"]))
     except (OSError, ValueError, KeyError, EOFError, AttributeError, TypeError,
             zipfile.BadZipFile) as err:  # incl. JSONDecodeError, a pickle, a plain .npy array
-        raise ValueError(f"{where} is not a train_jax checkpoint "
-                         f"({' '.join(str(err).split())[:120]})") from None
+        raise ValueError(f"{where} is not a train_jax checkpoint ({_unreadable(p, err)})"
+                         ) from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT \
             or not isinstance(meta.get("config", {}), dict):
         raise ValueError(f"{where} is not a train_jax checkpoint ({FORMAT})")

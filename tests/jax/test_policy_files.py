@@ -164,3 +164,16 @@ def test_a_checkpoint_round_trip_and_its_refusals(tmp_path):
             checkpoints.read_checkpoint(bad, SETTINGS)
             checkpoints.restore(bad, fresh)
         assert f"--resume {str(bad)!r}" in str(err.value) and says in str(err.value), err.value
+
+
+def test_a_file_that_is_not_a_checkpoint_is_named_in_our_words(tmp_path):
+    """A pickled or non-numpy file gave numpy's advice to load it unsafely with allow_pickle=
+    inside the one-line error."""
+    text, pickled = tmp_path / "text.npz", tmp_path / "pickled.npz"
+    text.write_text("hello")
+    np.savez(pickled, meta=np.array([object()], dtype=object))
+    for path, reason in ((text, "not an .npz archive"),
+                         (pickled, "it holds pickled (object) data, which is never loaded")):
+        with pytest.raises(ValueError) as err:
+            checkpoints.read_checkpoint(path, SETTINGS)
+        assert str(err.value) == f"--resume {str(path)!r} is not a train_jax checkpoint ({reason})"
