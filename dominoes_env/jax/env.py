@@ -158,15 +158,17 @@ class Env(pgx.Env):
 
     def init_deal(self, deal: Deal) -> State:
         """The first state of a match (or hand episode) whose first hand is ``deal``."""
-        x = self.game.new_match(deal)
+        # materialized (as in step_deal): left alone XLA recomputes the deal's rank into each
+        # of the observation's per-code loops (measured: init cost as much as a whole step)
+        x = _materialize(self.game.new_match(deal), never=deal.leader < 0)
         n = self.tables.n
+        mask = self.game.legal_mask(x)
         state = State(
             current_player=x.turn, observation=jnp.zeros(self.obs_size, jnp.float32),
             rewards=jnp.zeros(n, jnp.float32), terminated=jnp.bool_(False),
-            truncated=jnp.bool_(False), legal_action_mask=self.game.legal_mask(x),
-            _step_count=jnp.int32(0), _x=x,
+            truncated=jnp.bool_(False), legal_action_mask=mask, _step_count=jnp.int32(0), _x=x,
         )  # fmt: skip
-        return state.replace(observation=self.observe(state))
+        return state.replace(observation=self._observe_mask(state, mask))
 
     def step(self, state: State, action: jax.Array, key: jax.Array | None = None) -> State:
         """Play ``action`` for ``state.current_player`` (then the forced draws and passes).
@@ -191,8 +193,9 @@ class Env(pgx.Env):
         new = _materialize(self._after(state, y, seat, illegal))
         # one legal mask, from the materialized game: an episode that is over (by the rules,
         # an illegal action, or before this step) shows every action legal (Pgx's convention)
-        new = new.replace(legal_action_mask=self.game.legal_mask(new._x) | new.terminated)
-        return new.replace(observation=self.observe(new))
+        mask = self.game.legal_mask(new._x)
+        new = new.replace(legal_action_mask=mask | new.terminated)
+        return new.replace(observation=self._observe_mask(new, mask))
 
     def step_autoreset(self, state: State, action: jax.Array, key: jax.Array) -> State:
         """``pgx.experimental.auto_reset(env.step, env.init)(state, action, key)``, leaf for leaf
@@ -221,8 +224,8 @@ class Env(pgx.Env):
         )  # fmt: skip
         new = _materialize(_select(stepped.terminated, reset, stepped))
         # the new match's first mask, or the mask after a step that did not end the episode
-        new = new.replace(legal_action_mask=self.game.legal_mask(new._x))
-        return new.replace(observation=self.observe(new))
+        mask = self.game.legal_mask(new._x)
+        return new.replace(legal_action_mask=mask, observation=self._observe_mask(new, mask))
 
     def _move(self, state: State, action: jax.Array, flip) -> tuple[GameState, jax.Array,
                                                                     jax.Array]:
@@ -264,6 +267,11 @@ class Env(pgx.Env):
         obs = _observe_game(self.game, state._x, player_id, self.obs_version)
         return jax.lax.stop_gradient(obs)
 
+    def _observe_mask(self, state: State, mask: jax.Array) -> jax.Array:
+        """The current player's observation, given the game's legal mask (computed once)."""
+        obs = _observe_game(self.game, state._x, state.current_player, self.obs_version, mask)
+        return jax.lax.stop_gradient(obs)
+
     def _observe(self, state: State, player_id: jax.Array) -> jax.Array:
         return _observe_game(self.game, state._x, player_id, self.obs_version)
 
@@ -297,7 +305,7 @@ class Env(pgx.Env):
         return jnp.where(lose, r, -r / (self.tables.S - 1)).astype(jnp.float32)
 
 
-def _materialize(state: State) -> State:
+def _materialize(state, never: jax.Array | None = None):
     """``state``, computed once before the observation reads it.
 
     XLA fuses cheap producers into their consumers, recomputing them per element: left alone
@@ -306,8 +314,10 @@ def _materialize(state: State) -> State:
     step's time on CPU). ``lax.optimization_barrier`` does not stop this on XLA's CPU backend
     (the barrier is removed before fusion); a loop's result is always materialized, so the
     state goes through a ``while_loop`` whose body never runs (its condition, false, is a
-    traced value XLA cannot fold)."""
-    never = state._step_count < 0  # step counts are never negative
+    traced value XLA cannot fold: ``never``, by default ``state._step_count < 0``, step counts
+    being never negative)."""
+    if never is None:
+        never = state._step_count < 0
 
     def body(carry):  # never runs; it changes the state so that XLA cannot drop the loop
         state, flag = carry

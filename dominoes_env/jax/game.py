@@ -121,6 +121,24 @@ def pick_row(matrix: jax.Array, i: jax.Array) -> jax.Array:
     return jnp.sum(jnp.where(hot, matrix, jnp.zeros((), matrix.dtype)), axis=0)
 
 
+#: 2**32 / golden ratio, odd: ``i * _GOLDEN`` is a bijection of the 32-bit words
+_GOLDEN = jnp.uint32(0x9E3779B9)
+
+
+def mix32(x: jax.Array) -> jax.Array:
+    """A bijection of ``uint32`` words with full avalanche (MurmurHash3's finalizer, ``fmix32``):
+    each input bit flips each output bit with probability about 1/2.
+
+    >>> [hex(int(mix32(jnp.uint32(v)))) for v in (0, 1, 2)]
+    ['0x0', '0x514e28b7', '0x30f4c306']
+    """
+    x = x ^ (x >> 16)
+    x = x * jnp.uint32(0x85EBCA6B)
+    x = x ^ (x >> 13)
+    x = x * jnp.uint32(0xC2B2AE35)
+    return x ^ (x >> 16)
+
+
 def put(array: jax.Array, i: jax.Array, value) -> jax.Array:
     """``array.at[i].set(value)`` along the first axis."""
     hot = one_hot(i, array.shape[0]).reshape((-1,) + (1,) * (array.ndim - 1))
@@ -139,20 +157,23 @@ class Game:
         """A shuffled set and a random leader (the core's ``HandState.deal`` + leader draw, with
         JAX's generator in place of Python's).
 
-        Each tile gets 32 random bits; its place in the shuffled order is its rank among them
-        (ties broken by tile index), found by comparing every pair: cheaper under ``vmap``
-        than a sort (``jax.random.permutation``). One more word draws the leader."""
+        One call of JAX's generator (two 32-bit words, one threefry block) keys a hash of the
+        tile indices, :func:`mix32` twice with the second word between; it is a bijection of
+        the 32-bit words for each key, so the ``T`` tiles get ``T`` distinct words (no ties)
+        and a tile's place in the shuffled order is its word's rank, the count of smaller
+        words: ``T * T`` comparisons under ``vmap``, cheaper than a sort or ``T`` words drawn
+        from threefry (measured on XLA's CPU backend). One more word of the hash draws the
+        leader. (The key holds 64 bits, so it reaches at most 2**64 deals either way;
+        ``tests/jax/test_deal.py`` checks the places and the leader look uniform.)"""
         T, n = self.tb.T, self.tb.n
-        bits = jax.random.bits(key, (T + 1,), jnp.uint32)
-        u, idx = bits[:T], jnp.arange(T, dtype=I32)
-        lower = u[None, :] < u[:, None]  # [i, j]: tile j's bits are below tile i's
-        tie_first = (u[None, :] == u[:, None]) & (idx[None, :] < idx[:, None])
-        before = lower | tie_first
-        rank = jnp.sum(before, axis=1, dtype=I32)  # a permutation of 0..T-1
+        seed = jax.random.bits(key, (2,), jnp.uint32)
+        words = mix32(mix32(seed[0] + jnp.arange(T + 1, dtype=jnp.uint32) * _GOLDEN) ^ seed[1])
+        u, idx = words[:T], jnp.arange(T, dtype=I32)
+        rank = jnp.sum(u[None, :] < u[:, None], axis=1, dtype=I32)  # a permutation of 0..T-1
         # order[rank[t]] = t (a step uses only rank, so XLA drops this there)
         order = jnp.sum(jnp.where(rank[None, :] == idx[:, None], idx[None, :], 0), axis=1,
                         dtype=I32)  # fmt: skip
-        leader = (bits[T] % jnp.uint32(n)).astype(I32)
+        leader = (words[T] % jnp.uint32(n)).astype(I32)
         return Deal(order, leader, rank)
 
     def deal_hand(self, state: GameState, deal: Deal, leader: jax.Array) -> GameState:
@@ -188,13 +209,28 @@ class Game:
         return self.deal_hand(blank, deal, deal.leader)
 
     # -- legal moves and the count -----------------------------------------------------------
+    def per_code(self, per_end: jax.Array) -> jax.Array:
+        """``[4T]``: ``per_end[code & 3]`` for each action code, from a per-game ``[4]`` row (four
+        selects against the static table of each code's end: on XLA's CPU backend a ``[T, 4]``
+        broadcast of the row runs element by element, several times slower)."""
+        e = jnp.asarray(self.tb.code_end)
+        return jnp.where(e == 0, per_end[0], jnp.where(e == 1, per_end[1], jnp.where(
+            e == 2, per_end[2], per_end[3])))  # fmt: skip
+
+    def hand_codes(self, s: GameState, seat: jax.Array) -> jax.Array:
+        """``bool[4T]``: the action codes of the tiles in ``seat``'s hand (none if ``seat`` is
+        out of range); each seat's row repeated per end, then the seat's row picked (faster on
+        XLA's CPU backend than repeating the picked row)."""
+        rows = jnp.repeat(s.hands, 4, axis=1)  # [n, 4T]
+        return jnp.any(rows & one_hot(seat, self.tb.n)[:, None], axis=0)
+
     def fits(self, s: GameState) -> jax.Array:
-        """``bool[T, 4]``: tile ``t`` matches end ``e`` and ``e`` takes tiles now (after the
-        lead); laid out as the action codes ``t * 4 + e``."""
+        """``bool[4T]``: for each action code ``t * 4 + e``, tile ``t`` matches end ``e`` and ``e``
+        takes tiles now (after the lead)."""
         tb = self.tb
-        ends = s.ends[None, :]
-        per_end = (jnp.asarray(tb.low)[:, None] == ends) | (jnp.asarray(tb.high)[:, None] == ends)
-        return per_end & self.open_ends(s)[None, :]
+        end = self.per_code(s.ends)
+        per_end = (jnp.asarray(tb.code_low) == end) | (jnp.asarray(tb.code_high) == end)
+        return per_end & self.per_code(self.open_ends(s))
 
     @staticmethod
     def open_ends(s: GameState) -> jax.Array:
@@ -206,22 +242,20 @@ class Game:
         """``bool[4T]`` over action codes ``tile * 4 + end`` for the seat to play: before the
         lead any tile in hand with end 0; after it a tile in hand that matches an open end.
         All False once the hand or the match is over."""
-        hand = pick_row(s.hands, s.turn)  # no tiles once turn is -1
-        lead_codes = hand[:, None] & (jnp.arange(4) == 0)[None, :]
-        play_codes = self.fits(s) & hand[:, None]  # [T, 4]
-        codes = jnp.where(s.lead < 0, lead_codes, play_codes)
-        return codes.reshape(-1) & (s.turn >= 0) & (s.winner < 0)
+        hand = self.hand_codes(s, s.turn)  # no tiles once turn is -1
+        lead_codes = jnp.asarray(self.tb.code_end) == 0
+        codes = jnp.where(s.lead < 0, lead_codes, self.fits(s))
+        return hand & codes & (s.turn >= 0) & (s.winner < 0)
 
     def count_after_all(self, s: GameState) -> jax.Array:
         """``int32[4T]``: the layout count after each action code, were it legal (the core's
         ``scoring.count_after``; meaningless for illegal codes)."""
         tb = self.tb
-        pips = jnp.asarray(tb.pips)[:, None]  # [T, 1]
-        dbl = jnp.asarray(tb.is_double)[:, None]
-        other = pips - s.ends[None, :]  # [T, 4]
-        new = jnp.where(dbl, other + other, other)
-        after = self.count_without_end(s)[None, :] + new
-        return jnp.where(s.lead < 0, jnp.broadcast_to(pips, (tb.T, 4)), after).reshape(-1)
+        pips = jnp.asarray(tb.code_pips)
+        other = pips - self.per_code(s.ends)
+        new = jnp.where(jnp.asarray(tb.code_double), other + other, other)
+        after = self.per_code(self.count_without_end(s)) + new
+        return jnp.where(s.lead < 0, pips, after)
 
     @staticmethod
     def count_without_end(s: GameState) -> jax.Array:

@@ -47,9 +47,10 @@ from ..obs import DEFAULT_VERSION
 from .game import I32, Game, GameState, pick, pick_row
 
 
-def observe(game: Game, s: GameState, seat: jax.Array, version: int = DEFAULT_VERSION
-            ) -> jax.Array:
-    """``seat``'s observation of ``s`` as ``float32[D]`` (observation ``version`` 2, 3 or 4)."""
+def observe(game: Game, s: GameState, seat: jax.Array, version: int = DEFAULT_VERSION,
+            legal: jax.Array | None = None) -> jax.Array:
+    """``seat``'s observation of ``s`` as ``float32[D]`` (observation ``version`` 2, 3 or 4).
+    ``legal``: ``game.legal_mask(s)`` when the caller has it already (computed if ``None``)."""
     tb = game.tb
     n, V, S = tb.n, tb.V, tb.S
     seat = jnp.asarray(seat, I32)
@@ -86,9 +87,10 @@ def observe(game: Game, s: GameState, seat: jax.Array, version: int = DEFAULT_VE
     scores = jnp.asarray(tb.score_f32)[jnp.clip(side_scores, 0, top_score)]
 
     # move_points: the points of each of this seat's legal moves when it is to play
-    legal = game.legal_mask(s) & (turn == seat)
+    legal = (game.legal_mask(s) if legal is None else legal) & (turn == seat)
     # points are multiples of 5 and 5 / MOVE_POINTS_DIVISOR is a power of two (checked by the
     # tables), so points / divisor = (points / 5) * step exactly (see _fifths)
+    # (all on [4T] rows from per-code tables: see Game.per_code)
     count_after = jnp.maximum(game.count_after_all(s), 0)
     move_points = jnp.where(legal, _scaled_points(tb, count_after), jnp.float32(0))
 

@@ -59,6 +59,14 @@ class Tables:
     score_f32: np.ndarray  #: float32[2*target+2]: min(score / target_score, 2)
     tie_rank: np.ndarray  #: int32[4T]: greedy tie-break place of each action code (the core's)
     obs_size: int
+    # per action code ``t * 4 + e`` (the tile's values repeated for its four ends): the JAX game
+    # computes its per-code blocks on [4T] rows from these and never broadcasts a per-game
+    # [4] row of ends over [T, 4] (XLA's CPU backend runs that broadcast element by element)
+    code_end: np.ndarray  #: int32[4T]: the end ``e`` of each code
+    code_low: np.ndarray  #: int32[4T]: the low half of its tile
+    code_high: np.ndarray  #: int32[4T]: the high half of its tile
+    code_pips: np.ndarray  #: int32[4T]: its tile's pips
+    code_double: np.ndarray  #: bool[4T]: its tile is a double
 
     @property
     def num_actions(self) -> int:
@@ -102,4 +110,9 @@ def build_tables(rules: RuleConfig) -> Tables:
         ),
         tie_rank=np.array(tie_rank(rules.max_pip), dtype=np.int32),
         obs_size=observation_layout(rules).size,
+        code_end=np.tile(np.arange(NUM_ENDS, dtype=np.int32), T),
+        code_low=np.repeat(np.array(ts.low, dtype=np.int32), NUM_ENDS),
+        code_high=np.repeat(np.array(ts.high, dtype=np.int32), NUM_ENDS),
+        code_pips=np.repeat(np.array(ts.pips, dtype=np.int32), NUM_ENDS),
+        code_double=np.repeat(np.array(ts.is_double, dtype=bool), NUM_ENDS),
     )  # fmt: skip
