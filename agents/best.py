@@ -4,19 +4,34 @@ Which agent is strongest depends on the table (:mod:`agents.tables`): the policy
 needs the table's own trained policy, and is ``best`` only where it was measured to beat
 ``search``. :data:`BEST_BY_TABLE` names, per table, the spec ``best`` stands for, and why:
 
-=====================  ===========  ==========================================================
-table                  spec         why
-=====================  ===========  ==========================================================
-``2p``                 ``guided``   won 1,211 of 2,000 matches against ``search`` (60.6%,
-                                    Wilson interval 58.4-62.7%; docs/results.md), where the
-                                    reactive ``ppo`` wins about half (51.2% of 4,000)
-``3p``                 ``search``   no shipped 3-player policy yet, so nothing guided can
-                                    play; ``search`` beats greedy and the other shipped agents
-``4p_partnerships``    ``search``   ``guided`` with the partnership policy won 29 of 100
-                                    matches against ``search`` (29%, Wilson interval 21-39%;
-                                    docs/results.md)
-``4p_free_for_all``    ``search``   no shipped policy for 4 players without partnerships yet
-=====================  ===========  ==========================================================
+======================  ===================  ==================================================
+table                   spec                 why
+======================  ===================  ==================================================
+``2p``                  ``guided``           won 2,460 of 4,000 matches against ``search``
+                                             (61.5%, Wilson interval 60.0-63.0%;
+                                             docs/results.md), where the reactive ``ppo`` wins
+                                             about half (51.2% of 4,000)
+``3p``                  ``guided:infer=0``   won 71 of 114 field matches against ``search``
+                                             (62.3%, Wilson interval 53.1-70.6%), where
+                                             ``guided`` (``infer=1``) won 47 of 96 on the same
+                                             deals (49%)
+``4p_partnerships``     ``guided:infer=0``   won 76 of 122 matches against ``search`` (62.3%,
+                                             Wilson interval 53.4-70.4%), and 14 of 20 on other
+                                             deals, where ``guided`` won 29 of 100 (29%)
+``4p_free_for_all``     ``search``           ``guided:infer=0`` with the free-for-all policy
+                                             won 27 of 48 field matches (56%, Wilson interval
+                                             42-69%): not shown to beat ``search``
+======================  ===================  ==================================================
+
+Each figure is in docs/results.md with its command (``python -m experiments.tournament
+--agents guided:infer=0 search --players N ...``). ``infer=0`` searches uniform deals as
+``search`` samples them and lets the table's policy play the rollouts. With three and four
+players the others' plays weighed by the policy's likelihood (``guided``'s default ``infer=1``,
+which wins at two players) lost to ``search``; a likely reason is that at four players no tile
+is left to draw, so every play since the start of the hand is evidence, and the weights
+concentrate on a few deals while the others (here ``search``) are not the policy.
+``best`` is about 50-70 cpu ms a decision at three and four players (``python -m
+experiments.bench_agents search guided:infer=0 --players 3 --positions 100``).
 
 The table is known only once the agent sees it, so the choice is made then: by
 :meth:`BestAgent.check_rules` (commands call it before a match starts) or at the first
@@ -24,7 +39,7 @@ decision. Every call is passed on to that agent, built with this agent's seed.
 
 >>> from dominoes_env.core import MatchState, RuleConfig
 >>> agent = BestAgent(seed=0)
->>> agent.check_rules(RuleConfig(num_players=3))
+>>> agent.check_rules(RuleConfig(num_players=4, partnerships=False))
 >>> agent.spec, type(agent.agent).__name__
 ('search', 'SearchAgent')
 """
@@ -37,8 +52,8 @@ from .base import Agent
 from .tables import as_table, table_of
 
 #: the spec ``best`` stands for, by table (:data:`agents.tables.TABLES`)
-BEST_BY_TABLE = {"2p": "guided", "3p": "search", "4p_partnerships": "search",
-                 "4p_free_for_all": "search"}
+BEST_BY_TABLE = {"2p": "guided", "3p": "guided:infer=0",
+                 "4p_partnerships": "guided:infer=0", "4p_free_for_all": "search"}
 
 
 def best_spec(table) -> str:
@@ -46,7 +61,7 @@ def best_spec(table) -> str:
     or a player count: its default rules, as :func:`agents.tables.as_table`).
 
     >>> best_spec(RuleConfig(num_players=2)), best_spec("4p_partnerships")
-    ('guided', 'search')
+    ('guided', 'guided:infer=0')
     """
     return BEST_BY_TABLE[as_table(table)]
 

@@ -323,14 +323,16 @@ def test_inference_stops_at_another_seats_draw(policies):
 
 # -- best ----------------------------------------------------------------------------------
 def test_best_names_the_strongest_agent_per_table():
-    assert BEST_BY_TABLE == {"2p": "guided", "3p": "search", "4p_partnerships": "search",
-                             "4p_free_for_all": "search"}
-    assert {n: best_spec(n) for n in (2, 3, 4)} == {2: "guided", 3: "search", 4: "search"}
+    assert BEST_BY_TABLE == {"2p": "guided", "3p": "guided:infer=0",
+                             "4p_partnerships": "guided:infer=0", "4p_free_for_all": "search"}
+    assert {n: best_spec(n) for n in (2, 3, 4)} == {2: "guided", 3: "guided:infer=0",
+                                                    4: "guided:infer=0"}
     with pytest.raises(ValueError, match="not a table: 5"):
         best_spec(5)
 
 
-@pytest.mark.parametrize("n, cls", [(2, GuidedSearchAgent), (3, SearchAgent), (4, SearchAgent)])
+@pytest.mark.parametrize("n, cls", [(2, GuidedSearchAgent), (3, GuidedSearchAgent),
+                                    (4, GuidedSearchAgent)])
 def test_best_resolves_when_it_sees_the_table(n, cls):
     agent = make_agent("best", seed=4)
     assert type(agent) is BestAgent and agent.agent is None
@@ -344,7 +346,8 @@ def test_best_resolves_when_it_sees_the_table(n, cls):
 
 def test_best_follows_the_table_and_its_seed():
     agent = make_agent("best", seed=2)
-    views = [v for _, v in random_positions(RuleConfig(num_players=3), 30, seed=1)]
+    ffa = RuleConfig(num_players=4, partnerships=False)  # a table where best is search
+    views = [v for _, v in random_positions(ffa, 30, seed=1)]
     first = [agent.act(v) for v in views]
     agent.reset(2)
     assert [agent.act(v) for v in views] == first

@@ -120,14 +120,16 @@ def test_best_plays_every_table(table):
     rules = table_rules(table).replace(target_score=100)
     spec = BEST_BY_TABLE[table]
     assert best_spec(rules) == best_spec(table) == spec
-    if spec == "guided":
+    name, _, params = spec.partition(":")
+    if name == "guided":
         shipped_or_skip(table)
     agent = make_agent("best", seed=1)
     agent.check_rules(rules)
     assert agent.spec == spec
-    assert type(agent.agent) is {"guided": GuidedSearchAgent, "search": SearchAgent}[spec]
-    if spec == "guided":
+    assert type(agent.agent) is {"guided": GuidedSearchAgent, "search": SearchAgent}[name]
+    if name == "guided":
         assert agent.agent._ppo.policy.table == table
+        assert agent.agent.infer == (0.0 if params == "infer=0" else 1.0)
     match = MatchState(rules, seed=2)
     view = match.view(match.turn)
     assert agent.act(view) in view.legal
@@ -166,7 +168,7 @@ def test_a_missing_shipped_policy_is_named(policy_dir, table):
         return
     flags = {"2p": "2", "3p": "3", "4p_partnerships": "4",
              "4p_free_for_all": "4 --no-partnerships"}[table]
-    for spec in ("ppo", "guided", *(["best"] if BEST_BY_TABLE[table] == "guided" else [])):
+    for spec in ("ppo", "guided", *(["best"] if BEST_BY_TABLE[table].startswith("guided") else [])):
         with pytest.raises(ValueError) as err:
             check_spec(spec, table_rules(table))
         assert str(err.value) == (
