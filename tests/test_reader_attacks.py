@@ -313,7 +313,10 @@ def test_bench_jax_ctrl_c_while_compiling_is_one_line_and_status_130():
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=CHILD_TIMEOUT_S)
         assert proc.returncode == 130, (delay, proc.returncode, line + err)
-        assert err.decode().strip() == "error: interrupted", err
+        # the benchmark compiles two loops, each announced on stderr: the signal may come in
+        # either compilation
+        lines = [x for x in err.decode().strip().splitlines() if not x.startswith("compiling ")]
+        assert lines == ["error: interrupted"], err
 
 
 @pytest.mark.parametrize("module, args", [
