@@ -295,3 +295,22 @@ def match_records(out: Path) -> dict[str, dict]:
         assert rec["key"] not in recs, f"duplicate match {rec['key']}"
         recs[rec["key"]] = rec
     return recs
+
+
+def update_failing_at(make_train, call: int, fail):
+    """``make_train`` (train_jax's) whose update calls ``fail()`` at its ``call``-th call, before
+    updating (``fail`` raises, or sleeps as an update that never returns)."""
+
+    def wrapped(config):
+        init, update, devices = make_train(config)
+        calls = []
+
+        def update_or_fail(runner):
+            calls.append(1)
+            if len(calls) == call:
+                fail()
+            return update(runner)
+
+        return init, update_or_fail, devices
+
+    return wrapped

@@ -24,7 +24,7 @@ from dominoes_env.jax.policy_files import export_npz  # noqa: E402
 from dominoes_env.jax.selfplay import SelfPlay  # noqa: E402
 from dominoes_env.obs import observation_spec  # noqa: E402
 from experiments.train_jax import Config, build_parser, main, make_train  # noqa: E402
-from tests.helpers import ROOT  # noqa: E402
+from tests.helpers import ROOT, update_failing_at  # noqa: E402
 
 # 2 updates of 8 games x 4 decisions; evaluation with 2 matches per opponent
 TINY = ["--num-envs", "8", "--num-steps", "4", "--num-minibatches", "2", "--update-epochs",
@@ -740,18 +740,10 @@ def test_the_old_self_play_alias_takes_a_config():
 STALL = """
 import sys, time
 import experiments.train_jax as train_jax
+from tests.helpers import update_failing_at
 train_jax.STALL_FLOOR_S = 1.0
-make_train = train_jax.make_train
-def stalling(config):
-    init, update, devices = make_train(config)
-    calls = []
-    def slow(runner):
-        calls.append(1)
-        if len(calls) == 3:
-            time.sleep(30)  # an update that never returns, as XLA's wedged CPU runtime
-        return update(runner)
-    return init, slow, devices
-train_jax.make_train = stalling
+# the third update never returns, as one wedged in XLA's CPU runtime
+train_jax.make_train = update_failing_at(train_jax.make_train, 3, lambda: time.sleep(30))
 sys.exit(train_jax.main(sys.argv[1:]))
 """
 
@@ -779,21 +771,11 @@ def test_ctrl_c_saves_exports_and_ends_with_status_130(tmp_path, monkeypatch, ca
     status 0, as if it had trained to its end."""
     import experiments.train_jax as train_jax
 
-    make = train_jax.make_train
+    def ctrl_c():
+        raise KeyboardInterrupt
 
-    def interrupted(config):
-        init, update, devices = make(config)
-        calls = []
-
-        def update_then_ctrl_c(runner):
-            calls.append(1)
-            if len(calls) == 2:
-                raise KeyboardInterrupt
-            return update(runner)
-
-        return init, update_then_ctrl_c, devices
-
-    monkeypatch.setattr(train_jax, "make_train", interrupted)
+    monkeypatch.setattr(train_jax, "make_train",
+                        update_failing_at(train_jax.make_train, 2, ctrl_c))
     out = tmp_path / "run"
     assert main([*TINY, "--total-steps", "160", "--eval-every", "0", "--out", str(out)]) == 130
     err = capsys.readouterr().err.strip().splitlines()
