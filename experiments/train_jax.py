@@ -51,7 +51,7 @@ from dominoes_env.cli_support import (
 )
 from dominoes_env.cli_support import config_field as _f
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.atomic_files import atomic_write
+from dominoes_env.core.atomic_files import atomic_copy, atomic_write
 from dominoes_env.deprecation import moved_names
 from dominoes_env.obs import DEFAULT_VERSION
 
@@ -724,8 +724,7 @@ def ship(out: Path, config: Config, matches: int = 1000) -> bool:
         return False
     for source, dest in ((out / "policy.json", target.with_suffix(".json")),
                          (out / "policy.npz", target)):
-        with atomic_write(dest, "wb") as fh:
-            fh.write(source.read_bytes())
+        atomic_copy(source, dest)
     print(f"shipped: {target}")
     return True
 
