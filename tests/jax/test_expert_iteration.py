@@ -14,6 +14,7 @@ pytest.importorskip("optax")
 from agents import make_agent  # noqa: E402
 from agents.arena import play_match  # noqa: E402
 from agents.imitation import collect_demonstrations  # noqa: E402
+from agents.ppo import shipped_policy_path  # noqa: E402
 from dominoes_env.core import RuleConfig  # noqa: E402
 from dominoes_env.jax.networks import init_params  # noqa: E402
 from experiments.expert_iteration import fit_actor, main  # noqa: E402
@@ -71,7 +72,8 @@ def test_one_iteration_writes_demos_and_a_playable_policy(tmp_path):
     (["--teacher", "nosuch"], "nosuch"),
     (["--data", "/nonexistent/demos.npz"], "demonstrations"),
     (["--init", "/nonexistent/p.npz"], "p.npz"),
-    (["--players", "3", "--init", "ppo"], "3"),
+    # a policy of another table (ppo at 3 players is the shipped 3-player policy now)
+    (["--players", "3", "--init", str(shipped_policy_path("2p"))], "these rules need"),
     (["--lr", "inf"], "--lr"),  # trained to NaN parameters before the check said finite
 ])
 def test_bad_input_exits_2_before_playing(tmp_path, capsys, flags, says):
