@@ -3,7 +3,9 @@
 :func:`run_command` runs a command's body and turns the ways a command can end badly into one
 line on stderr and an exit status, never a traceback:
 
-- ``Ctrl-C`` (``KeyboardInterrupt``): ``interrupted`` and status 130;
+- ``Ctrl-C`` (``KeyboardInterrupt``): ``interrupted`` and status 130; SIGTERM and SIGHUP (a
+  closed terminal) are raised as :class:`Stopped` where the command is, so what saves work on a
+  Ctrl-C saves it on them too: ``stopped by SIGTERM`` (143), ``stopped by SIGHUP`` (129);
 - standard output closed early (``| head``) or full (``> /dev/full``): one line, status 2, and
   no second complaint when Python flushes its streams on exit;
 - :class:`CommandError` (and the exception types a command lists): ``error: <message>``,
@@ -296,6 +298,22 @@ class Stopped(KeyboardInterrupt):
         self.signum = signum
 
 
+def stop_status(stop: KeyboardInterrupt) -> tuple[int, str]:
+    """How a command stopped by ``stop`` ends, for one that saves its work and then says what
+    it kept on the same line: ``(143, "stopped by SIGTERM")`` or ``(129, "stopped by SIGHUP")``
+    for :class:`Stopped`, ``(130, "interrupted")`` for a Ctrl-C; the words :func:`run_command`
+    prints when the interruption reaches it.
+
+    >>> stop_status(KeyboardInterrupt())
+    (130, 'interrupted')
+    """
+    if isinstance(stop, Stopped):
+        import signal
+
+        return 128 + stop.signum, f"stopped by {signal.Signals(stop.signum).name}"
+    return 130, "interrupted"
+
+
 def _stop_on_signals() -> Callable[[], None]:
     """Turn SIGTERM and SIGHUP into :class:`Stopped` in this process (not in processes it
     forks: they keep the default, to die). Returns the function that restores the handlers."""
@@ -337,16 +355,11 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
         status = body()
         sys.stdout.flush()
         return status
-    except Stopped as err:
+    except KeyboardInterrupt as stop:  # Ctrl-C, or Stopped (SIGTERM, SIGHUP)
         quiet_teardown()
-        import signal
-
-        print_error(f"stopped by {signal.Signals(err.signum).name}")
-        return 128 + err.signum
-    except KeyboardInterrupt:
-        quiet_teardown()
-        print_error("interrupted")
-        return 130
+        status, words = stop_status(stop)
+        print_error(words)
+        return status
     except CommandError as err:
         print_error(str(err))
         return 2

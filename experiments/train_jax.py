@@ -47,7 +47,11 @@ from dominoes_env.cli_support import (
     check_fits_in_memory,
     check_run_folder,
     config_parser,
+    end_program,
+    print_error,
+    run_command,
     start_run_folder,
+    stop_status,
 )
 from dominoes_env.cli_support import config_field as _f
 from dominoes_env.core import RuleConfig
@@ -655,7 +659,7 @@ def train(config: Config, command: str = "") -> Path:
     bar = tqdm(total=config.num_updates() * config.batch, initial=steps, unit="step",
                unit_scale=True, disable=not config.progress, dynamic_ncols=True)
     last_eval = -1 if steps else 0
-    interrupted = signalled = False
+    interrupted, signalled = False, None
     dog = Watchdog(stalled, first_s=STALL_FIRST_S, floor_s=STALL_FLOOR_S).start()
     try:
         while steps < config.total_steps:
@@ -683,8 +687,8 @@ def train(config: Config, command: str = "") -> Path:
                            f"{steps:,} steps")
                 interrupted = True
                 break
-    except KeyboardInterrupt:  # Ctrl-C: keep what was learned, evaluate and export it
-        interrupted = signalled = True
+    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, SIGHUP: keep, evaluate, export
+        interrupted, signalled = True, stop
     finally:
         dog.stop()
         bar.close()
@@ -695,16 +699,17 @@ def train(config: Config, command: str = "") -> Path:
     write_json(out / "policy.json", export(out / "policy.npz"))
     print(f"trained {steps:,} steps in {wall():.0f} s{' (interrupted)' if interrupted else ''}; "
           f"policy: {out / 'policy.npz'}")
-    if signalled:  # the run is saved and exported; the command still ends as interrupted
-        raise Interrupted(out)
+    if signalled is not None:  # the run is saved and exported; the command still ends stopped
+        raise Interrupted(out, signalled)
     if config.ship:
         ship(out, config)
     return out / "policy.npz"
 
 
 class Interrupted(Exception):
-    """A Ctrl-C stopped :func:`train` after it saved, evaluated and exported the run in
-    ``args[0]`` (``main`` ends with status 130)."""
+    """A Ctrl-C, SIGTERM or SIGHUP (``args[1]``: the ``KeyboardInterrupt`` or ``Stopped``)
+    stopped :func:`train` after it saved, evaluated and exported the run in ``args[0]``
+    (``main`` ends with status 130, 143 or 129)."""
 
 
 def ship(out: Path, config: Config, matches: int = 1000) -> bool:
@@ -731,6 +736,10 @@ def ship(out: Path, config: Config, matches: int = 1000) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    return run_command(lambda: _main(args, argv))
+
+
+def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
     setup_jax(args.devices)
     try:
         config = Config(**vars(args))
@@ -753,10 +762,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         train(config, command)
     except Interrupted as stopped:
-        out = stopped.args[0]
-        print(f"error: interrupted; the run so far is saved and exported in {str(out)!r} "
-              f"(continue with --resume {out / 'checkpoint.npz'})", file=sys.stderr)
-        return 130
+        out, stop = stopped.args
+        status, words = stop_status(stop)
+        print_error(f"{words}; the run so far is saved and exported in {str(out)!r} "
+                    f"(continue with --resume {out / 'checkpoint.npz'})")
+        return status
     except (FileExistsError, ValueError) as err:  # ValueError: a checkpoint's arrays
         print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
         return 2
@@ -787,4 +797,4 @@ def __getattr__(name: str):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    end_program(main())

@@ -216,6 +216,36 @@ def wait_for_lines(path: Path, n: int, proc: subprocess.Popen,
     raise AssertionError(f"{path} never reached {n} lines")
 
 
+def wait_for_path(path: Path, proc: subprocess.Popen, timeout: float = CHILD_TIMEOUT_S) -> None:
+    """Wait until ``path`` exists (a file a program writes atomically: then it is whole), failing
+    if ``proc`` ends first or after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert proc.poll() is None, "the run ended before it could be interrupted"
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.05)
+
+
+def spawn_program(module: str, *args: str, **kwargs) -> subprocess.Popen:
+    """``python -m module ARGS`` started in the repository root, its output piped (text), Ctrl-C
+    raising ``KeyboardInterrupt`` even if the suite's shell ignores it: a program a test sends
+    signals to. (Set in the child's first line, not by a ``preexec_fn``, which is not safe to
+    fork from a test process where JAX's threads run.)"""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(ROOT)}
+    start = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler)"
+             f"; sys.argv[0] = {module!r}; runpy.run_module({module!r}, run_name='__main__', "
+             "alter_sys=True)")
+    return subprocess.Popen([sys.executable, "-c", start, *args], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            **kwargs)  # fmt: skip
+
+
+def error_lines(err: str) -> list[str]:
+    """The ``error:`` lines of a program's stderr, which must hold no traceback."""
+    assert "Traceback" not in err, err
+    return [line for line in err.splitlines() if line.startswith("error:")]
+
+
 # -- the python -m programs (walked by test_cli_help and test_cli_attacks) ----------------------
 def discover_programs() -> list[str]:
     """Every ``python -m`` program: ``experiments/*.py`` defining ``main``, ``experiments/``

@@ -784,3 +784,25 @@ def test_ctrl_c_saves_exports_and_ends_with_status_130(tmp_path, monkeypatch, ca
     for name in ("checkpoint.npz", "policy.npz", "policy.json", "eval.csv"):
         assert (out / name).is_file(), name
     assert json.loads((out / "policy.json").read_text())["steps"] == 32
+
+
+@pytest.mark.parametrize(("signum", "status"), [("SIGTERM", 143), ("SIGHUP", 129)])
+def test_sigterm_or_a_closed_terminal_saves_exports_and_ends_stopped(tmp_path, signum, status):
+    """SIGTERM (a scheduler ending the job) or SIGHUP (the terminal closed) killed the run at
+    once: no export of what it had learned, only the last periodic checkpoint."""
+    import signal
+
+    from tests.helpers import CHILD_TIMEOUT_S, error_lines, spawn_program, wait_for_path
+
+    out = tmp_path / "run"
+    proc = spawn_program("experiments.train_jax", *TINY, "--total-steps", str(10**9),
+                         "--eval-every", "0", "--time-limit", "0", "--out", str(out))
+    wait_for_path(out / "checkpoint.npz", proc)  # it is training: it saved once
+    proc.send_signal(getattr(signal, signum))
+    _, err = proc.communicate(timeout=CHILD_TIMEOUT_S)
+    assert proc.returncode == status, err
+    assert error_lines(err) == [
+        f"error: stopped by {signum}; the run so far is saved and exported in {str(out)!r} "
+        f"(continue with --resume {out / 'checkpoint.npz'})"]
+    assert json.loads((out / "policy.json").read_text())["steps"] >= 32
+    assert not [p.name for p in out.iterdir() if ".tmp" in p.name]
