@@ -21,15 +21,28 @@ the JAX game builds; the MaskablePPO path serves version 2 only.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from dominoes_env.cli_support import OneLineParser, check_fits_in_memory, check_run_folder
+from dominoes_env.cli_support import (
+    CommandError,
+    OneLineParser,
+    Stopped,
+    check_fits_in_memory,
+    check_run_folder,
+    end_program,
+    print_error,
+    quiet_teardown,
+    run_command,
+    stop_status,
+)
 
 #: the observation versions experiments.train_ppo trains on
 PPO_OBS_VERSIONS = (2,)
@@ -50,18 +63,38 @@ def jittable(spec: str) -> tuple[str, str] | None:
     return None
 
 
+#: the statuses of a program that was stopped and said so (and what it saved) in its own line
+STOPPED_STATUSES = (129, 130, 143)
+
+
 def run_program(module: str, flags: list[str]) -> int:
     """Run ``python -m {module} {flags}`` in a subprocess (this interpreter, this project on
-    its path) and return its exit status. On Ctrl-C the program (which gets it too) is waited
-    for: a trainer saves and exports what it learned before it exits."""
+    its path) and return its exit status.
+
+    The program runs in its own session (a process group of its own, apart from the
+    terminal), so a signal reaches it once, from here: a Ctrl-C, SIGTERM or SIGHUP that stops
+    this command is passed on to it (a Ctrl-C as SIGINT) and it is waited for, as a trainer
+    saves and exports what it learned before it exits; its status (130, 143, 129) is
+    returned, its own line having said what it kept. The interruption is raised again (for
+    :func:`run_command`'s line) when the program had ended already or died without saying
+    so."""
     root = str(Path(__file__).resolve().parent.parent)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         p for p in (root, os.environ.get("PYTHONPATH", "")) if p)}
-    proc = subprocess.Popen([sys.executable, "-m", module, *flags], env=env)
-    try:
-        return proc.wait()
-    except KeyboardInterrupt:
-        return proc.wait()
+    proc = subprocess.Popen([sys.executable, "-m", module, *flags], env=env,
+                            start_new_session=True)
+    stop = None
+    while True:
+        try:
+            code = proc.wait()
+            break
+        except KeyboardInterrupt as err:  # a second one is passed on too: the user insists
+            stop = err
+            if proc.poll() is None:
+                proc.send_signal(err.signum if isinstance(err, Stopped) else signal.SIGINT)
+    if stop is not None and code not in STOPPED_STATUSES:
+        raise stop
+    return code
 
 
 def trainer_flags(args) -> tuple[str, list[str]]:
@@ -101,7 +134,7 @@ def trainer_flags(args) -> tuple[str, list[str]]:
     return "train_jax", flags + [f for name, w in mix.items() for f in (f"--opp-{name}", str(w))]
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> OneLineParser:
     p = OneLineParser(prog="python -m experiments.best_response",
                       description=__doc__.split("\n")[0])
     p.add_argument("--agent", required=True, help="the frozen agent's spec (greedy, ppo, "
@@ -116,7 +149,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="", help="where the run goes (default: a temporary folder)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace the run that --out holds (its files are removed)")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return run_command(lambda: _main(args))
+
+
+def _main(args: argparse.Namespace) -> int:
     try:
         from agents import resolve_spec
         from dominoes_env.core import RuleConfig
@@ -143,8 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         check_spec(args.agent, rules)  # its parameters, and whether it plays this table
         trainer, flags = trainer_flags(args)
     except ValueError as err:
-        print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
-        return 2
+        raise CommandError(str(err)) from None
     out = Path(args.out or tempfile.mkdtemp(prefix="best_response_"))
     flags += ["--out", str(out), *(["--overwrite"] if args.overwrite else [])]
     print(f"best response to {args.agent}: python -m experiments.{trainer} "
@@ -155,8 +195,15 @@ def main(argv: list[str] | None = None) -> int:
     from agents.arena import derive_seed
     from agents.evaluation import evaluate
 
-    res = evaluate(f"ppo:{out / 'policy.npz'}", args.agent, rules, matches=args.matches,
-                   seed=derive_seed(args.seed, "best_response"))
+    try:
+        res = evaluate(f"ppo:{out / 'policy.npz'}", args.agent, rules, matches=args.matches,
+                       seed=derive_seed(args.seed, "best_response"))
+    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, SIGHUP: the response is trained
+        quiet_teardown()
+        status, words = stop_status(stop)
+        print_error(f"{words} while evaluating; the best response is saved in "
+                    f"{out / 'policy.npz'}")
+        return status
     print(f"best response wins {res['win_rate']:.1%} of {res['matches']} matches against "
           f"{args.agent} [{res['ci_low']:.1%}, {res['ci_high']:.1%}], margin "
           f"{res['margin']:+.1f}")
@@ -166,4 +213,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    end_program(main())

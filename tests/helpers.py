@@ -240,6 +240,25 @@ def spawn_program(module: str, *args: str, **kwargs) -> subprocess.Popen:
                             **kwargs)  # fmt: skip
 
 
+def wait_for_text(stream, marker: str, proc: subprocess.Popen,
+                  timeout: float = CHILD_TIMEOUT_S) -> str:
+    """Read a child's pipe ``stream`` until ``marker`` shows up (the sign that it is where a
+    test wants to interrupt it); returns what was read. Fails if ``proc`` ends first or after
+    ``timeout`` seconds."""
+    import select
+
+    seen = ""
+    deadline = time.monotonic() + timeout
+    while marker not in seen:
+        left = deadline - time.monotonic()
+        assert left > 0 and proc.poll() is None, (seen[-500:], proc.poll())
+        if select.select([stream.fileno()], [], [], min(left, 1.0))[0]:
+            chunk = os.read(stream.fileno(), 65536)
+            assert chunk, seen[-500:]
+            seen += chunk.decode(errors="replace")
+    return seen
+
+
 def error_lines(err: str) -> list[str]:
     """The ``error:`` lines of a program's stderr, which must hold no traceback."""
     assert "Traceback" not in err, err

@@ -806,3 +806,36 @@ def test_sigterm_or_a_closed_terminal_saves_exports_and_ends_stopped(tmp_path, s
         f"(continue with --resume {out / 'checkpoint.npz'})"]
     assert json.loads((out / "policy.json").read_text())["steps"] >= 32
     assert not [p.name for p in out.iterdir() if ".tmp" in p.name]
+
+
+@pytest.mark.parametrize(("signum", "status"),
+                         [("SIGINT", 130), ("SIGTERM", 143), ("SIGHUP", 129)])
+def test_best_response_stopped_passes_the_signal_to_its_trainer_which_saves(tmp_path, signum,
+                                                                           status):
+    """SIGTERM or SIGHUP killed best_response and left its trainer running, orphaned; a Ctrl-C
+    sent to best_response alone (not its terminal's group) was never passed on, and it waited
+    for the whole training. Now the trainer gets the signal, saves and exports, and says so
+    in the one line; best_response ends with its status."""
+    import signal
+
+    from tests.helpers import (
+        CHILD_TIMEOUT_S,
+        error_lines,
+        spawn_program,
+        wait_for_text,
+    )
+
+    out = tmp_path / "response"
+    proc = spawn_program("experiments.best_response", "--agent", "greedy", "--steps",
+                         str(10**9), "--matches", "2", "--num-envs", "8", "--out", str(out))
+    seen = wait_for_text(proc.stderr, "ret=", proc)  # the trainer's bar after an update
+    proc.send_signal(getattr(signal, signum))
+    _, err = proc.communicate(timeout=CHILD_TIMEOUT_S)
+    err = seen + err
+    assert proc.returncode == status, err
+    words = "interrupted" if signum == "SIGINT" else f"stopped by {signum}"
+    assert error_lines(err) == [
+        f"error: {words}; the run so far is saved and exported in {str(out)!r} "
+        f"(continue with --resume {out / 'checkpoint.npz'})"]
+    assert json.loads((out / "policy.json").read_text())["steps"] > 0
+    NumpyPolicy(out / "policy.npz")  # the response, whole
