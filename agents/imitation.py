@@ -28,7 +28,8 @@ from dominoes_env.optional import require
 
 from .specs import make_agent
 
-__all__ = ["collect_demonstrations", "dataset_demonstrations", "pretrain_policy"]
+__all__ = ["collect_demonstrations", "dataset_demonstrations", "join_demonstrations",
+           "pretrain_policy"]
 
 
 def _play_and_record(args) -> dict[str, np.ndarray]:
@@ -78,22 +79,32 @@ def _ignore_sigint() -> None:
 
 
 def collect_demonstrations(teacher: str, opponents: list[str], rules: RuleConfig, matches: int,
-                           seed: int = 0, workers: int = 1, progress: bool = False
-                           ) -> dict[str, np.ndarray]:
+                           seed: int = 0, workers: int = 1, progress: bool = False,
+                           finished: list | None = None) -> dict[str, np.ndarray]:
     """The teacher's decisions (with more than one legal move) in ``matches`` matches against
     ``opponents`` (cycled; an opponent spelled like the teacher is the teacher too, and its
     decisions are recorded as well); ``values`` is the deciding side's margin in that hand
     over the best other side, scaled like the env's ``score_delta`` reward
-    (1 / target_score)."""
+    (1 / target_score). ``finished`` (a list) receives each match's decisions as it ends, in
+    match order: what a caller keeps when the collection is interrupted
+    (:func:`join_demonstrations` makes them one set)."""
     scale = 1.0 / rules.target_score
     jobs = [(teacher, opponents, rules, derive_seed(seed, "bc", i), scale) for i in range(matches)]
     parts = []
     if workers > 1:
         with mp.get_context("fork").Pool(workers, _ignore_sigint) as pool:
             it = pool.imap(_play_and_record, jobs)  # in job order: the same data every run
-            parts = _with_progress(it, matches, progress)
+            parts = _with_progress(it, matches, progress, finished)
     else:
-        parts = _with_progress(map(_play_and_record, jobs), matches, progress)
+        parts = _with_progress(map(_play_and_record, jobs), matches, progress, finished)
+    return join_demonstrations(parts)
+
+
+def join_demonstrations(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """The decisions of several matches (:func:`collect_demonstrations`' ``finished``) as one
+    set of arrays; ``ValueError`` when there is none."""
+    if not parts:
+        raise ValueError("no match was finished: there are no decisions to join")
     return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
 
 
@@ -122,12 +133,14 @@ def dataset_demonstrations(path, agent: str | None = None,
             "values": data["hand_margin"].astype(np.float32) / stored.target_score}
 
 
-def _with_progress(it, total: int, show: bool) -> list:
-    if not show:
-        return list(it)
-    tqdm = require("tqdm", "train", "the progress bar").tqdm
-
-    return list(tqdm(it, total=total, desc="demonstrations", unit="match"))
+def _with_progress(it, total: int, show: bool, finished: list | None = None) -> list:
+    if show:
+        it = require("tqdm", "train", "the progress bar").tqdm(
+            it, total=total, desc="demonstrations", unit="match")
+    parts = [] if finished is None else finished
+    for part in it:
+        parts.append(part)
+    return list(parts)
 
 
 def pretrain_policy(model, data: dict[str, np.ndarray], epochs: int = 10, batch_size: int = 512,

@@ -43,11 +43,17 @@ from pathlib import Path
 import numpy as np
 
 from dominoes_env.cli_support import (
+    CommandError,
     OneLineParser,
     check_fits_in_memory,
     check_run_folder,
+    end_program,
     paths_in_specs,
+    print_error,
+    quiet_teardown,
+    run_command,
     start_run_folder,
+    stop_status,
 )
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_write
@@ -104,11 +110,12 @@ def load_demos(path: str, rules: RuleConfig) -> tuple[dict[str, np.ndarray], str
 
 
 def fit_actor(actor, data: dict[str, np.ndarray], epochs: int, batch_size: int, lr: float,
-              seed: int, holdout: float = 0.1, log=print):
+              seed: int, holdout: float = 0.1, log=print, best_so_far: dict | None = None):
     """Fit ``actor`` (layers of :mod:`dominoes_env.jax.networks`) to the demonstrations'
     moves by masked cross-entropy; returns the layers with the lowest held-out loss and their
     statistics (held-out loss and accuracy: how often the teacher's move is the policy's most
-    probable)."""
+    probable). ``best_so_far`` (a dict) holds them, with ``"epoch"``, after each epoch that
+    improved on the layers fitted from: what an interrupted fit keeps."""
     import jax
     import jax.numpy as jnp
     import optax
@@ -155,6 +162,10 @@ def fit_actor(actor, data: dict[str, np.ndarray], epochs: int, batch_size: int, 
         mark = ""
         if v_loss < best_loss:
             best, best_loss, best_acc, mark = params, v_loss, v_acc, " *"
+            if best_so_far is not None:
+                best_so_far.update(actor=jax.tree.map(np.asarray, best), epoch=epoch + 1,
+                                   stats={"heldout_loss": best_loss, "heldout_accuracy":
+                                          best_acc, "decisions": n, "heldout": n_val})
         log(f"[fit] epoch {epoch + 1}/{epochs}: held-out loss {v_loss:.4f}, accuracy "
             f"{v_acc:.3f} ({time.time() - started:.0f} s){mark}")
     return jax.tree.map(np.asarray, best), {"heldout_loss": best_loss, "heldout_accuracy":
@@ -241,6 +252,10 @@ def run_folder(args):
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    return run_command(lambda: _main(args, argv))
+
+
+def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
     command = "python -m experiments.expert_iteration " + " ".join(
         shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
     try:
@@ -262,26 +277,74 @@ def main(argv: list[str] | None = None) -> int:
                              f"encoding)")
         data, teacher = load_demos(args.data, rules) if args.data else (None, "")
     except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+        raise CommandError(str(err)) from None
     out = Path(start_run_folder(folder))
     policy_path = init
-    for it in range(args.iterations):
-        here = out if it == 0 else out / f"iteration{it + 1}"
-        here.mkdir(parents=True, exist_ok=True)
-        if data is None:
-            teacher = teacher_spec(args, policy_path)
-            data = play(args, rules, teacher, here, it)
-        actor, stats = fit_actor(actor, data, args.epochs, args.batch_size, args.lr,
-                                 args.seed + it)
-        policy_path = str(here / "policy.npz")
-        export(actor, policy_path, rules, args, teacher, init, stats, command)
-        print(f"[iteration {it + 1}] policy: {policy_path} (held-out accuracy "
-              f"{stats['heldout_accuracy']:.3f} on {stats['heldout']:,} decisions)", flush=True)
-        if args.eval_matches:
-            report(policy_path, rules, args, it)
-        init, data = policy_path, None
+    # what the iteration under way has done, for an interruption to save (see kept_on_stop)
+    now: dict = {}
+    try:
+        for it in range(args.iterations):
+            here = out if it == 0 else out / f"iteration{it + 1}"
+            here.mkdir(parents=True, exist_ok=True)
+            now = {"here": here, "it": it, "teacher": teacher, "init": init, "finished": [],
+                   "fit": {}, "policy": None}
+            if data is None:
+                teacher = now["teacher"] = teacher_spec(args, policy_path)
+                data = play(args, rules, teacher, here, it, now["finished"])
+            now["fitting"] = True
+            try:
+                actor, stats = fit_actor(actor, data, args.epochs, args.batch_size, args.lr,
+                                         args.seed + it, best_so_far=now["fit"])
+            except ValueError as err:  # too few decisions for a minibatch
+                raise CommandError(f"{err} (the decisions played are saved in "
+                                   f"{here / 'demos.npz'})") from None
+            policy_path = str(here / "policy.npz")
+            export(actor, policy_path, rules, args, teacher, init, stats, command)
+            now["policy"] = policy_path
+            print(f"[iteration {it + 1}] policy: {policy_path} (held-out accuracy "
+                  f"{stats['heldout_accuracy']:.3f} on {stats['heldout']:,} decisions)",
+                  flush=True)
+            if args.eval_matches:
+                report(policy_path, rules, args, it)
+            init, data = policy_path, None
+    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, SIGHUP: save what is under way
+        quiet_teardown()
+        status, words = stop_status(stop)
+        print_error(f"{words}; {kept_on_stop(now, args, rules, command)}")
+        return status
     return 0
+
+
+def kept_on_stop(now: dict, args, rules: RuleConfig, command: str) -> str:
+    """Save what the interrupted iteration ``now`` had done, and say what is kept: the
+    decisions of the matches it finished (``demos.npz``), or the best fit so far
+    (``policy.npz``, its JSON saying at which epoch it stopped), or its finished policy."""
+    if not now:
+        return "nothing was played or fitted yet"
+    here, it = now["here"], now["it"]
+    if now["policy"]:
+        return f"iteration {it + 1}'s policy is saved in {now['policy']}"
+    fit = now["fit"]
+    if fit:
+        path = str(here / "policy.npz")
+        stats = {**fit["stats"], "stopped_at_epoch": fit["epoch"]}
+        export(fit["actor"], path, rules, args, now["teacher"], now["init"], stats, command)
+        return (f"the best fit so far (epoch {fit['epoch']} of {args.epochs}) is exported to "
+                f"{path}")
+    if (here / "demos.npz").is_file():
+        return f"the decisions played are saved in {here / 'demos.npz'}"
+    if now["finished"]:
+        from agents.imitation import join_demonstrations
+
+        count = len(now["finished"])
+        save_demos(here / "demos.npz", join_demonstrations(now["finished"]),
+                   demos_meta(args, rules, now["teacher"], count))
+        return (f"the decisions of the {count} finished matches are saved in "
+                f"{here / 'demos.npz'} (fit them with --data and another --out)")
+    if now.get("fitting"):
+        return (f"iteration {it + 1}'s fit had not improved on the policy it starts from: "
+                f"nothing of it is saved")
+    return f"no match of iteration {it + 1} was finished"
 
 
 def teacher_spec(args, policy_path: str) -> str:
@@ -290,21 +353,32 @@ def teacher_spec(args, policy_path: str) -> str:
     return f"guided:policy={policy_path}" if args.teacher == "guided" else args.teacher
 
 
-def play(args, rules: RuleConfig, teacher: str, here: Path, it: int):
+def play(args, rules: RuleConfig, teacher: str, here: Path, it: int,
+         finished: list | None = None):
+    """The teacher's decisions in an iteration's matches, saved to ``here/demos.npz``;
+    ``finished`` receives each match's as it ends (:func:`collect_demonstrations`)."""
     from agents.arena import derive_seed
     from agents.imitation import collect_demonstrations
 
-    opponents = [teacher if o == args.teacher else o for o in args.opponents]
     started = time.time()
-    data = collect_demonstrations(teacher, opponents, rules, args.matches,
+    data = collect_demonstrations(teacher, opponents_of(args, teacher), rules, args.matches,
                                   derive_seed(args.seed, "exit", it), args.workers,
-                                  progress=True)
+                                  progress=True, finished=finished)
     print(f"[play] {len(data['actions']):,} decisions of {teacher} in {args.matches} matches "
           f"({time.time() - started:.0f} s)", flush=True)
-    save_demos(here / "demos.npz", data, {"teacher": teacher, "opponents": opponents,
-                                          "matches": args.matches, "seed": args.seed,
-                                          "rules": rules.to_dict()})
+    save_demos(here / "demos.npz", data, demos_meta(args, rules, teacher, args.matches))
     return data
+
+
+def opponents_of(args, teacher: str) -> list[str]:
+    """The teacher's opponents: an opponent spelled like ``--teacher`` is this teacher."""
+    return [teacher if o == args.teacher else o for o in args.opponents]
+
+
+def demos_meta(args, rules: RuleConfig, teacher: str, matches: int) -> dict:
+    """What ``demos.npz`` records of how its ``matches`` matches were played."""
+    return {"teacher": teacher, "opponents": opponents_of(args, teacher), "matches": matches,
+            "seed": args.seed, "rules": rules.to_dict()}
 
 
 def export(actor, path: str, rules: RuleConfig, args, teacher: str, init: str, stats: dict,
@@ -332,4 +406,4 @@ def report(policy_path: str, rules: RuleConfig, args, it: int) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    end_program(main())

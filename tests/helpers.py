@@ -240,16 +240,19 @@ def spawn_program(module: str, *args: str, **kwargs) -> subprocess.Popen:
                             **kwargs)  # fmt: skip
 
 
-def wait_for_text(stream, marker: str, proc: subprocess.Popen,
+def wait_for_text(stream, marker, proc: subprocess.Popen,
                   timeout: float = CHILD_TIMEOUT_S) -> str:
-    """Read a child's pipe ``stream`` until ``marker`` shows up (the sign that it is where a
-    test wants to interrupt it); returns what was read. Fails if ``proc`` ends first or after
-    ``timeout`` seconds."""
+    """Read a child's pipe ``stream`` until ``marker`` (a string, or a compiled pattern) shows
+    up: the sign that it is where a test wants to interrupt it; returns what was read. Fails
+    if ``proc`` ends first or after ``timeout`` seconds."""
     import select
+
+    def found(text: str) -> bool:
+        return bool(marker.search(text)) if hasattr(marker, "search") else marker in text
 
     seen = ""
     deadline = time.monotonic() + timeout
-    while marker not in seen:
+    while not found(seen):
         left = deadline - time.monotonic()
         assert left > 0 and proc.poll() is None, (seen[-500:], proc.poll())
         if select.select([stream.fileno()], [], [], min(left, 1.0))[0]:

@@ -111,3 +111,66 @@ def test_a_policy_or_demonstrations_of_another_observation_version_are_refused(t
         err = capsys.readouterr().err.strip()
         assert err.startswith("error: --data") and says in err and "\n" not in err, err
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("signum", "status"), [("SIGINT", 130), ("SIGTERM", 143)])
+def test_stopped_while_playing_saves_the_finished_matches(tmp_path, signum, status):
+    """A Ctrl-C while the teacher played ended in a traceback and SIGTERM killed the run: the
+    matches played were lost either way. Now their decisions are saved, and the one line says
+    where."""
+    import re
+    import signal
+
+    from experiments.expert_iteration import load_demos
+    from tests.helpers import CHILD_TIMEOUT_S, error_lines, spawn_program, wait_for_text
+
+    out = tmp_path / "exit"
+    proc = spawn_program("experiments.expert_iteration", "--out", str(out), "--teacher",
+                         "greedy", "--opponents", "random", "--matches", "100000", "--workers",
+                         "1", "--epochs", "1", "--batch-size", "8")
+    seen = wait_for_text(proc.stderr, re.compile(r"\| [1-9]\d*/100000"), proc)  # a match ended
+    proc.send_signal(getattr(signal, signum))
+    _, err = proc.communicate(timeout=CHILD_TIMEOUT_S)
+    err = seen + err
+    assert proc.returncode == status, err
+    words = "interrupted" if signum == "SIGINT" else f"stopped by {signum}"
+    [line] = error_lines(err)
+    said = re.fullmatch(rf"error: {words}; the decisions of the (\d+) finished matches are "
+                        rf"saved in {re.escape(str(out / 'demos.npz'))} \(fit them with --data "
+                        rf"and another --out\)", line)
+    assert said, line
+    data, teacher = load_demos(str(out / "demos.npz"), RuleConfig())
+    assert teacher == "greedy" and len(data["actions"]) > 0
+    with np.load(out / "demos.npz") as f:
+        assert json.loads(str(f["meta"]))["matches"] == int(said.group(1))
+    assert not (out / "policy.npz").exists()
+
+
+def test_stopped_by_a_closed_terminal_while_fitting_exports_the_best_fit_so_far(tmp_path):
+    """SIGHUP (the terminal closed) during a long fit killed it: every epoch was lost. Now the
+    best parameters so far are exported, their JSON saying at which epoch the fit stopped."""
+    import re
+    import signal
+
+    from experiments.expert_iteration import save_demos
+    from tests.helpers import CHILD_TIMEOUT_S, error_lines, spawn_program, wait_for_text
+
+    rules = RuleConfig()
+    demos = tmp_path / "demos.npz"
+    save_demos(demos, collect_demonstrations("greedy", ["greedy"], rules, 6, seed=2),
+               {"teacher": "greedy", "rules": rules.to_dict()})
+    out = tmp_path / "exit"
+    proc = spawn_program("experiments.expert_iteration", "--out", str(out), "--data",
+                         str(demos), "--epochs", "100000", "--batch-size", "8", "--lr", "1e-3")
+    seen = wait_for_text(proc.stdout, re.compile(r"\[fit\] epoch \d+/100000: .* \*\n"), proc)
+    proc.send_signal(signal.SIGHUP)
+    _, err = proc.communicate(timeout=CHILD_TIMEOUT_S)
+    assert proc.returncode == 129, err
+    [line] = error_lines(err)
+    assert re.fullmatch(rf"error: stopped by SIGHUP; the best fit so far \(epoch \d+ of 100000\) "
+                        rf"is exported to {re.escape(str(out / 'policy.npz'))}", line), line
+    meta = json.loads((out / "policy.json").read_text())
+    assert meta["stopped_at_epoch"] >= 1 and meta["teacher"] == "greedy"
+    assert max(play_match([make_agent(f"ppo:{out / 'policy.npz'}"), "random"],
+                          RuleConfig(target_score=30), 3).scores) >= 30
+    assert seen
