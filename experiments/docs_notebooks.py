@@ -13,12 +13,21 @@ a static page cannot run them.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
-from dominoes_env.cli_support import OneLineParser
+from dominoes_env.cli_support import (
+    OneLineParser,
+    end_program,
+    print_error,
+    run_command,
+    stop_status,
+)
+from dominoes_env.core.atomic_files import atomic_write
 from dominoes_env.optional import require
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,6 +35,9 @@ SOURCE = ROOT / "notebooks"
 TARGET = ROOT / "docs" / "notebooks"
 WIDGET_TAG = "widget"
 CELL_TIMEOUT = 3600
+#: how long a stopped run waits for the thread running a notebook to end once its kernel is
+#: killed (the kernel is killed again meanwhile: it may have been starting)
+KERNEL_STOP_S = 30.0
 
 
 def execute(name: str, quick: bool) -> Path:
@@ -44,15 +56,57 @@ def execute(name: str, quick: bool) -> Path:
             nb, timeout=CELL_TIMEOUT, kernel_name="python3", shutdown_kernel="immediate",
             resources={"metadata": {"path": str(SOURCE)}},
         )
-        client.execute()
+        run_client(client)
     executed = iter(nb.cells)
     nb.cells = [c if WIDGET_TAG in c.metadata.get("tags", []) else next(executed) for c in cells]
     TARGET.mkdir(parents=True, exist_ok=True)
     path = TARGET / f"{name}.ipynb"
-    tmp = path.with_suffix(".ipynb.tmp")
-    nbformat.write(nb, tmp)
-    tmp.replace(path)  # never a half-written notebook
+    with atomic_write(path) as fh:  # never a half-written notebook, nor a temporary file left
+        nbformat.write(nb, fh)
     return path
+
+
+def run_client(client) -> None:
+    """``client.execute()`` (an ``nbclient.NotebookClient``) on a thread of its own, this one
+    waiting: nbclient, on the main thread, puts its own SIGINT and SIGTERM handlers in place of
+    the command's (a SIGTERM ended in a traceback, and removing them left the default, so the
+    next SIGTERM killed the program) and leaves the kernel, in a session of its own, running
+    when SIGHUP ends the program. Here any of them stops the command as it stops the others
+    (:func:`run_command`) and the kernel is killed first."""
+    failed: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            client.execute()
+        except BaseException as err:  # raised again on the command's thread
+            failed.append(err)
+
+    worker = threading.Thread(target=work, name="notebook", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.5)
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP: no kernel left behind
+        deadline = time.monotonic() + KERNEL_STOP_S
+        while worker.is_alive() and time.monotonic() < deadline:
+            kill_kernel(client)
+            worker.join(0.2)
+        raise
+    if failed:
+        raise failed[0]
+
+
+def kill_kernel(client) -> None:
+    """Kill ``client``'s kernel and what it started (its process group), if it runs."""
+    provisioner = getattr(getattr(client, "km", None), "provisioner", None)
+    pgid, process = getattr(provisioner, "pgid", None), getattr(provisioner, "process", None)
+    try:
+        if pgid:
+            os.killpg(pgid, signal.SIGKILL)
+        elif process is not None:
+            process.kill()
+    except (ProcessLookupError, PermissionError):  # already gone
+        pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,16 +117,30 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true",
                    help="the notebooks' small sizes (DOMINOES_NB_QUICK=1), for a fast check")
     args = p.parse_args(argv)
+    return run_command(lambda: _main(p, args))
+
+
+def _main(p: OneLineParser, args) -> int:
     available = sorted(q.stem for q in SOURCE.glob("*.ipynb"))
     unknown = sorted(set(args.names) - set(available))
     if unknown:
         p.error(f"unknown notebook(s) {', '.join(unknown)}; available: {', '.join(available)}")
-    for name in args.names or available:
+    names = args.names or available
+    for done, name in enumerate(names):
         start = time.perf_counter()
-        path = execute(name, args.quick)
+        print(f"running {name}", file=sys.stderr, flush=True)
+        try:
+            path = execute(name, args.quick)
+        except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, SIGHUP: say what is left to run
+            status, words = stop_status(stop)
+            left = " ".join(names[done:])
+            print_error(f"{words} while running {name}; {done} of {len(names)} notebooks were "
+                        f"stored; to finish: python -m experiments.docs_notebooks {left}"
+                        f"{' --quick' if args.quick else ''}")
+            return status
         print(f"{path.relative_to(ROOT)}: {time.perf_counter() - start:.0f} s", file=sys.stderr)
     return 0
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    end_program(main())
