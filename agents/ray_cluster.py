@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import socket
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -76,13 +78,37 @@ def init_ray(*, address: str | None = None, num_cpus: int | None = None,
              **kwargs: Any) -> bool:
     """Join the cluster at ``address``, or start a local Ray with ``num_cpus`` CPUs; return
     whether this call started (and so should shut down) Ray. A Ray already initialised in this
-    process is used as it is (``False``). Extra keyword arguments go to ``ray.init``."""
+    process is used as it is (``False``). Extra keyword arguments go to ``ray.init``.
+
+    A SIGTERM handler the process had (a command's, from
+    :func:`dominoes_env.cli_support.run_command`: work saved, one line, status 143) is put back
+    after ``ray.init``, which puts in its own (``sys.exit(15)``: status 15, without a word,
+    nothing saved); without one, Ray's stays (it shuts Ray down on the way out)."""
     try:
         import ray
     except ImportError as err:
         raise ValueError(f"Ray is not installed: pip install 'ray[default]' ({err})") from None
     if ray.is_initialized():
         return False
+    before = _sigterm_handler()
+    try:
+        return _init_ray(ray, address, num_cpus, code_search_path, attempts, kwargs)
+    finally:
+        if before is not None:
+            signal.signal(signal.SIGTERM, before)
+
+
+def _sigterm_handler():
+    """The SIGTERM handler a program set (a Python function; on the main thread, where it can
+    be put back), else ``None``."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    handler = signal.getsignal(signal.SIGTERM)
+    return handler if callable(handler) else None
+
+
+def _init_ray(ray, address: str | None, num_cpus: int | None, code_search_path: Sequence[str],
+              attempts: int, kwargs: dict[str, Any]) -> bool:
     kwargs.setdefault("logging_level", logging.WARNING)
     if address:
         check_reachable(address)

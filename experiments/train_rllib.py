@@ -24,7 +24,6 @@ import dataclasses
 import json
 import math
 import os
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,11 +31,16 @@ from typing import Any
 
 from agents.ray_cluster import RayStartError, init_ray, split_address
 from dominoes_env.cli_support import (
+    CommandError,
     check_config,
     check_run_folder,
     config_field,
     config_parser,
+    end_program,
+    print_error,
+    run_command,
     start_run_folder,
+    stop_status,
 )
 from dominoes_env.cli_support import machine_memory as cli_machine_memory
 from dominoes_env.core import RuleConfig
@@ -271,8 +275,31 @@ def evaluate(policy_path: Path, cfg: RllibConfig) -> dict[str, float]:
                           matches=cfg.eval_matches, seed=cfg.seed)
 
 
+class TrainingStopped(Exception):
+    """A Ctrl-C, SIGTERM or SIGHUP (``args[1]``) stopped :func:`train` after it saved the
+    checkpoint and exported the policy of the run in ``args[0]``, or (``args[2]``, the
+    iterations finished, 0) before any iteration ended: nothing saved."""
+
+
+def save_checkpoint(algo, path: Path) -> None:
+    """``algo``'s checkpoint in the folder ``path``, whole or not at all: written beside it,
+    then put in its place (a stop while RLlib writes leaves the checkpoint before intact)."""
+    import shutil
+
+    new, old = path.with_name(f".{path.name}-new"), path.with_name(f".{path.name}-old")
+    for leftover in (new, old):
+        shutil.rmtree(leftover, ignore_errors=True)
+    algo.save_to_path(os.path.abspath(new))
+    if path.exists():
+        path.rename(old)
+    new.rename(path)
+    shutil.rmtree(old, ignore_errors=True)
+
+
 def train(cfg: RllibConfig) -> Path:
-    """Run the training; returns the exported policy's path."""
+    """Run the training; returns the exported policy's path. A Ctrl-C, SIGTERM or SIGHUP ends
+    the iteration under way where it is, and the run is saved and exported as at the end (the
+    parameters as the stop found them), then :class:`TrainingStopped` is raised."""
     from tensorboardX import SummaryWriter
 
     from agents.rllib import export_module
@@ -286,29 +313,38 @@ def train(cfg: RllibConfig) -> Path:
     writer = SummaryWriter(str(out / "tb"))
     progress = out / "progress.csv"
     fresh = not progress.exists() or not cfg.resume
+    stop, done, row = None, 0, {"env_steps": math.nan}
     try:
-        with open(progress, "w" if fresh else "a", newline="") as fh:
-            rows = csv.DictWriter(fh, fieldnames=["iteration", "seconds", *METRICS])
-            if fresh:
-                rows.writeheader()
-            start = time.perf_counter()
-            for it in range(1, cfg.iterations + 1):
-                row = _metrics(algo.train())
-                seconds = time.perf_counter() - start
-                rows.writerow({"iteration": it, "seconds": round(seconds, 2), **row})
-                fh.flush()
-                for name, value in row.items():
-                    if not math.isnan(value):
-                        writer.add_scalar(f"rllib/{name}", value, it)
-                print(f"[{it}/{cfg.iterations}] {seconds:6.1f} s  env steps "
-                      f"{row['env_steps']:,.0f}  episode length {row['episode_len_mean']:.1f}  "
-                      f"entropy {row['entropy']:.3f}  policy loss {row['policy_loss']:.4f}",
-                      flush=True)
-        algo.save_to_path(os.path.abspath(out / "checkpoint"))
+        try:
+            with open(progress, "w" if fresh else "a", newline="") as fh:
+                rows = csv.DictWriter(fh, fieldnames=["iteration", "seconds", *METRICS])
+                if fresh:
+                    rows.writeheader()
+                start = time.perf_counter()
+                for it in range(1, cfg.iterations + 1):
+                    row = _metrics(algo.train())
+                    done = it
+                    seconds = time.perf_counter() - start
+                    rows.writerow({"iteration": it, "seconds": round(seconds, 2), **row})
+                    fh.flush()
+                    for name, value in row.items():
+                        if not math.isnan(value):
+                            writer.add_scalar(f"rllib/{name}", value, it)
+                    print(f"[{it}/{cfg.iterations}] {seconds:6.1f} s  env steps "
+                          f"{row['env_steps']:,.0f}  episode length "
+                          f"{row['episode_len_mean']:.1f}  entropy {row['entropy']:.3f}  "
+                          f"policy loss {row['policy_loss']:.4f}", flush=True)
+        except KeyboardInterrupt as err:  # Ctrl-C, SIGTERM, SIGHUP: save and export below
+            stop = err
+            if not done and not cfg.resume:
+                raise TrainingStopped(out, stop, 0) from None
+        save_checkpoint(algo, out / "checkpoint")
         module = algo.get_module(SHARED_POLICY)
         meta = {"rules": cfg.rules().to_dict(), "source": "rllib", "algorithm": "PPO",
-                "config": dataclasses.asdict(cfg), "iterations": cfg.iterations,
+                "config": dataclasses.asdict(cfg), "iterations": done,
                 "env_steps": row["env_steps"]}
+        if stop is not None:
+            meta["stopped"] = stop_status(stop)[1]
         policy = out / "policy.npz"
         export_module(module, policy, meta)
         with atomic_write(out / "policy.json") as f:
@@ -316,6 +352,8 @@ def train(cfg: RllibConfig) -> Path:
     finally:
         writer.close()
         algo.stop()
+    if stop is not None:
+        raise TrainingStopped(out, stop, done)
     print(f"exported the shared policy to {policy} (play it with the agent spec ppo:{policy})")
     if cfg.eval_matches:
         res = evaluate(policy, cfg)
@@ -327,27 +365,35 @@ def train(cfg: RllibConfig) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     cfg = parse_config(argv)
+    return run_command(lambda: _main(cfg))
+
+
+def _main(cfg: RllibConfig) -> int:
     try:
         check_run(cfg)
     except ValueError as err:
-        print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
-        return 2
+        raise CommandError(str(err)) from None
     try:
         import ray.rllib  # noqa: F401
     except ImportError as err:
-        print(f"error: RLlib is not installed ({err}); install the rllib extra: "
-              "pip install -e '.[rllib]'", file=sys.stderr)
-        return 2
+        raise CommandError(f"RLlib is not installed ({err}); install the rllib extra: "
+                           "pip install -e '.[rllib]'") from None
     try:
         train(cfg)
     except RayStartError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted; progress.csv holds the finished iterations", file=sys.stderr)
-        return 130
+        raise CommandError(str(err)) from None
+    except TrainingStopped as stopped:
+        out, stop, done = stopped.args
+        status, words = stop_status(stop)
+        if done or cfg.resume:
+            kept = (f"the run is saved in {out / 'checkpoint'} (continue with --resume "
+                    f"{out / 'checkpoint'}) and its policy exported to {out / 'policy.npz'}")
+        else:
+            kept = "no iteration had finished: nothing was saved"
+        print_error(f"{words}; {kept}")
+        return status
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    end_program(main())

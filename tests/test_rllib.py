@@ -117,3 +117,32 @@ def check_plays_legal_matches_as_an_agent_spec(out):
     for seed in range(3):  # an illegal move would raise ValueError naming the agent
         result = play_match([f"ppo:{out / 'policy.npz'}", "random"], rules, seed=seed)
         assert result.winner in (0, 1) and result.plays > 0
+
+
+@pytest.mark.timeout(900)  # a local Ray's start-up is tried up to three times (agents.ray_cluster)
+def test_sigterm_saves_the_checkpoint_and_exports_the_policy(tmp_path, one_local_ray):
+    """ray.init put its own SIGTERM handler (sys.exit(15)) in place of the command's: a
+    scheduler ending a run got status 15, no line, no checkpoint and no policy. Now the run is
+    saved and exported as at its end, one line says where, status 143."""
+    import signal
+
+    from .helpers import error_lines, spawn_program, wait_for_text
+
+    out = tmp_path / "rllib"
+    proc = spawn_program("experiments.train_rllib", "--iterations", "1000", "--env-runners",
+                         "0", "--train-batch-size", "200", "--minibatch-size", "100", "--epochs",
+                         "1", "--net", "32,32", "--num-cpus", "1", "--seed", "3", "--out",
+                         str(out), "--eval-matches", "0")
+    wait_for_text(proc.stdout, "[1/1000]", proc)  # an iteration finished
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=CHILD_TIMEOUT_S)
+    assert proc.returncode == 143, err[-4000:]
+    checkpoint = out / "checkpoint"
+    assert error_lines(err) == [
+        f"error: stopped by SIGTERM; the run is saved in {checkpoint} (continue with --resume "
+        f"{checkpoint}) and its policy exported to {out / 'policy.npz'}"]
+    assert (checkpoint / "algorithm_state.pkl").is_file()
+    meta = json.loads((out / "policy.json").read_text())
+    assert meta["stopped"] == "stopped by SIGTERM" and meta["iterations"] >= 1
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".checkpoint")) == []
+    check_plays_legal_matches_as_an_agent_spec(out)
