@@ -48,6 +48,7 @@ from dominoes_env.cli_support import (
     quiet_teardown,
     run_command,
     start_run_folder,
+    stop_status,
 )
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_copy, atomic_write
@@ -598,13 +599,14 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
         train(config, command)
     except (FileExistsError, RunDirError) as err:
         raise CommandError(str(err)) from None
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, SIGHUP (Stopped): 130, 143, 129
         last = Path(config.out) / "checkpoints" / "last.zip"
         note = (f"; the run is saved in {last}: add --resume {last} to the same command to go on"
                 if last.is_file() else "")
         quiet_teardown()
-        print_error(f"interrupted{note}")
-        return 130
+        status, words = stop_status(stop)
+        print_error(f"{words}{note}")
+        return status
     return 0
 
 

@@ -204,3 +204,27 @@ def test_demonstrations_are_the_same_whatever_the_workers():
     two = collect_demonstrations("greedy", ["random", "greedy"], rules, 6, seed=2, workers=2)
     for key in one:
         assert np.array_equal(one[key], two[key]), key
+
+
+def test_sigterm_saves_the_run_and_ends_with_status_143(tmp_path):
+    """A SIGTERM was caught as a Ctrl-C: the run was saved but the command said
+    "interrupted" and ended with 130, so a scheduler (or best_response, which passes its
+    signal on) could not tell it was stopped by SIGTERM."""
+    import signal
+
+    from tests.helpers import CHILD_TIMEOUT_S, error_lines, spawn_program, wait_for_path
+
+    out = tmp_path / "run"
+    proc = spawn_program("experiments.train_ppo", "--total-steps", str(10**9), "--n-envs", "2",
+                         "--vec-env", "dummy", "--n-steps", "128", "--batch-size", "128",
+                         "--n-epochs", "1", "--net", "16", "--eval-every", str(10**9),
+                         "--eval-matches", "2", "--checkpoint-every", "256", "--target-score",
+                         "50", "--opponents", "greedy=1", "--out", str(out))
+    wait_for_path(out / "checkpoints" / "ppo_256_steps.zip", proc)  # it is training
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=CHILD_TIMEOUT_S)
+    assert proc.returncode == 143, err[-3000:]
+    last = out / "checkpoints" / "last.zip"
+    assert error_lines(err) == [f"error: stopped by SIGTERM; the run is saved in {last}: add "
+                                f"--resume {last} to the same command to go on"]
+    assert last.is_file()
