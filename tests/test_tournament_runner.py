@@ -86,6 +86,24 @@ def test_resume_after_kill_loses_nothing_and_duplicates_nothing(tmp_path):
     assert run_tournament(config, out, progress=False).played == 0  # complete: nothing to do
 
 
+@pytest.mark.parametrize(("signum", "status"), [("SIGTERM", 143), ("SIGHUP", 129)])
+def test_sigterm_or_a_closed_terminal_saves_finished_matches(tmp_path, signum, status):
+    """SIGTERM and SIGHUP were caught as a Ctrl-C: the matches were kept but the run ended as
+    "interrupted", status 130, so whoever sent them could not tell how it stopped."""
+    from tests.helpers import error_lines
+
+    out = tmp_path / "run"
+    proc = cli("--agents", SLOW, "greedy", "--matches", "40", "--target-score", "60",
+               "--workers", "1", "--out", str(out), "--quiet", "--no-plots")
+    wait_for_lines(out / MATCHES_FILE, 2, proc)
+    proc.send_signal(getattr(signal, signum))
+    _, err = proc.communicate(timeout=CHILD_TIMEOUT_S)
+    assert proc.returncode == status, err
+    assert error_lines(err) == [f"error: stopped by {signum}"]
+    assert f"finished matches are saved in {out}" in err
+    assert 2 <= len(match_records(out)) < 40
+
+
 def test_ctrl_c_saves_finished_matches_and_exits_130(tmp_path):
     out = tmp_path / "run"
     args = ["--agents", SLOW, "greedy", "--matches", "40", "--target-score", "60",

@@ -30,6 +30,7 @@ from agents.tournament.runner import (
 from agents.tournament.schedule import tables_for
 from dominoes_env.cli_support import (
     CommandError,
+    Stopped,
     check_config,
     check_run_folder,
     config_field,
@@ -167,9 +168,11 @@ def _main(args: argparse.Namespace) -> int:
                              save_records=args.save_records,
                              move_timeout=args.move_timeout or None,
                              before_writing=lambda: start_run_folder(folder))
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         print(f"\ninterrupted: finished matches are saved in {out}; run the same command again "
               "to play the rest", file=err)
+        if isinstance(stop, Stopped):  # SIGTERM, SIGHUP: run_command's line and status
+            raise
         return 130
     except (ValueError, TypeError, RayStartError) as e:
         raise CommandError(str(e)) from None
