@@ -54,12 +54,12 @@ from dominoes_env.core import MatchState, RecordError, RuleConfig
 from dominoes_env.core.atomic_files import atomic_write
 from dominoes_env.core.records import replay_steps
 from dominoes_env.core.validation import as_bool, short_repr
+from dominoes_env.npz_files import NpzError, read_npz
 from dominoes_env.obs.actions import action_mask
 from dominoes_env.obs.v2 import VERSION as OBS_VERSION
 from dominoes_env.obs.v2 import encode_observation, observation_size
 from dominoes_env.record_io import RECORDS_DIR, iter_records
 
-from .npz_files import NpzError, read_npz
 from .tournament.runner import TournamentConfig, run_tournament
 
 __all__ = ["DECISIONS_DIR", "FIELDS", "FORMAT_VERSION", "INFO_FILE", "build_dataset",

@@ -65,13 +65,14 @@ from dominoes_env.core import DRAW, PLAY, HandState, SeatView, wins_by_play
 from dominoes_env.core.sampling import DealSampler
 from dominoes_env.core.validation import as_bool, as_float, as_int
 from dominoes_env.obs.v2 import encode_hand_state
+from dominoes_env.policy_format import ACTIVATIONS
 
 from .base import Agent
 from .batch_obs import BatchEncoder
 from .blas import single_thread
 from .hand_batch import HandBatch
 from .inference import PlayLikelihood
-from .ppo import ACTIVATIONS, POLICY_DIR, PPOAgent, shipped_policy_path
+from .ppo import POLICY_DIR, PPOAgent, shipped_policy_path
 from .search import GreedyRollout, best_mean, check_value, distinct_moves
 from .tables import as_table
 

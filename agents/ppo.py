@@ -4,24 +4,10 @@ The training code exports the policy network of a ``MaskablePPO`` ``MlpPolicy`` 
 file with :func:`agents.ppo_export.export_policy`; this module needs only numpy to play it, so
 tournaments and notebooks never import torch.
 
-The ``.npz`` holds (format ``"straight-dominoes-ppo/1"``):
-
-==================  ================================================================
-key                 contents
-==================  ================================================================
-``format``          the format string above
-``activation``      the hidden layers' activation: tanh, relu, elu, leaky_relu, sigmoid, gelu,
-                    silu, identity
-``num_layers``      number of hidden layers ``L`` of the policy network
-``w{i}``, ``b{i}``  hidden layer ``i`` (``0 <= i < L``): weight ``(in, out)``, bias ``(out,)``
-``action_w``,       the action head (logits): weight ``(in, num_actions)``, bias
-``action_b``
-``metadata``        a JSON string: ``obs_size``, ``num_actions``, ``obs_version`` (the
-                    observation version it reads: loading refuses a version
-                    ``dominoes_env.obs.VERSIONS`` does not hold), ``rules``
-                    (the training rules as a dict: their table, :mod:`agents.tables`, is the
-                    only one the policy plays) and whatever the trainer added
-==================  ================================================================
+The ``.npz`` format (``"straight-dominoes-ppo/1"``: the layers' weights, their activation
+and JSON metadata with the observation version and the training rules) is
+:mod:`dominoes_env.policy_format`'s, which reads and checks it; a policy's ``rules`` are
+also its table (:mod:`agents.tables`), the only one it plays.
 
 Action probabilities are ``softmax(logits)`` over the legal actions (illegal logits are set to
 ``-inf``, as ``MaskableCategorical`` does with ``-1e8``). The agent samples from them with its
@@ -46,7 +32,6 @@ True
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from pathlib import Path
@@ -54,14 +39,12 @@ from pathlib import Path
 import numpy as np
 
 from dominoes_env.core import RuleConfig, SeatView
-from dominoes_env.core.atomic_files import atomic_write
-from dominoes_env.core.validation import as_bool, short_repr
+from dominoes_env.core.validation import as_bool
+from dominoes_env.policy_format import ACTIVATIONS, PolicyFileError, read_policy, write_policy
+from dominoes_env.policy_format import FORMAT as FORMAT  # the format's name, here too
 
 from .base import Agent
-from .npz_files import NpzError, read_npz
 from .tables import TABLES, as_table, describe_table, table_of, table_rules
-
-FORMAT = "straight-dominoes-ppo/1"
 
 #: the shipped policies: ``ppo_{table}.npz`` in this folder (:data:`POLICY_FILES`)
 POLICY_DIR = Path(__file__).resolve().parent / "policies"
@@ -70,138 +53,30 @@ POLICY_DIR = Path(__file__).resolve().parent / "policies"
 POLICY_FILES = {table: f"ppo_{table}.npz" for table in TABLES}
 
 
-def _gelu(x):
-    erf = np.vectorize(math.erf, otypes=[np.float64])
-    return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
-
-
-ACTIVATIONS = {
-    "tanh": np.tanh,
-    "relu": lambda x: np.maximum(x, 0.0),
-    "elu": lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0.0))),
-    "leaky_relu": lambda x: np.where(x > 0, x, 0.01 * x),
-    "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
-    "silu": lambda x: x / (1.0 + np.exp(-x)),
-    "gelu": _gelu,
-    "identity": lambda x: x,
-}
-
-
-#: the most an exported policy's arrays may expand to (the shipped ones are under 2 MB)
-MAX_POLICY_BYTES = 512 * 1024 * 1024
-
-
-def _read_npz(path: Path) -> dict[str, np.ndarray]:
-    """Every array of a policy ``.npz`` (checked by :func:`agents.npz_files.read_npz`: no
-    pickle, no array larger than the file holds, at most :data:`MAX_POLICY_BYTES`), or
-    :class:`PolicyFileError`."""
-    try:
-        return read_npz(path, max_bytes=MAX_POLICY_BYTES)
-    except NpzError as err:
-        problem = str(err)
-        if problem.startswith("not a readable .npz file"):
-            problem = problem.replace("not a readable .npz file", "not a policy .npz file", 1)
-        raise PolicyFileError(path, problem) from None
-
-
-def _text(data: dict, key: str, fail) -> str:
-    value = data[key]
-    if value.shape != () or value.dtype.kind not in "US":
-        raise fail(f"{key} must be a string")
-    return str(value)
-
-
-def _weights(data: dict, key: str, ndim: int, fail) -> np.ndarray:
-    array = data[key]
-    if array.ndim != ndim or array.dtype.kind not in "fiu":
-        raise fail(f"{key} must be a {ndim}-D array of numbers, got {array.dtype} "
-                   f"{array.shape}")
-    array = array.astype(np.float64)
-    if not np.isfinite(array).all():
-        raise fail(f"{key} holds NaN or infinite values")
-    return array
-
-
-class PolicyFileError(ValueError):
-    """A policy file that cannot be played: missing, unreadable, or not a valid export. The
-    message names the file and what is wrong with it."""
-
-    def __init__(self, path: str | os.PathLike, problem: str):
-        self.path = os.fspath(path)
-        self.problem = problem
-        super().__init__(f"PPO policy {self.path!r}: {problem}")
-
-
-#: the most hidden layers an export may declare (the shipped ones have 2)
-MAX_LAYERS = 64
-
-
 class NumpyPolicy:
     """The exported policy network: observation(s) -> masked action probabilities.
 
     Computations are in float64 (the torch network runs in float32; they agree to ~1e-6).
-    Loading checks the whole file (keys, layer count, shapes that chain, finite weights) and
-    raises :class:`PolicyFileError` on the first problem.
+    Loading checks the whole file (:func:`dominoes_env.policy_format.read_policy`) and that its
+    metadata's rules name a table, and raises :class:`PolicyFileError` on the first problem.
     """
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
-        data = _read_npz(self.path)
-        fail = lambda problem: PolicyFileError(self.path, problem)  # noqa: E731
-        missing = {"format", "activation", "num_layers", "action_w", "action_b", "metadata"}
-        missing -= set(data)
-        if missing:
-            raise fail(f"not an exported PPO policy: missing {', '.join(sorted(missing))}")
-        fmt = _text(data, "format", fail)
-        if fmt != FORMAT:
-            raise fail(f"format {fmt!r}; this version reads {FORMAT!r}")
-        self.activation = _text(data, "activation", fail)
-        if self.activation not in ACTIVATIONS:
-            raise fail(f"unknown activation {self.activation!r}; allowed: "
-                       f"{', '.join(ACTIVATIONS)}")
+        policy = read_policy(self.path)
+        self.activation = policy.activation
         self._act = ACTIVATIONS[self.activation]
-        layers = data["num_layers"]
-        if layers.shape != () or layers.dtype.kind not in "iu":
-            raise fail(f"num_layers must be one integer, got {layers.dtype} {layers.shape}")
-        n = int(layers)
-        if not 0 <= n <= MAX_LAYERS:
-            raise fail(f"num_layers={n} is out of range; allowed: 0..{MAX_LAYERS}")
-        missing = [k for i in range(n) for k in (f"w{i}", f"b{i}") if k not in data]
-        if missing:
-            raise fail(f"num_layers={n} but {', '.join(missing)} missing")
-        self.layers = [(_weights(data, f"w{i}", 2, fail), _weights(data, f"b{i}", 1, fail))
-                       for i in range(n)]
-        self.action_w = _weights(data, "action_w", 2, fail)
-        self.action_b = _weights(data, "action_b", 1, fail)
-        size = self.layers[0][0].shape[0] if n else self.action_w.shape[0]
-        width = size
-        for i, (w, b) in enumerate([*self.layers, (self.action_w, self.action_b)]):
-            name = f"layer {i}" if i < n else "the action head"
-            if w.shape[0] != width or b.shape[0] != w.shape[1] or 0 in w.shape:
-                raise fail(f"{name} has weights {w.shape} and bias {b.shape}; it takes "
-                           f"{width} inputs, so they must be ({width}, k) and (k,)")
-            width = w.shape[1]
-        try:
-            self.metadata = json.loads(_text(data, "metadata", fail))
-        except (ValueError, RecursionError):
-            raise fail("metadata is not JSON") from None
-        if not isinstance(self.metadata, dict):
-            raise fail("metadata must be a JSON object")
-        self.obs_size = int(size)
-        self.num_actions = int(self.action_w.shape[1])
-        for key, value in (("obs_size", self.obs_size), ("num_actions", self.num_actions)):
-            if key not in self.metadata:
-                raise fail(f"metadata lacks {key} (an export records obs_size, num_actions "
-                           "and obs_version)")
-            if not _same_int(self.metadata[key], value):
-                raise fail(f"metadata says {key}={short_repr(self.metadata[key])}; the "
-                           f"weights have {value}")
-        if not isinstance(self.metadata.get("rules", {}), dict):
-            raise fail("metadata's rules must be a JSON object")
+        *hidden, (head_w, head_b) = [(w.astype(np.float64), b.astype(np.float64))
+                                     for w, b in policy.layers]
+        self.layers = hidden
+        self.action_w, self.action_b = head_w, head_b
+        self.metadata = policy.metadata
+        self.obs_size, self.num_actions = policy.obs_size, policy.num_actions
         #: the table it was trained for (:mod:`agents.tables`); ``None`` where the metadata
         #: records no rules (then only the observation and action sizes are checked)
-        self.table = _table_of_metadata(self.metadata, fail)
-        self.obs_spec = _spec_of(self.path, self.metadata)
+        self.table = _table_of_metadata(self.path, self.metadata)
+        #: the registered observation spec of the version it reads (its ``obs_version``)
+        self.obs_spec = policy.obs_spec
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """Unmasked action logits for one observation ``(D,)`` or a batch ``(B, D)``."""
@@ -227,9 +102,10 @@ class NumpyPolicy:
         return e / e.sum(axis=-1, keepdims=True)
 
 
-def _table_of_metadata(metadata: dict, fail) -> str | None:
+def _table_of_metadata(path: Path, metadata: dict) -> str | None:
     """The table of a policy's training rules (missing fields take their defaults, as
-    ``RuleConfig.from_dict``), ``None`` without rules; ``fail`` for rules no table has."""
+    ``RuleConfig.from_dict``), ``None`` without rules; :class:`PolicyFileError` for rules no
+    table has."""
     rules = metadata.get("rules")
     if rules is None:
         return None
@@ -237,7 +113,7 @@ def _table_of_metadata(metadata: dict, fail) -> str | None:
         return table_of(RuleConfig(num_players=rules.get("num_players", 2),
                                    partnerships=rules.get("partnerships")))
     except (ValueError, TypeError) as err:
-        raise fail(f"metadata's rules name no table ({err})") from None
+        raise PolicyFileError(path, f"metadata's rules name no table ({err})") from None
 
 
 def shipped_tables() -> list[str]:
@@ -249,29 +125,6 @@ def shipped_player_counts() -> list[int]:
     """The player counts whose default rules have a shipped policy (4: in partnerships);
     :func:`shipped_tables` tells the tables apart."""
     return [n for n in (2, 3, 4) if shipped_policy_path(n).is_file()]
-
-
-def _same_int(value, wanted: int) -> bool:
-    return type(value) is int and value == wanted
-
-
-def _spec_of(path: Path, metadata: dict):
-    """The registered observation spec a policy was trained on (its ``obs_version``), or a
-    :class:`PolicyFileError` saying this package cannot encode what the policy reads."""
-    from dominoes_env.obs import VERSIONS, observation_spec
-
-    version = metadata.get("obs_version") if isinstance(metadata, dict) else None
-    if version is None:
-        raise PolicyFileError(path, "its metadata records no obs_version; it cannot be "
-                                    "matched to an observation encoding")
-    try:
-        return observation_spec(version)
-    except (ValueError, TypeError):
-        allowed = ", ".join(map(str, sorted(VERSIONS)))
-        raise PolicyFileError(
-            path, f"it was trained on observation version {short_repr(version)}, which this "
-                  f"dominoes_env cannot encode (available: {allowed}); retrain it or use the "
-                  "dominoes_env release that made it") from None
 
 
 def shipped_policy_path(table: str | int | RuleConfig) -> Path:
@@ -420,11 +273,7 @@ def random_policy_npz(path: str | os.PathLike, rules: RuleConfig, hidden=(64, 64
 
 
 def save_policy_npz(path: str | os.PathLike, arrays: dict, activation: str, metadata: dict) -> None:
-    """Write policy arrays in the export format, atomically (a temporary file, then a rename)."""
-    path = Path(path)
-    layers = sum(1 for k in arrays if k.startswith("w"))
-    payload = {**arrays, "format": np.array(FORMAT), "activation": np.array(activation),
-               "num_layers": np.array(layers), "metadata": np.array(json.dumps(metadata))}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_write(path, "wb") as fh:
-        np.savez(fh, **payload)
+    """Write policy arrays in the export format, atomically (a temporary file, then a rename),
+    as given (:func:`dominoes_env.policy_format.write_policy` with ``check=False``: tests write
+    the files the reader refuses with it)."""
+    write_policy(path, arrays, activation, metadata, check=False)

@@ -10,8 +10,9 @@ import os
 from typing import Any
 
 from dominoes_env.optional import require
+from dominoes_env.policy_format import ACTIVATIONS
 
-from .ppo import ACTIVATIONS, save_policy_npz
+from .ppo import save_policy_npz
 
 
 def _activation_name(module) -> str:

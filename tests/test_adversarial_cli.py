@@ -437,10 +437,10 @@ def test_bad_policy_files_are_one_clear_error(tmp_path):
 
 
 def test_a_policy_expanding_past_its_limit_is_refused_unread(tmp_path, monkeypatch):
-    import agents.ppo
+    import dominoes_env.policy_format
 
     path = _policy(tmp_path, "p.npz")
-    monkeypatch.setattr(agents.ppo, "MAX_POLICY_BYTES", path.stat().st_size // 2)
+    monkeypatch.setattr(dominoes_env.policy_format, "MAX_POLICY_BYTES", path.stat().st_size // 2)
     with pytest.raises(PolicyFileError, match="its arrays expand to .* bytes; at most"):
         PPOAgent(path)
 

@@ -12,12 +12,11 @@ import pytest
 
 pytest.importorskip("pgx")
 
-from agents.ppo import FORMAT, NumpyPolicy, random_policy_npz  # noqa: E402
+from agents.ppo import NumpyPolicy, random_policy_npz  # noqa: E402
 from dominoes_env.core import RuleConfig  # noqa: E402
 from dominoes_env.jax import checkpoints  # noqa: E402
 from dominoes_env.jax.networks import init_params, mlp  # noqa: E402
 from dominoes_env.jax.policy_files import (  # noqa: E402
-    POLICY_FORMAT,
     export_npz,
     is_policy_file,
     load_actor,
@@ -58,7 +57,7 @@ def test_a_round_trip_keeps_every_weight_and_agents_ppo_plays_it(tmp_path):
         np.testing.assert_array_equal(np.float32(old["b"]), new["b"])
     obs = np.random.default_rng(1).random((3, 234)).astype(np.float32)
     policy = NumpyPolicy(path)  # one format: the one agents.ppo reads
-    assert POLICY_FORMAT == FORMAT and policy.metadata["steps"] == 7
+    assert policy.metadata["steps"] == 7
     np.testing.assert_allclose(policy.logits(obs), np.asarray(mlp(layers, obs)), atol=1e-4)
     # and the other way round: what agents.ppo writes loads here
     other = tmp_path / "v3.npz"
@@ -79,10 +78,12 @@ def test_a_round_trip_keeps_every_weight_and_agents_ppo_plays_it(tmp_path):
     ({"num_layers": np.array(99)}, "num_layers must be one integer in 0..64"),
     ({"metadata": np.array("{not json")}, "metadata is not JSON"),
     ({"metadata": np.array("[1, 2]")}, "metadata must be a JSON object"),
-    ({"metadata": np.array(json.dumps({"obs_version": 9}))}, "obs_version=9 is not a registered"),
+    ({"metadata": np.array(json.dumps({"obs_version": 9}))},
+     "observation version 9, which this dominoes_env cannot encode"),
+    ({"metadata": np.array(json.dumps({"obs_version": 2}))}, "metadata lacks obs_size"),
     ({"metadata": np.array(json.dumps({"obs_version": 2, "obs_size": 5}))},
-     "metadata says obs_size=5; the arrays have 234"),
-    ({"metadata": np.array(json.dumps({"obs_version": 3}))},
+     "metadata says obs_size=5; the weights have 234"),
+    ({"metadata": np.array(json.dumps({"obs_version": 3, "obs_size": 234, "num_actions": 112}))},
      "takes 234 inputs and 112 actions; these rules need 346 and 112"),
 ])  # fmt: skip
 def test_a_bad_policy_file_is_refused_naming_the_file_and_the_problem(tmp_path, change, says):
@@ -103,14 +104,57 @@ def test_a_pickle_a_damaged_zip_a_folder_or_nothing_is_refused(tmp_path):
     damaged = tmp_path / "damaged.npz"
     export_npz(_actor(), damaged, {})
     damaged.write_bytes(damaged.read_bytes()[:300])
-    for path, says in ((pickled, "pickled objects"), (raw, "not a policy .npz file"),
-                       (damaged, "not a policy .npz file"), (tmp_path, "not a regular file"),
-                       (tmp_path / "none.npz", "no such file")):
+    for path, says in ((pickled, "w0 holds Python objects (a pickle, which is never loaded)"),
+                       (raw, "not a policy .npz file"), (damaged, "not a policy .npz file"),
+                       (tmp_path, "not a regular file"), (tmp_path / "none.npz", "no such file")):
         with pytest.raises(ValueError) as err:
             load_actor(path, RULES)
         assert str(err.value).startswith(f"policy file {str(path)!r}: "), err.value
         assert says in str(err.value), err.value
         assert not is_policy_file(path)
+
+
+def _huge_w0(path):
+    """``path`` with a w0 whose header declares a terabyte (its data is 64 bytes)."""
+    import io
+
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files}
+    head = io.BytesIO()
+    np.lib.format.write_array_header_1_0(head, {"descr": "<f8", "fortran_order": False,
+                                                "shape": (10**6, 10**6)})
+    with zipfile.ZipFile(path, "w") as z:
+        for key, value in arrays.items():
+            if key == "w0":
+                z.writestr("w0.npy", head.getvalue() + bytes(64))
+            else:
+                with z.open(f"{key}.npy", "w") as fh:
+                    np.lib.format.write_array(fh, value)
+    return path
+
+
+def test_both_readers_refuse_a_bad_file_in_the_same_words(tmp_path):
+    """NumpyPolicy and load_actor restated the format's checks: they refused one file in
+    different words, and load_actor let json's RecursionError out and read an array header
+    without the size cap (one reader now, dominoes_env.policy_format)."""
+    bad = {
+        "int": {"w0": np.zeros((234, 8), np.int64)},
+        "nested": {"metadata": np.array("[" * 100_000)},
+        "nokey": {"action_b": None},
+        "rules": {"metadata": np.array(json.dumps({"obs_version": 2, "obs_size": 234,
+                                                   "num_actions": 112, "rules": 2}))},
+    }
+    paths = []
+    for name, change in bad.items():
+        paths.append(_policy(tmp_path, **change).rename(tmp_path / f"{name}.npz"))
+    paths.append(_huge_w0(_policy(tmp_path).rename(tmp_path / "huge.npz")))
+    for path in paths:
+        with pytest.raises(ValueError) as numpy_err:
+            NumpyPolicy(path)
+        with pytest.raises(ValueError) as jax_err:
+            load_actor(path, RULES)
+        assert str(numpy_err.value) == str(jax_err.value), path.name
+        assert str(jax_err.value).startswith(f"policy file {str(path)!r}: "), jax_err.value
 
 
 def test_export_refuses_what_it_could_not_read_back(tmp_path):

@@ -14,7 +14,7 @@ callers name the file.
 >>> read_npz(path, max_bytes=1 << 20)
 Traceback (most recent call last):
 ...
-agents.npz_files.NpzError: y holds Python objects (a pickle, which is never loaded)
+dominoes_env.npz_files.NpzError: y holds Python objects (a pickle, which is never loaded)
 >>> np.savez(path, x=np.arange(3))
 >>> read_npz(path, max_bytes=1 << 20)["x"].tolist()
 [0, 1, 2]

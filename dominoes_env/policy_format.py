@@ -1,0 +1,279 @@
+"""The policy file format ``"straight-dominoes-ppo/1"``: the one reader and writer of the ``.npz``
+files that ``ppo:PATH`` plays (:class:`agents.ppo.NumpyPolicy`), that the trainers write
+(:func:`agents.ppo.save_policy_npz`, :func:`dominoes_env.jax.policy_files.export_npz`) and that
+the JAX trainer reads back (:func:`dominoes_env.jax.policy_files.load_actor`). numpy only.
+
+==================  ================================================================
+key                 contents
+==================  ================================================================
+``format``          the format string above (:data:`FORMAT`)
+``activation``      the hidden layers' activation, a name of :data:`ACTIVATIONS`: tanh, relu,
+                    elu, leaky_relu, sigmoid, silu, gelu, identity
+``num_layers``      number of hidden layers ``L`` of the policy network (at most
+                    :data:`MAX_LAYERS`)
+``w{i}``, ``b{i}``  hidden layer ``i`` (``0 <= i < L``): weight ``(in, out)``, bias ``(out,)``
+``action_w``,       the action head (logits): weight ``(in, num_actions)``, bias
+``action_b``
+``metadata``        a JSON string: ``obs_size``, ``num_actions``, ``obs_version`` (the
+                    observation version it reads: reading refuses a version
+                    ``dominoes_env.obs.VERSIONS`` does not hold), ``rules`` (the training
+                    rules as a dict, optional) and whatever the trainer added
+==================  ================================================================
+
+A policy file is untrusted input. :func:`read_policy` reads it with
+:func:`dominoes_env.npz_files.read_npz` (nothing pickled is loaded, at most
+:data:`MAX_POLICY_BYTES`) and checks the whole file: every key present, float weights of the
+right rank whose shapes chain from the observation to the actions, finite values, metadata a
+JSON object whose sizes are the weights' and whose ``obs_version`` is registered. The first
+problem is a :class:`PolicyFileError` naming the file. :func:`write_policy` writes atomically
+(a temporary file, then a rename) and, with ``check=True``, refuses what it could not read back.
+
+>>> import numpy as np, os, tempfile
+>>> rng = np.random.default_rng(0)
+>>> arrays = {"w0": rng.normal(size=(234, 8)), "b0": np.zeros(8),
+...           "action_w": rng.normal(size=(8, 112)), "action_b": np.zeros(112)}
+>>> path = os.path.join(tempfile.mkdtemp(), "tiny.npz")
+>>> write_policy(path, arrays, "tanh", {"obs_size": 234, "num_actions": 112, "obs_version": 2})
+>>> policy = read_policy(path)
+>>> policy.obs_size, policy.num_actions, policy.obs_spec.version, len(policy.layers)
+(234, 112, 2, 2)
+>>> write_policy(path, {**arrays, "b0": np.full(8, np.nan)}, "tanh", policy.metadata)
+Traceback (most recent call last):
+...
+dominoes_env.policy_format.PolicyFileError: policy file '...': b0 holds NaN or infinite values
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .core.atomic_files import atomic_write
+from .core.validation import short_repr
+from .npz_files import NpzError, read_npz
+
+if TYPE_CHECKING:
+    from .obs import ObservationSpec
+
+__all__ = ["ACTIVATIONS", "FORMAT", "MAX_LAYERS", "MAX_POLICY_BYTES", "PolicyFile",
+           "PolicyFileError", "check_policy", "read_policy", "write_policy"]
+
+#: the format string every policy file holds under ``format``
+FORMAT = "straight-dominoes-ppo/1"
+
+#: the most hidden layers a policy file may declare (the shipped ones have 2)
+MAX_LAYERS = 64
+
+#: the most a policy file's arrays may expand to (the shipped ones are under 2 MB)
+MAX_POLICY_BYTES = 512 * 1024 * 1024
+
+
+def _gelu(x):
+    erf = np.vectorize(math.erf, otypes=[np.float64])
+    return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
+
+
+#: each activation a policy file may name, and what it computes (numpy)
+ACTIVATIONS = {
+    "tanh": np.tanh,
+    "relu": lambda x: np.maximum(x, 0.0),
+    "elu": lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0.0))),
+    "leaky_relu": lambda x: np.where(x > 0, x, 0.01 * x),
+    "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
+    "silu": lambda x: x / (1.0 + np.exp(-x)),
+    "gelu": _gelu,
+    "identity": lambda x: x,
+}
+
+#: the keys of every policy file beside its hidden layers' ``w{i}`` and ``b{i}``
+_KEYS = ("format", "activation", "num_layers", "action_w", "action_b", "metadata")
+
+
+class PolicyFileError(ValueError):
+    """A policy file that cannot be played or written: missing, unreadable, or not a valid
+    export. The message names the file and what is wrong with it (:attr:`problem`)."""
+
+    def __init__(self, path: str | os.PathLike, problem: str):
+        self.path = os.fspath(path)
+        self.problem = problem
+        super().__init__(f"policy file {self.path!r}: {problem}")
+
+
+@dataclass(frozen=True)
+class PolicyFile:
+    """A checked policy file: its layers as stored (float arrays ``(w, b)``, the hidden layers
+    in order and the action head last), the activation of its hidden layers, its metadata and
+    the observation spec of its ``obs_version``."""
+
+    path: str | os.PathLike
+    layers: tuple[tuple[np.ndarray, np.ndarray], ...]
+    activation: str
+    metadata: dict[str, Any]
+    obs_spec: ObservationSpec
+
+    @property
+    def obs_size(self) -> int:
+        """The observation size it takes (the first layer's inputs)."""
+        return int(self.layers[0][0].shape[0])
+
+    @property
+    def num_actions(self) -> int:
+        """The number of actions it scores (the action head's outputs)."""
+        return int(self.layers[-1][0].shape[1])
+
+
+def read_policy(path: str | os.PathLike) -> PolicyFile:
+    """The policy file at ``path``, checked as the module says; :class:`PolicyFileError`
+    naming ``path`` and the first problem otherwise."""
+    try:
+        data = read_npz(path, max_bytes=MAX_POLICY_BYTES)
+    except NpzError as err:
+        problem = str(err)
+        if problem.startswith("not a readable .npz file"):
+            problem = problem.replace("not a readable .npz file", "not a policy .npz file", 1)
+        raise PolicyFileError(path, problem) from None
+    return _parse(path, data)
+
+
+def check_policy(path: str | os.PathLike, arrays: Mapping[str, Any], activation: str,
+                 metadata: Mapping[str, Any]) -> PolicyFile:
+    """What :func:`read_policy` would make of these arrays (``w{i}``, ``b{i}``, ``action_w``,
+    ``action_b``), activation and metadata written to ``path``, without writing them;
+    :class:`PolicyFileError` naming ``path`` where it would refuse them."""
+    return _parse(path, _payload(path, arrays, activation, metadata))
+
+
+def write_policy(path: str | os.PathLike, arrays: Mapping[str, Any], activation: str,
+                 metadata: Mapping[str, Any], *, check: bool = True) -> None:
+    """Write ``arrays`` (``w{i}``, ``b{i}``, ``action_w``, ``action_b``), ``activation`` and
+    ``metadata`` (a JSON object) to ``path`` in the format, atomically, creating its folder.
+    ``check=True`` refuses with :class:`PolicyFileError`, before anything is written, what
+    :func:`read_policy` would refuse; ``check=False`` writes them as given (tests write the
+    files the reader refuses with it)."""
+    payload = _payload(path, arrays, activation, metadata)
+    if check:
+        _parse(path, payload)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(path, "wb") as fh:
+        np.savez(fh, **payload)
+
+
+# -- the checks ------------------------------------------------------------------------------
+def _payload(path, arrays: Mapping[str, Any], activation: str,
+             metadata: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """Every array of the file that holds these."""
+    try:
+        text = json.dumps(metadata)
+    except (TypeError, ValueError, RecursionError) as err:
+        reason = " ".join(str(err).split())[:120] or type(err).__name__
+        raise PolicyFileError(path, f"metadata is not JSON ({reason})") from None
+    layers = sum(1 for key in arrays if key.startswith("w"))
+    return {**{key: np.asarray(value) for key, value in arrays.items()},
+            "format": np.array(FORMAT), "activation": np.array(activation),
+            "num_layers": np.array(layers), "metadata": np.array(text)}
+
+
+def _parse(path, data: Mapping[str, np.ndarray]) -> PolicyFile:
+    """The policy file of ``data`` (the arrays of ``path``), checked."""
+    missing = set(_KEYS) - set(data)
+    if missing:
+        raise PolicyFileError(path, f"not an exported policy: missing {', '.join(sorted(missing))}")
+    fmt = _text(path, data, "format")
+    if fmt != FORMAT:
+        raise PolicyFileError(path, f"format {short_repr(fmt)}; this version reads {FORMAT!r}")
+    activation = _text(path, data, "activation")
+    if activation not in ACTIVATIONS:
+        raise PolicyFileError(path, f"unknown activation {short_repr(activation)}; allowed: "
+                                    f"{', '.join(ACTIVATIONS)}")
+    layers = _layers(path, data, _num_layers(path, data["num_layers"]))
+    metadata = _metadata(path, _text(path, data, "metadata"))
+    spec = _obs_spec(path, metadata)
+    sizes = (("obs_size", layers[0][0].shape[0]), ("num_actions", layers[-1][0].shape[1]))
+    for key, value in sizes:
+        if key not in metadata:
+            raise PolicyFileError(path, f"metadata lacks {key} (an export records obs_size, "
+                                        "num_actions and obs_version)")
+        if type(metadata[key]) is not int or metadata[key] != value:
+            raise PolicyFileError(path, f"metadata says {key}={short_repr(metadata[key])}; the "
+                                        f"weights have {value}")
+    if not isinstance(metadata.get("rules", {}), dict):
+        raise PolicyFileError(path, "metadata's rules must be a JSON object")
+    return PolicyFile(path, layers, activation, metadata, spec)
+
+
+def _text(path, data: Mapping[str, np.ndarray], key: str) -> str:
+    value = data[key]
+    if value.shape != () or value.dtype.kind not in "US":
+        raise PolicyFileError(path, f"{key} must be a string")
+    return str(value)
+
+
+def _num_layers(path, value: np.ndarray) -> int:
+    allowed = f"num_layers must be one integer in 0..{MAX_LAYERS}"
+    if value.shape != () or value.dtype.kind not in "iu":
+        raise PolicyFileError(path, f"{allowed}; the file holds {value.dtype} {value.shape}")
+    if not 0 <= int(value) <= MAX_LAYERS:
+        raise PolicyFileError(path, f"{allowed}; the file says num_layers={int(value)}")
+    return int(value)
+
+
+def _layers(path, data: Mapping[str, np.ndarray], n: int) -> tuple:
+    """``n`` hidden layers and the head: present, float, of the right rank, finite, with shapes
+    that chain from the input to the actions."""
+    keys = [(f"w{i}", f"b{i}") for i in range(n)] + [("action_w", "action_b")]
+    missing = [key for pair in keys for key in pair if key not in data]
+    if missing:
+        raise PolicyFileError(path, f"num_layers={n} but {', '.join(missing)} missing")
+    width = None
+    for i, (wk, bk) in enumerate(keys):
+        w, b = data[wk], data[bk]
+        for key, array, ndim in ((wk, w, 2), (bk, b, 1)):
+            if array.ndim != ndim or array.dtype.kind != "f":
+                raise PolicyFileError(path, f"{key} must be a {ndim}-D float array, got "
+                                            f"{array.dtype} {array.shape}")
+            if not np.isfinite(array).all():
+                raise PolicyFileError(path, f"{key} holds NaN or infinite values")
+        width = w.shape[0] if width is None else width
+        if w.shape[0] != width or b.shape != (w.shape[1],) or 0 in w.shape:
+            name = f"layer {i}" if i < n else "the action head"
+            raise PolicyFileError(path, f"{name} has weights {w.shape} and bias {b.shape}; it "
+                                        f"takes {width} inputs, so they must be ({width}, k) "
+                                        "and (k,)")
+        width = w.shape[1]
+    return tuple((data[wk], data[bk]) for wk, bk in keys)
+
+
+def _metadata(path, text: str) -> dict[str, Any]:
+    try:
+        metadata = json.loads(text)
+    except (ValueError, RecursionError):
+        raise PolicyFileError(path, "metadata is not JSON") from None
+    if not isinstance(metadata, dict):
+        raise PolicyFileError(path, "metadata must be a JSON object")
+    return metadata
+
+
+def _obs_spec(path, metadata: dict[str, Any]) -> ObservationSpec:
+    """The registered observation spec of the metadata's ``obs_version``."""
+    from .obs import VERSIONS, observation_spec
+
+    version = metadata.get("obs_version")
+    if version is None:
+        raise PolicyFileError(path, "its metadata records no obs_version; it cannot be matched "
+                                    "to an observation encoding")
+    try:
+        return observation_spec(version)
+    except (ValueError, TypeError):
+        allowed = ", ".join(map(str, sorted(VERSIONS)))
+        raise PolicyFileError(
+            path, f"it was trained on observation version {short_repr(version)}, which this "
+                  f"dominoes_env cannot encode (available: {allowed}); retrain it or use the "
+                  "dominoes_env release that made it") from None

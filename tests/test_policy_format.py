@@ -1,0 +1,96 @@
+"""The policy file format has one reader and one writer (``dominoes_env.policy_format``): what
+one program writes every other reads, and a bad file gets the same refusal from every reader."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from dominoes_env.core import RuleConfig
+from dominoes_env.policy_format import (
+    FORMAT,
+    PolicyFileError,
+    check_policy,
+    read_policy,
+    write_policy,
+)
+
+META = {"obs_size": 234, "num_actions": 112, "obs_version": 2, "rules": RuleConfig().to_dict()}
+
+
+def _arrays(hidden=(8,), seed=0):
+    rng = np.random.default_rng(seed)
+    sizes = [234, *hidden]
+    arrays = {}
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
+        arrays[f"w{i}"], arrays[f"b{i}"] = rng.normal(size=(a, b)), rng.normal(size=b)
+    arrays["action_w"], arrays["action_b"] = rng.normal(size=(sizes[-1], 112)), np.zeros(112)
+    return arrays
+
+
+def test_a_round_trip_keeps_every_array_the_activation_and_the_metadata(tmp_path):
+    arrays = _arrays(hidden=(8, 4))
+    path = tmp_path / "sub" / "p.npz"  # the folder is made
+    write_policy(path, arrays, "relu", {**META, "steps": 5})
+    policy = read_policy(path)
+    keys = [("w0", "b0"), ("w1", "b1"), ("action_w", "action_b")]
+    assert len(policy.layers) == len(keys) and policy.activation == "relu"
+    for (w, b), (wk, bk) in zip(policy.layers, keys, strict=True):
+        np.testing.assert_array_equal(w, arrays[wk])
+        np.testing.assert_array_equal(b, arrays[bk])
+    assert (policy.obs_size, policy.num_actions, policy.obs_spec.version) == (234, 112, 2)
+    assert policy.metadata == {**META, "steps": 5} and policy.path == path
+    with np.load(path) as data:
+        assert str(data["format"]) == FORMAT and int(data["num_layers"]) == 2
+    assert check_policy(path, arrays, "relu", META).obs_size == 234
+
+
+@pytest.mark.parametrize("change, activation, meta, says", [
+    ({"w0": np.zeros((234, 8), np.int64)}, "tanh", META, "w0 must be a 2-D float array"),
+    ({"b0": np.full(8, np.inf)}, "tanh", META, "b0 holds NaN or infinite values"),
+    ({"action_b": None}, "tanh", META, "missing action_b"),
+    ({}, "swish", META, "unknown activation 'swish'; allowed: tanh, relu"),
+    ({}, None, META, "activation must be a string"),
+    ({}, "tanh", {**META, "obs_version": 9}, "observation version 9, which this dominoes_env"),
+    ({}, "tanh", {**META, "obs_size": 234.0}, "metadata says obs_size=234.0; the weights"),
+    ({}, "tanh", {**META, "rules": None}, "metadata's rules must be a JSON object"),
+    ({}, "tanh", {**META, "seen": {1, 2}}, "metadata is not JSON (Object of type set"),
+])  # fmt: skip
+def test_what_the_reader_would_refuse_is_never_written(tmp_path, change, activation, meta, says):
+    arrays = {k: v for k, v in {**_arrays(), **change}.items() if v is not None}
+    path = tmp_path / "p.npz"
+    with pytest.raises(PolicyFileError) as err:
+        write_policy(path, arrays, activation, meta)
+    assert str(err.value).startswith(f"policy file {str(path)!r}: ") and says in str(err.value)
+    assert os.listdir(tmp_path) == []
+    if activation is not None and "not JSON" not in says:
+        # check=False writes it as given (a None activation would be a pickle); read back, it
+        # is refused in the same words
+        write_policy(path, arrays, activation, meta, check=False)
+        with pytest.raises(PolicyFileError) as again:
+            read_policy(path)
+        assert str(again.value) == str(err.value)
+
+
+def test_metadata_nested_too_deeply_to_parse_is_not_json(tmp_path):
+    """The JAX reader caught only JSONDecodeError: json's RecursionError escaped it."""
+    path = tmp_path / "p.npz"
+    write_policy(path, _arrays(), "tanh", META)
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files}
+    np.savez(path, **{**arrays, "metadata": np.array("[" * 100_000)})
+    with pytest.raises(PolicyFileError, match="metadata is not JSON"):
+        read_policy(path)
+
+
+def test_a_metadata_value_of_the_wrong_type_is_named_not_misread(tmp_path):
+    """The reader said 'metadata is not JSON' for metadata that was not a string at all."""
+    path = tmp_path / "p.npz"
+    write_policy(path, _arrays(), "tanh", META)
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files}
+    np.savez(path, **{**arrays, "metadata": np.zeros(3)})
+    with pytest.raises(PolicyFileError, match="metadata must be a string"):
+        read_policy(path)
