@@ -35,7 +35,8 @@ from dominoes_env.core import HandState, RuleConfig
 from dominoes_env.obs import DEFAULT_VERSION, observation_spec
 from dominoes_env.options import split_options
 
-from .game import I32, Deal, Game, GameState, pick
+from . import rng
+from .game import I32, Deal, Game, GameState, materialize, pick
 from .observation import observe as _observe_game
 from .tables import Tables, build_tables
 
@@ -203,7 +204,7 @@ class Env(pgx.Env):
         step's ``rewards`` and ``terminated``), at about half the cost: the step and the reset
         draw their deal from the same two keys as Pgx's wrapper, but only the deal that is used
         is drawn, and the observation and legal mask are computed once."""
-        key1, key2 = jax.random.split(key)
+        key1, key2 = rng.split(key)  # jax.random.split(key), fused (see .rng)
         ended = state.terminated | state.truncated
         state = _select(ended, state.replace(terminated=jnp.bool_(False),
                                              truncated=jnp.bool_(False),
@@ -306,25 +307,12 @@ class Env(pgx.Env):
 
 
 def _materialize(state, never: jax.Array | None = None):
-    """``state``, computed once before the observation reads it.
-
-    XLA fuses cheap producers into their consumers, recomputing them per element: left alone
-    it fuses the step's per-game selects into the observation's per-action loops and
-    recomputes them for each of the ``4T`` action codes (measured: more than half of the
-    step's time on CPU). ``lax.optimization_barrier`` does not stop this on XLA's CPU backend
-    (the barrier is removed before fusion); a loop's result is always materialized, so the
-    state goes through a ``while_loop`` whose body never runs (its condition, false, is a
-    traced value XLA cannot fold: ``never``, by default ``state._step_count < 0``, step counts
-    being never negative)."""
-    if never is None:
-        never = state._step_count < 0
-
-    def body(carry):  # never runs; it changes the state so that XLA cannot drop the loop
-        state, flag = carry
-        return jax.tree.map(lambda x: jnp.where(flag, ~x if x.dtype == bool else -x, x),
-                            state), ~flag
-
-    return jax.lax.while_loop(lambda c: c[1], body, (state, never))[0]
+    """``state``, computed once before the observation reads it (:func:`.game.materialize`;
+    left alone XLA fuses the step's per-game selects into the observation's per-action loops
+    and recomputes them for each of the ``4T`` action codes: measured, more than half of the
+    step's time on CPU). ``never`` defaults to ``state._step_count < 0`` (step counts are never
+    negative)."""
+    return materialize(state, state._step_count < 0 if never is None else never)
 
 
 def _select(pred: jax.Array, a, b):

@@ -27,6 +27,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from . import rng
 from .tables import SPINNER_FIRST, SPINNER_NONE, Tables
 
 I32 = jnp.int32
@@ -139,6 +140,24 @@ def mix32(x: jax.Array) -> jax.Array:
     return x ^ (x >> 16)
 
 
+def materialize(tree, never: jax.Array):
+    """``tree``, computed once, before what reads it.
+
+    XLA fuses cheap producers into their consumers and recomputes them per element of the
+    consumer: a hash under a ``T * T`` comparison, or the step's per-game selects under the
+    observation's per-action loops (measured: several times the cost). ``lax.optimization_barrier``
+    does not stop this on XLA's CPU backend (it is removed before fusion); a loop's result is
+    always materialized, so ``tree`` goes through a ``while_loop`` whose body never runs: its
+    condition ``never`` must be False, as a traced value XLA cannot fold."""
+
+    def body(carry):  # never runs; it changes the tree so that XLA cannot drop the loop
+        tree, flag = carry
+        return jax.tree.map(lambda x: jnp.where(flag, ~x if x.dtype == bool else -x, x),
+                            tree), ~flag
+
+    return jax.lax.while_loop(lambda c: c[1], body, (tree, never))[0]
+
+
 def put(array: jax.Array, i: jax.Array, value) -> jax.Array:
     """``array.at[i].set(value)`` along the first axis."""
     hot = one_hot(i, array.shape[0]).reshape((-1,) + (1,) * (array.ndim - 1))
@@ -166,8 +185,11 @@ class Game:
         leader. (The key holds 64 bits, so it reaches at most 2**64 deals either way;
         ``tests/jax/test_deal.py`` checks the places and the leader look uniform.)"""
         T, n = self.tb.T, self.tb.n
-        seed = jax.random.bits(key, (2,), jnp.uint32)
+        seed = rng.bits(key, 2)  # jax.random.bits(key, (2,), uint32), fused (see .rng)
         words = mix32(mix32(seed[0] + jnp.arange(T + 1, dtype=jnp.uint32) * _GOLDEN) ^ seed[1])
+        # computed once: left alone XLA recomputes the hash into each of the rank's T * T
+        # comparisons (measured: the deal 7 times slower)
+        words = materialize(words, never=words[0] == words[1])
         u, idx = words[:T], jnp.arange(T, dtype=I32)
         rank = jnp.sum(u[None, :] < u[:, None], axis=1, dtype=I32)  # a permutation of 0..T-1
         # order[rank[t]] = t (a step uses only rank, so XLA drops this there)

@@ -1,0 +1,53 @@
+"""``random_policy``: always a legal code, and uniform over the legal codes (chi-square over
+many keys, a bound about six standard deviations above the statistic's mean, as in
+``test_deal``), for masks with legal codes spread over the tiles and the ends, at both ends of
+the code range, and for one legal code."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+import jax.numpy as jnp  # noqa: E402
+
+from dominoes_env.jax import make, random_policy  # noqa: E402
+
+DRAWS = 30_000
+
+
+def _draws(env, mask: np.ndarray) -> np.ndarray:
+    state = jax.jit(env.init)(jax.random.PRNGKey(0))
+    state = state.replace(legal_action_mask=jnp.asarray(mask))
+    keys = jax.random.split(jax.random.PRNGKey(7), DRAWS)
+    draw = jax.jit(jax.vmap(lambda k: random_policy(env, state, k)))
+    return np.asarray(draw(keys))
+
+
+@pytest.mark.parametrize("codes", [
+    [0, 1, 2, 3, 9, 40, 41, 63, 110, 111],  # several ends of one tile, first and last codes
+    [5, 6, 17, 28, 100],
+    [0, 4, 8, 12, 16, 20, 24],  # leads: end 0 of seven tiles
+    [57],
+])  # fmt: skip
+def test_random_policy_is_uniform_over_the_legal_codes(codes):
+    env = make(num_players=2)
+    mask = np.zeros(env.num_actions, bool)
+    mask[codes] = True
+    got = _draws(env, mask)
+    assert mask[got].all(), f"illegal codes drawn: {sorted(set(got[~mask[got]].tolist()))}"
+    counts = np.bincount(got, minlength=env.num_actions)[codes]
+    expected = DRAWS / len(codes)
+    chi2 = float(((counts - expected) ** 2 / expected).sum())
+    df = len(codes) - 1
+    assert chi2 <= df + 6.0 * (2.0 * df) ** 0.5, (counts.tolist(), chi2)
+
+
+def test_random_policy_on_double_nine_reaches_every_tile():
+    # 55 tiles: the triangular sum over tiles is longer than double-six's
+    env = make(num_players=2, max_pip=9)
+    mask = np.zeros(env.num_actions, bool)
+    codes = [0, 3, 101, 202, 218, 219]
+    mask[codes] = True
+    got = _draws(env, mask)
+    assert set(got.tolist()) == set(codes)
