@@ -42,23 +42,37 @@ def redeliver_lost_interrupts(previous):
     A ``KeyboardInterrupt`` that SIGINT's handler raises while Python runs a finalizer or a gc
     callback (JAX's ``_xla_gc_callback``, often, while XLA compiles) cannot propagate: Python
     printed "Exception ignored in ..." and the program ran on to its end (status 0). This hook
-    sends the signal again a moment later, from a thread (sent from the hook itself, its
-    handler would raise inside the hook at once and be lost again), so that it lands after the
-    callback, or comes back here. A ``KeyboardInterrupt`` with a ``signum`` (the shared
-    runner's ``Stopped``: SIGTERM, SIGHUP) is sent as that signal. Other exceptions go to
-    ``previous``."""
+    sends the signal again from a thread once the hook has returned (sent while the hook still
+    runs, its handler would raise inside the hook and be lost again: the thread waits for the
+    hook to end, however slowly a busy machine runs it, then a moment more), so that it lands
+    after the callback, or comes back here. A ``KeyboardInterrupt`` with a ``signum`` (the
+    shared runner's ``Stopped``: SIGTERM, SIGHUP) is sent as that signal. Other exceptions go
+    to ``previous``."""
     import os
     import signal
     import threading
+    import time
 
     owner = os.getpid()
+    running = threading.Event()  # set while the hook runs in the main thread
+
+    def send_again(signum: int) -> None:
+        while running.is_set():
+            time.sleep(0.001)
+        time.sleep(0.01)
+        os.kill(owner, signum)
 
     def hook(info) -> None:
         if isinstance(info.exc_value, KeyboardInterrupt) and os.getpid() == owner:
-            again = threading.Timer(0.01, os.kill, (owner, getattr(info.exc_value, "signum",
-                                                                  signal.SIGINT)))
-            again.daemon = True  # never holds the interpreter's exit
-            again.start()
+            running.set()
+            try:
+                signum = getattr(info.exc_value, "signum", signal.SIGINT)
+                # daemon: never holds the interpreter's exit
+                threading.Thread(target=send_again, args=(signum,), daemon=True).start()
+            except RuntimeError:  # pragma: no cover - no new thread at interpreter shutdown
+                pass
+            finally:
+                running.clear()
             return
         previous(info)
 

@@ -280,6 +280,43 @@ def test_a_ctrl_c_that_lands_in_a_finalizer_still_stops_the_command(capsys):
     assert capsys.readouterr().err == "error: interrupted\n"
 
 
+def test_a_redelivered_ctrl_c_waits_until_the_hook_has_returned(monkeypatch, capsys):
+    """The hook sent the signal again from a timer 10 ms after starting it; on a busy machine
+    the main thread was still inside the hook (waiting for the thread to start) when the
+    signal came, so the interrupt was raised inside the hook and lost a second time ("Exception
+    ignored in sys.unraisablehook", status 0 on a fresh clone at load 6). Here the main thread
+    is held up for 0.3 s after every thread start, as a busy machine does."""
+    import threading
+
+    from dominoes_env.cli_support import run_command
+
+    start = threading.Thread.start
+
+    def slow_start(thread):
+        start(thread)
+        time.sleep(0.3)
+
+    monkeypatch.setattr(threading.Thread, "start", slow_start)
+
+    class Finalizer:
+        def __del__(self):
+            raise KeyboardInterrupt
+
+    def body() -> int:
+        Finalizer()
+        deadline = time.monotonic() + CHILD_TIMEOUT_S
+        while time.monotonic() < deadline:
+            time.sleep(0.005)
+        return 0
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        assert run_command(body) == 130
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert capsys.readouterr().err == "error: interrupted\n"
+
+
 def test_a_ctrl_c_lost_in_a_finalizer_stops_any_python_m_program():
     """Outside the shared runner too (train_jax's own loop): under ``python -m`` a Ctrl-C
     that lands in a finalizer is delivered again (``dominoes_env.startup``); it was lost, and
