@@ -8,7 +8,8 @@ does, with the policy as a model of how a player plays:
 
 1. it remembers its own decisions in the current hand (its views and its moves);
 2. per decision it samples ``pool`` times more deals than it will search
-   (:class:`~dominoes_env.core.sampling.DealSampler`), and for each deal rebuilds every play
+   (:class:`~dominoes_env.core.sampling.DealSampler`'s deals, a batch at once:
+   :mod:`agents.deal_batch`), and for each deal rebuilds every play
    the other seats made since this seat's earliest remembered decision after which no other
    seat drew (a seat's hand then is its hand in the deal plus the tiles it has played since,
    exactly; a draw would make it unknown, so the look-back stops there):
@@ -62,7 +63,6 @@ from pathlib import Path
 import numpy as np
 
 from dominoes_env.core import DRAW, PLAY, HandState, SeatView, wins_by_play
-from dominoes_env.core.sampling import DealSampler
 from dominoes_env.core.validation import as_bool, as_float, as_int
 from dominoes_env.obs.v2 import encode_hand_state
 from dominoes_env.policy_format import ACTIVATIONS
@@ -70,6 +70,7 @@ from dominoes_env.policy_format import ACTIVATIONS
 from .base import Agent
 from .batch_obs import BatchEncoder
 from .blas import single_thread
+from .deal_batch import DealBatchSampler
 from .hand_batch import HandBatch
 from .inference import PlayLikelihood
 from .ppo import POLICY_DIR, PPOAgent, shipped_policy_path
@@ -235,8 +236,9 @@ class GuidedSearchAgent(Agent):
         if len(moves) == 1:
             return moves[0]
         net = self._network(view)
-        sampler = DealSampler.from_view(view)
+        sampler = DealBatchSampler(view)
         rng = self.rng
+        deal_rng = np.random.default_rng(rng.getrandbits(64))  # the deals, on both paths
         rollout = GreedyRollout(view, 0.0, self.value)
         deadline = None
         if self.time_ms is not None:
@@ -254,12 +256,12 @@ class GuidedSearchAgent(Agent):
             if budget is not None:
                 todo = min(todo, max(1, -(-(budget - spent) // len(alive))))
             if segments:
-                pool = [sampler.sample(rng) for _ in range(todo * self.pool)]
+                pool = sampler.sample(deal_rng, todo * self.pool)
                 if likelihood is None:
-                    likelihood = PlayLikelihood(view, segments, net, pool[0])
-                deals = _resample(pool, likelihood(pool).tolist(), self.infer, todo, rng)
+                    likelihood = PlayLikelihood(view, segments, net, pool.take([0]).to_list()[0])
+                deals = pool.take(_resample(likelihood(pool).tolist(), self.infer, todo, rng))
             else:
-                deals = [sampler.sample(rng) for _ in range(todo)]
+                deals = sampler.sample(deal_rng, todo)
             block = np.full((todo, len(moves)), np.nan)
             rollouts = (self._batched if self.batch and net.batch_encoder is not None
                         else self._one_by_one)
@@ -347,7 +349,7 @@ class GuidedSearchAgent(Agent):
         encode_turn, num_actions = net.encode_turn, net.num_actions
         n_sides = view.rules.num_sides
         states = []  # [h, gains, winner, move index]
-        for hands, boneyard in deals:
+        for hands, boneyard in deals.to_list():
             base = HandState.from_view(view, hands, boneyard)
             for i, code in enumerate(moves):
                 h = base.copy()
@@ -411,8 +413,8 @@ def _race(values: np.ndarray, alive: list[int], z: float) -> list[int]:
     return [a for a, k in zip(alive, keep, strict=True) if k]
 
 
-def _resample(pool, logw, power, k, rng):
-    """``k`` deals drawn from ``pool`` with probability proportional to
+def _resample(logw, power, k, rng):
+    """The positions of ``k`` deals drawn from a pool with probability proportional to
     ``exp(power * logw)`` (systematic resampling: one uniform draw)."""
     top = max(logw)
     w = [math.exp(power * (lw - top)) for lw in logw]
@@ -425,5 +427,5 @@ def _resample(pool, logw, power, k, rng):
         while acc < target and j < len(w) - 1:
             j += 1
             acc += w[j]
-        out.append(pool[j])
+        out.append(j)
     return out

@@ -47,6 +47,10 @@ from dominoes_env.core import (
 from dominoes_env.core.events import BLOCKED, DOMINO
 from dominoes_env.core.layout import SPINNER_FIRST, SPINNER_NONE, set_rule_tables
 
+from .deal_batch import Deals, bits_to_bool
+
+__all__ = ["HandBatch", "Tables", "bits_to_bool", "row_argmax", "tables"]
+
 I64 = np.int64
 
 
@@ -130,18 +134,10 @@ def tables(rules: RuleConfig) -> Tables:
     return Tables(rules)
 
 
-def bits_to_bool(masks: list[int], width: int) -> np.ndarray:
-    """Bitmasks as a ``bool[len(masks), width]`` array (bit ``i`` of mask ``k`` at ``[k, i]``)."""
-    nbytes = (width + 7) // 8
-    raw = b"".join(m.to_bytes(nbytes, "little") for m in masks)
-    out = np.unpackbits(np.frombuffer(raw, np.uint8).reshape(len(masks), nbytes), axis=1,
-                        count=width, bitorder="little")
-    return out.astype(bool)
-
-
 class HandBatch:
     """``len(deals) * len(firsts)`` copies of ``view``'s position: row ``d * len(firsts) + i``
-    holds deal ``d`` (``(hands, boneyard)`` from :class:`~dominoes_env.core.DealSampler`) and is
+    holds deal ``d`` (``deals``: a :class:`~agents.deal_batch.Deals`, or a list of ``(hands,
+    boneyard)`` as :class:`~dominoes_env.core.DealSampler` draws them) and is
     meant to start with move ``firsts[i]`` (the caller plays it, :meth:`play`). ``scores``: the
     match scores by side (default the view's).
 
@@ -163,16 +159,15 @@ class HandBatch:
         n, T = tb.n, tb.T
         D, M = len(deals), len(firsts)
         R = self.rows = D * M
-        masks = [h for hands, _bone in deals for h in hands]
-        self.hands = np.repeat(bits_to_bool(masks, T).reshape(D, n, T), M, axis=0)
+        if not isinstance(deals, Deals):
+            deals = Deals.from_list(deals, T)
+        self.hands = np.repeat(deals.hands, M, axis=0)
         self.sizes = self.hands.sum(axis=2)
         self._seat_hands = self.hands.reshape(R * n, T)  # row r * n + seat: a view
         #: [(r * n + seat) * (V + 2) + v]: the seat's tiles showing value v (v = V: none, 0;
         #: V + 1: where a double's second half is counted, never read)
         self._held = (self._seat_hands.astype(I64) @ tb.tile_values).ravel()
-        B = view.boneyard_left
-        bone = np.array([list(b) for _h, b in deals], I64).reshape(D, B)
-        self.bone = np.repeat(bone, M, axis=0)
+        self.bone = np.repeat(deals.bone, M, axis=0)
         self.drawn = np.zeros(R, I64)
         self.limit = view.drawable
         self.played = np.repeat(bits_to_bool([view.played], T), R, axis=0)

@@ -36,6 +36,8 @@ import numpy as np
 from dominoes_env.core import HandState, SeatView, iter_bits, tile_of
 from dominoes_env.obs.v2 import ObservationLayoutV2, encode_hand_state
 
+from .deal_batch import Deals, bits_to_bool
+
 
 def replay_others(view: SeatView, segments, hands, boneyard):
     """The others' past decisions in ``segments``, rebuilt as if they held the tiles of the deal
@@ -112,24 +114,27 @@ class PlayLikelihood:
             codes.append(code)
         #: per decision: the seat, and the tiles it has played since (the same in every deal)
         self._seats = list(zip(seats, since, strict=True))
+        self._since = bits_to_bool(since, lay.num_tiles)
         self._codes = np.array(codes, np.intp)
         if seats:
             self._public, self._points = np.stack(public), np.stack(points)
             self._candidates = np.stack(candidates)
 
     def __call__(self, deals) -> np.ndarray:
-        """The log-likelihood of each of ``deals`` (``(hands, boneyard)`` pairs), as float64."""
+        """The log-likelihood of each of ``deals`` (a :class:`~agents.deal_batch.Deals`, or a
+        list of ``(hands, boneyard)`` pairs), as float64."""
         if not self.fast:
             return self.replayed(deals)
         k, d = len(self._seats), len(deals)
         if k == 0:
             return np.zeros(d)
         lay, net = self.net.layout, self.net
-        nbytes = (lay.num_tiles + 7) // 8
-        masks = b"".join((hands[s] | extra).to_bytes(nbytes, "little")
-                         for hands, _ in deals for s, extra in self._seats)
-        held = np.unpackbits(np.frombuffer(masks, np.uint8).reshape(d * k, nbytes), axis=1,
-                             count=lay.num_tiles, bitorder="little").astype(bool)
+        if not isinstance(deals, Deals):
+            deals = Deals.from_list(deals, lay.num_tiles)
+        # per deal and decision: the seat's hand then, its hand in the deal and what it has
+        # played since
+        seats = [s for s, _extra in self._seats]
+        held = (deals.hands[:, seats, :] | self._since).reshape(d * k, lay.num_tiles)
         legal = np.repeat(held, 4, axis=1) & np.tile(self._candidates, (d, 1))
         rows = np.flatnonzero(legal.sum(axis=1) > 1)
         x = np.tile(self._public, (d, 1))[rows]
@@ -143,6 +148,8 @@ class PlayLikelihood:
         """The same log-likelihoods, replaying and encoding every deal's decisions one by one."""
         net = self.net
         rows, codes, legal, x = [], [], [], []
+        if isinstance(deals, Deals):
+            deals = deals.to_list()
         for i, (hands, bone) in enumerate(deals):
             for state, seat, scores, code in replay_others(self.view, self.segments, hands, bone):
                 codes_now = state.legal_actions()

@@ -4,7 +4,7 @@ For each decision the agent
 
 1. samples deals of the tiles it cannot see, uniformly among those consistent with its view
    (hand sizes, tiles played, values a seat is known to lack; see
-   :mod:`dominoes_env.core.sampling`);
+   :mod:`dominoes_env.core.sampling`), all of a batch at once (:mod:`agents.deal_batch`);
 2. in every sampled deal, plays each distinct legal move and finishes the hand with a fast
    rollout policy (the greedy scorer for every seat, see :mod:`agents.greedy`, or
    epsilon-greedy);
@@ -25,6 +25,8 @@ Budget: ``sims`` rollouts per decision in all, shared equally among the distinct
 least ``min_per_move`` each); or ``time_ms`` milliseconds per decision (then deals are sampled
 until the time is spent, one at a time on the core, in batches of :data:`TIME_CHUNK` deals or
 more when batched; this depends on the machine, so it is not reproducible across machines).
+Both paths search the same deals: a decision's deals come from a numpy generator seeded from
+the agent's.
 
 The rollouts of a decision are played together (``batch=True``, the default): every sampled
 deal and every distinct move is one row of an :class:`agents.hand_batch.HandBatch`, and numpy
@@ -59,11 +61,11 @@ from dominoes_env.core import (
     tile_of,
     wins_by_play,
 )
-from dominoes_env.core.sampling import DealSampler
 from dominoes_env.core.validation import as_bool, as_float, as_int
 
 from . import equity
 from .base import Agent
+from .deal_batch import DealBatchSampler
 from .hand_batch import HandBatch
 
 DEFAULT_SIMS = 300
@@ -119,8 +121,9 @@ class SearchAgent(Agent):
         self.last_values = {}
         if len(moves) == 1:
             return moves[0]
-        sampler = DealSampler.from_view(view)
+        sampler = DealBatchSampler(view)
         rng = self.rng
+        deal_rng = np.random.default_rng(rng.getrandbits(64))  # the deals, on both paths
         totals = np.zeros(len(moves))
         runs = 0
         deadline = None
@@ -133,12 +136,10 @@ class SearchAgent(Agent):
         rollout = GreedyRollout(view, self.epsilon, self.value)
         play = self._batched if self.batch else self._one_by_one
         while True:
-            # per deal: the deal, then the seed of its random rollout moves (the same draws
+            # the deals, then per deal the seed of its random rollout moves (the same draws
             # on both paths, so both search the same deals)
-            deals, seeds = [], []
-            for _ in range(chunk):
-                deals.append(sampler.sample(rng))
-                seeds.append(rng.getrandbits(32))
+            deals = sampler.sample(deal_rng, chunk)
+            seeds = [rng.getrandbits(32) for _ in range(chunk)]
             totals += play(view, rollout, deals, seeds, moves)
             runs += chunk
             if deadline is None:
@@ -157,7 +158,7 @@ class SearchAgent(Agent):
                     ) -> np.ndarray:
         """The summed values of every move over ``deals``, each rollout on the core."""
         totals = np.zeros(len(moves))
-        for (hands, boneyard), seed in zip(deals, seeds, strict=True):
+        for (hands, boneyard), seed in zip(deals.to_list(), seeds, strict=True):
             base = HandState.from_view(view, hands, boneyard)
             for i, code in enumerate(moves):
                 totals[i] += rollout(base.copy(), code, seed)

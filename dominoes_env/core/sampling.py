@@ -172,6 +172,28 @@ class DealSampler:
         self._ways[key] = ways
         return ways
 
+    # -- the walk, for samplers of many deals at once (agents.deal_batch) --------------------
+    @property
+    def groups(self) -> tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]:
+        """The unseen tiles in the groups :meth:`sample` deals one after the other: ``(seats,
+        tiles)``, ``seats`` the positions in :attr:`seats` of the hidden seats that may hold
+        the group's tiles (the rest go to the boneyard)."""
+        return tuple(self._groups)
+
+    @property
+    def need(self) -> tuple[int, ...]:
+        """The tiles each seat of :attr:`seats` holds: the state the walk starts from."""
+        return self._need
+
+    def splits(self, j: int, need: tuple[int, ...]):
+        """``(givens, rests, cumulative)``: at group ``j`` with seats still needing ``need``
+        tiles (a state the walk can reach), every way to split the group that leaves a fitting
+        deal (``givens[k][i]`` tiles to seat ``i``, the rest to the boneyard), the needs it
+        leaves, and the running totals of the deals each way leads to (a way is taken with
+        probability ``(cumulative[k] - cumulative[k - 1]) / cumulative[-1]``, the group's tiles
+        then shuffled uniformly)."""
+        return self._choices[j, need]
+
     # -- sampling --------------------------------------------------------------------------
     def sample(self, rng: random.Random):
         """One uniformly drawn deal of the unseen tiles.
