@@ -63,7 +63,17 @@ def _all(mask: np.ndarray) -> bool:
     return np.count_nonzero(mask) == mask.size
 
 
-_any_row = functools.partial(np.logical_or.reduce, axis=1)  # any over the last axis, per row
+def _any_row(mask: np.ndarray) -> np.ndarray:
+    """Any over the last axis of a 2-d ``mask``, per row (a logical matrix product: numpy's
+    reductions over a short last axis are several times slower)."""
+    return mask @ _ones(mask.shape[1])
+
+
+@functools.lru_cache(maxsize=64)
+def _ones(width: int) -> np.ndarray:
+    return np.ones(width, bool)
+
+
 _LEFT_RIGHT = np.array([True, True, False, False])
 
 
@@ -120,6 +130,18 @@ class Tables:
         #: led by seat 0; -1 where the next leader is drawn at random
         self.next_leader = np.array([_leader(rules, leader, s) for s in range(self.n + 1)], I64)
         self.rotate = rules.next_leader == "rotate"
+        #: new_count[v * T + t]: what tile t adds to the count on an end showing v (the half
+        #: it leaves out, twice for a double; meaningless where t does not show v)
+        twice = np.where(self.dbl, 2, 1)
+        self.new_count = ((self.pips[None, :] - np.arange(self.V + 1)[:, None])
+                          * twice).ravel()
+        self.dbl_shift = self.dbl.astype(I64)  # a tile's half counts twice: << 1
+        #: seat_after[k, s]: the seat k places after s
+        self.seat_after = (np.arange(self.n)[None, :] + np.arange(self.n + 1)[:, None]) % self.n
+        self.can_win = bool(self.wins.any())
+        self.ones4 = np.ones(4, I64)
+        #: tile_value_mask[t]: the values tile t shows, as a bitmask
+        self.tile_value_mask = (1 << self.low) | (1 << (self.pips - self.low))
 
 
 def _leader(rules: RuleConfig, leader: int, ended: int) -> int:
@@ -192,7 +214,25 @@ class HandBatch:
         self.winner = np.full(R, -1, I64)
         self.ended = np.full(R, -1, I64)
         self.award_side, self.award_points = np.full(R, -1, I64), np.zeros(R, I64)
-        self._r = np.arange(R)
+        # flat views of the fields play() writes by flat index (put / take: faster than fancy
+        # indexing), and fields kept for the hot paths
+        self._hands_flat, self._played_flat = self.hands.reshape(-1), self.played.reshape(-1)
+        self._gains_flat, self._sizes_flat = self.gains.reshape(-1), self.sizes.reshape(-1)
+        #: the ends that take a tile: their value, V where none (before the lead, a closed
+        #: cross)
+        self.open_ends = np.where(self.ends >= 0, self.ends, tb.V)
+        self.open_ends[:, 2:] = np.where(self.cross_open[:, None], self.open_ends[:, 2:], tb.V)
+        if view.lead < 0:
+            self.open_ends[:] = tb.V
+        #: spinner_free over all four ends (up / down never), spinner_free a view of it
+        self._free4 = np.zeros((R, 4), bool)
+        self._free4[:, :2] = self.spinner_free
+        self.spinner_free = self._free4[:, :2]
+        #: what the up / down ends' count lacks against the sum of the four contributions:
+        #: a spinner lead's second half while neither long side is covered, else 0
+        self._cross_less = self.contrib[:, 0] + self.contrib[:, 1] - self.lead_pips
+        self._cross_less[(self.lead < 0) | (self.arm[:, 0] > 0) | (self.arm[:, 1] > 0)] = 0
+        self._unled = R if view.lead < 0 else 0  # rows not led yet
 
     @staticmethod
     def view_end_double(view: SeatView) -> list[bool]:
@@ -217,7 +257,20 @@ class HandBatch:
         tb = self.tb
         T = tb.T
         # (numpy's take is much faster than fancy indexing of rows)
-        hand = self._seat_hands.take(idx * tb.n + self.turn[idx], axis=0)  # [k, T]
+        hand = self._seat_hands.take(idx * tb.n + self.turn.take(idx), axis=0)  # [k, T]
+        if not self._unled:  # every move after the first: one pass over the open ends
+            open_ends = self.open_ends.take(idx, axis=0)
+            fit = tb.suit.take(open_ends, axis=0)
+            fit &= hand[:, None, :]  # [k, 4, T]: the tile is in hand and shows the end's value
+            f, t = np.divmod(fit.reshape(-1).nonzero()[0], T)  # f: row * 4 + end
+            e = f & 3
+            # count_after (dominoes_env.core.scoring): the count less the end's contribution
+            # (and, on up / down, what they lack: _cross_less), plus what the tile adds there
+            contrib = self.contrib.take(idx, axis=0)
+            rest = (contrib @ tb.ones4)[:, None] - contrib
+            rest[:, 2:] -= self._cross_less.take(idx)[:, None]
+            counts = rest.ravel().take(f) + tb.new_count.take(open_ends.ravel().take(f) * T + t)
+            return f >> 2, (t << 2) | e, counts
         ends = self.ends.take(idx, axis=0)
         led = self.lead[idx] >= 0
         if _all(led):  # every move after the first: the ends that take tiles, -1 elsewhere
@@ -272,80 +325,104 @@ class HandBatch:
         if count is None:
             which, all_codes, counts = self.moves(idx)
             count = counts[all_codes == codes[which]]
-        seat = self.turn[idx]
-        a, d = tb.pips[t], tb.dbl[t]
-        leads = self.lead[idx] < 0
-        # the lead (dominoes_env.core.layout.place): low half left; a double is the spinner
-        if _any(leads):
-            r, tl, al, dl = idx[leads], t[leads], a[leads], d[leads]
-            lo = tb.low[tl]
-            self.lead[r], self.lead_pips[r] = tl, al
-            self.ends[r, 0], self.ends[r, 1] = lo, al - lo
-            self.contrib[r, 0] = np.where(dl, al, lo)
-            self.contrib[r, 1] = np.where(dl, al, al - lo)
-            self.outer_double[r, 0] = self.outer_double[r, 1] = dl
-            if tb.spinner_mode != SPINNER_NONE:
-                sr = r[dl]
-                self.spinner[sr] = tl[dl]
-                self.spinner_free[sr] = True
-                self.ends[sr, 2] = self.ends[sr, 3] = lo[dl]
-                self.cross_open[sr] = tb.cross_now
-        if not _any(leads):  # every move but a lead
-            r, tr, er, dr, ar = idx, t, e, d, a
-        else:
-            on = ~leads
-            r, tr, er, dr, ar = idx[on], t[on], e[on], d[on], a[on]
+        seat = self.turn.take(idx)
+        r, tr, er = idx, t, e
+        if self._unled:
+            leads = self.lead.take(idx) < 0
+            if _any(leads):
+                self._lead(idx[leads], t[leads])
+                on = ~leads
+                r, tr, er = idx[on], t[on], e[on]
         if len(r):
-            f = r * 4 + er  # flat indices of [r, er] (put / take: faster than fancy indexing)
-            v = self.ends.take(f)
-            other = ar - v
-            self.ends.put(f, other)
-            self.contrib.put(f, np.where(dr, other + other, other))
-            self.arm.put(f, self.arm.take(f) + 1)
-            self.outer_double.put(f, dr)
-            side = er < 2
-            fs = r * 2 + np.minimum(er, 1)
-            free = side & self.spinner_free.take(fs)
-            if _any(free):
-                fr = r[free]
-                self.spinner_free.put(fs[free], False)
-                self.spinner_sides[fr] += 1
-                self.cross_open[fr] |= self.spinner_sides[fr] == 2
-            if tb.spinner_mode == SPINNER_FIRST:
-                new = side & ~free & dr & (self.spinner[r] < 0)
-                if _any(new):
-                    nr = r[new]
-                    self.spinner[nr] = tr[new]
-                    self.spinner_sides[nr] = 1
-                    self.spinner_free[nr, er[new]] = True
-                    self.ends[nr, 2] = self.ends[nr, 3] = v[new]
-                    self.cross_open[nr] = tb.cross_now
-        self.count[idx] = count
+            self._place(r, tr, er)
+        self.count.put(idx, count)
         rs = idx * tb.n + seat
-        self._seat_hands.ravel().put(rs * tb.T + t, False)
+        self._hands_flat.put(rs * tb.T + t, False)
         held = (rs * (tb.V + 2))[:, None] + tb.values_of.take(t, axis=0)  # [k, 2]
         self._held.put(held, self._held.take(held) - 1)
-        self.played.ravel().put(idx * tb.T + t, True)
+        self._played_flat.put(idx * tb.T + t, True)
         side = tb.side_of.take(seat)
         g = idx * tb.S + side
-        gains = self.gains.take(g) + tb.points.take(count)
-        self.gains.put(g, gains)
-        won = tb.wins.take(np.minimum(self.scores.take(side) + gains, len(tb.wins) - 1))
-        if _any(won):
-            self.winner[idx[won]] = side[won]
-        left = self.sizes.take(rs) - 1
-        self.sizes.put(rs, left)
+        gains = self._gains_flat.take(g) + tb.points.take(count)
+        self._gains_flat.put(g, gains)
+        if tb.can_win:
+            won = tb.wins.take(np.minimum(self.scores.take(side) + gains, len(tb.wins) - 1))
+            if _any(won):
+                self.winner[idx[won]] = side[won]
+        left = self._sizes_flat.take(rs) - 1
+        self._sizes_flat.put(rs, left)
         out = left == 0
-        if _any(out):
-            self._end_domino(idx[out], seat[out])
+        if not _any(out):
+            self._advance(idx, seat)
+            return
+        self._end_domino(idx[out], seat[out])
         if not _all(out):
             self._advance(idx[~out], seat[~out])
 
+    def _lead(self, r: np.ndarray, t: np.ndarray) -> None:
+        """The lead in rows ``r`` (:func:`dominoes_env.core.layout.place`): tile ``t``, its low
+        half left; a double is the spinner (unless the rules have none)."""
+        tb = self.tb
+        a, d, lo = tb.pips[t], tb.dbl[t], tb.low[t]
+        self._unled -= len(r)
+        self.lead[r], self.lead_pips[r] = t, a
+        self.ends[r, 0], self.ends[r, 1] = lo, a - lo
+        self.open_ends[r, 0], self.open_ends[r, 1] = lo, a - lo
+        self.contrib[r, 0] = np.where(d, a, lo)
+        self.contrib[r, 1] = np.where(d, a, a - lo)
+        self._cross_less[r] = np.where(d, a, 0)
+        self.outer_double[r, 0] = self.outer_double[r, 1] = d
+        if tb.spinner_mode != SPINNER_NONE:
+            sr = r[d]
+            self.spinner[sr] = t[d]
+            self._free4[sr, :2] = True
+            self.ends[sr, 2] = self.ends[sr, 3] = lo[d]
+            self.cross_open[sr] = tb.cross_now
+            if tb.cross_now:
+                self.open_ends[sr, 2] = self.open_ends[sr, 3] = lo[d]
+
+    def _place(self, r: np.ndarray, t: np.ndarray, e: np.ndarray) -> None:
+        """Tile ``t`` on end ``e`` of rows ``r`` (all led; :func:`dominoes_env.core.layout.place`):
+        the end's value, contribution and arm, the spinner's sides and cross."""
+        tb = self.tb
+        f = r * 4 + e  # flat indices of [r, e]
+        other = tb.pips.take(t) - self.ends.take(f)
+        self.ends.put(f, other)
+        self.open_ends.put(f, other)
+        self.contrib.put(f, other << tb.dbl_shift.take(t))
+        self.arm.put(f, self.arm.take(f) + 1)
+        d = tb.dbl.take(t)
+        self.outer_double.put(f, d)
+        free = self._free4.take(f)  # a long side of the spinner, covered now
+        if _any(free):
+            fr = r[free]
+            self._free4.put(f[free], False)
+            self.spinner_sides[fr] += 1
+            opened = fr[self.spinner_sides[fr] == 2]
+            self.cross_open[opened] = True
+            self.open_ends[opened, 2:] = self.ends[opened, 2:]
+        side = e < 2
+        if _any(self._cross_less):
+            self._cross_less.put(r[side], 0)
+        if tb.spinner_mode == SPINNER_FIRST:
+            new = d & side
+            if _any(new):
+                new &= self.spinner.take(r) < 0  # the first double on a long side
+                if _any(new):
+                    nr, v = r[new], (tb.pips.take(t) - other)[new]
+                    self.spinner[nr] = t[new]
+                    self.spinner_sides[nr] = 1
+                    self._free4.put(f[new], True)
+                    self.ends[nr, 2] = self.ends[nr, 3] = v
+                    self.cross_open[nr] = tb.cross_now
+                    if tb.cross_now:
+                        self.open_ends[nr, 2] = self.open_ends[nr, 3] = v
+
     def _end_domino(self, r: np.ndarray, seat: np.ndarray) -> None:
         tb = self.tb
-        pips = self.hands[r] @ tb.pips  # [k, n]
-        foes = (pips * tb.foe[seat]).sum(axis=1)
-        self._award(r, tb.side_of[seat], tb.round5[foes])
+        pips = self.hands.take(r, axis=0) @ tb.pips  # [k, n]
+        foes = (pips * tb.foe.take(seat, axis=0)).sum(axis=1)
+        self._award(r, tb.side_of.take(seat), tb.round5.take(foes))
         self.ended[r] = seat
 
     def _advance(self, r: np.ndarray, seat: np.ndarray) -> None:
@@ -353,67 +430,70 @@ class HandBatch:
         for each seat that cannot while the boneyard allows, passing when it still cannot
         (``HandState._advance``); ``n`` passes block the hand."""
         tb = self.tb
-        n, T = tb.n, tb.T
-        V = tb.V
-        open_ends = np.where(self.cross_open[r][:, None] | _LEFT_RIGHT,
-                             self.ends.take(r, axis=0), V)  # V: the end takes no tile
-        s = (seat + 1) % n
+        n, T, V = tb.n, tb.T, tb.V
+        open_ends = self.open_ends.take(r, axis=0)  # V: the end takes no tile
+        s = tb.seat_after[1].take(seat)
         # the next seat holds a tile showing an open value
-        can = _any_row(self._held.take(((r * n + s) * (V + 2))[:, None] + open_ends))
-        self.turn[r] = s  # the usual case: the next seat plays
+        can = self._held.take(((r * n + s) * (V + 2))[:, None] + open_ends) @ tb.ones4 > 0
+        self.turn.put(r, s)  # the usual case: the next seat plays
         if _all(can):
             return
         k = (~can).nonzero()[0]  # the rest draw or pass (positions in r)
         open_ends = open_ends.take(k, axis=0)
-        bits = tb.value_bit.take(open_ends)  # the open values as a bitmask (known_lacks)
+        # the open values as a bitmask (known_lacks), the tiles that play now [k, T]
+        bits = tb.value_bit.take(open_ends)
         values = bits[:, 0] | bits[:, 1] | bits[:, 2] | bits[:, 3]
-        fit = tb.suit.take(open_ends, axis=0)
-        fits = fit[:, 0] | fit[:, 1] | fit[:, 2] | fit[:, 3]  # [k, T]: tiles that play now
-        r, seat = r[k], seat[k]
+        fits = (values[:, None] & tb.tile_value_mask) != 0
+        r, seat = r.take(k), seat.take(k)
         B = self.bone.shape[1]
         draws = B > 0 and self.limit > 0
         if draws:
             bone = self.bone.take(r, axis=0)
             bone_fits = fits.ravel().take(np.arange(len(r))[:, None] * T + bone)  # [k, B]
             pos = np.arange(B)
+            below_limit = pos < self.limit
         k = np.arange(len(r))
         for step in range(1, n + 1):
-            s = (seat[k] + step) % n
-            rows = r[k]
+            s = tb.seat_after[step].take(seat.take(k))
+            rows = r.take(k)
             rs = rows * n + s
             if step > 1:
                 can = _any_row(self._seat_hands.take(rs, axis=0) & fits.take(k, axis=0))
-                self.turn[rows[can]] = s[can]
-                k, s, rows, rs = k[~can], s[~can], rows[~can], rs[~can]
-                if not len(k):
-                    return
-            drawn = self.drawn[rows]
-            drew_fit = np.zeros(len(k), bool)
-            new = np.maximum(drawn, self.limit)
+                if _any(can):
+                    self.turn.put(rows[can], s[can])
+                    cant = ~can
+                    k, s, rows, rs = k[cant], s[cant], rows[cant], rs[cant]
+                    if not len(k):
+                        return
+            drawn = self.drawn.take(rows)
             if draws:
                 after = pos >= drawn[:, None]
-                cand = bone_fits.take(k, axis=0) & after & (pos < self.limit)
+                cand = bone_fits.take(k, axis=0) & after & below_limit
                 drew_fit = _any_row(cand)
-                new = np.where(drew_fit, cand.argmax(axis=1) + 1, new)
-                kk, cols = (after & (pos < new[:, None])).nonzero()
-                tiles = bone.ravel().take(k[kk] * B + cols)
-                self._seat_hands.ravel().put(rs[kk] * T + tiles, True)
-                held = (rs[kk] * (V + 2))[:, None] + tb.values_of.take(tiles, axis=0)
+                new = np.where(drew_fit, cand.argmax(axis=1) + 1, np.maximum(drawn, self.limit))
+                kk, cols = np.divmod((after & (pos < new[:, None])).ravel().nonzero()[0], B)
+                tiles = bone.ravel().take(k.take(kk) * B + cols)
+                rk = rs.take(kk)
+                self._hands_flat.put(rk * T + tiles, True)
+                held = (rk * (V + 2))[:, None] + tb.values_of.take(tiles, axis=0)
                 np.add.at(self._held, held.ravel(), 1)
-                self.drawn[rows] = new
-                self.sizes.put(rs, self.sizes.take(rs) + new - drawn)
+                self.drawn.put(rows, new)
+                self._sizes_flat.put(rs, self._sizes_flat.take(rs) + new - drawn)
+            else:
+                drew_fit = np.zeros(len(k), bool)
+                new = np.maximum(drawn, self.limit)
             drew = new - drawn
-            lacks = self.known_lacks.take(rs)
-            vals = values[k]
-            # a seat that drew more than one tile lacks exactly these values now
-            self.known_lacks.put(rs, np.where(
-                drew_fit, np.where(drew > 1, vals, lacks | vals),
-                np.where(drew > 0, vals, lacks | vals)))
-            self.turn[rows[drew_fit]] = s[drew_fit]
-            k = k[~drew_fit]
-            if not len(k):
-                return
-        self._end_blocked(r[k])
+            vals = values.take(k)
+            # a seat that drew more than one tile, or drew and still cannot play, lacks
+            # exactly these values now; otherwise it lacks them too
+            exact = (drew > 1) | ((drew > 0) & ~drew_fit)
+            self.known_lacks.put(rs, np.where(exact, vals, self.known_lacks.take(rs) | vals))
+            if _any(drew_fit):
+                self.turn.put(rows[drew_fit], s[drew_fit])
+                k = k[~drew_fit]
+                if not len(k):
+                    return
+        self._end_blocked(r.take(k))
 
     def _end_blocked(self, r: np.ndarray) -> None:
         tb = self.tb
