@@ -198,3 +198,16 @@ class MatchEquity:
         else:
             chance = t[a, b, 0 if next_side == me else 1]
         return self.target * (2.0 * float(chance) - 1.0)
+
+    def values(self, scores: np.ndarray, next_side: np.ndarray) -> np.ndarray:
+        """:meth:`value` of many matches at once: ``scores[k]`` (two sides) with
+        ``next_side[k]`` leading the next hand; the same floats, bit for bit."""
+        me = self.side
+        t = self.table
+        top = t.shape[0] - 1
+        a = np.minimum(scores[:, me] // UNIT, top)
+        b = np.minimum(scores[:, 1 - me] // UNIT, top)
+        cell = t[a, b]  # [k, 3]
+        chance = np.where(next_side < 0, 0.5 * (cell[:, 0] + cell[:, 1]),
+                          cell[np.arange(len(a)), np.where(next_side == me, 0, 1)])
+        return self.target * (2.0 * chance.astype(np.float64) - 1.0)

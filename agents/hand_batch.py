@@ -187,16 +187,19 @@ class HandBatch:
         self.sizes = self.hands.sum(axis=2)
         self._seat_hands = self.hands.reshape(R * n, T)  # row r * n + seat: a view
         #: [(r * n + seat) * (V + 2) + v]: the seat's tiles showing value v (v = V: none, 0;
-        #: V + 1: where a double's second half is counted, never read)
-        self._held = (self._seat_hands.astype(I64) @ tb.tile_values).ravel()
+        #: V + 1: where a double's second half is counted, never read); per deal, then repeated
+        held = deals.hands.reshape(D * n, T).astype(I64) @ tb.tile_values
+        self._held = np.repeat(held.reshape(D, -1), M, axis=0).ravel()
         self.bone = np.repeat(deals.bone, M, axis=0)
         self.drawn = np.zeros(R, I64)
         self.limit = view.drawable
         self.played = np.repeat(bits_to_bool([view.played], T), R, axis=0)
 
         def full(value, dtype=I64):
-            return np.tile(np.asarray(value, dtype), (R, 1)) if np.ndim(value) else np.full(
-                R, value, dtype)
+            value = np.asarray(value, dtype)
+            out = np.empty((R, *value.shape), dtype)
+            out[...] = value
+            return out
 
         self.lead, self.lead_pips = full(view.lead), full(view.lead_pips)
         self.ends, self.contrib, self.arm = full(view.ends), full(view.contrib), full(view.arm)
@@ -538,8 +541,13 @@ class HandBatch:
 
 def row_argmax(which: np.ndarray, key: np.ndarray, unique: bool = False) -> np.ndarray:
     """Per row of the sorted row numbers ``which`` (``0 .. k-1``, every row present), the index
-    of its largest ``key`` (the first of equals; ``unique``: no two keys of a row are equal)."""
+    of its largest ``key`` (the first of equals; ``unique``: no two keys of a row are equal,
+    and integer keys are below ``2**40``)."""
     starts = which.searchsorted(np.arange(which[-1] + 1))
+    if unique and key.dtype.kind == "i":  # the index rides in the low bits of the key
+        bits = len(key).bit_length()
+        return np.maximum.reduceat((key << bits) | np.arange(len(key)), starts) & (
+            (1 << bits) - 1)
     top = np.maximum.reduceat(key, starts)
     hits = np.flatnonzero(key == top[which])
     if unique:

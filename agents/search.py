@@ -299,21 +299,22 @@ class GreedyRollout:
         gains, winner = batch.gains.copy(), batch.winner.copy()
         scores, target, win_check = self.scores, self.target, self.win_check
         settle = np.flatnonzero((winner < 0) & (batch.award_side >= 0))
-        gains[settle, batch.award_side[settle]] += batch.award_points[settle]
-        for r, row in zip(settle.tolist(), gains[settle].tolist(), strict=True):
-            won = match_winner([s + g for s, g in zip(scores, row, strict=True)], target,
-                               win_check)
-            if won is not None:
-                winner[r] = won
+        if len(settle):
+            gains[settle, batch.award_side[settle]] += batch.award_points[settle]
+            # match_winner (dominoes_env.core) over the settled rows
+            totals = np.asarray(scores) + gains[settle]
+            top = totals.max(axis=1)
+            won = top >= target
+            if win_check != "immediate":  # the top must be alone
+                won &= (totals == top[:, None]).sum(axis=1) == 1
+            winner[settle[won]] = totals[won].argmax(axis=1)
         me = self.me
         values = np.where(winner == me, float(target), float(-target))
         going = np.flatnonzero(winner < 0)  # the match goes on: the value of the hand's end
         if self.equity is not None:
-            side_of, value = self.side_of, self.equity.value
-            leaders = batch.next_leader()[going].tolist()
-            totals = (np.asarray(scores) + gains[going]).tolist()
-            values[going] = [value(t, -1 if lead < 0 else side_of[lead])
-                             for t, lead in zip(totals, leaders, strict=True)]
+            leaders = batch.next_leader()[going]
+            next_side = np.where(leaders < 0, -1, np.asarray(self.side_of)[leaders])
+            values[going] = self.equity.values(np.asarray(scores) + gains[going], next_side)
         else:
             g = gains[going]
             values[going] = g[:, me] - (g.sum(axis=1) - g[:, me]) / (self.sides - 1)

@@ -226,3 +226,24 @@ def test_time_budget_searches_whole_batches_of_deals():
     agent.act(view)
     counts = {n for n, _mean in agent.last_values.values()}
     assert len(counts) == 1 and counts.pop() >= TIME_CHUNK  # every move on the same deals
+
+
+@pytest.mark.parametrize("win_check", ["immediate", "end_of_hand"])
+@pytest.mark.parametrize("value", ["margin", "match"])
+def test_batch_values_are_the_cores_when_hand_awards_decide_matches(win_check, value):
+    # a small target: hands end with awards that win matches (match_winner, vectorized in
+    # batch_values) and with the match going on (the equity table, read in one expression)
+    rules = RuleConfig(target_score=30, win_check=win_check)
+    settled = 0
+    for i, view in enumerate(positions(rules, 30, seed=3)):
+        rollout = GreedyRollout(view, 0.0, value)
+        deals = [DealSampler.from_view(view).sample(random.Random(i * 7 + d)) for d in range(4)]
+        firsts = list(view.legal)
+        batch = HandBatch(view, deals, firsts)
+        batch.play(np.arange(batch.rows), np.tile(np.asarray(firsts, np.int64), len(deals)))
+        batch.rollout_greedy()
+        settled += int(((batch.winner < 0) & (batch.award_side >= 0)).sum())
+        expected = [rollout(HandState.from_view(view, *deal), code, 0)
+                    for deal in deals for code in firsts]
+        assert rollout.batch_values(batch).tolist() == expected
+    assert settled > 20
