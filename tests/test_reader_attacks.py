@@ -256,9 +256,9 @@ def test_bench_agents_ctrl_c_is_one_line_and_status_130(tmp_path):
     assert proc.returncode == 130 and err.decode().strip() == "error: interrupted", err
 
 
-def test_a_ctrl_c_that_lands_in_a_finalizer_still_stops_the_command(capsys):
-    """A KeyboardInterrupt raised in a finalizer or a gc callback (JAX's, while XLA compiles)
-    was printed as "Exception ignored" and lost: bench_jax then ran to its end, status 0."""
+def run_command_losing_a_ctrl_c_in_a_finalizer() -> int:
+    """``run_command``'s status for a command whose Ctrl-C is raised in a finalizer (where it
+    cannot propagate) and which would otherwise run on for the child time limit."""
     from dominoes_env.cli_support import run_command
 
     class Finalizer:
@@ -274,9 +274,15 @@ def test_a_ctrl_c_that_lands_in_a_finalizer_still_stops_the_command(capsys):
 
     before = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        assert run_command(body) == 130
+        return run_command(body)
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+def test_a_ctrl_c_that_lands_in_a_finalizer_still_stops_the_command(capsys):
+    """A KeyboardInterrupt raised in a finalizer or a gc callback (JAX's, while XLA compiles)
+    was printed as "Exception ignored" and lost: bench_jax then ran to its end, status 0."""
+    assert run_command_losing_a_ctrl_c_in_a_finalizer() == 130
     assert capsys.readouterr().err == "error: interrupted\n"
 
 
@@ -288,8 +294,6 @@ def test_a_redelivered_ctrl_c_waits_until_the_hook_has_returned(monkeypatch, cap
     is held up for 0.3 s after every thread start, as a busy machine does."""
     import threading
 
-    from dominoes_env.cli_support import run_command
-
     start = threading.Thread.start
 
     def slow_start(thread):
@@ -297,23 +301,7 @@ def test_a_redelivered_ctrl_c_waits_until_the_hook_has_returned(monkeypatch, cap
         time.sleep(0.3)
 
     monkeypatch.setattr(threading.Thread, "start", slow_start)
-
-    class Finalizer:
-        def __del__(self):
-            raise KeyboardInterrupt
-
-    def body() -> int:
-        Finalizer()
-        deadline = time.monotonic() + CHILD_TIMEOUT_S
-        while time.monotonic() < deadline:
-            time.sleep(0.005)
-        return 0
-
-    before = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        assert run_command(body) == 130
-    finally:
-        signal.signal(signal.SIGINT, before)
+    assert run_command_losing_a_ctrl_c_in_a_finalizer() == 130
     assert capsys.readouterr().err == "error: interrupted\n"
 
 
