@@ -366,3 +366,27 @@ def update_failing_at(make_train, call: int, fail):
         return init, update_or_fail, devices
 
     return wrapped
+
+
+def with_a_huge_array_header(path: Path) -> Path:
+    """The policy ``.npz`` at ``path``, rewritten so that its ``w0`` declares a terabyte
+    (``float64 (1000000, 1000000)``) while it holds 64 bytes: a reader must refuse it before
+    allocating anything."""
+    import io
+    import zipfile
+
+    import numpy as np
+
+    with np.load(path) as data:
+        arrays = dict(data)
+    head = io.BytesIO()
+    np.lib.format.write_array_header_1_0(head, {"descr": "<f8", "fortran_order": False,
+                                                "shape": (10**6, 10**6)})
+    with zipfile.ZipFile(path, "w") as z:
+        for key, value in arrays.items():
+            if key == "w0":
+                z.writestr("w0.npy", head.getvalue() + bytes(64))
+            else:
+                with z.open(f"{key}.npy", "w") as f:
+                    np.lib.format.write_array(f, value)
+    return path

@@ -382,7 +382,8 @@ def _bad_policies(tmp_path):
         # lacks fields or contradicts the weights
         _policy(tmp_path, "pickle.npz", w0=np.array([{"x": 1}], dtype=object)).name:
             "w0 holds Python objects (a pickle, which is never loaded)",
-        _huge_array(_policy(tmp_path, "huge.npz")).name: "w0 declares float64 (1000000, 1000000)",
+        helpers.with_a_huge_array_header(_policy(tmp_path, "huge.npz")).name:
+            "w0 declares float64 (1000000, 1000000)",
         _policy(tmp_path, "inf.npz", action_b=np.full(112, np.inf)).name: "action_b holds NaN",
         _policy(tmp_path, "head.npz", action_w=np.zeros(112)).name: "action_w must be a 2-D",
         _policy(tmp_path, "list.npz", metadata=np.array("[]")).name: "must be a JSON object",
@@ -405,26 +406,6 @@ def _meta(tmp_path, name, **changes):
     meta.update(changes)
     arrays["metadata"] = np.array(json.dumps({k: v for k, v in meta.items() if v is not None}))
     np.savez(path, **arrays)
-    return path
-
-
-def _huge_array(path):
-    """The policy with a w0 whose header declares a terabyte (the data is a few bytes)."""
-    import io
-    import zipfile
-
-    with np.load(path) as data:
-        arrays = dict(data)
-    head = io.BytesIO()
-    np.lib.format.write_array_header_1_0(head, {"descr": "<f8", "fortran_order": False,
-                                                "shape": (10**6, 10**6)})
-    with zipfile.ZipFile(path, "w") as z:
-        for key, value in arrays.items():
-            if key == "w0":
-                z.writestr("w0.npy", head.getvalue() + bytes(64))
-            else:
-                with z.open(f"{key}.npy", "w") as f:
-                    np.lib.format.write_array(f, value)
     return path
 
 

@@ -23,6 +23,8 @@ from dominoes_env.jax.policy_files import (  # noqa: E402
     load_fixed_actor,
 )
 
+from ..helpers import with_a_huge_array_header  # noqa: E402
+
 RULES = RuleConfig()
 
 
@@ -114,25 +116,6 @@ def test_a_pickle_a_damaged_zip_a_folder_or_nothing_is_refused(tmp_path):
         assert not is_policy_file(path)
 
 
-def _huge_w0(path):
-    """``path`` with a w0 whose header declares a terabyte (its data is 64 bytes)."""
-    import io
-
-    with np.load(path) as data:
-        arrays = {k: data[k] for k in data.files}
-    head = io.BytesIO()
-    np.lib.format.write_array_header_1_0(head, {"descr": "<f8", "fortran_order": False,
-                                                "shape": (10**6, 10**6)})
-    with zipfile.ZipFile(path, "w") as z:
-        for key, value in arrays.items():
-            if key == "w0":
-                z.writestr("w0.npy", head.getvalue() + bytes(64))
-            else:
-                with z.open(f"{key}.npy", "w") as fh:
-                    np.lib.format.write_array(fh, value)
-    return path
-
-
 def test_both_readers_refuse_a_bad_file_in_the_same_words(tmp_path):
     """NumpyPolicy and load_actor restated the format's checks: they refused one file in
     different words, and load_actor let json's RecursionError out and read an array header
@@ -147,7 +130,7 @@ def test_both_readers_refuse_a_bad_file_in_the_same_words(tmp_path):
     paths = []
     for name, change in bad.items():
         paths.append(_policy(tmp_path, **change).rename(tmp_path / f"{name}.npz"))
-    paths.append(_huge_w0(_policy(tmp_path).rename(tmp_path / "huge.npz")))
+    paths.append(with_a_huge_array_header(_policy(tmp_path).rename(tmp_path / "huge.npz")))
     for path in paths:
         with pytest.raises(ValueError) as numpy_err:
             NumpyPolicy(path)
