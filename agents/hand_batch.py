@@ -140,6 +140,7 @@ class Tables:
         self.seat_after = (np.arange(self.n)[None, :] + np.arange(self.n + 1)[:, None]) % self.n
         self.can_win = bool(self.wins.any())
         self.ones4 = np.ones(4, I64)
+        self.point_key = self.points * POINT_SCALE  # the greedy key's points part, by count
         #: tile_value_mask[t]: the values tile t shows, as a bitmask
         self.tile_value_mask = (1 << self.low) | (1 << (self.pips - self.low))
 
@@ -235,6 +236,7 @@ class HandBatch:
         #: a spinner lead's second half while neither long side is covered, else 0
         self._cross_less = self.contrib[:, 0] + self.contrib[:, 1] - self.lead_pips
         self._cross_less[(self.lead < 0) | (self.arm[:, 0] > 0) | (self.arm[:, 1] > 0)] = 0
+        self._cl_any = _any(self._cross_less)
         self._unled = R if view.lead < 0 else 0  # rows not led yet
 
     @staticmethod
@@ -271,7 +273,8 @@ class HandBatch:
             # (and, on up / down, what they lack: _cross_less), plus what the tile adds there
             contrib = self.contrib.take(idx, axis=0)
             rest = (contrib @ tb.ones4)[:, None] - contrib
-            rest[:, 2:] -= self._cross_less.take(idx)[:, None]
+            if self._cl_any:
+                rest[:, 2:] -= self._cross_less.take(idx)[:, None]
             counts = rest.ravel().take(f) + tb.new_count.take(open_ends.ravel().take(f) * T + t)
             return f >> 2, (t << 2) | e, counts
         ends = self.ends.take(idx, axis=0)
@@ -314,7 +317,7 @@ class HandBatch:
         points, ties by the greedy order) among :meth:`moves`'s entries: the entry index of
         each row's choice, in row order."""
         tb = self.tb
-        key = tb.points[counts] * tb.point_scale + tb.rank[codes]  # one per code: no ties
+        key = tb.point_key.take(counts) + tb.rank.take(codes)  # one per code: no ties
         return row_argmax(which, key, unique=True)
 
     # -- playing ---------------------------------------------------------------------------
@@ -374,6 +377,7 @@ class HandBatch:
         self.contrib[r, 0] = np.where(d, a, lo)
         self.contrib[r, 1] = np.where(d, a, a - lo)
         self._cross_less[r] = np.where(d, a, 0)
+        self._cl_any = self._cl_any or _any(d)
         self.outer_double[r, 0] = self.outer_double[r, 1] = d
         if tb.spinner_mode != SPINNER_NONE:
             sr = r[d]
@@ -405,8 +409,9 @@ class HandBatch:
             self.cross_open[opened] = True
             self.open_ends[opened, 2:] = self.ends[opened, 2:]
         side = e < 2
-        if _any(self._cross_less):
+        if self._cl_any:
             self._cross_less.put(r[side], 0)
+            self._cl_any = _any(self._cross_less)
         if tb.spinner_mode == SPINNER_FIRST:
             new = d & side
             if _any(new):
@@ -443,54 +448,56 @@ class HandBatch:
             return
         k = (~can).nonzero()[0]  # the rest draw or pass (positions in r)
         open_ends = open_ends.take(k, axis=0)
-        # the open values as a bitmask (known_lacks), the tiles that play now [k, T]
+        # the open values as a bitmask (known_lacks)
         bits = tb.value_bit.take(open_ends)
         values = bits[:, 0] | bits[:, 1] | bits[:, 2] | bits[:, 3]
-        fits = (values[:, None] & tb.tile_value_mask) != 0
         r, seat = r.take(k), seat.take(k)
         B = self.bone.shape[1]
         draws = B > 0 and self.limit > 0
         if draws:
             bone = self.bone.take(r, axis=0)
-            bone_fits = fits.ravel().take(np.arange(len(r))[:, None] * T + bone)  # [k, B]
+            bone_fits = (tb.tile_value_mask.take(bone) & values[:, None]) != 0  # [k, B]
+            if self.limit < B:
+                bone_fits &= np.arange(B) < self.limit
             pos = np.arange(B)
-            below_limit = pos < self.limit
         k = np.arange(len(r))
+        s, rows, vals = tb.seat_after[1].take(seat), r, values
         for step in range(1, n + 1):
-            s = tb.seat_after[step].take(seat.take(k))
-            rows = r.take(k)
-            rs = rows * n + s
             if step > 1:
-                can = _any_row(self._seat_hands.take(rs, axis=0) & fits.take(k, axis=0))
+                s = tb.seat_after[step].take(seat.take(k))
+                rows = r.take(k)
+                ends = open_ends.take(k, axis=0)
+                can = self._held.take(((rows * n + s) * (V + 2))[:, None] + ends) @ tb.ones4 > 0
                 if _any(can):
                     self.turn.put(rows[can], s[can])
                     cant = ~can
-                    k, s, rows, rs = k[cant], s[cant], rows[cant], rs[cant]
+                    k, s, rows = k[cant], s[cant], rows[cant]
                     if not len(k):
                         return
+                vals = values.take(k)
+            rs = rows * n + s
             drawn = self.drawn.take(rows)
             if draws:
                 after = pos >= drawn[:, None]
-                cand = bone_fits.take(k, axis=0) & after & below_limit
+                cand = after & (bone_fits if step == 1 else bone_fits.take(k, axis=0))
                 drew_fit = _any_row(cand)
                 new = np.where(drew_fit, cand.argmax(axis=1) + 1, np.maximum(drawn, self.limit))
+                drew = new - drawn
                 kk, cols = np.divmod((after & (pos < new[:, None])).ravel().nonzero()[0], B)
-                tiles = bone.ravel().take(k.take(kk) * B + cols)
+                tiles = bone.ravel().take((kk if step == 1 else k.take(kk)) * B + cols)
                 rk = rs.take(kk)
                 self._hands_flat.put(rk * T + tiles, True)
                 held = (rk * (V + 2))[:, None] + tb.values_of.take(tiles, axis=0)
                 np.add.at(self._held, held.ravel(), 1)
                 self.drawn.put(rows, new)
-                self._sizes_flat.put(rs, self._sizes_flat.take(rs) + new - drawn)
+                self._sizes_flat.put(rs, self._sizes_flat.take(rs) + drew)
             else:
                 drew_fit = np.zeros(len(k), bool)
-                new = np.maximum(drawn, self.limit)
-            drew = new - drawn
-            vals = values.take(k)
+                drew = np.maximum(drawn, self.limit) - drawn
             # a seat that drew more than one tile, or drew and still cannot play, lacks
             # exactly these values now; otherwise it lacks them too
-            exact = (drew > 1) | ((drew > 0) & ~drew_fit)
-            self.known_lacks.put(rs, np.where(exact, vals, self.known_lacks.take(rs) | vals))
+            self.known_lacks.put(rs, np.where(drew > drew_fit, vals,
+                                              self.known_lacks.take(rs) | vals))
             if _any(drew_fit):
                 self.turn.put(rows[drew_fit], s[drew_fit])
                 k = k[~drew_fit]
