@@ -78,6 +78,14 @@ class Deals:
         bones = self.bone.tolist()
         return [(masks[d * n:(d + 1) * n], bones[d]) for d in range(D)]
 
+    @classmethod
+    def concat(cls, parts: list[Deals]) -> Deals:
+        """The deals of ``parts``, one after the other."""
+        if len(parts) == 1:
+            return parts[0]
+        return cls(np.concatenate([p.hands for p in parts]),
+                   np.concatenate([p.bone for p in parts]))
+
     def take(self, idx) -> Deals:
         """The deals at positions ``idx`` (repeats allowed), in that order."""
         idx = np.asarray(idx, np.intp)

@@ -70,7 +70,7 @@ from dominoes_env.policy_format import ACTIVATIONS
 from .base import Agent
 from .batch_obs import BatchEncoder
 from .blas import single_thread
-from .deal_batch import DealBatchSampler
+from .deal_batch import DealBatchSampler, Deals
 from .hand_batch import HandBatch
 from .inference import PlayLikelihood
 from .ppo import POLICY_DIR, PPOAgent, shipped_policy_path
@@ -81,6 +81,9 @@ from .tables import as_table
 #: before the race drops it (``python -m experiments.tournament --agents guided search``)
 DEFAULT_SIMS = 600
 DEFAULT_RACE = 1.5
+#: batched, the chunks searched together at most hold about this many rollouts: a decision's
+#: first chunk is searched alone, then two, four, ... at once (the race still after each)
+AHEAD_ROWS = 512
 
 
 class _Net:
@@ -247,35 +250,64 @@ class GuidedSearchAgent(Agent):
         else:
             budget = max(self.min_per_move * len(moves), self.sims)
         segments = self._segments(view) if self.infer > 0 else []
-        likelihood = None
+        batched = self.batch and net.batch_encoder is not None
+        if batched:
+            rollouts = functools.partial(self._batched,
+                                         end_double=HandBatch.view_end_double(view))
+        else:
+            rollouts = self._one_by_one
+        draw = _DealDraws(view, sampler, deal_rng, rng, segments, net, self.pool, self.infer)
         alive = list(range(len(moves)))  # the moves still searched: they share every deal
         values: list[np.ndarray] = []  # per chunk: (deals, moves), NaN where not searched
         spent = runs = 0
-        while True:
-            todo = self.chunk
-            if budget is not None:
-                todo = min(todo, max(1, -(-(budget - spent) // len(alive))))
-            if segments:
-                pool = sampler.sample(deal_rng, todo * self.pool)
-                if likelihood is None:
-                    likelihood = PlayLikelihood(view, segments, net, pool.take([0]).to_list()[0])
-                deals = pool.take(_resample(likelihood(pool).tolist(), self.infer, todo, rng))
-            else:
-                deals = sampler.sample(deal_rng, todo)
-            block = np.full((todo, len(moves)), np.nan)
-            rollouts = (self._batched if self.batch and net.batch_encoder is not None
-                        else self._one_by_one)
-            block[:, alive] = rollouts(view, net, rollout, deals, [moves[i] for i in alive])
-            values.append(block)
-            spent += todo * len(alive)
-            runs += todo
-            if self.race > 0 and runs >= max(self.chunk, self.min_per_move, 2):
-                alive = _race(np.concatenate(values)[:, alive], alive, self.race)
-            if deadline is not None:
-                if time.perf_counter() >= deadline or len(alive) == 1:
+        ahead = 1  # chunks played together (batched): 1, 2, 4, ... while the search goes on
+
+        def chunk_size(spent: int) -> int:
+            if budget is None:
+                return self.chunk
+            return min(self.chunk, max(1, -(-(budget - spent) // len(alive))))
+
+        done = False
+        while not done:
+            # the next chunks, sized as the loop below sizes them if the race drops no move;
+            # each remembers the generators' states before its deals were drawn
+            plan, planned = [], spent
+            cap = max(1, AHEAD_ROWS // (self.chunk * len(alive))) if batched else 1
+            for _ in range(min(ahead, cap)):
+                if budget is not None and planned >= budget and plan:
                     break
-            elif spent >= budget or len(alive) == 1:
-                break
+                todo = chunk_size(planned)
+                state = draw.state()
+                plan.append((todo, draw(todo), state))
+                planned += todo * len(alive)
+            played = list(alive)
+            table = rollouts(view, net, rollout, Deals.concat([d for _t, d, _s in plan]),
+                             [moves[i] for i in played])
+            # the chunks one by one, as if each had been played alone: the race after each;
+            # a chunk sized otherwise than the loop now sizes it, or one after the search
+            # ends, is dropped and its deals drawn again (the generators as before them)
+            start = 0
+            for i, (todo, _deals, _state) in enumerate(plan):
+                if todo != chunk_size(spent):
+                    draw.restore(plan[i][2])
+                    break
+                block = np.full((todo, len(moves)), np.nan)
+                block[:, alive] = table[start:start + todo, [played.index(a) for a in alive]]
+                start += todo
+                values.append(block)
+                spent += todo * len(alive)
+                runs += todo
+                if self.race > 0 and runs >= max(self.chunk, self.min_per_move, 2):
+                    alive = _race(np.concatenate(values)[:, alive], alive, self.race)
+                if deadline is not None:
+                    done = time.perf_counter() >= deadline or len(alive) == 1
+                else:
+                    done = spent >= budget or len(alive) == 1
+                if done:
+                    if i + 1 < len(plan):
+                        draw.restore(plan[i + 1][2])
+                    break
+            ahead *= 2
         table = np.concatenate(values)
         counts = (~np.isnan(table)).sum(axis=0)
         means = np.nansum(table, axis=0) / counts
@@ -309,12 +341,13 @@ class GuidedSearchAgent(Agent):
         return out
 
     # -- rollouts --------------------------------------------------------------------------
-    def _batched(self, view, net: _Net, rollout: GreedyRollout, deals, moves) -> np.ndarray:
+    def _batched(self, view, net: _Net, rollout: GreedyRollout, deals, moves,
+                 end_double=None) -> np.ndarray:
         """Every move of ``moves`` played in every deal and the hand finished, the policy
         playing every seat: the values, one row per deal, one column per move; all rollouts
         played together (:class:`~agents.hand_batch.HandBatch`), as :meth:`_one_by_one` plays
         them one by one."""
-        batch = HandBatch(view, deals, moves)
+        batch = HandBatch(view, deals, moves, end_double)
         batch.play(np.arange(batch.rows), np.tile(np.asarray(moves, np.int64), len(deals)))
         plies = np.zeros(batch.rows, np.int64)  # policy moves so far, per rollout
         limit = math.inf if self.plies is None else self.plies
@@ -411,6 +444,34 @@ def _race(values: np.ndarray, alive: list[int], z: float) -> list[int]:
     se = diff.std(axis=0, ddof=1) / math.sqrt(n)
     keep = (diff.mean(axis=0) <= z * se) | (np.arange(len(alive)) == b)
     return [a for a, k in zip(alive, keep, strict=True) if k]
+
+
+class _DealDraws:
+    """A decision's deals, chunk by chunk: ``todo`` uniform deals, or (with ``segments``) drawn
+    from ``pool`` times more in proportion to the likelihood of the others' plays raised to
+    ``infer``; the generators' states can be saved and restored (a chunk drawn ahead and not
+    searched is drawn again)."""
+
+    def __init__(self, view, sampler, deal_rng, rng, segments, net, pool, infer):
+        self.view, self.sampler, self.deal_rng, self.rng = view, sampler, deal_rng, rng
+        self.segments, self.net, self.pool, self.infer = segments, net, pool, infer
+        self.likelihood = None
+
+    def __call__(self, todo: int) -> Deals:
+        if not self.segments:
+            return self.sampler.sample(self.deal_rng, todo)
+        pool = self.sampler.sample(self.deal_rng, todo * self.pool)
+        if self.likelihood is None:
+            self.likelihood = PlayLikelihood(self.view, self.segments, self.net,
+                                             pool.take([0]).to_list()[0])
+        return pool.take(_resample(self.likelihood(pool).tolist(), self.infer, todo, self.rng))
+
+    def state(self):
+        return self.rng.getstate(), self.deal_rng.bit_generator.state
+
+    def restore(self, state) -> None:
+        self.rng.setstate(state[0])
+        self.deal_rng.bit_generator.state = state[1]
 
 
 def _resample(logw, power, k, rng):

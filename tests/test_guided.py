@@ -15,6 +15,7 @@ from agents.best import BEST_BY_TABLE, BestAgent, best_spec
 from agents.greedy import GreedyAgent
 from agents.guided import GuidedSearchAgent
 from agents.inference import PlayLikelihood, replay_others
+from agents.positions import positions
 from agents.ppo import random_policy_npz
 from agents.search import SearchAgent, distinct_moves
 from dominoes_env.core import HandState, MatchState, RuleConfig, tile_set
@@ -110,6 +111,31 @@ def test_same_seed_same_choices(policies):
     play_match([agent, GreedyAgent()], RULES[2], seed=1)
     agent.reset(3)  # reset(seed) restarts the generator and forgets the hand
     assert play_match([agent, SearchAgent(seed=9, sims=16)], RULES[2], seed=5) == first
+
+
+@pytest.mark.parametrize("n,options", [(2, {}), (3, {}), (2, {"chunk": 8, "sims": 120}),
+                                       (3, {"chunk": 8, "sims": 120}),
+                                       (4, {"chunk": 8, "sims": 120}), (2, {"shipped": True})])
+def test_batched_rollouts_give_the_one_by_one_values(n, options, tmp_path):
+    # batched, the chunks after the first are searched ahead (two, four, ... at once) and a
+    # chunk the search does not reach is drawn again from the generators' saved states: seat by
+    # seat, decision after decision, the values are the one-by-one path's, float for float
+    options = dict(options)
+    if options.pop("shipped", False):
+        rules, policy = RuleConfig(), None  # the 2-player table's own policy
+    else:
+        rules, policy = RULES[n], str(tmp_path / "p.npz")
+        random_policy_npz(policy, rules, hidden=(16, 16), seed=n, obs_version=2)
+    agents, compared = {}, 0
+    for view in positions(rules, 40, seed=5):
+        pair = agents.setdefault(view.seat, [
+            GuidedSearchAgent(seed=view.seat, policy=policy, batch=batch, **options)
+            for batch in (True, False)])
+        codes = [agent.act(view) for agent in pair]
+        assert codes[0] == codes[1]
+        assert pair[0].last_values == pair[1].last_values
+        compared += len(pair[0].last_values) > 1
+    assert compared >= 10
 
 
 def test_refuses_a_view_that_is_not_its_turn(policies):
