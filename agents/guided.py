@@ -352,25 +352,33 @@ class GuidedSearchAgent(Agent):
         plies = np.zeros(batch.rows, np.int64)  # policy moves so far, per rollout
         limit = math.inf if self.plies is None else self.plies
         encode = net.batch_encoder.encode
+        A = net.num_actions
         while True:
             idx = batch.running()
             if not len(idx):
                 break
             which, codes, counts = batch.moves(idx)
-            pick = batch.greedy(which, codes, counts)  # forced moves, and after the plies
             choices = np.bincount(which, minlength=len(idx))
-            ask = (choices > 1) & (plies[idx] < limit)  # the policy's turns
-            if ask.any():
-                sub = np.flatnonzero(ask)
-                mine = np.flatnonzero(ask[which])  # the legal moves of those rows
-                local, legal = sub.searchsorted(which[mine]), codes[mine]
-                logits = net.logits(encode(batch, idx[sub], local, legal, counts[mine]))
+            if self.plies is None:  # the policy plays every choice: a forced move is the first
+                pick = choices.cumsum() - choices
+                ask = choices > 1
+            else:  # forced moves, and after the plies: greedy
+                pick = batch.greedy(which, codes, counts)
+                ask = (choices > 1) & (plies.take(idx) < limit)  # the policy's turns
+            sub = ask.nonzero()[0]
+            if len(sub):
+                mine = ask.take(which).nonzero()[0]  # the legal moves of those rows
+                local, legal = sub.searchsorted(which.take(mine)), codes.take(mine)
+                logits = net.logits(encode(batch, idx.take(sub), local, legal,
+                                           counts.take(mine)))
+                flat = local * A + legal
                 masked = np.full(logits.shape, -np.inf, np.float32)
-                masked[local, legal] = logits[local, legal]
+                masked.ravel().put(flat, logits.ravel().take(flat))
                 best = masked.argmax(axis=1)  # the first of equals, as the one-by-one path
-                pick[sub] = mine[legal == best[local]]
-                plies[idx[sub]] += 1
-            batch.play(idx, codes[pick], counts[pick])
+                pick[sub] = mine[legal == best.take(local)]
+                if self.plies is not None:
+                    plies[idx.take(sub)] += 1
+            batch.play(idx, codes.take(pick), counts.take(pick))
         return rollout.batch_values(batch).reshape(len(deals), len(moves))
 
     def _one_by_one(self, view, net: _Net, rollout: GreedyRollout, deals, moves) -> np.ndarray:

@@ -115,7 +115,9 @@ def test_same_seed_same_choices(policies):
 
 @pytest.mark.parametrize("n,options", [(2, {}), (3, {}), (2, {"chunk": 8, "sims": 120}),
                                        (3, {"chunk": 8, "sims": 120}),
-                                       (4, {"chunk": 8, "sims": 120}), (2, {"shipped": True})])
+                                       (4, {"chunk": 8, "sims": 120}),
+                                       (2, {"plies": 2, "chunk": 8, "sims": 120}),
+                                       (2, {"shipped": True})])
 def test_batched_rollouts_give_the_one_by_one_values(n, options, tmp_path):
     # batched, the chunks after the first are searched ahead (two, four, ... at once) and a
     # chunk the search does not reach is drawn again from the generators' saved states: seat by
