@@ -348,7 +348,7 @@ class GuidedSearchAgent(Agent):
         played together (:class:`~agents.hand_batch.HandBatch`), as :meth:`_one_by_one` plays
         them one by one."""
         batch = HandBatch(view, deals, moves, end_double)
-        batch.play(np.arange(batch.rows), np.tile(np.asarray(moves, np.int64), len(deals)))
+        batch.play_firsts()
         plies = np.zeros(batch.rows, np.int64)  # policy moves so far, per rollout
         limit = math.inf if self.plies is None else self.plies
         encode = net.batch_encoder.encode

@@ -38,6 +38,7 @@ from dominoes_env.core import (
     RuleConfig,
     SeatView,
     blocked_award,
+    count_after,
     leader_after,
     points_for_count,
     round_to_five,
@@ -218,6 +219,12 @@ class HandBatch:
         self.winner = np.full(R, -1, I64)
         self.ended = np.full(R, -1, I64)
         self.award_side, self.award_points = np.full(R, -1, I64), np.zeros(R, I64)
+        self.firsts = np.asarray(firsts, I64)
+        ts = view.rules.tiles
+        #: the count after each first move, from the view's layout (the same in every deal)
+        self.first_counts = np.array([count_after(c, view.lead, view.lead_pips, view.ends,
+                                                  view.contrib, view.arm, ts.pips, ts.is_double)
+                                      for c in firsts], I64)
         # flat views of the fields play() writes by flat index (put / take: faster than fancy
         # indexing), and fields kept for the hot paths
         self._hands_flat, self._played_flat = self.hands.reshape(-1), self.played.reshape(-1)
@@ -364,6 +371,12 @@ class HandBatch:
         self._end_domino(idx[out], seat[out])
         if not _all(out):
             self._advance(idx[~out], seat[~out])
+
+    def play_firsts(self) -> None:
+        """Play in every row the move it was built for (``firsts[i]`` in row ``d *
+        len(firsts) + i``), as :meth:`play` would."""
+        D = self.rows // len(self.firsts)
+        self.play(np.arange(self.rows), np.tile(self.firsts, D), np.tile(self.first_counts, D))
 
     def _lead(self, r: np.ndarray, t: np.ndarray) -> None:
         """The lead in rows ``r`` (:func:`dominoes_env.core.layout.place`): tile ``t``, its low

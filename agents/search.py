@@ -168,7 +168,7 @@ class SearchAgent(Agent):
                  ) -> np.ndarray:
         """The summed values of every move over ``deals``, the rollouts played together."""
         batch = HandBatch(view, deals, moves)
-        batch.play(np.arange(batch.rows), np.tile(np.asarray(moves, np.int64), len(deals)))
+        batch.play_firsts()
         batch.rollout_greedy(self.epsilon, np.random.default_rng(seeds)
                              if self.epsilon > 0 else None)
         return rollout.batch_values(batch).reshape(len(deals), len(moves)).sum(axis=0)

@@ -247,3 +247,16 @@ def test_batch_values_are_the_cores_when_hand_awards_decide_matches(win_check, v
                     for deal in deals for code in firsts]
         assert rollout.batch_values(batch).tolist() == expected
     assert settled > 20
+
+
+@pytest.mark.parametrize("name", ["2p", "3p", "4p-partners", "double-twelve"])
+def test_play_firsts_is_play_with_the_counts_of_the_view(name):
+    rules = RuleConfig(**CONFIGS[name])
+    for i, view in enumerate(positions(rules, 12, seed=4)):
+        deals = [DealSampler.from_view(view).sample(random.Random(i * 3 + d)) for d in range(3)]
+        firsts = list(view.legal)
+        a, b = HandBatch(view, deals, firsts), HandBatch(view, deals, firsts)
+        a.play_firsts()
+        b.play(np.arange(b.rows), np.tile(np.asarray(firsts, np.int64), len(deals)))
+        for field in ("count", "gains", "winner", "turn", "hands", "ends", "known_lacks"):
+            assert (getattr(a, field) == getattr(b, field)).all(), field
