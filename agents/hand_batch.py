@@ -176,9 +176,10 @@ class HandBatch:
     built), ``winner`` (the side a play took to the match target under ``win_check=
     "immediate"``, or -1), ``ended[r]`` (-1 while the hand runs, the seat that went out, or
     ``n`` after a block) and the hand's award, ``award_side[r]`` (-1: none) and
-    ``award_points[r]``."""
+    ``award_points[r]``. ``observe=False``: no ``outer_double`` (None; only the observation
+    reads it, :mod:`agents.batch_obs`), which spares reading it from the view."""
 
-    def __init__(self, view: SeatView, deals, firsts, end_double=None):
+    def __init__(self, view: SeatView, deals, firsts, end_double=None, observe: bool = True):
         tb = self.tb = tables(view.rules)
         n, T = tb.n, tb.T
         D, M = len(deals), len(firsts)
@@ -211,9 +212,11 @@ class HandBatch:
         self.count, self.turn = full(view.count), full(view.turn)
         self.known_lacks = full(view.known_lacks)
         self.leader = view.leader
-        if end_double is None:
-            end_double = self.view_end_double(view)
-        self.outer_double = full(end_double, bool)
+        self.outer_double = None
+        if observe:
+            if end_double is None:
+                end_double = self.view_end_double(view)
+            self.outer_double = full(end_double, bool)
         self.scores = np.asarray(view.scores, I64)
         self.gains = np.zeros((R, tb.S), I64)
         self.winner = np.full(R, -1, I64)
@@ -391,7 +394,8 @@ class HandBatch:
         self.contrib[r, 1] = np.where(d, a, a - lo)
         self._cross_less[r] = np.where(d, a, 0)
         self._cl_any = self._cl_any or _any(d)
-        self.outer_double[r, 0] = self.outer_double[r, 1] = d
+        if self.outer_double is not None:
+            self.outer_double[r, 0] = self.outer_double[r, 1] = d
         if tb.spinner_mode != SPINNER_NONE:
             sr = r[d]
             self.spinner[sr] = t[d]
@@ -412,7 +416,8 @@ class HandBatch:
         self.contrib.put(f, other << tb.dbl_shift.take(t))
         self.arm.put(f, self.arm.take(f) + 1)
         d = tb.dbl.take(t)
-        self.outer_double.put(f, d)
+        if self.outer_double is not None:
+            self.outer_double.put(f, d)
         free = self._free4.take(f)  # a long side of the spinner, covered now
         if _any(free):
             fr = r[free]

@@ -167,7 +167,7 @@ class SearchAgent(Agent):
     def _batched(self, view: SeatView, rollout: GreedyRollout, deals, seeds, moves
                  ) -> np.ndarray:
         """The summed values of every move over ``deals``, the rollouts played together."""
-        batch = HandBatch(view, deals, moves)
+        batch = HandBatch(view, deals, moves, observe=False)  # greedy rollouts: no observation
         batch.play_firsts()
         batch.rollout_greedy(self.epsilon, np.random.default_rng(seeds)
                              if self.epsilon > 0 else None)
