@@ -194,6 +194,7 @@ class HandBatch:
         held = deals.hands.reshape(D * n, T).astype(I64) @ tb.tile_values
         self._held = np.repeat(held.reshape(D, -1), M, axis=0).ravel()
         self.bone = np.repeat(deals.bone, M, axis=0)
+        self._bone_values = tb.tile_value_mask.take(self.bone)  # each one's values, a bitmask
         self.drawn = np.zeros(R, I64)
         self.limit = view.drawable
         self.played = np.repeat(bits_to_bool([view.played], T), R, axis=0)
@@ -261,6 +262,8 @@ class HandBatch:
     # -- queries ---------------------------------------------------------------------------
     def running(self) -> np.ndarray:
         """The rows still to play: the hand runs and no side has won the match."""
+        if not self.tb.can_win:  # no play wins on the spot
+            return (self.turn >= 0).nonzero()[0]
         return ((self.turn >= 0) & (self.winner < 0)).nonzero()[0]
 
     def moves(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -474,7 +477,7 @@ class HandBatch:
         draws = B > 0 and self.limit > 0
         if draws:
             bone = self.bone.take(r, axis=0)
-            bone_fits = (tb.tile_value_mask.take(bone) & values[:, None]) != 0  # [k, B]
+            bone_fits = (self._bone_values.take(r, axis=0) & values[:, None]) != 0  # [k, B]
             if self.limit < B:
                 bone_fits &= np.arange(B) < self.limit
             pos = np.arange(B)
@@ -499,7 +502,7 @@ class HandBatch:
                 after = pos >= drawn[:, None]
                 cand = after & (bone_fits if step == 1 else bone_fits.take(k, axis=0))
                 drew_fit = _any_row(cand)
-                new = np.where(drew_fit, cand.argmax(axis=1) + 1, np.maximum(drawn, self.limit))
+                new = np.where(drew_fit, cand.argmax(axis=1) + 1, self.limit)  # drawn <= limit
                 drew = new - drawn
                 kk, cols = np.divmod((after & (pos < new[:, None])).ravel().nonzero()[0], B)
                 tiles = bone.ravel().take((kk if step == 1 else k.take(kk)) * B + cols)
@@ -561,7 +564,7 @@ class HandBatch:
                 explore = rng.random(len(idx)) < epsilon
                 if _any(explore):
                     pick = np.where(explore, row_argmax(which, rng.random(len(which))), pick)
-            self.play(idx, codes[pick], counts[pick])
+            self.play(idx, codes.take(pick), counts.take(pick))
 
 
 def row_argmax(which: np.ndarray, key: np.ndarray, unique: bool = False) -> np.ndarray:
