@@ -176,8 +176,9 @@ class HandBatch:
     built), ``winner`` (the side a play took to the match target under ``win_check=
     "immediate"``, or -1), ``ended[r]`` (-1 while the hand runs, the seat that went out, or
     ``n`` after a block) and the hand's award, ``award_side[r]`` (-1: none) and
-    ``award_points[r]``. ``observe=False``: no ``outer_double`` (None; only the observation
-    reads it, :mod:`agents.batch_obs`), which spares reading it from the view."""
+    ``award_points[r]``. ``observe=False``: the fields only the observation reads
+    (:mod:`agents.batch_obs`), ``outer_double``, ``played``, ``count`` and ``known_lacks``, are
+    not kept (None): greedy rollouts and their values need none of them."""
 
     def __init__(self, view: SeatView, deals, firsts, end_double=None, observe: bool = True):
         tb = self.tb = tables(view.rules)
@@ -197,7 +198,8 @@ class HandBatch:
         self._bone_values = tb.tile_value_mask.take(self.bone)  # each one's values, a bitmask
         self.drawn = np.zeros(R, I64)
         self.limit = view.drawable
-        self.played = np.repeat(bits_to_bool([view.played], T), R, axis=0)
+        self.played = (np.repeat(bits_to_bool([view.played], T), R, axis=0) if observe
+                       else None)
 
         def full(value, dtype=I64):
             value = np.asarray(value, dtype)
@@ -210,8 +212,9 @@ class HandBatch:
         self.spinner, self.spinner_sides = full(view.spinner), full(view.spinner_sides)
         self.spinner_free = full(view.spinner_free, bool)
         self.cross_open = full(view.cross_open, bool)
-        self.count, self.turn = full(view.count), full(view.turn)
-        self.known_lacks = full(view.known_lacks)
+        self.turn = full(view.turn)
+        self.count = full(view.count) if observe else None
+        self.known_lacks = full(view.known_lacks) if observe else None
         self.leader = view.leader
         self.outer_double = None
         if observe:
@@ -231,7 +234,8 @@ class HandBatch:
                                       for c in firsts], I64)
         # flat views of the fields play() writes by flat index (put / take: faster than fancy
         # indexing), and fields kept for the hot paths
-        self._hands_flat, self._played_flat = self.hands.reshape(-1), self.played.reshape(-1)
+        self._hands_flat = self.hands.reshape(-1)
+        self._played_flat = None if self.played is None else self.played.reshape(-1)
         self._gains_flat, self._sizes_flat = self.gains.reshape(-1), self.sizes.reshape(-1)
         #: the ends that take a tile: their value, V where none (before the lead, a closed
         #: cross)
@@ -354,12 +358,14 @@ class HandBatch:
                 r, tr, er = idx[on], t[on], e[on]
         if len(r):
             self._place(r, tr, er)
-        self.count.put(idx, count)
+        if observe := self.count is not None:
+            self.count.put(idx, count)
         rs = idx * tb.n + seat
         self._hands_flat.put(rs * tb.T + t, False)
         held = (rs * (tb.V + 2))[:, None] + tb.values_of.take(t, axis=0)  # [k, 2]
         self._held.put(held, self._held.take(held) - 1)
-        self._played_flat.put(idx * tb.T + t, True)
+        if observe:
+            self._played_flat.put(idx * tb.T + t, True)
         side = tb.side_of.take(seat)
         g = idx * tb.S + side
         gains = self._gains_flat.take(g) + tb.points.take(count)
@@ -517,8 +523,9 @@ class HandBatch:
                 drew = np.maximum(drawn, self.limit) - drawn
             # a seat that drew more than one tile, or drew and still cannot play, lacks
             # exactly these values now; otherwise it lacks them too
-            self.known_lacks.put(rs, np.where(drew > drew_fit, vals,
-                                              self.known_lacks.take(rs) | vals))
+            if self.known_lacks is not None:
+                self.known_lacks.put(rs, np.where(drew > drew_fit, vals,
+                                                  self.known_lacks.take(rs) | vals))
             if _any(drew_fit):
                 self.turn.put(rows[drew_fit], s[drew_fit])
                 k = k[~drew_fit]
@@ -571,7 +578,10 @@ def row_argmax(which: np.ndarray, key: np.ndarray, unique: bool = False) -> np.n
     """Per row of the sorted row numbers ``which`` (``0 .. k-1``, every row present), the index
     of its largest ``key`` (the first of equals; ``unique``: no two keys of a row are equal,
     and integer keys are below ``2**40``)."""
-    starts = which.searchsorted(np.arange(which[-1] + 1))
+    new_row = np.empty(len(which), bool)  # where each row's entries start
+    new_row[0] = True
+    np.not_equal(which[1:], which[:-1], out=new_row[1:])
+    starts = new_row.nonzero()[0]
     if unique and key.dtype.kind == "i":  # the index rides in the low bits of the key
         bits = len(key).bit_length()
         return np.maximum.reduceat((key << bits) | np.arange(len(key)), starts) & (

@@ -260,3 +260,19 @@ def test_play_firsts_is_play_with_the_counts_of_the_view(name):
         b.play(np.arange(b.rows), np.tile(np.asarray(firsts, np.int64), len(deals)))
         for field in ("count", "gains", "winner", "turn", "hands", "ends", "known_lacks"):
             assert (getattr(a, field) == getattr(b, field)).all(), field
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_a_batch_that_keeps_no_observation_fields_plays_the_same(name):
+    # observe=False (search's greedy rollouts) drops outer_double, played, count, known_lacks
+    rules = RuleConfig(**CONFIGS[name])
+    for i, view in enumerate(positions(rules, 6, seed=8)):
+        deals = [DealSampler.from_view(view).sample(random.Random(i * 5 + d)) for d in range(4)]
+        full, lean = (HandBatch(view, deals, view.legal, observe=o) for o in (True, False))
+        assert lean.played is None and lean.known_lacks is None and lean.outer_double is None
+        for batch in (full, lean):
+            batch.play_firsts()
+            batch.rollout_greedy()
+        for field in ("hands", "gains", "winner", "ended", "award_side", "award_points", "turn",
+                      "drawn", "ends", "spinner"):
+            assert (getattr(full, field) == getattr(lean, field)).all(), field
