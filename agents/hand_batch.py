@@ -140,7 +140,7 @@ class Tables:
         #: seat_after[k, s]: the seat k places after s
         self.seat_after = (np.arange(self.n)[None, :] + np.arange(self.n + 1)[:, None]) % self.n
         self.can_win = bool(self.wins.any())
-        self.ones4 = np.ones(4, I64)
+        self.ones4, self.ones_n = np.ones(4, I64), np.ones(self.n, I64)
         self.point_key = self.points * POINT_SCALE  # the greedy key's points part, by count
         #: tile_value_mask[t]: the values tile t shows, as a bitmask
         self.tile_value_mask = (1 << self.low) | (1 << (self.pips - self.low))
@@ -456,7 +456,7 @@ class HandBatch:
     def _end_domino(self, r: np.ndarray, seat: np.ndarray) -> None:
         tb = self.tb
         pips = self.hands.take(r, axis=0) @ tb.pips  # [k, n]
-        foes = (pips * tb.foe.take(seat, axis=0)).sum(axis=1)
+        foes = (pips * tb.foe.take(seat, axis=0)) @ tb.ones_n  # (a short sum: a product)
         self._award(r, tb.side_of.take(seat), tb.round5.take(foes))
         self.ended[r] = seat
 
