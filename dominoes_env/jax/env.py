@@ -161,7 +161,12 @@ class Env(pgx.Env):
         """The first state of a match (or hand episode) whose first hand is ``deal``."""
         # materialized (as in step_deal): left alone XLA recomputes the deal's rank into each
         # of the observation's per-code loops (measured: init cost as much as a whole step)
-        x = _materialize(self.game.new_match(deal), never=deal.leader < 0)
+        # (only what the deal sets: the rest of a new match is constant, and XLA folds the
+        # observation's blocks that read only constants)
+        x = self.game.new_match(deal)
+        hands, bone_pos, leader = materialize((x.hands, x.bone_pos, x.leader),
+                                              never=deal.leader < 0)
+        x = x._replace(hands=hands, bone_pos=bone_pos, leader=leader, turn=leader)
         n = self.tables.n
         mask = self.game.legal_mask(x)
         state = State(
@@ -284,7 +289,6 @@ class Env(pgx.Env):
     def _rewards(self, x: GameState, y: GameState, terminated: jax.Array) -> jax.Array:
         """Per player, its side's reward for the step (``dominoes_env.options``)."""
         S = self.tables.S
-        side = jnp.asarray(self.tables.side)
         if self.options.reward_mode == "win_loss":
             if self._deal_next:
                 winner = y.winner
@@ -294,10 +298,13 @@ class Env(pgx.Env):
             per_side = jnp.where(jnp.arange(S) == winner, 1.0, -1.0 / (S - 1))
             per_side = jnp.where(terminated & (winner >= 0), per_side, 0.0)
         else:
-            d = (y.scores - x.scores).astype(jnp.float32)
-            per_side = (d - (jnp.sum(d) - d) / (S - 1)) * jnp.float32(self._scale)
-        return jnp.sum(jnp.where(side[:, None] == jnp.arange(S)[None, :],
-                                 per_side.astype(jnp.float32)[None, :], 0.0), axis=1)
+            # integer sums (exact, as the float32 sums of these small integers were): XLA's CPU
+            # backend runs float sums as library calls on materialised inputs
+            d = y.scores - x.scores
+            others = (jnp.sum(d) - d).astype(jnp.float32)
+            per_side = (d.astype(jnp.float32) - others / (S - 1)) * jnp.float32(self._scale)
+        per_side = per_side.astype(jnp.float32)
+        return jnp.stack([per_side[int(k)] for k in self.tables.side])  # the seats' sides
 
     def _illegal_rewards(self, offender: jax.Array) -> jax.Array:
         side = jnp.asarray(self.tables.side)

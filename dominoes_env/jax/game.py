@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from . import rng
 from .tables import SPINNER_FIRST, SPINNER_NONE, Tables
@@ -110,7 +111,19 @@ def pick(table, i: jax.Array) -> jax.Array:
     hot = one_hot(i, table.shape[0])
     if table.dtype == jnp.bool_:
         return jnp.any(table & hot)
+    if table.dtype == jnp.float32:  # summed as bit patterns: see sum_one_float
+        return sum_one_float(jnp.where(hot, table, jnp.float32(0)))
     return jnp.sum(jnp.where(hot, table, jnp.zeros((), table.dtype)))
+
+
+def sum_one_float(x: jax.Array, axis: int = -1) -> jax.Array:
+    """The sum of ``float32`` values along ``axis`` where at most one is not ``+0.0`` (a
+    one-hot selection): that value, exactly. Summed as ``int32`` bit patterns, because XLA's
+    CPU backend hands float sums to a library call that reads its input from memory, so the
+    ``[.., size]`` selection before it is written out in full (measured: a table look-up of the
+    observation cost as much as the legal mask)."""
+    bits = jax.lax.bitcast_convert_type(x, jnp.int32)
+    return jax.lax.bitcast_convert_type(jnp.sum(bits, axis=axis), jnp.float32)
 
 
 def pick_row(matrix: jax.Array, i: jax.Array) -> jax.Array:
@@ -208,7 +221,10 @@ class Game:
         if where is None:
             where = jnp.sum(jnp.where(deal.order[:, None] == idx[None, :], idx[:, None], 0),
                             axis=0, dtype=I32)  # fmt: skip
-        hands = (where[None, :] // h == jnp.arange(n, dtype=I32)[:, None]) & (where < n * h)
+        # seat s holds places s*h .. s*h + h - 1 (compared, not divided: jnp's // is a division
+        # and a remainder per tile on XLA's CPU backend)
+        first = jnp.asarray(np.arange(n, dtype=np.int32) * h)[:, None]
+        hands = (where[None, :] >= first) & (where[None, :] < first + h)
         bone_pos = jnp.where(where >= n * h, where - n * h, -1)
         return state._replace(
             hands=hands, played=jnp.zeros(tb.T, bool), bone_pos=bone_pos, drawn=_i(0),
@@ -374,33 +390,44 @@ class Game:
         fits = jnp.any(suit & values[:, None], axis=0)  # bool[T]: the tiles that can be played
         pos = s.bone_pos  # per tile; -1: not in the boneyard
         pos_fits = fits & (pos >= 0) & (pos < tb.draw_limit)
-        hands, lacks, drawn, turn = s.hands, s.known_lacks, s.drawn, _i(-1)
+        # who holds a tile that fits: each seat's hand as it enters, since a seat draws only
+        # on its own visit (the seat that played comes last and nobody draws for it)
+        holds_all = jnp.any(s.hands & fits[None, :], axis=1)  # bool[n]
+        drawn, turn = s.drawn, _i(-1)
+        # per seat: the boneyard places it drew (lo .. hi - 1), whether it had to draw, and
+        # whether what the table learns replaces its known lacks; applied once, after the loop
+        lo = hi = jnp.zeros(n, I32)
+        must = replace_all = jnp.zeros(n, bool)
 
         # at most n seats are visited: the n-th is the seat that played, after n - 1 passes
         # (a Python loop: n is static, and unrolled the whole turn fuses into one kernel)
         for k in range(1, n + 1):
             # seat + k: play if it can, else draw until a tile fits, else pass
-            who = one_hot((seat + k) % n, n)[:, None]  # bool[n, 1]
+            who = one_hot((seat + k) % n, n)  # bool[n]
             active = turn < 0  # no seat before it in this round could play
-            holds = jnp.any(hands & who & fits[None, :])
+            holds = jnp.any(holds_all & who)
             must_draw = active & ~holds
             cand = pos_fits & (pos >= drawn)
             hit = jnp.any(cand)
             first = jnp.min(jnp.where(cand, pos, tb.draw_limit))
             stop = jnp.maximum(jnp.where(hit, first + 1, tb.draw_limit), drawn)
             new_drawn = jnp.where(must_draw, stop, drawn)
-            got = (pos >= drawn) & (pos < new_drawn)  # the tiles it drew
-            hands = hands | (who & got[None, :])
             drew = new_drawn - drawn
             # what the table learns: after several draws that end in a playable tile only these
             # values (the seat may have drawn a value it lacked before); otherwise these values
             # as well, or only these if it drew and still passes
             replace = jnp.where(hit, drew > 1, drew > 0)
-            learned = jnp.where(replace, values[None, :], lacks | values[None, :])
-            lacks = jnp.where(who & must_draw, learned, lacks)
+            lo = jnp.where(who, drawn, lo)
+            hi = jnp.where(who, new_drawn, hi)
+            must = must | (who & must_draw)
+            replace_all = replace_all | (who & replace)
             turn = jnp.where(active & (holds | hit), (seat + k) % n, turn)
             drawn = new_drawn
 
+        got = (pos[None, :] >= lo[:, None]) & (pos[None, :] < hi[:, None])  # the tiles drawn
+        hands = s.hands | got
+        learned = jnp.where(replace_all[:, None], values[None, :], s.known_lacks | values[None, :])
+        lacks = jnp.where(must[:, None], learned, s.known_lacks)
         found = turn >= 0
         s = s._replace(hands=hands, known_lacks=lacks, drawn=drawn, turn=turn)
         return self.end_blocked(s, ~found)
@@ -414,7 +441,11 @@ class Game:
     def side_pips(self, s: GameState) -> jax.Array:
         """``int32[S]``: pips left in each side's hands."""
         tb = self.tb
-        seat_pips = jnp.sum(jnp.where(s.hands, jnp.asarray(tb.pips)[None, :], 0), axis=1)
+        # a product with the pips (exact in float32: a seat holds at most 1,092 pips): under
+        # vmap one matrix product for the batch, where a sum over each hand's T tiles is a
+        # short row reduction per seat and game on XLA's CPU backend (measured 3x slower)
+        seat_pips = jnp.dot(s.hands.astype(jnp.float32),
+                            jnp.asarray(tb.pips, jnp.float32)).astype(I32)  # fmt: skip
         of_side = jnp.asarray(tb.side)[:, None] == jnp.arange(tb.S)[None, :]  # [n, S], static
         return jnp.sum(jnp.where(of_side, seat_pips[:, None], 0), axis=0, dtype=I32)
 

@@ -44,7 +44,7 @@ import numpy as np
 
 from ..lookahead import reply_chance_table
 from ..obs import DEFAULT_VERSION
-from .game import I32, Game, GameState, pick, pick_row
+from .game import I32, Game, GameState, pick, pick_row, sum_one_float
 
 
 def observe(game: Game, s: GameState, seat: jax.Array, version: int = DEFAULT_VERSION,
@@ -215,4 +215,4 @@ def _lookup(table, index: jax.Array) -> jax.Array:
     nonzero term; for long tables or many indices a gather is faster)."""
     table = jnp.asarray(table)
     hot = index[..., None] == jnp.arange(table.shape[0], dtype=I32)
-    return jnp.sum(jnp.where(hot, table, jnp.float32(0)), axis=-1)
+    return sum_one_float(jnp.where(hot, table, jnp.float32(0)))
