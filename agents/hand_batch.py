@@ -10,7 +10,10 @@ passes that follow, as :meth:`HandState.apply_unchecked
 layout and turn rules (like the JAX game, :mod:`dominoes_env.jax`), held equal to the core by
 differential tests over random positions and every rule option (``tests/test_hand_batch.py``);
 the scoring rules come from tables the core's own functions fill (:class:`Tables`), and the
-hand awards, the match winner and the next leader are the core's functions.
+next leader comes from the core's function; a blocked hand's award (the core's
+``blocked_award``) and the match winner (``match_winner``, in
+:meth:`agents.search.GreedyRollout.batch_values`) are written over arrays, held equal by the
+same tests.
 
 >>> import random
 >>> from dominoes_env.core import DealSampler, MatchState
@@ -37,7 +40,6 @@ from dominoes_env.core import (
     Result,
     RuleConfig,
     SeatView,
-    blocked_award,
     count_after,
     leader_after,
     points_for_count,
@@ -140,7 +142,8 @@ class Tables:
         #: seat_after[k, s]: the seat k places after s
         self.seat_after = (np.arange(self.n)[None, :] + np.arange(self.n + 1)[:, None]) % self.n
         self.can_win = bool(self.wins.any())
-        self.ones4, self.ones_n = np.ones(4, I64), np.ones(self.n, I64)
+        self.ones4, self.ones_n, self.ones_S = np.ones(4, I64), np.ones(self.n, I64), np.ones(
+            self.S, I64)
         self.point_key = self.points * POINT_SCALE  # the greedy key's points part, by count
         #: tile_value_mask[t]: the values tile t shows, as a bitmask
         self.tile_value_mask = (1 << self.low) | (1 << (self.pips - self.low))
@@ -535,12 +538,15 @@ class HandBatch:
 
     def _end_blocked(self, r: np.ndarray) -> None:
         tb = self.tb
-        side_pips = (self.hands[r] @ tb.pips) @ tb.seat_side  # [k, S]
-        side, points = np.full(len(r), -1, I64), np.zeros(len(r), I64)
-        for j, row in enumerate(side_pips.tolist()):
-            award = blocked_award(row, tb.rules.blocked_award)
-            if award is not None:
-                side[j], points[j] = award
+        side_pips = (self.hands.take(r, axis=0) @ tb.pips) @ tb.seat_side  # [k, S]
+        # blocked_award (dominoes_env.core) over the rows: the side with the fewest pips, alone
+        # there, scores the others' pips (or, under "difference", what they hold above it)
+        low = side_pips.min(axis=1)
+        alone = (side_pips == low[:, None]) @ tb.ones_S == 1
+        total = side_pips @ tb.ones_S
+        others = total - low if tb.rules.blocked_award != "difference" else total - tb.S * low
+        side = np.where(alone, side_pips.argmin(axis=1), -1)
+        points = np.where(alone, tb.round5.take(others), 0)
         self._award(r, side, points)
         self.ended[r] = tb.n
 
