@@ -207,7 +207,9 @@ def test_agents_play_in_a_pettingzoo_loop():
         assert obs["action_mask"][code] == 1
         env.step(code)
         plays += 1
-    assert plays > 20 and env.unwrapped.match.is_over
+    # played to the end of the match (which can be its first hand: once search drew its deals
+    # with numpy, a seat reached the target after 19 plays here)
+    assert env.unwrapped.match.is_over and plays > 0
 
 
 def test_agents_are_opponents_inside_single_agent_env():
