@@ -13,11 +13,13 @@ from dominoes_env.core import RuleConfig
 from dominoes_env.driver import DuplicateDealMatch, agent_seed, derive_seed, play_match_with
 from dominoes_env.play import TerminalGame
 
-# tournament results from before the driver was shared (commit 9f80028): unchanged per seed
+# tournament results from before the driver was shared (commit 9f80028): unchanged per seed.
+# The search matches re-pinned when search began drawing its deals with numpy (issue 34: the same
+# distribution, other deals per seed; the driver and the greedy / random match unchanged)
 PINNED = [
-    (["greedy", "search:sims=16"], {"target_score": 100}, 0, (105, 45), 0, 3, 42, (55, 45), 1),
-    (["greedy", "search:sims=16"], {"target_score": 100}, 1, (100, 60), 0, 3, 33, (85, 60), 0),
-    (["greedy", "search:sims=16"], {"target_score": 100}, 7, (55, 105), 1, 3, 41, (55, 65), 1),
+    (["greedy", "search:sims=16"], {"target_score": 100}, 0, (95, 105), 1, 3, 51, (85, 85), 1),
+    (["greedy", "search:sims=16"], {"target_score": 100}, 1, (105, 45), 0, 4, 44, (85, 25), 0),
+    (["greedy", "search:sims=16"], {"target_score": 100}, 7, (30, 100), 1, 3, 41, (25, 95), 1),
     (["random", "greedy", "random", "greedy"], {"num_players": 4, "target_score": 100}, 5,
      (5, 100), 1, 1, 14, (0, 40, 5, 60), 2),
 ]
