@@ -309,7 +309,11 @@ def test_a_ctrl_c_lost_in_a_finalizer_stops_any_python_m_program():
     """Outside the shared runner too (train_jax's own loop): under ``python -m`` a Ctrl-C
     that lands in a finalizer is delivered again (``dominoes_env.startup``); it was lost, and
     the program ran on to its end (status 0)."""
-    code = ("import sys, time; sys.argv[:1] = ['-m']; import dominoes_env\n"
+    code = ("import signal, sys, time; sys.argv[:1] = ['-m']; import dominoes_env\n"
+            # a Ctrl-C raises KeyboardInterrupt even if the suite runs with SIGINT ignored (a
+            # background job of a non-interactive shell: `make test &`, `nohup`), as a terminal's
+            # program has it
+            "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
             "class Finalizer:\n"
             "    def __del__(self): raise KeyboardInterrupt\n"
             "Finalizer()\n"
