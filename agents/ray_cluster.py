@@ -30,8 +30,9 @@ from typing import Any
 
 #: seconds to reach a cluster's address before giving up on it
 CONNECT_TIMEOUT_S = 10.0
-#: how often a local Ray's start-up is tried before :class:`RayStartError`
-START_ATTEMPTS = 3
+#: how often a local Ray's start-up is tried before :class:`RayStartError` (each try has Ray's
+#: fixed 30-second window; at a load of 12 on two cores three tries in a row missed it)
+START_ATTEMPTS = 5
 
 
 class RayStartError(RuntimeError):
