@@ -390,3 +390,21 @@ def with_a_huge_array_header(path: Path) -> Path:
                 with z.open(f"{key}.npy", "w") as f:
                     np.lib.format.write_array(f, value)
     return path
+
+
+def assert_deal_fits_the_view(view, hands, bone) -> None:
+    """A sampled deal (``hands``: a bitmask per seat, ``bone``: the boneyard's tiles) is one the
+    seat of ``view`` could be in: its own hand, every seat's hand size, the boneyard's size, no
+    tile twice, no tile showing a value a seat is known to lack, exactly the unseen tiles."""
+    ts = view.rules.tiles
+    assert hands[view.seat] == view.hand
+    assert [h.bit_count() for h in hands] == list(view.hand_sizes)
+    assert len(bone) == view.boneyard_left
+    union = 0
+    for s, h in enumerate(hands):
+        assert not union & h
+        union |= h
+        if s != view.seat:
+            assert all(not (1 << ts.low[t] | 1 << ts.high[t]) & view.known_lacks[s]
+                       for t in range(ts.num_tiles) if h >> t & 1)
+    assert union & ~view.hand | sum(1 << t for t in bone) == view.unseen

@@ -15,7 +15,7 @@ from agents.deal_batch import DealBatchSampler, Deals, bits_to_bool, bool_to_bit
 from dominoes_env.core import RuleConfig, tile_set
 from dominoes_env.core.sampling import DealSampler
 
-from .helpers import random_positions
+from .helpers import assert_deal_fits_the_view, random_positions
 
 TS = tile_set(6)
 
@@ -109,17 +109,7 @@ def test_batch_deals_agree_with_the_view(rules):
         deals = DealBatchSampler(view).sample(rng, 4)
         assert deals.hands.shape == (4, rules.num_players, ts.num_tiles)
         for hands, bone in deals.to_list():
-            assert hands[view.seat] == view.hand
-            assert [h.bit_count() for h in hands] == list(view.hand_sizes)
-            assert len(bone) == view.boneyard_left
-            union = 0
-            for s, h in enumerate(hands):
-                assert not union & h
-                union |= h
-                if s != view.seat:
-                    assert all(not (1 << ts.low[t] | 1 << ts.high[t]) & view.known_lacks[s]
-                               for t in range(ts.num_tiles) if h >> t & 1)
-            assert union & ~view.hand | sum(1 << t for t in bone) == view.unseen
+            assert_deal_fits_the_view(view, hands, bone)
 
 
 def test_deals_round_trip_and_take():

@@ -13,7 +13,7 @@ from dominoes_env.core import HandState, RuleConfig, tile_set
 from dominoes_env.core.sampling import DealSampler, determinize
 from dominoes_env.core.view import make_view
 
-from .helpers import random_positions
+from .helpers import assert_deal_fits_the_view, random_positions
 
 TS = tile_set(6)
 
@@ -77,23 +77,10 @@ def test_sampler_rejects_impossible_inputs():
                          ids=["2p", "3p", "4p", "3p-d9", "2p-reserve"])
 def test_sampled_deals_agree_with_the_view(rules):
     rng = random.Random(1)
-    ts = rules.tiles
     for truth, view in views_of_random_matches(rules, 400, seed=rules.num_players):
         sampler = DealSampler.from_view(view)  # raises if the true deal were outside its support
         for _ in range(3):
-            hands, bone = sampler.sample(rng)
-            assert hands[view.seat] == view.hand
-            assert [h.bit_count() for h in hands] == list(view.hand_sizes)
-            assert len(bone) == view.boneyard_left
-            union = 0
-            for s, h in enumerate(hands):
-                assert not union & h
-                union |= h
-                if s != view.seat:
-                    assert all(not (1 << ts.low[t] | 1 << ts.high[t]) & view.known_lacks[s]
-                               for t in range(ts.num_tiles) if h >> t & 1)
-            bone_mask = sum(1 << t for t in bone)
-            assert union & ~view.hand | bone_mask == view.unseen
+            assert_deal_fits_the_view(view, *sampler.sample(rng))
         state = determinize(view, rng, sampler)
         again = make_view(state, view.seat, view.scores, view.target_score, view.hand_number,
                           view.winner)
