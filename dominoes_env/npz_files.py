@@ -26,6 +26,7 @@ import math
 import os
 import zipfile
 import zlib
+from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
@@ -57,9 +58,11 @@ def _header(fp) -> tuple[tuple[int, ...], np.dtype]:
     return shape, dtype
 
 
-def read_npz(path: str | os.PathLike, *, max_bytes: int) -> dict[str, np.ndarray]:
-    """Every array of the ``.npz`` at ``path`` by name (``allow_pickle=False``), checked as
-    the module says; :class:`NpzError` otherwise."""
+def read_npz(path: str | os.PathLike, *, max_bytes: int,
+             names: Collection[str] | None = None) -> dict[str, np.ndarray]:
+    """Every array of the ``.npz`` at ``path`` by name (``allow_pickle=False``), or only those
+    in ``names`` (the others are neither checked nor read), checked as the module says;
+    :class:`NpzError` otherwise."""
     path = Path(path)
     if not path.exists():
         raise NpzError("no such file")
@@ -70,7 +73,8 @@ def read_npz(path: str | os.PathLike, *, max_bytes: int) -> dict[str, np.ndarray
             if f.read(len(_NPY_MAGIC)) == _NPY_MAGIC:
                 raise NpzError("a single .npy array, not an .npz file")
         with zipfile.ZipFile(path) as archive:
-            infos = archive.infolist()
+            infos = [info for info in archive.infolist()
+                     if names is None or info.filename.removesuffix(".npy") in names]
             total = sum(info.file_size for info in infos)
             if total > max_bytes:
                 raise NpzError(f"its arrays expand to {total:,} bytes; at most {max_bytes:,} "

@@ -368,10 +368,10 @@ def update_failing_at(make_train, call: int, fail):
     return wrapped
 
 
-def with_a_huge_array_header(path: Path) -> Path:
-    """The policy ``.npz`` at ``path``, rewritten so that its ``w0`` declares a terabyte
-    (``float64 (1000000, 1000000)``) while it holds 64 bytes: a reader must refuse it before
-    allocating anything."""
+def with_a_huge_array_header(path: Path, name: str = "w0") -> Path:
+    """The ``.npz`` at ``path`` (a policy: its ``w0``), rewritten so that its array ``name``
+    declares a terabyte (``float64 (1000000, 1000000)``) while it holds 64 bytes: a reader must
+    refuse it before allocating anything."""
     import io
     import zipfile
 
@@ -384,8 +384,8 @@ def with_a_huge_array_header(path: Path) -> Path:
                                                 "shape": (10**6, 10**6)})
     with zipfile.ZipFile(path, "w") as z:
         for key, value in arrays.items():
-            if key == "w0":
-                z.writestr("w0.npy", head.getvalue() + bytes(64))
+            if key == name:
+                z.writestr(f"{name}.npy", head.getvalue() + bytes(64))
             else:
                 with z.open(f"{key}.npy", "w") as f:
                     np.lib.format.write_array(f, value)

@@ -38,12 +38,16 @@ import numpy as np
 
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_write
+from dominoes_env.npz_files import read_npz
 from dominoes_env.obs import VERSIONS, observation_spec
 
 from .policy_files import is_policy_file, load_actor
 
 #: the checkpoint format
 FORMAT = "straight-dominoes-train-jax/1"
+#: the most a checkpoint's metadata record may expand to (it is a few kilobytes): a header
+#: declaring more is refused before anything is allocated
+MAX_META_BYTES = 16 * 1024 * 1024
 #: runner entries a checkpoint leaves out
 NOT_SAVED = ("games", "ep_return")
 #: settings that fix the shapes a checkpoint holds (`--resume` needs them equal)
@@ -103,6 +107,7 @@ def _unreadable(path: Path, err: Exception) -> str:
     return " ".join(str(err).split())[:120]
 
 
+
 def read_checkpoint(path: str | os.PathLike, settings: Any, flag: str = "--resume",
                     fields: tuple[str, ...] = SHAPE_FIELDS) -> dict[str, Any]:
     """The metadata of the checkpoint at `path`, checked against `settings` on `fields`
@@ -114,10 +119,9 @@ def read_checkpoint(path: str | os.PathLike, settings: Any, flag: str = "--resum
     if not p.is_file():
         raise ValueError(f"{where}: no such checkpoint file")
     try:
-        with np.load(p, allow_pickle=False) as data:
-            meta = json.loads(str(data["meta"]))
+        meta = json.loads(str(read_npz(p, max_bytes=MAX_META_BYTES, names=("meta",))["meta"]))
     except (OSError, ValueError, KeyError, EOFError, AttributeError, TypeError,
-            zipfile.BadZipFile) as err:  # incl. JSONDecodeError, a pickle, a plain .npy array
+            RecursionError, zipfile.BadZipFile) as err:  # JSONDecodeError, NpzError, no meta
         raise ValueError(f"{where} is not a train_jax checkpoint ({_unreadable(p, err)})"
                          ) from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT \
@@ -140,11 +144,14 @@ def _load_leaves(path: str | os.PathLike, expected: list, flag: str) -> list[np.
     """The checkpoint's arrays, each of the dtype and shape of `expected`'s and finite."""
     where = f"{flag} {os.fspath(path)!r}"
     try:
-        with np.load(path, allow_pickle=False) as data:
-            count = len([k for k in data.files if k.startswith("leaf")])
-            loaded = [data[f"leaf{i}"] for i in range(min(count, len(expected)))]
+        # no more than this run's own arrays and a metadata record
+        cap = sum(np.dtype(leaf.dtype).itemsize * int(np.prod(np.shape(leaf)))
+                  for leaf in expected) + MAX_META_BYTES
+        data = read_npz(path, max_bytes=cap)
+        count = len([k for k in data if k.startswith("leaf")])
+        loaded = [data[f"leaf{i}"] for i in range(min(count, len(expected)))]
     except (OSError, ValueError, KeyError, EOFError, AttributeError,
-            zipfile.BadZipFile) as err:  # a pickled or damaged array
+            zipfile.BadZipFile) as err:  # a pickled, damaged or oversized array
         raise ValueError(f"{where} is damaged ({' '.join(str(err).split())[:120]})") from None
     if count != len(expected):
         raise ValueError(f"{where} holds {count} arrays; this run's trainer has {len(expected)}")

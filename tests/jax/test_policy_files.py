@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import shutil
 import zipfile
 
 import numpy as np
@@ -191,6 +192,23 @@ def test_a_checkpoint_round_trip_and_its_refusals(tmp_path):
             checkpoints.read_checkpoint(bad, SETTINGS)
             checkpoints.restore(bad, fresh)
         assert f"--resume {str(bad)!r}" in str(err.value) and says in str(err.value), err.value
+
+
+def test_a_checkpoint_array_declaring_a_terabyte_is_refused_before_it_is_read(tmp_path):
+    """Checkpoints were read with np.load, which allocates what an array's header declares: a
+    leaf or a metadata record declaring a terabyte was a MemoryError, not the one-line error."""
+    import jax
+
+    runner = _runner()
+    path = tmp_path / "checkpoint.npz"
+    checkpoints.save_checkpoint(runner, SETTINGS, 64, 1.5, path)
+    fresh = {**runner, "update": jax.numpy.int32(0)}
+    leaf = with_a_huge_array_header(shutil.copy(path, tmp_path / "leaf.npz"), "leaf0")
+    with pytest.raises(ValueError, match=r"is damaged \(leaf0 declares float64 \(1000000, "):
+        checkpoints.restore(leaf, fresh)
+    meta = with_a_huge_array_header(shutil.copy(path, tmp_path / "meta.npz"), "meta")
+    with pytest.raises(ValueError, match=r"is not a train_jax checkpoint \(meta declares "):
+        checkpoints.read_checkpoint(meta, SETTINGS)
 
 
 def test_a_file_that_is_not_a_checkpoint_is_named_in_our_words(tmp_path):
