@@ -408,3 +408,23 @@ def assert_deal_fits_the_view(view, hands, bone) -> None:
             assert all(not (1 << ts.low[t] | 1 << ts.high[t]) & view.known_lacks[s]
                        for t in range(ts.num_tiles) if h >> t & 1)
     assert union & ~view.hand | sum(1 << t for t in bone) == view.unseen
+
+
+def fitting_deals(ts, tiles: list[int], sizes: dict[int, int], lacks: dict[int, int]
+                  ) -> set[tuple[frozenset, ...]]:
+    """Every way to deal ``tiles`` (indices of the tile set ``ts``) to the seats of ``sizes``
+    (seat -> hand size, in seat order; the tiles left over are the boneyard) so that no seat
+    gets a tile showing a value it is known to lack (``lacks``: seat -> bitmask of values): the
+    exact support a deal sampler must draw from, as tuples of each seat's tiles."""
+    import itertools
+
+    def fits(seat, group):
+        return all(not (1 << ts.low[t] | 1 << ts.high[t]) & lacks.get(seat, 0) for t in group)
+
+    deals: set[tuple[frozenset, ...]] = {()}
+    for seat, size in sizes.items():
+        deals = {deal + (frozenset(group),) for deal in deals
+                 for group in itertools.combinations(
+                     [t for t in tiles if not any(t in g for g in deal)], size)
+                 if fits(seat, group)}
+    return deals

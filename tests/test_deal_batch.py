@@ -4,7 +4,6 @@ chi-square test, deals that fit the view under every table."""
 
 from __future__ import annotations
 
-import itertools
 import random
 from collections import Counter
 
@@ -15,7 +14,7 @@ from agents.deal_batch import DealBatchSampler, Deals, bits_to_bool, bool_to_bit
 from dominoes_env.core import RuleConfig, tile_set
 from dominoes_env.core.sampling import DealSampler
 
-from .helpers import assert_deal_fits_the_view, random_positions
+from .helpers import assert_deal_fits_the_view, fitting_deals, random_positions
 
 TS = tile_set(6)
 
@@ -45,17 +44,7 @@ def test_batch_sampler_is_uniform_among_fitting_deals_with_lacks():
     sampler = DealSampler(TS, unseen, sizes, 3, lacks)
     assert len(sampler.groups) > 2
 
-    def fits(seat, group):
-        return all(not (1 << TS.low[t] | 1 << TS.high[t]) & lacks[seat] for t in group)
-
-    support = set()
-    for one in itertools.combinations(idx, 2):
-        rest = [t for t in idx if t not in one]
-        for two in itertools.combinations(rest, 2):
-            rest2 = [t for t in rest if t not in two]
-            for three in itertools.combinations(rest2, 2):
-                if fits(1, one) and fits(2, two) and fits(3, three):
-                    support.add((frozenset(one), frozenset(two), frozenset(three)))
+    support = fitting_deals(TS, idx, sizes, lacks)
     assert sampler.num_deals == len(support) > 20
 
     own = 1 << TS.index(1, 1)

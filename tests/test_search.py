@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import random
 from collections import Counter
 
@@ -13,7 +12,7 @@ from dominoes_env.core import HandState, RuleConfig, tile_set
 from dominoes_env.core.sampling import DealSampler, determinize
 from dominoes_env.core.view import make_view
 
-from .helpers import assert_deal_fits_the_view, random_positions
+from .helpers import assert_deal_fits_the_view, fitting_deals, random_positions
 
 TS = tile_set(6)
 
@@ -32,15 +31,7 @@ def test_sampler_is_exact_and_uniform_on_a_small_case():
     lacks = {1: 0b11, 2: 1 << 6}
     sampler = DealSampler(TS, unseen, {1: 2, 2: 2}, 3, lacks)
 
-    def fits(seat, group):
-        return all(not (1 << TS.low[t] | 1 << TS.high[t]) & lacks[seat] for t in group)
-
-    support = set()
-    for one in itertools.combinations(idx, 2):
-        rest = [t for t in idx if t not in one]
-        for two in itertools.combinations(rest, 2):
-            if fits(1, one) and fits(2, two):
-                support.add((frozenset(one), frozenset(two)))
+    support = fitting_deals(TS, idx, {1: 2, 2: 2}, lacks)
     assert sampler.num_deals == len(support) == 7
 
     rng = random.Random(0)
