@@ -107,7 +107,6 @@ def _unreadable(path: Path, err: Exception) -> str:
     return " ".join(str(err).split())[:120]
 
 
-
 def read_checkpoint(path: str | os.PathLike, settings: Any, flag: str = "--resume",
                     fields: tuple[str, ...] = SHAPE_FIELDS) -> dict[str, Any]:
     """The metadata of the checkpoint at `path`, checked against `settings` on `fields`
