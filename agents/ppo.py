@@ -269,11 +269,11 @@ def random_policy_npz(path: str | os.PathLike, rules: RuleConfig, hidden=(64, 64
     arrays["action_b"] = np.zeros(rules.num_tiles * 4, np.float32)
     metadata = {"obs_size": sizes[0], "num_actions": rules.num_tiles * 4,
                 "obs_version": spec.version, "rules": rules.to_dict(), "source": "random"}
-    save_policy_npz(path, arrays, activation, metadata)
+    write_policy(path, arrays, activation, metadata)
 
 
 def save_policy_npz(path: str | os.PathLike, arrays: dict, activation: str, metadata: dict) -> None:
-    """Write policy arrays in the export format, atomically (a temporary file, then a rename),
-    as given (:func:`dominoes_env.policy_format.write_policy` with ``check=False``: tests write
-    the files the reader refuses with it)."""
-    write_policy(path, arrays, activation, metadata, check=False)
+    """Write policy arrays in the export format: :func:`dominoes_env.policy_format.write_policy`
+    (atomically, and :class:`PolicyFileError` before anything is written for what
+    :func:`read_policy` would refuse: NaN or infinite weights, shapes that do not chain, ...)."""
+    write_policy(path, arrays, activation, metadata)

@@ -10,9 +10,7 @@ import os
 from typing import Any
 
 from dominoes_env.optional import require
-from dominoes_env.policy_format import ACTIVATIONS
-
-from .ppo import save_policy_npz
+from dominoes_env.policy_format import ACTIVATIONS, write_policy
 
 
 def _activation_name(module) -> str:
@@ -40,7 +38,10 @@ def export_policy(model, path: str | os.PathLike, metadata: dict[str, Any] | Non
     current ``OBS_VERSION``; it must be registered and match the policy's input size) and
     anything else worth keeping (steps, seed, git commit).
     Raises ``ValueError`` for a policy this format cannot hold (a non-flat observation, a
-    features extractor other than flattening, an unsupported activation).
+    features extractor other than flattening, an unsupported activation), and
+    :class:`~dominoes_env.policy_format.PolicyFileError` (a ``ValueError`` naming ``path``) for
+    weights ``ppo:PATH`` would refuse (NaN or infinite: a diverged run), before anything is
+    written.
     """
     torch = require("torch", "train", "exporting a policy")
     from stable_baselines3.common.torch_layers import FlattenExtractor
@@ -85,4 +86,4 @@ def export_policy(model, path: str | os.PathLike, metadata: dict[str, Any] | Non
         if want != meta["obs_size"]:
             raise ValueError(f"the policy takes {meta['obs_size']} inputs, but observation "
                              f"version {spec.version} has {want} for its rules")
-    save_policy_npz(path, arrays, activation or "identity", meta)
+    write_policy(path, arrays, activation or "identity", meta)  # checked, atomic

@@ -136,9 +136,12 @@ def policy_layers(module: nn.Module) -> tuple[list[tuple[Any, Any]], str, tuple[
 
 def export_module(module: nn.Module, path: str | os.PathLike, metadata: dict[str, Any]) -> None:
     """Write the policy of ``module`` (a :class:`MaskedPPOModule`) to ``path`` for
-    ``ppo:PATH`` (:class:`agents.ppo.PPOAgent`)."""
-    from agents.ppo import save_policy_npz
+    ``ppo:PATH`` (:class:`agents.ppo.PPOAgent`), atomically;
+    :class:`~dominoes_env.policy_format.PolicyFileError` (a ``ValueError`` naming ``path``) for
+    weights ``ppo:PATH`` would refuse (NaN or infinite: a diverged run), before anything is
+    written."""
     from dominoes_env.obs import DEFAULT_VERSION as OBS_VERSION
+    from dominoes_env.policy_format import write_policy
 
     hidden, activation, (head_w, head_b) = policy_layers(module)
     out: dict[str, Any] = {}
@@ -148,4 +151,4 @@ def export_module(module: nn.Module, path: str | os.PathLike, metadata: dict[str
     obs_size = hidden[0][0].shape[0] if hidden else head_w.shape[0]
     meta = {"obs_size": int(obs_size), "num_actions": int(head_w.shape[1]),
             "obs_version": OBS_VERSION, **metadata}
-    save_policy_npz(path, out, activation, meta)
+    write_policy(path, out, activation, meta)  # checked, atomic

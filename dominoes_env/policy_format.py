@@ -1,6 +1,7 @@
 """The policy file format ``"straight-dominoes-ppo/1"``: the one reader and writer of the ``.npz``
 files that ``ppo:PATH`` plays (:class:`agents.ppo.NumpyPolicy`), that the trainers write
-(:func:`agents.ppo.save_policy_npz`, :func:`dominoes_env.jax.policy_files.export_npz`) and that
+(:func:`agents.ppo_export.export_policy`, :func:`agents.rllib.export_module`,
+:func:`dominoes_env.jax.policy_files.export_npz`) and that
 the JAX trainer reads back (:func:`dominoes_env.jax.policy_files.load_actor`). numpy only.
 
 ==================  ================================================================
@@ -155,8 +156,8 @@ def write_policy(path: str | os.PathLike, arrays: Mapping[str, Any], activation:
     """Write ``arrays`` (``w{i}``, ``b{i}``, ``action_w``, ``action_b``), ``activation`` and
     ``metadata`` (a JSON object) to ``path`` in the format, atomically, creating its folder.
     ``check=True`` refuses with :class:`PolicyFileError`, before anything is written, what
-    :func:`read_policy` would refuse; ``check=False`` writes them as given (tests write the
-    files the reader refuses with it)."""
+    :func:`read_policy` would refuse; ``check=False`` writes them as given: only for tests,
+    which write the files the reader refuses with it (every exporter writes checked)."""
     payload = _payload(path, arrays, activation, metadata)
     if check:
         _parse(path, payload)

@@ -54,6 +54,7 @@ from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_copy, atomic_write
 from dominoes_env.obs import DEFAULT_VERSION as OBS_VERSION
 from dominoes_env.optional import require
+from dominoes_env.policy_format import PolicyFileError
 from dominoes_env.single_agent import SingleAgentEnv
 
 # -- configuration -------------------------------------------------------------------------
@@ -599,6 +600,10 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
         train(config, command)
     except (FileExistsError, RunDirError) as err:
         raise CommandError(str(err)) from None
+    except PolicyFileError as err:  # a diverged run (NaN weights): a failed run, not bad input
+        last = Path(config.out) / "checkpoints" / "last.zip"
+        print_error(f"{err}; it was not written; the run is saved in {last}")
+        return 1
     except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, SIGHUP (Stopped): 130, 143, 129
         last = Path(config.out) / "checkpoints" / "last.zip"
         note = (f"; the run is saved in {last}: add --resume {last} to the same command to go on"

@@ -45,6 +45,7 @@ from dominoes_env.cli_support import (
 from dominoes_env.cli_support import machine_memory as cli_machine_memory
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_write
+from dominoes_env.policy_format import PolicyFileError
 
 SHARED_POLICY = "shared"
 #: the most env runners (Ray actors) and environments per runner a run asks for
@@ -382,6 +383,10 @@ def _main(cfg: RllibConfig) -> int:
         train(cfg)
     except RayStartError as err:
         raise CommandError(str(err)) from None
+    except PolicyFileError as err:  # a diverged run (NaN weights): a failed run, not bad input
+        print_error(f"{err}; it was not written; the run is saved in "
+                    f"{Path(cfg.out) / 'checkpoint'}")
+        return 1
     except TrainingStopped as stopped:
         out, stop, done = stopped.args
         status, words = stop_status(stop)

@@ -94,3 +94,13 @@ def test_a_metadata_value_of_the_wrong_type_is_named_not_misread(tmp_path):
     np.savez(path, **{**arrays, "metadata": np.zeros(3)})
     with pytest.raises(PolicyFileError, match="metadata must be a string"):
         read_policy(path)
+
+
+def test_save_policy_npz_checks_what_it_writes(tmp_path):
+    """agents.ppo.save_policy_npz wrote whatever it was given (check=False), NaN included."""
+    from agents.ppo import save_policy_npz
+
+    path = tmp_path / "p.npz"
+    with pytest.raises(PolicyFileError, match="b0 holds NaN or infinite values"):
+        save_policy_npz(path, {**_arrays(), "b0": np.full(8, np.nan)}, "tanh", META)
+    assert os.listdir(tmp_path) == []

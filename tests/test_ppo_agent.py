@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 
 import numpy as np
@@ -127,3 +128,22 @@ def test_the_old_name_of_a_renamed_shipped_policy_still_loads_with_a_warning():
         agent = make_agent(f"ppo:{POLICY_DIR / 'guided_2p.npz'}")
     assert agent.path == POLICY_DIR / "ppo_2p_obs2.npz"
     assert agent.policy.obs_spec.version == 2
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_an_export_of_diverged_weights_is_refused_and_writes_nothing(tmp_path, bad):
+    """export_policy wrote NaN/inf weights through an unchecked writer: the file of a diverged
+    run was written and refused only when ``ppo:PATH`` read it."""
+    from agents.ppo_export import export_policy
+    from dominoes_env.policy_format import PolicyFileError
+
+    rules = RuleConfig()
+    model = random_model(SingleAgentEnv(opponents=GreedyAgent(), rules=rules), [16], torch.nn.Tanh,
+                         seed=1)
+    with torch.no_grad():
+        model.policy.action_net.bias[3] = bad
+    path = tmp_path / "policy.npz"
+    with pytest.raises(PolicyFileError) as info:
+        export_policy(model, path, {"rules": rules.to_dict()})
+    assert str(info.value) == f"policy file {str(path)!r}: action_b holds NaN or infinite values"
+    assert os.listdir(tmp_path) == []  # no file, no temporary file

@@ -146,3 +146,27 @@ def test_sigterm_saves_the_checkpoint_and_exports_the_policy(tmp_path, one_local
     assert meta["stopped"] == "stopped by SIGTERM" and meta["iterations"] >= 1
     assert sorted(p.name for p in out.iterdir() if p.name.startswith(".checkpoint")) == []
     check_plays_legal_matches_as_an_agent_spec(out)
+
+
+@pytest.mark.parametrize("bad", [np.nan, -np.inf])
+def test_an_export_of_diverged_weights_is_refused_and_writes_nothing(tmp_path, bad):
+    """export_module wrote NaN/inf weights through an unchecked writer: the policy of a
+    diverged run was written and refused only when ``ppo:PATH`` read it. (A module of the
+    shape export_module reads: no Ray is started.)"""
+    import torch
+    from torch import nn
+
+    from agents.rllib import export_module
+    from dominoes_env.policy_format import PolicyFileError
+
+    module = nn.Module()
+    module.encoder = nn.Module()
+    module.encoder.actor_encoder = nn.Sequential(nn.Linear(234, 8), nn.Tanh())
+    module.pi = nn.Sequential(nn.Linear(8, 112))
+    with torch.no_grad():
+        module.encoder.actor_encoder[0].weight[2, 5] = bad
+    path = tmp_path / "policy.npz"
+    with pytest.raises(PolicyFileError) as info:
+        export_module(module, path, {"rules": RuleConfig().to_dict()})
+    assert str(info.value) == f"policy file {str(path)!r}: w0 holds NaN or infinite values"
+    assert list(tmp_path.iterdir()) == []  # no file, no temporary file

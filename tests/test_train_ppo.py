@@ -228,3 +228,37 @@ def test_sigterm_saves_the_run_and_ends_with_status_143(tmp_path):
     assert error_lines(err) == [f"error: stopped by SIGTERM; the run is saved in {last}: add "
                                 f"--resume {last} to the same command to go on"]
     assert last.is_file()
+
+
+def test_a_diverged_run_is_one_line_status_1_and_no_policy_file(tmp_path, monkeypatch, capsys):
+    """A run whose weights went NaN wrote a policy.npz that ppo:PATH then refused; the export
+    is now refused as it is made: one line naming the file and the problem, status 1 (a failed
+    run, not bad input), no policy file, the checkpoint kept."""
+    import torch
+
+    import agents.ppo_export
+
+    real = agents.ppo_export.export_policy
+
+    def diverged(model, path, metadata=None):
+        if path.name == "policy.npz":
+            with torch.no_grad():
+                model.policy.action_net.weight[0, 0] = float("nan")
+        return real(model, path, metadata)
+
+    monkeypatch.setattr(agents.ppo_export, "export_policy", diverged)
+    out = tmp_path / "run"
+    status = main(["--total-steps", "128", "--n-envs", "1", "--n-steps", "128", "--batch-size",
+                   "128", "--n-epochs", "1", "--net", "16", "--eval-every", str(10**9),
+                   "--eval-matches", "2", "--target-score", "50", "--opponents", "greedy=1",
+                   "--out", str(out)])
+    err = capsys.readouterr().err
+    from tests.helpers import error_lines
+
+    assert status == 1, err[-3000:]
+    last = out / "checkpoints" / "last.zip"
+    assert error_lines(err) == [f"error: policy file {str(out / 'policy.npz')!r}: action_w holds "
+                                f"NaN or infinite values; it was not written; the run is saved "
+                                f"in {last}"]
+    assert last.is_file() and not (out / "policy.npz").exists()
+    assert not (out / "policy.json").exists()
