@@ -9,9 +9,10 @@ frozen snapshots of the learner), the callbacks (snapshots, evaluation, checkpoi
 Every run is seeded and writes into ``--out``: TensorBoard logs (``tb/``: SB3 losses plus
 ``eval/win_rate_vs_greedy``, ``eval/margin_vs_greedy`` and the same against random),
 ``eval.csv`` (the learning curve), checkpoints (``checkpoints/``, resume with ``--resume``),
-the self-play pool (``pool/*.npz``) and, at the end, ``policy.npz`` + ``policy.json``: the
-numpy export that ``ppo:PATH`` loads (``--ship`` also copies it to the table's shipped
-policy, ``agents/policies/ppo_{table}.npz`` of :data:`agents.ppo.POLICY_FILES`).
+the self-play pool (``pool/*.npz``) and, at the end (or when Ctrl-C, SIGTERM or SIGHUP
+stops it), ``policy.npz`` + ``policy.json``: the numpy export that ``ppo:PATH`` loads
+(``--ship`` also copies it to the table's shipped policy, ``agents/policies/ppo_{table}.npz``
+of :data:`agents.ppo.POLICY_FILES`).
 """
 
 from __future__ import annotations
@@ -439,6 +440,13 @@ OUTPUTS = ("pool", "config.json", "tb", "eval.csv", "eval_policy.npz", "throughp
            "checkpoints", "bc.json", "policy.npz", "policy.json")
 
 
+class TrainingStopped(Exception):
+    """A Ctrl-C, SIGTERM or SIGHUP (``args[1]``: the ``KeyboardInterrupt`` or ``Stopped``)
+    stopped :func:`train` while it learned, after it saved ``checkpoints/last.zip`` and exported
+    ``policy.npz`` + ``policy.json`` of the run in ``args[0]`` (``main`` ends with status 130,
+    143 or 129)."""
+
+
 def check_run_dir(config: TrainConfig, out: Path):
     """Refuse, before anything is written, what the output policy refuses
     (:func:`check_run_folder`: a file, a link, an input, a folder holding another run unless
@@ -522,7 +530,10 @@ def check_checkpoint(config: TrainConfig, path: Path) -> None:
 
 
 def train(config: TrainConfig, command: str | None = None) -> Path:
-    """Train, export ``policy.npz`` + ``policy.json`` into ``config.out``; returns its path."""
+    """Train, export ``policy.npz`` + ``policy.json`` into ``config.out``; returns its path.
+    A Ctrl-C, SIGTERM or SIGHUP while it learns saves ``checkpoints/last.zip`` and exports the
+    policy as at the end (``policy.json`` says ``"stopped"``), then :class:`TrainingStopped`
+    is raised."""
     torch = require("torch", "train", "training")
     MaskablePPO = require("sb3_contrib", "train", "training").MaskablePPO
 
@@ -553,10 +564,13 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
         if config.bc_teacher or config.bc_dataset:
             clone_teacher(model, config, out)
     remaining = max(0, config.total_steps - model.num_timesteps)
+    stop = None
     try:
         model.learn(remaining, callback=make_callbacks(config, out, vec_env, started),
                     progress_bar=True, reset_num_timesteps=config.resume is None,
                     tb_log_name="ppo")
+    except KeyboardInterrupt as err:  # Ctrl-C, SIGTERM, SIGHUP: save and export what it has
+        stop = err
     finally:
         model.save(out / "checkpoints" / "last")
         vec_env.close()
@@ -565,9 +579,13 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
     meta = {"rules": rules.to_dict(), "obs_version": OBS_VERSION, "steps": model.num_timesteps,
             "wall_s": round(wall, 1), "seed": config.seed, "config": dataclasses.asdict(config),
             "command": command or ""}
+    if stop is not None:
+        meta["stopped"] = stop_status(stop)[1]
     export_policy(model, out / "policy.npz", meta)
     with atomic_write(out / "policy.json") as f:
         f.write(json.dumps(meta, indent=2))
+    if stop is not None:  # saved and exported; the command still ends stopped (not shipped)
+        raise TrainingStopped(out, stop)
     if config.ship:
         target = shipped_policy_path(rules)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -604,7 +622,15 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
         last = Path(config.out) / "checkpoints" / "last.zip"
         print_error(f"{err}; it was not written; the run is saved in {last}")
         return 1
-    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, SIGHUP (Stopped): 130, 143, 129
+    except TrainingStopped as stopped:  # saved and exported: 130, 143, 129
+        out, stop = stopped.args
+        last = out / "checkpoints" / "last.zip"
+        quiet_teardown()
+        status, words = stop_status(stop)
+        print_error(f"{words}; the run is saved in {last} and its policy exported to "
+                    f"{out / 'policy.npz'}: add --resume {last} to the same command to go on")
+        return status
+    except KeyboardInterrupt as stop:  # before (or after) learning: 130, 143, 129
         last = Path(config.out) / "checkpoints" / "last.zip"
         note = (f"; the run is saved in {last}: add --resume {last} to the same command to go on"
                 if last.is_file() else "")

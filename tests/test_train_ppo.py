@@ -206,10 +206,18 @@ def test_demonstrations_are_the_same_whatever_the_workers():
         assert np.array_equal(one[key], two[key]), key
 
 
-def test_sigterm_saves_the_run_and_ends_with_status_143(tmp_path):
+@pytest.mark.parametrize("name, status, words", [
+    ("SIGTERM", 143, "stopped by SIGTERM"),
+    ("SIGINT", 130, "interrupted"),
+    ("SIGHUP", 129, "stopped by SIGHUP"),
+])
+def test_a_stop_saves_and_exports_the_run_and_ends_with_its_status(tmp_path, name, status,
+                                                                   words):
     """A SIGTERM was caught as a Ctrl-C: the run was saved but the command said
     "interrupted" and ended with 130, so a scheduler (or best_response, which passes its
-    signal on) could not tell it was stopped by SIGTERM."""
+    signal on) could not tell it was stopped by SIGTERM. And a stop saved ``last.zip`` but
+    exported no ``policy.npz``: what the run had learned could not be played (train_jax and
+    train_rllib export it)."""
     import signal
 
     from tests.helpers import CHILD_TIMEOUT_S, error_lines, spawn_program, wait_for_path
@@ -221,13 +229,18 @@ def test_sigterm_saves_the_run_and_ends_with_status_143(tmp_path):
                          "--eval-matches", "2", "--checkpoint-every", "256", "--target-score",
                          "50", "--opponents", "greedy=1", "--out", str(out))
     wait_for_path(out / "checkpoints" / "ppo_256_steps.zip", proc)  # it is training
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(getattr(signal, name))
     _, err = proc.communicate(timeout=CHILD_TIMEOUT_S)
-    assert proc.returncode == 143, err[-3000:]
+    assert proc.returncode == status, err[-3000:]
     last = out / "checkpoints" / "last.zip"
-    assert error_lines(err) == [f"error: stopped by SIGTERM; the run is saved in {last}: add "
-                                f"--resume {last} to the same command to go on"]
+    assert error_lines(err) == [f"error: {words}; the run is saved in {last} and its policy "
+                                f"exported to {out / 'policy.npz'}: add --resume {last} to the "
+                                "same command to go on"]
     assert last.is_file()
+    meta = json.loads((out / "policy.json").read_text())
+    assert meta["stopped"] == words and meta["steps"] >= 256
+    agent = make_agent(f"ppo:{out / 'policy.npz'}")
+    assert agent.policy.metadata["steps"] == meta["steps"]
 
 
 def test_a_diverged_run_is_one_line_status_1_and_no_policy_file(tmp_path, monkeypatch, capsys):
