@@ -8,6 +8,10 @@ that every executed copy has the same code as its source, so an edited notebook 
 copy fails the tests (and the message says to run this). Files a notebook writes go to a
 temporary directory. Cells tagged ``widget`` (interactive ipywidgets) are kept but not run:
 a static page cannot run them.
+
+A cell that fails ends the run with one line naming the notebook, the cell (counting every cell
+of the notebook from 1) and the error's last line, exit status 1; its executed copy is not
+written (the copies of the notebooks run before it are).
 """
 
 from __future__ import annotations
@@ -40,13 +44,40 @@ CELL_TIMEOUT = 3600
 KERNEL_STOP_S = 30.0
 
 
+class NotebookFailed(Exception):
+    """A cell of a notebook failed (raised, ran past ``CELL_TIMEOUT``, or its kernel died);
+    the message says which cell and how, on one line."""
+
+
+def error_line(ename: str, evalue: str) -> str:
+    r"""The line a Python traceback ends with, for an error ``ename`` with the message
+    ``evalue`` (its last line, when the message has several).
+
+    >>> error_line("ValueError", "first line\n  the last line ")
+    'ValueError: the last line'
+    >>> error_line("KeyboardInterrupt", "")
+    'KeyboardInterrupt'
+    """
+    lines = [line.strip() for line in str(evalue).splitlines() if line.strip()]
+    return f"{ename}: {lines[-1]}" if lines else str(ename)
+
+
 def execute(name: str, quick: bool) -> Path:
-    """Run ``notebooks/<name>.ipynb`` and write the executed copy; returns its path."""
+    """Run ``notebooks/<name>.ipynb`` and write the executed copy; returns its path.
+    :class:`NotebookFailed` when a cell fails (nothing is written then)."""
     nbformat = require("nbformat", "notebooks", "executing the notebooks")
     nbclient = require("nbclient", "notebooks", "executing the notebooks")
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
     nb = nbformat.read(SOURCE / f"{name}.ipynb", as_version=4)
     cells = list(nb.cells)
-    nb.cells = [c for c in cells if WIDGET_TAG not in c.metadata.get("tags", [])]
+    run = [i for i, c in enumerate(cells) if WIDGET_TAG not in c.metadata.get("tags", [])]
+    nb.cells = [cells[i] for i in run]
+    current = {"cell": 0}  # the cell running (its place among the cells of the notebook, from 0)
+
+    def on_cell_start(cell, cell_index: int) -> None:
+        current["cell"] = run[cell_index]
+
     with tempfile.TemporaryDirectory() as out:
         os.environ["DOMINOES_NB_OUT"] = out
         os.environ["DOMINOES_NB_QUICK"] = "1" if quick else "0"
@@ -54,9 +85,19 @@ def execute(name: str, quick: bool) -> Path:
         os.environ["TQDM_DISABLE"] = "1"
         client = nbclient.NotebookClient(
             nb, timeout=CELL_TIMEOUT, kernel_name="python3", shutdown_kernel="immediate",
-            resources={"metadata": {"path": str(SOURCE)}},
+            resources={"metadata": {"path": str(SOURCE)}}, on_cell_start=on_cell_start,
         )
-        run_client(client)
+        try:
+            run_client(client)
+        except CellTimeoutError:
+            raise NotebookFailed(f"cell {current['cell'] + 1} ran longer than {CELL_TIMEOUT} s"
+                                 ) from None
+        except CellExecutionError as err:
+            raise NotebookFailed(f"cell {current['cell'] + 1} raised "
+                                 f"{error_line(err.ename, err.evalue)}") from None
+        except DeadKernelError:
+            raise NotebookFailed(f"the kernel died while running cell {current['cell'] + 1}"
+                                 ) from None
     executed = iter(nb.cells)
     nb.cells = [c if WIDGET_TAG in c.metadata.get("tags", []) else next(executed) for c in cells]
     TARGET.mkdir(parents=True, exist_ok=True)
@@ -138,7 +179,12 @@ def _main(p: OneLineParser, args) -> int:
                         f"stored; to finish: python -m experiments.docs_notebooks {left}"
                         f"{' --quick' if args.quick else ''}")
             return status
-        print(f"{path.relative_to(ROOT)}: {time.perf_counter() - start:.0f} s", file=sys.stderr)
+        except NotebookFailed as err:  # a failed run, not bad input: status 1
+            print_error(f"notebook {name}: {err}; {done} of {len(names)} notebooks were stored "
+                        f"({name}'s copy was left as it was)")
+            return 1
+        shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+        print(f"{shown}: {time.perf_counter() - start:.0f} s", file=sys.stderr)
     return 0
 
 
