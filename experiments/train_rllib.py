@@ -297,10 +297,25 @@ def save_checkpoint(algo, path: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
+def completed_state(algo) -> dict[str, Any]:
+    """A copy of ``algo``'s whole state (learner: weights and optimizer; env runners'
+    connectors; metrics; iteration count), which later training does not change (RLlib's
+    state holds numpy views of the live tensors)."""
+    import copy
+
+    return copy.deepcopy(algo.get_state())
+
+
 def train(cfg: RllibConfig) -> Path:
-    """Run the training; returns the exported policy's path. A Ctrl-C, SIGTERM or SIGHUP ends
-    the iteration under way where it is, and the run is saved and exported as at the end (the
-    parameters as the stop found them), then :class:`TrainingStopped` is raised."""
+    """Run the training; returns the exported policy's path. A Ctrl-C, SIGTERM or SIGHUP
+    during an iteration abandons it: the algorithm goes back to its state after the last
+    completed iteration (the state kept after each, :func:`completed_state`), which is saved and
+    exported as at the end, then :class:`TrainingStopped` is raised.
+
+    The iteration under way is not finished instead: it takes as long as ``--train-batch-size``
+    and ``--epochs`` make it (minutes, with no bound), and stopping inside it could save a
+    partly applied update (some minibatches' gradient steps, the optimizer's moments ahead of
+    the weights, the env runners' weights behind the learner's)."""
     from tensorboardX import SummaryWriter
 
     from agents.rllib import export_module
@@ -309,8 +324,10 @@ def train(cfg: RllibConfig) -> Path:
              log_to_driver=False)  # before anything is written: a cluster may not be there
     out = Path(start_run_folder(run_folder(cfg)))
     algo = algorithm_config(cfg).build_algo()
+    kept = None  # the state after the last completed iteration (or the resumed checkpoint's)
     if cfg.resume:
         algo.restore_from_path(os.path.abspath(cfg.resume))
+        kept = completed_state(algo)
     writer = SummaryWriter(str(out / "tb"))
     progress = out / "progress.csv"
     fresh = not progress.exists() or not cfg.resume
@@ -323,8 +340,9 @@ def train(cfg: RllibConfig) -> Path:
                     rows.writeheader()
                 start = time.perf_counter()
                 for it in range(1, cfg.iterations + 1):
-                    row = _metrics(algo.train())
-                    done = it
+                    result = _metrics(algo.train())
+                    kept = completed_state(algo)
+                    done, row = it, result
                     seconds = time.perf_counter() - start
                     rows.writerow({"iteration": it, "seconds": round(seconds, 2), **row})
                     fh.flush()
@@ -337,8 +355,9 @@ def train(cfg: RllibConfig) -> Path:
                           f"policy loss {row['policy_loss']:.4f}", flush=True)
         except KeyboardInterrupt as err:  # Ctrl-C, SIGTERM, SIGHUP: save and export below
             stop = err
-            if not done and not cfg.resume:
+            if kept is None:
                 raise TrainingStopped(out, stop, 0) from None
+            algo.set_state(kept)  # the iteration under way is abandoned (see the docstring)
         save_checkpoint(algo, out / "checkpoint")
         module = algo.get_module(SHARED_POLICY)
         meta = {"rules": cfg.rules().to_dict(), "source": "rllib", "algorithm": "PPO",

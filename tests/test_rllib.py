@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
+from agents.ppo import NumpyPolicy
 from dominoes_env import straight_dominoes_v1
 from dominoes_env.core import RuleConfig
 from experiments.train_rllib import main
@@ -83,8 +85,6 @@ def check_export_equals_the_rl_module(out):
     from ray.rllib.core.columns import Columns
     from ray.rllib.core.rl_module.rl_module import RLModule
 
-    from agents.ppo import NumpyPolicy
-
     module = RLModule.from_checkpoint(
         out / "checkpoint" / "learner_group" / "learner" / "rl_module" / "shared")
     policy = NumpyPolicy(out / "policy.npz")
@@ -144,7 +144,10 @@ def test_sigterm_saves_the_checkpoint_and_exports_the_policy(tmp_path, one_local
     assert (checkpoint / "algorithm_state.pkl").is_file()
     meta = json.loads((out / "policy.json").read_text())
     assert meta["stopped"] == "stopped by SIGTERM" and meta["iterations"] >= 1
+    with open(out / "progress.csv") as fh:  # the saved run is its last completed iteration's
+        assert len(list(csv.DictReader(fh))) == meta["iterations"]
     assert sorted(p.name for p in out.iterdir() if p.name.startswith(".checkpoint")) == []
+    check_export_equals_the_rl_module(out)  # the learner's weights, not the env runners' older
     check_plays_legal_matches_as_an_agent_spec(out)
 
 
@@ -154,15 +157,11 @@ def test_an_export_of_diverged_weights_is_refused_and_writes_nothing(tmp_path, b
     diverged run was written and refused only when ``ppo:PATH`` read it. (A module of the
     shape export_module reads: no Ray is started.)"""
     import torch
-    from torch import nn
 
     from agents.rllib import export_module
     from dominoes_env.policy_format import PolicyFileError
 
-    module = nn.Module()
-    module.encoder = nn.Module()
-    module.encoder.actor_encoder = nn.Sequential(nn.Linear(234, 8), nn.Tanh())
-    module.pi = nn.Sequential(nn.Linear(8, 112))
+    module = tiny_module()
     with torch.no_grad():
         module.encoder.actor_encoder[0].weight[2, 5] = bad
     path = tmp_path / "policy.npz"
@@ -170,3 +169,88 @@ def test_an_export_of_diverged_weights_is_refused_and_writes_nothing(tmp_path, b
         export_module(module, path, {"rules": RuleConfig().to_dict()})
     assert str(info.value) == f"policy file {str(path)!r}: w0 holds NaN or infinite values"
     assert list(tmp_path.iterdir()) == []  # no file, no temporary file
+
+
+def tiny_module():
+    """A module of the shape export_module reads (an actor encoder and a pi head)."""
+    from torch import nn
+
+    module = nn.Module()
+    module.encoder = nn.Module()
+    module.encoder.actor_encoder = nn.Sequential(nn.Linear(234, 8), nn.Tanh())
+    module.pi = nn.Sequential(nn.Linear(8, 112))
+    return module
+
+
+class HalfUpdatedAlgorithm:
+    """Stands for RLlib's Algorithm (no Ray): each ``train()`` is an update in two steps, and
+    its second iteration is stopped between them (as a signal can land between two minibatches'
+    gradient steps). ``get_state`` returns numpy views of the live weights, as RLlib's does."""
+
+    def __init__(self):
+        self.module, self.iterations = tiny_module(), 0
+        self.initial = {k: v.detach().numpy().copy() for k, v in
+                        self.module.state_dict().items()}
+
+    def train(self) -> dict:
+        import torch
+
+        with torch.no_grad():
+            self.module.pi[0].bias += 1.0
+            if self.iterations == 1:
+                raise KeyboardInterrupt  # Ctrl-C in the middle of the second update
+            self.module.encoder.actor_encoder[0].bias += 1.0
+        self.iterations += 1
+        return {}
+
+    def get_state(self) -> dict:
+        return {"weights": {k: v.detach().numpy() for k, v in
+                            self.module.state_dict().items()}, "iterations": self.iterations}
+
+    def set_state(self, state: dict) -> None:
+        import torch
+
+        self.module.load_state_dict({k: torch.as_tensor(v)
+                                     for k, v in state["weights"].items()})
+        self.iterations = state["iterations"]
+
+    def save_to_path(self, path) -> None:
+        os.makedirs(path)
+        np.savez(os.path.join(path, "weights.npz"), **self.get_state()["weights"])
+
+    def get_module(self, name):
+        return self.module
+
+    def stop(self) -> None:
+        pass
+
+
+def test_a_stop_inside_an_iteration_saves_the_last_completed_one(tmp_path, monkeypatch):
+    """A stop during an iteration saved and exported the parameters as it found them: an
+    update partly applied (here the head's step without the encoder's), that no iteration
+    ever produced. Now the state after the last completed iteration is saved and exported."""
+    import experiments.train_rllib as program
+
+    algo = HalfUpdatedAlgorithm()
+
+    class Config:
+        def build_algo(self):
+            return algo
+
+    monkeypatch.setattr(program, "init_ray", lambda **kwargs: None)
+    monkeypatch.setattr(program, "algorithm_config", lambda cfg: Config())
+    out = tmp_path / "run"
+    cfg = program.parse_config(["--iterations", "5", "--out", str(out), "--eval-matches", "0",
+                                "--net", "8"])
+    with pytest.raises(program.TrainingStopped) as stopped:
+        program.train(cfg)
+    assert stopped.value.args[2] == 1  # one iteration completed
+    after_one = {**algo.initial, "pi.0.bias": algo.initial["pi.0.bias"] + 1,
+                 "encoder.actor_encoder.0.bias": algo.initial["encoder.actor_encoder.0.bias"] + 1}
+    saved = np.load(out / "checkpoint" / "weights.npz")
+    for key, value in after_one.items():
+        np.testing.assert_allclose(saved[key], value, err_msg=key)
+    policy = NumpyPolicy(out / "policy.npz")
+    assert policy.metadata["iterations"] == 1 and policy.metadata["stopped"] == "interrupted"
+    np.testing.assert_allclose(policy.layers[0][1], after_one["encoder.actor_encoder.0.bias"])
+    np.testing.assert_allclose(policy.action_b, after_one["pi.0.bias"])
