@@ -18,7 +18,7 @@ from dominoes_env import straight_dominoes_v1
 from dominoes_env.core import RuleConfig
 from experiments.train_rllib import main
 
-from .helpers import CHILD_TIMEOUT_S
+from .helpers import CHILD_TIMEOUT_S, error_lines
 
 pytest.importorskip("ray.rllib")
 
@@ -126,7 +126,7 @@ def test_sigterm_saves_the_checkpoint_and_exports_the_policy(tmp_path, one_local
     saved and exported as at its end, one line says where, status 143."""
     import signal
 
-    from .helpers import error_lines, spawn_program, wait_for_text
+    from .helpers import spawn_program, wait_for_text
 
     out = tmp_path / "rllib"
     proc = spawn_program("experiments.train_rllib", "--iterations", "1000", "--env-runners",
@@ -254,3 +254,33 @@ def test_a_stop_inside_an_iteration_saves_the_last_completed_one(tmp_path, monke
     assert policy.metadata["iterations"] == 1 and policy.metadata["stopped"] == "interrupted"
     np.testing.assert_allclose(policy.layers[0][1], after_one["encoder.actor_encoder.0.bias"])
     np.testing.assert_allclose(policy.action_b, after_one["pi.0.bias"])
+
+
+def test_a_diverged_run_is_one_line_status_1_and_no_policy_file(tmp_path, monkeypatch, capsys):
+    """A run whose weights went NaN wrote a policy.npz that ppo:PATH then refused (or, once
+    the export was checked, ended in a traceback); now one line names the file and the problem,
+    status 1 (a failed run, not bad input), and the checkpoint is kept. (No Ray: the algorithm
+    is a stand-in.)"""
+    import torch
+
+    import experiments.train_rllib as program
+
+    algo = HalfUpdatedAlgorithm()
+    with torch.no_grad():
+        algo.module.pi[0].weight[0, 0] = float("nan")
+
+    class Config:
+        def build_algo(self):
+            return algo
+
+    monkeypatch.setattr(program, "init_ray", lambda **kwargs: None)
+    monkeypatch.setattr(program, "algorithm_config", lambda cfg: Config())
+    out = tmp_path / "run"
+    assert program.main(["--iterations", "1", "--out", str(out), "--eval-matches", "0",
+                         "--net", "8"]) == 1
+    err = capsys.readouterr().err
+    assert error_lines(err) == [f"error: policy file {str(out / 'policy.npz')!r}: action_w holds "
+                                "NaN or infinite values; it was not written; the run is saved in "
+                                f"{out / 'checkpoint'}"]
+    assert (out / "checkpoint" / "weights.npz").is_file()
+    assert not (out / "policy.npz").exists() and not (out / "policy.json").exists()
