@@ -444,7 +444,8 @@ class TrainingStopped(Exception):
     """A Ctrl-C, SIGTERM or SIGHUP (``args[1]``: the ``KeyboardInterrupt`` or ``Stopped``)
     stopped :func:`train` while it learned, after it saved ``checkpoints/last.zip`` and exported
     ``policy.npz`` + ``policy.json`` of the run in ``args[0]`` (``main`` ends with status 130,
-    143 or 129)."""
+    143 or 129); ``args[2]``, when given, is why the policy could not be exported (its weights
+    are not finite)."""
 
 
 def check_run_dir(config: TrainConfig, out: Path):
@@ -581,11 +582,16 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
             "command": command or ""}
     if stop is not None:
         meta["stopped"] = stop_status(stop)[1]
-    export_policy(model, out / "policy.npz", meta)
+    try:
+        export_policy(model, out / "policy.npz", meta)
+    except PolicyFileError as err:  # diverged: a stopped run still ends as stopped
+        if stop is None:
+            raise
+        raise TrainingStopped(out, stop, str(err)) from None
     with atomic_write(out / "policy.json") as f:
         f.write(json.dumps(meta, indent=2))
     if stop is not None:  # saved and exported; the command still ends stopped (not shipped)
-        raise TrainingStopped(out, stop)
+        raise TrainingStopped(out, stop, None)
     if config.ship:
         target = shipped_policy_path(rules)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -623,12 +629,14 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
         print_error(f"{err}; it was not written; the run is saved in {last}")
         return 1
     except TrainingStopped as stopped:  # saved and exported: 130, 143, 129
-        out, stop = stopped.args
+        out, stop, refused = stopped.args
         last = out / "checkpoints" / "last.zip"
         quiet_teardown()
         status, words = stop_status(stop)
-        print_error(f"{words}; the run is saved in {last} and its policy exported to "
-                    f"{out / 'policy.npz'}: add --resume {last} to the same command to go on")
+        policy = (f"its policy not exported ({refused})" if refused else
+                  f"its policy exported to {out / 'policy.npz'}")
+        print_error(f"{words}; the run is saved in {last} and {policy}: add --resume {last} to "
+                    "the same command to go on")
         return status
     except KeyboardInterrupt as stop:  # before (or after) learning: 130, 143, 129
         last = Path(config.out) / "checkpoints" / "last.zip"

@@ -279,7 +279,8 @@ def evaluate(policy_path: Path, cfg: RllibConfig) -> dict[str, float]:
 class TrainingStopped(Exception):
     """A Ctrl-C, SIGTERM or SIGHUP (``args[1]``) stopped :func:`train` after it saved the
     checkpoint and exported the policy of the run in ``args[0]``, or (``args[2]``, the
-    iterations finished, 0) before any iteration ended: nothing saved."""
+    iterations finished, 0) before any iteration ended: nothing saved. ``args[3]``, when
+    present, is why the policy could not be exported (its weights are not finite)."""
 
 
 def save_checkpoint(algo, path: Path) -> None:
@@ -366,7 +367,12 @@ def train(cfg: RllibConfig) -> Path:
         if stop is not None:
             meta["stopped"] = stop_status(stop)[1]
         policy = out / "policy.npz"
-        export_module(module, policy, meta)
+        try:
+            export_module(module, policy, meta)
+        except PolicyFileError as err:  # diverged: a stopped run still ends as stopped
+            if stop is None:
+                raise
+            raise TrainingStopped(out, stop, done, str(err)) from None
         with atomic_write(out / "policy.json") as f:
             f.write(json.dumps(meta, indent=2) + "\n")
     finally:
@@ -407,11 +413,13 @@ def _main(cfg: RllibConfig) -> int:
                     f"{Path(cfg.out) / 'checkpoint'}")
         return 1
     except TrainingStopped as stopped:
-        out, stop, done = stopped.args
+        out, stop, done, *refused = stopped.args
         status, words = stop_status(stop)
         if done or cfg.resume:
+            policy = (f"its policy not exported ({refused[0]})" if refused else
+                      f"its policy exported to {out / 'policy.npz'}")
             kept = (f"the run is saved in {out / 'checkpoint'} (continue with --resume "
-                    f"{out / 'checkpoint'}) and its policy exported to {out / 'policy.npz'}")
+                    f"{out / 'checkpoint'}) and {policy}")
         else:
             kept = "no iteration had finished: nothing was saved"
         print_error(f"{words}; {kept}")

@@ -256,11 +256,13 @@ def test_a_stop_inside_an_iteration_saves_the_last_completed_one(tmp_path, monke
     np.testing.assert_allclose(policy.action_b, after_one["pi.0.bias"])
 
 
-def test_a_diverged_run_is_one_line_status_1_and_no_policy_file(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("iterations", [1, 5])  # 5: stopped in the second (HalfUpdated...)
+def test_a_diverged_run_is_one_line_and_no_policy_file(tmp_path, monkeypatch, capsys,
+                                                       iterations):
     """A run whose weights went NaN wrote a policy.npz that ppo:PATH then refused (or, once
     the export was checked, ended in a traceback); now one line names the file and the problem,
-    status 1 (a failed run, not bad input), and the checkpoint is kept. (No Ray: the algorithm
-    is a stand-in.)"""
+    and the checkpoint is kept; status 1 (a failed run, not bad input), or the stop's status
+    when a Ctrl-C ended the run. (No Ray: the algorithm is a stand-in.)"""
     import torch
 
     import experiments.train_rllib as program
@@ -276,11 +278,17 @@ def test_a_diverged_run_is_one_line_status_1_and_no_policy_file(tmp_path, monkey
     monkeypatch.setattr(program, "init_ray", lambda **kwargs: None)
     monkeypatch.setattr(program, "algorithm_config", lambda cfg: Config())
     out = tmp_path / "run"
-    assert program.main(["--iterations", "1", "--out", str(out), "--eval-matches", "0",
-                         "--net", "8"]) == 1
+    status = program.main(["--iterations", str(iterations), "--out", str(out),
+                           "--eval-matches", "0", "--net", "8"])
     err = capsys.readouterr().err
-    assert error_lines(err) == [f"error: policy file {str(out / 'policy.npz')!r}: action_w holds "
-                                "NaN or infinite values; it was not written; the run is saved in "
-                                f"{out / 'checkpoint'}"]
+    refused = (f"policy file {str(out / 'policy.npz')!r}: action_w holds NaN or infinite "
+               "values")
+    checkpoint = out / "checkpoint"
+    assert status == (1 if iterations == 1 else 130), err
+    assert error_lines(err) == [
+        f"error: {refused}; it was not written; the run is saved in {checkpoint}"
+        if iterations == 1 else
+        f"error: interrupted; the run is saved in {checkpoint} (continue with --resume "
+        f"{checkpoint}) and its policy not exported ({refused})"]
     assert (out / "checkpoint" / "weights.npz").is_file()
     assert not (out / "policy.npz").exists() and not (out / "policy.json").exists()

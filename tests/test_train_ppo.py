@@ -243,23 +243,32 @@ def test_a_stop_saves_and_exports_the_run_and_ends_with_its_status(tmp_path, nam
     assert agent.policy.metadata["steps"] == meta["steps"]
 
 
-def test_a_diverged_run_is_one_line_status_1_and_no_policy_file(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("stopped", [False, True])
+def test_a_diverged_run_is_one_line_and_no_policy_file(tmp_path, monkeypatch, capsys, stopped):
     """A run whose weights went NaN wrote a policy.npz that ppo:PATH then refused; the export
-    is now refused as it is made: one line naming the file and the problem, status 1 (a failed
-    run, not bad input), no policy file, the checkpoint kept."""
+    is now refused as it is made: one line naming the file and the problem, no policy file,
+    the checkpoint kept; status 1 (a failed run, not bad input), or the stop's status when a
+    Ctrl-C ended the run."""
+    import sb3_contrib
     import torch
 
     import agents.ppo_export
 
-    real = agents.ppo_export.export_policy
+    real_export, real_learn = agents.ppo_export.export_policy, sb3_contrib.MaskablePPO.learn
 
     def diverged(model, path, metadata=None):
         if path.name == "policy.npz":
             with torch.no_grad():
                 model.policy.action_net.weight[0, 0] = float("nan")
-        return real(model, path, metadata)
+        return real_export(model, path, metadata)
+
+    def learn_then_ctrl_c(self, *args, **kwargs):
+        real_learn(self, *args, **kwargs)
+        raise KeyboardInterrupt
 
     monkeypatch.setattr(agents.ppo_export, "export_policy", diverged)
+    if stopped:
+        monkeypatch.setattr(sb3_contrib.MaskablePPO, "learn", learn_then_ctrl_c)
     out = tmp_path / "run"
     status = main(["--total-steps", "128", "--n-envs", "1", "--n-steps", "128", "--batch-size",
                    "128", "--n-epochs", "1", "--net", "16", "--eval-every", str(10**9),
@@ -268,10 +277,13 @@ def test_a_diverged_run_is_one_line_status_1_and_no_policy_file(tmp_path, monkey
     err = capsys.readouterr().err
     from tests.helpers import error_lines
 
-    assert status == 1, err[-3000:]
     last = out / "checkpoints" / "last.zip"
-    assert error_lines(err) == [f"error: policy file {str(out / 'policy.npz')!r}: action_w holds "
-                                f"NaN or infinite values; it was not written; the run is saved "
-                                f"in {last}"]
+    refused = (f"policy file {str(out / 'policy.npz')!r}: action_w holds NaN or infinite "
+               "values")
+    assert status == (130 if stopped else 1), err[-3000:]
+    assert error_lines(err) == [
+        f"error: interrupted; the run is saved in {last} and its policy not exported "
+        f"({refused}): add --resume {last} to the same command to go on" if stopped else
+        f"error: {refused}; it was not written; the run is saved in {last}"]
     assert last.is_file() and not (out / "policy.npz").exists()
     assert not (out / "policy.json").exists()
