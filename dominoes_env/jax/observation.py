@@ -44,7 +44,7 @@ import numpy as np
 
 from ..lookahead import reply_chance_table
 from ..obs import DEFAULT_VERSION
-from .game import I32, Game, GameState, pick, pick_row, sum_one_float
+from .game import I32, Game, GameState, materialize, pick, pick_row, sum_one_float
 
 
 def observe(game: Game, s: GameState, seat: jax.Array, version: int = DEFAULT_VERSION,
@@ -87,7 +87,8 @@ def observe(game: Game, s: GameState, seat: jax.Array, version: int = DEFAULT_VE
     scores = jnp.asarray(tb.score_f32)[jnp.clip(side_scores, 0, top_score)]
 
     # move_points: the points of each of this seat's legal moves when it is to play
-    legal = (game.legal_mask(s) if legal is None else legal) & (turn == seat)
+    to_play = (game.legal_mask(s) if legal is None else legal) & (turn >= 0)
+    legal = to_play & (turn == seat)
     # points are multiples of 5 and 5 / MOVE_POINTS_DIVISOR is a power of two (checked by the
     # tables), so points / divisor = (points / 5) * step exactly (see _fifths)
     # (all on [4T] rows from per-code tables: see Game.per_code)
@@ -101,7 +102,11 @@ def observe(game: Game, s: GameState, seat: jax.Array, version: int = DEFAULT_VE
     ]).astype(jnp.float32)  # fmt: skip
     blocks = [binary, count[None], others_hand_size, boneyard, scores, move_points]
     if version >= 3:
-        blocks.extend(lookahead(game, s, seat, legal, version))
+        # only the seat to play has lookahead values (0 elsewhere): computed for that seat,
+        # they do not depend on ``seat``, so under vmap over seats they are computed once
+        mine = turn == seat
+        blocks.extend(jnp.where(mine, block, jnp.float32(0))
+                      for block in lookahead(game, s, turn, to_play, version))
     return jnp.concatenate(blocks)
 
 
@@ -135,71 +140,127 @@ def lookahead(game: Game, s: GameState, seat: jax.Array, legal: jax.Array, versi
     Every action code's layout comes from :meth:`Game.place_tile` (``vmap`` over the codes).
     An answer on end ``f`` showing ``x`` with the tile ``[x|w]`` makes the count
     ``rest[f] + w`` (``+ 2w`` for the double ``[x|x]``), ``rest`` from
-    :meth:`Game.count_without_end`; so each code needs ``4 * V`` counts, not ``4 * T``. Which
-    tiles may answer is a ``[V, V]`` table by halves (``[v|w]`` at ``[v, w]`` and ``[w, v]``)."""
+    :meth:`Game.count_without_end`; so each code needs ``4 * V`` counts, not ``4 * T``.
+    Which tiles may answer on end ``f`` is row ``x`` of a ``[V, V]`` table by halves
+    (:class:`_Rows`). Arrays are ``[end, value, code]``: on XLA's CPU backend a reduction over
+    the short leading axes of rows of ``4T`` codes runs vectorised, one over a short last
+    axis does not (measured)."""
     tb = game.tb
-    V = tb.V
     nxt = (seat + 1) % tb.n
     lacks = pick_row(s.known_lacks, nxt)  # bool[V]
     lacked = jnp.any(jnp.asarray(tb.suit) & lacks[:, None], axis=0)  # bool[T]
     own = pick_row(s.hands, seat)
     possible = ~own & ~s.played & ~lacked
-    pair = _pair_table(tb)  # [V*V, T]: [v|w] is tile t
 
-    def by_halves(tiles):  # bool[T] -> bool[V, V]
-        return jnp.any(jnp.asarray(pair) & tiles[None, :], axis=1).reshape(V, V)
+    ends, fifths = _answer_fifths(game, s)  # [f, c], [f, w, c]
+    rows = _Rows(tb, s, ends)
 
-    codes = jnp.arange(tb.num_actions, dtype=I32)
-    after = jax.vmap(lambda c: game.place_tile(s, c, jnp.bool_(False)))(codes)
-    ends = after.ends  # [4T, 4]
-    open_end = jax.vmap(game.open_ends)(after)  # [4T, 4]
-    rest = jax.vmap(game.count_without_end)(after)  # [4T, 4]
-    shows = ends[:, :, None] == jnp.arange(V, dtype=I32)  # [4T, 4, V]: end f shows x
-    ws = jnp.arange(V, dtype=I32)
-    count = jnp.maximum(rest, 0)[:, :, None] + jnp.where(shows, ws + ws, ws)
-    fifths = jnp.where(open_end[:, :, None], _fifths(count), 0)  # [4T, 4, w]: points / 5
-
-    def best(may):  # may: bool[V, V] or [4T, V, V] -> the most fifths of one play, [4T]
-        may = jnp.broadcast_to(may, (tb.num_actions, V, V))
-        held = jnp.any(shows[:, :, :, None] & may[:, None], axis=2)  # [4T, 4, w]: [x|w] held
-        return jnp.max(jnp.where(held, fifths, 0), axis=(1, 2))
+    def best(held):  # held: bool[f, w, c], [x_f|w] may answer on end f -> the most fifths, [4T]
+        return jnp.max(jnp.where(held, fifths, 0), axis=(0, 1))
 
     def scaled(fifth):
         return jnp.where(legal, fifth.astype(jnp.float32) * jnp.float32(tb.points_step),
                          jnp.float32(0))  # fmt: skip
 
-    blocks = [scaled(best(by_halves(possible)))]
+    may = rows(possible)
+    blocks = [scaled(best(may))]
     if version >= 4:
-        # reply_chance: which possible tiles score on some end after each code
-        # (by halves, both ways round; a tile other than a double shows twice, so the sum over
-        # the whole table plus its diagonal counts each tile twice)
-        pays = fifths > 0  # [4T, f, w]: [x|w] on end f (showing x) scores
-        scores = _any_over(lambda f: (shows[:, f, :, None] & pays[:, f, None, :])
-                           | (pays[:, f, :, None] & shows[:, f, None, :]), 4)  # [4T, v, w]
-        scores = scores & by_halves(possible)[None]
-        diagonal = jnp.asarray(np.eye(V, dtype=bool))
-        scoring = (jnp.sum(scores, axis=(1, 2), dtype=I32)
-                   + jnp.sum(scores & diagonal, axis=(1, 2), dtype=I32)) // 2
-        held = jnp.sum(pick_row(s.hands, nxt), dtype=I32)
-        size = jnp.sum(possible, dtype=I32)
-        # this position's row of the table (one slice), then each code's entry by one-hot
-        table = jnp.asarray(reply_chance_table(tb.T).reshape(-1, tb.T + 1))
-        chance = _lookup(table[held * (tb.T + 1) + size], scoring)
-        blocks.append(jnp.where(legal, chance, jnp.float32(0)))
-        # follow_up: this seat's tiles but the one each code plays (its two entries by halves)
-        played = np.repeat(np.asarray(pair).T.reshape(tb.T, V, V), 4, axis=0)  # [4T, V, V]
-        blocks.append(scaled(best(by_halves(own)[None] & ~jnp.asarray(played))))
+        blocks.append(jnp.where(legal, _reply_chance(tb, s, nxt, possible, ends, may, fifths),
+                                jnp.float32(0)))  # fmt: skip
+        # follow_up: this seat's tiles but the one each code plays
+        blocks.append(scaled(best(rows(own) & ~rows.itself)))
     return blocks
 
 
-def _any_over(term, n: int) -> jax.Array:
-    """``term(0) | term(1) | ... | term(n - 1)``: on XLA's CPU backend, OR-ing a few slices is
-    five times faster than ``jnp.any`` over the short ends axis here (measured; not so for
-    ``best``'s reduction over values)."""
-    out = term(0)
-    for i in range(1, n):
-        out = out | term(i)
-    return out
+def _answer_fifths(game: Game, s: GameState) -> tuple[jax.Array, jax.Array]:
+    """``(ends, fifths)``: ``int32[4, 4T]``, the value end ``f`` shows after code ``c`` (-1:
+    none), and ``int32[4, V, 4T]``, the points / 5 of answering on end ``f`` with ``[x|w]``
+    (0 where ``f`` is not open). The same for every seat: computed once per position (left
+    alone XLA fuses the per-code layouts into the per-seat loops and recomputes them for each
+    seat, end and value; measured several times slower)."""
+    tb = game.tb
+    codes = jnp.arange(tb.num_actions, dtype=I32)
+    after = jax.vmap(lambda c: game.place_tile(s, c, jnp.bool_(False)))(codes)
+    layout = (after.ends.T, jax.vmap(game.open_ends)(after).T,
+              jnp.maximum(jax.vmap(game.count_without_end)(after), 0).T)  # fmt: skip
+    never = s.count < 0  # a layout's count is never negative
+    ends, open_end, rest = materialize(layout, never)  # [f, c] each
+    ws = jnp.arange(tb.V, dtype=I32)[:, None]
+    shows = ends[:, None, :] == ws  # [f, w, c]: end f shows w
+    count = rest[:, None, :] + jnp.where(shows, ws + ws, ws)
+    fifths = jnp.where(open_end[:, None, :], _fifths(count), 0)
+    return ends, materialize(fifths, never)
+
+
+class _Rows:
+    """``rows(tiles)``: ``bool[4, V, 4T]``, at ``[f, w, c]`` whether ``tiles`` (``bool[T]``)
+    holds ``[x|w]``, ``x`` the value end ``f`` shows after code ``c`` (none where it shows
+    none). For a legal code ``x`` is the played tile's low or high half (the end it covers,
+    the lead's ends, a new spinner's cross ends) or the end's value before the play, so each
+    row is one of three, chosen once per position: the tile's low-half row, its high-half row
+    (both ``[V, T]``), or end ``f``'s row now. Codes that are not legal get rows that mean
+    nothing. ``itself``: ``[x|w]`` is the tile code ``c`` plays."""
+
+    def __init__(self, tb, s: GameState, ends: jax.Array):
+        V = tb.V
+        vals = np.arange(V)
+        self.V = V
+        self.pair = _pair_table(tb)  # [V*V, T]
+        self.low_hot = np.asarray(tb.low)[None, :] == vals[:, None]  # [x, T], static
+        self.high_hot = np.asarray(tb.high)[None, :] == vals[:, None]
+        low, high = jnp.asarray(tb.code_low), jnp.asarray(tb.code_high)  # [4T]
+        self.from_low = ends == low  # [f, c]
+        self.from_high = ~self.from_low & (ends == high)
+        self.from_now = (~self.from_low & ~self.from_high & (ends >= 0)
+                         & (ends == s.ends[:, None]))  # fmt: skip
+        self.now_hot = s.ends[:, None] == jnp.asarray(vals, I32)  # [f, x]
+        ws = jnp.asarray(vals, I32)[:, None]
+        self.itself = (((ends == low)[:, None, :] & (ws == high))
+                       | ((ends == high)[:, None, :] & (ws == low)))  # fmt: skip
+
+    def __call__(self, tiles: jax.Array) -> jax.Array:
+        V = self.V
+        may = jnp.any(jnp.asarray(self.pair) & tiles[None, :], axis=1).reshape(V, V)  # [x, w]
+        # [w, T]: may[low_t, w], may[high_t, w]; then per code (4 codes a tile)
+        low_rows = jnp.any(jnp.asarray(self.low_hot)[:, None, :] & may[:, :, None], axis=0)
+        high_rows = jnp.any(jnp.asarray(self.high_hot)[:, None, :] & may[:, :, None], axis=0)
+        low_rows = jnp.repeat(low_rows, 4, axis=1)[None]  # [1, w, 4T]
+        high_rows = jnp.repeat(high_rows, 4, axis=1)[None]
+        now_rows = jnp.any(self.now_hot[:, :, None] & may[None], axis=1)  # [f, w]
+        return ((self.from_low[:, None, :] & low_rows) | (self.from_high[:, None, :] & high_rows)
+                | (self.from_now[:, None, :] & now_rows[:, :, None]))  # fmt: skip
+
+
+def _reply_chance(tb, s: GameState, nxt: jax.Array, possible: jax.Array, ends: jax.Array,
+                  may: jax.Array, fifths: jax.Array) -> jax.Array:
+    """``float32[4T]``: the chance that the next seat holds one of the possible tiles that
+    score on some end after each code (:func:`dominoes_env.lookahead.reply_chance`).
+
+    End ``f``'s scoring tiles are ``[x_f|w]`` for each ``w`` that pays there; a tile is counted
+    at its first end only: it shows again on a later end ``g`` if ``x_g = x_f`` (the same
+    ``w``) or if ``x_g = w`` and ``[w|x_f]`` pays on ``g``."""
+    ws = jnp.arange(tb.V, dtype=I32)[:, None]
+    never = s.count < 0  # a layout's count is never negative
+    pays = materialize(may & (fifths > 0), never)  # [f, w, c]
+    # [x_g|x_f] pays on g, per pair g < f (computed once: fused into the sums below, XLA
+    # recomputes each for every value)
+    pairs = [(g, f) for f in range(1, 4) for g in range(f)]
+    at = materialize(jnp.stack([jnp.any(pays[g] & (ends[f] == ws), axis=0) for g, f in pairs]),
+                     never)  # fmt: skip
+    scoring = jnp.sum(pays[0], axis=0, dtype=I32)
+    for f in range(1, 4):
+        dup = jnp.zeros_like(pays[f])
+        for g in range(f):
+            same = ends[g] == ends[f]  # [c]
+            dup = dup | (same & pays[g]) | ((ends[g] == ws) & at[pairs.index((g, f))])
+        scoring = scoring + jnp.sum(pays[f] & ~dup, axis=0, dtype=I32)
+    held = jnp.sum(pick_row(s.hands, nxt), dtype=I32)
+    size = jnp.sum(possible, dtype=I32)
+    # this position's row of the table (one slice), then each code's entry: a gather (the
+    # one-hot of _lookup over T + 1 entries for each of 4T codes cost more than the rest of
+    # the block, measured)
+    table = jnp.asarray(reply_chance_table(tb.T).reshape(-1, tb.T + 1))
+    return table[held * (tb.T + 1) + size][scoring]
 
 
 def _pair_table(tb) -> np.ndarray:
