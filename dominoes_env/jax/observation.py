@@ -38,6 +38,8 @@ constant into a multiplication by its reciprocal, which differs in the last bit.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -45,6 +47,7 @@ import numpy as np
 from ..lookahead import reply_chance_table
 from ..obs import DEFAULT_VERSION
 from .game import I32, Game, GameState, materialize, pick, pick_row, sum_one_float
+from .tables import SPINNER_FIRST
 
 
 def observe(game: Game, s: GameState, seat: jax.Array, version: int = DEFAULT_VERSION,
@@ -135,113 +138,191 @@ def lookahead(game: Game, s: GameState, seat: jax.Array, legal: jax.Array, versi
               ) -> list[jax.Array]:
     """The lookahead blocks of observation ``version`` (3: ``reply_points``; 4: also
     ``reply_chance`` and ``follow_up``), each ``float32[4T]`` and 0 off ``legal``
-    (:func:`dominoes_env.lookahead.move_lookahead`).
+    (:func:`dominoes_env.lookahead.move_lookahead`); ``seat`` is the seat to play and
+    ``legal`` its legal codes.
 
-    Every action code's layout comes from :meth:`Game.place_tile` (``vmap`` over the codes).
     An answer on end ``f`` showing ``x`` with the tile ``[x|w]`` makes the count
     ``rest[f] + w`` (``+ 2w`` for the double ``[x|x]``), ``rest`` from
-    :meth:`Game.count_without_end`; so each code needs ``4 * V`` counts, not ``4 * T``.
-    Which tiles may answer on end ``f`` is row ``x`` of a ``[V, V]`` table by halves
-    (:class:`_Rows`). Arrays are ``[end, value, code]``: on XLA's CPU backend a reduction over
-    the short leading axes of rows of ``4T`` codes runs vectorised, one over a short last
-    axis does not (measured)."""
+    :meth:`Game.count_without_end` of the layout after the move; so each move needs
+    ``4 * V`` counts, not ``4 * T``. The moves are not the ``4T`` action codes but the few that
+    can be legal: before the lead, each tile led (:func:`_lead_moves`); after it, each end ``e``
+    and value ``w``, the tile ``[x_e|w]`` played on ``e`` (:func:`_play_moves`, ``4V`` of
+    them); each code then reads its move's values. Arrays are ``[end, value, move]``: on XLA's
+    CPU backend a reduction over the short leading axes of rows of moves runs vectorised, one
+    over a short last axis does not (measured)."""
     tb = game.tb
+    V = tb.V
     nxt = (seat + 1) % tb.n
     lacks = pick_row(s.known_lacks, nxt)  # bool[V]
     lacked = jnp.any(jnp.asarray(tb.suit) & lacks[:, None], axis=0)  # bool[T]
     own = pick_row(s.hands, seat)
     possible = ~own & ~s.played & ~lacked
+    pair = jnp.asarray(_pair_table(tb))  # [V*V, T]
+    may = jnp.any(pair & possible[None, :], axis=1).reshape(V, V)  # [x, w]: [x|w] possible
+    mine = jnp.any(pair & own[None, :], axis=1).reshape(V, V)
 
-    ends, fifths = _answer_fifths(game, s)  # [f, c], [f, w, c]
-    rows = _Rows(tb, s, ends)
+    per_path = []
+    for moves in (_lead_moves(game, s), _play_moves(game, s)):
+        ends, fifths = moves.ends, moves.fifths
 
-    def best(held):  # held: bool[f, w, c], [x_f|w] may answer on end f -> the most fifths, [4T]
-        return jnp.max(jnp.where(held, fifths, 0), axis=(0, 1))
+        def best(held, fifths=fifths):  # bool[f, w, k]: [x_f|w] may answer -> most fifths [K]
+            return jnp.max(jnp.where(held, fifths, 0), axis=(0, 1))
+
+        reply_held = moves.rows(may)
+        out = [best(reply_held)]
+        if version >= 4:
+            out.append(_scoring(s, ends, reply_held, fifths))
+            out.append(best(moves.rows(mine) & ~moves.itself))
+        per_path.append(out)
+    # each code's values: before the lead, its tile's as a lead; after it, its move's
+    lead_now = s.lead < 0
+    ints = [jnp.where(lead_now, jnp.repeat(led, 4), _play_by_code(game, s, played))
+            for led, played in zip(*per_path, strict=True)]
 
     def scaled(fifth):
         return jnp.where(legal, fifth.astype(jnp.float32) * jnp.float32(tb.points_step),
                          jnp.float32(0))  # fmt: skip
 
-    may = rows(possible)
-    blocks = [scaled(best(may))]
+    blocks = [scaled(ints[0])]
     if version >= 4:
-        blocks.append(jnp.where(legal, _reply_chance(tb, s, nxt, possible, ends, may, fifths),
-                                jnp.float32(0)))  # fmt: skip
-        # follow_up: this seat's tiles but the one each code plays
-        blocks.append(scaled(best(rows(own) & ~rows.itself)))
+        held = jnp.sum(pick_row(s.hands, nxt), dtype=I32)
+        size = jnp.sum(possible, dtype=I32)
+        # this position's row of the table (one slice), then each code's entry: a gather (the
+        # one-hot of _lookup over T + 1 entries for each of 4T codes cost more than the rest of
+        # the block, measured)
+        table = jnp.asarray(reply_chance_table(tb.T).reshape(-1, tb.T + 1))
+        chance = table[held * (tb.T + 1) + size][jnp.clip(ints[1], 0, tb.T)]
+        blocks.append(jnp.where(legal, chance, jnp.float32(0)))
+        blocks.append(scaled(ints[2]))
     return blocks
 
 
-def _answer_fifths(game: Game, s: GameState) -> tuple[jax.Array, jax.Array]:
-    """``(ends, fifths)``: ``int32[4, 4T]``, the value end ``f`` shows after code ``c`` (-1:
-    none), and ``int32[4, V, 4T]``, the points / 5 of answering on end ``f`` with ``[x|w]``
-    (0 where ``f`` is not open). The same for every seat: computed once per position (left
-    alone XLA fuses the per-code layouts into the per-seat loops and recomputes them for each
-    seat, end and value; measured several times slower)."""
-    tb = game.tb
-    codes = jnp.arange(tb.num_actions, dtype=I32)
-    after = jax.vmap(lambda c: game.place_tile(s, c, jnp.bool_(False)))(codes)
-    layout = (after.ends.T, jax.vmap(game.open_ends)(after).T,
-              jnp.maximum(jax.vmap(game.count_without_end)(after), 0).T)  # fmt: skip
+class _Moves(NamedTuple):
+    """``K`` moves from one position: ``ends`` ``int32[4, K]``, the value end ``f`` shows after
+    move ``k`` (-1: none); ``fifths`` ``int32[4, V, K]``, the points / 5 of answering on end
+    ``f`` with ``[x_f|w]`` (0 where ``f`` is not open); ``rows(table)``, for a ``bool[V, V]``
+    table by halves, ``bool[4, V, K]`` with ``table[x_f, w]``; ``itself``, ``bool[4, V, K]``:
+    ``[x_f|w]`` is the tile the move plays."""
+
+    ends: jax.Array
+    fifths: jax.Array
+    rows: object
+    itself: jax.Array
+
+
+def _fifths_of(tb, s: GameState, ends, open_end, rest) -> tuple[jax.Array, jax.Array]:
+    """``(ends, fifths)`` from each move's ``[4, K]`` layout, computed once per position: left
+    alone XLA fuses the layouts into the per-seat loops and recomputes them for each seat,
+    end and value (measured several times slower)."""
     never = s.count < 0  # a layout's count is never negative
-    ends, open_end, rest = materialize(layout, never)  # [f, c] each
+    ends, open_end, rest = materialize((ends, open_end, jnp.maximum(rest, 0)), never)
     ws = jnp.arange(tb.V, dtype=I32)[:, None]
-    shows = ends[:, None, :] == ws  # [f, w, c]: end f shows w
+    shows = ends[:, None, :] == ws  # [f, w, k]: end f shows w
     count = rest[:, None, :] + jnp.where(shows, ws + ws, ws)
     fifths = jnp.where(open_end[:, None, :], _fifths(count), 0)
     return ends, materialize(fifths, never)
 
 
-class _Rows:
-    """``rows(tiles)``: ``bool[4, V, 4T]``, at ``[f, w, c]`` whether ``tiles`` (``bool[T]``)
-    holds ``[x|w]``, ``x`` the value end ``f`` shows after code ``c`` (none where it shows
-    none). For a legal code ``x`` is the played tile's low or high half (the end it covers,
-    the lead's ends, a new spinner's cross ends) or the end's value before the play, so each
-    row is one of three, chosen once per position: the tile's low-half row, its high-half row
-    (both ``[V, T]``), or end ``f``'s row now. Codes that are not legal get rows that mean
-    nothing. ``itself``: ``[x|w]`` is the tile code ``c`` plays."""
+def _lead_moves(game: Game, s: GameState) -> _Moves:
+    """Each tile led (``K = T``; its code ``4t``), by :meth:`Game.place_tile`: its low half
+    shows left, its high half right, and a spinner's value up and down."""
+    tb = game.tb
+    codes = jnp.asarray(np.arange(tb.T, dtype=np.int32) * 4)
+    after = jax.vmap(lambda c: game.place_tile(s, c, jnp.bool_(False)))(codes)
+    ends, fifths = _fifths_of(tb, s, after.ends.T, jax.vmap(game.open_ends)(after).T,
+                              jax.vmap(game.count_without_end)(after).T)  # fmt: skip
+    low, high = jnp.asarray(tb.low), jnp.asarray(tb.high)  # [T]
+    from_low = ends == low  # [f, k]: end f shows the tile's low half
+    from_high = ~from_low & (ends == high)
+    low_hot = jnp.asarray(np.asarray(tb.low)[None, :] == np.arange(tb.V)[:, None])  # [x, T]
+    high_hot = jnp.asarray(np.asarray(tb.high)[None, :] == np.arange(tb.V)[:, None])
 
-    def __init__(self, tb, s: GameState, ends: jax.Array):
-        V = tb.V
-        vals = np.arange(V)
-        self.V = V
-        self.pair = _pair_table(tb)  # [V*V, T]
-        self.low_hot = np.asarray(tb.low)[None, :] == vals[:, None]  # [x, T], static
-        self.high_hot = np.asarray(tb.high)[None, :] == vals[:, None]
-        low, high = jnp.asarray(tb.code_low), jnp.asarray(tb.code_high)  # [4T]
-        self.from_low = ends == low  # [f, c]
-        self.from_high = ~self.from_low & (ends == high)
-        self.from_now = (~self.from_low & ~self.from_high & (ends >= 0)
-                         & (ends == s.ends[:, None]))  # fmt: skip
-        self.now_hot = s.ends[:, None] == jnp.asarray(vals, I32)  # [f, x]
-        ws = jnp.asarray(vals, I32)[:, None]
-        self.itself = (((ends == low)[:, None, :] & (ws == high))
-                       | ((ends == high)[:, None, :] & (ws == low)))  # fmt: skip
+    def rows(table):  # [w, T]: table[low_t, w], table[high_t, w]
+        low_rows = jnp.any(low_hot[:, None, :] & table[:, :, None], axis=0)
+        high_rows = jnp.any(high_hot[:, None, :] & table[:, :, None], axis=0)
+        return from_low[:, None, :] & low_rows | from_high[:, None, :] & high_rows
 
-    def __call__(self, tiles: jax.Array) -> jax.Array:
-        V = self.V
-        may = jnp.any(jnp.asarray(self.pair) & tiles[None, :], axis=1).reshape(V, V)  # [x, w]
-        # [w, T]: may[low_t, w], may[high_t, w]; then per code (4 codes a tile)
-        low_rows = jnp.any(jnp.asarray(self.low_hot)[:, None, :] & may[:, :, None], axis=0)
-        high_rows = jnp.any(jnp.asarray(self.high_hot)[:, None, :] & may[:, :, None], axis=0)
-        low_rows = jnp.repeat(low_rows, 4, axis=1)[None]  # [1, w, 4T]
-        high_rows = jnp.repeat(high_rows, 4, axis=1)[None]
-        now_rows = jnp.any(self.now_hot[:, :, None] & may[None], axis=1)  # [f, w]
-        return ((self.from_low[:, None, :] & low_rows) | (self.from_high[:, None, :] & high_rows)
-                | (self.from_now[:, None, :] & now_rows[:, :, None]))  # fmt: skip
+    ws = jnp.arange(tb.V, dtype=I32)[:, None]
+    itself = ((ends == low)[:, None, :] & (ws == high)
+              | (ends == high)[:, None, :] & (ws == low))  # fmt: skip
+    return _Moves(ends, fifths, rows, itself)
 
 
-def _reply_chance(tb, s: GameState, nxt: jax.Array, possible: jax.Array, ends: jax.Array,
-                  may: jax.Array, fifths: jax.Array) -> jax.Array:
-    """``float32[4T]``: the chance that the next seat holds one of the possible tiles that
-    score on some end after each code (:func:`dominoes_env.lookahead.reply_chance`).
+def _play_moves(game: Game, s: GameState) -> _Moves:
+    """After the lead: move ``k = e * V + w`` plays ``[x_e|w]`` on end ``e`` (``x_e`` the value
+    end ``e`` shows now; ``K = 4V``), the layout computed as :meth:`Game.place_tile` does for
+    that code: ``w`` shows on ``e``, a first double on left / right may become the spinner
+    (its value then shows up and down) or cover it and open the cross. Moves on an end
+    showing nothing mean nothing."""
+    tb = game.tb
+    V = tb.V
+    e = np.repeat(np.arange(4), V)  # [K], static
+    w = jnp.asarray(np.tile(np.arange(V, dtype=np.int32), 4))
+    f = np.arange(4)[:, None]
+    on_e = jnp.asarray(f == e[None, :])  # [f, k]: f is the move's end
+    lr = jnp.asarray(f < 2)
+
+    def by_end(row):  # [4] -> [K]: row[e]
+        return jnp.sum(jnp.where(on_e, row[:, None], jnp.zeros((), row.dtype)), axis=0)
+
+    v = by_end(s.ends)
+    dbl = w == v
+    long_side = jnp.asarray(e < 2)
+    covers = long_side & by_end(jnp.concatenate([s.spinner_free, jnp.zeros(2, bool)]))
+    new = (long_side & ~covers & dbl & (s.spinner < 0)
+           & (tb.spinner_mode == SPINNER_FIRST))  # fmt: skip
+    sides = s.spinner_sides + covers.astype(I32) + new.astype(I32)
+    cross = s.cross_open | (covers & (sides == 2)) | (new & tb.cross_now)
+    ends = jnp.where(on_e, w, jnp.where(new & ~lr, v, s.ends[:, None]))  # [f, k]
+    contrib = jnp.where(on_e, jnp.where(dbl, w + w, w), s.contrib[:, None])
+    arm = s.arm[:, None] + on_e.astype(I32)
+    long_arms = (arm[0] > 0) | (arm[1] > 0)
+    total = jnp.sum(contrib, axis=0)
+    base = jnp.where(lr | long_arms, total, s.lead_pips + contrib[2] + contrib[3])
+    open_end = (lr | cross) & (ends >= 0)
+    ends, fifths = _fifths_of(tb, s, ends, open_end, base - contrib)
+
+    now_hot = s.ends[:, None] == jnp.arange(V, dtype=I32)  # [f, x]
+    spin_cross = (new & ~lr)[:, None, :]  # [f, 1, k]: f shows v, the move's end's old value
+
+    def rows(table):
+        now = jnp.any(now_hot[:, :, None] & table[None], axis=1)  # [f, w]: table[x_f now, w]
+        played = jnp.tile(table.T, (1, 4))  # [w, k]: table[w_k, w]
+        old_e = jnp.repeat(now.T, V, axis=1)  # [w, k]: table[v_k, w]
+        return jnp.where(on_e[:, None, :], played[None],
+                         jnp.where(spin_cross, old_e[None], now[:, :, None]))  # fmt: skip
+
+    ws = jnp.arange(V, dtype=I32)[:, None]
+    itself = ((ends == v)[:, None, :] & (ws == w)) | ((ends == w)[:, None, :] & (ws == v))
+    return _Moves(ends, fifths, rows, itself)
+
+
+def _play_by_code(game: Game, s: GameState, values: jax.Array) -> jax.Array:
+    """``int32[4T]``: for each code ``(t, e)`` after the lead, ``values`` (``[4V]``, by
+    :func:`_play_moves`' moves) of the move that plays ``t`` on ``e``: its other half than
+    ``x_e`` shows there (codes that do not fit read what means nothing)."""
+    tb = game.tb
+    V = tb.V
+    low, high = jnp.asarray(tb.code_low), jnp.asarray(tb.code_high)
+    other = jnp.where(low == game.per_code(s.ends), high, low)  # [4T]
+    by_end = values.reshape(4, V)
+    e = jnp.asarray(tb.code_end)[:, None]
+    # [4T, V]: the row of each code's end
+    rows = jnp.where(e == 0, by_end[0], jnp.where(e == 1, by_end[1], jnp.where(
+        e == 2, by_end[2], by_end[3])))  # fmt: skip
+    return jnp.sum(jnp.where(other[:, None] == jnp.arange(V, dtype=I32), rows, 0), axis=1)
+
+
+def _scoring(s: GameState, ends: jax.Array, may: jax.Array, fifths: jax.Array) -> jax.Array:
+    """``int32[K]``: how many of the tiles ``may`` marks (``[4, V, K]`` rows) score with one
+    play after each move (:func:`dominoes_env.lookahead.move_lookahead`'s ``scoring``).
 
     End ``f``'s scoring tiles are ``[x_f|w]`` for each ``w`` that pays there; a tile is counted
     at its first end only: it shows again on a later end ``g`` if ``x_g = x_f`` (the same
     ``w``) or if ``x_g = w`` and ``[w|x_f]`` pays on ``g``."""
-    ws = jnp.arange(tb.V, dtype=I32)[:, None]
+    ws = jnp.arange(may.shape[1], dtype=I32)[:, None]
     never = s.count < 0  # a layout's count is never negative
-    pays = materialize(may & (fifths > 0), never)  # [f, w, c]
+    pays = materialize(may & (fifths > 0), never)  # [f, w, k]
     # [x_g|x_f] pays on g, per pair g < f (computed once: fused into the sums below, XLA
     # recomputes each for every value)
     pairs = [(g, f) for f in range(1, 4) for g in range(f)]
@@ -251,16 +332,10 @@ def _reply_chance(tb, s: GameState, nxt: jax.Array, possible: jax.Array, ends: j
     for f in range(1, 4):
         dup = jnp.zeros_like(pays[f])
         for g in range(f):
-            same = ends[g] == ends[f]  # [c]
+            same = ends[g] == ends[f]  # [k]
             dup = dup | (same & pays[g]) | ((ends[g] == ws) & at[pairs.index((g, f))])
         scoring = scoring + jnp.sum(pays[f] & ~dup, axis=0, dtype=I32)
-    held = jnp.sum(pick_row(s.hands, nxt), dtype=I32)
-    size = jnp.sum(possible, dtype=I32)
-    # this position's row of the table (one slice), then each code's entry: a gather (the
-    # one-hot of _lookup over T + 1 entries for each of 4T codes cost more than the rest of
-    # the block, measured)
-    table = jnp.asarray(reply_chance_table(tb.T).reshape(-1, tb.T + 1))
-    return table[held * (tb.T + 1) + size][scoring]
+    return scoring
 
 
 def _pair_table(tb) -> np.ndarray:
