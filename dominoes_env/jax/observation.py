@@ -47,7 +47,7 @@ import numpy as np
 from ..lookahead import reply_chance_table
 from ..obs import DEFAULT_VERSION
 from .game import I32, Game, GameState, materialize, pick, pick_row, sum_one_float
-from .tables import SPINNER_FIRST
+from .tables import SPINNER_FIRST, SPINNER_NONE
 
 
 def observe(game: Game, s: GameState, seat: jax.Array, version: int = DEFAULT_VERSION,
@@ -145,11 +145,11 @@ def lookahead(game: Game, s: GameState, seat: jax.Array, legal: jax.Array, versi
     ``rest[f] + w`` (``+ 2w`` for the double ``[x|x]``), ``rest`` from
     :meth:`Game.count_without_end` of the layout after the move; so each move needs
     ``4 * V`` counts, not ``4 * T``. The moves are not the ``4T`` action codes but the few that
-    can be legal: before the lead, each tile led (:func:`_lead_moves`); after it, each end ``e``
-    and value ``w``, the tile ``[x_e|w]`` played on ``e`` (:func:`_play_moves`, ``4V`` of
-    them); each code then reads its move's values. Arrays are ``[end, value, move]``: on XLA's
-    CPU backend a reduction over the short leading axes of rows of moves runs vectorised, one
-    over a short last axis does not (measured)."""
+    can be legal: before the lead, each tile of the hand led (:func:`_lead_moves`); after it,
+    each end ``e`` and value ``w``, the tile ``[x_e|w]`` played on ``e`` (:func:`_play_moves`,
+    ``4V`` of them); each code then reads its move's values. Arrays are ``[end, value,
+    move]``: on XLA's CPU backend a reduction over the short leading axes of rows of moves runs
+    vectorised, one over a short last axis does not (measured)."""
     tb = game.tb
     V = tb.V
     nxt = (seat + 1) % tb.n
@@ -161,8 +161,9 @@ def lookahead(game: Game, s: GameState, seat: jax.Array, legal: jax.Array, versi
     may = jnp.any(pair & possible[None, :], axis=1).reshape(V, V)  # [x, w]: [x|w] possible
     mine = jnp.any(pair & own[None, :], axis=1).reshape(V, V)
 
+    lead_moves, leads = _lead_moves(game, s, own)
     per_path = []
-    for moves in (_lead_moves(game, s), _play_moves(game, s)):
+    for moves in (lead_moves, _play_moves(game, s)):
         ends, fifths = moves.ends, moves.fifths
 
         def best(held, fifths=fifths):  # bool[f, w, k]: [x_f|w] may answer -> most fifths [K]
@@ -176,7 +177,8 @@ def lookahead(game: Game, s: GameState, seat: jax.Array, legal: jax.Array, versi
         per_path.append(out)
     # each code's values: before the lead, its tile's as a lead; after it, its move's
     lead_now = s.lead < 0
-    ints = [jnp.where(lead_now, jnp.repeat(led, 4), _play_by_code(game, s, played))
+    ints = [jnp.where(lead_now, jnp.repeat(_led_by_tile(leads, led), 4),
+                      _play_by_code(game, s, played))
             for led, played in zip(*per_path, strict=True)]
 
     def scaled(fifth):
@@ -223,29 +225,54 @@ def _fifths_of(tb, s: GameState, ends, open_end, rest) -> tuple[jax.Array, jax.A
     return ends, materialize(fifths, never)
 
 
-def _lead_moves(game: Game, s: GameState) -> _Moves:
-    """Each tile led (``K = T``; its code ``4t``), by :meth:`Game.place_tile`: its low half
-    shows left, its high half right, and a spinner's value up and down."""
+def _lead_moves(game: Game, s: GameState, own: jax.Array) -> tuple[_Moves, jax.Array]:
+    """Before the lead: move ``k`` leads the ``k``-th tile of ``own``, the hand of the seat to
+    play (``K = hand_size``: the leader holds its dealt hand), the layout as
+    :meth:`Game.place_tile` makes it: the low half shows left, the high half right, and a
+    spinner's value up and down. Also ``bool[K, T]``: move ``k`` leads tile ``t``."""
     tb = game.tb
-    codes = jnp.asarray(np.arange(tb.T, dtype=np.int32) * 4)
-    after = jax.vmap(lambda c: game.place_tile(s, c, jnp.bool_(False)))(codes)
-    ends, fifths = _fifths_of(tb, s, after.ends.T, jax.vmap(game.open_ends)(after).T,
-                              jax.vmap(game.count_without_end)(after).T)  # fmt: skip
-    low, high = jnp.asarray(tb.low), jnp.asarray(tb.high)  # [T]
-    from_low = ends == low  # [f, k]: end f shows the tile's low half
-    from_high = ~from_low & (ends == high)
-    low_hot = jnp.asarray(np.asarray(tb.low)[None, :] == np.arange(tb.V)[:, None])  # [x, T]
-    high_hot = jnp.asarray(np.asarray(tb.high)[None, :] == np.arange(tb.V)[:, None])
+    T, V, H = tb.T, tb.V, tb.hand_size
+    # the own tiles before each tile: a product with a triangular matrix of ones (exact in
+    # float32), as random_policy counts legal codes
+    before = jnp.dot(own.astype(jnp.float32), jnp.asarray(_strictly_upper(T))).astype(I32)
+    leads = own[None, :] & (before[None, :] == jnp.arange(H, dtype=I32)[:, None])  # [K, T]
 
-    def rows(table):  # [w, T]: table[low_t, w], table[high_t, w]
-        low_rows = jnp.any(low_hot[:, None, :] & table[:, :, None], axis=0)
-        high_rows = jnp.any(high_hot[:, None, :] & table[:, :, None], axis=0)
+    def of(table):  # [T] -> [K]: the led tile's entry
+        return jnp.sum(jnp.where(leads, jnp.asarray(table)[None, :], 0), axis=1, dtype=I32)
+
+    lo, hi = of(tb.low), of(tb.high)
+    pips = lo + hi
+    dbl = lo == hi
+    spins = dbl & (tb.spinner_mode != SPINNER_NONE)
+    cross_value = jnp.where(spins, lo, -1)
+    ends = jnp.stack([lo, hi, cross_value, cross_value])  # [f, k]
+    zero = jnp.zeros_like(lo)
+    contrib = jnp.stack([jnp.where(dbl, pips, lo), jnp.where(dbl, pips, hi), zero, zero])
+    lr = jnp.asarray(np.arange(4) < 2)[:, None]
+    # count_without_end of that layout: the lead's arms are empty (s.arm as place_tile keeps it)
+    long_arms = (s.arm[0] > 0) | (s.arm[1] > 0)
+    base = jnp.where(lr | long_arms, jnp.sum(contrib, axis=0), pips + contrib[2] + contrib[3])
+    open_end = (lr | (spins & tb.cross_now)) & (ends >= 0)
+    ends, fifths = _fifths_of(tb, s, ends, open_end, base - contrib)
+    from_low = ends == lo  # [f, k]: end f shows the tile's low half
+    from_high = ~from_low & (ends == hi)
+    vals = jnp.arange(V, dtype=I32)[:, None, None]
+    low_hot, high_hot = lo == vals, hi == vals  # [x, 1, k]
+
+    def rows(table):  # [w, k]: table[lo_k, w], table[hi_k, w]
+        low_rows = jnp.any(low_hot & table[:, :, None], axis=0)
+        high_rows = jnp.any(high_hot & table[:, :, None], axis=0)
         return from_low[:, None, :] & low_rows | from_high[:, None, :] & high_rows
 
-    ws = jnp.arange(tb.V, dtype=I32)[:, None]
-    itself = ((ends == low)[:, None, :] & (ws == high)
-              | (ends == high)[:, None, :] & (ws == low))  # fmt: skip
-    return _Moves(ends, fifths, rows, itself)
+    ws = vals[:, :, 0]
+    itself = ((ends == lo)[:, None, :] & (ws == hi)) | ((ends == hi)[:, None, :] & (ws == lo))
+    return _Moves(ends, fifths, rows, itself), leads
+
+
+def _strictly_upper(n: int) -> np.ndarray:
+    """``float32[n, n]``: 1 above the diagonal (``x @ it``: the sum of ``x`` before each
+    place)."""
+    return np.triu(np.ones((n, n), np.float32), k=1)
 
 
 def _play_moves(game: Game, s: GameState) -> _Moves:
@@ -295,6 +322,12 @@ def _play_moves(game: Game, s: GameState) -> _Moves:
     ws = jnp.arange(V, dtype=I32)[:, None]
     itself = ((ends == v)[:, None, :] & (ws == w)) | ((ends == w)[:, None, :] & (ws == v))
     return _Moves(ends, fifths, rows, itself)
+
+
+def _led_by_tile(leads: jax.Array, values: jax.Array) -> jax.Array:
+    """``int32[T]``: each tile's entry of ``values`` (``[K]``, by :func:`_lead_moves`' moves;
+    0 for tiles no move leads)."""
+    return jnp.sum(jnp.where(leads, values[:, None], 0), axis=0, dtype=I32)
 
 
 def _play_by_code(game: Game, s: GameState, values: jax.Array) -> jax.Array:
