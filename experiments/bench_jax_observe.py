@@ -3,11 +3,12 @@
 The states come from random play (``Env.step_autoreset`` under ``vmap``, a state kept every
 step, so the batch mixes leads, middle games, draws and new hands); the function timed is
 ``jit(vmap(vmap(observe, seats)))`` over them, the same computation the differential tests run
-after every step. Time is CPU time of this process (``time.process_time``, XLA's threads
+after every step; with ``--seat-to-play``, only the seat to play's (what a step computes).
+Time is CPU time of this process (``time.process_time``, XLA's threads
 included), wall time beside it; each figure is the median over ``--repeats`` rounds.
 
     python -m experiments.bench_jax_observe [--configs double-six-2p double-twelve]
-        [--batch 4096] [--obs-version 4] [--repeats 5]
+        [--batch 4096] [--obs-version 4] [--repeats 5] [--seat-to-play]
 """
 
 from __future__ import annotations
@@ -51,9 +52,11 @@ def sample_states(env, batch: int, seed: int = 0):
     return jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:])[:batch], kept)
 
 
-def time_observe(env, states, version: int, repeats: int, observe=None):
-    """``(compile wall s, [(CPU s, wall s) per round])`` of every seat's observation of
-    ``states`` (``observe``: ``dominoes_env.jax.observation.observe`` unless given)."""
+def time_observe(env, states, version: int, repeats: int, observe=None,
+                 every_seat: bool = True):
+    """``(compile wall s, [(CPU s, wall s) per round], observations)`` of every seat's
+    observation of ``states``, or only the seat to play's (``every_seat=False``; seat 0's once
+    the game is over); ``observe``: ``dominoes_env.jax.observation.observe`` unless given."""
     import jax
     import jax.numpy as jnp
 
@@ -62,6 +65,8 @@ def time_observe(env, states, version: int, repeats: int, observe=None):
     seats = jnp.arange(env.num_players)
 
     def all_seats(x):
+        if not every_seat:
+            return observe(env.game, x, jnp.maximum(x.turn, 0), version)
         return jax.vmap(lambda seat: observe(env.game, x, seat, version))(seats)
 
     t0 = time.perf_counter()
@@ -87,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="observation version (3 and 4 hold the lookahead blocks)")
     parser.add_argument("--repeats", type=int, default=5,
                         help=f"timed rounds (figures are medians; at most {MAX_REPEATS})")
+    parser.add_argument("--seat-to-play", action="store_true",
+                        help="observe only the seat to play in each state (default: every seat)")
     args = parser.parse_args(argv)
     if not 1 <= args.batch <= MAX_BATCH or not 1 <= args.repeats <= MAX_REPEATS:
         parser.error(f"--batch must be 1..{MAX_BATCH:,} and --repeats 1..{MAX_REPEATS}")
@@ -108,13 +115,15 @@ def _run(args) -> int:
     for name in args.configs:
         env = make(**CONFIGS[name], obs_version=args.obs_version)
         states = sample_states(env, args.batch)
-        compile_s, rounds, _ = time_observe(env, states, args.obs_version, args.repeats)
+        compile_s, rounds, _ = time_observe(env, states, args.obs_version, args.repeats,
+                                            every_seat=not args.seat_to_play)
         cpu = statistics.median(r[0] for r in rounds)
         wall = statistics.median(r[1] for r in rounds)
-        n = env.num_players
+        n = 1 if args.seat_to_play else env.num_players
         print(f"{name:<16}{n:>6}{compile_s:>11.1f}{cpu:>9.3f}{wall:>9.3f}"
               f"{args.batch * n / cpu:>12,.0f}", flush=True)
-    print(f"batch {args.batch}, observation version {args.obs_version}, every seat; medians of "
+    who = "the seat to play" if args.seat_to_play else "every seat"
+    print(f"batch {args.batch}, observation version {args.obs_version}, {who}; medians of "
           f"{args.repeats} rounds")
     print(load_line("end"))
     return 0

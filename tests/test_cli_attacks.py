@@ -133,6 +133,8 @@ BASE: dict[str, dict[str, list[str]]] = {
     "experiments.bench_env": {"--seconds": ["0.01"], "--repeats": ["1"]},
     "experiments.bench_jax": {"--batches": ["1"], "--steps": ["1"], "--seconds": ["0.01"],
                               "--repeats": ["1"]},
+    "experiments.bench_jax_observe": {"--configs": ["double-six-2p"], "--batch": ["1"],
+                                      "--repeats": ["1"]},
     "experiments.bench_training": {"--net": ["8"], "--num-steps": ["2"], "--minibatch": ["4"],
                                    "--epochs": ["1"], "--jax-envs": ["2"], "--ppo-envs": ["2"],
                                    "--updates": ["1"], "--no-matmul": []},
