@@ -141,39 +141,29 @@ def lookahead(game: Game, s: GameState, seat: jax.Array, legal: jax.Array, versi
     (:func:`dominoes_env.lookahead.move_lookahead`); ``seat`` is the seat to play and
     ``legal`` its legal codes.
 
-    An answer on end ``f`` showing ``x`` with the tile ``[x|w]`` makes the count
-    ``rest[f] + w`` (``+ 2w`` for the double ``[x|x]``), ``rest`` from
-    :meth:`Game.count_without_end` of the layout after the move; so each move needs
-    ``4 * V`` counts, not ``4 * T``. The moves are not the ``4T`` action codes but the few that
-    can be legal: before the lead, each tile of the hand led (:func:`_lead_moves`); after it,
-    each end ``e`` and value ``w``, the tile ``[x_e|w]`` played on ``e`` (:func:`_play_moves`,
-    ``4V`` of them); each code then reads its move's values. Arrays are ``[end, value,
-    move]``: on XLA's CPU backend a reduction over the short leading axes of rows of moves runs
-    vectorised, one over a short last axis does not (measured)."""
+    The moves are not the ``4T`` action codes but the few that can be legal: before the lead,
+    each tile of the hand led (:func:`_lead_moves`); after it, each end ``e`` and value ``w``,
+    the tile ``[x_e|w]`` played on ``e`` (:func:`_play_moves`, ``4V`` of them); each code then
+    reads its move's values. For a move and an end ``f`` showing ``x``, the answers ``[x|w]``
+    are one bit mask over ``w`` (``V <= 13`` bits): the tiles a seat may hold, and those that
+    score (:func:`_answers`); an answer makes the count ``rest + w`` (``rest + 2x`` for the
+    double), so the best is the highest bit, or the double."""
     tb = game.tb
-    V = tb.V
     nxt = (seat + 1) % tb.n
     lacks = pick_row(s.known_lacks, nxt)  # bool[V]
     lacked = jnp.any(jnp.asarray(tb.suit) & lacks[:, None], axis=0)  # bool[T]
     own = pick_row(s.hands, seat)
     possible = ~own & ~s.played & ~lacked
-    pair = jnp.asarray(_pair_table(tb))  # [V*V, T]
-    may = jnp.any(pair & possible[None, :], axis=1).reshape(V, V)  # [x, w]: [x|w] possible
-    mine = jnp.any(pair & own[None, :], axis=1).reshape(V, V)
+    may, mine = _half_bits(tb, possible), _half_bits(tb, own)  # int32[V]: [x|w] at bit w of x
 
     lead_moves, leads = _lead_moves(game, s, own)
     per_path = []
     for moves in (lead_moves, _play_moves(game, s)):
-        ends, fifths = moves.ends, moves.fifths
-
-        def best(held, fifths=fifths):  # bool[f, w, k]: [x_f|w] may answer -> most fifths [K]
-            return jnp.max(jnp.where(held, fifths, 0), axis=(0, 1))
-
-        reply_held = moves.rows(may)
-        out = [best(reply_held)]
+        reply = moves.rows(may) & moves.pays  # [f, k]: the possible answers that score
+        out = [_best(moves, reply)]
         if version >= 4:
-            out.append(_scoring(s, ends, reply_held, fifths))
-            out.append(best(moves.rows(mine) & ~moves.itself))
+            out.append(_scoring(moves.ends, reply))
+            out.append(_best(moves, moves.rows(mine) & ~moves.itself & moves.pays))
         per_path.append(out)
     # each code's values: before the lead, its tile's as a lead; after it, its move's
     lead_now = s.lead < 0
@@ -199,30 +189,90 @@ def lookahead(game: Game, s: GameState, seat: jax.Array, legal: jax.Array, versi
     return blocks
 
 
+def _half_bits(tb, tiles: jax.Array) -> jax.Array:
+    """``int32[V]``: for each value ``x``, bit ``w`` set when ``tiles`` (``bool[T]``) holds
+    ``[x|w]`` (a product with a static ``[T, V]`` table of bit weights: exact in float32, at
+    most ``2**13``)."""
+    weights = np.zeros((tb.T, tb.V), np.float32)
+    for t, (a, b) in enumerate(zip(np.asarray(tb.low), np.asarray(tb.high), strict=True)):
+        weights[t, a] += 2.0 ** b
+        if a != b:
+            weights[t, b] += 2.0 ** a
+    return jnp.dot(tiles.astype(jnp.float32), jnp.asarray(weights)).astype(I32)
+
+
+def _bit(x: jax.Array) -> jax.Array:
+    """``1 << x`` where ``x >= 0``, else 0."""
+    return jnp.where(x >= 0, jnp.left_shift(jnp.int32(1), jnp.maximum(x, 0)), 0)
+
+
+def _row_of(bits: jax.Array, x: jax.Array) -> jax.Array:
+    """``bits[x]`` (0 where ``x`` is out of range) for an ``int32[V]`` row and any shape of
+    ``x``, by one-hot."""
+    hot = x[..., None] == jnp.arange(bits.shape[0], dtype=I32)
+    return jnp.sum(jnp.where(hot, bits, 0), axis=-1)
+
+
 class _Moves(NamedTuple):
-    """``K`` moves from one position: ``ends`` ``int32[4, K]``, the value end ``f`` shows after
-    move ``k`` (-1: none); ``fifths`` ``int32[4, V, K]``, the points / 5 of answering on end
-    ``f`` with ``[x_f|w]`` (0 where ``f`` is not open); ``rows(table)``, for a ``bool[V, V]``
-    table by halves, ``bool[4, V, K]`` with ``table[x_f, w]``; ``itself``, ``bool[4, V, K]``:
-    ``[x_f|w]`` is the tile the move plays."""
+    """``K`` moves from one position, each array ``[4, K]`` by end ``f`` and move ``k``:
+    ``ends``, the value ``x`` end ``f`` shows after the move (-1: none); ``rest``, the count an
+    answer there adds its new end to; ``pays``, the bit mask of the ``w`` whose answer ``[x|w]``
+    scores (none where ``f`` is not open); ``itself``, the bit of ``w`` where ``[x|w]`` is the
+    tile the move plays; ``rows(bits)``, for ``_half_bits`` of a tile set, its row ``x``."""
 
     ends: jax.Array
-    fifths: jax.Array
-    rows: object
+    rest: jax.Array
+    pays: jax.Array
     itself: jax.Array
+    rows: object
 
 
-def _fifths_of(tb, s: GameState, ends, open_end, rest) -> tuple[jax.Array, jax.Array]:
-    """``(ends, fifths)`` from each move's ``[4, K]`` layout, computed once per position: left
-    alone XLA fuses the layouts into the per-seat loops and recomputes them for each seat,
-    end and value (measured several times slower)."""
+def _answers(tb, s: GameState, ends, open_end, rest) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """``(ends, rest, pays)`` from each move's ``[4, K]`` layout (see :class:`_Moves`): the
+    count after ``[x|w]`` is ``rest + w``, or ``rest + 2x`` for the double; it scores when it
+    is a positive multiple of 5. Computed once per position (left alone XLA fuses the layouts
+    into the per-seat loops and recomputes them per seat)."""
     never = s.count < 0  # a layout's count is never negative
     ends, open_end, rest = materialize((ends, open_end, jnp.maximum(rest, 0)), never)
-    ws = jnp.arange(tb.V, dtype=I32)[:, None]
-    shows = ends[:, None, :] == ws  # [f, w, k]: end f shows w
-    count = rest[:, None, :] + jnp.where(shows, ws + ws, ws)
-    fifths = jnp.where(open_end[:, None, :], _fifths(count), 0)
-    return ends, materialize(fifths, never)
+    # the w < V with (rest + w) % 5 == 0, by rest % 5 (V <= 13: max_pip is 6, 9 or 12)
+    fives = [sum(1 << w for w in range(tb.V) if (r + w) % 5 == 0) for r in range(5)]
+    r = jax.lax.rem(rest, 5)
+    mask = jnp.where(r == 0, fives[0], jnp.where(r == 1, fives[1], jnp.where(
+        r == 2, fives[2], jnp.where(r == 3, fives[3], fives[4]))))  # fmt: skip
+    mask = jnp.where(rest == 0, mask & ~1, mask)  # a count of 0 scores nothing
+    xbit = _bit(ends)
+    double = rest + ends + ends
+    double_pays = (double > 0) & (jax.lax.rem(double, 5) == 0)
+    pays = (mask & ~xbit) | jnp.where(double_pays, xbit, 0)
+    pays = jnp.where(open_end & (ends >= 0), pays, 0)
+    return ends, rest, materialize(pays, never)
+
+
+def _best(moves: _Moves, held: jax.Array) -> jax.Array:
+    """``int32[K]``: the most points / 5 of one answer among ``held`` (``[4, K]`` bit masks of
+    scoring answers), 0 when there is none."""
+    xbit = _bit(moves.ends)
+    single = held & ~xbit
+    top = 31 - jax.lax.clz(single)  # the highest w (-1 when none)
+    count = jnp.where(single != 0, moves.rest + top, 0)
+    count = jnp.maximum(count, jnp.where((held & xbit) != 0, moves.rest + 2 * moves.ends, 0))
+    return _fifths(jnp.max(count, axis=0)).astype(I32)
+
+
+def _scoring(ends: jax.Array, reply: jax.Array) -> jax.Array:
+    """``int32[K]``: how many distinct tiles ``reply`` marks (``[4, K]`` bit masks of ``[x_f|w]``),
+    each counted at its first end: it shows again on a later end ``f`` as the same bit if
+    ``x_g = x_f``, or as bit ``x_g`` if ``[x_g|x_f]`` is marked on ``g``."""
+    scoring = jax.lax.population_count(reply[0])
+    for f in range(1, 4):
+        dup = jnp.zeros_like(reply[f])
+        for g in range(f):
+            same = ends[g] == ends[f]
+            crossed = ((reply[g] >> jnp.maximum(ends[f], 0)) & 1) != 0
+            dup = dup | jnp.where(same, reply[g], 0) | jnp.where(crossed & (ends[f] >= 0),
+                                                                 _bit(ends[g]), 0)
+        scoring = scoring + jax.lax.population_count(reply[f] & ~dup)
+    return scoring
 
 
 def _lead_moves(game: Game, s: GameState, own: jax.Array) -> tuple[_Moves, jax.Array]:
@@ -231,7 +281,7 @@ def _lead_moves(game: Game, s: GameState, own: jax.Array) -> tuple[_Moves, jax.A
     :meth:`Game.place_tile` makes it: the low half shows left, the high half right, and a
     spinner's value up and down. Also ``bool[K, T]``: move ``k`` leads tile ``t``."""
     tb = game.tb
-    T, V, H = tb.T, tb.V, tb.hand_size
+    T, H = tb.T, tb.hand_size
     # the own tiles before each tile: a product with a triangular matrix of ones (exact in
     # float32), as random_policy counts legal codes
     before = jnp.dot(own.astype(jnp.float32), jnp.asarray(_strictly_upper(T))).astype(I32)
@@ -253,20 +303,16 @@ def _lead_moves(game: Game, s: GameState, own: jax.Array) -> tuple[_Moves, jax.A
     long_arms = (s.arm[0] > 0) | (s.arm[1] > 0)
     base = jnp.where(lr | long_arms, jnp.sum(contrib, axis=0), pips + contrib[2] + contrib[3])
     open_end = (lr | (spins & tb.cross_now)) & (ends >= 0)
-    ends, fifths = _fifths_of(tb, s, ends, open_end, base - contrib)
+    ends, rest, pays = _answers(tb, s, ends, open_end, base - contrib)
     from_low = ends == lo  # [f, k]: end f shows the tile's low half
     from_high = ~from_low & (ends == hi)
-    vals = jnp.arange(V, dtype=I32)[:, None, None]
-    low_hot, high_hot = lo == vals, hi == vals  # [x, 1, k]
+    itself = jnp.where(ends == lo, _bit(hi), 0) | jnp.where(ends == hi, _bit(lo), 0)
 
-    def rows(table):  # [w, k]: table[lo_k, w], table[hi_k, w]
-        low_rows = jnp.any(low_hot & table[:, :, None], axis=0)
-        high_rows = jnp.any(high_hot & table[:, :, None], axis=0)
-        return from_low[:, None, :] & low_rows | from_high[:, None, :] & high_rows
+    def rows(bits):
+        return (jnp.where(from_low, _row_of(bits, lo), 0)
+                | jnp.where(from_high, _row_of(bits, hi), 0))  # fmt: skip
 
-    ws = vals[:, :, 0]
-    itself = ((ends == lo)[:, None, :] & (ws == hi)) | ((ends == hi)[:, None, :] & (ws == lo))
-    return _Moves(ends, fifths, rows, itself), leads
+    return _Moves(ends, rest, pays, itself, rows), leads
 
 
 def _strictly_upper(n: int) -> np.ndarray:
@@ -307,21 +353,16 @@ def _play_moves(game: Game, s: GameState) -> _Moves:
     total = jnp.sum(contrib, axis=0)
     base = jnp.where(lr | long_arms, total, s.lead_pips + contrib[2] + contrib[3])
     open_end = (lr | cross) & (ends >= 0)
-    ends, fifths = _fifths_of(tb, s, ends, open_end, base - contrib)
+    ends, rest, pays = _answers(tb, s, ends, open_end, base - contrib)
+    spin_cross = new & ~lr  # [f, k]: f shows v, the move's end's old value
+    itself = jnp.where(ends == v, _bit(w), 0) | jnp.where(ends == w, _bit(v), 0)
 
-    now_hot = s.ends[:, None] == jnp.arange(V, dtype=I32)  # [f, x]
-    spin_cross = (new & ~lr)[:, None, :]  # [f, 1, k]: f shows v, the move's end's old value
+    def rows(bits):
+        now = _row_of(bits, s.ends)  # [f]: the row of the value end f shows now
+        return jnp.where(on_e, _row_of(bits, w), jnp.where(spin_cross, by_end(now),
+                                                           now[:, None]))  # fmt: skip
 
-    def rows(table):
-        now = jnp.any(now_hot[:, :, None] & table[None], axis=1)  # [f, w]: table[x_f now, w]
-        played = jnp.tile(table.T, (1, 4))  # [w, k]: table[w_k, w]
-        old_e = jnp.repeat(now.T, V, axis=1)  # [w, k]: table[v_k, w]
-        return jnp.where(on_e[:, None, :], played[None],
-                         jnp.where(spin_cross, old_e[None], now[:, :, None]))  # fmt: skip
-
-    ws = jnp.arange(V, dtype=I32)[:, None]
-    itself = ((ends == v)[:, None, :] & (ws == w)) | ((ends == w)[:, None, :] & (ws == v))
-    return _Moves(ends, fifths, rows, itself)
+    return _Moves(ends, rest, pays, itself, rows)
 
 
 def _led_by_tile(leads: jax.Array, values: jax.Array) -> jax.Array:
@@ -344,39 +385,6 @@ def _play_by_code(game: Game, s: GameState, values: jax.Array) -> jax.Array:
     rows = jnp.where(e == 0, by_end[0], jnp.where(e == 1, by_end[1], jnp.where(
         e == 2, by_end[2], by_end[3])))  # fmt: skip
     return jnp.sum(jnp.where(other[:, None] == jnp.arange(V, dtype=I32), rows, 0), axis=1)
-
-
-def _scoring(s: GameState, ends: jax.Array, may: jax.Array, fifths: jax.Array) -> jax.Array:
-    """``int32[K]``: how many of the tiles ``may`` marks (``[4, V, K]`` rows) score with one
-    play after each move (:func:`dominoes_env.lookahead.move_lookahead`'s ``scoring``).
-
-    End ``f``'s scoring tiles are ``[x_f|w]`` for each ``w`` that pays there; a tile is counted
-    at its first end only: it shows again on a later end ``g`` if ``x_g = x_f`` (the same
-    ``w``) or if ``x_g = w`` and ``[w|x_f]`` pays on ``g``."""
-    ws = jnp.arange(may.shape[1], dtype=I32)[:, None]
-    never = s.count < 0  # a layout's count is never negative
-    pays = materialize(may & (fifths > 0), never)  # [f, w, k]
-    # [x_g|x_f] pays on g, per pair g < f (computed once: fused into the sums below, XLA
-    # recomputes each for every value)
-    pairs = [(g, f) for f in range(1, 4) for g in range(f)]
-    at = materialize(jnp.stack([jnp.any(pays[g] & (ends[f] == ws), axis=0) for g, f in pairs]),
-                     never)  # fmt: skip
-    scoring = jnp.sum(pays[0], axis=0, dtype=I32)
-    for f in range(1, 4):
-        dup = jnp.zeros_like(pays[f])
-        for g in range(f):
-            same = ends[g] == ends[f]  # [k]
-            dup = dup | (same & pays[g]) | ((ends[g] == ws) & at[pairs.index((g, f))])
-        scoring = scoring + jnp.sum(pays[f] & ~dup, axis=0, dtype=I32)
-    return scoring
-
-
-def _pair_table(tb) -> np.ndarray:
-    """``bool[V*V, T]``: row ``v * V + w`` marks the tile ``[v|w]`` (a static table)."""
-    v, w = np.divmod(np.arange(tb.V * tb.V), tb.V)
-    low, high = np.asarray(tb.low), np.asarray(tb.high)
-    return ((low[None, :] == np.minimum(v, w)[:, None])
-            & (high[None, :] == np.maximum(v, w)[:, None]))  # fmt: skip
 
 
 def _lookup(table, index: jax.Array) -> jax.Array:
