@@ -165,6 +165,9 @@ def lookahead(game: Game, s: GameState, seat: jax.Array, legal: jax.Array, versi
             out.append(_scoring(moves.ends, reply))
             out.append(_best(moves, moves.rows(mine) & ~moves.itself & moves.pays))
         per_path.append(out)
+    # computed once per move (left alone XLA fuses them into each code's read below and
+    # recomputes them for every code and value: measured, most of the lookahead's time)
+    per_path = materialize(per_path, s.count < 0)  # a layout's count is never negative
     # each code's values: before the lead, its tile's as a lead; after it, its move's
     lead_now = s.lead < 0
     ints = [jnp.where(lead_now, jnp.repeat(_led_by_tile(leads, led), 4),
