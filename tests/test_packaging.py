@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from agents.guided import GUIDED_POLICIES
 from agents.ppo import POLICY_FILES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -171,7 +172,8 @@ def test_wheel_ships_py_typed_policies_and_metadata(tmp_path):
     for file in POLICY_FILES.values():  # one policy per table, with its card
         stem = f"agents/policies/{file.removesuffix('.npz')}"
         assert {f"{stem}.npz", f"{stem}.json"} <= names
-    assert "agents/policies/ppo_2p_obs2.npz" in names  # the policy guided was measured with
+    for file in GUIDED_POLICIES.values():  # the policies guided was measured with
+        assert f"agents/policies/{file}" in names
     assert "dominoes_env/openspiel.py" in names and "agents/ismcts.py" in names
     assert not any(n.startswith("tests/") for n in names)
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)

@@ -102,20 +102,21 @@ def test_shipped_policies_play_legal_moves_from_their_spec(options):
     result = play_match(seats, rules, seed=3)  # raises if an agent returns an illegal action
     assert result.winner in (0, 1) and max(result.scores) >= 100
     meta = make_agent("ppo", seed=0)._policy_for(MatchState(rules, seed=0).view(0)).metadata
-    # two players: observation version 4 (reply_chance, follow_up); four: version 2
-    want = {2: 4, 4: 2}[rules.num_players]
-    assert meta["rules"]["num_players"] == rules.num_players and meta["obs_version"] == want
+    # both read observation version 4 (reply_points, reply_chance, follow_up)
+    assert meta["rules"]["num_players"] == rules.num_players and meta["obs_version"] == 4
 
 
 def test_guided_keeps_the_policy_its_figures_were_measured_with():
     """Shipping a newer ``ppo`` policy does not change ``guided``: with two players it reads
-    ``ppo_2p_obs2.npz`` (the version 2 policy), at the other tables the table's shipped ``ppo``
-    policy."""
+    ``ppo_2p_obs2.npz`` and in four-player partnerships ``ppo_4p_partnerships_obs2.npz`` (the
+    version 2 policies), at the other tables the table's shipped ``ppo`` policy."""
     from agents.guided import GuidedSearchAgent, guided_policy_path
     from agents.ppo import POLICY_DIR, shipped_policy_path
 
     assert guided_policy_path(2) == POLICY_DIR / "ppo_2p_obs2.npz"
-    assert guided_policy_path(4) == shipped_policy_path(4) == POLICY_DIR / "ppo_4p_partnerships.npz"
+    assert guided_policy_path(4) == POLICY_DIR / "ppo_4p_partnerships_obs2.npz"
+    assert shipped_policy_path(4) == POLICY_DIR / "ppo_4p_partnerships.npz"
+    assert guided_policy_path(3) == shipped_policy_path(3)
     agent = GuidedSearchAgent(seed=0, sims=16)
     agent.check_rules(RuleConfig())
     assert agent._ppo.path == guided_policy_path(2) and agent._ppo.policy.obs_spec.version == 2
