@@ -17,6 +17,10 @@ core). Each figure is the median over ``--repeats`` rounds; each ratio the media
 over rounds of JAX / AEC from the same round.
 
     python -m experiments.bench_jax [--batches 1 256 4096] [--num-players 2] [--repeats 3]
+        [--obs-version 2]
+
+``--obs-version`` is the observation both contenders read (default 2; 3 and 4 add the
+lookahead blocks).
 
 Targets (issue 34): batch 4096 at least 20x the AEC loop's steps per CPU-second with both
 steps; compile under 30 s.
@@ -123,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
                              "(as many as fit in this machine's memory)")
     parser.add_argument("--num-players", type=int, default=2, choices=(2, 3, 4),
                         help="players at the table (4: partnerships)")
+    parser.add_argument("--obs-version", type=int, default=2, choices=(2, 3, 4),
+                        help="observation version read every step, by both contenders (3 and 4 "
+                             "hold the lookahead blocks)")
     parser.add_argument("--steps", type=int, default=64,
                         help=f"steps per game per jitted call (at most {MAX_STEPS:,})")
     parser.add_argument("--seconds", type=positive_seconds, default=2.0,
@@ -164,7 +171,7 @@ def _run(args) -> int:
     print(load_line("start"), flush=True)
 
     n = args.num_players
-    env = make(num_players=n)
+    env = make(num_players=n, obs_version=args.obs_version)
     check_batches_fit(env, args.batches)
     device = jax.devices()[0]
     runs = [(loop, b) for loop in LOOPS for b in args.batches]
@@ -176,11 +183,13 @@ def _run(args) -> int:
     aec, jx = [], {run: [] for run in runs}
     for r in range(args.repeats):
         print(f"round {r + 1}/{args.repeats} ...", file=sys.stderr, flush=True)
-        aec.append(run_aec(lambda: dominoes_env.env(num_players=n), args.seconds))
+        aec.append(run_aec(lambda: dominoes_env.env(num_players=n, obs_version=args.obs_version),
+                           args.seconds))
         for run in runs:
             jx[run].append(runners[run]())
     aec_med = statistics.median(aec)
-    print(f"{n} players, random legal moves, observation every step; {args.repeats} rounds of "
+    print(f"{n} players, random legal moves, observation version {args.obs_version} every step; "
+          f"{args.repeats} rounds of "
           f"{args.seconds:g} CPU-s; JAX on {device.platform} ({device.device_kind}), "
           f"jax {jax.__version__}; medians")
     print(f"{'loop':<32}{'compile wall/CPU s':>20}{'steps/CPU-s':>14}{'steps/wall-s':>14}"
