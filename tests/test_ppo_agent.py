@@ -108,15 +108,17 @@ def test_shipped_policies_play_legal_moves_from_their_spec(options):
 
 def test_guided_keeps_the_policy_its_figures_were_measured_with():
     """Shipping a newer ``ppo`` policy does not change ``guided``: with two players it reads
-    ``ppo_2p_obs2.npz`` and in four-player partnerships ``ppo_4p_partnerships_obs2.npz`` (the
-    version 2 policies), at the other tables the table's shipped ``ppo`` policy."""
+    ``ppo_2p_obs2.npz``, with three ``ppo_3p_obs2.npz`` and in four-player partnerships
+    ``ppo_4p_partnerships_obs2.npz`` (the version 2 policies), without partnerships the table's
+    shipped ``ppo`` policy."""
     from agents.guided import GuidedSearchAgent, guided_policy_path
     from agents.ppo import POLICY_DIR, shipped_policy_path
 
     assert guided_policy_path(2) == POLICY_DIR / "ppo_2p_obs2.npz"
     assert guided_policy_path(4) == POLICY_DIR / "ppo_4p_partnerships_obs2.npz"
     assert shipped_policy_path(4) == POLICY_DIR / "ppo_4p_partnerships.npz"
-    assert guided_policy_path(3) == shipped_policy_path(3)
+    assert guided_policy_path(3) == POLICY_DIR / "ppo_3p_obs2.npz"
+    assert shipped_policy_path(3) == POLICY_DIR / "ppo_3p.npz"
     agent = GuidedSearchAgent(seed=0, sims=16)
     agent.check_rules(RuleConfig())
     assert agent._ppo.path == guided_policy_path(2) and agent._ppo.policy.obs_spec.version == 2
