@@ -39,6 +39,7 @@ from dominoes_env.cli_support import (
     positive_seconds,
     run_command,
 )
+from dominoes_env.optional import require
 
 TARGET_RATIO = 20.0
 TARGET_COMPILE_S = 30.0
@@ -142,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.steps > MAX_STEPS or args.repeats > MAX_REPEATS or args.seconds > MAX_SECONDS:
         parser.error(f"--steps must be at most {MAX_STEPS:,}, --repeats at most {MAX_REPEATS} "
                      f"and --seconds at most {MAX_SECONDS:g}")
-    return run_command(lambda: _run(args))
+    return run_command(lambda: _run(args), errors=(ImportError,))
 
 
 def check_batches_fit(env, batches: list[int]) -> None:
@@ -157,15 +158,9 @@ def check_batches_fit(env, batches: list[int]) -> None:
 
 
 def _run(args) -> int:
-    try:
-        import jax
-
-        from dominoes_env.jax import make
-    except ImportError as err:
-        print(f"error: the JAX game needs the jax extra (pip install -e '.[jax]'): {err}",
-              file=sys.stderr)
-        return 2
+    jax = require("jax", "jax", "the JAX game")
     import dominoes_env
+    from dominoes_env.jax import make
     from dominoes_env.throughput import load_line, run_aec
 
     print(load_line("start"), flush=True)

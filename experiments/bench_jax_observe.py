@@ -14,10 +14,10 @@ included), wall time beside it; each figure is the median over ``--repeats`` rou
 from __future__ import annotations
 
 import statistics
-import sys
 import time
 
 from dominoes_env.cli_support import OneLineParser, end_program, run_command
+from dominoes_env.optional import require
 
 #: the rule configurations this can time (double-twelve: tests/helpers.py's CONFIGS entry)
 CONFIGS = {
@@ -97,16 +97,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not 1 <= args.batch <= MAX_BATCH or not 1 <= args.repeats <= MAX_REPEATS:
         parser.error(f"--batch must be 1..{MAX_BATCH:,} and --repeats 1..{MAX_REPEATS}")
-    return run_command(lambda: _run(args))
+    return run_command(lambda: _run(args), errors=(ImportError,))
 
 
 def _run(args) -> int:
-    try:
-        from dominoes_env.jax import make
-    except ImportError as err:
-        print(f"error: the JAX game needs the jax extra (pip install -e '.[jax]'): {err}",
-              file=sys.stderr)
-        return 2
+    require("jax", "jax", "the JAX game")
+    from dominoes_env.jax import make
     from dominoes_env.throughput import load_line
 
     print(load_line("start"), flush=True)

@@ -98,6 +98,19 @@ raise SystemExit(code)
     assert not list(tmp_path.iterdir())  # nothing was played or written
 
 
+@pytest.mark.parametrize("program", ["bench_jax", "bench_jax_observe"])
+def test_jax_benchmarks_without_their_extra_say_which_extra(program):
+    """One line naming the extra and status 2, from the shared runner's handling of a missing
+    extra (each printed its own message before)."""
+    result = _run_blocked(f"""
+from experiments.{program} import main
+raise SystemExit(main(["--repeats", "1"]))
+""", blocked=["jax"])
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip() == (
+        "error: the JAX game needs jax: pip install 'straight-dominoes[jax]'")
+
+
 def test_training_without_its_extra_says_which_extra():
     result = _run_blocked("""
 from agents.imitation import pretrain_policy
