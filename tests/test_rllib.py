@@ -225,6 +225,17 @@ class HalfUpdatedAlgorithm:
         pass
 
 
+def _use_the_stand_in(monkeypatch, program, algo) -> None:
+    """Make ``program`` (experiments.train_rllib) train ``algo`` without starting Ray."""
+
+    class Config:
+        def build_algo(self):
+            return algo
+
+    monkeypatch.setattr(program, "init_ray", lambda **kwargs: None)
+    monkeypatch.setattr(program, "algorithm_config", lambda cfg: Config())
+
+
 def test_a_stop_inside_an_iteration_saves_the_last_completed_one(tmp_path, monkeypatch):
     """A stop during an iteration saved and exported the parameters as it found them: an
     update partly applied (here the head's step without the encoder's), that no iteration
@@ -233,12 +244,7 @@ def test_a_stop_inside_an_iteration_saves_the_last_completed_one(tmp_path, monke
 
     algo = HalfUpdatedAlgorithm()
 
-    class Config:
-        def build_algo(self):
-            return algo
-
-    monkeypatch.setattr(program, "init_ray", lambda **kwargs: None)
-    monkeypatch.setattr(program, "algorithm_config", lambda cfg: Config())
+    _use_the_stand_in(monkeypatch, program, algo)
     out = tmp_path / "run"
     cfg = program.parse_config(["--iterations", "5", "--out", str(out), "--eval-matches", "0",
                                 "--net", "8"])
@@ -271,12 +277,7 @@ def test_a_diverged_run_is_one_line_and_no_policy_file(tmp_path, monkeypatch, ca
     with torch.no_grad():
         algo.module.pi[0].weight[0, 0] = float("nan")
 
-    class Config:
-        def build_algo(self):
-            return algo
-
-    monkeypatch.setattr(program, "init_ray", lambda **kwargs: None)
-    monkeypatch.setattr(program, "algorithm_config", lambda cfg: Config())
+    _use_the_stand_in(monkeypatch, program, algo)
     out = tmp_path / "run"
     status = program.main(["--iterations", str(iterations), "--out", str(out),
                            "--eval-matches", "0", "--net", "8"])
