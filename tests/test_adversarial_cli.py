@@ -532,11 +532,11 @@ def test_train_ctrl_c_ends_with_one_line_and_a_resumable_checkpoint(tmp_path):
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130
-    last = out / "checkpoints" / "last.zip"
+    last, policy = out / "checkpoints" / "last.zip", out / "policy.npz"
     assert one_error_line(err.decode()) == (
-        f"error: interrupted; the run is saved in {last}: add --resume {last} to the same "
-        "command to go on")
-    assert last.is_file()
+        f"error: interrupted; the run is saved in {last} and its policy exported to {policy}: "
+        f"add --resume {last} to the same command to go on")
+    assert last.is_file() and policy.is_file()
 
 
 @pytest.mark.parametrize("flags, fragment", [
