@@ -58,6 +58,7 @@ from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_copy, atomic_write
 from dominoes_env.deprecation import moved_names
 from dominoes_env.obs import DEFAULT_VERSION
+from dominoes_env.policy_format import PolicyFileError
 
 CRITICS = ("obs", "full")  #: what the value network may see (``--critic``)
 #: memory one game of the JAX twin holds, with its opponents' slots, rounded up (an estimate for
@@ -693,14 +694,21 @@ def train(config: Config, command: str = "") -> Path:
         dog.stop()
         bar.close()
         save()
-    if last_eval != steps:
-        evaluate_now()
-    tb.close()
-    write_json(out / "policy.json", export(out / "policy.npz"))
+    try:
+        if last_eval != steps:
+            evaluate_now()
+        meta = export(out / "policy.npz")
+    except PolicyFileError as err:  # diverged (NaN weights): a stopped run still ends stopped
+        if signalled is None:
+            raise
+        raise Interrupted(out, signalled, str(err)) from None
+    finally:
+        tb.close()
+    write_json(out / "policy.json", meta)
     print(f"trained {steps:,} steps in {wall():.0f} s{' (interrupted)' if interrupted else ''}; "
           f"policy: {out / 'policy.npz'}")
     if signalled is not None:  # the run is saved and exported; the command still ends stopped
-        raise Interrupted(out, signalled)
+        raise Interrupted(out, signalled, None)
     if config.ship:
         ship(out, config)
     return out / "policy.npz"
@@ -709,7 +717,8 @@ def train(config: Config, command: str = "") -> Path:
 class Interrupted(Exception):
     """A Ctrl-C, SIGTERM or SIGHUP (``args[1]``: the ``KeyboardInterrupt`` or ``Stopped``)
     stopped :func:`train` after it saved, evaluated and exported the run in ``args[0]``
-    (``main`` ends with status 130, 143 or 129)."""
+    (``main`` ends with status 130, 143 or 129); ``args[2]``: why the export was refused
+    (a diverged run's weights), else ``None``."""
 
 
 def ship(out: Path, config: Config, matches: int = 1000) -> bool:
@@ -762,11 +771,17 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
     try:
         train(config, command)
     except Interrupted as stopped:
-        out, stop = stopped.args
+        out, stop, refused = stopped.args
         status, words = stop_status(stop)
-        print_error(f"{words}; the run so far is saved and exported in {str(out)!r} "
+        kept = (f"saved in {str(out)!r} and its policy not exported ({refused})" if refused
+                else f"saved and exported in {str(out)!r}")
+        print_error(f"{words}; the run so far is {kept} "
                     f"(continue with --resume {out / 'checkpoint.npz'})")
         return status
+    except PolicyFileError as err:  # a diverged run (NaN weights): a failed run, not bad input
+        print_error(f"{err}; it was not written; the run is saved in "
+                    f"{Path(config.out) / 'checkpoint.npz'}")
+        return 1
     except (FileExistsError, ValueError) as err:  # ValueError: a checkpoint's arrays
         print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
         return 2

@@ -786,6 +786,57 @@ def test_ctrl_c_saves_exports_and_ends_with_status_130(tmp_path, monkeypatch, ca
     assert json.loads((out / "policy.json").read_text())["steps"] == 32
 
 
+def diverging_at(make_train, call: int, stop_at: int | None = None):
+    """``make_train`` whose update leaves NaN actor weights from its ``call``-th call on (a
+    diverged run), and raises ``KeyboardInterrupt`` at its ``stop_at``-th call (if given)."""
+    import jax
+
+    def wrapped(config):
+        init, update, devices = make_train(config)
+        calls = []
+
+        def update_then_diverge(runner):
+            calls.append(1)
+            if len(calls) == stop_at:
+                raise KeyboardInterrupt
+            runner, metrics = update(runner)
+            if len(calls) >= call:
+                nan = jax.tree.map(lambda a: a * np.nan, runner["params"]["actor"])
+                runner = {**runner, "params": {**runner["params"], "actor": nan}}
+            return runner, metrics
+
+        return init, update_then_diverge, devices
+
+    return wrapped
+
+
+@pytest.mark.parametrize("stopped", [False, True])
+def test_a_diverged_run_is_one_line_status_1_and_no_policy_file(tmp_path, monkeypatch, capsys,
+                                                                stopped):
+    """A run whose weights went NaN ended with status 2, as if a flag were bad (train_ppo and
+    train_rllib end such a run with 1): now one line naming the refused file and the problem,
+    status 1, the checkpoint kept and no policy file; a Ctrl-C that ends such a run still
+    ends it with 130, its line saying the policy was not exported and why."""
+    import experiments.train_jax as train_jax
+
+    monkeypatch.setattr(train_jax, "make_train",
+                        diverging_at(train_jax.make_train, 2, 4 if stopped else None))
+    out = tmp_path / "run"
+    status = main([*TINY, "--total-steps", "160", "--eval-every", "0", "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    refused = (f"policy file {str(out / 'eval_policy.npz')!r}: w0 holds NaN or infinite "
+               "values")
+    checkpoint = out / "checkpoint.npz"
+    assert status == (130 if stopped else 1), err
+    assert err == ([f"error: interrupted; the run so far is saved in {str(out)!r} and its "
+                    f"policy not exported ({refused}) (continue with --resume {checkpoint})"]
+                   if stopped else
+                   [f"error: {refused}; it was not written; the run is saved in {checkpoint}"])
+    assert checkpoint.is_file()
+    for name in ("policy.npz", "policy.json", "eval_policy.npz"):
+        assert not (out / name).exists(), name
+
+
 @pytest.mark.parametrize(("signum", "status"), [("SIGTERM", 143), ("SIGHUP", 129)])
 def test_sigterm_or_a_closed_terminal_saves_exports_and_ends_stopped(tmp_path, signum, status):
     """SIGTERM (a scheduler ending the job) or SIGHUP (the terminal closed) killed the run at
