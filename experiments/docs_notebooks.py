@@ -38,6 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "notebooks"
 TARGET = ROOT / "docs" / "notebooks"
 WIDGET_TAG = "widget"
+#: the Jupyter kernel the notebooks run on (ipykernel's, installed with the notebooks extra)
+KERNEL = "python3"
 CELL_TIMEOUT = 3600
 #: how long a stopped run waits for the thread running a notebook to end once its kernel is
 #: killed (the kernel is killed again meanwhile: it may have been starting)
@@ -67,9 +69,14 @@ def execute(name: str, quick: bool) -> Path:
     :class:`NotebookFailed` when a cell fails (nothing is written then)."""
     nbformat = require("nbformat", "notebooks", "executing the notebooks")
     nbclient = require("nbclient", "notebooks", "executing the notebooks")
+    from jupyter_client.kernelspec import NoSuchKernel
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
-    nb = nbformat.read(SOURCE / f"{name}.ipynb", as_version=4)
+    try:
+        nb = nbformat.read(SOURCE / f"{name}.ipynb", as_version=4)
+    except (OSError, ValueError, nbformat.ValidationError) as err:  # NotJSONError: ValueError
+        raise NotebookFailed(f"cannot be read ({error_line(type(err).__name__, str(err))})"
+                             ) from None
     cells = list(nb.cells)
     run = [i for i, c in enumerate(cells) if WIDGET_TAG not in c.metadata.get("tags", [])]
     nb.cells = [cells[i] for i in run]
@@ -84,7 +91,7 @@ def execute(name: str, quick: bool) -> Path:
         os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
         os.environ["TQDM_DISABLE"] = "1"
         client = nbclient.NotebookClient(
-            nb, timeout=CELL_TIMEOUT, kernel_name="python3", shutdown_kernel="immediate",
+            nb, timeout=CELL_TIMEOUT, kernel_name=KERNEL, shutdown_kernel="immediate",
             resources={"metadata": {"path": str(SOURCE)}}, on_cell_start=on_cell_start,
         )
         try:
@@ -98,6 +105,9 @@ def execute(name: str, quick: bool) -> Path:
         except DeadKernelError:
             raise NotebookFailed(f"the kernel died while running cell {current['cell'] + 1}"
                                  ) from None
+        except (NoSuchKernel, RuntimeError, TimeoutError) as err:  # e.g. not installed, or no reply
+            raise NotebookFailed(f"its kernel {KERNEL!r} failed "
+                                 f"({error_line(type(err).__name__, str(err))})") from None
     executed = iter(nb.cells)
     nb.cells = [c if WIDGET_TAG in c.metadata.get("tags", []) else next(executed) for c in cells]
     TARGET.mkdir(parents=True, exist_ok=True)

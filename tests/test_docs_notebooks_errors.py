@@ -45,3 +45,31 @@ def test_a_failing_cell_is_one_line_naming_the_notebook_and_cell(tmp_path, monke
                                 "2 notebooks were stored (b_bad's copy was left as it was)"]
     assert len(err.strip().splitlines()) == 4, err  # running a_good, its copy, running b_bad
     assert sorted(p.name for p in target.iterdir()) == ["a_good.ipynb"]
+
+
+@pytest.mark.parametrize("fault", ["no kernel", "not a notebook"])
+def test_a_kernel_that_cannot_start_or_a_damaged_notebook_is_one_line(tmp_path, monkeypatch,
+                                                                     capsys, fault):
+    """A kernel that was not installed (jupyter_client's NoSuchKernel) and a notebook that is
+    not JSON came out as tracebacks; now one line naming the notebook and the cause, status 1,
+    nothing written."""
+    import experiments.docs_notebooks as program
+
+    source, target = tmp_path / "notebooks", tmp_path / "docs"
+    source.mkdir()
+    if fault == "no kernel":
+        write_notebook(source / "a.ipynb", [nbformat.v4.new_code_cell("x = 1")])
+        monkeypatch.setattr(program, "KERNEL", "no-such-kernel")
+        cause = "its kernel 'no-such-kernel' failed (NoSuchKernel: No such kernel named"
+    else:
+        (source / "a.ipynb").write_text('{"cells": [')
+        cause = "cannot be read (NotJSONError: "
+    for name in ("DOMINOES_NB_OUT", "DOMINOES_NB_QUICK", "TQDM_DISABLE", "MPLBACKEND"):
+        monkeypatch.setenv(name, "")
+    monkeypatch.setattr(program, "SOURCE", source)
+    monkeypatch.setattr(program, "TARGET", target)
+    assert program.main(["a"]) == 1
+    lines = error_lines(capsys.readouterr().err)
+    assert len(lines) == 1 and lines[0].startswith(f"error: notebook a: {cause}"), lines
+    assert lines[0].endswith("; 0 of 1 notebooks were stored (a's copy was left as it was)")
+    assert not target.exists()
