@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from agents import positions
+from agents.search import distinct_moves
 from dominoes_env.core import RuleConfig
 from experiments import bench_agents
 
@@ -27,8 +30,50 @@ def test_every_agent_decides_every_position_in_alternating_order(monkeypatch):
     # the ratio is each spec's mean time over the first spec's (times differ run to run, the
     # relation does not)
     assert rows[0]["ratio"] == 1.0 and rows[1]["ratio"] == rows[1]["mean_ms"] / rows[0]["mean_ms"]
-    assert [spec for spec, _ in calls] == ["random", "greedy", "greedy", "random"] * 3
-    assert calls[0][1] == calls[1][1]  # both agents see the same position, one after the other
+    # first one untimed decision per spec (warm_up), then the timed ones
+    assert [spec for spec, _ in calls] == ["random", "greedy"] + ["random", "greedy",
+                                                                  "greedy", "random"] * 3
+    assert calls[2][1] == calls[3][1]  # both agents see the same position, one after the other
+
+
+def test_what_a_process_builds_once_is_not_charged_to_the_first_decision(monkeypatch):
+    # an agent whose first decision in the process builds a table for 0.3 s (as guided's match
+    # equity table): the warm-up builds it, so no timed decision takes that long
+    built = []
+    real = positions.make_agent
+
+    def slow_once(spec, seed=None):
+        agent = real(spec, seed=seed)
+        act = agent.act
+
+        def first_builds(view):
+            if not built:
+                built.append(time.sleep(0.3))
+            return act(view)
+
+        agent.act = first_builds
+        return agent
+
+    monkeypatch.setattr(positions, "make_agent", slow_once)
+    rows = bench_agents.bench(["greedy"], positions.positions(RuleConfig(), 4, seed=3))
+    assert built and rows[0]["max_ms"] < 150
+
+
+def test_the_warm_up_decides_a_position_with_a_choice(monkeypatch):
+    views = positions.positions(RuleConfig(), 15, seed=1)[12:]  # one move, one move, two
+    seen = []
+    real = positions.make_agent
+
+    def spy(spec, seed=None):
+        agent = real(spec, seed=seed)
+        act = agent.act
+        agent.act = lambda view: seen.append(view) or act(view)
+        return agent
+
+    monkeypatch.setattr(positions, "make_agent", spy)
+    bench_agents.warm_up(["greedy"], views)
+    assert [len(distinct_moves(v)) for v in views] == [1, 1, 2]
+    assert seen == [views[2]]
 
 
 def test_the_command_prints_one_row_per_agent(capsys):
