@@ -135,13 +135,18 @@ class PlayLikelihood:
         # played since
         seats = [s for s, _extra in self._seats]
         held = (deals.hands[:, seats, :] | self._since).reshape(d * k, lay.num_tiles)
-        legal = np.repeat(held, 4, axis=1) & np.tile(self._candidates, (d, 1))
+        legal = np.repeat(held, 4, axis=1)
+        legal.reshape(d, -1)[...] &= self._candidates.reshape(-1)
+        # the rows with a choice; row r is decision r % k of deal r // k, its public part
+        # gathered with take (faster than tiling every decision for every deal and indexing)
         rows = np.flatnonzero(legal.sum(axis=1) > 1)
-        x = np.tile(self._public, (d, 1))[rows]
-        x[:, lay.hand] = held[rows]
-        x[:, lay.move_points] = np.where(legal[rows], np.tile(self._points, (d, 1))[rows], 0.0)
+        at = rows % k
+        legal = legal.take(rows, axis=0)
+        x = self._public.take(at, axis=0)
+        x[:, lay.hand] = held.take(rows, axis=0)
+        x[:, lay.move_points] = np.where(legal, self._points.take(at, axis=0), 0.0)
         out = np.zeros(d * k)
-        out[rows] = _log_softmax_at(net.logits(x), legal[rows], np.tile(self._codes, d)[rows])
+        out[rows] = _log_softmax_at(net.logits(x), legal, self._codes.take(at))
         return out.reshape(d, k).sum(axis=1)
 
     def replayed(self, deals) -> np.ndarray:
