@@ -8,8 +8,10 @@ those matches run through the JAX game in ONE jitted call (``vmap`` over the mat
 over the steps), fed the same deals and actions, and the arrays are compared: at every step the
 legal mask, the play's points, the count, the four ends, the scores, the hand result and award
 (and the award the match added), the winner, the hand number, the boneyard, the rewards, and
-every seat's observation (bit for bit: a 64-bit hash of the float32 bits of each vector, the
-same hash on both sides). The observation compared is version 4, whose first parts are
+every seat's observation, entry by entry and bit for bit (the core's float32 bits go into the
+jitted call, which compares them with its own and hands back, per state and seat, how many
+entries differ and the first one; the games run in chunks so that only a chunk's observations
+are held by the call). The observation compared is version 4, whose first parts are
 versions 3 and 2 (computed by the same code on each side; ``test_jax_env`` checks the JAX
 prefixes against versions 2 and 3 themselves), so every version is held equal. In the greedy
 matches the jittable ``greedy_policy`` must choose what ``agents.greedy`` chose, step by step.
@@ -50,20 +52,8 @@ SCALARS = ("turn", "count", "end0", "end1", "end2", "end3", "score0", "score1", 
 _RESULT = {None: RESULT_NONE, "domino": RESULT_DOMINO, "blocked": RESULT_BLOCKED}
 
 
-def _weights(size: int, salt: int) -> np.ndarray:
-    return (np.random.default_rng(size * 7 + salt).integers(0, 1 << 31, size, dtype=np.uint32)
-            * 2 + 1).astype(np.uint32)  # fmt: skip
-
-
-def _hash_np(bits: np.ndarray, w1: np.ndarray, w2: np.ndarray) -> np.ndarray:
-    """Two 32-bit weighted sums of uint32 words, wrapping (the same as ``_hash_jax``)."""
-    return np.stack([(bits * w1).sum(axis=-1, dtype=np.uint32),
-                     (bits * w2).sum(axis=-1, dtype=np.uint32)], axis=-1)  # fmt: skip
-
-
-def _hash_jax(bits, w1, w2):
-    return jnp.stack([jnp.sum(bits * w1, axis=-1, dtype=jnp.uint32),
-                      jnp.sum(bits * w2, axis=-1, dtype=jnp.uint32)], axis=-1)  # fmt: skip
+#: the most bytes of the core's observations handed to one call of the jitted runner
+CHUNK_BYTES = 96 << 20
 
 
 # -- the core side -----------------------------------------------------------------------------
@@ -74,8 +64,6 @@ class CoreRun:
         self.rules = rules
         lay = SPEC.layout(rules)
         n, A = rules.num_players, rules.num_tiles * 4
-        self.w_obs = (_weights(lay.size, 1), _weights(lay.size, 2))
-        self.w_mask = (_weights(A, 3), _weights(A, 4))
         games, dealt = [], 0
         rng = random.Random(seed)
         while dealt < hands:
@@ -93,8 +81,9 @@ class CoreRun:
         self.orders = np.zeros((G, H, T), np.int32)
         self.leaders = np.zeros((G, H), np.int32)
         self.scalars = np.zeros((G, L + 1, len(SCALARS)), np.int32)
-        self.obs_hash = np.zeros((G, L + 1, n, 2), np.uint32)
-        self.mask_hash = np.zeros((G, L + 1, 2), np.uint32)
+        #: per game, the float32 bits of every seat's observation at each state [k + 1, n, D]
+        self.obs_bits = [g["obs"].view(np.uint32) for g in games]
+        self.masks = np.zeros((G, L + 1, A), bool)
         self.rewards = np.zeros((G, L, n), np.float64)
         for i, g in enumerate(games):
             k = len(g["actions"])
@@ -102,8 +91,7 @@ class CoreRun:
             for h, (order, leader) in enumerate(g["deals"]):
                 self.orders[i, h], self.leaders[i, h] = order, leader
             self.scalars[i, : k + 1] = g["scalars"]
-            self.obs_hash[i, : k + 1] = _hash_np(g["obs"].view(np.uint32), *self.w_obs)
-            self.mask_hash[i, : k + 1] = _hash_np(g["masks"].astype(np.uint32), *self.w_mask)
+            self.masks[i, : k + 1] = g["masks"]
             self.rewards[i, :k] = g["rewards"]
 
     @staticmethod
@@ -160,13 +148,14 @@ class CoreRun:
 # -- the JAX side: one compiled function per configuration -------------------------------------
 @functools.cache
 def jax_runner(name: str):
-    """``run(orders, leaders, actions, w_obs1, w_obs2, w_mask1, w_mask2)`` for configuration
-    ``name``: every game of the batch replayed in one call (``vmap`` of a ``scan``)."""
+    """``run(orders, leaders, actions, core_bits)`` for configuration ``name``: every game of
+    the batch replayed in one call (``vmap`` of a ``scan``), each state's observations compared
+    there with the core's float32 bits ``core_bits[game, state, seat]``."""
     env = make(**CONFIGS[name], obs_version=SPEC.version)
     n = env.num_players
     seats = jnp.arange(n)
 
-    def summary(st, w):
+    def summary(st, want):
         x = st.game_state
         raw_mask = env.game.legal_mask(x)
         scores = jnp.zeros(4, jnp.int32).at[: x.scores.shape[0]].set(x.scores)
@@ -177,31 +166,55 @@ def jax_runner(name: str):
                        x.hand_number, x.drawn, st.terminated.astype(jnp.int32)]),
         ])  # fmt: skip
         obs = jax.vmap(env.observe, in_axes=(None, 0))(st, seats)
-        obs_hash = _hash_jax(jax.lax.bitcast_convert_type(obs, jnp.uint32), w[0], w[1])
-        mask_hash = _hash_jax(raw_mask.astype(jnp.uint32), w[2], w[3])
+        bits = jax.lax.bitcast_convert_type(obs, jnp.uint32)
+        differ = bits != want  # [n, D]
+        first = jnp.argmax(differ, axis=-1)  # per seat, the first differing entry
+        got = jnp.take_along_axis(bits, first[:, None], axis=-1)[:, 0]
+        obs_diff = (jnp.sum(differ, axis=-1, dtype=jnp.int32), first.astype(jnp.int32), got)
         # Pgx's convention: the state's mask is the game's, all True once terminated; and the
         # state's observation is the current player's
         conventions = (jnp.all(st.legal_action_mask == (raw_mask | st.terminated))
                        & jnp.all(st.observation == obs[st.current_player]))  # fmt: skip
-        return row, obs_hash, mask_hash, conventions
+        return row, obs_diff, raw_mask, conventions
 
-    def one_game(orders, leaders, actions, w):
+    def one_game(orders, leaders, actions, core_bits):
         H = orders.shape[0]
         st = env.init_deal(Deal(orders[0], leaders[0]))
 
-        def body(st, a):
+        def body(st, xs):
+            a, want = xs
             choice = greedy_policy(env, st)
             h = jnp.minimum(st.game_state.hand_number + 1, H - 1)
             st = env.step_deal(st, a, Deal(orders[h], leaders[h]))
-            return st, (summary(st, w), st.rewards, choice)
+            return st, (summary(st, want), st.rewards, choice)
 
-        first = summary(st, w)
-        _, (rest, rewards, choices) = jax.lax.scan(body, st, actions)
+        first = summary(st, core_bits[0])
+        _, (rest, rewards, choices) = jax.lax.scan(body, st, (actions, core_bits[1:]))
         joined = jax.tree.map(lambda a, b: jnp.concatenate([a[None], b]), first, rest)
         return joined, rewards, choices
 
-    run = jax.jit(jax.vmap(one_game, in_axes=(0, 0, 0, None)))
+    run = jax.jit(jax.vmap(one_game))
     return env, run
+
+
+def run_in_chunks(run, core: CoreRun):
+    """Every game of ``core`` through ``run``, in chunks of equal size (one compile; the last
+    chunk is filled with copies of the last game), the results joined in game order."""
+    G, L1 = core.scalars.shape[:2]
+    n, D = core.obs_bits[0].shape[1:]
+    size = max(1, min(G, CHUNK_BYTES // (L1 * n * D * 4)))
+    parts = []
+    for a in range(0, G, size):
+        games = np.minimum(np.arange(a, a + size), G - 1)
+        bits = np.zeros((size, L1, n, D), np.uint32)
+        for i, g in enumerate(games):
+            bits[i, : len(core.obs_bits[g])] = core.obs_bits[g]
+        out = run(core.orders[games], core.leaders[games], core.actions[games], bits)
+        out = jax.device_get(out)
+        del bits
+        keep = min(size, G - a)
+        parts.append(jax.tree.map(lambda x, keep=keep: x[:keep], out))
+    return jax.tree.map(lambda *xs: np.concatenate(xs), *parts)
 
 
 # -- the tests ---------------------------------------------------------------------------------
@@ -213,21 +226,43 @@ def _first_mismatch(got, want, valid, what):
                     f"!= core {want[g, i].tolist()}")
 
 
+def observation_mismatch(obs_diff, core: CoreRun, valid) -> str | None:
+    """The first state and seat whose observation differs from the core's in any entry: its
+    first differing entry with both values, and how many entries differ; None if none does."""
+    count, first, got = obs_diff  # each [G, L + 1, n]
+    bad = np.argwhere((count > 0) & valid[..., None])
+    if not bad.size:
+        return None
+    g, k, seat = bad[0]
+    j = first[g, k, seat]
+    got_w, want_w = (int(w) for w in (got[g, k, seat], core.obs_bits[g][k, seat, j]))
+    got_f, want_f = (float(np.array([w], np.uint32).view(np.float32)[0]) for w in (got_w, want_w))
+    return (f"observation: game {g}, state {k} (after {k} actions), seat {seat}, entry {j}: "
+            f"JAX {got_f!r} (bits 0x{got_w:08x}) != core {want_f!r} (bits 0x{want_w:08x}); "
+            f"{count[g, k, seat]} entries of this vector differ, {len(bad)} vectors")
+
+
+def mask_mismatch(masks, core: CoreRun, valid) -> str | None:
+    bad = np.argwhere((masks != core.masks) & valid[..., None])
+    if not bad.size:
+        return None
+    g, k, code = bad[0]
+    return (f"legal mask: game {g}, state {k} (after {k} actions), action code {code}: "
+            f"JAX {bool(masks[g, k, code])} != core {bool(core.masks[g, k, code])}")
+
+
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_jax_game_equals_core(name):
     rules = RuleConfig(**CONFIGS[name])
     core = CoreRun(rules, HANDS, seed=sorted(CONFIGS).index(name))
     assert core.hands >= HANDS
     env, run = jax_runner(name)
-    w = (*core.w_obs, *core.w_mask)
-    (rows, obs_hash, mask_hash, conventions), rewards, choices = jax.device_get(
-        run(core.orders, core.leaders, core.actions, w)
-    )
+    (rows, obs_diff, masks, conventions), rewards, choices = run_in_chunks(run, core)
     G, L1 = core.scalars.shape[:2]
     valid = np.arange(L1)[None, :] <= core.length[:, None]  # states 0 .. length
     _first_mismatch(rows, core.scalars, valid, f"scalars {SCALARS}")
-    _first_mismatch(mask_hash, core.mask_hash, valid, "legal mask hash")
-    _first_mismatch(obs_hash, core.obs_hash, valid, "observation hash per seat")
+    for found in (mask_mismatch(masks, core, valid), observation_mismatch(obs_diff, core, valid)):
+        assert found is None, found
     assert conventions[valid].all(), "state.legal_action_mask / state.observation conventions"
     moves = valid[:, 1:]
     np.testing.assert_allclose(rewards[moves], core.rewards[moves], rtol=1e-5, atol=1e-7)
@@ -235,3 +270,23 @@ def test_jax_game_equals_core(name):
     assert greedy_steps.any() and (~core.greedy).any()
     _first_mismatch(choices[..., None], core.actions[..., None], greedy_steps,
                     "greedy_policy vs agents.greedy")
+
+
+def test_one_flipped_bit_is_reported():
+    """The comparison finds one flipped bit in one entry of one seat's observation, and one
+    flipped legal-mask entry, and names where (the last entry of the last state of the last
+    game, where a slip in chunking or padding would lose it)."""
+    core = CoreRun(RuleConfig(**CONFIGS["2p"]), 40, seed=0)
+    _, run = jax_runner("2p")
+    G, L1 = core.scalars.shape[:2]
+    valid = np.arange(L1)[None, :] <= core.length[:, None]
+    g, k = G - 1, core.length[-1]
+    core.obs_bits[g] = core.obs_bits[g].copy()
+    core.obs_bits[g][k, 1, -1] ^= 1
+    core.masks[g, k, -1] ^= True
+    (_, obs_diff, masks, _), _, _ = run_in_chunks(run, core)
+    D = core.obs_bits[g].shape[-1]
+    assert observation_mismatch(obs_diff, core, valid).startswith(
+        f"observation: game {g}, state {k} (after {k} actions), seat 1, entry {D - 1}: ")
+    assert mask_mismatch(masks, core, valid).startswith(
+        f"legal mask: game {g}, state {k} (after {k} actions), action code {4 * 28 - 1}: ")
