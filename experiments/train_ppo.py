@@ -18,6 +18,7 @@ of :data:`agents.ppo.POLICY_FILES`).
 from __future__ import annotations
 
 import argparse
+import copy
 import csv
 import dataclasses
 import json
@@ -382,9 +383,40 @@ def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float):
             with atomic_write(out / "throughput.json") as f:
                 f.write(json.dumps(summary))
 
+    class LastCompletedUpdate(BaseCallback):
+        """Keeps a copy of the model as each update left it (taken as the next rollout
+        starts): its policy and optimizer state and its update count. A stop during an
+        update's epochs would otherwise save a half-applied update; :meth:`restore` puts the
+        copy back, so a stopped run is saved as its last completed update left it. Its step
+        count stays SB3's, the steps collected (as in SB3's own checkpoints, which are saved
+        when a rollout ends, before its update)."""
+
+        def __init__(self):
+            super().__init__()
+            self.kept: dict | None = None
+
+        def _on_rollout_start(self) -> None:
+            model = self.model
+            self.kept = {"policy": copy.deepcopy(model.policy.state_dict()),
+                         "optimizer": copy.deepcopy(model.policy.optimizer.state_dict()),
+                         "n_updates": model._n_updates}
+
+        def _on_step(self) -> bool:
+            return True
+
+        def restore(self) -> None:
+            """The model as the last completed update left it (if one was kept)."""
+            if self.kept is None:
+                return
+            model = self.model
+            model.policy.load_state_dict(self.kept["policy"])
+            model.policy.optimizer.load_state_dict(self.kept["optimizer"])
+            model._n_updates = self.kept["n_updates"]
+
     checkpoints = CheckpointCallback(max(1, config.checkpoint_every // config.n_envs),
                                      str(out / "checkpoints"), name_prefix="ppo")
-    return [Throughput(), SelfPlayAndEval(), checkpoints]
+    kept = LastCompletedUpdate()
+    return [Throughput(), kept, SelfPlayAndEval(), checkpoints], kept
 
 
 # -- warm start ----------------------------------------------------------------------------
@@ -566,12 +598,13 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
             clone_teacher(model, config, out)
     remaining = max(0, config.total_steps - model.num_timesteps)
     stop = None
+    callbacks, last_update = make_callbacks(config, out, vec_env, started)
     try:
-        model.learn(remaining, callback=make_callbacks(config, out, vec_env, started),
-                    progress_bar=True, reset_num_timesteps=config.resume is None,
-                    tb_log_name="ppo")
+        model.learn(remaining, callback=callbacks, progress_bar=True,
+                    reset_num_timesteps=config.resume is None, tb_log_name="ppo")
     except KeyboardInterrupt as err:  # Ctrl-C, SIGTERM, SIGHUP: save and export what it has
         stop = err
+        last_update.restore()  # not a half-applied update
     finally:
         model.save(out / "checkpoints" / "last")
         vec_env.close()

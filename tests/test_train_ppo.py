@@ -243,6 +243,43 @@ def test_a_stop_saves_and_exports_the_run_and_ends_with_its_status(tmp_path, nam
     assert agent.policy.metadata["steps"] == meta["steps"]
 
 
+def test_a_stop_during_an_update_saves_the_last_completed_update(tmp_path, monkeypatch, capsys):
+    """A Ctrl-C during an update's epochs saved and exported the model with that update half
+    applied (some of its gradient steps taken); the run is now saved as its last completed
+    update left it (its step count SB3's: the steps collected)."""
+    import sb3_contrib
+    import torch
+
+    real_train, real_step = sb3_contrib.MaskablePPO.train, torch.optim.Adam.step
+    completed = []  # the policy as each completed update left it
+    steps = []
+
+    def train_and_keep(self):
+        real_train(self)
+        completed.append({k: v.clone() for k, v in self.policy.state_dict().items()})
+
+    def step_or_stop(self, *args, **kwargs):
+        steps.append(1)
+        if len(steps) == 6:  # an update is 2 epochs of 2 minibatches: the second one's 2nd step
+            raise KeyboardInterrupt
+        return real_step(self, *args, **kwargs)
+
+    monkeypatch.setattr(sb3_contrib.MaskablePPO, "train", train_and_keep)
+    monkeypatch.setattr(torch.optim.Adam, "step", step_or_stop)
+    out = tmp_path / "run"
+    status = main(["--total-steps", "512", "--n-envs", "1", "--n-steps", "128", "--batch-size",
+                   "64", "--n-epochs", "2", "--net", "16", "--eval-every", str(10**9),
+                   "--eval-matches", "2", "--target-score", "50", "--opponents", "greedy=1",
+                   "--out", str(out)])
+    assert status == 130, capsys.readouterr().err[-3000:]
+    assert len(completed) == 1 and len(steps) == 6
+    saved = sb3_contrib.MaskablePPO.load(out / "checkpoints" / "last.zip", device="cpu")
+    assert saved.num_timesteps == 256  # two rollouts collected, one update learned from
+    for key, value in saved.policy.state_dict().items():
+        assert torch.equal(value, completed[0][key]), key
+    assert json.loads((out / "policy.json").read_text())["steps"] == 256
+
+
 @pytest.mark.parametrize("stopped", [False, True])
 def test_a_diverged_run_is_one_line_and_no_policy_file(tmp_path, monkeypatch, capsys, stopped):
     """A run whose weights went NaN wrote a policy.npz that ppo:PATH then refused; the export
