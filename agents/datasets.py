@@ -53,7 +53,7 @@ import numpy as np
 from dominoes_env.core import MatchState, RecordError, RuleConfig
 from dominoes_env.core.atomic_files import atomic_write
 from dominoes_env.core.records import replay_steps
-from dominoes_env.core.validation import as_bool, short_repr
+from dominoes_env.core.validation import as_bool, as_path, short_repr
 from dominoes_env.npz_files import NpzError, read_npz
 from dominoes_env.obs.actions import action_mask
 from dominoes_env.obs.v2 import VERSION as OBS_VERSION
@@ -185,7 +185,7 @@ def build_dataset(config: TournamentConfig, out: str | os.PathLike, *, workers: 
                   before_writing: Callable[[], object] | None = None) -> dict[str, Any]:
     """Play the games (resuming what ``out`` already holds), write the decision arrays and
     ``dataset.json``; returns its content. ``before_writing``: as :func:`run_tournament`'s."""
-    out = Path(out)
+    out = Path(as_path("out", out))
     run = run_tournament(config, out, workers=workers, progress=progress, save_records=True,
                          before_writing=before_writing)
     counts = write_decisions(out, config)

@@ -36,6 +36,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from dominoes_env.core.validation import short_repr
+
 from .base import Agent
 
 #: built-in agents: spec name -> "module:Class" (imported on first use)
@@ -68,6 +70,8 @@ def parse_params(text: str, spec: str) -> dict[str, Any]:
         if not sep or not key.isidentifier():
             raise ValueError(
                 f"bad parameter {item!r} in agent spec {spec!r}; write key=value pairs")
+        if key in params:  # search:sims=4,sims=400 played 400 without a word
+            raise ValueError(f"agent spec {spec!r} gives {key!r} twice; give it once")
         params[key] = _parse_value(value)
     return params
 
@@ -99,7 +103,10 @@ def resolve_spec(spec: str) -> tuple[type, dict[str, Any]]:
         cls = _load_class(BUILTIN[head], spec)
         if head == "ppo" and rest and "=" not in rest.split(",")[0]:
             path, _, more = rest.partition(",")
-            return cls, {"path": path, **parse_params(more, spec)}
+            params = parse_params(more, spec)
+            if "path" in params:
+                raise ValueError(f"agent spec {spec!r} gives 'path' twice; give it once")
+            return cls, {"path": path, **params}
         return cls, parse_params(rest, spec)
     if rest and all(part.isidentifier() for part in head.split(".")):
         class_name, _, params = rest.partition(":")
@@ -140,6 +147,10 @@ def check_spec(spec: str, rules: Any) -> Agent:
     :class:`~dominoes_env.core.RuleConfig`): an agent with a ``check_rules(rules)`` method (the
     PPO agent: is there a policy for this table?) is asked. ``ValueError`` naming the spec if it
     cannot; commands call this for every spec before anything is written or played."""
+    from dominoes_env.core import RuleConfig
+
+    if not isinstance(rules, RuleConfig):  # None skipped the check of a policy's table
+        raise TypeError(f"rules must be a RuleConfig, got {short_repr(rules)}")
     agent = make_agent(spec, seed=0)
     check = getattr(agent, "check_rules", None)
     if callable(check):

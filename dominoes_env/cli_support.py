@@ -425,6 +425,9 @@ def check_output_file(path: str | os.PathLike, flag: str, *, overwrite: bool = F
     text = os.fspath(path)
     if not text.strip():
         raise CommandError(f"{flag} is empty; name a file")
+    if text == "-":  # not standard output, as in many commands: a file named '-' in the cwd
+        raise CommandError(f"{flag} '-': this command writes a file, not standard output; "
+                           "name the file (./- for a file named '-')")
     real = os.path.realpath(text)
     for source in inputs:
         source_real = os.path.realpath(source)
@@ -620,7 +623,8 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
       inside the folder, or any rerun of a program whose repeated command resumes
       (``rerun_resumes``: a tournament), and the same ``program`` and ``settings`` as its run
       marker (:data:`RUN_MARKER`) holds. ``overwrite`` replaces it (:func:`start_run_folder`
-      empties the folder first). A folder without a run marker that holds names other than
+      empties the folder first). A folder without a run marker (or whose ``run.json`` is no
+      run's: another tool's, or damaged) that holds names other than
       the program's ``outputs`` (names or ``fnmatch`` patterns) is not a run's folder:
       refused, and never emptied. ``resume_hint`` is the checkpoint a refusal names;
       ``resumable=False``: the program's runs never continue.
@@ -658,7 +662,7 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
     held = f"another run (of {marker['program']})" if marker else "another run"
     foreign = [name for name in entries if name != RUN_MARKER
                and not any(fnmatch.fnmatchcase(name, pattern) for pattern in outputs)]
-    if marker is None and foreign:
+    if not marker and foreign:  # no marker, or a run.json that is no run's (another tool's)
         raise RefusedError(f"{flag} {text!r} holds files that are not a run's "
                            f"({', '.join(map(repr, foreign[:3]))}); name a new folder (a run "
                            "goes into a new or empty one)")

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from dominoes_env.core.atomic_files import atomic_write
+from dominoes_env.core.validation import as_path
 
 from ..arena import DEFAULT_MOVE_TIMEOUT
 from ..specs import check_spec, make_agent
@@ -215,7 +216,7 @@ def run_card(config: BenchmarkConfig, out: str | os.PathLike, *, workers: int = 
     far (``"complete": false``) and propagates; ``resume=True`` then plays the rest.
     ``before_writing()`` runs once every spec is checked, before anything is written (a
     program starts its run folder there: :func:`dominoes_env.cli_support.start_run_folder`)."""
-    out = Path(out)
+    out = Path(as_path("out", out))  # '' would be the current directory
     cells = plan(config)
     if before_writing is not None:
         before_writing()

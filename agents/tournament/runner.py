@@ -39,7 +39,7 @@ from typing import Any
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_write
 from dominoes_env.core.errors import RecordError
-from dominoes_env.core.validation import as_float, as_int, short_repr
+from dominoes_env.core.validation import as_bool, as_float, as_int, as_path, short_repr
 from dominoes_env.optional import require
 from dominoes_env.record_io import RECORDS_DIR
 
@@ -462,6 +462,9 @@ def run_tournament(
     results directory that cannot be used or written raises :class:`TournamentDirError`.
     """
     workers = as_int("workers", workers, 1)
+    out = as_path("out", out)  # '' would be the current directory
+    progress = as_bool("progress", progress)
+    save_records = as_bool("save_records", save_records)
     if move_timeout is not None:
         move_timeout = as_float("move_timeout", move_timeout, 0, low_open=True)
     if workers > max_workers() and backend == "local":

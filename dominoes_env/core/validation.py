@@ -95,6 +95,29 @@ def as_float(name: str, value: Any, low: float | None = None, high: float | None
     return number
 
 
+def as_path(name: str, value: Any) -> str:
+    """``value`` as a path's text: a non-empty ``str`` or ``os.PathLike`` (``pathlib.Path``).
+    An empty one is refused: ``Path("")`` is the current directory, where a function writing
+    ``out=""`` would put its files among whatever is there.
+
+    >>> as_path("out", "")
+    Traceback (most recent call last):
+    ...
+    ValueError: out='' is empty; name a folder or file
+    """
+    import os
+
+    if not isinstance(value, (str, os.PathLike)):
+        raise ParameterTypeError(f"{name}={short_repr(value)} must be a path (str or "
+                                 f"os.PathLike), not {type(value).__name__}")
+    text = os.fspath(value)
+    if not isinstance(text, str):
+        raise ParameterTypeError(f"{name}={short_repr(value)} must be a text path, not bytes")
+    if not text.strip():
+        raise ValueError(f"{name}={text!r} is empty; name a folder or file")
+    return text
+
+
 def short_repr(value: Any, limit: int = 60) -> str:
     """``repr(value)`` cut to ``limit`` characters (a 5,000-digit integer stays readable)."""
     try:

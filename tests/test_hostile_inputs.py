@@ -1,0 +1,148 @@
+"""A hostile user's attacks that the by-construction tables (``tests/test_cli_attacks.py``,
+``tests/test_reader_attacks.py``, ``tests/test_output_policy.py``) do not make: a folder that
+holds another tool's ``run.json`` beside the user's files, ``-`` as an output file, an empty
+path or a non-boolean switch given to the public API, an agent parameter given twice."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from dominoes_env.cli_support import CommandError, check_output_file, check_run_folder
+from dominoes_env.core import RuleConfig
+
+pytestmark = pytest.mark.timeout(120)
+
+
+# -- the output policy ----------------------------------------------------------------------------
+@pytest.mark.parametrize("marker", ['{"name": "my other tool"}', "[1, 2", ""])
+def test_overwrite_never_empties_a_folder_whose_run_json_is_no_runs(tmp_path, marker):
+    """A ``run.json`` without a program (another tool's, or damaged) counted as a run's marker:
+    ``--overwrite`` then removed every file beside it (the user's notes too), though a folder
+    of foreign files is never emptied."""
+    out = tmp_path / "project"
+    out.mkdir()
+    (out / "run.json").write_text(marker)
+    (out / "notes.txt").write_text("precious")
+    for overwrite in (False, True):
+        with pytest.raises(ValueError, match=r"holds files that are not a run's \('notes.txt'\)"):
+            check_run_folder(out, "experiments.tournament", {}, overwrite=overwrite,
+                             outputs=("matches.jsonl",), rerun_resumes=True)
+    assert (out / "notes.txt").read_text() == "precious"
+
+
+def test_overwrite_still_replaces_a_run_with_a_damaged_marker(tmp_path):
+    """What the fix above keeps: a folder of the program's own outputs beside a damaged
+    marker is still a run's, replaced by ``--overwrite``."""
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "run.json").write_text("[1, 2")
+    (out / "matches.jsonl").write_text("")
+    folder = check_run_folder(out, "p", {}, overwrite=True, outputs=("matches.jsonl",))
+    assert folder.replaces
+
+
+def test_a_dash_output_is_refused_not_written_as_a_file_named_dash(tmp_path, monkeypatch):
+    """``replay r.json --extract -`` and ``play --save -`` wrote a file named ``-`` in the
+    working directory, where a user expects standard output."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CommandError, match="not standard output"):
+        check_output_file("-", "--extract")
+    check_output_file("./-", "--extract")  # a file named '-' is still reachable
+
+
+def test_replay_extract_to_dash_is_one_line_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    from dominoes_env.cli import main
+    from dominoes_env.core.records import write_record
+
+    from . import helpers
+
+    write_record(helpers.random_match(RuleConfig(target_score=30), 1).to_record(),
+                 tmp_path / "r.json")
+    monkeypatch.chdir(tmp_path)
+    assert main(["replay", "r.json", "--extract", "-"]) == 2
+    err = capsys.readouterr().err
+    assert [line for line in err.splitlines() if line] == [
+        "error: --extract '-': this command writes a file, not standard output; name the file "
+        "(./- for a file named '-')"]
+    assert sorted(os.listdir(tmp_path)) == ["r.json"]
+
+
+# -- the public API ------------------------------------------------------------------------------
+def test_run_tournament_with_an_empty_out_writes_nothing_in_the_working_directory(
+        tmp_path, monkeypatch):
+    """``run_tournament(config, "")``: ``Path("")`` is ``.``, so the results went among the
+    files of the working directory."""
+    from agents.tournament import TournamentConfig
+    from agents.tournament.runner import run_tournament
+
+    monkeypatch.chdir(tmp_path)
+    config = TournamentConfig(["random", "greedy"], RuleConfig(target_score=20), matches=2)
+    for out in ("", "  "):
+        with pytest.raises(ValueError, match="out=.* is empty"):
+            run_tournament(config, out, progress=False)
+    with pytest.raises(TypeError, match="must be a path"):
+        run_tournament(config, None, progress=False)
+    assert os.listdir(tmp_path) == []
+
+
+def test_build_dataset_and_run_card_refuse_an_empty_out(tmp_path, monkeypatch):
+    from agents.benchmark.run import run_card
+    from agents.benchmark.tables import BenchmarkConfig
+    from agents.datasets import build_dataset
+    from agents.tournament import TournamentConfig
+
+    monkeypatch.chdir(tmp_path)
+    config = TournamentConfig(["random", "greedy"], RuleConfig(target_score=20), matches=2)
+    with pytest.raises(ValueError, match="out='' is empty"):
+        build_dataset(config, "", progress=False)
+    with pytest.raises(ValueError, match="out='' is empty"):
+        run_card(BenchmarkConfig("greedy", ["random"], ["2p"], matches=2), "", progress=False,
+                 overwrite=True)
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("name", ["progress", "save_records"])
+@pytest.mark.parametrize("value", ["no", 1, None])
+def test_run_tournament_switches_are_booleans(tmp_path, name, value):
+    """``save_records="no"`` kept the records (a non-empty string is true)."""
+    from agents.tournament import TournamentConfig
+    from agents.tournament.runner import run_tournament
+
+    config = TournamentConfig(["random", "greedy"], RuleConfig(target_score=20), matches=2)
+    kwargs = {"progress": False, name: value}
+    with pytest.raises(TypeError, match=f"{name}=.* must be true or false"):
+        run_tournament(config, tmp_path / "out", **kwargs)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("spec, key", [("search:sims=4,sims=400", "sims"),
+                                       ("ppo:a.npz,path=b.npz", "path")])
+def test_an_agent_parameter_given_twice_is_refused(spec, key):
+    """The last one won without a word: ``search:sims=4,sims=400`` played 400 simulations."""
+    from agents.specs import make_agent
+
+    with pytest.raises(ValueError, match=f"gives '{key}' twice"):
+        make_agent(spec)
+
+
+def test_a_tournament_with_a_parameter_given_twice_is_one_line(tmp_path, capsys):
+    from experiments.tournament.cli import main
+
+    status = main(["--agents", "search:sims=4,sims=400", "greedy", "--matches", "2",
+                   "--out", str(tmp_path / "out"), "--quiet", "--no-plots"])
+    err = capsys.readouterr().err
+    assert status == 2 and "Traceback" not in err
+    assert [line for line in err.splitlines() if line.startswith("error:")] == [
+        "error: agent spec 'search:sims=4,sims=400' gives 'sims' twice; give it once"]
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("rules", [None, "2p", {"num_players": 2}])
+def test_check_spec_needs_rules(rules):
+    """``check_spec("ppo", None)`` passed: the policy's table was never checked."""
+    from agents.specs import check_spec
+
+    with pytest.raises(TypeError, match="rules must be a RuleConfig"):
+        check_spec("greedy", rules)
