@@ -6,7 +6,8 @@ on a record that is malformed or breaks a rule it prints one line to stderr and 
 (``--match INDEX`` picks one record). ``--steps`` tells the match move by move with the text
 picture, ``--html OUT.html`` writes the viewer page (:mod:`dominoes_env.render.html`),
 ``--extract OUT.json`` writes the chosen record on its own; ``--seat S`` shows only what seat
-``S`` could see. ``--backend jax`` computes the JSON with the JAX game (:mod:`dominoes_env.jax`)
+``S`` could see (in ``--steps`` and ``--html``; the JSON output and ``--extract`` hold every
+seat's tiles, so ``--seat`` without either is refused). ``--backend jax`` computes the JSON with the JAX game (:mod:`dominoes_env.jax`)
 instead of the core.
 
 ``play --opponents SPEC [SPEC ...]`` plays a match against agents in the terminal (see
@@ -44,10 +45,17 @@ def _replay(args: argparse.Namespace) -> int:
         raise CommandError("--html and --extract name the same file; give each its own")
     try:
         record = read_record(args.file, args.match)
-        result = replay_record(record) if args.backend == "core" else _replay_jax(record)
+        try:
+            result = replay_record(record) if args.backend == "core" else _replay_jax(record)
+        except RecordError as err:  # what is wrong inside the record: name the record too
+            where = repr(args.file) + ("" if args.match is None else f" match {args.match!r}")
+            raise RecordError(f"{where}: {err}") from None
         n = RuleConfig.from_dict(record["rules"]).num_players
         if args.seat is not None and not 0 <= args.seat < n:
             raise RecordError(f"--seat {args.seat} is not a seat of this record (0..{n - 1})")
+        if args.seat is not None and not (args.steps or args.html):  # the JSON was everyone's
+            raise RecordError("--seat shows a seat's view with --steps or --html; the JSON "
+                              "output and --extract hold every seat's tiles")
         if args.html:
             from .render.html import replay_html, write_html
 
@@ -80,8 +88,8 @@ def _replay_jax(record) -> dict:
     try:
         from .jax.replay import replay_record_jax
     except ImportError as err:
-        raise RecordError(f"--backend jax needs the jax extra (pip install "
-                          f"'straight-dominoes[jax]'): {err}") from None
+        raise CommandError(f"--backend jax needs the jax extra (pip install "
+                           f"'straight-dominoes[jax]'): {err}") from None
     return replay_record_jax(record)
 
 
@@ -130,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="write the replay viewer: one self-contained page to open in a browser")
     rp.add_argument("--seat", type=int, default=None, metavar="S",
                     help="show the match as seat S saw it (others' tiles hidden until each "
-                         "hand ends)")
+                         "hand ends), with --steps or --html")
     rp.add_argument("--extract", metavar="OUT.json", help="write the chosen record as a .json")
     rp.add_argument("--overwrite", action="store_true",
                     help="let --html and --extract replace existing files (never the input)")

@@ -146,3 +146,41 @@ def test_check_spec_needs_rules(rules):
 
     with pytest.raises(TypeError, match="rules must be a RuleConfig"):
         check_spec("greedy", rules)
+
+
+# -- replay ---------------------------------------------------------------------------------------
+@pytest.fixture
+def record_file(tmp_path):
+    from dominoes_env.core.records import write_record
+
+    from . import helpers
+
+    write_record(helpers.random_match(RuleConfig(target_score=30), 1).to_record(),
+                 tmp_path / "r.json")
+    return tmp_path / "r.json"
+
+
+@pytest.mark.parametrize("extra", [[], ["--extract", "{tmp}/seat1.json"]])
+def test_replay_seat_without_a_view_is_refused(record_file, capsys, extra):
+    """``replay r.json --seat 1 --extract seat1.json`` wrote every seat's tiles (and the JSON
+    output showed them too): a user sharing seat 1's view shared the whole deal."""
+    from dominoes_env.cli import main
+
+    argv = [a.replace("{tmp}", str(record_file.parent)) for a in extra]
+    assert main(["replay", str(record_file), "--seat", "1", *argv]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == ("error: --seat shows a seat's view with --steps or --html; "
+                                 "the JSON output and --extract hold every seat's tiles\n")
+    assert sorted(os.listdir(record_file.parent)) == ["r.json"]
+    assert main(["replay", str(record_file), "--seat", "1", "--steps"]) == 0  # still a view
+
+
+def test_replay_of_a_file_that_is_no_record_names_the_file(tmp_path, capsys):
+    """``replay run.json`` (a tournament's run marker) said only "the record lacks the field
+    'rules'", without naming which file."""
+    from dominoes_env.cli import main
+
+    (tmp_path / "run.json").write_text('{"program": "experiments.tournament"}')
+    assert main(["replay", str(tmp_path / "run.json")]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {str(tmp_path / 'run.json')!r}: the record lacks the field 'rules'\n")
