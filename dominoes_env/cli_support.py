@@ -602,6 +602,17 @@ def paths_in_specs(specs: Sequence[str]) -> list[str]:
     return found
 
 
+def _plain_entry(path: str) -> bool:
+    """Whether ``path`` is a regular file or a folder itself (not a link, FIFO, device...)."""
+    import stat
+
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISREG(mode) or stat.S_ISDIR(mode)
+
+
 def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
@@ -668,6 +679,11 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
                            "goes into a new or empty one)")
     if overwrite:
         return RunFolder(text, program, settings, replaces=True)
+    odd = [name for name in entries if not _plain_entry(os.path.join(text, name))]
+    if odd:  # a FIFO blocks the run that reads it, /dev/zero fills memory, a link writes elsewhere
+        raise RefusedError(f"{flag} {text!r} holds {odd[0]!r}, which is not a regular file or "
+                           "folder (a link, a FIFO or a device); remove it, pass --overwrite to "
+                           "replace the run, or name a new folder")
     same = (rerun_resumes or (resume is not None
                               and _inside(os.path.realpath(resume), real)))
     if not same:

@@ -48,6 +48,7 @@ from dominoes_env.cli_support import (
     check_fits_in_memory,
     check_run_folder,
     end_program,
+    machine_memory,
     paths_in_specs,
     print_error,
     quiet_teardown,
@@ -76,10 +77,19 @@ def load_demos(path: str, rules: RuleConfig) -> tuple[dict[str, np.ndarray], str
     fits and of one length, legal moves, finite numbers) or was played under other rules."""
     from dominoes_env.obs import observation_spec
 
+    from dominoes_env.npz_files import NpzError, read_npz
+
+    try:  # the shared reader: a FIFO never blocks, a declared or expanded size is capped
+        arrays = read_npz(path, max_bytes=machine_memory() // 2, names=(*DEMO_KEYS, "meta"))
+    except NpzError as err:
+        raise ValueError(f"--data {path!r} is not a demonstrations file ({err})") from None
+    missing = [k for k in (*DEMO_KEYS, "meta") if k not in arrays]
+    if missing:
+        raise ValueError(f"--data {path!r} is not a demonstrations file (it lacks "
+                         f"{', '.join(map(repr, missing))})")
     try:
-        with np.load(path, allow_pickle=False) as f:
-            data = {k: f[k] for k in DEMO_KEYS}
-            meta = json.loads(str(f["meta"]))
+        data = {k: arrays[k] for k in DEMO_KEYS}
+        meta = json.loads(str(arrays["meta"]))
         teacher = str(meta["teacher"])
         same_rules = RuleConfig.from_dict(meta.get("rules", {})) == rules
     except (OSError, ValueError, KeyError, TypeError, AttributeError, EOFError,

@@ -184,3 +184,90 @@ def test_replay_of_a_file_that_is_no_record_names_the_file(tmp_path, capsys):
     assert main(["replay", str(tmp_path / "run.json")]) == 2
     assert capsys.readouterr().err == (
         f"error: {str(tmp_path / 'run.json')!r}: the record lacks the field 'rules'\n")
+
+
+# -- files that are not what they seem -----------------------------------------------------------
+@pytest.fixture
+def demos(tmp_path):
+    """A small valid demonstrations file of expert_iteration (greedy's decisions)."""
+    import numpy as np
+
+    from experiments.expert_iteration import DEMO_KEYS, save_demos
+
+    rules = RuleConfig()
+    from dominoes_env.obs import observation_spec
+
+    width = observation_spec(2).layout(rules).size
+    masks = np.zeros((4, rules.num_tiles * 4), bool)
+    masks[:, 0] = True
+    data = dict(zip(DEMO_KEYS, [np.zeros((4, width), np.float32), masks,
+                                np.zeros(4, np.int64), np.zeros(4, np.float32)], strict=True))
+    save_demos(tmp_path / "demos.npz", data, {"teacher": "greedy", "rules": rules.to_dict()})
+    return tmp_path / "demos.npz"
+
+
+@pytest.mark.parametrize("damage", ["fifo", "huge header"])
+def test_expert_iteration_data_that_is_a_fifo_or_declares_a_terabyte(demos, damage):
+    """``--data FIFO`` waited for a writer for ever; an array declaring a terabyte was a
+    MemoryError traceback (``np.load`` straight, not the shared capped reader)."""
+    import signal
+
+    from experiments.expert_iteration import load_demos
+
+    from . import helpers
+
+    if damage == "fifo":
+        demos.unlink()
+        os.mkfifo(demos)
+    else:
+        helpers.with_a_huge_array_header(demos, "obs")
+
+    def hung(signum, frame):
+        raise AssertionError("load_demos still reading after 30 s")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(30)
+    try:
+        with pytest.raises(ValueError, match=f"--data {str(demos)!r} is not a demonstrations "
+                                             "file"):
+            load_demos(str(demos), RuleConfig())
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_expert_iteration_reads_its_own_demonstrations(demos):
+    from experiments.expert_iteration import load_demos
+
+    data, teacher = load_demos(str(demos), RuleConfig())
+    assert teacher == "greedy" and data["obs"].shape[0] == 4
+
+
+@pytest.mark.parametrize("name", ["config.json", "matches.jsonl"])
+@pytest.mark.parametrize("odd", ["fifo", "link to /dev/zero", "link to a file"])
+def test_a_tournament_folder_holding_a_fifo_or_a_link_is_refused(tmp_path, capsys, name, odd):
+    """A resumed tournament whose config.json or matches.jsonl was a FIFO waited for ever; a
+    link to /dev/zero read until the memory ran out (the kernel killed it); a link to another
+    file would have been cut at its last newline and appended to."""
+    from agents.tournament import TournamentConfig
+    from agents.tournament.runner import run_tournament
+    from experiments.tournament.cli import main
+
+    argv = ["--agents", "random", "greedy", "--matches", "2", "--target-score", "20",
+            "--quiet", "--no-plots", "--out", str(tmp_path / "run")]
+    assert main(argv) == 0
+    capsys.readouterr()
+    target = tmp_path / "run" / name
+    other = tmp_path / "other.txt"
+    other.write_text("keep\\nme")
+    target.unlink()
+    {"fifo": lambda: os.mkfifo(target), "link to /dev/zero": lambda: target.symlink_to(
+        "/dev/zero"), "link to a file": lambda: target.symlink_to(other)}[odd]()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ") and "Traceback" not in err, err
+    assert f"holds {name!r}, which is not a regular file or folder" in err
+    config = TournamentConfig(["random", "greedy"], RuleConfig(target_score=20), matches=2)
+    with pytest.raises(ValueError, match="is not a regular file"):
+        run_tournament(config, tmp_path / "run", progress=False)
+    assert other.read_text() == "keep\\nme"

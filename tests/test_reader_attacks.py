@@ -120,7 +120,9 @@ READERS: dict[str, tuple[str, Callable]] = {
     "dominoes_env.jax.checkpoints.init_policy": ("policy", _init_policy),
 }
 #: what is done to a good file before a reader gets it
-DAMAGES = ["empty", "truncated", "random", "folder", "missing"]
+DAMAGES = ["empty", "truncated", "random", "folder", "missing", "fifo", "link to /dev/zero"]
+#: the longest a reader may take to refuse a file (a FIFO blocked ``np.load`` for good)
+READ_LIMIT_S = 60
 #: reader cases known to fail in files this test's author may not edit: (reader, damage) ->
 #: the reason; each is a strict xfail
 KNOWN_READERS: dict[tuple[str, str], str] = {}
@@ -179,6 +181,12 @@ def damaged(kind: str, damage: str, reader: str, d: Path) -> tuple[Path, Path]:
         target = (next((good / "decisions").glob("*.npz")) if reader.endswith("load_decisions")
                   and damage != "folder" else good / "dataset.json")
     data = target.read_bytes()
+    if damage in ("fifo", "link to /dev/zero"):
+        import shutil
+
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+        os.mkfifo(target) if damage == "fifo" else os.symlink("/dev/zero", target)
+        return good, target
     if damage == "folder":
         if target.is_dir():  # a dataset: an empty folder in its place
             import shutil
@@ -209,12 +217,21 @@ def test_every_reader_refuses_a_damaged_file_naming_it(name, damage, tmp_path):
         pytest.importorskip("jax")
     kind, read = READERS[name]
     given, target = damaged(kind, damage, name, tmp_path)
+
+    def hung(signum, frame):
+        raise AssertionError(f"{name} still reading {damage} after {READ_LIMIT_S} s")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(READ_LIMIT_S)
     try:
         result = read(given)
     except (ValueError, TypeError) as err:  # RecordError and PolicyFileError are ValueErrors
         message = str(err)
         assert str(given) in message or str(target) in message, (name, damage, message)
         return
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
     # a shard cut off by a crash keeps the records before the cut (documented): none if empty
     assert kind == "shard" and damage in ("empty", "truncated"), (name, damage, "read", result)
 

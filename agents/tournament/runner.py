@@ -49,6 +49,8 @@ from .schedule import MatchJob, Schedule, check_agents, make_schedule
 
 CONFIG_FILE = "config.json"
 MATCHES_FILE = "matches.jsonl"
+#: the largest config.json read back (one is a few hundred bytes)
+MAX_CONFIG_BYTES = 1 << 20
 SUMMARY_FILE = "summary.json"
 HEATMAP_FILE = "winrate_heatmap.png"
 RATINGS_FILE = "ratings.png"
@@ -327,12 +329,21 @@ def prepare_dir(out: Path, config: TournamentConfig) -> None:
     if out.exists() and not out.is_dir():
         raise TournamentDirError(f"--out {str(out)!r} is a file, not a directory")
     out.mkdir(parents=True, exist_ok=True)
+    for name in (CONFIG_FILE, MATCHES_FILE):  # a FIFO would block the run, a link to /dev/zero
+        here = out / name                      # fill the memory, a link to a file append to it
+        if os.path.lexists(here) and not (here.is_file() and not here.is_symlink()):
+            raise TournamentDirError(f"{str(here)!r} is not a regular file (a link, a FIFO or "
+                                     "a device); remove it, or use another --out")
     path = out / CONFIG_FILE
     wanted = config.to_dict()
     if path.exists():
         try:
-            old = json.loads(path.read_text())
-        except (OSError, ValueError) as err:
+            with open(path, "rb") as f:  # a config is a few hundred bytes
+                text = f.read(MAX_CONFIG_BYTES + 1)
+            if len(text) > MAX_CONFIG_BYTES:
+                raise ValueError(f"larger than {MAX_CONFIG_BYTES:,} bytes")
+            old = json.loads(text)
+        except (OSError, ValueError, RecursionError) as err:
             raise TournamentDirError(f"{path} is unreadable ({err}); use another --out") from None
         if old != wanted:
             raise TournamentDirError(

@@ -81,6 +81,8 @@ def is_policy_file(path: str | os.PathLike) -> bool:
     """Whether `path` is an `.npz` that looks like a policy file (it has a `format` entry),
     rather than a training checkpoint or anything else (no error either way; `load_actor`
     checks it)."""
+    if not os.path.isfile(path):  # a FIFO would block np.load; a folder or device is no policy
+        return False
     try:
         with np.load(path, allow_pickle=False) as data:
             return "format" in data.files and "meta" not in data.files
