@@ -166,8 +166,13 @@ def check_run(cfg: RllibConfig) -> None:
             why = "is not a folder" if resume.exists() else "does not exist"
             raise ValueError(f"--resume {cfg.resume!r} {why}; give an RLlib checkpoint folder "
                              "(OUT/checkpoint)")
-        try:
-            json.loads((resume / "metadata.json").read_text())
+        meta = resume / "metadata.json"
+        try:  # a FIFO would block the read, a link to /dev/zero fill the memory
+            if not meta.is_file():
+                raise ValueError("not a regular file" if os.path.lexists(meta) else "missing")
+            if meta.stat().st_size > 1 << 20:
+                raise ValueError(f"{meta.stat().st_size:,} bytes; RLlib writes a few hundred")
+            json.loads(meta.read_text())
         except (OSError, ValueError) as err:
             raise ValueError(f"--resume {cfg.resume!r} is not an RLlib checkpoint folder "
                              f"(metadata.json: {getattr(err, 'strerror', None) or err})") from None

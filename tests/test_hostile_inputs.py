@@ -271,3 +271,18 @@ def test_a_tournament_folder_holding_a_fifo_or_a_link_is_refused(tmp_path, capsy
     with pytest.raises(ValueError, match="is not a regular file"):
         run_tournament(config, tmp_path / "run", progress=False)
     assert other.read_text() == "keep\\nme"
+
+
+@pytest.mark.parametrize("odd", ["fifo", "link to /dev/zero"])
+def test_train_rllib_resume_folder_whose_metadata_is_a_fifo_is_refused(tmp_path, odd):
+    """``train_rllib --resume CK`` read ``CK/metadata.json`` with ``read_text()``: a FIFO
+    blocked it for ever, a link to /dev/zero read until the memory ran out."""
+    from experiments.train_rllib import RllibConfig, check_run
+
+    (tmp_path / "ck").mkdir()
+    meta = tmp_path / "ck" / "metadata.json"
+    os.mkfifo(meta) if odd == "fifo" else meta.symlink_to("/dev/zero")
+    with pytest.raises(ValueError, match=r"not an RLlib checkpoint folder \(metadata.json: not "
+                                         r"a regular file\)"):
+        check_run(RllibConfig(out=str(tmp_path / "out"), resume=str(tmp_path / "ck")))
+    assert not (tmp_path / "out").exists()
