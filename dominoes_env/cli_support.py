@@ -348,8 +348,23 @@ def _stop_on_signals() -> Callable[[], None]:
     return restore
 
 
+def _tolerant_output() -> None:
+    """A standard output whose encoding cannot write every character (``PYTHONIOENCODING=
+    ascii``, an ASCII or cp1252 terminal) shows ``?`` for the pictures' ``·`` and the tables'
+    ``±`` instead of stopping the command with a ``UnicodeEncodeError`` traceback."""
+    import codecs
+
+    stream = sys.stdout
+    try:
+        if codecs.lookup(stream.encoding).name != "utf-8" and stream.errors == "strict":
+            stream.reconfigure(errors="replace")
+    except (AttributeError, LookupError, TypeError, ValueError, OSError):  # not a text file
+        pass
+
+
 def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...] = ()) -> int:
     """Run ``body()`` (returning an exit status) with the shared handling described above."""
+    _tolerant_output()
     restore = _stop_on_signals()
     try:
         status = body()

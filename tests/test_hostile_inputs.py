@@ -286,3 +286,26 @@ def test_train_rllib_resume_folder_whose_metadata_is_a_fifo_is_refused(tmp_path,
                                          r"a regular file\)"):
         check_run(RllibConfig(out=str(tmp_path / "out"), resume=str(tmp_path / "ck")))
     assert not (tmp_path / "out").exists()
+
+
+# -- the environment a program runs in -----------------------------------------------------------
+@pytest.mark.parametrize("program", ["replay", "tournament"])
+def test_an_output_that_cannot_encode_the_pictures_is_no_traceback(tmp_path, record_file,
+                                                                   program):
+    """With ``PYTHONIOENCODING=ascii`` (an ASCII or cp1252 terminal) the pictures' ``·`` and the
+    tables' ``±`` ended ``replay --steps``, ``play`` and the tournament in a
+    ``UnicodeEncodeError`` traceback; they are shown as ``?``."""
+    import subprocess
+    import sys
+
+    from . import helpers
+
+    argv = {"replay": ["dominoes_env", "replay", str(record_file), "--steps"],
+            "tournament": ["experiments.tournament", "--agents", "random", "greedy",
+                           "--matches", "2", "--target-score", "20", "--quiet", "--no-plots",
+                           "--out", str(tmp_path / "out")]}[program]
+    env = {**os.environ, "PYTHONIOENCODING": "ascii", "PYTHONPATH": str(helpers.ROOT)}
+    proc = subprocess.run([sys.executable, "-m", *argv], capture_output=True, env=env,
+                          timeout=helpers.CHILD_TIMEOUT_S, cwd=tmp_path)
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert b"?" in proc.stdout
