@@ -462,6 +462,14 @@ def check_output_file(path: str | os.PathLike, flag: str, *, overwrite: bool = F
     if not os.path.isdir(folder):
         why = "is not a directory" if os.path.exists(folder) else "does not exist"
         raise CommandError(f"{flag} {text!r}: the folder {folder!r} {why}")
+    name = os.path.basename(os.path.abspath(text)).encode("utf-8", "surrogateescape")
+    try:  # found now, not after a match played by hand that then cannot be saved
+        most = os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):  # pragma: no cover - a system that does not say
+        most = 255
+    if len(name) > most:
+        raise CommandError(f"{flag} {short_repr(text)}: its name is {len(name)} bytes; this "
+                           f"file system allows {most}")
 
 
 class RefusedError(CommandError, ValueError):

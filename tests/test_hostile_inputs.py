@@ -309,3 +309,38 @@ def test_an_output_that_cannot_encode_the_pictures_is_no_traceback(tmp_path, rec
                           timeout=helpers.CHILD_TIMEOUT_S, cwd=tmp_path)
     assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert b"?" in proc.stdout
+
+
+# -- long names -----------------------------------------------------------------------------------
+def test_a_file_whose_name_fits_is_written_even_when_long(tmp_path):
+    """A name of 240 characters fits the file system (255), but ``atomic_write``'s temporary
+    file beside it (``.NAME-tmp-PID-XXXXXXXX.tmp``) did not: every write of it failed with
+    "File name too long"."""
+    from dominoes_env.core.atomic_files import (
+        _temporary_prefix,
+        atomic_write,
+        remove_stale_temporaries,
+    )
+
+    path = tmp_path / ("x" * 240 + ".html")
+    with atomic_write(path) as f:
+        f.write("page")
+    assert path.read_text() == "page" and os.listdir(tmp_path) == [path.name]
+    # a killed writer's temporary file of this name is still found and removed
+    stale = tmp_path / (_temporary_prefix(str(path)) + "999999999-abcdefgh.tmp")
+    assert len(stale.name.encode()) <= 255
+    stale.write_text("half")
+    assert remove_stale_temporaries(path) == [stale.name]
+
+
+def test_play_refuses_a_save_name_too_long_before_the_match(tmp_path, capsys):
+    """``play --save NAME`` with a name longer than the file system allows was found only
+    after the match, played by hand, when the record could not be written."""
+    from dominoes_env.cli import main
+
+    save = tmp_path / ("z" * 256)
+    assert main(["play", "--opponents", "random", "--seed", "1", "--save", str(save)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("error: --save ") and err.count("\n") == 1
+    assert "its name is 256 bytes; this file system allows 255" in err
+    assert os.listdir(tmp_path) == []

@@ -32,10 +32,28 @@ def _new_file_mode() -> int:
     return 0o666 & ~umask
 
 
+#: the longest file name (in bytes) a temporary file's name begins with: with the 26 bytes
+#: around it (``.``, ``-tmp-``, a process id, a random part, ``.tmp``) it stays within the
+#: 255 bytes most file systems allow, so that a file whose own name fits can be written
+_MAX_TEMPORARY_STEM = 200
+
+
 def _temporary_prefix(path: str) -> str:
     """``.NAME-tmp-``: how the temporary files of ``path`` begin (the writer's process id
-    follows)."""
-    return f".{os.path.basename(path)}-tmp-"
+    follows). A long ``NAME`` is cut, with a digest of the whole name after the cut (a file
+    named with 240 characters could not be written: its temporary file's name was too long).
+
+    >>> len(_temporary_prefix("x" * 250).encode()) <= _MAX_TEMPORARY_STEM + 6
+    True
+    """
+    name = os.path.basename(path)
+    raw = name.encode("utf-8", "surrogateescape")
+    if len(raw) > _MAX_TEMPORARY_STEM:
+        import hashlib
+
+        digest = hashlib.sha256(raw).hexdigest()[:16]
+        name = raw[:_MAX_TEMPORARY_STEM - 17].decode("utf-8", "ignore") + "~" + digest
+    return f".{name}-tmp-"
 
 
 def _sync_folder(folder: str) -> None:
