@@ -344,3 +344,29 @@ def test_play_refuses_a_save_name_too_long_before_the_match(tmp_path, capsys):
     assert out == "" and err.startswith("error: --save ") and err.count("\n") == 1
     assert "its name is 256 bytes; this file system allows 255" in err
     assert os.listdir(tmp_path) == []
+
+
+# -- text that a report's libraries read as markup ------------------------------------------------
+def test_agent_specs_with_rich_markup_or_mathtext_are_shown_as_written(tmp_path, capsys):
+    """A policy path with brackets (``ppo:.../[/]p.npz``) ended the tournament's report in a
+    rich MarkupError traceback and ``[red]`` vanished from the names shown; one with ``$...$``
+    ended the plots in a matplotlib ParseFatalException traceback, after the matches."""
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("rich")
+    from agents.ppo import random_policy_npz
+    from experiments.tournament.cli import main
+
+    (tmp_path / "[").mkdir()
+    markup = tmp_path / "[" / "]p.npz"  # its spec reads ppo:.../[/]p.npz
+    coloured = tmp_path / "[red]q.npz"
+    maths = tmp_path / "a$\\foo$.npz"
+    for path in (markup, coloured, maths):
+        random_policy_npz(path, RuleConfig(), hidden=(8,))
+    specs = [f"ppo:{path}" for path in (markup, coloured, maths)]
+    out = tmp_path / "out"
+    status = main(["--agents", *specs, "--matches", "2", "--target-score", "20", "--quiet",
+                   "--out", str(out)])
+    stdout, err = capsys.readouterr()
+    assert status == 0 and "Traceback" not in err, err[-2000:]
+    assert "[/]p.npz" in stdout and "[red]q.npz" in stdout
+    assert (out / "winrate_heatmap.png").stat().st_size and (out / "ratings.png").stat().st_size

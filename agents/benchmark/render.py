@@ -8,7 +8,7 @@ from typing import Any
 
 from dominoes_env.optional import require
 
-from ..tournament.report import output_console
+from ..tournament.report import output_console, plain_text_figures
 
 
 def _num(value: float | None, digits: int) -> str:
@@ -91,6 +91,11 @@ def print_card(card: dict[str, Any], console=None) -> None:
 def plot_card(card: dict[str, Any], path: str | os.PathLike) -> Path:
     """One panel per table: the agent's win rate against each opponent with its 95% interval,
     50% marked; an ``n/a`` cell is written as such."""
+    with plain_text_figures():
+        return _plot_card(card, path)
+
+
+def _plot_card(card: dict[str, Any], path: str | os.PathLike) -> Path:
     Figure = require("matplotlib.figure", "tournament", "the benchmark card's picture").Figure
 
     tables = card["tables"]

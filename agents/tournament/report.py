@@ -96,8 +96,20 @@ def win_matrix(summary: dict) -> list[list[float]]:
     return m
 
 
+def plain_text_figures():
+    """A context in which matplotlib draws text as it is: an agent spec or a path with ``$``
+    (``ppo:a$\\x$.npz``) was read as mathtext and ended the run in a ParseFatalException
+    traceback after its matches were played."""
+    return require("matplotlib", "tournament", "plotting").rc_context({"text.parse_math": False})
+
+
 def plot_heatmap(summary: dict, path: str | os.PathLike) -> Path:
     """Head-to-head win-rate heatmap: row agent's win rate against the column agent."""
+    with plain_text_figures():
+        return _plot_heatmap(summary, path)
+
+
+def _plot_heatmap(summary: dict, path: str | os.PathLike) -> Path:
     Figure = require("matplotlib.figure", "tournament", "plotting").Figure
 
     agents, m = summary["agents"], win_matrix(summary)
@@ -121,6 +133,11 @@ def plot_heatmap(summary: dict, path: str | os.PathLike) -> Path:
 
 def plot_ratings(summary: dict, path: str | os.PathLike) -> Path:
     """OpenSkill ratings with their 95% intervals, best at the top."""
+    with plain_text_figures():
+        return _plot_ratings(summary, path)
+
+
+def _plot_ratings(summary: dict, path: str | os.PathLike) -> Path:
     Figure = require("matplotlib.figure", "tournament", "plotting").Figure
 
     items = sorted(summary["ratings"].items(), key=lambda kv: kv[1]["mu"])
@@ -158,7 +175,7 @@ def output_console(width: int):
     """A rich console for a command's standard output: ``width`` columns when the output is
     piped or captured (not squeezed into 80), and an output closed early (``| head``) raises
     ``BrokenPipeError`` for the command to report in one line (rich's own console exits with
-    status 1 and no word)."""
+    status 1 and no word). Text is printed as it is, never read as rich's markup."""
     require("rich", "tournament", "the tournament report")
     from rich.console import Console
 
@@ -167,8 +184,10 @@ def output_console(width: int):
             self.quiet = True
             raise BrokenPipeError(errno.EPIPE, "standard output was closed")
 
-    console = _Console()
-    return console if console.is_terminal else _Console(width=width)
+    # markup off: an agent spec or a path is text ('ppo:[red]q.npz' showed as 'ppo:q.npz', and
+    # 'ppo:[/]p.npz' ended the report in a MarkupError traceback)
+    console = _Console(markup=False)
+    return console if console.is_terminal else _Console(width=width, markup=False)
 
 
 def print_summary(summary: dict, console=None) -> None:
