@@ -377,8 +377,8 @@ class Game:
         play draws from the boneyard until a drawn tile fits (or the drawable part is empty),
         then plays or passes; when every seat in turn has passed the hand is blocked.
 
-        A fixed loop over the ``n`` seats; each seat's draw is one vectorised step over the
-        tiles' boneyard positions."""
+        Only the next seat can draw (see below): one vectorised step over the tiles' boneyard
+        positions, then a fixed loop of scalar steps over the other seats."""
         tb = self.tb
         n, V = tb.n, tb.V
         ends = s.ends
@@ -393,43 +393,44 @@ class Game:
         # who holds a tile that fits: each seat's hand as it enters, since a seat draws only
         # on its own visit (the seat that played comes last and nobody draws for it)
         holds_all = jnp.any(s.hands & fits[None, :], axis=1)  # bool[n]
-        drawn, turn = s.drawn, _i(-1)
-        # per seat: the boneyard places it drew (lo .. hi - 1), whether it had to draw, and
-        # whether what the table learns replaces its known lacks; applied once, after the loop
-        lo = hi = jnp.zeros(n, I32)
-        must = replace_all = jnp.zeros(n, bool)
-
-        # at most n seats are visited: the n-th is the seat that played, after n - 1 passes
-        # (a Python loop: n is static, and unrolled the whole turn fuses into one kernel)
-        for k in range(1, n + 1):
-            # seat + k: play if it can, else draw until a tile fits, else pass
-            who = one_hot((seat + k) % n, n)  # bool[n]
-            active = turn < 0  # no seat before it in this round could play
+        drawn = s.drawn
+        # Only the first seat after ``seat`` can draw anything: if it cannot play it draws
+        # until a drawn tile fits (and plays it), or it empties the drawable part, which leaves
+        # nothing for the seats after it. So one draw is computed (one pass over the tiles,
+        # not one per seat), then the turn goes to the first seat that can play: the next seat
+        # if it holds a fitting tile or drew one, else the first of the others that holds one
+        # (the seat that played comes last); every seat passed over must draw (it draws
+        # nothing but shows what it lacks). None: the hand is blocked.
+        first_seat = (seat + 1) % n
+        who1 = one_hot(first_seat, n)  # bool[n]
+        holds1 = jnp.any(holds_all & who1)
+        cand = pos_fits & (pos >= drawn)
+        hit = jnp.any(cand)
+        first = jnp.min(jnp.where(cand, pos, tb.draw_limit))
+        stop = jnp.maximum(jnp.where(hit, first + 1, tb.draw_limit), drawn)
+        new_drawn = jnp.where(holds1, drawn, stop)
+        drew = new_drawn - drawn
+        # what the table learns: after several draws that end in a playable tile only these
+        # values (the seat may have drawn a value it lacked before); otherwise these values
+        # as well, or only these if it drew and still passes
+        replace1 = ~holds1 & jnp.where(hit, drew > 1, drew > 0)
+        turn = jnp.where(holds1 | hit, first_seat, -1)
+        must = who1 & ~holds1
+        # the seats after it, in turn order (a Python loop: n is static), while none could play
+        for k in range(2, n + 1):
+            who = one_hot((seat + k) % n, n)
+            active = turn < 0
             holds = jnp.any(holds_all & who)
-            must_draw = active & ~holds
-            cand = pos_fits & (pos >= drawn)
-            hit = jnp.any(cand)
-            first = jnp.min(jnp.where(cand, pos, tb.draw_limit))
-            stop = jnp.maximum(jnp.where(hit, first + 1, tb.draw_limit), drawn)
-            new_drawn = jnp.where(must_draw, stop, drawn)
-            drew = new_drawn - drawn
-            # what the table learns: after several draws that end in a playable tile only these
-            # values (the seat may have drawn a value it lacked before); otherwise these values
-            # as well, or only these if it drew and still passes
-            replace = jnp.where(hit, drew > 1, drew > 0)
-            lo = jnp.where(who, drawn, lo)
-            hi = jnp.where(who, new_drawn, hi)
-            must = must | (who & must_draw)
-            replace_all = replace_all | (who & replace)
-            turn = jnp.where(active & (holds | hit), (seat + k) % n, turn)
-            drawn = new_drawn
+            must = must | (who & active & ~holds)
+            turn = jnp.where(active & holds, (seat + k) % n, turn)
+        replace_all = who1 & replace1
 
-        got = (pos[None, :] >= lo[:, None]) & (pos[None, :] < hi[:, None])  # the tiles drawn
-        hands = s.hands | got
+        got = (pos >= drawn) & (pos < new_drawn)  # the tiles drawn, all by the next seat
+        hands = s.hands | (who1[:, None] & got[None, :])
         learned = jnp.where(replace_all[:, None], values[None, :], s.known_lacks | values[None, :])
         lacks = jnp.where(must[:, None], learned, s.known_lacks)
         found = turn >= 0
-        s = s._replace(hands=hands, known_lacks=lacks, drawn=drawn, turn=turn)
+        s = s._replace(hands=hands, known_lacks=lacks, drawn=new_drawn, turn=turn)
         return self.end_blocked(s, ~found)
 
     # -- the end of a hand -------------------------------------------------------------------
