@@ -323,25 +323,39 @@ def _stop_on_signals() -> Callable[[], None]:
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
     owner = os.getpid()
+    stopping = []  # the signal being handled: a second one (SIGTERM twice, a closed terminal
+    # after a SIGTERM) raised again inside the first one's saving or its report, a traceback
 
     def handler(signum, frame):
         if os.getpid() != owner:  # a forked worker: die as the default action would
             signal.signal(signum, signal.SIG_DFL)
             os.kill(os.getpid(), signum)
             return
+        if stopping:  # already stopping: the first signal's save and line go on
+            return
+        stopping.append(signum)
         raise Stopped(signum)
 
     wanted = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
     before = {signum: signal.signal(signum, handler) for signum in wanted}
+    before[signal.SIGINT] = signal.getsignal(signal.SIGINT)
     from .startup import redeliver_lost_interrupts
 
     previous_hook = sys.unraisablehook
-    unraisable = redeliver_lost_interrupts(previous_hook)
+    redeliver = redeliver_lost_interrupts(previous_hook)
+
+    def unraisable(info) -> None:
+        if isinstance(info.exc_value, Stopped):  # lost in a finalizer: sent again, not ignored
+            stopping.clear()
+        redeliver(info)
+
+    unraisable.redelivers = True  # type: ignore[attr-defined]
     sys.unraisablehook = unraisable
 
     def restore() -> None:
         for signum, old in before.items():
-            signal.signal(signum, old)
+            if old is not None:  # None: a handler not set from Python, left alone
+                signal.signal(signum, old)
         if sys.unraisablehook is unraisable:
             sys.unraisablehook = previous_hook
 
@@ -362,6 +376,16 @@ def _tolerant_output() -> None:
         pass
 
 
+def _ignore_interrupts() -> None:
+    """Ctrl-C ignored while a stopped command reports how it ended (the handlers are restored
+    when :func:`run_command` returns)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...] = ()) -> int:
     """Run ``body()`` (returning an exit status) with the shared handling described above."""
     _tolerant_output()
@@ -371,6 +395,7 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
         sys.stdout.flush()
         return status
     except KeyboardInterrupt as stop:  # Ctrl-C, or Stopped (SIGTERM, SIGHUP)
+        _ignore_interrupts()  # a second Ctrl-C now would cut this line with a traceback
         quiet_teardown()
         status, words = stop_status(stop)
         print_error(words)

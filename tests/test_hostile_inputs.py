@@ -370,3 +370,33 @@ def test_agent_specs_with_rich_markup_or_mathtext_are_shown_as_written(tmp_path,
     assert status == 0 and "Traceback" not in err, err[-2000:]
     assert "[/]p.npz" in stdout and "[red]q.npz" in stdout
     assert (out / "winrate_heatmap.png").stat().st_size and (out / "ratings.png").stat().st_size
+
+
+# -- a second stop while the first is being handled ----------------------------------------------
+def test_a_second_sigterm_while_saving_does_not_cut_the_save(capsys):
+    """``make_dataset`` sent SIGTERM twice (a service manager, a user's ``kill`` repeated)
+    ended in a ``Stopped`` traceback (status 1): the second signal raised again inside the
+    first one's saving or inside the runner's report of it."""
+    import signal
+    import time
+
+    from dominoes_env.cli_support import Stopped, run_command
+
+    saved = []
+    before, before_term = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+
+    def body() -> int:
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+        except Stopped:
+            os.kill(os.getpid(), signal.SIGTERM)  # the second one, while the work is saved
+            saved.append("work")
+            raise
+        return 0
+
+    assert run_command(body) == 143
+    assert saved == ["work"]
+    assert capsys.readouterr().err == "error: stopped by SIGTERM\n"
+    assert signal.getsignal(signal.SIGINT) is before  # Ctrl-C as before once it returned
+    assert signal.getsignal(signal.SIGTERM) is before_term
