@@ -233,6 +233,11 @@ def _layers(path, data: Mapping[str, np.ndarray], n: int) -> tuple:
     missing = [key for pair in keys for key in pair if key not in data]
     if missing:
         raise PolicyFileError(path, f"num_layers={n} but {', '.join(missing)} missing")
+    known = {key for pair in keys for key in pair} | set(_KEYS)
+    extra = sorted(key for key in data if key not in known)
+    if extra:  # num_layers=1 beside w1, b1 played a network that was never trained
+        raise PolicyFileError(path, f"holds {', '.join(map(repr, extra[:3]))}, which a policy "
+                                    f"of num_layers={n} does not have")
     width = None
     for i, (wk, bk) in enumerate(keys):
         w, b = data[wk], data[bk]

@@ -400,3 +400,23 @@ def test_a_second_sigterm_while_saving_does_not_cut_the_save(capsys):
     assert capsys.readouterr().err == "error: stopped by SIGTERM\n"
     assert signal.getsignal(signal.SIGINT) is before  # Ctrl-C as before once it returned
     assert signal.getsignal(signal.SIGTERM) is before_term
+
+
+# -- a policy file that is valid but not what it says --------------------------------------------
+@pytest.mark.parametrize("change, extra", [({"num_layers": 1}, "'b1', 'w1'"),
+                                           ({"w9": [0.0]}, "'w9'")])
+def test_a_policy_with_layers_it_does_not_use_is_refused(tmp_path, change, extra):
+    """``num_layers=1`` in a file that holds ``w1``/``b1`` chained (a 256-wide layer fits the
+    head) and played a network that was never trained, silently; an unknown array was ignored."""
+    import numpy as np
+
+    from agents.ppo import PPOAgent, random_policy_npz
+
+    path = tmp_path / "p.npz"
+    random_policy_npz(path, RuleConfig(), hidden=(8, 8))
+    arrays = dict(np.load(path))
+    arrays.update({key: np.array(value) for key, value in change.items()})
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+    with pytest.raises(ValueError, match=f"holds {extra}, which a policy of num_layers="):
+        PPOAgent(str(path))
