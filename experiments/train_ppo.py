@@ -182,7 +182,7 @@ class TrainConfig:
 
     def opponent_mix(self) -> tuple[list[tuple[str, float]], float]:
         """``([(spec, weight), ...], self_weight)`` from ``opponents``."""
-        fixed, self_weight = [], 0.0
+        fixed, self_weight, seen = [], 0.0, set()
         for item in self.opponents:
             spec, sep, weight = item.rpartition("=")
             try:
@@ -191,6 +191,10 @@ class TrainConfig:
                 w = -1.0
             if not sep or not spec or not 0 <= w < math.inf:
                 raise ValueError(f"opponent {item!r}: write SPEC=WEIGHT, e.g. greedy=0.5")
+            if spec in seen:  # random=1 random=2 was taken without a word
+                raise ValueError(f"opponent {spec!r} is given twice; give it once, with its "
+                                 "whole weight")
+            seen.add(spec)
             if spec == "self":
                 self_weight += w
             elif w > 0:
@@ -201,6 +205,9 @@ class TrainConfig:
         if not fixed:
             raise ValueError("the opponent mix needs at least one fixed agent (the pool starts "
                              "empty), e.g. greedy=1")
+        if not math.isfinite(sum(w for _, w in fixed) + self_weight):  # 1e308 twice: inf
+            raise ValueError("the opponent weights add up to more than a float holds; use "
+                             "smaller weights (only their ratios matter)")
         return fixed, self_weight
 
 

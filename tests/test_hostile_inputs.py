@@ -420,3 +420,20 @@ def test_a_policy_with_layers_it_does_not_use_is_refused(tmp_path, change, extra
         np.savez(f, **arrays)
     with pytest.raises(ValueError, match=f"holds {extra}, which a policy of num_layers="):
         PPOAgent(str(path))
+
+
+# -- train_ppo's opponent mix ---------------------------------------------------------------------
+@pytest.mark.parametrize("mix, fragment", [
+    (["random=1", "random=2"], "opponent 'random' is given twice"),
+    (["greedy=1", "self=0.5", "self=0.5"], "opponent 'self' is given twice"),
+    (["random=1e308", "greedy=1e308"], "the opponent weights add up to more than a float holds"),
+])
+def test_train_ppo_opponent_mix_given_twice_or_overflowing(mix, fragment):
+    """``--opponents random=1 random=2`` was taken without a word; weights whose total
+    overflows to inf started the run, whose environments then died in tracebacks ("Total of
+    weights must be finite") and a ConnectionResetError."""
+    pytest.importorskip("sb3_contrib")
+    from experiments.train_ppo import TrainConfig
+
+    with pytest.raises(ValueError, match=fragment):
+        TrainConfig(opponents=mix).opponent_mix()
