@@ -30,6 +30,7 @@ import csv
 import dataclasses
 import functools
 import json
+import math
 import os
 import shlex
 import sys
@@ -145,6 +146,9 @@ class Config:
         if sum(self.opponent_mix().values()) <= 0:
             raise ValueError("the opponent mix (--opp-self/--opp-snapshot/--opp-greedy/"
                              "--opp-random/--opp-policy-weight) needs a positive weight")
+        if not math.isfinite(sum(self.opponent_mix().values())):  # 1e308 twice: shares of 0
+            raise ValueError("the opponent mix's weights add up to more than a float holds; "
+                             "use smaller weights (only their ratios matter)")
         if self.init and self.resume:
             raise ValueError("--init starts a new run and --resume continues one: pass one")
         if self.opp_policy_weight and not self.opp_policy:

@@ -437,3 +437,14 @@ def test_train_ppo_opponent_mix_given_twice_or_overflowing(mix, fragment):
 
     with pytest.raises(ValueError, match=fragment):
         TrainConfig(opponents=mix).opponent_mix()
+
+
+@pytest.mark.jax
+def test_train_jax_opponent_mix_that_overflows_is_refused():
+    """``--opp-greedy 1e308 --opp-random 1e308``: their total is inf, every share 0; the run
+    started and trained on that mix with only numpy's overflow warning."""
+    pytest.importorskip("jax")
+    from experiments.train_jax import Config
+
+    with pytest.raises(ValueError, match="weights add up to more than a float holds"):
+        Config(opp_greedy=1e308, opp_random=1e308)
