@@ -21,6 +21,7 @@ from .cli_support import (
     check_output_file,
     is_stdout_error,
     output_error_message,
+    paths_in_specs,
     print_error,
     silence_stdout,
 )
@@ -226,12 +227,12 @@ class _Human:
         self.act = ask
 
 
-def check_save_path(path: str, overwrite: bool) -> None:
+def check_save_path(path: str, overwrite: bool, inputs: tuple = ()) -> None:
     """Refuse a ``--save`` path that cannot take the record, before the match starts (the
     output policy of :func:`~dominoes_env.cli_support.check_output_file`: no folder, link or
-    device, an existing file only with ``overwrite``), or whose folder cannot be written.
-    ``CommandError`` with the reason."""
-    check_output_file(path, "--save", overwrite=overwrite)
+    device, none of the ``inputs`` (the opponents' policy files), an existing file only with
+    ``overwrite``), or whose folder cannot be written. ``CommandError`` with the reason."""
+    check_output_file(path, "--save", overwrite=overwrite, inputs=inputs)
     folder = os.path.dirname(os.path.abspath(path))
     try:  # the record is written into this folder (a temporary file, then a rename)
         fd, probe = tempfile.mkstemp(prefix=".record-", suffix=".probe", dir=folder)
@@ -283,8 +284,13 @@ def run_play(args) -> int:
         raise CommandError(str(err)) from None
     save = args.save
     overwrite = getattr(args, "overwrite", False)
-    if save:
-        check_save_path(save, overwrite)
+    if save:  # never over an opponent's policy (ppo:p.npz --save p.npz --overwrite replaced it)
+        import agents as agents_package  # its policies/: the shipped policies 'ppo' plays
+
+        shipped = os.path.join(os.path.dirname(agents_package.__file__), "policies")
+        inputs = (*paths_in_specs(args.opponents), shipped,
+                  *(str(a.path) for a in agents if getattr(a, "path", None) is not None))
+        check_save_path(save, overwrite, inputs)
     status, problem, game = 0, None, None
     if hasattr(sys.stdin, "reconfigure"):  # bytes that are not UTF-8 read as U+FFFD: re-asked
         sys.stdin.reconfigure(errors="replace")

@@ -448,3 +448,28 @@ def test_train_jax_opponent_mix_that_overflows_is_refused():
 
     with pytest.raises(ValueError, match="weights add up to more than a float holds"):
         Config(opp_greedy=1e308, opp_random=1e308)
+
+
+@pytest.mark.parametrize("opponent", ["ppo:{p}", "guided:policy={p}"])
+def test_play_never_saves_over_an_opponents_policy(tmp_path, monkeypatch, capsys, opponent):
+    """``play --opponents ppo:p.npz --save p.npz --overwrite`` replaced the policy it played
+    with the match's JSON record: an output that is an input is refused, ``--overwrite`` or
+    not (the shipped policies' folder too)."""
+    from agents.ppo import random_policy_npz
+    from dominoes_env.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    random_policy_npz(tmp_path / "p.npz", RuleConfig(), hidden=(8,))
+    before = (tmp_path / "p.npz").read_bytes()
+    spec = opponent.format(p="p.npz")
+    assert main(["play", "--opponents", spec, "--seed", "1", "--save", "p.npz",
+                 "--overwrite"]) == 2
+    assert capsys.readouterr().err == ("error: --save 'p.npz' is an input of this command; "
+                                       "write elsewhere\n")
+    assert (tmp_path / "p.npz").read_bytes() == before
+    import agents
+
+    shipped = os.path.join(os.path.dirname(agents.__file__), "policies", "ppo_2p.npz")
+    assert main(["play", "--opponents", "ppo", "--seed", "1", "--save", shipped,
+                 "--overwrite"]) == 2
+    assert "is an input of this command" in capsys.readouterr().err
