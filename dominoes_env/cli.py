@@ -189,3 +189,7 @@ def play_main(argv: list[str] | None = None) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     return run_command(lambda: args.func(args))
+
+
+if __name__ == "__main__":  # python -m dominoes_env.cli: as python -m dominoes_env (it did nothing)
+    sys.exit(main())

@@ -473,3 +473,18 @@ def test_play_never_saves_over_an_opponents_policy(tmp_path, monkeypatch, capsys
     assert main(["play", "--opponents", "ppo", "--seed", "1", "--save", shipped,
                  "--overwrite"]) == 2
     assert "is an input of this command" in capsys.readouterr().err
+
+
+def test_python_m_dominoes_env_cli_runs_the_command():
+    """``python -m dominoes_env.cli replay`` (the module the help names) did nothing and ended
+    with status 0: a typo'd command line passed as if it had worked."""
+    import subprocess
+    import sys
+
+    from . import helpers
+
+    proc = subprocess.run([sys.executable, "-m", "dominoes_env.cli", "replay"],
+                          capture_output=True, text=True, timeout=helpers.CHILD_TIMEOUT_S,
+                          env={**os.environ, "PYTHONPATH": str(helpers.ROOT)})
+    assert proc.returncode == 2 and proc.stderr.startswith("error: "), proc
+    assert "the following arguments are required: file" in proc.stderr
