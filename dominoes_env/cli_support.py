@@ -15,6 +15,7 @@ line on stderr and an exit status, never a traceback:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import errno
 import math
@@ -390,6 +391,7 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
     """Run ``body()`` (returning an exit status) with the shared handling described above."""
     _tolerant_output()
     restore = _stop_on_signals()
+    held = set(_RUN_LOCKS)
     try:
         status = body()
         sys.stdout.flush()
@@ -416,6 +418,7 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
         print_error(str(err))
         return 2
     finally:
+        _release_run_locks(held)
         restore()
 
 
@@ -751,6 +754,47 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
     return RunFolder(text, program, settings, resumes=True)
 
 
+#: the run folders this process writes into, locked (realpath -> the folder's open fd)
+_RUN_LOCKS: dict[str, int] = {}
+
+
+def _lock_run_folder(path: str) -> None:
+    """Hold an exclusive lock on the run folder ``path`` while this process writes into it
+    (until :func:`run_command` returns, or the process ends): a second process starting a run
+    there (the same ``--resume`` twice, an ``--overwrite`` of a run still going) is refused,
+    where both wrote the same checkpoint and results, or the second emptied the first's folder
+    under it. A file system without locks is not locked."""
+    real = os.path.realpath(path)
+    if real in _RUN_LOCKS:
+        return
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on POSIX
+        return
+    try:
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise RefusedError(f"the run folder {path!r} is being written by another run (a "
+                           "process still running); wait for it to end, or name another "
+                           "folder") from None
+    except OSError:  # pragma: no cover - no locks on this file system
+        os.close(fd)
+        return
+    _RUN_LOCKS[real] = fd
+
+
+def _release_run_locks(keep: set[str]) -> None:
+    """Release the run folders' locks taken since ``keep`` (those held before) was noted."""
+    for real in [r for r in _RUN_LOCKS if r not in keep]:
+        with contextlib.suppress(OSError):
+            os.close(_RUN_LOCKS.pop(real))
+
+
 def start_run_folder(folder: RunFolder) -> str:
     """Start the run checked by :func:`check_run_folder`: empty the folder when the run
     replaces another (``--overwrite``), make it, and write its run marker (atomically; a resumed
@@ -762,6 +806,8 @@ def start_run_folder(folder: RunFolder) -> str:
     from .core.atomic_files import atomic_write
 
     path = folder.path
+    os.makedirs(path, exist_ok=True)
+    _lock_run_folder(path)  # before anything there is removed or written
     if folder.replaces and os.path.isdir(path):
         for name in os.listdir(path):
             entry = os.path.join(path, name)

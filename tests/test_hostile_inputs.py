@@ -488,3 +488,41 @@ def test_python_m_dominoes_env_cli_runs_the_command():
                           env={**os.environ, "PYTHONPATH": str(helpers.ROOT)})
     assert proc.returncode == 2 and proc.stderr.startswith("error: "), proc
     assert "the following arguments are required: file" in proc.stderr
+
+
+# -- two runs into one folder at once -------------------------------------------------------------
+def test_a_run_folder_in_use_by_another_process_is_refused(tmp_path, capsys):
+    """``train_jax --resume A/checkpoint.npz`` started twice at once (or an ``--overwrite`` of
+    a run still going) was accepted: both wrote the same checkpoint, policy and eval.csv, or
+    the second emptied the first's folder under it. The folder is locked while a run writes
+    into it."""
+    import subprocess
+    import sys
+    import time
+
+    from dominoes_env.cli_support import check_run_folder, start_run_folder
+
+    from . import helpers
+
+    out = tmp_path / "run"
+    code = ("import sys, time; from dominoes_env.cli_support import check_run_folder, "
+            "start_run_folder\n"
+            "start_run_folder(check_run_folder(sys.argv[1], 'p', {}))\n"
+            "print('started', flush=True); time.sleep(60)")
+    holder = subprocess.Popen([sys.executable, "-c", code, str(out)], stdout=subprocess.PIPE,
+                              text=True, env={**os.environ, "PYTHONPATH": str(helpers.ROOT)})
+    try:
+        assert holder.stdout.readline() == "started\n"
+        (out / "ckpt.npz").write_text("the other run's")
+        for overwrite in (False, True):
+            folder = check_run_folder(out, "p", {}, resume=out / "ckpt.npz",
+                                      overwrite=overwrite)
+            with pytest.raises(ValueError, match="is being written by another run"):
+                start_run_folder(folder)
+        assert (out / "ckpt.npz").read_text() == "the other run's"
+    finally:
+        holder.kill()
+        holder.wait()
+    time.sleep(0.1)
+    start_run_folder(check_run_folder(out, "p", {}, overwrite=True))  # free once it ended
+    assert sorted(os.listdir(out)) == ["run.json"]
