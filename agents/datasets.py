@@ -186,6 +186,10 @@ def build_dataset(config: TournamentConfig, out: str | os.PathLike, *, workers: 
     """Play the games (resuming what ``out`` already holds), write the decision arrays and
     ``dataset.json``; returns its content. ``before_writing``: as :func:`run_tournament`'s."""
     out = Path(as_path("out", out))
+    folder = out / DECISIONS_DIR
+    if os.path.lexists(folder) and not (folder.is_dir() and not folder.is_symlink()):
+        raise ValueError(f"{str(folder)!r} is not a folder; the decision arrays go there: "
+                         "remove it, or use another --out")  # found before the games, not after
     run = run_tournament(config, out, workers=workers, progress=progress, save_records=True,
                          before_writing=before_writing)
     counts = write_decisions(out, config)

@@ -526,3 +526,27 @@ def test_a_run_folder_in_use_by_another_process_is_refused(tmp_path, capsys):
     time.sleep(0.1)
     start_run_folder(check_run_folder(out, "p", {}, overwrite=True))  # free once it ended
     assert sorted(os.listdir(out)) == ["run.json"]
+
+
+@pytest.mark.parametrize("program", ["tournament", "make_dataset"])
+def test_a_file_where_a_run_keeps_a_folder_is_refused_before_the_games(tmp_path, capsys,
+                                                                        program):
+    """``--out X --save-records`` with a file ``X/records`` (``make_dataset``: ``decisions``)
+    played its games and wrote the run's files first, then stopped with "File exists"."""
+    from experiments.make_dataset import main as dataset_main
+    from experiments.tournament.cli import main as tournament_main
+
+    name = {"tournament": "records", "make_dataset": "decisions"}[program]
+    out = tmp_path / "X"
+    out.mkdir()
+    (out / name).write_text("a file")
+    argv = ["--agents", "random", "greedy", "--matches", "2", "--target-score", "20",
+            "--quiet", "--out", str(out)]
+    main = {"tournament": lambda: tournament_main([*argv, "--no-plots", "--save-records"]),
+            "make_dataset": lambda: dataset_main(argv)}[program]
+    assert main() == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {str(out / name)!r} is not a folder; " + {
+        "records": "the game records go there", "decisions": "the decision arrays go there"}[
+        name] + ": remove it, or use another --out\n"
+    assert os.listdir(out) == [name]

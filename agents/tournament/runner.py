@@ -497,6 +497,10 @@ def run_tournament(
         check_spec(spec, config.rules)
 
     out = Path(out)
+    if save_records and os.path.lexists(out / RECORDS_DIR) and not (
+            (out / RECORDS_DIR).is_dir() and not (out / RECORDS_DIR).is_symlink()):
+        raise TournamentDirError(f"{str(out / RECORDS_DIR)!r} is not a folder; the game records "
+                                 "go there: remove it, or use another --out")
     try:
         if before_writing is not None:
             before_writing()
