@@ -5,8 +5,10 @@ RLlib training): one place that fails fast and says why in one line.
   reached over TCP before Ray is asked to join it (Ray itself retries for minutes without a
   word), and Ray's own wait for the cluster is bounded too.
 - A local Ray that does not come up is tried again: on a busy machine the raylet can miss Ray's
-  fixed 30-second start-up window, and a second try usually makes it. If every try fails, the
-  cause is one line in :class:`RayStartError`.
+  fixed start-up windows (15 s for its dashboard agent's ports, 30 s for ``ray.init``'s wait
+  for the raylet), and a second try usually makes it. If every try fails, the cause is one
+  line in :class:`RayStartError`. (What makes the windows hold at a load of 15 on two cores is
+  an install without jsonschema's slow ``rfc3987-syntax`` import: ``constraints.txt``.)
 
 Ray is imported only when a function here is called (the ``ray`` extra).
 
