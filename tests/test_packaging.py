@@ -209,3 +209,16 @@ def test_one_version_number_for_the_package_its_metadata_and_its_citation():
     assert importlib.metadata.version("straight-dominoes") == dominoes_env.__version__
     citation = (Path(__file__).resolve().parents[1] / "CITATION.cff").read_text()
     assert f"\nversion: {dominoes_env.__version__}\n" in citation
+
+
+def test_ray_helpers_do_not_import_the_slow_iri_checker():
+    """Ray's dashboard agent missed the raylet's fixed 15-second start-up window on a busy
+    machine (load 15: five failed starts of five): 1.1 of the 2 CPU-seconds it needs to start
+    went to importing ``rfc3987_syntax``, which jsonschema 4.25 and later import when it is
+    installed (Jupyter asks for it). ``constraints.txt`` keeps ``jsonschema<4.25``."""
+    pytest.importorskip("ray")
+    proc = subprocess.run([sys.executable, "-c", "import sys, ray.dashboard.agent; "
+                           "print(sorted({'rfc3987_syntax', 'lark'} & set(sys.modules)))"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "[]"
