@@ -63,12 +63,36 @@ def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
     if where is None:
         return
     try:
-        with socket.create_connection(where, timeout=timeout):
-            pass
+        with socket.create_connection(where, timeout=timeout) as conn:
+            speaks = _speaks_http2(conn)
     except OSError as err:
         reason = err.strerror or type(err).__name__
         raise RayStartError(f"no Ray cluster answers at {address} ({reason}); start one with "
                             "`ray start --head` or check the address") from None
+    if not speaks:  # ray.init waited for minutes on a port where something else listens
+        raise RayStartError(f"no Ray cluster answers at {address} (something listens there but "
+                            "does not speak Ray's gRPC); check the address")
+
+
+#: HTTP/2's client connection preface and an empty SETTINGS frame: what a gRPC client sends
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+
+
+def _speaks_http2(conn: socket.socket) -> bool:
+    """Whether the server on ``conn`` answers HTTP/2 (gRPC: Ray's cluster and client servers
+    do) with its SETTINGS frame; a server that says nothing within the connection timeout, or
+    answers something else (an HTTP/1 server, ssh), does not."""
+    try:
+        conn.sendall(_HTTP2_PREFACE)
+        head = b""
+        while len(head) < 9:
+            chunk = conn.recv(9 - len(head))
+            if not chunk:
+                return False
+            head += chunk
+    except OSError:  # timed out, or reset
+        return False
+    return head[3] == 4  # the frame's type: SETTINGS
 
 
 def _first_line(err: BaseException) -> str:

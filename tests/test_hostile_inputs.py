@@ -550,3 +550,28 @@ def test_a_file_where_a_run_keeps_a_folder_is_refused_before_the_games(tmp_path,
         "records": "the game records go there", "decisions": "the decision arrays go there"}[
         name] + ": remove it, or use another --out\n"
     assert os.listdir(out) == [name]
+
+
+def test_a_ray_address_that_answers_but_is_no_cluster_writes_nothing(tmp_path, capsys):
+    """``--backend ray --ray-address HOST:PORT`` where something listens but no Ray cluster
+    runs waited in ``ray.init`` for minutes (over two, here), with config.json, matches.jsonl
+    and run.json written already (``auto`` with no cluster left them behind too, as Ray was
+    joined after the run folder was started)."""
+    pytest.importorskip("ray")
+    import socket
+
+    from experiments.tournament.cli import main
+
+    with socket.socket() as listener:  # answers the TCP connect, speaks no Ray
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        address = f"127.0.0.1:{listener.getsockname()[1]}"
+        status = main(["--agents", "random", "greedy", "--matches", "2", "--target-score", "20",
+                       "--quiet", "--no-plots", "--backend", "ray", "--ray-address", address,
+                       "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert status == 2 and "Traceback" not in err, err[-2000:]
+    assert err.splitlines()[-1] == (f"error: no Ray cluster answers at {address} (something "
+                                    "listens there but does not speak Ray's gRPC); check the "
+                                    "address")
+    assert not (tmp_path / "out").exists()

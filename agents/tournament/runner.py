@@ -501,6 +501,11 @@ def run_tournament(
             (out / RECORDS_DIR).is_dir() and not (out / RECORDS_DIR).is_symlink()):
         raise TournamentDirError(f"{str(out / RECORDS_DIR)!r} is not a folder; the game records "
                                  "go there: remove it, or use another --out")
+    joined = False
+    if ray_address:  # joined before anything is written: an address where no Ray cluster
+        from ..ray_cluster import init_ray  # runs ('auto' with none) left a run folder behind
+
+        joined = init_ray(address=ray_address)
     try:
         if before_writing is not None:
             before_writing()
@@ -511,6 +516,11 @@ def run_tournament(
         raise TournamentDirError(f"cannot write the results in {str(out)!r} ({where}: "
                                  f"{err.strerror or err}); matches already finished there are "
                                  "kept") from None
+    finally:
+        if joined:
+            import ray
+
+            ray.shutdown()
 
 
 def max_workers() -> int:
