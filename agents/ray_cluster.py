@@ -57,6 +57,14 @@ def split_address(address: str) -> tuple[str, int] | None:
     return host.strip("[]"), int(port)
 
 
+def ray_address_from_environment() -> str | None:
+    """The cluster address ``RAY_ADDRESS`` names (``None`` when unset or blank): Ray joins it
+    instead of starting a local Ray, so it is joined as ``--ray-address`` is, checked first
+    (with it set, a local start failed five times with "num_cpus and num_gpus must not be
+    provided", blamed on a busy machine)."""
+    return os.environ.get("RAY_ADDRESS", "").strip() or None
+
+
 def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
     """Raise :class:`RayStartError` unless something listens at ``address`` (a TCP connect)."""
     where = split_address(address)
@@ -117,6 +125,7 @@ def init_ray(*, address: str | None = None, num_cpus: int | None = None,
         raise ValueError(f"Ray is not installed: pip install 'ray[default]' ({err})") from None
     if ray.is_initialized():
         return False
+    address = address or ray_address_from_environment()
     before = _sigterm_handler()
     try:
         return _init_ray(ray, address, num_cpus, code_search_path, attempts, kwargs)

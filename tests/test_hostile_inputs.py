@@ -575,3 +575,20 @@ def test_a_ray_address_that_answers_but_is_no_cluster_writes_nothing(tmp_path, c
                                     "listens there but does not speak Ray's gRPC); check the "
                                     "address")
     assert not (tmp_path / "out").exists()
+
+
+def test_ray_address_in_the_environment_is_checked_as_the_flag_is(tmp_path, capsys,
+                                                                  monkeypatch):
+    """With ``RAY_ADDRESS`` set (to a cluster that is gone), ``--backend ray`` failed five local
+    starts with Ray's "num_cpus and num_gpus must not be provided", blamed on a busy machine,
+    after writing the run folder; the address is checked as ``--ray-address`` is."""
+    pytest.importorskip("ray")
+    from experiments.tournament.cli import main
+
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")
+    status = main(["--agents", "random", "greedy", "--matches", "2", "--target-score", "20",
+                   "--quiet", "--no-plots", "--backend", "ray", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert status == 2 and err.splitlines()[-1].startswith(
+        "error: no Ray cluster answers at 127.0.0.1:1"), err[-2000:]
+    assert not (tmp_path / "out").exists()

@@ -486,6 +486,10 @@ def run_tournament(
         raise ValueError(f"backend={backend!r} is not allowed; allowed: {', '.join(BACKENDS)}")
     if ray_address and backend != "ray":
         raise ValueError("ray_address is only used with backend='ray'")
+    if backend == "ray" and not ray_address:  # RAY_ADDRESS: the cluster Ray would join
+        from ..ray_cluster import ray_address_from_environment
+
+        ray_address = ray_address_from_environment()
     if ray_address:  # a cluster that is not there is refused before anything is written
         from ..ray_cluster import check_reachable
 
