@@ -7,8 +7,8 @@ on a record that is malformed or breaks a rule it prints one line to stderr and 
 picture, ``--html OUT.html`` writes the viewer page (:mod:`dominoes_env.render.html`),
 ``--extract OUT.json`` writes the chosen record on its own; ``--seat S`` shows only what seat
 ``S`` could see (in ``--steps`` and ``--html``; the JSON output and ``--extract`` hold every
-seat's tiles, so ``--seat`` without either is refused). ``--backend jax`` computes the JSON with the JAX game (:mod:`dominoes_env.jax`)
-instead of the core.
+seat's tiles, so ``--seat`` without either is refused). ``--backend jax`` computes the JSON
+with the JAX game (:mod:`dominoes_env.jax`) instead of the core.
 
 ``play --opponents SPEC [SPEC ...]`` plays a match against agents in the terminal (see
 :mod:`dominoes_env.play`).

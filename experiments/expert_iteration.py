@@ -75,9 +75,8 @@ def load_demos(path: str, rules: RuleConfig) -> tuple[dict[str, np.ndarray], str
     """Demonstrations saved by :func:`save_demos` and the spec of their teacher;
     ``ValueError`` if the file is not one (arrays of the observation version this program
     fits and of one length, legal moves, finite numbers) or was played under other rules."""
-    from dominoes_env.obs import observation_spec
-
     from dominoes_env.npz_files import NpzError, read_npz
+    from dominoes_env.obs import observation_spec
 
     try:  # the shared reader: a FIFO never blocks, a declared or expanded size is capped
         arrays = read_npz(path, max_bytes=machine_memory() // 2, names=(*DEMO_KEYS, "meta"))
