@@ -593,6 +593,9 @@ class RunFolder:
     settings: Any
     resumes: bool = False
     replaces: bool = False
+    #: the names (``fnmatch`` patterns) of the program's outputs: what replacing the run removes
+    #: (empty: everything in the folder)
+    outputs: tuple[str, ...] = ()
 
 
 def read_run_marker(folder: str | os.PathLike) -> dict[str, Any] | None:
@@ -685,7 +688,7 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
       inside the folder, or any rerun of a program whose repeated command resumes
       (``rerun_resumes``: a tournament), and the same ``program`` and ``settings`` as its run
       marker (:data:`RUN_MARKER`) holds. ``overwrite`` replaces it (:func:`start_run_folder`
-      empties the folder first). A folder without a run marker (or whose ``run.json`` is no
+      removes the program's ``outputs`` and the marker first; other files stay). A folder without a run marker (or whose ``run.json`` is no
       run's: another tool's, or damaged) that holds names other than
       the program's ``outputs`` (names or ``fnmatch`` patterns) is not a run's folder:
       refused, and never emptied. ``resume_hint`` is the checkpoint a refusal names;
@@ -729,7 +732,7 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
                            f"({', '.join(map(repr, foreign[:3]))}); name a new folder (a run "
                            "goes into a new or empty one)")
     if overwrite:
-        return RunFolder(text, program, settings, replaces=True)
+        return RunFolder(text, program, settings, replaces=True, outputs=tuple(outputs))
     odd = [name for name in entries if not _plain_entry(os.path.join(text, name))]
     if odd:  # a FIFO blocks the run that reads it, /dev/zero fills memory, a link writes elsewhere
         raise RefusedError(f"{flag} {text!r} holds {odd[0]!r}, which is not a regular file or "
@@ -796,9 +799,10 @@ def _release_run_locks(keep: set[str]) -> None:
 
 
 def start_run_folder(folder: RunFolder) -> str:
-    """Start the run checked by :func:`check_run_folder`: empty the folder when the run
-    replaces another (``--overwrite``), make it, and write its run marker (atomically; a resumed
-    run keeps its own). Returns the folder's path."""
+    """Start the run checked by :func:`check_run_folder`: remove the run it replaces
+    (``--overwrite``: the program's outputs and the run marker; other files there stay), make
+    the folder, and write its run marker (atomically; a resumed run keeps its own). Returns the
+    folder's path."""
     import json
     import shutil
     from datetime import datetime, timezone
@@ -809,7 +813,12 @@ def start_run_folder(folder: RunFolder) -> str:
     os.makedirs(path, exist_ok=True)
     _lock_run_folder(path)  # before anything there is removed or written
     if folder.replaces and os.path.isdir(path):
+        import fnmatch
+
         for name in os.listdir(path):
+            if folder.outputs and name != RUN_MARKER and not any(
+                    fnmatch.fnmatchcase(name, pattern) for pattern in folder.outputs):
+                continue  # the user's own file beside the run (notes.txt): not the run's
             entry = os.path.join(path, name)
             if os.path.isdir(entry) and not os.path.islink(entry):
                 shutil.rmtree(entry)

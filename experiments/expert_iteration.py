@@ -250,7 +250,7 @@ def run_folder(args):
     """``--out`` checked by the output policy (:func:`check_run_folder`): a new or empty folder,
     or ``--overwrite`` (a run is never continued); never one of its input files."""
     settings = {k: v for k, v in vars(args).items() if k not in ("out", "overwrite")}
-    outputs = (*OUTPUTS, *(f"iteration{i}" for i in range(2, args.iterations + 1)))
+    outputs = (*OUTPUTS, "iteration[0-9]*")  # an earlier run's iterations too
     init = args.init if args.init != "ppo" else None
     return check_run_folder(args.out, "experiments.expert_iteration", settings,
                             overwrite=args.overwrite, outputs=outputs, resumable=False,

@@ -592,3 +592,19 @@ def test_ray_address_in_the_environment_is_checked_as_the_flag_is(tmp_path, caps
     assert status == 2 and err.splitlines()[-1].startswith(
         "error: no Ray cluster answers at 127.0.0.1:1"), err[-2000:]
     assert not (tmp_path / "out").exists()
+
+
+def test_overwrite_replaces_the_run_and_keeps_the_users_own_files(tmp_path, capsys):
+    """``--overwrite`` on a run's folder removed everything in it, notes the user had put
+    beside the run too; it removes the run's files (the program's outputs, the marker)."""
+    from experiments.tournament.cli import main
+
+    out = tmp_path / "run"
+    argv = ["--agents", "random", "greedy", "--matches", "2", "--target-score", "20",
+            "--quiet", "--no-plots", "--out", str(out)]
+    assert main([*argv, "--save-records"]) == 0
+    (out / "notes.txt").write_text("what I saw in this run")
+    assert main([*argv, "--overwrite"]) == 0
+    assert (out / "notes.txt").read_text() == "what I saw in this run"
+    assert sorted(os.listdir(out)) == ["config.json", "matches.jsonl", "notes.txt", "run.json",
+                                       "summary.json"]  # the old records/ went with its run
