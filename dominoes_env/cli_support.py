@@ -691,8 +691,8 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
       removes the program's ``outputs`` and the marker first; other files stay). A folder
       without a run marker (or whose ``run.json`` is no run's: another tool's, or damaged)
       that holds names other than the program's ``outputs`` (names or ``fnmatch`` patterns)
-      is not a run's folder: refused, and never emptied. ``resume_hint`` is the checkpoint a refusal names;
-      ``resumable=False``: the program's runs never continue.
+      is not a run's folder: refused, and never emptied. ``resume_hint`` is the checkpoint a
+      refusal names; ``resumable=False``: the program's runs never continue.
 
     The returned :class:`RunFolder` goes to :func:`start_run_folder` when the run starts.
 
