@@ -24,6 +24,12 @@ from typing import Protocol, runtime_checkable
 from dominoes_env.core import SeatView
 from dominoes_env.core.validation import as_int
 
+#: the most rollouts (``sims``) a searching agent may be given per decision: about a minute
+#: of a decision on one core; beyond it a decision would, in effect, never end
+MAX_SIMS = 1_000_000
+#: the longest ``time_ms`` a searching agent may be given per decision (ten minutes)
+MAX_TIME_MS = 600_000.0
+
 
 @runtime_checkable
 class AgentProtocol(Protocol):

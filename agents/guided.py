@@ -68,7 +68,7 @@ from dominoes_env.core.validation import as_bool, as_float, as_int
 from dominoes_env.obs.v2 import encode_hand_state
 from dominoes_env.policy_format import ACTIVATIONS
 
-from .base import Agent
+from .base import MAX_SIMS, MAX_TIME_MS, Agent
 from .batch_obs import BatchEncoder
 from .blas import single_thread
 from .deal_batch import DealBatchSampler, Deals
@@ -161,9 +161,9 @@ class GuidedSearchAgent(Agent):
                  min_per_move: int = 8, chunk: int = 32, value: str = "auto",
                  race: float = DEFAULT_RACE, batch: bool = True):
         super().__init__(seed)
-        self.sims = as_int("sims", sims, 1)
+        self.sims = as_int("sims", sims, 1, MAX_SIMS)
         self.time_ms = (None if time_ms is None
-                        else as_float("time_ms", time_ms, 0, low_open=True))
+                        else as_float("time_ms", time_ms, 0, MAX_TIME_MS, low_open=True))
         self.plies = None if plies is None else as_int("plies", plies, 0)
         self.infer = as_float("infer", infer, 0)
         self.pool = as_int("pool", pool, 1)

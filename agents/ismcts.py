@@ -32,7 +32,7 @@ from dominoes_env.core import RuleConfig, SeatView
 from dominoes_env.core.sampling import DealSampler
 from dominoes_env.core.validation import as_float, as_int
 
-from .base import Agent
+from .base import MAX_SIMS, Agent
 
 #: why ``bot=cpp`` is refused (OpenSpiel 2.0's bindings; see docs/openspiel.md)
 CPP_BOT_REFUSED = (
@@ -70,7 +70,7 @@ class ISMCTSAgent(Agent):
             raise ValueError(f"bot=cpp is refused: {CPP_BOT_REFUSED}")
         if bot != "python":
             raise ValueError(f"bot={bot!r} is not allowed; allowed: python (cpp is refused)")
-        self.sims = as_int("sims", sims, 1)
+        self.sims = as_int("sims", sims, 1, MAX_SIMS)
         self.uct_c = as_float("uct_c", uct_c, 0)
         self.rollouts = as_int("rollouts", rollouts, 1)
         self._openspiel, self._ismcts, self._mcts = _openspiel()

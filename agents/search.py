@@ -64,7 +64,7 @@ from dominoes_env.core import (
 from dominoes_env.core.validation import as_bool, as_float, as_int
 
 from . import equity
-from .base import Agent
+from .base import MAX_SIMS, MAX_TIME_MS, Agent
 from .deal_batch import DealBatchSampler
 from .hand_batch import HandBatch
 
@@ -92,9 +92,9 @@ class SearchAgent(Agent):
                  time_ms: float | None = None, min_per_move: int = 8, epsilon: float = 0.0,
                  value: str = "margin", batch: bool = True):
         super().__init__(seed)
-        self.sims = as_int("sims", sims, 1)
+        self.sims = as_int("sims", sims, 1, MAX_SIMS)
         self.time_ms = (None if time_ms is None
-                        else as_float("time_ms", time_ms, 0, low_open=True))
+                        else as_float("time_ms", time_ms, 0, MAX_TIME_MS, low_open=True))
         self.min_per_move = as_int("min_per_move", min_per_move, 1)
         self.epsilon = as_float("epsilon", epsilon, 0, 1)
         self.value = check_value(value)

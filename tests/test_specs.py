@@ -104,13 +104,13 @@ def test_unknown_spec_lists_the_known_names():
 @pytest.mark.parametrize("spec, fragment", [
     ("", "non-empty string"),
     ("search:sims", "bad parameter 'sims'"),
-    ("search:sims=0", "sims=0 is out of range; allowed: >= 1"),
+    ("search:sims=0", "sims=0 is out of range; allowed: 1[.][.]1000000"),
     ("search:depth=3", "bad parameters"),
     ("no_such_module.x:Agent", "cannot import module 'no_such_module.x'"),
     ("agents.greedy:NoSuchAgent", "has no 'NoSuchAgent'"),
     ("no_such_top_level_module:Agent", "cannot import module 'no_such_top_level_module'"),
     ("agents.greedy:Greedy Agent", "is not a class name"),
-    ("ismcts:sims=0", "sims=0 is out of range; allowed: >= 1"),
+    ("ismcts:sims=0", "sims=0 is out of range; allowed: 1[.][.]1000000"),
     ("ppo:", "ends in ':' with nothing after it"),  # quietly meant the shipped policy
     ("search: ", "ends in ':' with nothing after it"),
     ("collections:OrderedDict", "which is not an agent: it has no act"),  # built, then passed
@@ -125,3 +125,19 @@ def test_bad_specs(spec, fragment):
 def test_check_spec_refuses_what_is_not_an_agent_before_anything_is_played(spec):
     with pytest.raises(ValueError, match=f"agent spec {spec!r}"):
         check_spec(spec, RuleConfig())
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("search:sims=100000000000000000000", "sims=100000000000000000000 is out of range; "
+                                          "allowed: 1..1000000"),
+    ("guided:sims=1000001", "sims=1000001 is out of range; allowed: 1..1000000"),
+    ("search:time_ms=1e12", "time_ms=1000000000000.0 is out of range; allowed: > 0 and <= "
+                            "600000.0"),
+    ("guided:time_ms=600001", "time_ms=600001.0 is out of range"),
+])
+def test_a_search_budget_that_would_never_end_is_refused(spec, message):
+    """``search:sims=10**20`` was accepted, and a decision then never ended (``play`` has no
+    move time limit): the budget is capped at a million rollouts or ten minutes."""
+    with pytest.raises(ValueError, match=message.replace(".", "[.]")):
+        make_agent(spec)
+    assert make_agent("search:sims=1000000").sims == 1_000_000
