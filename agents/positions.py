@@ -51,6 +51,14 @@ class SeatAgents:
         return agent
 
 
+def check_distinct(parser, specs: list[str]) -> None:
+    """``parser.error`` (one line, exit status 2) if a spec is given twice: its rows would be
+    two of one agent, told apart by nothing."""
+    repeated = sorted({s for s in specs if specs.count(s) > 1})
+    if repeated:
+        parser.error(f"agent spec(s) given twice: {', '.join(repeated)}; list each agent once")
+
+
 def table_positions(parser, args, specs: list[str]) -> list:
     """The positions that :func:`dominoes_env.cli_support.add_position_options`'s flags ask
     for (``args.players``, ``args.partnerships``, ``args.positions``, ``args.seed``), once every

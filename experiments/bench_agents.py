@@ -97,6 +97,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("specs", nargs="+", help="agent specs (random, greedy, search:sims=100)")
     cli_support.add_position_options(parser, 400, 0, "seed of the positions and the agents")
     args = parser.parse_args(argv)
+    bench_positions.check_distinct(parser, args.specs)
     check_positions_fit(parser, args.positions)
     rows: list[dict] = []
     status = cli_support.run_command(lambda: _run(parser, args, rows))

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import time
 
-from agents.positions import SeatAgents, table_positions
+from agents.positions import SeatAgents, check_distinct, table_positions
 from agents.search import distinct_moves, same_position
 from dominoes_env.cli_support import (
     OneLineParser,
@@ -111,6 +111,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
                              f"{MAX_REPEATS})")
     add_position_options(parser, 300, 5, "seed of the positions")
     args = parser.parse_args(argv)
+    check_distinct(parser, args.specs)
     if not 1 <= args.repeats <= MAX_REPEATS:
         parser.error(f"--repeats must be 1..{MAX_REPEATS}, not {args.repeats}")
     try:  # all held at once

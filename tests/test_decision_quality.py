@@ -42,3 +42,22 @@ def test_an_oracle_without_move_values_is_refused():
     views = positions(RuleConfig(), 10, seed=1)
     with pytest.raises(ValueError, match="last_values"):
         decision_quality.run(["random"], "greedy", views, repeats=1, seed=0)
+
+
+@pytest.mark.parametrize("program, argv", [
+    ("decision_quality", ["greedy", "greedy", "--oracle", "search:sims=4", "--positions", "2"]),
+    ("bench_agents", ["random", "greedy", "random", "--positions", "2"]),
+])
+def test_a_spec_given_twice_is_one_line_and_exit_2(program, argv, capsys):
+    """``decision_quality greedy greedy`` and ``bench_agents random random`` took the same spec
+    twice and printed two rows told apart by nothing (``benchmark --panel`` and the tournament
+    refuse it)."""
+    import importlib
+
+    with pytest.raises(SystemExit) as err:
+        importlib.import_module(f"experiments.{program}").main(argv)
+    assert err.value.code == 2
+    twice = "greedy" if program == "decision_quality" else "random"
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"error: python -m experiments.{program}: agent spec(s) given twice: {twice}; list "
+        f"each agent once (see python -m experiments.{program} --help)"]
