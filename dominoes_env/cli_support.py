@@ -35,6 +35,24 @@ class OneLineParser(argparse.ArgumentParser):
         print_error(f"{self.prog}: {message} (see {self.prog} --help)")
         raise SystemExit(2)
 
+    def _print_message(self, message: str, file=None) -> None:
+        """``--help`` and ``--version`` written and flushed, or one line and status 2: argparse
+        drops a failed write, and ``--help > /dev/full`` ended with status 0 and no help."""
+        if not message:
+            return
+        stream = file or sys.stderr
+        try:
+            stream.write(message)
+            stream.flush()
+        except (OSError, ValueError) as err:  # ValueError: a closed stream
+            if stream is sys.stdout:
+                silence_stdout()
+            if isinstance(err, OSError):
+                print_error(output_error_message(err))
+            else:
+                print_error("standard output was closed before the output was written")
+            raise SystemExit(2) from None
+
 
 def positive_seconds(text: str) -> float:
     """An ``argparse`` type: a time in seconds, a finite number > 0 (``nan`` or ``inf`` would

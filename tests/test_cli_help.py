@@ -98,3 +98,19 @@ def test_a_bad_value_is_one_error_line_before_any_work(module_name, argv, says, 
     assert exit_info.value.code == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0], lines
+
+
+@pytest.mark.parametrize("module_name", COMMANDS)
+def test_help_to_a_full_device_is_one_error_line_and_status_2(module_name, capsys, monkeypatch):
+    """argparse drops a failed write: ``--help > /dev/full`` printed nothing and ended with
+    status 0, as if the help had been shown."""
+    if module_name in PROGRAM_NEEDS:
+        pytest.importorskip(PROGRAM_NEEDS[module_name])
+    module = importlib.import_module(module_name)
+    with open("/dev/full", "w") as full:
+        monkeypatch.setattr("sys.stdout", full)
+        with pytest.raises(SystemExit) as exit_info:
+            module.main(["--help"])
+    assert exit_info.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines == ["error: cannot write the output: No space left on device"], lines
