@@ -64,7 +64,13 @@ from .infos import NO_HAND_END, hand_end_fields, scores_array
 from .obs import NUM_ENDS, observation_spec
 from .obs.actions import check_action, mask_of
 from .obs.v2 import state_bounds, state_vector
-from .options import delta_rewards, episode_winner, split_options, win_loss_rewards
+from .options import (
+    check_reset_options,
+    delta_rewards,
+    episode_winner,
+    split_options,
+    win_loss_rewards,
+)
 from .registration import register_pettingzoo
 from .render import render_frame
 
@@ -235,7 +241,9 @@ class raw_env(AECEnv, EzPickle):
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Start a new match. ``seed`` seeds a generator that draws each episode's match seed,
         so ``reset(seed=s)`` followed by seedless resets replays the same episodes. ``options``
-        is accepted for the API and unused."""
+        may hold keys of the caller's own; a rule or env option there is refused (they are fixed
+        when the environment is made)."""
+        check_reset_options(options)
         if seed is not None:
             self._seeder = random.Random(as_int("seed", seed))
         elif self._seeder is None:

@@ -46,6 +46,7 @@ Every player's reward is its side's reward (partners share it).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -118,6 +119,27 @@ def split_options(options: dict[str, Any], rules: RuleConfig | None = None,
         rules = rules.replace(**rule_opts)
     env_opts = EnvOptions(**{k: v for k, v in options.items() if k in ENV_OPTION_NAMES})
     return rules, env_opts
+
+
+def check_reset_options(options: Any) -> None:
+    """``reset(options=...)``: ``None`` or a mapping, and none of its keys a rule or env option.
+
+    The rules and env options are fixed when the environment is made, so
+    ``reset(options={"num_players": 3})`` is refused (it was ignored: the next match was a
+    2-player one). Other keys are ignored, as Gymnasium and PettingZoo allow (PettingZoo's
+    ``api_test`` passes ``{"options": 1}``).
+    """
+    if options is None:
+        return
+    if not isinstance(options, Mapping):
+        raise TypeError(f"options must be a dict or None, not {type(options).__name__}")
+    fixed = sorted(set(options) & ({"rules", "render_mode"} | set(RuleConfig.field_names())
+                                   | set(ENV_OPTION_NAMES)))
+    if fixed:
+        name = fixed[0]
+        raise ValueError(f"reset(options=...) cannot change {name!r}: the rules and env options "
+                         f"are fixed when the environment is made (make a new one with "
+                         f"{name}=...)")
 
 
 def delta_rewards(deltas, scale: float) -> list[float]:

@@ -50,7 +50,13 @@ from .core.validation import ParameterTypeError, as_int, short_repr
 from .infos import NO_HAND_END, hand_end_fields, scores_array
 from .obs import NUM_ENDS, observation_spec
 from .obs.actions import check_action
-from .options import delta_rewards, episode_winner, split_options, win_loss_rewards
+from .options import (
+    check_reset_options,
+    delta_rewards,
+    episode_winner,
+    split_options,
+    win_loss_rewards,
+)
 from .registration import register_gymnasium
 from .render import render_frame
 
@@ -150,7 +156,10 @@ class SingleAgentEnv(gymnasium.Env):
 
     # -- episode -----------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        """Deal a new match (see the module docstring for seeding). ``options`` is unused."""
+        """Deal a new match (see the module docstring for seeding). ``options`` may hold keys
+        of the caller's own; a rule or env option there is refused (they are fixed when the
+        environment is made)."""
+        check_reset_options(options)
         super().reset(seed=as_int("seed", seed, optional=True))
         n = self.rules.num_players
         for _ in range(MAX_REDEALS):

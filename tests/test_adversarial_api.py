@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dominoes_env import env as aec_env
+from dominoes_env import parallel_env
 from dominoes_env.core import MatchState, RecordError, RuleConfig
 from dominoes_env.core.records import parse_record, replay_record
 from dominoes_env.core.validation import ParameterTypeError, as_bool, as_float, as_int
@@ -142,6 +143,19 @@ def test_env_seeds_and_options():
                            (dict(episode=["hand"]), "episode=")):
         with pytest.raises(ValueError, match=match.replace("must be finite", "must be a finite")):
             split_options(options)
+
+
+@pytest.mark.parametrize("make", [aec_env, lambda: parallel_env(), SingleAgentEnv])
+def test_reset_options_cannot_change_the_rules(make):
+    """``reset(options={"num_players": 3})`` was ignored: the next match had 2 players."""
+    env = make()
+    for key in ("num_players", "target_score", "obs_version", "rules", "render_mode"):
+        with pytest.raises(ValueError, match=f"cannot change '{key}'"):
+            env.reset(seed=1, options={key: 3})
+    with pytest.raises(TypeError, match="options must be a dict or None, not list"):
+        env.reset(seed=1, options=["num_players"])
+    env.reset(seed=1, options={"options": 1})  # a key of the caller's own (PettingZoo's check)
+    env.reset(seed=1, options=None)
 
 
 def test_observe_before_reset_and_pickling():
