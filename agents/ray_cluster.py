@@ -18,6 +18,10 @@ Ray is imported only when a function here is called (the ``ray`` extra).
 Traceback (most recent call last):
 ...
 ValueError: Ray address 'head:port' has no valid port; expected HOST:PORT, ray://HOST:PORT or auto
+>>> split_address(":6379")
+Traceback (most recent call last):
+...
+ValueError: Ray address ':6379' has no host; expected HOST:PORT, ray://HOST:PORT or auto
 """
 
 from __future__ import annotations
@@ -49,11 +53,18 @@ def split_address(address: str) -> tuple[str, int] | None:
                          "ray://HOST:PORT or auto")
     if address == "auto":
         return None
+    expected = "expected HOST:PORT, ray://HOST:PORT or auto"
+    scheme, sep, _ = address.partition("://")
+    if sep and scheme != "ray":  # http://HOST:8265, the dashboard, was looked up as a host name
+        raise ValueError(f"Ray address {address!r} starts with {scheme}://, which is not a Ray "
+                         f"cluster's address (the dashboard's http:// address is not one); "
+                         f"{expected}")
     rest = address.removeprefix("ray://")
     host, sep, port = rest.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"Ray address {address!r} has no valid port; expected HOST:PORT, "
-                         "ray://HOST:PORT or auto")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"Ray address {address!r} has no valid port; {expected}")
+    if not host.strip("[]"):  # ":6379" was said to have no valid port
+        raise ValueError(f"Ray address {address!r} has no host; {expected}")
     return host.strip("[]"), int(port)
 
 

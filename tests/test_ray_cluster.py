@@ -3,6 +3,7 @@ a local start that misses Ray's start-up window is tried again."""
 
 from __future__ import annotations
 
+import re
 import socket
 import time
 
@@ -21,6 +22,18 @@ def closed_port() -> int:
                                      "ray://head:x", 6379])
 def test_a_malformed_address_is_refused_naming_it(address):
     with pytest.raises(ValueError, match="Ray address"):
+        split_address(address)
+
+
+@pytest.mark.parametrize("address, says", [
+    (":6379", "has no host"),  # was "has no valid port"
+    ("[]:6379", "has no host"),
+    ("http://head:8265", "starts with http://"),  # was looked up as the host "http://head"
+    ("https://head:10001", "starts with https://"),
+    ("head:x", "has no valid port"),
+])  # fmt: skip
+def test_a_malformed_address_says_what_is_wrong(address, says):
+    with pytest.raises(ValueError, match=f"^Ray address '{re.escape(address)}' {says}"):
         split_address(address)
 
 
