@@ -1,6 +1,5 @@
-import sys
-
 from .cli import main
+from .cli_support import end_program
 
 if __name__ == "__main__":
-    sys.exit(main())
+    end_program(main())

@@ -25,6 +25,7 @@ from .cli_support import (
     CommandError,
     OneLineParser,
     check_output_file,
+    end_program,
     print_error,
     run_command,
 )
@@ -192,4 +193,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # python -m dominoes_env.cli: as python -m dominoes_env (it did nothing)
-    sys.exit(main())
+    end_program(main())

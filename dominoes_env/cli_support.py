@@ -440,6 +440,14 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
         restore()
 
 
+def _ignore_stop_signals() -> None:
+    import signal
+
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
+
+
 def end_program(status: int) -> None:
     """End a ``python -m`` program with ``status`` (its ``if __name__ == "__main__"`` line).
 
@@ -447,7 +455,13 @@ def end_program(status: int) -> None:
     its output flushed, without the interpreter's teardown: a Ctrl-C that lands while XLA
     compiles leaves XLA's threads at work, and the teardown beside them ended in a
     segmentation fault (status -11 after ``error: interrupted``) in about a third of such
-    ``bench_jax`` runs. Every other ending is ``sys.exit(status)``."""
+    ``bench_jax`` runs. Every other ending is ``sys.exit(status)``.
+
+    A stopped program ignores further Ctrl-C, SIGTERM and SIGHUP while it ends: a second
+    Ctrl-C 20 ms after the first (a terminal sends it to the workers too) landed in the
+    teardown, and the program died of it (status -2) after saying how it had stopped."""
+    if status in (129, 130, 143):
+        _ignore_stop_signals()
     if status in (129, 130, 143) and "jax" in sys.modules:
         for stream in (sys.stdout, sys.stderr):
             try:

@@ -15,10 +15,9 @@ from __future__ import annotations
 import errno
 import random
 import statistics
-import sys
 import time
 
-from dominoes_env.cli_support import OneLineParser, positive_seconds, run_command
+from dominoes_env.cli_support import OneLineParser, end_program, positive_seconds, run_command
 from dominoes_env.core import HandState, RuleConfig
 from dominoes_env.optional import require
 from dominoes_env.throughput import load_line
@@ -142,4 +141,4 @@ def _run(args) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    end_program(main())

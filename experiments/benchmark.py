@@ -43,6 +43,7 @@ from dominoes_env.cli_support import (
     check_fits_in_memory,
     check_run_folder,
     config_parser,
+    end_program,
     is_stdout_error,
     run_command,
     start_run_folder,
@@ -164,4 +165,4 @@ def _main(args) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    end_program(main())

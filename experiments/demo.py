@@ -20,6 +20,7 @@ from dominoes_env.cli_support import (
     OneLineParser,
     check_fits_in_memory,
     check_run_folder,
+    end_program,
     paths_in_specs,
     run_command,
     start_run_folder,
@@ -93,4 +94,4 @@ def _play(config: TournamentConfig, specs: list[str], args, folder) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    end_program(main())

@@ -26,6 +26,7 @@ from dominoes_env.cli_support import (
     Stopped,
     check_fits_in_memory,
     check_run_folder,
+    end_program,
     paths_in_specs,
     run_command,
     start_run_folder,
@@ -111,4 +112,4 @@ def _main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    end_program(main())

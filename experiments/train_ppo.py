@@ -45,6 +45,7 @@ from dominoes_env.cli_support import (
     check_run_folder,
     config_field,
     config_parser,
+    end_program,
     paths_in_specs,
     print_error,
     quiet_teardown,
@@ -690,4 +691,4 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    end_program(main())

@@ -3,8 +3,11 @@ refusal of another tournament's directory, and a small end-to-end run of every f
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -124,6 +127,28 @@ def test_ctrl_c_saves_finished_matches_and_exits_130(tmp_path):
     done = match_records(out)
     assert len(done) == 40 and all(done[k] == v for k, v in saved.items())
     assert (out / "summary.json").exists()
+
+
+@pytest.mark.parametrize("gap_s", [0.0, 0.02, 0.1])
+def test_ctrl_c_twice_at_a_terminal_is_one_stop(tmp_path, gap_s):
+    """A terminal sends Ctrl-C to the whole process group (the workers too). A second one 20 ms
+    after the first landed in the program's teardown and killed it (status -2) after it had
+    said how it stopped."""
+    out = tmp_path / "run"
+    proc = cli("--agents", SLOW, "greedy", "--matches", "40", "--target-score", "60",
+               "--workers", "2", "--out", str(out), "--quiet", "--no-plots",
+               start_new_session=True,
+               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    wait_for_lines(out / MATCHES_FILE, 2, proc)
+    os.killpg(proc.pid, signal.SIGINT)
+    time.sleep(gap_s)
+    with contextlib.suppress(ProcessLookupError):  # all ended already
+        os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=CHILD_TIMEOUT_S)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert f"finished matches are saved in {out}" in err
+    assert 2 <= len(match_records(out)) < 40
 
 
 def test_damaged_results_file_is_refused(tmp_path):

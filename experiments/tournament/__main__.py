@@ -1,7 +1,7 @@
 """``python -m experiments.tournament``: see :mod:`experiments.tournament.cli`."""
 
-import sys
+from dominoes_env.cli_support import end_program
 
 from .cli import main
 
-sys.exit(main())
+end_program(main())

@@ -35,6 +35,7 @@ from dominoes_env.cli_support import (
     check_run_folder,
     config_field,
     config_parser,
+    end_program,
     paths_in_specs,
     run_command,
     start_run_folder,
@@ -187,4 +188,4 @@ def _main(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    end_program(main())
