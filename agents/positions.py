@@ -17,7 +17,7 @@ from dominoes_env.core import RuleConfig
 from dominoes_env.driver import derive_seed, play_match_with
 
 from .greedy import GreedyAgent
-from .specs import check_spec, make_agent
+from .specs import check_spec, make_agent, repeated
 
 __all__ = ["SeatAgents", "positions", "table_positions"]
 
@@ -54,9 +54,9 @@ class SeatAgents:
 def check_distinct(parser, specs: list[str]) -> None:
     """``parser.error`` (one line, exit status 2) if a spec is given twice: its rows would be
     two of one agent, told apart by nothing."""
-    repeated = sorted({s for s in specs if specs.count(s) > 1})
-    if repeated:
-        parser.error(f"agent spec(s) given twice: {', '.join(repeated)}; list each agent once")
+    twice = repeated(specs)
+    if twice:
+        parser.error(f"agent spec(s) given twice: {', '.join(twice)}; list each agent once")
 
 
 def table_positions(parser, args, specs: list[str]) -> list:

@@ -162,3 +162,14 @@ def check_spec(spec: str, rules: Any) -> Agent:
             raise ValueError(f"agent spec {spec!r}: check_rules failed with "
                              f"{type(err).__name__}: {err}") from None
     return agent
+
+
+def repeated(items) -> list[str]:
+    """The entries of ``items`` given more than once, sorted: a table of agents, a panel or a
+    benchmark row may not hold one spec twice (two rows of one agent, told apart by nothing).
+
+    >>> repeated(["search", "greedy", "search"])
+    ['search']
+    """
+    items = list(items)
+    return sorted({x for x in items if items.count(x) > 1})

@@ -21,6 +21,7 @@ from dominoes_env.core.validation import as_int, short_repr
 from dominoes_env.rule_args import TABLE_FIELDS
 
 from ..arena import DEFAULT_MAX_HANDS
+from ..specs import repeated
 from ..tables import TABLES, check_table, table_rules
 from ..tournament.schedule import tables_for
 
@@ -51,9 +52,9 @@ def _specs(name: str, value: Any, allow_empty: bool = False) -> tuple[str, ...]:
             raise ValueError(f"{name}: every entry is a non-empty string, got {short_repr(item)}")
     if not out and not allow_empty:
         raise ValueError(f"{name} is empty; give at least one")
-    repeated = sorted({x for x in out if out.count(x) > 1})
-    if repeated:
-        raise ValueError(f"{name}: {', '.join(repeated)} given twice; list each once")
+    twice = repeated(out)
+    if twice:
+        raise ValueError(f"{name}: {', '.join(twice)} given twice; list each once")
     return out
 
 

@@ -38,6 +38,7 @@ from dominoes_env.core import RuleConfig
 from dominoes_env.core.validation import as_int
 
 from ..arena import derive_seed
+from ..specs import repeated
 
 FORMATS = ("head_to_head", "partnerships", "free_for_all")
 
@@ -86,9 +87,9 @@ def check_agents(agents: Sequence[str]) -> tuple[str, ...]:
             raise ValueError(f"an agent spec is a non-empty string, got {a!r}")
     if len(agents) < 2:
         raise ValueError(f"a tournament needs at least 2 agents, got {len(agents)}: {list(agents)}")
-    repeated = sorted({a for a in agents if agents.count(a) > 1})
-    if repeated:
-        raise ValueError(f"agent spec(s) given twice: {', '.join(repeated)}; list each agent once")
+    twice = repeated(agents)
+    if twice:
+        raise ValueError(f"agent spec(s) given twice: {', '.join(twice)}; list each agent once")
     return agents
 
 
