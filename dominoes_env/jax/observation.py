@@ -46,7 +46,17 @@ import numpy as np
 
 from ..lookahead import reply_chance_table
 from ..obs import DEFAULT_VERSION
-from .game import I32, Game, GameState, materialize, pick, pick_row, sum_one_float
+from .game import (
+    I32,
+    Game,
+    GameState,
+    materialize,
+    pick,
+    pick_row,
+    popcount,
+    rows_of,
+    sum_one_float,
+)
 from .tables import SPINNER_FIRST, SPINNER_NONE
 
 
@@ -77,7 +87,7 @@ def observe(game: Game, s: GameState, seat: jax.Array, version: int = DEFAULT_VE
     others_lacks = jnp.any(rel[:, :, None] & s.known_lacks[None, :, :], axis=1).reshape(-1)
 
     count = pick(tb.count_f32, jnp.where(led, s.count, 0))
-    seat_sizes = jnp.sum(s.hands, axis=1, dtype=I32)
+    seat_sizes = popcount(s.hands)
     sizes = jnp.sum(jnp.where(rel, seat_sizes[None, :], 0), axis=1)
     others_hand_size = _lookup(tb.hand_f32, sizes)
     boneyard = _lookup(tb.bone_f32, jnp.stack([tb.B - s.drawn, tb.draw_limit - s.drawn]))
@@ -99,9 +109,9 @@ def observe(game: Game, s: GameState, seat: jax.Array, version: int = DEFAULT_VE
     move_points = jnp.where(legal, _scaled_points(tb, count_after), jnp.float32(0))
 
     binary = jnp.concatenate([
-        pick_row(s.hands, seat), s.played, end_value.reshape(-1), end_open, end_double,
-        has_spinner[None], spinner_value, s.spinner_free & has_spinner, count_mod5,
-        turn_block, others_lacks,
+        rows_of(tb, pick_row(s.hands, seat)), rows_of(tb, s.played), end_value.reshape(-1),
+        end_open, end_double, has_spinner[None], spinner_value, s.spinner_free & has_spinner,
+        count_mod5, turn_block, others_lacks,
     ]).astype(jnp.float32)  # fmt: skip
     blocks = [binary, count[None], others_hand_size, boneyard, scores, move_points]
     if version >= 3:
@@ -152,8 +162,8 @@ def lookahead(game: Game, s: GameState, seat: jax.Array, legal: jax.Array, versi
     nxt = (seat + 1) % tb.n
     lacks = pick_row(s.known_lacks, nxt)  # bool[V]
     lacked = jnp.any(jnp.asarray(tb.suit) & lacks[:, None], axis=0)  # bool[T]
-    own = pick_row(s.hands, seat)
-    possible = ~own & ~s.played & ~lacked
+    own = rows_of(tb, pick_row(s.hands, seat))
+    possible = ~own & ~rows_of(tb, s.played) & ~lacked
     may, mine = _half_bits(tb, possible), _half_bits(tb, own)  # int32[V]: [x|w] at bit w of x
 
     lead_moves, leads = _lead_moves(game, s, own)
@@ -180,7 +190,7 @@ def lookahead(game: Game, s: GameState, seat: jax.Array, legal: jax.Array, versi
 
     blocks = [scaled(ints[0])]
     if version >= 4:
-        held = jnp.sum(pick_row(s.hands, nxt), dtype=I32)
+        held = popcount(pick_row(s.hands, nxt))
         size = jnp.sum(possible, dtype=I32)
         # this position's row of the table (one slice), then each code's entry: a gather (the
         # one-hot of _lookup over T + 1 entries for each of 4T codes cost more than the rest of

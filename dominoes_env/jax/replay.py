@@ -23,7 +23,7 @@ from dominoes_env.core import END_NAMES, RecordError, RuleConfig, code_of
 from dominoes_env.core.records import RECORD_KEYS, leader_contradiction, record_rules
 
 from .env import Env, make
-from .game import RESULT_BLOCKED, RESULT_DOMINO, Deal
+from .game import RESULT_BLOCKED, RESULT_DOMINO, Deal, rows_of
 
 _END = {RESULT_DOMINO: "domino", RESULT_BLOCKED: "blocked"}
 
@@ -151,10 +151,10 @@ def _judge(env: Env, state, move: Any, where: str) -> tuple[int, bool]:
     if bool(state.legal_action_mask[code]):
         return code, flip
     name = ts.tiles[t]
-    hands = np.asarray(x.hands)
+    hands = np.asarray(env.game.hand_rows(x))
     in_boneyard = int(np.asarray(x.bone_pos)[t]) >= int(x.drawn)
     if not hands[seat, t]:
-        where_is = ("is already in the layout" if bool(x.played[t])
+        where_is = ("is already in the layout" if bool(rows_of(env.tables, x.played)[t])
                     else f"is not in seat {seat}'s hand")  # fmt: skip
         note = (" (it is still in the boneyard: a seat draws only when it cannot play)"
                 if in_boneyard else "")  # fmt: skip

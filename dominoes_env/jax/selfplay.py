@@ -41,6 +41,7 @@ from dominoes_env.core import RuleConfig
 from dominoes_env.obs import DEFAULT_VERSION, VERSIONS
 
 from .env import make
+from .game import rows_of
 from .networks import masked_logits, sample_actions
 from .policies import greedy_policy, random_policy
 
@@ -176,8 +177,9 @@ class SelfPlay:
             return jnp.zeros((batch, 0), jnp.float32)
         x = state.game_state
         seats = self.other_seats[state.current_player]  # [B, n-1]
-        others = jnp.take_along_axis(x.hands, seats[:, :, None], axis=1)  # [B, n-1, T]
-        boneyard = ~(x.hands.any(axis=1) | x.played)
+        hands = jax.vmap(self.env.game.hand_rows)(x)  # [B, n, T]
+        others = jnp.take_along_axis(hands, seats[:, :, None], axis=1)  # [B, n-1, T]
+        boneyard = ~(hands.any(axis=1) | rows_of(self.env.tables, x.played))
         rank = (x.bone_pos - x.drawn[:, None]).astype(jnp.float32)
         order = jnp.where(boneyard, 1.0 - rank / self.draws, 0.0)
         return jnp.concatenate([others.reshape(batch, -1), boneyard, order],

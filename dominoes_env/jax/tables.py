@@ -67,16 +67,36 @@ class Tables:
     code_high: np.ndarray  #: int32[4T]: the high half of its tile
     code_pips: np.ndarray  #: int32[4T]: its tile's pips
     code_double: np.ndarray  #: bool[4T]: its tile is a double
+    # tile sets as bit masks (a hand, the layout's tiles): tile ``t`` is bit ``t % 32`` of word
+    # ``t // 32``, ``W = ceil(T / 32)`` uint32 words (one for double-six, three for
+    # double-twelve; JAX runs without 64-bit integers)
+    W: int
+    suit_bits: np.ndarray  #: uint32[V, W]: the tiles with a half equal to v
+    pip_planes: np.ndarray  #: uint32[P, W]: the tiles whose pips have bit k set (k < P)
+    code_word: np.ndarray  #: int32[4T]: the word of each code's tile
+    code_bit: np.ndarray  #: uint32[4T]: the bit of each code's tile in its word
 
     @property
     def num_actions(self) -> int:
         return self.T * NUM_ENDS
 
 
+def bit_words(rows: np.ndarray, W: int) -> np.ndarray:
+    """``uint32[..., W]``: the tile sets ``rows`` (``bool[..., T]``) as bit masks."""
+    rows = np.asarray(rows, dtype=bool)
+    padded = np.zeros(rows.shape[:-1] + (32 * W,), dtype=bool)
+    padded[..., : rows.shape[-1]] = rows
+    weights = (np.uint64(1) << np.arange(32, dtype=np.uint64)).astype(np.uint64)
+    words = (padded.reshape(rows.shape[:-1] + (W, 32)) * weights).sum(axis=-1)
+    return words.astype(np.uint32)
+
+
 def build_tables(rules: RuleConfig) -> Tables:
     ts = rules.tiles
     T, V, n, S = ts.num_tiles, ts.num_values, rules.num_players, rules.num_sides
     B = rules.boneyard_size
+    W = -(-T // 32)
+    pips = np.array(ts.pips, dtype=np.int64)
     suit = np.zeros((V, T), dtype=bool)
     for t, (a, b) in enumerate(ts.tiles):
         suit[a, t] = suit[b, t] = True
@@ -115,4 +135,8 @@ def build_tables(rules: RuleConfig) -> Tables:
         code_high=np.repeat(np.array(ts.high, dtype=np.int32), NUM_ENDS),
         code_pips=np.repeat(np.array(ts.pips, dtype=np.int32), NUM_ENDS),
         code_double=np.repeat(np.array(ts.is_double, dtype=bool), NUM_ENDS),
+        W=W, suit_bits=bit_words(suit, W),
+        pip_planes=bit_words([(pips >> k) & 1 for k in range(int(pips.max()).bit_length())], W),
+        code_word=np.repeat(np.arange(T, dtype=np.int32) // 32, NUM_ENDS),
+        code_bit=np.repeat(np.arange(T, dtype=np.uint32) % 32, NUM_ENDS),
     )  # fmt: skip
