@@ -157,19 +157,30 @@ def rows_of(tb, words: jax.Array) -> jax.Array:
     ], axis=-1) != 0  # fmt: skip
 
 
-def words_of(tb, rows: jax.Array) -> jax.Array:
-    """``uint32[..., W]``: the tile sets ``rows`` (``bool[..., T]``) as bit masks.
+def _word_sums(tb, rows: jax.Array) -> list[jax.Array]:
+    """The ``W`` words of the tile sets ``rows`` (``bool[..., T]``), each ``uint32[...]``: a
+    sum of the tiles' bits (distinct powers of two, so the sum is their or)."""
+    bits = np.left_shift(np.uint32(1), np.arange(tb.T, dtype=np.uint32) % np.uint32(32))
+    word = np.arange(tb.T) // 32
+    return [jnp.sum(jnp.where(rows & jnp.asarray(word == w), jnp.asarray(bits), _U32(0)),
+                    axis=-1, dtype=_U32) for w in range(tb.W)]  # fmt: skip
 
-    A product with a static ``[T, 2W]`` table of each tile's bit in the low or high half of its
-    word (exact in float32: a half is at most ``2**16 - 1``), not a sum over the tiles: under
-    vmap one matrix product for the batch, where XLA's CPU backend runs a sum over each set's
-    ``T`` tiles fused into its neighbours as scalar code (measured: a third of a batch step)."""
-    halves = np.zeros((tb.T, 2 * tb.W), np.float32)
-    for t in range(tb.T):
-        halves[t, 2 * (t // 32) + (t % 32) // 16] = 2.0 ** (t % 16)
-    h = jnp.dot(rows.astype(jnp.float32), jnp.asarray(halves)).astype(_U32)
-    h = h.reshape(rows.shape[:-1] + (tb.W, 2))
-    return h[..., 0] | (h[..., 1] << _U32(16))
+
+def words_of(tb, rows: jax.Array) -> jax.Array:
+    """``uint32[..., W]``: the tile sets ``rows`` (``bool[..., T]``) as bit masks. (Inside a
+    step, :func:`packed`.)"""
+    return jnp.stack(_word_sums(tb, rows), axis=-1)
+
+
+def packed(tb, rows: list[jax.Array], never: jax.Array) -> list[jax.Array]:
+    """:func:`words_of` of each ``bool[T]`` row of ``rows`` (``uint32[W]`` each), the sums
+    over the tiles computed in a loop of their own (:func:`materialize`; ``never`` a traced
+    False): XLA's CPU backend then runs each sum as a vectorised reduction of its own, where,
+    fused into the step's selects, it ran as scalar code (measured: a third of a batch step);
+    and a product with a table of bit halves, which converts every entry to float32 first, made
+    Pgx's ``auto_reset`` 10% slower (measured)."""
+    sums = materialize([_word_sums(tb, row) for row in rows], never)
+    return [jnp.stack(words) for words in sums]
 
 
 def popcount(words: jax.Array) -> jax.Array:
@@ -269,8 +280,8 @@ class Game:
         ``//`` is a division and a remainder per tile on XLA's CPU backend). One seat at a time,
         on ``[T]`` rows: from one ``[n, T]`` comparison the step was 8% slower (measured)."""
         h = self.tb.hand_size
-        return jnp.stack([words_of(self.tb, (where >= s * h) & (where < s * h + h))
-                          for s in range(self.tb.n)])  # fmt: skip
+        rows = [(where >= s * h) & (where < s * h + h) for s in range(self.tb.n)]
+        return jnp.stack(packed(self.tb, rows, never=where[0] < 0))  # a place is never < 0
 
     def deal_hand(self, state: GameState, deal: Deal, leader: jax.Array) -> GameState:
         """``state`` with a fresh hand dealt from ``deal`` and led by ``leader`` (scores, hand
@@ -488,7 +499,8 @@ class Game:
         replace_all = who1 & replace1
 
         got = (pos >= drawn) & (pos < new_drawn)  # the tiles drawn, all by the next seat
-        hands = s.hands | jnp.where(who1[:, None], words_of(tb, got)[None, :], _U32(0))
+        got_words = packed(tb, [got], never=drawn < 0)[0]
+        hands = s.hands | jnp.where(who1[:, None], got_words[None, :], _U32(0))
         learned = jnp.where(replace_all[:, None], values[None, :], s.known_lacks | values[None, :])
         lacks = jnp.where(must[:, None], learned, s.known_lacks)
         found = turn >= 0
