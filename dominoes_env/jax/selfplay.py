@@ -121,8 +121,8 @@ class SelfPlay:
     `full_critic` makes `hidden_info` return what a perfect-information critic sees."""
 
     #: the highest random start is this far below the target: the plays before the learner's
-    #: first move of a hand score far less, so no new game ends before the learner has moved
-    #: (`_play` would replace it by the same new game again, for ever)
+    #: first move of a hand score far less, so a new game rarely ends before the learner has
+    #: moved (`_play` deals such a game again)
     START_BELOW_TARGET = 50
 
     def __init__(self, rules: RuleConfig, num_envs: int, *,
@@ -247,18 +247,26 @@ class SelfPlay:
         """Play until every game waits for the learner: first the learner's `action` where
         `pending`, then its opponents. A game that ends is replaced by `fresh` (a new deal)
         and played on to the learner's first turn. Returns the games, the learner's reward in
-        the game it moved in, and whether that game ended."""
+        the game it moved in, and whether that game ended.
+
+        A new game can end before the learner's first move in it: at four players without
+        partnerships and without a boneyard, the learner's seat may pass through a whole hand
+        (one hand is an episode here). Replaced by the same `fresh` game, it ended the same way
+        again under opponents that play it the same way (greedy, a fixed policy), and the loop
+        never ended (a 4-player `train_jax` run hung in its 35th update). Such a game gets a
+        deal of its own: when one ends a second time in a call, `fresh` is dealt anew."""
         seat = self.seat_of_side[games.side]  # its reward is the learner's side's
+        n = games.side.shape[0]
 
         def needs_move(g, pending):
             return pending | (self.side_of[g.state.current_player] != g.side)
 
         def cond(carry):
-            g, pending, _, _, _ = carry
+            g, pending = carry[:2]
             return jnp.any(needs_move(g, pending))
 
         def body(carry):
-            g, pending, reward, done, key = carry
+            g, pending, reward, done, key, fresh = carry
             key, sub = jax.random.split(key)
             moving = needs_move(g, pending)
             # the opponents' networks only run in the rounds where some opponent moves
@@ -271,12 +279,15 @@ class SelfPlay:
             reward = reward + jnp.where(moving & ~done, r, 0.0)
             ended = moving & state.terminated
             g = jax.tree.map(lambda n, o: _where(moving, n, o), g._replace(state=state), g)
+            fresh = jax.lax.cond(jnp.any(ended & done),  # a replacement that ended too
+                                 lambda: self._fresh(jax.random.fold_in(sub, 1), n),
+                                 lambda: fresh)
             g = jax.tree.map(lambda f, o: _where(ended, f, o), fresh, g)
-            return g, jnp.zeros_like(pending), reward, done | ended, key
+            return g, jnp.zeros_like(pending), reward, done | ended, key, fresh
 
         zero = jnp.zeros(games.side.shape, jnp.float32)
-        games, _, reward, done, _ = jax.lax.while_loop(
-            cond, body, (games, pending, zero, jnp.zeros_like(pending), key))
+        games, _, reward, done, _, _ = jax.lax.while_loop(
+            cond, body, (games, pending, zero, jnp.zeros_like(pending), key, fresh))
         return games, reward, done
 
 

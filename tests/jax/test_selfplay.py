@@ -66,3 +66,37 @@ def test_served_versions_and_refusals():
         SelfPlay(rules, 0)
     with pytest.raises(TypeError, match="rules must be a RuleConfig"):
         SelfPlay({"num_players": 2}, 4)
+
+
+#: a 4-player deal (seat 0 leads, no boneyard) in which greedy play takes seat 1 through the
+#: whole hand without a move: seats 0, 2 and 3 play, seat 1 passes, seat 0 goes out
+NEVER_MOVES_DEAL = ([3, 5, 11, 20, 21, 22, 25], [0, 4, 7, 8, 12, 13, 15],
+                    [1, 6, 14, 16, 18, 19, 24], [2, 9, 10, 17, 23, 26, 27])
+
+
+def test_a_new_game_that_ends_before_the_learner_moves_is_dealt_again():
+    """The learner at seat 1 of that deal, against greedy opponents: its game ends before the
+    learner's first move. Replaced by the same new game, it ended the same way again, and
+    `_play` never returned (a 4-player train_jax run hung in its 35th update)."""
+    from dominoes_env.jax.game import Deal
+    from dominoes_env.jax.policies import greedy_policy
+    from dominoes_env.jax.selfplay import Games
+
+    rules = RuleConfig(num_players=4, partnerships=False)
+    sp = SelfPlay(rules, 2, opponents={"greedy": 1})
+    deal = Deal(jnp.asarray(sum(NEVER_MOVES_DEAL, []), jnp.int32), jnp.int32(0))
+    state = sp.env.init_deal(deal)
+    seats = []  # the premise: greedy play ends the hand with seat 1 never to move
+    play = jax.jit(lambda s: sp.env.step(s, greedy_policy(sp.env, s), None))
+    while not bool(state.terminated):
+        seats.append(int(state.current_player))
+        state = play(state)
+    assert 1 not in seats and len(seats) >= 8, seats
+    start = jax.tree.map(lambda x: jnp.stack([x, x]), sp.env.init_deal(deal))
+    games = Games(start, jnp.asarray([1, 1], jnp.int32), sp.opp_of_env)
+    never = jnp.zeros(2, bool)
+    out, reward, done = jax.jit(lambda g, k: sp._play(g, jnp.zeros(2, jnp.int32), never, g,
+                                                      None, None, k))(games, jax.random.PRNGKey(3))
+    side = np.asarray(sp.side_of)[np.asarray(out.state.current_player)]
+    assert (side == np.asarray(out.side)).all()  # every game waits for the learner
+    assert np.asarray(done).all() and reward.shape == (2,)
