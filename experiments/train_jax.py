@@ -653,8 +653,9 @@ def train(config: Config, command: str = "") -> Path:
                  f"--resume {out / 'checkpoint.npz'}" if saved["steps"] is not None
                  else "no checkpoint was written yet")
         print(f"error: an update has not finished after {seconds:.0f} s (XLA's CPU runtime "
-              f"is stuck; XLA_FLAGS=--xla_cpu_multi_thread_eigen=false avoids a known hang of "
-              f"its thread pool); {where}", file=sys.stderr, flush=True)
+              f"may be stuck: XLA_FLAGS=--xla_cpu_multi_thread_eigen=false avoids a known hang "
+              f"of its thread pool; if it happens with that set, please report it with this "
+              f"command); {where}", file=sys.stderr, flush=True)
         os._exit(1)
 
     if steps == 0 and config.eval_every:
