@@ -42,9 +42,10 @@ product (and, with a policy of observation version 2, are played together with n
 checked after each chunk. ``policy=PATH`` plays another
 exported policy (trained for the table: a policy of another table is refused); without it
 :func:`guided_policy_path` names the table's own: ``ppo_2p_obs2.npz`` with two players,
-``ppo_3p_obs2.npz`` with three and ``ppo_4p_partnerships_obs2.npz`` in four-player partnerships
-(the observation-version-2 PPO policies every ``guided`` figure at those tables was measured
-with), else the shipped ``ppo`` policy of the table (:mod:`agents.tables`).
+``ppo_3p_obs2.npz`` with three, ``ppo_4p_partnerships_obs2.npz`` in four-player partnerships
+and ``ppo_4p_free_for_all_obs2.npz`` without (the observation-version-2 PPO policies every
+``guided`` figure was measured with), else the shipped ``ppo`` policy of the table
+(:mod:`agents.tables`).
 
 >>> from dominoes_env.core import MatchState
 >>> match = MatchState(seed=1)
@@ -122,7 +123,8 @@ class _Net:
 #: newer ``ppo`` policy is shipped (the observation-version-2 PPO policies; a chunk's rollouts
 #: are played together with numpy only for that version)
 GUIDED_POLICIES = {"2p": "ppo_2p_obs2.npz", "3p": "ppo_3p_obs2.npz",
-                   "4p_partnerships": "ppo_4p_partnerships_obs2.npz"}
+                   "4p_partnerships": "ppo_4p_partnerships_obs2.npz",
+                   "4p_free_for_all": "ppo_4p_free_for_all_obs2.npz"}
 
 
 def guided_policy_path(table) -> Path:

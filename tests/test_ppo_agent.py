@@ -109,8 +109,8 @@ def test_shipped_policies_play_legal_moves_from_their_spec(options):
 def test_guided_keeps_the_policy_its_figures_were_measured_with():
     """Shipping a newer ``ppo`` policy does not change ``guided``: with two players it reads
     ``ppo_2p_obs2.npz``, with three ``ppo_3p_obs2.npz`` and in four-player partnerships
-    ``ppo_4p_partnerships_obs2.npz`` (the version 2 policies), without partnerships the table's
-    shipped ``ppo`` policy."""
+    ``ppo_4p_partnerships_obs2.npz``, without partnerships ``ppo_4p_free_for_all_obs2.npz``
+    (the version 2 policies)."""
     from agents.guided import GuidedSearchAgent, guided_policy_path
     from agents.ppo import POLICY_DIR, shipped_policy_path
 

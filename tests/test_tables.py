@@ -76,9 +76,10 @@ def test_one_shipped_file_per_table():
     assert shipped_policy_path("3p") == POLICY_DIR / "ppo_3p.npz"
     assert {"2p", "4p_partnerships"} <= set(shipped_tables())
     assert GUIDED_POLICIES == {"2p": "ppo_2p_obs2.npz", "3p": "ppo_3p_obs2.npz",
-                               "4p_partnerships": "ppo_4p_partnerships_obs2.npz"}
-    assert guided_policy_path("2p") == POLICY_DIR / "ppo_2p_obs2.npz"
-    assert guided_policy_path("4p_free_for_all") == shipped_policy_path("4p_free_for_all")
+                               "4p_partnerships": "ppo_4p_partnerships_obs2.npz",
+                               "4p_free_for_all": "ppo_4p_free_for_all_obs2.npz"}
+    for table in TABLES:
+        assert guided_policy_path(table) == POLICY_DIR / GUIDED_POLICIES[table]
 
 
 @pytest.mark.parametrize("path", sorted(POLICY_DIR.glob("*.npz")), ids=lambda p: p.name)
