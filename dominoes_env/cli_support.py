@@ -462,13 +462,13 @@ def end_program(status: int) -> None:
     teardown, and the program died of it (status -2) after saying how it had stopped."""
     if status in (129, 130, 143):
         _ignore_stop_signals()
-    if status in (129, 130, 143) and "jax" in sys.modules:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError, AttributeError):  # pragma: no cover - closed
-                pass
-        os._exit(status)
+        if "jax" in sys.modules:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, ValueError, AttributeError):  # pragma: no cover - closed
+                    pass
+            os._exit(status)
     sys.exit(status)
 
 
