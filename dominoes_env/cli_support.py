@@ -395,14 +395,18 @@ def _tolerant_output() -> None:
         pass
 
 
-def _ignore_interrupts() -> None:
-    """Ctrl-C ignored while a stopped command reports how it ended (the handlers are restored
-    when :func:`run_command` returns)."""
+def _ignore_signals(*names: str) -> None:
+    """The signals ``names`` (those this platform has) ignored, from the main thread (the only
+    one that may set handlers): Ctrl-C while a stopped command reports how it ended (the
+    handlers are restored when :func:`run_command` returns), and every stop signal while a
+    stopped program ends (:func:`end_program`)."""
     import signal
     import threading
 
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        for name in names:
+            if hasattr(signal, name):
+                signal.signal(getattr(signal, name), signal.SIG_IGN)
 
 
 def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...] = ()) -> int:
@@ -415,7 +419,7 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
         sys.stdout.flush()
         return status
     except KeyboardInterrupt as stop:  # Ctrl-C, or Stopped (SIGTERM, SIGHUP)
-        _ignore_interrupts()  # a second Ctrl-C now would cut this line with a traceback
+        _ignore_signals("SIGINT")  # a second Ctrl-C now would cut this line with a traceback
         quiet_teardown()
         status, words = stop_status(stop)
         print_error(words)
@@ -440,14 +444,6 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
         restore()
 
 
-def _ignore_stop_signals() -> None:
-    import signal
-
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), signal.SIG_IGN)
-
-
 def end_program(status: int) -> None:
     """End a ``python -m`` program with ``status`` (its ``if __name__ == "__main__"`` line).
 
@@ -461,7 +457,7 @@ def end_program(status: int) -> None:
     Ctrl-C 20 ms after the first (a terminal sends it to the workers too) landed in the
     teardown, and the program died of it (status -2) after saying how it had stopped."""
     if status in (129, 130, 143):
-        _ignore_stop_signals()
+        _ignore_signals("SIGINT", "SIGTERM", "SIGHUP")
         if "jax" in sys.modules:
             for stream in (sys.stdout, sys.stderr):
                 try:
