@@ -21,7 +21,7 @@ import errno
 import math
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .core.validation import as_float, as_int, short_repr
@@ -407,6 +407,36 @@ def _ignore_signals(*names: str) -> None:
         for name in names:
             if hasattr(signal, name):
                 signal.signal(getattr(signal, name), signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold Ctrl-C, SIGTERM and SIGHUP for the ``with`` block, then deliver the first that
+    came to the handler it would have met (a ``KeyboardInterrupt`` or :class:`Stopped`).
+
+    For a save that an exception in its middle cannot undo: torch's zip writer, interrupted,
+    raised its own ``RuntimeError`` ("unexpected pos") in place of the ``KeyboardInterrupt``,
+    so a Ctrl-C during a checkpoint ended ``train_ppo`` with a traceback and status 1. Outside
+    the main thread (where handlers cannot be set) the block runs as it is."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+    before = {}
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is not None and signal.getsignal(signum) is not None:  # None: set in C
+            before[signum] = signal.signal(signum, lambda signum, frame: came.append(signum))
+    try:
+        yield
+    finally:
+        for signum, old in before.items():
+            signal.signal(signum, old)
+        if came:
+            signal.raise_signal(came[0])
 
 
 def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...] = ()) -> int:

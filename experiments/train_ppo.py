@@ -50,6 +50,7 @@ from dominoes_env.cli_support import (
     print_error,
     quiet_teardown,
     run_command,
+    signals_held,
     start_run_folder,
     stop_status,
 )
@@ -294,7 +295,7 @@ def evaluate(policy_path: str, rules: RuleConfig, opponent: str, matches: int,
 
 
 def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float):
-    from stable_baselines3.common.callbacks import BaseCallback, CheckpointCallback
+    from stable_baselines3.common.callbacks import BaseCallback
 
     from agents.ppo_export import export_policy
 
@@ -421,10 +422,34 @@ def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float):
             model.policy.optimizer.load_state_dict(self.kept["optimizer"])
             model._n_updates = self.kept["n_updates"]
 
-    checkpoints = CheckpointCallback(max(1, config.checkpoint_every // config.n_envs),
-                                     str(out / "checkpoints"), name_prefix="ppo")
+    class Checkpoints(BaseCallback):
+        """Every ``checkpoint_every`` steps (rounded to whole steps of the ``n_envs``
+        environments): ``checkpoints/ppo_<steps>_steps.zip``, written by :func:`save_model`
+        (SB3's ``CheckpointCallback`` wrote it in place, and a Ctrl-C in its middle left half a
+        file and a traceback)."""
+
+        def __init__(self):
+            super().__init__()
+            self.every = max(1, config.checkpoint_every // config.n_envs)
+
+        def _on_step(self) -> bool:
+            if self.n_calls % self.every == 0:
+                steps = self.num_timesteps
+                save_model(self.model, out / "checkpoints" / f"ppo_{steps}_steps.zip")
+            return True
+
+    checkpoints = Checkpoints()
     kept = LastCompletedUpdate()
     return [Throughput(), kept, SelfPlayAndEval(), checkpoints], kept
+
+
+def save_model(model, path: Path) -> None:
+    """``model`` saved to ``path`` whole or not at all (:func:`atomic_write`), with Ctrl-C,
+    SIGTERM and SIGHUP held until it is written (:func:`signals_held`): torch's zip writer,
+    interrupted, raises its own error in place of the interruption."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with signals_held(), atomic_write(path, "wb") as f:
+        model.save(f)
 
 
 # -- warm start ----------------------------------------------------------------------------
@@ -614,7 +639,7 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
         stop = err
         last_update.restore()  # not a half-applied update
     finally:
-        model.save(out / "checkpoints" / "last")
+        save_model(model, out / "checkpoints" / "last.zip")
         vec_env.close()
     wall = time.time() - started
     rules = config.rules()

@@ -39,6 +39,7 @@ from dominoes_env.cli_support import (
     end_program,
     print_error,
     run_command,
+    signals_held,
     start_run_folder,
     stop_status,
 )
@@ -290,17 +291,20 @@ class TrainingStopped(Exception):
 
 def save_checkpoint(algo, path: Path) -> None:
     """``algo``'s checkpoint in the folder ``path``, whole or not at all: written beside it,
-    then put in its place (a stop while RLlib writes leaves the checkpoint before intact)."""
+    then put in its place. Ctrl-C, SIGTERM and SIGHUP wait until it is done
+    (:func:`signals_held`): torch's writer, interrupted, raises its own error in place of the
+    interruption, and a stop between the two renames would leave no checkpoint at all."""
     import shutil
 
     new, old = path.with_name(f".{path.name}-new"), path.with_name(f".{path.name}-old")
-    for leftover in (new, old):
-        shutil.rmtree(leftover, ignore_errors=True)
-    algo.save_to_path(os.path.abspath(new))
-    if path.exists():
-        path.rename(old)
-    new.rename(path)
-    shutil.rmtree(old, ignore_errors=True)
+    with signals_held():
+        for leftover in (new, old):
+            shutil.rmtree(leftover, ignore_errors=True)
+        algo.save_to_path(os.path.abspath(new))
+        if path.exists():
+            path.rename(old)
+        new.rename(path)
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def completed_state(algo) -> dict[str, Any]:

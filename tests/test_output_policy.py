@@ -438,3 +438,65 @@ def test_a_writer_killed_mid_write_leaves_no_temporary_file_behind(tmp_path):
         f.write(b"whole")
     assert [p.name for p in tmp_path.iterdir()] == ["checkpoint.npz"]
     assert target.read_bytes() == b"whole"
+
+
+# -- a save that an interruption cannot cut ------------------------------------------------------
+@pytest.fixture
+def ctrl_c_raises(monkeypatch):
+    """Ctrl-C as at a terminal (a test worker may have it ignored), restored afterwards."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
+@pytest.mark.parametrize("name", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_signals_held_deliver_the_first_stop_after_the_block(ctrl_c_raises, name):
+    """A stop signal inside :func:`signals_held` lets the block finish, then reaches the
+    handler it would have met: a ``KeyboardInterrupt``, or a command's ``Stopped``."""
+    from dominoes_env.cli_support import Stopped, _stop_on_signals, signals_held
+
+    restore = _stop_on_signals()
+    done = []
+    try:
+        with pytest.raises(KeyboardInterrupt) as stop:
+            with signals_held():
+                signal.raise_signal(getattr(signal, name))
+                signal.raise_signal(signal.SIGINT)  # a second one: only the first is delivered
+                done.append("whole")
+    finally:
+        restore()
+    assert done == ["whole"]
+    if name == "SIGINT":
+        assert type(stop.value) is KeyboardInterrupt
+    else:
+        assert isinstance(stop.value, Stopped) and stop.value.signum == getattr(signal, name)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_signals_held_leave_an_ignored_signal_ignored(monkeypatch):
+    from dominoes_env.cli_support import signals_held
+
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with signals_held():
+            signal.raise_signal(signal.SIGINT)
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+def test_signals_held_outside_the_main_thread_run_the_block_as_it_is():
+    import threading
+
+    from dominoes_env.cli_support import signals_held
+
+    ran = []
+
+    def body():
+        with signals_held():
+            ran.append(signal.getsignal(signal.SIGINT))
+
+    thread = threading.Thread(target=body)
+    thread.start()
+    thread.join()
+    assert ran == [signal.getsignal(signal.SIGINT)]

@@ -280,6 +280,60 @@ def test_a_stop_during_an_update_saves_the_last_completed_update(tmp_path, monke
     assert json.loads((out / "policy.json").read_text())["steps"] == 256
 
 
+def test_a_ctrl_c_while_a_checkpoint_is_written_saves_it_whole(tmp_path, monkeypatch, capsys):
+    """A Ctrl-C in the middle of SB3's checkpoint save reached torch's zip writer, which
+    raised its own ``RuntimeError`` ("unexpected pos") in place of the interruption: the run
+    ended with a traceback and status 1, and left half a checkpoint. The save now finishes,
+    whole, and the stop follows it."""
+    import io
+    import signal
+
+    import sb3_contrib
+    import torch
+
+    from tests.helpers import error_lines
+
+    class InterruptedWrites(io.RawIOBase):  # a Ctrl-C arrives with the writer's second write
+        def __init__(self, file):
+            self.file, self.writes = file, 0
+
+        def writable(self):
+            return True
+
+        def write(self, data):
+            self.writes += 1
+            if self.writes == 2:
+                signal.raise_signal(signal.SIGINT)
+            return self.file.write(data)
+
+    real_save, saves = torch.save, []
+
+    def save_interrupted_once(obj, f, *args, **kwargs):
+        saves.append(1)
+        return real_save(obj, InterruptedWrites(f) if len(saves) == 1 else f, *args, **kwargs)
+
+    monkeypatch.setattr(torch, "save", save_interrupted_once)
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)  # as at a terminal
+    try:
+        out = tmp_path / "run"
+        status = main(["--total-steps", "1024", "--n-envs", "1", "--n-steps", "128",
+                       "--batch-size", "128", "--n-epochs", "1", "--net", "16", "--eval-every",
+                       str(10**9), "--eval-matches", "2", "--checkpoint-every", "256",
+                       "--target-score", "50", "--opponents", "greedy=1", "--out", str(out)])
+    finally:
+        signal.signal(signal.SIGINT, old)
+    err = capsys.readouterr().err
+    last = out / "checkpoints" / "last.zip"
+    assert status == 130, err[-3000:]
+    assert error_lines(err) == [f"error: interrupted; the run is saved in {last} and its policy "
+                                f"exported to {out / 'policy.npz'}: add --resume {last} to the "
+                                "same command to go on"]
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["last.zip",
+                                                                      "ppo_256_steps.zip"]
+    for path in (out / "checkpoints").iterdir():
+        assert sb3_contrib.MaskablePPO.load(path, device="cpu").num_timesteps == 256
+
+
 @pytest.mark.parametrize("stopped", [False, True])
 def test_a_diverged_run_is_one_line_and_no_policy_file(tmp_path, monkeypatch, capsys, stopped):
     """A run whose weights went NaN wrote a policy.npz that ppo:PATH then refused; the export
