@@ -500,3 +500,30 @@ def test_signals_held_outside_the_main_thread_run_the_block_as_it_is():
     thread.start()
     thread.join()
     assert ran == [signal.getsignal(signal.SIGINT)]
+
+
+def test_a_picture_cut_by_ctrl_c_is_not_left_half_written(tmp_path, monkeypatch):
+    """A tournament's plots were written by ``savefig`` straight into their files: a Ctrl-C in
+    the middle left half a PNG (and a later reader an unreadable picture)."""
+    import matplotlib.figure
+
+    from agents.tournament import TournamentConfig, build_summary, run_tournament
+    from agents.tournament.report import plot_heatmap, plot_ratings
+    from dominoes_env.core import RuleConfig
+
+    run = run_tournament(TournamentConfig(["random", "greedy"], RuleConfig(target_score=30),
+                                          matches=2), tmp_path / "run", progress=False)
+    summary = build_summary(run)
+    real = matplotlib.figure.Figure.savefig
+
+    def cut(self, fname, *args, **kwargs):
+        real(self, fname, *args, **kwargs)
+        raise KeyboardInterrupt  # after the bytes are written, before the file is whole
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", cut)
+    for plot in (plot_heatmap, plot_ratings):
+        with pytest.raises(KeyboardInterrupt):
+            plot(summary, tmp_path / "picture.png")
+        assert list(tmp_path.glob("*picture*")) == [] and list(tmp_path.glob(".*")) == []
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", real)
+    assert plot_heatmap(summary, tmp_path / "picture.png").read_bytes()[:4] == b"\x89PNG"

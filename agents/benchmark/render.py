@@ -8,7 +8,7 @@ from typing import Any
 
 from dominoes_env.optional import require
 
-from ..tournament.report import output_console, plain_text_figures
+from ..tournament.report import output_console, plain_text_figures, save_figure
 
 
 def _num(value: float | None, digits: int) -> str:
@@ -121,5 +121,4 @@ def _plot_card(card: dict[str, Any], path: str | os.PathLike) -> Path:
         ax.set_xlabel("win rate (95% interval)")
         ax.grid(axis="x", alpha=0.3)
     fig.suptitle(f"{card['agent']}: {card['matches']} matches per opponent and table")
-    fig.savefig(path, dpi=110)
-    return Path(path)
+    return save_figure(fig, path)

@@ -109,6 +109,16 @@ def plot_heatmap(summary: dict, path: str | os.PathLike) -> Path:
         return _plot_heatmap(summary, path)
 
 
+def save_figure(fig, path: str | os.PathLike) -> Path:
+    """Write the matplotlib figure ``fig`` to ``path`` (its format from the suffix, PNG if it
+    has none) whole or not at all (:func:`atomic_write`: a Ctrl-C in the middle of
+    ``savefig`` left half a picture)."""
+    path = Path(path)
+    with atomic_write(path, "wb") as f:
+        fig.savefig(f, format=path.suffix[1:].lower() or "png", dpi=110)
+    return path
+
+
 def _plot_heatmap(summary: dict, path: str | os.PathLike) -> Path:
     Figure = require("matplotlib.figure", "tournament", "plotting").Figure
 
@@ -127,8 +137,7 @@ def _plot_heatmap(summary: dict, path: str | os.PathLike) -> Path:
     what = "finished ahead" if summary["format"] == "free_for_all" else "win rate"
     ax.set_title(f"{what} (row vs column)")
     fig.colorbar(image, ax=ax, shrink=0.8)
-    fig.savefig(path, dpi=110)
-    return Path(path)
+    return save_figure(fig, path)
 
 
 def plot_ratings(summary: dict, path: str | os.PathLike) -> Path:
@@ -149,8 +158,7 @@ def _plot_ratings(summary: dict, path: str | os.PathLike) -> Path:
     ax.set_yticks(range(len(items)), [a for a, _ in items])
     ax.set_xlabel("OpenSkill mu (95% interval)")
     ax.grid(axis="x", alpha=0.3)
-    fig.savefig(path, dpi=110)
-    return Path(path)
+    return save_figure(fig, path)
 
 
 def write_outputs(run: TournamentRun, plots: bool = True) -> dict[str, Any]:
