@@ -372,6 +372,7 @@ def _stop_on_signals() -> Callable[[], None]:
     sys.unraisablehook = unraisable
 
     def restore() -> None:
+        redeliver.retire()  # a lost Ctrl-C not yet sent again stays with this command
         for signum, old in before.items():
             if old is not None:  # None: a handler not set from Python, left alone
                 signal.signal(signum, old)

@@ -47,7 +47,12 @@ def redeliver_lost_interrupts(previous):
     hook to end, however slowly a busy machine runs it, then a moment more), so that it lands
     after the callback, or comes back here. A ``KeyboardInterrupt`` with a ``signum`` (the
     shared runner's ``Stopped``: SIGTERM, SIGHUP) is sent as that signal. Other exceptions go
-    to ``previous``."""
+    to ``previous``.
+
+    The hook's ``retire()`` drops the signals it has not sent yet: the shared runner retires its
+    hook when the command returns, so that a Ctrl-C lost in the command's last milliseconds
+    does not reach whatever runs next in the process (a test session's next test, where a
+    stray SIGINT stopped the whole session)."""
     import os
     import signal
     import threading
@@ -55,12 +60,14 @@ def redeliver_lost_interrupts(previous):
 
     owner = os.getpid()
     running = threading.Event()  # set while the hook runs in the main thread
+    retired = threading.Event()
 
     def send_again(signum: int) -> None:
         while running.is_set():
             time.sleep(0.001)
         time.sleep(0.01)
-        os.kill(owner, signum)
+        if not retired.is_set():
+            os.kill(owner, signum)
 
     def hook(info) -> None:
         if isinstance(info.exc_value, KeyboardInterrupt) and os.getpid() == owner:
@@ -77,6 +84,7 @@ def redeliver_lost_interrupts(previous):
         previous(info)
 
     hook.redelivers = True  # type: ignore[attr-defined]
+    hook.retire = retired.set  # type: ignore[attr-defined]
     return hook
 
 

@@ -324,6 +324,40 @@ def test_a_redelivered_ctrl_c_waits_until_the_hook_has_returned(monkeypatch, cap
     assert capsys.readouterr().err == "error: interrupted\n"
 
 
+def test_a_ctrl_c_lost_as_a_command_returns_does_not_reach_what_runs_next(monkeypatch):
+    """A Ctrl-C lost in a finalizer in a command's last milliseconds was sent again 10 ms
+    later, after the command had returned, to whatever the process ran next: in the test
+    session, the next test (a stray SIGINT there stops the whole session). The shared runner
+    now drops a redelivery it has not sent when its command returns."""
+    import threading
+
+    from dominoes_env.cli_support import run_command
+
+    start = threading.Thread.start
+    threads = []  # started once the command has returned (as a busy machine may run them)
+    monkeypatch.setattr(threading.Thread, "start", lambda thread: threads.append(thread))
+
+    class Finalizer:
+        def __del__(self):
+            raise KeyboardInterrupt
+
+    def body() -> int:
+        Finalizer()  # lost at once; its redelivery waits 10 ms, past the command's return
+        return 0
+
+    came = []
+    before = signal.signal(signal.SIGINT, lambda signum, frame: came.append(signum))
+    try:
+        assert run_command(body) == 0
+        for thread in threads:
+            start(thread)
+            thread.join(timeout=CHILD_TIMEOUT_S)
+        time.sleep(0.05)
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert len(threads) == 1 and came == []
+
+
 def test_a_ctrl_c_lost_in_a_finalizer_stops_any_python_m_program():
     """Outside the shared runner too (train_jax's own loop): under ``python -m`` a Ctrl-C
     that lands in a finalizer is delivered again (``dominoes_env.startup``); it was lost, and
