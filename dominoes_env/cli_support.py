@@ -297,13 +297,20 @@ def output_error_message(err: OSError) -> str:
     return f"cannot write the output: {err.strerror or err}"
 
 
+def _drop_unraisable(unraisable) -> None:
+    """An unraisable-exception hook that drops everything (:func:`quiet_teardown`)."""
+
+
 def quiet_teardown() -> None:
     """After an interruption, objects left half-built (a progress bar caught in its
     constructor) may complain while the interpreter tears them down; the run already said how it
-    ended, so such complaints are dropped instead of printed as tracebacks."""
+    ended, so such complaints are dropped instead of printed as tracebacks. The command's
+    runner puts the hook before it back when the command returns (a caller of ``main()`` in a
+    notebook or a test keeps its own), and :func:`end_program` drops them again for the
+    interpreter's teardown."""
     import gc
 
-    sys.unraisablehook = lambda unraisable: None
+    sys.unraisablehook = _drop_unraisable
     gc.collect()
 
 
@@ -376,7 +383,7 @@ def _stop_on_signals() -> Callable[[], None]:
         for signum, old in before.items():
             if old is not None:  # None: a handler not set from Python, left alone
                 signal.signal(signum, old)
-        if sys.unraisablehook is unraisable:
+        if sys.unraisablehook in (unraisable, _drop_unraisable):
             sys.unraisablehook = previous_hook
 
     return restore
@@ -489,6 +496,7 @@ def end_program(status: int) -> None:
     teardown, and the program died of it (status -2) after saying how it had stopped."""
     if status in (129, 130, 143):
         _ignore_signals("SIGINT", "SIGTERM", "SIGHUP")
+        sys.unraisablehook = _drop_unraisable  # what was left half-built stays quiet
         if "jax" in sys.modules:
             for stream in (sys.stdout, sys.stderr):
                 try:

@@ -358,6 +358,22 @@ def test_a_ctrl_c_lost_as_a_command_returns_does_not_reach_what_runs_next(monkey
     assert len(threads) == 1 and came == []
 
 
+def test_an_interrupted_command_gives_its_caller_back_its_unraisable_hook(capsys):
+    """An interrupted command dropped every unraisable exception of its process from then on
+    (its quiet teardown's hook stayed): a notebook or a test session that called ``main()``
+    lost its warnings for good. The caller's hook is back when the command returns."""
+    from dominoes_env.cli_support import quiet_teardown, run_command
+
+    def body() -> int:
+        quiet_teardown()  # as a command that saved its work does before saying so
+        raise KeyboardInterrupt
+
+    hook = sys.unraisablehook
+    assert run_command(body) == 130
+    assert sys.unraisablehook is hook
+    assert capsys.readouterr().err == "error: interrupted\n"
+
+
 def test_a_ctrl_c_lost_in_a_finalizer_stops_any_python_m_program():
     """Outside the shared runner too (train_jax's own loop): under ``python -m`` a Ctrl-C
     that lands in a finalizer is delivered again (``dominoes_env.startup``); it was lost, and
