@@ -21,7 +21,7 @@ import errno
 import math
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .core.validation import as_float, as_int, short_repr
@@ -417,34 +417,73 @@ def _ignore_signals(*names: str) -> None:
                 signal.signal(getattr(signal, name), signal.SIG_IGN)
 
 
-@contextlib.contextmanager
-def signals_held() -> Iterator[None]:
-    """Hold Ctrl-C, SIGTERM and SIGHUP for the ``with`` block, then deliver the first that
-    came to the handler it would have met (a ``KeyboardInterrupt`` or :class:`Stopped`).
+class HeldSignals:
+    """Ctrl-C, SIGTERM and SIGHUP held while the ``with`` block runs, and delivered where the
+    program chooses: at :meth:`deliver` (a safe point of a loop), or when the block ends.
+    Delivered means passed to the handler the signal would have met, so a Ctrl-C raises
+    ``KeyboardInterrupt`` and the runner's SIGTERM / SIGHUP raise :class:`Stopped` there, as
+    they would have where the signal came; a later signal of a stop already delivered is
+    dropped (the runner's handlers would ignore it too). :func:`signals_held` makes one.
 
-    For a save that an exception in its middle cannot undo: torch's zip writer, interrupted,
-    raised its own ``RuntimeError`` ("unexpected pos") in place of the ``KeyboardInterrupt``,
-    so a Ctrl-C during a checkpoint ended ``train_ppo`` with a traceback and status 1. Outside
-    the main thread (where handlers cannot be set) the block runs as it is."""
-    import signal
-    import threading
+    Python raises a signal's exception wherever the main thread happens to be: inside torch's
+    zip writer (which then raised its own ``RuntimeError``, "unexpected pos", in place of the
+    interruption: a traceback, status 1, half a checkpoint), or inside JAX's or TensorBoard's
+    Python code while they hold a lock that the save after the stop needs again (``train_jax``
+    sent SIGTERM then never ended: nothing printed after 300 s). Held, it is raised only in
+    the program's own code. Outside the main thread (where handlers cannot be set) nothing is
+    held."""
 
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    came: list[int] = []
-    before = {}
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-        signum = getattr(signal, name, None)
-        if signum is not None and signal.getsignal(signum) is not None:  # None: set in C
-            before[signum] = signal.signal(signum, lambda signum, frame: came.append(signum))
-    try:
-        yield
-    finally:
-        for signum, old in before.items():
+    def __init__(self) -> None:
+        self.came: list[int] = []
+        self._before: dict[int, Any] = {}
+
+    def __enter__(self) -> HeldSignals:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+                signum = getattr(signal, name, None)
+                if signum is not None and signal.getsignal(signum) is not None:  # None: set in C
+                    self._before[signum] = signal.signal(signum, self._hold)
+        return self
+
+    def _hold(self, signum: int, frame: Any) -> None:
+        self.came.append(signum)
+
+    def deliver(self) -> None:
+        """Raise now what the first signal that came would have raised (nothing if none came,
+        or if its handler ignores it)."""
+        import signal
+
+        if not self.came:
+            return
+        signum = self.came[0]
+        self.came.clear()
+        self._hold = lambda signum, frame: None  # a stop is under way: later ones dropped
+        for held in self._before:
+            signal.signal(held, self._hold)
+        old = self._before.get(signum)
+        if callable(old):
+            old(signum, None)
+        elif old == signal.SIG_DFL:  # as the system would: SIGTERM, SIGHUP end the process
+            signal.signal(signum, signal.SIG_DFL)
+            signal.raise_signal(signum)
+
+    def __exit__(self, *exc: Any) -> None:
+        import signal
+
+        for signum, old in self._before.items():
             signal.signal(signum, old)
-        if came:
-            signal.raise_signal(came[0])
+        self._before = {}
+        if self.came:
+            signal.raise_signal(self.came[0])
+
+
+def signals_held() -> HeldSignals:
+    """Hold Ctrl-C, SIGTERM and SIGHUP for the ``with`` block (:class:`HeldSignals`): the
+    first that came is delivered at ``deliver()`` or when the block ends."""
+    return HeldSignals()
 
 
 def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...] = ()) -> int:

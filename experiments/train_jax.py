@@ -51,6 +51,7 @@ from dominoes_env.cli_support import (
     end_program,
     print_error,
     run_command,
+    signals_held,
     start_run_folder,
     stop_status,
 )
@@ -667,48 +668,55 @@ def train(config: Config, command: str = "") -> Path:
     last_eval = -1 if steps else 0
     interrupted, signalled = False, None
     dog = Watchdog(stalled, first_s=STALL_FIRST_S, floor_s=STALL_FLOOR_S).start()
-    try:
-        while steps < config.total_steps:
-            wall0, cpu0 = time.perf_counter(), time.process_time()
-            with dog.watch():
-                runner, metrics = update(runner)
-                m = {k: float(v) for k, v in metrics.items()}  # waits for the update
-            steps += config.batch
-            bar.update(config.batch)
-            tb.scalars({f"train/{k}": v for k, v in m.items()}, steps)
-            bar.set_postfix(ret=f"{m['episode_return']:+.1f}", ent=f"{m['entropy']:.2f}",
-                            refresh=False)
-            # an update's seconds include its logging, as train_ppo's include its callbacks
-            timing["update_s"].append(round(time.perf_counter() - wall0, 4))
-            timing["update_cpu_s"].append(round(time.process_time() - cpu0, 4))
-            if config.eval_every and steps >= next_eval:
+    # Ctrl-C, SIGTERM and SIGHUP are held while an update runs and delivered between updates
+    # (HeldSignals: raised inside JAX's or TensorBoard's code, such a signal left a lock taken
+    # that the save after the stop needed, and the run never ended); once a stop is delivered,
+    # later ones are dropped while the run is saved, evaluated and exported
+    with signals_held() as held:
+        try:
+            while steps < config.total_steps:
+                held.deliver()
+                wall0, cpu0 = time.perf_counter(), time.process_time()
+                with dog.watch():
+                    runner, metrics = update(runner)
+                    m = {k: float(v) for k, v in metrics.items()}  # waits for the update
+                steps += config.batch
+                bar.update(config.batch)
+                tb.scalars({f"train/{k}": v for k, v in m.items()}, steps)
+                bar.set_postfix(ret=f"{m['episode_return']:+.1f}", ent=f"{m['entropy']:.2f}",
+                                refresh=False)
+                # an update's seconds include its logging, as train_ppo's include its callbacks
+                timing["update_s"].append(round(time.perf_counter() - wall0, 4))
+                timing["update_cpu_s"].append(round(time.process_time() - cpu0, 4))
+                if config.eval_every and steps >= next_eval:
+                    evaluate_now()
+                    last_eval = steps
+                    next_eval += config.eval_every
+                if steps >= next_ckpt:
+                    save()
+                    next_ckpt += config.checkpoint_every
+                if config.time_limit and time.time() - started > config.time_limit * 60:
+                    tqdm.write(f"[time limit] {config.time_limit:g} minutes: stopping at "
+                               f"{steps:,} steps")
+                    interrupted = True
+                    break
+            held.deliver()  # a stop during the last update: the run still ends stopped
+        except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, SIGHUP: keep, evaluate, export
+            interrupted, signalled = True, stop
+        finally:
+            dog.stop()
+            bar.close()
+            save()
+        try:
+            if last_eval != steps:
                 evaluate_now()
-                last_eval = steps
-                next_eval += config.eval_every
-            if steps >= next_ckpt:
-                save()
-                next_ckpt += config.checkpoint_every
-            if config.time_limit and time.time() - started > config.time_limit * 60:
-                tqdm.write(f"[time limit] {config.time_limit:g} minutes: stopping at "
-                           f"{steps:,} steps")
-                interrupted = True
-                break
-    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, SIGHUP: keep, evaluate, export
-        interrupted, signalled = True, stop
-    finally:
-        dog.stop()
-        bar.close()
-        save()
-    try:
-        if last_eval != steps:
-            evaluate_now()
-        meta = export(out / "policy.npz")
-    except PolicyFileError as err:  # diverged (NaN weights): a stopped run still ends stopped
-        if signalled is None:
-            raise
-        raise Interrupted(out, signalled, str(err)) from None
-    finally:
-        tb.close()
+            meta = export(out / "policy.npz")
+        except PolicyFileError as err:  # diverged (NaN weights): a stopped run still ends stopped
+            if signalled is None:
+                raise
+            raise Interrupted(out, signalled, str(err)) from None
+        finally:
+            tb.close()
     write_json(out / "policy.json", meta)
     print(f"trained {steps:,} steps in {wall():.0f} s{' (interrupted)' if interrupted else ''}; "
           f"policy: {out / 'policy.npz'}")

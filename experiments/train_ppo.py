@@ -294,7 +294,7 @@ def evaluate(policy_path: str, rules: RuleConfig, opponent: str, matches: int,
     return evaluate_agent(f"ppo:{policy_path}", opponent, rules, matches=matches, seed=seed)
 
 
-def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float):
+def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float, held):
     from stable_baselines3.common.callbacks import BaseCallback
 
     from agents.ppo_export import export_policy
@@ -438,9 +438,17 @@ def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float):
                 save_model(self.model, out / "checkpoints" / f"ppo_{steps}_steps.zip")
             return True
 
+    class DeliverStops(BaseCallback):
+        """At each environment step, the stop signal that ``held`` holds, if one came
+        (:class:`~dominoes_env.cli_support.HeldSignals`)."""
+
+        def _on_step(self) -> bool:
+            held.deliver()
+            return True
+
     checkpoints = Checkpoints()
     kept = LastCompletedUpdate()
-    return [Throughput(), kept, SelfPlayAndEval(), checkpoints], kept
+    return [Throughput(), kept, SelfPlayAndEval(), checkpoints, DeliverStops()], kept
 
 
 def save_model(model, path: Path) -> None:
@@ -631,16 +639,20 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
             clone_teacher(model, config, out)
     remaining = max(0, config.total_steps - model.num_timesteps)
     stop = None
-    callbacks, last_update = make_callbacks(config, out, vec_env, started)
-    try:
-        model.learn(remaining, callback=callbacks, progress_bar=True,
-                    reset_num_timesteps=config.resume is None, tb_log_name="ppo")
-    except KeyboardInterrupt as err:  # Ctrl-C, SIGTERM, SIGHUP: save and export what it has
-        stop = err
-        last_update.restore()  # not a half-applied update
-    finally:
-        save_model(model, out / "checkpoints" / "last.zip")
-        vec_env.close()
+    # Ctrl-C, SIGTERM and SIGHUP are held while SB3 and torch work and delivered between two
+    # environment steps (HeldSignals: raised inside a library's code they can leave it broken)
+    with signals_held() as held:
+        callbacks, last_update = make_callbacks(config, out, vec_env, started, held)
+        try:
+            model.learn(remaining, callback=callbacks, progress_bar=True,
+                        reset_num_timesteps=config.resume is None, tb_log_name="ppo")
+            held.deliver()  # a stop during the last update: the run still ends stopped
+        except KeyboardInterrupt as err:  # Ctrl-C, SIGTERM, SIGHUP: save and export
+            stop = err
+            last_update.restore()  # not a half-applied update
+        finally:
+            save_model(model, out / "checkpoints" / "last.zip")
+            vec_env.close()
     wall = time.time() - started
     rules = config.rules()
     meta = {"rules": rules.to_dict(), "obs_version": OBS_VERSION, "steps": model.num_timesteps,

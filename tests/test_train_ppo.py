@@ -280,6 +280,47 @@ def test_a_stop_during_an_update_saves_the_last_completed_update(tmp_path, monke
     assert json.loads((out / "policy.json").read_text())["steps"] == 256
 
 
+def test_a_ctrl_c_during_an_update_is_delivered_once_the_update_is_done(tmp_path, monkeypatch,
+                                                                        capsys):
+    """A Ctrl-C raised its exception wherever the main thread was, inside torch's and SB3's
+    code too; it is now held while they work and delivered at the next environment step, so
+    the update under way finishes and is kept."""
+    import signal
+
+    import sb3_contrib
+    import torch
+
+    real_train, real_step = sb3_contrib.MaskablePPO.train, torch.optim.Adam.step
+    completed, steps = [], []
+
+    def train_and_keep(self):
+        real_train(self)
+        completed.append({k: v.clone() for k, v in self.policy.state_dict().items()})
+
+    def step_with_ctrl_c(self, *args, **kwargs):
+        steps.append(1)
+        if len(steps) == 6:  # an update is 2 epochs of 2 minibatches: inside the second one
+            signal.raise_signal(signal.SIGINT)
+        return real_step(self, *args, **kwargs)
+
+    monkeypatch.setattr(sb3_contrib.MaskablePPO, "train", train_and_keep)
+    monkeypatch.setattr(torch.optim.Adam, "step", step_with_ctrl_c)
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)  # as at a terminal
+    try:
+        out = tmp_path / "run"
+        status = main(["--total-steps", "1024", "--n-envs", "1", "--n-steps", "128",
+                       "--batch-size", "64", "--n-epochs", "2", "--net", "16", "--eval-every",
+                       str(10**9), "--eval-matches", "2", "--target-score", "50", "--opponents",
+                       "greedy=1", "--out", str(out)])
+    finally:
+        signal.signal(signal.SIGINT, old)
+    assert status == 130, capsys.readouterr().err[-3000:]
+    assert len(completed) == 2 and len(steps) == 8  # the second update ran to its end
+    saved = sb3_contrib.MaskablePPO.load(out / "checkpoints" / "last.zip", device="cpu")
+    for key, value in saved.policy.state_dict().items():
+        assert torch.equal(value, completed[1][key]), key
+
+
 def test_a_ctrl_c_while_a_checkpoint_is_written_saves_it_whole(tmp_path, monkeypatch, capsys):
     """A Ctrl-C in the middle of SB3's checkpoint save reached torch's zip writer, which
     raised its own ``RuntimeError`` ("unexpected pos") in place of the interruption: the run

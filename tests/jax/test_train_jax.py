@@ -786,6 +786,27 @@ def test_ctrl_c_saves_exports_and_ends_with_status_130(tmp_path, monkeypatch, ca
     assert json.loads((out / "policy.json").read_text())["steps"] == 32
 
 
+def test_a_signal_during_an_update_is_delivered_once_the_update_is_done(tmp_path, monkeypatch,
+                                                                        capsys):
+    """SIGTERM raised its exception wherever the main thread was, inside JAX's own code too,
+    which could leave a lock taken that the save after the stop needed: a fresh-clone run sent
+    train_jax SIGTERM and it never ended, printing nothing for 300 s. The signal is now held
+    while an update runs and delivered after it: the update finishes and counts."""
+    import signal
+
+    import experiments.train_jax as train_jax
+    from tests.helpers import update_failing_at
+
+    monkeypatch.setattr(train_jax, "make_train", update_failing_at(
+        train_jax.make_train, 2, lambda: signal.raise_signal(signal.SIGTERM)))
+    out = tmp_path / "run"
+    assert main([*TINY, "--total-steps", "320", "--eval-every", "0", "--out", str(out)]) == 143
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: stopped by SIGTERM; the run so far is saved and exported in "
+                   f"{str(out)!r} (continue with --resume {out / 'checkpoint.npz'})"]
+    assert json.loads((out / "policy.json").read_text())["steps"] == 64  # the 2nd update too
+
+
 def diverging_at(make_train, call: int, stop_at: int | None = None):
     """``make_train`` whose update leaves NaN actor weights from its ``call``-th call on (a
     diverged run), and raises ``KeyboardInterrupt`` at its ``stop_at``-th call (if given)."""
