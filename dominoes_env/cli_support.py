@@ -436,6 +436,7 @@ class HeldSignals:
     def __init__(self) -> None:
         self.came: list[int] = []
         self._before: dict[int, Any] = {}
+        self._delivered = False  # a stop is under way: later signals are dropped
 
     def __enter__(self) -> HeldSignals:
         import signal
@@ -449,7 +450,8 @@ class HeldSignals:
         return self
 
     def _hold(self, signum: int, frame: Any) -> None:
-        self.came.append(signum)
+        if not self._delivered:
+            self.came.append(signum)
 
     def deliver(self) -> None:
         """Raise now what the first signal that came would have raised (nothing if none came,
@@ -460,9 +462,7 @@ class HeldSignals:
             return
         signum = self.came[0]
         self.came.clear()
-        self._hold = lambda signum, frame: None  # a stop is under way: later ones dropped
-        for held in self._before:
-            signal.signal(held, self._hold)
+        self._delivered = True
         old = self._before.get(signum)
         if callable(old):
             old(signum, None)
