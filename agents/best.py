@@ -30,8 +30,9 @@ players the others' plays weighed by the policy's likelihood (``guided``'s defau
 which wins at two players) lost to ``search``; a likely reason is that at four players no tile
 is left to draw, so every play since the start of the hand is evidence, and the weights
 concentrate on a few deals while the others (here ``search``) are not the policy.
-``best`` is about 50-70 cpu ms a decision at three and four players (``python -m
-experiments.bench_agents search guided:infer=0 --players 3 --positions 100``).
+``best`` takes 16, 23 and 30 ms a decision on average at two players, three and four in
+partnerships on a quiet machine, 52-77 ms at the 95th percentile (``python -m
+experiments.bench_agents best --players 3 --positions 100``; docs/results.md).
 
 The table is known only once the agent sees it, so the choice is made then: by
 :meth:`BestAgent.check_rules` (commands call it before a match starts) or at the first
