@@ -422,8 +422,9 @@ class HeldSignals:
     program chooses: at :meth:`deliver` (a safe point of a loop), or when the block ends.
     Delivered means passed to the handler the signal would have met, so a Ctrl-C raises
     ``KeyboardInterrupt`` and the runner's SIGTERM / SIGHUP raise :class:`Stopped` there, as
-    they would have where the signal came; a later signal of a stop already delivered is
-    dropped (the runner's handlers would ignore it too). :func:`signals_held` makes one.
+    they would have where the signal came. Once a stop is delivered, later signals are dropped
+    until the block ends (the runner drops a second SIGTERM the same way; a second Ctrl-C no
+    longer cuts short the save that follows a stop). :func:`signals_held` makes one.
 
     Python raises a signal's exception wherever the main thread happens to be: inside torch's
     zip writer (which then raised its own ``RuntimeError``, "unexpected pos", in place of the
