@@ -24,6 +24,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from .core.atomic_files import NO_ROOM_ERRNOS
 from .core.validation import as_float, as_int, short_repr
 
 
@@ -510,6 +511,10 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
             silence_stdout()
             print_error(output_error_message(err))
             return 2
+        if err.errno in NO_ROOM_ERRNOS and err.filename is not None:  # a file: name it
+            print_error(f"cannot write {os.fsdecode(err.filename)!r}: "
+                        f"{err.strerror or os.strerror(err.errno)}")
+            return 2
         if errors and isinstance(err, errors):
             print_error(str(err))
             return 2
@@ -548,9 +553,12 @@ def end_program(status: int) -> None:
 
 
 def is_stdout_error(err: OSError) -> bool:
+    """Whether ``err`` is a failed write to standard output: a closed pipe, or a write that
+    found no room and names no file (a file written through
+    :func:`~dominoes_env.core.atomic_files.atomic_write` is named in its error)."""
     if isinstance(err, BrokenPipeError):
         return True
-    if err.errno in (errno.ENOSPC, errno.EPIPE, errno.EIO, errno.EDQUOT) and err.filename is None:
+    if (err.errno == errno.EPIPE or err.errno in NO_ROOM_ERRNOS) and err.filename is None:
         return True
     return False
 

@@ -15,6 +15,7 @@ with ``--save-records``.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from agents import datasets
@@ -27,11 +28,13 @@ from dominoes_env.cli_support import (
     check_fits_in_memory,
     check_run_folder,
     end_program,
+    is_stdout_error,
     paths_in_specs,
     run_command,
     start_run_folder,
 )
 from dominoes_env.core import RuleConfig
+from dominoes_env.core.atomic_files import NO_ROOM_ERRNOS
 from dominoes_env.deprecation import moved_names
 from dominoes_env.record_io import RECORDS_DIR
 from dominoes_env.rule_args import add_rule_arguments, rule_options
@@ -104,7 +107,18 @@ def _main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         if isinstance(stop, Stopped):  # SIGTERM, SIGHUP: run_command's line and status
             raise
         return 130
-    except (ValueError, TypeError, OSError) as err:
+    except OSError as err:
+        if is_stdout_error(err):
+            raise
+        if err.errno not in NO_ROOM_ERRNOS:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+        where = os.fsdecode(err.filename) if err.filename is not None else args.out
+        print(f"error: cannot write the dataset in {args.out!r} ({where}: "
+              f"{err.strerror or err}); the games finished there are kept: run the same "
+              "command again to finish", file=sys.stderr)  # a rerun resumes
+        return 2
+    except (ValueError, TypeError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     print(f"{info['matches']} matches, {info['decisions']:,} decisions in {args.out}")

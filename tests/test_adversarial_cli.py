@@ -152,6 +152,28 @@ def test_make_dataset_stopped_by_sigterm_keeps_its_games_and_says_so(tmp_path):
     assert len(lines_of(out / MATCHES_FILE)) >= 2
 
 
+def test_make_dataset_on_a_full_disk_names_the_file_and_a_rerun_finishes(tmp_path):
+    """A decision file that did not fit (here a file-size limit past the games' records) ended
+    with ``error: [Errno 27] File too large``: no file named, and no word of what was kept."""
+    from experiments.make_dataset import main as make_dataset_main
+
+    args = ["--agents", "random", "greedy", "--matches", "20", "--quiet", "--out",
+            str(tmp_path / "ds")]
+    proc = spawn("experiments.make_dataset", *args, limit_bytes=30_000,
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, err = proc.communicate(timeout=helpers.CHILD_TIMEOUT_S)
+    assert proc.returncode == 2, err
+    line = one_error_line(err)
+    assert line.startswith(f"error: cannot write the dataset in {str(tmp_path / 'ds')!r} (")
+    assert "decisions-" in line and "File too large" in line, line
+    assert line.endswith("the games finished there are kept: run the same command again to "
+                         "finish")
+    assert not [f for _, _, files in os.walk(tmp_path) for f in files if f.endswith(".tmp")]
+    assert make_dataset_main(args) == 0
+    info = json.loads((tmp_path / "ds" / "dataset.json").read_text())
+    assert info["complete"] and info["matches"] == 20
+
+
 def test_play_reads_bytes_that_are_not_utf8_as_a_bad_move(tmp_path):
     path = tmp_path / "r.json"
     proc = spawn("dominoes_env", *play_args("--save", str(path)), stdin=subprocess.PIPE,

@@ -3,7 +3,10 @@ tournament state, datasets): whole or not at all, with a new file's usual permis
 
 from __future__ import annotations
 
+import errno
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -12,6 +15,8 @@ from agents.ppo import random_policy_npz
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_write
 from dominoes_env.core.records import write_record
+
+from .helpers import CHILD_TIMEOUT_S
 
 
 def test_writes_text_and_bytes_and_leaves_only_the_file(tmp_path):
@@ -82,4 +87,35 @@ def test_a_policy_export_that_fails_leaves_no_temporary_file(tmp_path, monkeypat
     monkeypatch.setattr(agents.ppo.np, "savez", broken_savez)
     with pytest.raises(OSError, match="No space"):
         random_policy_npz(tmp_path / "p.npz", RuleConfig(), hidden=(4,))
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_full_disk_names_the_file_it_could_not_write(tmp_path):
+    """The system reports a full disk (here a file-size limit: EFBIG) without a file name; the
+    error ``atomic_write`` raises names the file, and nothing is left behind."""
+    script = f"""
+import resource, signal
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))
+from dominoes_env.core.atomic_files import atomic_write
+try:
+    with atomic_write({str(tmp_path / "big.json")!r}) as f:
+        f.write("x" * 100_000)
+except OSError as err:
+    print(err.errno, err.filename)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=CHILD_TIMEOUT_S, check=True)
+    assert done.stdout.split() == [str(errno.EFBIG), str(tmp_path / "big.json")]
+    assert os.listdir(tmp_path) == []
+
+
+def test_an_error_that_is_not_a_full_disk_is_raised_as_it_came(tmp_path):
+    with pytest.raises(PermissionError) as caught, atomic_write(tmp_path / "f") as f:
+        f.write("x")
+        raise PermissionError(errno.EACCES, "Permission denied", "/elsewhere")
+    assert caught.value.filename == "/elsewhere"
+    with pytest.raises(OSError) as caught, atomic_write(tmp_path / "f") as f:
+        raise OSError(errno.ENOSPC, "No space left on device", "/another/file")
+    assert caught.value.filename == "/another/file"  # a file already named stays named
     assert os.listdir(tmp_path) == []

@@ -5,6 +5,7 @@ path or a non-boolean switch given to the public API, an agent parameter given t
 
 from __future__ import annotations
 
+import errno
 import os
 
 import pytest
@@ -608,3 +609,18 @@ def test_overwrite_replaces_the_run_and_keeps_the_users_own_files(tmp_path, caps
     assert (out / "notes.txt").read_text() == "what I saw in this run"
     assert sorted(os.listdir(out)) == ["config.json", "matches.jsonl", "notes.txt", "run.json",
                                        "summary.json"]  # the old records/ went with its run
+
+
+# -- a full disk ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EFBIG, errno.EDQUOT])
+def test_a_full_disk_while_writing_a_file_is_one_line_naming_it(capsys, code):
+    """A file that found no room (its name given, as ``atomic_write`` gives it) ended a command
+    in a traceback (status 1), unless the command caught it itself."""
+    from dominoes_env.cli_support import run_command
+
+    def body() -> int:
+        raise OSError(code, os.strerror(code), "/runs/x/policy.npz")
+
+    assert run_command(body) == 2
+    assert capsys.readouterr().err == f"error: cannot write '/runs/x/policy.npz': " \
+                                      f"{os.strerror(code)}\n"

@@ -56,6 +56,20 @@ def _temporary_prefix(path: str) -> str:
     return f".{name}-tmp-"
 
 
+#: the errors of a write that found no room (a full disk, a quota, a file-size limit) or a
+#: failing device; the system reports them without a file name
+NO_ROOM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def _named(err: OSError, path: str) -> OSError:
+    """``err`` with ``path`` as its file name when it is a failed write that names no file
+    (:data:`NO_ROOM_ERRNOS`), so that a reader of the message learns which file it was;
+    otherwise ``err`` itself."""
+    if err.filename is not None or err.errno not in NO_ROOM_ERRNOS:
+        return err
+    return type(err)(err.errno, err.strerror or os.strerror(err.errno), path)
+
+
 def _sync_folder(folder: str) -> None:
     """Flush the folder's entry of a renamed file to disk (where the system allows it)."""
     try:
@@ -118,7 +132,8 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, overwrite: bool = 
                  encoding: str | None = "utf-8") -> Iterator[IO]:
     """Open a temporary file beside ``path`` for writing (``mode`` ``"w"`` or ``"wb"``); when
     the ``with`` block ends without an error, flush it to disk and rename it to ``path``.
-    On an error the temporary file is removed and ``path`` is untouched.
+    On an error the temporary file is removed and ``path`` is untouched; a write that found
+    no room (a full disk: :data:`NO_ROOM_ERRNOS`) is raised with ``path`` as its file name.
 
     ``overwrite=False`` never replaces an existing file: ``FileExistsError`` instead (the
     temporary file is linked to ``path``, which fails if ``path`` exists; a file system
@@ -151,9 +166,11 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, overwrite: bool = 
         else:
             os.unlink(tmp)
         _sync_folder(folder)
-    except BaseException:
+    except BaseException as err:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(err, OSError) and (named := _named(err, path)) is not err:
+            raise named from err
         raise
 
 
