@@ -23,8 +23,9 @@ one distinct move costs nothing.
 
 Budget: ``sims`` rollouts per decision in all, shared equally among the distinct moves (at
 least ``min_per_move`` each); or ``time_ms`` milliseconds per decision (then deals are sampled
-until the time is spent, one at a time on the core, in batches of :data:`TIME_CHUNK` deals or
-more when batched; this depends on the machine, so it is not reproducible across machines).
+until the time is spent, one at a time on the core; when batched, :data:`TIME_CHUNK` deals
+first, then batches sized to end as the time runs out, :func:`next_time_chunk`; this depends
+on the machine, so it is not reproducible across machines).
 Both paths search the same deals: a decision's deals come from a numpy generator seeded from
 the agent's.
 
@@ -69,9 +70,11 @@ from .deal_batch import DealBatchSampler
 from .hand_batch import HandBatch
 
 DEFAULT_SIMS = 300
-#: under a ``time_ms`` budget, the batched rollouts' first batch of deals and the fewest in a
-#: batch; each later batch is sized to take half the time left at the rate measured so far
+#: under a ``time_ms`` budget, the batched rollouts' first batch of deals; the later batches are
+#: sized by :func:`next_time_chunk`
 TIME_CHUNK = 8
+#: under a ``time_ms`` budget, the most a batch of deals grows over the one before it
+TIME_GROWTH = 4
 
 
 class SearchAgent(Agent):
@@ -128,9 +131,10 @@ class SearchAgent(Agent):
         runs = 0
         deadline = None
         if self.time_ms is not None:
-            start = time.perf_counter()
-            deadline = start + self.time_ms / 1000.0
+            last = time.perf_counter()
+            deadline = last + self.time_ms / 1000.0
             chunk = TIME_CHUNK if self.batch else 1
+            costs: list[tuple[int, float]] = []  # batched: (deals, seconds) of each batch
         else:
             chunk = max(self.min_per_move, -(-self.sims // len(moves)))
         rollout = GreedyRollout(view, self.epsilon, self.value)
@@ -148,8 +152,11 @@ class SearchAgent(Agent):
             if now >= deadline:
                 break
             if self.batch:  # a batch is cheaper per deal the larger it is: fill the time left
-                per_deal = (now - start) / runs
-                chunk = max(TIME_CHUNK, int(0.9 * (deadline - now) / per_deal))
+                costs.append((chunk, now - last))
+                last = now
+                chunk = next_time_chunk(costs, deadline - now)
+                if chunk < 1:  # the smallest batch would end further past the budget than
+                    break      # stopping now ends before it
         self.last_values, move = best_mean(view, moves, [runs] * len(moves),
                                            (totals / runs).tolist())
         return move
@@ -172,6 +179,43 @@ class SearchAgent(Agent):
         batch.rollout_greedy(self.epsilon, np.random.default_rng(seeds)
                              if self.epsilon > 0 else None)
         return rollout.batch_values(batch).reshape(len(deals), len(moves)).sum(axis=0)
+
+
+def next_time_chunk(costs: list[tuple[int, float]], left: float) -> int:
+    """How many deals the next batch of rollouts plays so that it ends as ``left`` seconds run
+    out, from ``costs``, the ``(deals, seconds)`` of the batches so far; 0 when even one deal
+    would end further past the budget than stopping now ends before it.
+
+    A batch costs about ``fixed + per_deal * deals`` (numpy's cost per step is the same for
+    few rows as for many). After one batch the two cannot be told apart, so the second is sized
+    at that batch's whole cost per deal to half the time left (it ends early); from two batches
+    on, the line through the last two that differ in size predicts the next. Times on a busy
+    machine are noisy (a batch that waited for the processor looks dear, the next one cheap),
+    so a batch is at most :data:`TIME_GROWTH` times the last one: a wrong line costs at most
+    that many times the last batch's time.
+
+    >>> next_time_chunk([(8, 0.002)], 0.008)  # 0.25 ms a deal: half of 8 ms
+    16
+    >>> next_time_chunk([(8, 0.002), (16, 0.003)], 0.005)  # 1 ms fixed, 0.125 ms a deal
+    32
+    >>> next_time_chunk([(8, 0.002), (16, 0.003)], 0.0005)  # one deal: 1.125 ms > 2 * 0.5 ms
+    0
+    """
+    deals, seconds = costs[-1]
+    per_deal, fixed = seconds / deals, 0.0
+    for k, t in reversed(costs[:-1]):
+        if k != deals:
+            slope = (seconds - t) / (deals - k)
+            if slope > 0:
+                per_deal = slope
+                fixed = min(max(0.0, seconds - slope * deals), seconds)
+            break
+    else:
+        return min(int(0.5 * left / per_deal), TIME_GROWTH * deals)
+    chunk = min(int((left - fixed) / per_deal), TIME_GROWTH * deals)
+    if chunk >= 1:
+        return chunk
+    return 1 if fixed + per_deal <= 2 * left else 0
 
 
 def best_mean(view: SeatView, moves: list[int], counts: list[int], means: list[float],

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import random
+import types
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from agents.search import SearchAgent, distinct_moves
@@ -144,6 +146,32 @@ def test_search_budget_and_shortcuts():
     view = next(v for v in views if len(distinct_moves(v)) > 2)
     assert timed.act(view) in view.legal
     assert min(r for r, _ in timed.last_values.values()) >= 1
+
+
+@pytest.mark.parametrize("fixed_ms, per_deal_ms", [(2.0, 0.01), (0.3, 0.05), (0.05, 0.2),
+                                                   (4.0, 0.001)])
+def test_a_time_budget_ends_its_batches_on_time(monkeypatch, fixed_ms, per_deal_ms):
+    """Under ``time_ms`` the batched search sizes its batches to end as the time runs out (a
+    batch costs ``fixed + per_deal * deals``, on a clock of the test's). It sized each at the
+    whole cost per deal so far and played at least 8 deals at the end: 10 ms became 11.2 ms
+    with a 2 ms fixed cost, so at an equal budget it thought longer than the one-by-one path."""
+    import agents.search as search
+
+    clock = [0.0]
+
+    def batched(self, view, rollout, deals, seeds, moves):
+        clock[0] += (fixed_ms + per_deal_ms * len(deals)) / 1000
+        return np.zeros(len(moves))
+
+    monkeypatch.setattr(search, "time", types.SimpleNamespace(perf_counter=lambda: clock[0]))
+    monkeypatch.setattr(search.SearchAgent, "_batched", batched)
+    agent = search.SearchAgent(seed=1, time_ms=10)
+    views = [v for _, v in views_of_random_matches(RuleConfig(), 30, seed=4)
+             if len(distinct_moves(v)) > 1]
+    for view in views[:5]:
+        clock[0] = 0.0
+        agent.act(view)
+        assert 0.0095 - (fixed_ms + per_deal_ms) / 1000 <= clock[0] <= 0.0101, clock[0]
 
 
 @pytest.mark.parametrize("bad", [{"sims": 0}, {"sims": 2.5}, {"time_ms": -1}, {"epsilon": 2},
