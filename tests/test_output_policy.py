@@ -19,6 +19,7 @@ import io
 import json
 import multiprocessing.process
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -438,6 +439,42 @@ def test_a_writer_killed_mid_write_leaves_no_temporary_file_behind(tmp_path):
         f.write(b"whole")
     assert [p.name for p in tmp_path.iterdir()] == ["checkpoint.npz"]
     assert target.read_bytes() == b"whole"
+
+
+# -- a full disk -----------------------------------------------------------------------------------
+#: the file-size limit each program's tiny run is given (past it a write fails with EFBIG, as on a
+#: full disk); 3,000 bytes is past the run marker, so the run gets to its own files (a trainer's
+#: first checkpoint, a tournament's matches)
+FULL_AT = 3000
+#: programs the limit cannot be tried on, and why
+NOT_UNDER_A_LIMIT = {"experiments.train_rllib": "Ray's own processes inherit the limit and "
+                     "cannot start (five attempts, minutes; the error is one line)"}
+
+
+@pytest.mark.parametrize("program", folder_programs("full_disk"))
+def test_a_full_disk_ends_every_program_with_one_line(program, tmp_path):
+    """Every program that writes a folder, run with too little room: it finishes, or ends with
+    status 2 and one ``error:`` line (naming the file when a file's write failed), leaving no
+    temporary file. ``train_jax``, ``train_ppo`` and ``best_response`` ended in a traceback
+    (status 1): an error with no file name was not a standard output's error."""
+    if program in NOT_UNDER_A_LIMIT:
+        pytest.skip(NOT_UNDER_A_LIMIT[program])
+    needs(program)
+    out = tmp_path / "run"
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (FULL_AT, FULL_AT))
+
+    done = subprocess.run([sys.executable, "-m", program, *FOLDER_RUNS[program], "--out",
+                           str(out)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=CHILD_TIMEOUT_S,
+                          preexec_fn=limit)
+    if done.returncode != 0:
+        assert_refused(done.returncode, done.stderr)
+        assert "File too large" in done.stderr, done.stderr[-1500:]
+    assert [name for _, _, names in os.walk(tmp_path) for name in names
+            if name.endswith(".tmp")] == []
 
 
 # -- a save that an interruption cannot cut ------------------------------------------------------
