@@ -11,28 +11,27 @@ table                   spec                 why
                                              (61.5%, Wilson interval 60.0-63.0%;
                                              docs/results.md), where the reactive ``ppo`` wins
                                              about half (51.2% of 4,000)
-``3p``                  ``guided:infer=0``   won 71 of 114 field matches against ``search``
-                                             (62.3%, Wilson interval 53.1-70.6%), where
-                                             ``guided`` (``infer=1``) won 47 of 96 on the same
-                                             deals (49%)
-``4p_partnerships``     ``guided:infer=0``   won 76 of 122 matches against ``search`` (62.3%,
-                                             Wilson interval 53.4-70.4%), and 14 of 20 on other
-                                             deals, where ``guided`` won 29 of 100 (29%)
-``4p_free_for_all``     ``search``           ``guided:infer=0`` with the free-for-all policy
-                                             won 27 of 48 field matches (56%, Wilson interval
-                                             42-69%): not shown to beat ``search``
+``3p``                  ``guided:infer=0``   won 560 of 1,002 field matches against ``search``
+                                             (55.9%, Wilson interval 52.8-58.9%), where
+                                             ``guided`` (``infer=1``) won 47 of 96 (49%)
+``4p_partnerships``     ``guided:infer=0``   won 629 of 1,000 matches against ``search``
+                                             (62.9%, Wilson interval 59.9-65.8%), where
+                                             ``guided`` won 29 of 100 (29%)
+``4p_free_for_all``     ``guided:infer=0``   won 578 of 1,006 field matches against ``search``
+                                             (57.5%, Wilson interval 54.4-60.5%)
 ======================  ===================  ==================================================
 
 Each figure is in docs/results.md with its command (``python -m experiments.tournament
---agents guided:infer=0 search --players N ...``). ``infer=0`` searches uniform deals as
-``search`` samples them and lets the table's policy play the rollouts. With three and four
-players the others' plays weighed by the policy's likelihood (``guided``'s default ``infer=1``,
-which wins at two players) lost to ``search``; a likely reason is that at four players no tile
-is left to draw, so every play since the start of the hand is evidence, and the weights
-concentrate on a few deals while the others (here ``search``) are not the policy.
+--agents best search --players N ...``). ``infer=0`` searches uniform deals as ``search``
+samples them and lets the table's policy play the rollouts. With three and four players the
+others' plays weighed by the policy's likelihood (``guided``'s default ``infer=1``, which wins
+at two players) lost to ``search``; a likely reason is that at four players no tile is left to
+draw, so every play since the start of the hand is evidence, and the weights concentrate on a
+few deals while the others (here ``search``) are not the policy.
 ``best`` takes 16, 23 and 30 ms a decision on average at two players, three and four in
 partnerships on a quiet machine, 52-77 ms at the 95th percentile (``python -m
-experiments.bench_agents best --players 3 --positions 100``; docs/results.md).
+experiments.bench_agents best --players 3 --positions 100``; docs/results.md), and 24-25 ms on
+average at three and four players in the tournaments above (two workers on two cores).
 
 The table is known only once the agent sees it, so the choice is made then: by
 :meth:`BestAgent.check_rules` (commands call it before a match starts) or at the first
@@ -42,7 +41,7 @@ decision. Every call is passed on to that agent, built with this agent's seed.
 >>> agent = BestAgent(seed=0)
 >>> agent.check_rules(RuleConfig(num_players=4, partnerships=False))
 >>> agent.spec, type(agent.agent).__name__
-('search', 'SearchAgent')
+('guided:infer=0', 'GuidedSearchAgent')
 """
 
 from __future__ import annotations
@@ -54,7 +53,7 @@ from .tables import as_table, table_of
 
 #: the spec ``best`` stands for, by table (:data:`agents.tables.TABLES`)
 BEST_BY_TABLE = {"2p": "guided", "3p": "guided:infer=0",
-                 "4p_partnerships": "guided:infer=0", "4p_free_for_all": "search"}
+                 "4p_partnerships": "guided:infer=0", "4p_free_for_all": "guided:infer=0"}
 
 
 def best_spec(table) -> str:

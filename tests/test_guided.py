@@ -352,7 +352,8 @@ def test_inference_stops_at_another_seats_draw(policies):
 # -- best ----------------------------------------------------------------------------------
 def test_best_names_the_strongest_agent_per_table():
     assert BEST_BY_TABLE == {"2p": "guided", "3p": "guided:infer=0",
-                             "4p_partnerships": "guided:infer=0", "4p_free_for_all": "search"}
+                             "4p_partnerships": "guided:infer=0",
+                             "4p_free_for_all": "guided:infer=0"}
     assert {n: best_spec(n) for n in (2, 3, 4)} == {2: "guided", 3: "guided:infer=0",
                                                     4: "guided:infer=0"}
     with pytest.raises(ValueError, match="not a table: 5"):
@@ -374,13 +375,13 @@ def test_best_resolves_when_it_sees_the_table(n, cls):
 
 def test_best_follows_the_table_and_its_seed():
     agent = make_agent("best", seed=2)
-    ffa = RuleConfig(num_players=4, partnerships=False)  # a table where best is search
+    ffa = RuleConfig(num_players=4, partnerships=False)  # best is guided:infer=0 there
     views = [v for _, v in random_positions(ffa, 30, seed=1)]
     first = [agent.act(v) for v in views]
     agent.reset(2)
     assert [agent.act(v) for v in views] == first
-    reference = SearchAgent(seed=2)
+    reference = make_agent("guided:infer=0", seed=2)
     assert first == [reference.act(v) for v in views]
     match = MatchState(RuleConfig(num_players=2), seed=0)
-    agent.act(match.view(match.turn))  # a two-player table: the guided agent now
-    assert type(agent.agent) is GuidedSearchAgent
+    agent.act(match.view(match.turn))  # a two-player table: guided, with inference, now
+    assert type(agent.agent) is GuidedSearchAgent and agent.spec == "guided"
