@@ -451,6 +451,7 @@ NOT_UNDER_A_LIMIT = {"experiments.train_rllib": "Ray's own processes inherit the
                      "cannot start (five attempts, minutes; the error is one line)"}
 
 
+@pytest.mark.timeout(CHILD_TIMEOUT_S + 60)  # a whole run: a trainer compiles first
 @pytest.mark.parametrize("program", folder_programs("full_disk"))
 def test_a_full_disk_ends_every_program_with_one_line(program, tmp_path):
     """Every program that writes a folder, run with too little room: it finishes, or ends with
