@@ -208,7 +208,7 @@ def next_time_chunk(costs: list[tuple[int, float]], left: float) -> int:
             slope = (seconds - t) / (deals - k)
             if slope > 0:
                 per_deal = slope
-                fixed = min(max(0.0, seconds - slope * deals), seconds)
+                fixed = max(0.0, seconds - slope * deals)
             break
     else:
         return min(int(0.5 * left / per_deal), TIME_GROWTH * deals)
