@@ -4,22 +4,25 @@ Which agent is strongest depends on the table (:mod:`agents.tables`): the policy
 needs the table's own trained policy, and is ``best`` only where it was measured to beat
 ``search``. :data:`BEST_BY_TABLE` names, per table, the spec ``best`` stands for, and why:
 
-======================  ===================  ==================================================
-table                   spec                 why
-======================  ===================  ==================================================
-``2p``                  ``guided``           won 2,460 of 4,000 matches against ``search``
-                                             (61.5%, Wilson interval 60.0-63.0%;
-                                             docs/results.md), where the reactive ``ppo`` wins
-                                             about half (51.2% of 4,000)
-``3p``                  ``guided:infer=0``   won 560 of 1,002 field matches against ``search``
-                                             (55.9%, Wilson interval 52.8-58.9%), where
-                                             ``guided`` (``infer=1``) won 47 of 96 (49%)
-``4p_partnerships``     ``guided:infer=0``   won 629 of 1,000 matches against ``search``
-                                             (62.9%, Wilson interval 59.9-65.8%), where
-                                             ``guided`` won 29 of 100 (29%)
-``4p_free_for_all``     ``guided:infer=0``   won 578 of 1,006 field matches against ``search``
-                                             (57.5%, Wilson interval 54.4-60.5%)
-======================  ===================  ==================================================
+======================  ============================  =========================================
+table                   spec                          why
+======================  ============================  =========================================
+``2p``                  ``guided``                    won 2,460 of 4,000 matches against
+                                                      ``search`` (61.5%, Wilson interval
+                                                      60.0-63.0%; docs/results.md), where the
+                                                      reactive ``ppo`` wins about half (51.2%)
+``3p``                  ``guided:infer=0,sims=1800``  won 615 of 1,008 field matches against
+                                                      ``search`` (61.0%, Wilson interval
+                                                      58.0-64.0%); with 600 rollouts
+                                                      (``guided:infer=0``) 560 of 1,002 (55.9%)
+``4p_partnerships``     ``guided:infer=0``            won 629 of 1,000 matches against
+                                                      ``search`` (62.9%, Wilson interval
+                                                      59.9-65.8%), where ``guided`` won 29 of
+                                                      100 (29%)
+``4p_free_for_all``     ``guided:infer=0``            won 578 of 1,006 field matches against
+                                                      ``search`` (57.5%, Wilson interval
+                                                      54.4-60.5%)
+======================  ============================  =========================================
 
 Each figure is in docs/results.md with its command (``python -m experiments.tournament
 --agents best search --players N ...``). ``infer=0`` searches uniform deals as ``search``
@@ -28,10 +31,11 @@ others' plays weighed by the policy's likelihood (``guided``'s default ``infer=1
 at two players) lost to ``search``; a likely reason is that at four players no tile is left to
 draw, so every play since the start of the hand is evidence, and the weights concentrate on a
 few deals while the others (here ``search``) are not the policy.
-``best`` takes 16, 23 and 30 ms a decision on average at two players, three and four in
-partnerships on a quiet machine, 52-77 ms at the 95th percentile (``python -m
-experiments.bench_agents best --players 3 --positions 100``; docs/results.md), and 24-25 ms on
-average at three and four players in the tournaments above (two workers on two cores).
+At three players ``sims=1800`` (three times ``guided``'s 600 rollouts at most) won 315 of the
+same 504 deals where 600 rollouts won 271 (paired: z = 3.6).
+``best`` takes 16, 36, 30 and 28 ms a decision on average at two players, three, four in
+partnerships and four without on a quiet machine, 52-165 ms at the 95th percentile
+(``python -m experiments.bench_agents best --players 3 --positions 100``; docs/results.md).
 
 The table is known only once the agent sees it, so the choice is made then: by
 :meth:`BestAgent.check_rules` (commands call it before a match starts) or at the first
@@ -52,7 +56,7 @@ from .base import Agent
 from .tables import as_table, table_of
 
 #: the spec ``best`` stands for, by table (:data:`agents.tables.TABLES`)
-BEST_BY_TABLE = {"2p": "guided", "3p": "guided:infer=0",
+BEST_BY_TABLE = {"2p": "guided", "3p": "guided:infer=0,sims=1800",
                  "4p_partnerships": "guided:infer=0", "4p_free_for_all": "guided:infer=0"}
 
 
