@@ -512,7 +512,9 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
             print_error(output_error_message(err))
             return 2
         if err.errno in NO_ROOM_ERRNOS and err.filename is not None:  # a file: name it
-            print_error(f"cannot write {os.fsdecode(err.filename)!r}: "
+            # (a failing device, EIO, fails reads too: that line does not say which it was)
+            verb = "" if err.errno == errno.EIO else "cannot write "
+            print_error(f"{verb}{os.fsdecode(err.filename)!r}: "
                         f"{err.strerror or os.strerror(err.errno)}")
             return 2
         if errors and isinstance(err, errors):

@@ -16,7 +16,7 @@ from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_write
 from dominoes_env.core.records import write_record
 
-from .helpers import CHILD_TIMEOUT_S
+from .helpers import CHILD_TIMEOUT_S, ROOT
 
 
 def test_writes_text_and_bytes_and_leaves_only_the_file(tmp_path):
@@ -119,3 +119,53 @@ def test_an_error_that_is_not_a_full_disk_is_raised_as_it_came(tmp_path):
         raise OSError(errno.ENOSPC, "No space left on device", "/another/file")
     assert caught.value.filename == "/another/file"  # a file already named stays named
     assert os.listdir(tmp_path) == []
+
+
+def test_an_append_that_finds_no_room_names_its_file_even_when_the_close_fails_again(tmp_path):
+    """The close that flushes a failed write's leftover bytes raises again, without a file name:
+    a tournament that filled its disk said "(RUN_FOLDER: File too large)" instead of naming
+    ``matches.jsonl``."""
+    log = tmp_path / "log.jsonl"
+    script = f"""
+import resource, signal
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))
+from dominoes_env.core.atomic_files import appending, writes_to
+try:
+    with appending({str(log)!r}) as f:
+        for _ in range(100):
+            with writes_to({str(log)!r}):
+                f.write("x" * 99 + "\\n")
+                f.flush()
+except OSError as err:
+    print(err.errno, err.filename)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=CHILD_TIMEOUT_S, check=True)
+    assert done.stdout.split() == [str(errno.EFBIG), str(log)]
+    assert log.stat().st_size == 1000
+
+
+def test_a_tournament_on_a_full_disk_names_the_file_it_could_not_append_to(tmp_path):
+    """``matches.jsonl`` and the record shards are appended to, not written atomically: a
+    failed append is one line naming the file, and a rerun finishes the matches."""
+    script = """
+import resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (1500, 1500))
+from experiments.tournament.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+    for out, extra, full in (("plain", [], "matches.jsonl"),
+                             ("records", ["--save-records"], "records/records-0000.jsonl.gz")):
+        args = ["--agents", "greedy", "random", "--matches", "20", "--workers", "1",
+                "--no-plots", "--quiet", "--out", str(tmp_path / out), *extra]
+        done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True,
+                              text=True, timeout=CHILD_TIMEOUT_S, cwd=ROOT)
+        assert done.returncode == 2, done.stderr[-1500:]
+        assert done.stderr.count("\n") == 1
+        assert f"({tmp_path / out / full}: File too large)" in done.stderr
+        again = subprocess.run([sys.executable, "-m", "experiments.tournament", *args],
+                               capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, cwd=ROOT)
+        assert again.returncode == 0, again.stderr[-1500:]
+        assert len((tmp_path / out / "matches.jsonl").read_text().splitlines()) == 20

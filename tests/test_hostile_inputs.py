@@ -624,3 +624,14 @@ def test_a_full_disk_while_writing_a_file_is_one_line_naming_it(capsys, code):
     assert run_command(body) == 2
     assert capsys.readouterr().err == f"error: cannot write '/runs/x/policy.npz': " \
                                       f"{os.strerror(code)}\n"
+
+
+def test_a_failing_device_is_named_without_saying_write(capsys):
+    """EIO comes from reads as well as writes: the line said "cannot write" for either."""
+    from dominoes_env.cli_support import run_command
+
+    def body() -> int:
+        raise OSError(errno.EIO, os.strerror(errno.EIO), "/runs/x/policy.npz")
+
+    assert run_command(body) == 2
+    assert capsys.readouterr().err == f"error: '/runs/x/policy.npz': {os.strerror(errno.EIO)}\n"

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.atomic_files import atomic_write
+from dominoes_env.core.atomic_files import atomic_write, writes_to
 from dominoes_env.core.records import read_record_bytes
 from dominoes_env.core.validation import short_repr
 from dominoes_env.record_io import (
@@ -142,13 +142,23 @@ class RecordStore:
         if handle is None:
             self.folder.mkdir(parents=True, exist_ok=True)
             handle = self._handles[name] = open(self.folder / name, "ab")  # noqa: SIM115
-        handle.write(encode_record(line))
-        handle.flush()
+        with writes_to(self.folder / name):
+            handle.write(encode_record(line))
+            handle.flush()
 
     def close(self) -> None:
-        for handle in self._handles.values():
-            handle.close()
-        self._handles.clear()
+        """Close every shard (each one, even after another's close failed; the first failure
+        is raised, naming its shard)."""
+        handles, self._handles = self._handles, {}
+        failed: OSError | None = None
+        for name, handle in handles.items():
+            try:
+                with writes_to(self.folder / name):
+                    handle.close()
+            except OSError as err:
+                failed = failed or err
+        if failed is not None:
+            raise failed
 
 
 def _recompress(raw: bytes) -> bytes:

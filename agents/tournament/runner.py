@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.atomic_files import atomic_write
+from dominoes_env.core.atomic_files import appending, atomic_write, writes_to
 from dominoes_env.core.errors import RecordError
 from dominoes_env.core.validation import as_bool, as_float, as_int, as_path, short_repr
 from dominoes_env.optional import require
@@ -555,7 +555,7 @@ def _run_in_dir(config, schedule, out, workers, backend, ray_address, progress, 
                 move_timeout) -> TournamentRun:
     prepare_dir(out, config)
     path = out / MATCHES_FILE
-    with open(path, "a", encoding="utf-8") as handle:
+    with appending(path) as handle:
         _lock(handle)
         records = load_records(path, schedule, config.rules.num_sides)
         done = {r["key"]: r for r in records}
@@ -583,8 +583,9 @@ def _run_in_dir(config, schedule, out, workers, backend, ray_address, progress, 
                         if store is not None:
                             store.append(game_line(rec, game))  # the record first, then
                         if old is None:  # the match line: a crash between leaves no orphan
-                            handle.write(json.dumps(rec, separators=(",", ":")) + "\n")
-                            handle.flush()
+                            with writes_to(path):
+                                handle.write(json.dumps(rec, separators=(",", ":")) + "\n")
+                                handle.flush()
                             records.append(rec)
                             played += 1
                         bar.update(1)

@@ -174,6 +174,41 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, overwrite: bool = 
         raise
 
 
+@contextlib.contextmanager
+def writes_to(path: str | os.PathLike) -> Iterator[None]:
+    """A block that writes to the open file ``path`` (an append: a line to a log, a record to a
+    shard); a write in it that found no room and names no file (:data:`NO_ROOM_ERRNOS`) is
+    raised with ``path`` as its file name, as :func:`atomic_write` does.
+
+    >>> with writes_to("log.jsonl"):
+    ...     raise OSError(errno.ENOSPC, "No space left on device")
+    Traceback (most recent call last):
+    OSError: [Errno 28] No space left on device: 'log.jsonl'
+    """
+    try:
+        yield
+    except OSError as err:
+        named = _named(err, os.fspath(path))
+        if named is err:
+            raise
+        raise named from err
+
+
+@contextlib.contextmanager
+def appending(path: str | os.PathLike, mode: str = "a") -> Iterator[IO]:
+    """``open(path, mode)`` for appending (``"a"``, UTF-8 text, or ``"ab"``), closed at the end of
+    the block; a write that found no room, there or in the close that flushes what is left, is
+    raised naming ``path`` (write in :func:`writes_to` blocks inside)."""
+    if mode not in ("a", "ab"):
+        raise ValueError(f"mode must be 'a' or 'ab', not {mode!r}")
+    handle = open(path, mode, encoding=None if mode == "ab" else "utf-8")  # noqa: SIM115
+    try:
+        yield handle
+    finally:
+        with writes_to(path):
+            handle.close()
+
+
 def atomic_copy(source: str | os.PathLike, target: str | os.PathLike) -> None:
     """Copy the file ``source`` to ``target`` through :func:`atomic_write` (a reader of
     ``target`` sees the old file or the whole copy, never part of it)."""
