@@ -27,6 +27,7 @@ from . import startup as _startup
 
 if _startup.started_by_python_m():  # python -m dominoes_env / experiments.X: a Ctrl-C while
     _startup.quiet_interrupt_at_startup()  # the program imports is one line, not a traceback
+    _startup.fill_closed_standard_streams()  # <&-, >&-, 2>&- read and write /dev/null
 
 import importlib  # noqa: E402
 from typing import Any

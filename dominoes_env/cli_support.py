@@ -490,6 +490,9 @@ def signals_held() -> HeldSignals:
 
 def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...] = ()) -> int:
     """Run ``body()`` (returning an exit status) with the shared handling described above."""
+    from .startup import fill_closed_standard_streams
+
+    fill_closed_standard_streams()  # a closed stdin, stdout or stderr: /dev/null
     _tolerant_output()
     restore = _stop_on_signals()
     held = set(_RUN_LOCKS)

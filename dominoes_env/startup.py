@@ -88,6 +88,35 @@ def redeliver_lost_interrupts(previous):
     return hook
 
 
+def fill_closed_standard_streams() -> None:
+    """Standard input, output or error closed by the caller (``<&-``, ``>&-``, ``2>&-``) read
+    as ``/dev/null``: their file descriptor (0, 1, 2) gets ``/dev/null``, and ``sys.stdin`` /
+    ``sys.stdout`` / ``sys.stderr`` (``None`` then) a stream on it. So the program reads the end
+    of its input, and its output and messages are dropped quietly; before, ``play <&-`` and
+    every program with ``>&-`` ended in an ``AttributeError`` traceback on ``None``, an error
+    line with stderr closed went to stdout (``print(file=None)`` writes there), and a file the
+    program opened could take descriptor 1 and receive what a child process printed."""
+    import os
+
+    for fd, flags in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY)):
+        try:
+            os.fstat(fd)
+        except OSError:  # closed: the lowest free descriptor is this one
+            try:
+                new = os.open(os.devnull, flags)
+            except OSError:  # pragma: no cover - no /dev/null
+                continue
+            if new != fd:  # pragma: no cover - a lower one is closed and failed to open
+                os.dup2(new, fd)
+                os.close(new)
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        if getattr(sys, name) is None:
+            try:
+                setattr(sys, name, open(fd, mode, encoding="utf-8", closefd=False))
+            except OSError:  # pragma: no cover - the descriptor could not be filled
+                pass
+
+
 def started_by_python_m() -> bool:
     """Whether this import happens while ``python -m`` looks for the module it runs."""
     return sys.argv[:1] == ["-m"]

@@ -635,3 +635,34 @@ def test_a_failing_device_is_named_without_saying_write(capsys):
 
     assert run_command(body) == 2
     assert capsys.readouterr().err == f"error: '/runs/x/policy.npz': {os.strerror(errno.EIO)}\n"
+
+
+# -- closed standard streams ----------------------------------------------------------------------
+@pytest.mark.parametrize("args, closing", [
+    (["play", "--opponents", "random", "--seed", "1", "--target-score", "20",
+      "--save", "{tmp}/p.json"], "<&-"),
+    (["play", "--opponents", "random", "--seed", "1", "--target-score", "20"], "</dev/null >&-"),
+    (["replay", "{record}"], ">&-"),
+    (["replay", "{record}", "--match", "-1"], "2>&-"),
+])  # fmt: skip
+def test_a_closed_standard_stream_reads_and_writes_nothing(record_file, args, closing):
+    """``play <&-`` and every program with ``>&-`` ended in an ``AttributeError`` traceback
+    (``sys.stdin``/``sys.stdout`` are ``None`` then); with ``2>&-`` the error line went to
+    stdout (``print(file=None)`` writes there), into the data a caller reads."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tmp = record_file.parent
+    argv = [a.format(tmp=tmp, record=record_file) for a in args]
+    script = f'exec "$0" -m dominoes_env "$@" {closing}'
+    proc = subprocess.run(["bash", "-c", script, sys.executable, *argv], cwd=tmp,
+                          capture_output=True, text=True, timeout=100,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+    assert "Traceback" not in proc.stderr, proc.stderr
+    if "2>&-" in closing:
+        assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+    else:
+        assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    if "<&-" in closing:  # the end of input: the match is quit and saved
+        assert (tmp / "p.json").is_file() and "Record saved" in proc.stdout
