@@ -666,3 +666,33 @@ def test_a_closed_standard_stream_reads_and_writes_nothing(record_file, args, cl
         assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     if "<&-" in closing:  # the end of input: the match is quit and saved
         assert (tmp / "p.json").is_file() and "Record saved" in proc.stdout
+
+
+# -- a checkpoint's counters ----------------------------------------------------------------------
+@pytest.mark.jax
+@pytest.mark.parametrize("key, value", [("steps", 2**70), ("steps", 1e308), ("steps", 2.5),
+                                        ("steps", True), ("wall_s", 1e308), ("wall_s", -0.5)])
+def test_a_checkpoint_whose_counters_are_damaged_is_refused_naming_them(tmp_path, key, value):
+    """``train_jax --resume`` of a checkpoint saying 2**70 steps was a TypeError traceback;
+    1e308 steps ended in "error: Value out of range: 1000...0" (300 digits), 2.5 steps was
+    resumed, and 1e308 seconds was printed as the run's time."""
+    pytest.importorskip("jax")
+    import json
+
+    import numpy as np
+
+    from dominoes_env.jax.checkpoints import read_checkpoint, save_checkpoint
+    from dominoes_env.obs import DEFAULT_VERSION
+
+    settings = {"players": 2, "partnerships": None, "target_score": 250, "net": "8",
+                "critic": "obs", "num_envs": 2, "num_steps": 2, "snapshots": 1,
+                "obs_version": DEFAULT_VERSION}
+    path = tmp_path / "checkpoint.npz"
+    save_checkpoint({"params": {"w": np.zeros((3, 2), np.float32)}}, settings, 4, 1.5, path)
+    assert read_checkpoint(path, settings)["steps"] == 4
+    arrays = dict(np.load(path))
+    meta = json.loads(str(arrays["meta"]))
+    arrays["meta"] = np.array(json.dumps({**meta, key: value}))
+    np.savez(path, **arrays)
+    with pytest.raises(ValueError, match=f"its {key} is .*, not a"):
+        read_checkpoint(path, settings)

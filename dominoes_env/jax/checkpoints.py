@@ -38,6 +38,7 @@ import numpy as np
 
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_write
+from dominoes_env.core.validation import short_repr
 from dominoes_env.npz_files import read_npz
 from dominoes_env.obs import VERSIONS, observation_spec
 
@@ -48,6 +49,11 @@ FORMAT = "straight-dominoes-train-jax/1"
 #: the most a checkpoint's metadata record may expand to (it is a few kilobytes): a header
 #: declaring more is refused before anything is allocated
 MAX_META_BYTES = 16 * 1024 * 1024
+#: the most steps and seconds a checkpoint may say it was trained (2**53: a billion steps a
+#: second for a hundred days; 10**9 s: thirty years): a larger value is damage, and 1e308 steps
+#: or wall_s reached the run, which ended in "error: Value out of range: 1000...0" (300
+#: digits), or printed "trained 56 steps in 1000...0 s"; 2**70 steps was a TypeError traceback
+MAX_STEPS, MAX_WALL_S = 2**53, 1e9
 #: runner entries a checkpoint leaves out
 NOT_SAVED = ("games", "ep_return")
 #: settings that fix the shapes a checkpoint holds (`--resume` needs them equal)
@@ -126,11 +132,13 @@ def read_checkpoint(path: str | os.PathLike, settings: Any, flag: str = "--resum
     if not isinstance(meta, dict) or meta.get("format") != FORMAT \
             or not isinstance(meta.get("config", {}), dict):
         raise ValueError(f"{where} is not a train_jax checkpoint ({FORMAT})")
-    for key in ("steps", "wall_s"):
-        value = meta.get(key)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-                np.isfinite(value) and value >= 0):
-            raise ValueError(f"{where}: its {key} is {value!r}, not a number >= 0")
+    steps, wall = meta.get("steps"), meta.get("wall_s")
+    if type(steps) is not int or not 0 <= steps <= MAX_STEPS:  # not a bool, 2.5 or 2**70
+        raise ValueError(f"{where}: its steps is {short_repr(steps)}, not a whole number in "
+                         f"0..{MAX_STEPS:,}")
+    if type(wall) not in (int, float) or not 0 <= wall <= MAX_WALL_S:  # NaN fails too
+        raise ValueError(f"{where}: its wall_s is {short_repr(wall)}, not a number of seconds "
+                         f"in 0..{MAX_WALL_S:,.0f}")
     for name in fields:
         was = saved_field(meta, name)
         if was != settings.get(name):
