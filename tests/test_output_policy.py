@@ -565,3 +565,15 @@ def test_a_picture_cut_by_ctrl_c_is_not_left_half_written(tmp_path, monkeypatch)
         assert list(tmp_path.glob("*picture*")) == [] and list(tmp_path.glob(".*")) == []
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", real)
     assert plot_heatmap(summary, tmp_path / "picture.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("where", ["missing folder", "not a folder"])
+def test_a_file_that_cannot_be_created_is_named_not_its_temporary_file(tmp_path, where):
+    """``viewer(record, save="/proc/page.html")`` raised "No such file or directory:
+    '/proc/.page.html-tmp-4242-x1y2z3.tmp'": a name the caller never gave."""
+    (tmp_path / "file.txt").write_text("a file")
+    parent = tmp_path / ("missing" if where == "missing folder" else "file.txt")
+    target = parent / "page.html"
+    with pytest.raises(OSError) as caught, atomic_write(target) as f:
+        f.write("never")
+    assert caught.value.filename == str(target), caught.value

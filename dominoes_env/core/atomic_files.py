@@ -143,8 +143,12 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, overwrite: bool = 
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     remove_stale_temporaries(path)
-    fd, tmp = tempfile.mkstemp(prefix=_temporary_prefix(path) + f"{os.getpid()}-",
-                               suffix=".tmp", dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=_temporary_prefix(path) + f"{os.getpid()}-",
+                                   suffix=".tmp", dir=folder)
+    except OSError as err:  # the folder is missing, read-only or full: name the file asked
+        # for (the error named the temporary file, '/proc/.page.html-tmp-4242-x1y2z3.tmp')
+        raise type(err)(err.errno, err.strerror or os.strerror(err.errno), path) from err
     try:
         with os.fdopen(fd, mode, encoding=None if mode == "wb" else encoding) as f:
             os.fchmod(fd, _new_file_mode())
