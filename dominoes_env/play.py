@@ -27,6 +27,7 @@ from .cli_support import (
 )
 from .core import END_NAMES, MatchState, RuleConfig, end_of, tile_of
 from .core.records import write_record
+from .core.validation import short_repr
 from .driver import agent_seed, as_seed, fresh_seed, play_match_with
 from .render.ansi import render_ansi
 
@@ -157,11 +158,11 @@ class TerminalGame:
             try:
                 number = int(text)
             except ValueError:
-                self.say(f"{text!r} is not a number: type a move number from 1 to {count}, "
-                         "or q to quit.")
+                self.say(f"{short_repr(text)} is not a number: type a move number from 1 to "
+                         f"{count}, or q to quit.")
                 continue
             if not 1 <= number <= count:
-                self.say(f"There is no move {number}: choose from 1 to {count}.")
+                self.say(f"There is no move {short_repr(number)}: choose from 1 to {count}.")
                 continue
             return number
 

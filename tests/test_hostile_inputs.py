@@ -696,3 +696,21 @@ def test_a_checkpoint_whose_counters_are_damaged_is_refused_naming_them(tmp_path
     np.savez(path, **arrays)
     with pytest.raises(ValueError, match=f"its {key} is .*, not a"):
         read_checkpoint(path, settings)
+
+
+# -- play's prompt --------------------------------------------------------------------------------
+@pytest.mark.parametrize("typed", ["a" * 100_000, "9" * 4000])
+def test_play_does_not_echo_a_huge_bad_move_back(typed):
+    """A 50 MB line typed (or piped) at the prompt was printed back whole in "'aaa...' is not
+    a number", and a 4,000-digit number in "There is no move 999...": the terminal flooded."""
+    import io
+
+    from dominoes_env.play import QuitGame, TerminalGame
+
+    out = io.StringIO()
+    game = TerminalGame([object()], RuleConfig(), seed=1,
+                        stdin=io.StringIO(typed + "\nq\n"), stdout=out)
+    with pytest.raises(QuitGame):
+        game.ask(3)
+    said = out.getvalue()
+    assert len(said) < 300 and ("is not a number" in said or "There is no move" in said), said
