@@ -55,23 +55,29 @@ class OneLineParser(argparse.ArgumentParser):
             raise SystemExit(2) from None
 
 
+#: the shortest time :func:`positive_seconds` takes: a timed loop runs at least one round in it
+MIN_SECONDS = 0.001
+
+
 def positive_seconds(text: str) -> float:
-    """An ``argparse`` type: a time in seconds, a finite number > 0 (``nan`` or ``inf`` would
-    make a timed loop run forever).
+    """An ``argparse`` type: a time in seconds, a finite number of at least
+    :data:`MIN_SECONDS` (``nan`` or ``inf`` would make a timed loop run forever; a time too short
+    for one round, ``1e-300``, timed nothing: the benchmarks divided by zero).
 
     >>> positive_seconds("0.5")
     0.5
     >>> positive_seconds("inf")
     Traceback (most recent call last):
     ...
-    argparse.ArgumentTypeError: must be a finite number of seconds > 0, not 'inf'
+    argparse.ArgumentTypeError: must be a finite number of seconds >= 0.001, not 'inf'
     """
     try:
         value = float(text)
     except ValueError:
         value = None
-    if value is None or not 0 < value < math.inf:
-        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, not {text!r}")
+    if value is None or not MIN_SECONDS <= value < math.inf:
+        raise argparse.ArgumentTypeError(
+            f"must be a finite number of seconds >= {MIN_SECONDS:g}, not {text!r}")
     return value
 
 

@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     if not 1 <= args.repeats <= MAX_REPEATS:
         parser.error(f"--repeats must be 1..{MAX_REPEATS}, not {args.repeats}")
     if args.seconds > MAX_SECONDS:
-        parser.error(f"--seconds must be at most {MAX_SECONDS:g}, not {args.seconds:g}")
+        parser.error(f"--seconds must be at most {MAX_SECONDS:g}, not {args.seconds!r}")
     return run_command(lambda: _run(args), errors=(ImportError,))
 
 

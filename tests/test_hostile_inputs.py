@@ -714,3 +714,20 @@ def test_play_does_not_echo_a_huge_bad_move_back(typed):
         game.ask(3)
     said = out.getvalue()
     assert len(said) < 300 and ("is not a number" in said or "There is no move" in said), said
+
+
+# -- the benchmarks' times ------------------------------------------------------------------------
+@pytest.mark.parametrize("program", ["bench_engine", "bench_env"])
+@pytest.mark.parametrize("seconds, fragment", [("1e-300", ">= 0.001"),
+                                               ("3600.0000001", "not 3600.0000001")])
+def test_a_benchmark_time_too_short_or_just_too_long_is_one_line(capsys, program, seconds,
+                                                                 fragment):
+    """``--seconds 1e-300`` timed no round and ended in a ZeroDivisionError traceback;
+    ``--seconds 3600.0000001`` was refused as "at most 3600, not 3600"."""
+    import importlib
+
+    main = importlib.import_module(f"experiments.{program}").main
+    with pytest.raises(SystemExit) as stop:
+        main(["--seconds", seconds, "--repeats", "1"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("error:") == 1 and fragment in err, err
