@@ -53,7 +53,13 @@ import numpy as np
 from dominoes_env.core import MatchState, RecordError, RuleConfig
 from dominoes_env.core.atomic_files import atomic_write
 from dominoes_env.core.records import replay_steps
-from dominoes_env.core.validation import as_bool, as_path, short_repr
+from dominoes_env.core.validation import (
+    DuplicateKeyError,
+    as_bool,
+    as_path,
+    parse_json,
+    short_repr,
+)
 from dominoes_env.npz_files import NpzError, read_npz
 from dominoes_env.obs.actions import action_mask
 from dominoes_env.obs.v2 import VERSION as OBS_VERSION
@@ -235,7 +241,9 @@ def _read_info(file: Path) -> Any:
     if len(data) > MAX_INFO_BYTES:
         raise ValueError(f"larger than {MAX_INFO_BYTES:,} bytes")
     try:
-        return json.loads(data)
+        return parse_json(data)
+    except DuplicateKeyError as err:
+        raise ValueError(str(err)) from None
     except (ValueError, RecursionError) as err:
         raise ValueError(f"not JSON: {err}") from None
 

@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .core.atomic_files import atomic_write
-from .core.validation import short_repr
+from .core.validation import DuplicateKeyError, parse_json, short_repr
 from .npz_files import NpzError, read_npz
 
 if TYPE_CHECKING:
@@ -259,7 +259,9 @@ def _layers(path, data: Mapping[str, np.ndarray], n: int) -> tuple:
 
 def _metadata(path, text: str) -> dict[str, Any]:
     try:
-        metadata = json.loads(text)
+        metadata = parse_json(text)
+    except DuplicateKeyError as err:
+        raise PolicyFileError(path, f"metadata: {err}") from None
     except (ValueError, RecursionError):
         raise PolicyFileError(path, "metadata is not JSON") from None
     if not isinstance(metadata, dict):

@@ -250,3 +250,51 @@ def test_a_tournament_resumed_on_a_bomb_shard_is_one_line(tmp_path, capsys, monk
                             "--save-records"]) == 2
     line = error_line(capsys.readouterr().err)
     assert "expands to more than 2,097,152 bytes" in line and "remove that shard" in line
+
+
+# -- a key given twice ----------------------------------------------------------------------------
+def _twice(text: str, key: str, value) -> str:
+    """JSON object text with ``key`` given a second time, at its end."""
+    return text.rstrip()[:-1] + f", {json.dumps(key)}: {json.dumps(value)}}}"
+
+
+@pytest.mark.parametrize("reader", ["record", "shard", "dataset", "policy"])
+def test_a_data_file_holding_a_key_twice_is_refused_naming_the_key(tmp_path, reader):
+    """``json.loads`` keeps a repeated key's last value without a word: a record holding
+    ``"rules"`` twice was replayed by the second (another JSON reader may take the first), a
+    policy's metadata holding ``obs_version`` twice, a dataset.json holding ``seed`` twice..."""
+    import numpy as np
+
+    from agents.datasets import build_dataset, dataset_info
+    from agents.ppo import random_policy_npz
+    from dominoes_env.core.records import load_record
+    from dominoes_env.policy_format import PolicyFileError, read_policy
+
+    record = random_match(FAST, 3).to_record()
+    if reader == "record":
+        path = tmp_path / "r.json"
+        path.write_text(_twice(json.dumps(record), "rules", {"max_pip": 6, "target_score": 40}))
+        with pytest.raises(RecordError, match="the key 'rules' appears twice"):
+            load_record(path)
+    elif reader == "shard":
+        path = tmp_path / "s.jsonl.gz"
+        text = _twice(json.dumps(dict(record, match={"index": 0, "key": "k0"})), "hands", [])
+        path.write_bytes(gzip.compress(text.encode() + b"\n"))
+        with pytest.raises(RecordError, match="the key 'hands' appears twice"):
+            read_record(path)
+    elif reader == "dataset":
+        config = TournamentConfig(["random", "greedy"], RuleConfig(target_score=20), matches=2,
+                                  seed=0)
+        build_dataset(config, tmp_path / "ds", progress=False)
+        info = tmp_path / "ds" / "dataset.json"
+        info.write_text(_twice(info.read_text(), "seed", 7))
+        with pytest.raises(ValueError, match="the key 'seed' appears twice"):
+            dataset_info(tmp_path / "ds")
+    else:
+        path = tmp_path / "p.npz"
+        random_policy_npz(path, RuleConfig(), hidden=(8,))
+        arrays = dict(np.load(path))
+        arrays["metadata"] = np.array(_twice(str(arrays["metadata"]), "obs_version", 2))
+        np.savez(path, **arrays)
+        with pytest.raises(PolicyFileError, match="the key 'obs_version' appears twice"):
+            read_policy(path)

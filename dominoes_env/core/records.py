@@ -31,7 +31,7 @@ from .hand import HandState
 from .match import MatchState
 from .moves import END_NAMES, end_of, tile_of
 from .rules import RuleConfig
-from .validation import short_repr
+from .validation import DuplicateKeyError, parse_json, short_repr
 
 RECORD_KEYS = ("leader", "hands", "boneyard", "moves")
 
@@ -135,9 +135,11 @@ def parse_record(data: bytes | str, name: str = "the record") -> Any:
             raise RecordError(f"{name!r} is not UTF-8 text (byte {err.start}); "
                               "a record is JSON in UTF-8") from None
     try:
-        return json.loads(data)
+        return parse_json(data)
     except json.JSONDecodeError as err:
         raise RecordError(f"{name!r} is not valid JSON: {err}") from None
+    except DuplicateKeyError as err:
+        raise RecordError(f"{name!r} is not a record: {err}") from None
     except RecursionError:
         raise RecordError(f"{name!r} is nested too deeply to be a record") from None
     except ValueError as err:  # an integer beyond Python's digit limit for str <-> int

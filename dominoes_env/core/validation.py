@@ -118,6 +118,37 @@ def as_path(name: str, value: Any) -> str:
     return text
 
 
+class DuplicateKeyError(ValueError):
+    """A JSON object of an untrusted file holds a key twice (:func:`parse_json`)."""
+
+
+def parse_json(text: str | bytes) -> Any:
+    """JSON text read from an untrusted file (a record, a policy's or a checkpoint's metadata,
+    a dataset's ``dataset.json``): ``json.loads`` but for an object that holds a key twice,
+    a :class:`DuplicateKeyError` (a ``ValueError``) naming the key. ``json.loads`` kept the last
+    value without a word, so a record with two ``"rules"`` was replayed by the second, where
+    another JSON reader may take the first.
+
+    >>> parse_json('{"a": 1, "b": {"a": 2}}')
+    {'a': 1, 'b': {'a': 2}}
+    >>> parse_json('{"rules": {}, "hands": [], "rules": {"max_pip": 12}}')
+    Traceback (most recent call last):
+    ...
+    dominoes_env.core.validation.DuplicateKeyError: the key 'rules' appears twice in one object
+    """
+    import json
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in found:
+                raise DuplicateKeyError(f"the key {short_repr(key)} appears twice in one object")
+            found[key] = value
+        return found
+
+    return json.loads(text, object_pairs_hook=unique)
+
+
 def short_repr(value: Any, limit: int = 60) -> str:
     """``repr(value)`` cut to ``limit`` characters (a 5,000-digit integer stays readable)."""
     try:

@@ -38,7 +38,7 @@ import numpy as np
 
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_write
-from dominoes_env.core.validation import short_repr
+from dominoes_env.core.validation import parse_json, short_repr
 from dominoes_env.npz_files import read_npz
 from dominoes_env.obs import VERSIONS, observation_spec
 
@@ -124,7 +124,7 @@ def read_checkpoint(path: str | os.PathLike, settings: Any, flag: str = "--resum
     if not p.is_file():
         raise ValueError(f"{where}: no such checkpoint file")
     try:
-        meta = json.loads(str(read_npz(p, max_bytes=MAX_META_BYTES, names=("meta",))["meta"]))
+        meta = parse_json(str(read_npz(p, max_bytes=MAX_META_BYTES, names=("meta",))["meta"]))
     except (OSError, ValueError, KeyError, EOFError, AttributeError, TypeError,
             RecursionError, zipfile.BadZipFile) as err:  # JSONDecodeError, NpzError, no meta
         raise ValueError(f"{where} is not a train_jax checkpoint ({_unreadable(p, err)})"
