@@ -207,7 +207,26 @@ def _parse(path, data: Mapping[str, np.ndarray]) -> PolicyFile:
                                         f"weights have {value}")
     if not isinstance(metadata.get("rules", {}), dict):
         raise PolicyFileError(path, "metadata's rules must be a JSON object")
+    if "rules" in metadata:
+        _check_rules(path, metadata["rules"], spec, dict(sizes))
     return PolicyFile(path, layers, activation, metadata, spec)
+
+
+def _check_rules(path, rules: dict, spec: ObservationSpec, sizes: dict[str, int]) -> None:
+    """The metadata's training rules are rules (``RuleConfig.from_dict``) whose observation and
+    action sizes are the weights': a policy saying it was trained at double-12 with double-6
+    weights, or with a rule option no version has, was read and played without a word."""
+    from .core import RuleConfig
+
+    try:
+        config = RuleConfig.from_dict(rules)
+    except (ValueError, TypeError) as err:
+        raise PolicyFileError(path, f"metadata's rules: {err}") from None
+    need = {"obs_size": spec.layout(config).size, "num_actions": config.num_tiles * 4}
+    if need != sizes:
+        raise PolicyFileError(path, f"metadata's rules need {need['obs_size']} inputs and "
+                                    f"{need['num_actions']} actions; the weights have "
+                                    f"{sizes['obs_size']} and {sizes['num_actions']}")
 
 
 def _text(path, data: Mapping[str, np.ndarray], key: str) -> str:

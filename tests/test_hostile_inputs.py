@@ -731,3 +731,30 @@ def test_a_benchmark_time_too_short_or_just_too_long_is_one_line(capsys, program
         main(["--seconds", seconds, "--repeats", "1"])
     err = capsys.readouterr().err
     assert stop.value.code == 2 and err.count("error:") == 1 and fragment in err, err
+
+
+# -- a policy's training rules --------------------------------------------------------------------
+@pytest.mark.parametrize("rules, fragment", [
+    ({"max_pip": 12}, "metadata's rules need 648 inputs and 364 actions; the weights have"),
+    ({"max_pip": 6, "evil": 1}, "metadata's rules: unknown rule option(s) evil"),
+    ({"max_pip": "6"}, "metadata's rules: max_pip='6' must be an integer"),
+])  # fmt: skip
+def test_a_policy_whose_rules_contradict_its_weights_is_refused(tmp_path, rules, fragment):
+    """A policy whose metadata said it was trained at double-12 (with double-6 weights), or
+    with a rule option no version has, was read and played at double-6 without a word."""
+    import json
+
+    import numpy as np
+
+    from agents.ppo import random_policy_npz
+    from dominoes_env.policy_format import PolicyFileError, read_policy
+
+    path = tmp_path / "p.npz"
+    random_policy_npz(path, RuleConfig(), hidden=(8,))
+    arrays = dict(np.load(path))
+    metadata = json.loads(str(arrays["metadata"]))
+    arrays["metadata"] = np.array(json.dumps({**metadata, "rules": rules}))
+    np.savez(path, **arrays)
+    with pytest.raises(PolicyFileError) as refused:
+        read_policy(path)
+    assert fragment in str(refused.value)

@@ -67,13 +67,7 @@ def export_npz(actor, path: str | os.PathLike, metadata: dict[str, Any]) -> None
     meta = {"obs_size": int(arrays.get("w0", arrays["action_w"]).shape[0]),
             "num_actions": int(arrays["action_w"].shape[1]), "obs_version": DEFAULT_VERSION,
             **metadata}
-    policy = check_policy(path, arrays, ACTIVATION, meta)
-    if isinstance(meta.get("rules"), dict):
-        need = policy.obs_spec.layout(RuleConfig.from_dict(meta["rules"])).size
-        if policy.obs_size != need:
-            raise PolicyFileError(path, f"the actor takes {policy.obs_size} inputs; observation "
-                                        f"version {policy.obs_spec.version} under its rules "
-                                        f"has {need}")
+    check_policy(path, arrays, ACTIVATION, meta)  # the sizes under meta["rules"] too
     write_policy(path, arrays, ACTIVATION, meta, check=False)  # checked above
 
 

@@ -146,7 +146,7 @@ def test_export_refuses_what_it_could_not_read_back(tmp_path):
     with pytest.raises(ValueError, match="w0 holds NaN"):
         export_npz([{"w": actor[0]["w"] * np.nan, "b": actor[0]["b"]}, actor[1]],
                    tmp_path / "nan.npz", {})
-    with pytest.raises(ValueError, match="observation version 3 under its rules has 346"):
+    with pytest.raises(ValueError, match="metadata's rules need 346 inputs and 112 actions"):
         export_npz(actor, tmp_path / "v3.npz", {"rules": RULES.to_dict(), "obs_version": 3})
     assert not list(tmp_path.iterdir())  # nothing half written
 
