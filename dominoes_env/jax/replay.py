@@ -37,7 +37,10 @@ def _compiled(rules: RuleConfig):
 def replay_record_jax(record: Any) -> dict[str, Any]:
     """The core replay's output object, computed by the JAX game."""
     rules, entries = record_rules(record)
-    env, init, step = _compiled(rules)
+    try:
+        env, init, step = _compiled(rules)
+    except ValueError as err:  # rules the core plays but the JAX game cannot (a target > 65536)
+        raise RecordError(f"the JAX game cannot replay these rules: {err}") from None
     deals = [_deal(env, entry, i) for i, entry in enumerate(entries)]
     blank = Deal(jnp.arange(env.tables.T, dtype=jnp.int32), jnp.int32(0))
     summaries: list[dict[str, Any]] = []
