@@ -95,7 +95,9 @@ class TrainConfig:
                                    choices=("tanh", "relu"))
     learning_rate: float = config_field(3e-4, "Adam learning rate", low=0, high=1, low_open=True)
     n_steps: int = config_field(256, "rollout length per environment between updates", low=1)
-    batch_size: int = config_field(512, "minibatch size of an update", low=1)
+    batch_size: int = config_field(512, "minibatch size of an update, at most n_steps * n_envs "
+                                        "(2 or more rows in every minibatch: the advantages are "
+                                        "normalised by their spread in it)", low=2)
     n_epochs: int = config_field(5, "passes over each rollout per update", low=1)
     gamma: float = config_field(1.0, "discount factor; 1: points count the same whenever they "
                                      "come within an episode", low=0, high=1, low_open=True)
@@ -145,6 +147,14 @@ class TrainConfig:
             raise ValueError(f"device={self.device!r}; allowed: cpu, cuda, cuda:N, mps, auto")
         self.hidden()
         self.opponent_mix()
+        rollout = self.n_steps * self.n_envs
+        if self.batch_size > rollout or rollout % self.batch_size == 1:
+            # a minibatch of one row has no spread: the advantages became NaN and the update
+            # ended in a torch ValueError traceback; a minibatch larger than the rollout was
+            # the whole rollout, whatever was asked
+            raise ValueError(f"batch_size={self.batch_size} must be at most the rollout "
+                             f"(n_steps * n_envs = {rollout}) and leave no minibatch of one "
+                             "row")
         if self.bc_dataset and self.bc_teacher:
             raise ValueError("give bc_teacher (play demonstrations) or bc_dataset (read them), "
                              "not both")

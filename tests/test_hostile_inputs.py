@@ -780,3 +780,26 @@ def test_replay_through_jax_of_rules_the_jax_game_cannot_play_is_one_line(tmp_pa
     assert main(["replay", str(tmp_path / "r.json"), "--backend", "jax"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "the JAX game cannot replay these rules" in err, err
+
+
+# -- train_ppo's minibatch ------------------------------------------------------------------------
+@pytest.mark.parametrize("batch_size", [1, 63, 128])
+def test_train_ppo_refuses_a_minibatch_of_one_row_or_beyond_the_rollout(tmp_path, capsys,
+                                                                         batch_size):
+    """``--batch-size 1`` (or 63 of a 64-step rollout: a last minibatch of one row) normalised
+    the advantages by the spread of one number: NaN, then a torch ValueError traceback after
+    config.json, pool/ and checkpoints/ were written; ``--batch-size 128`` of a 64-step
+    rollout trained on the whole rollout without a word."""
+    pytest.importorskip("sb3_contrib")
+    from experiments.train_ppo import main
+
+    argv = ["--total-steps", "64", "--n-envs", "2", "--n-steps", "32", "--net", "8",
+            "--eval-matches", "2", "--opponents", "random=1", "--out", str(tmp_path / "run"),
+            "--batch-size", str(batch_size)]
+    try:
+        status = main(argv)
+    except SystemExit as stop:  # refused by the parser
+        status = stop.code
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("error:") == 1 and "batch" in err, err
+    assert not (tmp_path / "run").exists()
