@@ -83,7 +83,8 @@ class RllibConfig:
                                    choices=("tanh", "relu"))
     lr: float = config_field(3e-4, "learning rate", low=0, high=1, low_open=True)
     train_batch_size: int = config_field(4000, "env steps per iteration (per learner)", low=1)
-    minibatch_size: int = config_field(500, "SGD minibatch size", low=1)
+    minibatch_size: int = config_field(500, "SGD minibatch size (2 or more: the advantages are "
+                                            "normalised by their spread in it)", low=2)
     epochs: int = config_field(5, "SGD epochs over each iteration's batch", low=1)
     gamma: float = config_field(1.0, "discount (1.0: points count the same whenever they come "
                                      "in an episode)", low=0, high=1)

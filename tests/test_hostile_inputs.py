@@ -803,3 +803,17 @@ def test_train_ppo_refuses_a_minibatch_of_one_row_or_beyond_the_rollout(tmp_path
     err = capsys.readouterr().err
     assert status == 2 and err.count("error:") == 1 and "batch" in err, err
     assert not (tmp_path / "run").exists()
+
+
+def test_train_rllib_refuses_a_minibatch_of_one_row(tmp_path, capsys):
+    """``--minibatch-size 1``: every loss and the entropy were NaN (the advantages normalised
+    by the spread of one number), no update took, and the untrained policy was exported as the
+    run's result with status 0."""
+    from experiments.train_rllib import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--iterations", "1", "--env-runners", "0", "--train-batch-size", "64",
+              "--minibatch-size", "1", "--net", "8", "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("error:") == 1 and "minibatch_size" in err, err
+    assert not (tmp_path / "run").exists()
