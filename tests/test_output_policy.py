@@ -451,6 +451,23 @@ NOT_UNDER_A_LIMIT = {"experiments.train_rllib": "Ray's own processes inherit the
                      "cannot start (five attempts, minutes; the error is one line)"}
 
 
+def private_jax_cache(folder: Path) -> dict[str, str]:
+    """The environment of a child whose JAX compilation cache is ``folder``, holding links to
+    the entries of the user's cache (so it compiles no more than it would there), so that what
+    the child writes stays in ``folder``. JAX writes a cache entry in place, never replacing
+    one that exists: under the file-size limit, entries cut at 3,000 bytes were left in
+    ``~/.cache/straight-dominoes/jax``, and every later ``train_jax`` of those settings warned
+    "Error reading persistent compilation cache entry" and compiled again."""
+    real = Path(os.environ.get("JAX_COMPILATION_CACHE_DIR")
+                or Path.home() / ".cache" / "straight-dominoes" / "jax")
+    folder.mkdir()
+    if real.is_dir():
+        for entry in real.iterdir():
+            if entry.name.endswith("-cache") and entry.is_file():
+                (folder / entry.name).symlink_to(entry)
+    return {**os.environ, "JAX_COMPILATION_CACHE_DIR": str(folder)}
+
+
 @pytest.mark.timeout(CHILD_TIMEOUT_S + 60)  # a whole run: a trainer compiles first
 @pytest.mark.parametrize("program", folder_programs("full_disk"))
 def test_a_full_disk_ends_every_program_with_one_line(program, tmp_path):
@@ -468,7 +485,7 @@ def test_a_full_disk_ends_every_program_with_one_line(program, tmp_path):
         resource.setrlimit(resource.RLIMIT_FSIZE, (FULL_AT, FULL_AT))
 
     done = subprocess.run([sys.executable, "-m", program, *FOLDER_RUNS[program], "--out",
-                           str(out)], cwd=ROOT,
+                           str(out)], cwd=ROOT, env=private_jax_cache(tmp_path / "cache"),
                           capture_output=True, text=True, timeout=CHILD_TIMEOUT_S,
                           preexec_fn=limit)
     if done.returncode != 0:
@@ -476,6 +493,8 @@ def test_a_full_disk_ends_every_program_with_one_line(program, tmp_path):
         assert "File too large" in done.stderr, done.stderr[-1500:]
     assert [name for _, _, names in os.walk(tmp_path) for name in names
             if name.endswith(".tmp")] == []
+    written = [p for p in (tmp_path / "cache").iterdir() if not p.is_symlink()]
+    assert all(p.stat().st_size <= FULL_AT for p in written)  # what the limit cut stays here
 
 
 # -- a save that an interruption cannot cut ------------------------------------------------------
