@@ -58,6 +58,7 @@ from dominoes_env.cli_support import (
 )
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_write
+from dominoes_env.core.validation import parse_json
 
 DEMO_KEYS = ("obs", "masks", "actions", "values")
 #: the observation versions this program can fit: those the demonstrations are encoded in
@@ -88,7 +89,7 @@ def load_demos(path: str, rules: RuleConfig) -> tuple[dict[str, np.ndarray], str
                          f"{', '.join(map(repr, missing))})")
     try:
         data = {k: arrays[k] for k in DEMO_KEYS}
-        meta = json.loads(str(arrays["meta"]))
+        meta = parse_json(str(arrays["meta"]))  # a key given twice is refused
         teacher = str(meta["teacher"])
         same_rules = RuleConfig.from_dict(meta.get("rules", {})) == rules
     except (OSError, ValueError, KeyError, TypeError, AttributeError, EOFError,

@@ -817,3 +817,20 @@ def test_train_rllib_refuses_a_minibatch_of_one_row(tmp_path, capsys):
     err = capsys.readouterr().err
     assert stop.value.code == 2 and err.count("error:") == 1 and "minibatch_size" in err, err
     assert not (tmp_path / "run").exists()
+
+
+def test_expert_iteration_data_whose_metadata_names_a_key_twice_is_refused(demos):
+    """``--data`` whose metadata gave ``teacher`` twice was fitted, the policy card naming
+    whichever came last."""
+    import json
+
+    import numpy as np
+
+    from experiments.expert_iteration import load_demos
+
+    arrays = dict(np.load(demos))
+    arrays["meta"] = np.array(str(arrays["meta"]).rstrip()[:-1] + ', "teacher": "search"}')
+    assert json.loads(str(arrays["meta"]))["teacher"] == "search"  # json keeps the last
+    np.savez(demos, **arrays)
+    with pytest.raises(ValueError, match="the key 'teacher' appears twice"):
+        load_demos(str(demos), RuleConfig())
