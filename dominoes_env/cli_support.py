@@ -858,6 +858,7 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
                            f"({', '.join(map(repr, foreign[:3]))}); name a new folder (a run "
                            "goes into a new or empty one)")
     if overwrite:
+        _refuse_removing_the_working_directory(text, real, outputs, flag)
         return RunFolder(text, program, settings, replaces=True, outputs=tuple(outputs))
     odd = [name for name in entries if not _plain_entry(os.path.join(text, name))]
     if odd:  # a FIFO blocks the run that reads it, /dev/zero fills memory, a link writes elsewhere
@@ -881,6 +882,28 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
                            f"repeat its arguments to continue it, pass --overwrite to replace "
                            f"it, or choose another {flag}")
     return RunFolder(text, program, settings, resumes=True)
+
+
+def _refuse_removing_the_working_directory(text: str, real: str, outputs: Sequence[str],
+                                           flag: str) -> None:
+    """:class:`RefusedError` if replacing the run in ``real`` (:func:`start_run_folder`) would
+    remove the working directory: ``--out .. --overwrite`` run from inside the run's
+    ``records/`` removed the old run, working directory and all, then could not write the new
+    one (``..`` no longer led anywhere) and said the finished matches were kept."""
+    import fnmatch
+
+    try:
+        cwd = os.path.realpath(os.getcwd())
+    except OSError:  # the working directory is gone already: nothing more to lose
+        return
+    if cwd == real or not _inside(cwd, real):
+        return
+    name = os.path.relpath(cwd, real).split(os.sep)[0]
+    if not outputs or name == RUN_MARKER or any(fnmatch.fnmatchcase(name, pattern)
+                                                for pattern in outputs):
+        raise RefusedError(f"{flag} {text!r} holds the working directory ({cwd!r}), which "
+                           "--overwrite would remove with the run; run the command from "
+                           "outside it")
 
 
 #: the run folders this process writes into, locked (realpath -> the folder's open fd)

@@ -596,3 +596,23 @@ def test_a_file_that_cannot_be_created_is_named_not_its_temporary_file(tmp_path,
     with pytest.raises(OSError) as caught, atomic_write(target) as f:
         f.write("never")
     assert caught.value.filename == str(target), caught.value
+
+
+def test_overwrite_never_removes_the_working_directory(tmp_path, monkeypatch, capsys):
+    """``--out .. --overwrite`` run from inside the run's records/ removed the old run, the
+    working directory with it, then could not write the new run (``..`` led nowhere) and said
+    that the finished matches were kept: the user was left with nothing."""
+    from experiments.tournament import main
+
+    args = ["--agents", "random", "greedy", "--matches", "2", "--target-score", "20",
+            "--quiet", "--no-plots", "--save-records"]
+    assert main([*args, "--out", str(tmp_path / "run")]) == 0
+    before = sorted(p.name for p in (tmp_path / "run").rglob("*"))
+    capsys.readouterr()
+    monkeypatch.chdir(tmp_path / "run" / "records")
+    assert main([*args, "--out", "..", "--overwrite"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("error:") == 1 and "holds the working directory" in err, err
+    assert sorted(p.name for p in (tmp_path / "run").rglob("*")) == before
+    monkeypatch.chdir(tmp_path / "run")  # from the run folder itself: nothing of it is removed
+    assert main([*args, "--out", ".", "--overwrite"]) == 0
