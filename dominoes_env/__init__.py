@@ -28,6 +28,7 @@ from . import startup as _startup
 if _startup.started_by_python_m():  # python -m dominoes_env / experiments.X: a Ctrl-C while
     _startup.quiet_interrupt_at_startup()  # the program imports is one line, not a traceback
     _startup.fill_closed_standard_streams()  # <&-, >&-, 2>&- read and write /dev/null
+    _startup.refuse_a_removed_working_directory()  # one line, before torch dies there
 
 import importlib  # noqa: E402
 from typing import Any

@@ -597,9 +597,12 @@ def check_output_file(path: str | os.PathLike, flag: str, *, overwrite: bool = F
     if text == "-":  # not standard output, as in many commands: a file named '-' in the cwd
         raise CommandError(f"{flag} '-': this command writes a file, not standard output; "
                            "name the file (./- for a file named '-')")
-    real = os.path.realpath(text)
-    for source in inputs:
-        source_real = os.path.realpath(source)
+    try:
+        real = os.path.realpath(text)
+        reals = [os.path.realpath(source) for source in inputs]
+    except OSError as err:  # a relative path, and the working directory was removed
+        raise CommandError(f"{flag} {text!r}: {err.strerror or err}{_cwd_gone(text)}") from None
+    for source_real in reals:
         if real == source_real or real.startswith(source_real.rstrip(os.sep) + os.sep):
             raise CommandError(f"{flag} {text!r} is an input of this command; write elsewhere")
     if os.path.islink(text):
@@ -664,6 +667,20 @@ def check_fits_in_memory(what: str, count: int, bytes_each: int, detail: str = "
                            f"{memory / 2**30:,.0f} GiB")
 
 
+def _cwd_gone(text: str) -> str:
+    """What to add to an error about the relative path ``text`` when the working directory no
+    longer exists (removed while a shell stood in it): ``play --save s.json`` there ended in a
+    FileNotFoundError traceback with no file name."""
+    if os.path.isabs(text):
+        return ""
+    try:
+        os.getcwd()
+    except OSError:
+        return " (the working directory no longer exists: give an absolute path, or cd to a " \
+               "folder that exists)"
+    return ""
+
+
 def check_out_dir(out: str | os.PathLike, flag: str = "--out") -> None:
     """:class:`RefusedError` unless ``out`` names a folder that exists or can be made: not
     empty, not a file, not inside a file, inside a folder this process can write into (tried
@@ -692,7 +709,8 @@ def check_out_dir(out: str | os.PathLike, flag: str = "--out") -> None:
         if path.exists():
             os.listdir(path)  # a folder that cannot be read cannot be checked for another run
     except OSError as err:
-        raise RefusedError(f"{flag} {short_repr(text)}: {err.strerror or err}") from None
+        raise RefusedError(f"{flag} {short_repr(text)}: {err.strerror or err}"
+                           f"{_cwd_gone(text)}") from None
     try:
         fd, probe = tempfile.mkstemp(prefix=".probe-", dir=ancestor)
         os.close(fd)

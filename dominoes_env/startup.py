@@ -117,6 +117,24 @@ def fill_closed_standard_streams() -> None:
                 pass
 
 
+def refuse_a_removed_working_directory() -> None:
+    """End the program with one line and status 2 when its working directory no longer exists
+    (removed while a shell stood in it): its relative paths lead nowhere, and importing torch
+    there killed the process with "Intel oneMKL FATAL ERROR: Cannot load libtorch_cpu.so"
+    (status 2, no error line), before any command could say why."""
+    import os
+
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        try:
+            print("error: the working directory no longer exists (it was removed); cd to a "
+                  "folder that exists", file=sys.stderr, flush=True)
+        except (OSError, ValueError, AttributeError):  # pragma: no cover - no stderr
+            pass
+        raise SystemExit(2) from None
+
+
 def started_by_python_m() -> bool:
     """Whether this import happens while ``python -m`` looks for the module it runs."""
     return sys.argv[:1] == ["-m"]

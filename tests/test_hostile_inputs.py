@@ -834,3 +834,45 @@ def test_expert_iteration_data_whose_metadata_names_a_key_twice_is_refused(demos
     np.savez(demos, **arrays)
     with pytest.raises(ValueError, match="the key 'teacher' appears twice"):
         load_demos(str(demos), RuleConfig())
+
+
+# -- a working directory that was removed --------------------------------------------------------
+@pytest.mark.parametrize("argv", [
+    ["experiments.train_ppo", "--total-steps", "64", "--out", "run"],
+    ["dominoes_env", "play", "--opponents", "random", "--save", "s.json"],
+    ["experiments.tournament", "--agents", "random", "greedy", "--out", "run"],
+])  # fmt: skip
+def test_a_removed_working_directory_is_one_line(tmp_path, argv):
+    """Run from a folder removed under the shell: ``play --save s.json`` ended in a
+    FileNotFoundError traceback naming no file, and ``train_ppo`` died importing torch
+    ("Intel oneMKL FATAL ERROR: Cannot load libtorch_cpu.so", status 2, no error line)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = 'cd "$1" && rmdir "$1" && shift && exec "$0" -m "$@" </dev/null'
+    proc = subprocess.run(["bash", "-c", script, sys.executable, str(gone), *argv],
+                          capture_output=True, text=True, timeout=100,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == ("error: the working directory no longer exists (it was removed); "
+                           "cd to a folder that exists\n"), proc.stderr
+
+
+@pytest.mark.parametrize("check", ["file", "folder"])
+def test_a_relative_output_in_a_removed_working_directory_names_the_cause(monkeypatch, check):
+    """``check_output_file("s.json")`` with the working directory removed raised a bare
+    FileNotFoundError (a traceback naming no file) from ``os.path.realpath``."""
+    from dominoes_env.cli_support import check_out_dir
+
+    def gone():
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT))
+
+    monkeypatch.setattr(os, "getcwd", gone)
+    with pytest.raises(CommandError, match="the working directory no longer exists"):
+        if check == "file":
+            check_output_file("s.json", "--save")
+        else:
+            check_out_dir("run", "--out")
