@@ -140,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if min(args.batches) < 1 or args.steps < 1 or args.repeats < 1:
         parser.error("--batches, --steps and --repeats must be >= 1")
+    twice = sorted({b for b in args.batches if args.batches.count(b) > 1})
+    if twice:  # its rows are keyed by batch: a repeat ended in a zip() ValueError traceback
+        parser.error(f"--batches {', '.join(map(str, twice))} given twice; list each once")
     if args.steps > MAX_STEPS or args.repeats > MAX_REPEATS or args.seconds > MAX_SECONDS:
         parser.error(f"--steps must be at most {MAX_STEPS:,}, --repeats at most {MAX_REPEATS} "
                      f"and --seconds at most {MAX_SECONDS:g}")

@@ -332,6 +332,9 @@ def main(argv: list[str] | None = None) -> int:
                  "updates"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
+    if args.minibatch < 2:  # train_ppo needs two rows a minibatch: its refusal came after the
+        # JAX trainer had been timed
+        p.error("--minibatch must be >= 2 (train_ppo normalises advantages within a minibatch)")
     for envs in (args.jax_envs, args.ppo_envs):
         if (envs * args.num_steps) % args.minibatch:
             p.error(f"envs * --num-steps ({envs * args.num_steps}) must be a multiple of "

@@ -876,3 +876,23 @@ def test_a_relative_output_in_a_removed_working_directory_names_the_cause(monkey
             check_output_file("s.json", "--save")
         else:
             check_out_dir("run", "--out")
+
+
+@pytest.mark.parametrize("program, argv, fragment", [
+    ("bench_jax", ["--batches", "1", "1", "--steps", "1", "--seconds", "0.01", "--repeats", "1"],
+     "--batches 1 given twice"),
+    ("bench_training", ["--net", "8", "--num-steps", "2", "--minibatch", "1", "--jax-envs", "2",
+                        "--ppo-envs", "2", "--updates", "1", "--no-matmul"],
+     "--minibatch must be >= 2"),
+])  # fmt: skip
+def test_benchmark_flags_refused_before_any_timing(capsys, program, argv, fragment):
+    """``bench_jax --batches 1 1`` compiled and timed, then ended in a zip() ValueError
+    traceback; ``bench_training --minibatch 1`` timed train_jax for seconds, then its
+    train_ppo child refused the minibatch."""
+    import importlib
+
+    main = importlib.import_module(f"experiments.{program}").main
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("error:") == 1 and fragment in err, err
