@@ -51,3 +51,28 @@ def test_random_policy_on_double_nine_reaches_every_tile():
     mask[codes] = True
     got = _draws(env, mask)
     assert set(got.tolist()) == set(codes)
+
+
+@pytest.mark.parametrize("options", [{}, {"max_pip": 12, "num_players": 4, "hand_size": 15}])
+def test_random_policy_plays_the_kth_legal_code_for_k_its_word_mod_the_count(options):
+    """Exactly the ``k``-th legal code in code order, ``k`` the key's word modulo the number of
+    legal codes; across word boundaries (codes 31, 32, 63, 64 and the last), on double-six's
+    112 codes and double-twelve's 364; 0 when no code is legal."""
+    from dominoes_env.jax import rng
+
+    env = make(**options)
+    A = env.num_actions
+    state = jax.jit(env.init)(jax.random.PRNGKey(0))
+    gen = np.random.default_rng(5)
+    masks = [gen.random(A) < p for p in (0.02, 0.1, 0.5, 0.97) for _ in range(8)]
+    edges = np.zeros(A, bool)
+    edges[[31, 32, 63, 64, A - 1]] = True
+    masks += [edges, np.ones(A, bool), np.zeros(A, bool)]
+    keys = jax.random.split(jax.random.PRNGKey(11), len(masks))
+    states = jax.tree.map(lambda x: jnp.stack([x] * len(masks)), state)
+    states = states.replace(legal_action_mask=jnp.asarray(np.stack(masks)))
+    got = np.asarray(jax.jit(jax.vmap(lambda s, k: random_policy(env, s, k)))(states, keys))
+    words = np.asarray(jax.vmap(rng.bits)(keys))
+    for mask, word, code in zip(masks, words, got, strict=True):
+        legal = np.flatnonzero(mask)
+        assert code == (legal[int(word) % len(legal)] if len(legal) else 0)
