@@ -64,9 +64,12 @@ def error_line(ename: str, evalue: str) -> str:
     return f"{ename}: {lines[-1]}" if lines else str(ename)
 
 
-def execute(name: str, quick: bool) -> Path:
+def execute(name: str, quick: bool) -> Path | None:
     """Run ``notebooks/<name>.ipynb`` and write the executed copy; returns its path.
-    :class:`NotebookFailed` when a cell fails (nothing is written then)."""
+    :class:`NotebookFailed` when a cell fails (nothing is written then). ``quick`` runs the
+    notebook at its small sizes as a check and writes nothing (``None``): the copies in
+    ``docs/notebooks/`` are the documentation's, and a quick run stored over them made the site
+    show the small sizes' figures (today's timestamps and all) as the notebook's results."""
     nbformat = require("nbformat", "notebooks", "executing the notebooks")
     nbclient = require("nbclient", "notebooks", "executing the notebooks")
     from jupyter_client.kernelspec import NoSuchKernel
@@ -108,6 +111,8 @@ def execute(name: str, quick: bool) -> Path:
         except (NoSuchKernel, RuntimeError, TimeoutError) as err:  # e.g. not installed, or no reply
             raise NotebookFailed(f"its kernel {KERNEL!r} failed "
                                  f"({error_line(type(err).__name__, str(err))})") from None
+    if quick:
+        return None
     executed = iter(nb.cells)
     nb.cells = [c if WIDGET_TAG in c.metadata.get("tags", []) else next(executed) for c in cells]
     TARGET.mkdir(parents=True, exist_ok=True)
@@ -166,7 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("names", nargs="*", metavar="NAME",
                    help="notebooks to run, e.g. 01_game_and_environment (default: all)")
     p.add_argument("--quick", action="store_true",
-                   help="the notebooks' small sizes (DOMINOES_NB_QUICK=1), for a fast check")
+                   help="the notebooks' small sizes (DOMINOES_NB_QUICK=1), for a fast check: "
+                        "nothing is stored")
     args = p.parse_args(argv)
     return run_command(lambda: _main(p, args))
 
@@ -177,6 +183,7 @@ def _main(p: OneLineParser, args) -> int:
     if unknown:
         p.error(f"unknown notebook(s) {', '.join(unknown)}; available: {', '.join(available)}")
     names = args.names or available
+    kept = "checked" if args.quick else "stored"
     for done, name in enumerate(names):
         start = time.perf_counter()
         print(f"running {name}", file=sys.stderr, flush=True)
@@ -186,15 +193,19 @@ def _main(p: OneLineParser, args) -> int:
             status, words = stop_status(stop)
             left = " ".join(names[done:])
             print_error(f"{words} while running {name}; {done} of {len(names)} notebooks were "
-                        f"stored; to finish: python -m experiments.docs_notebooks {left}"
+                        f"{kept}; to finish: python -m experiments.docs_notebooks {left}"
                         f"{' --quick' if args.quick else ''}")
             return status
         except NotebookFailed as err:  # a failed run, not bad input: status 1
-            print_error(f"notebook {name}: {err}; {done} of {len(names)} notebooks were stored "
+            print_error(f"notebook {name}: {err}; {done} of {len(names)} notebooks were {kept} "
                         f"({name}'s copy was left as it was)")
             return 1
+        seconds = f"{time.perf_counter() - start:.0f} s"
+        if path is None:
+            print(f"{name}: {seconds} (--quick: checked, not stored)", file=sys.stderr)
+            continue
         shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
-        print(f"{shown}: {time.perf_counter() - start:.0f} s", file=sys.stderr)
+        print(f"{shown}: {seconds}", file=sys.stderr)
     return 0
 
 

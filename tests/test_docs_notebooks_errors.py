@@ -73,3 +73,23 @@ def test_a_kernel_that_cannot_start_or_a_damaged_notebook_is_one_line(tmp_path, 
     assert len(lines) == 1 and lines[0].startswith(f"error: notebook a: {cause}"), lines
     assert lines[0].endswith("; 0 of 1 notebooks were stored (a's copy was left as it was)")
     assert not target.exists()
+
+
+def test_a_quick_run_checks_and_stores_nothing(tmp_path, monkeypatch, capsys):
+    """``--quick`` ("for a fast check") stored the small sizes' run over the documentation's
+    executed copy: the site then showed the quick figures as the notebook's results (and one
+    such copy was committed)."""
+    import experiments.docs_notebooks as program
+
+    source, target = tmp_path / "notebooks", tmp_path / "docs"
+    source.mkdir()
+    target.mkdir()
+    write_notebook(source / "a.ipynb", [nbformat.v4.new_code_cell("print(1)")])
+    (target / "a.ipynb").write_text("the documentation's copy")
+    for name in ("DOMINOES_NB_OUT", "DOMINOES_NB_QUICK", "TQDM_DISABLE", "MPLBACKEND"):
+        monkeypatch.setenv(name, "")
+    monkeypatch.setattr(program, "SOURCE", source)
+    monkeypatch.setattr(program, "TARGET", target)
+    assert program.main(["a", "--quick"]) == 0
+    assert (target / "a.ipynb").read_text() == "the documentation's copy"
+    assert "(--quick: checked, not stored)" in capsys.readouterr().err
