@@ -149,6 +149,9 @@ def build_parser() -> OneLineParser:
     p.add_argument("--out", default="", help="where the run goes (default: a temporary folder)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace the run that --out holds (its files are removed)")
+    p.add_argument("--resume", default=None, metavar="CHECKPOINT",
+                   help="continue the trainer's run in --out from this checkpoint (the one a "
+                        "stopped run names), with the same other flags")
     return p
 
 
@@ -176,7 +179,15 @@ def _main(args: argparse.Namespace) -> int:
             from dominoes_env.jax.selfplay import check_obs_version
 
             check_obs_version(args.obs_version)
-        if args.out:  # the trainer's own run: a new or empty folder, or --overwrite
+        if args.resume is not None:  # the trainer checks its run, settings and checkpoint
+            if not args.out or args.overwrite:
+                raise ValueError("--resume continues the run in --out: give --out, and not "
+                                 "--overwrite")
+            if not os.path.realpath(args.resume).startswith(
+                    os.path.realpath(args.out).rstrip(os.sep) + os.sep):
+                raise ValueError(f"--resume {args.resume!r} is not a checkpoint in --out "
+                                 f"{args.out!r}")
+        elif args.out:  # the trainer's own run: a new or empty folder, or --overwrite
             check_run_folder(args.out, "experiments.best_response", {}, resumable=False,
                              overwrite=args.overwrite)
         from agents import check_spec
@@ -186,7 +197,8 @@ def _main(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise CommandError(str(err)) from None
     out = Path(args.out or tempfile.mkdtemp(prefix="best_response_"))
-    flags += ["--out", str(out), *(["--overwrite"] if args.overwrite else [])]
+    flags += ["--out", str(out), *(["--overwrite"] if args.overwrite else []),
+              *(["--resume", args.resume] if args.resume is not None else [])]
     print(f"best response to {args.agent}: python -m experiments.{trainer} "
           + " ".join(shlex.quote(f) for f in flags), flush=True)
     code = run_program(f"experiments.{trainer}", flags)  # a bad flag: its own one-line error

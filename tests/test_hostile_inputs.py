@@ -896,3 +896,31 @@ def test_benchmark_flags_refused_before_any_timing(capsys, program, argv, fragme
         main(argv)
     err = capsys.readouterr().err
     assert stop.value.code == 2 and err.count("error:") == 1 and fragment in err, err
+
+
+# -- best_response after a stop --------------------------------------------------------------------
+def test_best_response_continues_the_run_its_stop_line_names(tmp_path, monkeypatch, capsys):
+    """A stopped best_response said "continue with --resume OUT/checkpoint.npz" (its trainer's
+    line), but best_response had no --resume, and the same command again was refused (the
+    folder holds a run): the only way on was --overwrite, the training so far thrown away."""
+    import experiments.best_response as program
+
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "checkpoint.npz").write_bytes(b"the trainer checks it")
+    seen = {}
+
+    def trainer(module, flags):
+        seen["flags"] = flags
+        return 143  # stopped again: no evaluation
+
+    monkeypatch.setattr(program, "run_program", trainer)
+    base = ["--agent", "greedy", "--steps", "64", "--matches", "2", "--num-envs", "2"]
+    assert program.main([*base, "--out", str(out), "--resume", str(out / "checkpoint.npz")]) == 143
+    flags = seen["flags"]
+    assert flags[flags.index("--resume") + 1] == str(out / "checkpoint.npz")
+    assert flags[flags.index("--out") + 1] == str(out) and "--overwrite" not in flags
+    for extra, fragment in [([], "give --out"), (["--out", str(tmp_path / "other")],
+                                                   "is not a checkpoint in --out")]:
+        assert program.main([*base, *extra, "--resume", str(out / "checkpoint.npz")]) == 2
+        assert fragment in capsys.readouterr().err
