@@ -53,11 +53,9 @@ MAX_TARGET = 500
 
 
 def unsupported(rules: RuleConfig) -> str | None:
-    """Why no table is built for ``rules``, or ``None`` if one is: it needs two sides (two
-    players, or four in partnerships) and a target of at most :data:`MAX_TARGET` points."""
-    if rules.num_sides != 2:
-        return (f"a match equity table needs two sides (two players, or four in "
-                f"partnerships); this game has {rules.num_sides}")
+    """Why no match equity is built for ``rules``, or ``None`` if one is: a target of at most
+    :data:`MAX_TARGET` points (two sides get a table, :func:`equity_table`; three or four the
+    race model of :mod:`agents.race_equity`)."""
     if rules.target_score > MAX_TARGET:
         return (f"a match equity table is built for targets up to {MAX_TARGET} points; "
                 f"target_score={rules.target_score}")
@@ -105,9 +103,12 @@ def sample_hands(rules: RuleConfig, hands: int, seed: int = 0) -> list[tuple[lis
 def equity_table(rules: RuleConfig, hands: int = DEFAULT_HANDS, seed: int = 0) -> np.ndarray:
     """``table[a, b, L]``: the chance that side 0 wins the match when the next hand starts with
     side 0 at ``a * 5`` points, side 1 at ``b * 5`` and side ``L`` leading (``a``, ``b`` below
-    the target's units). ``ValueError`` for rules :func:`check_rules` refuses; cached per
-    arguments."""
+    the target's units). ``ValueError`` for rules :func:`check_rules` refuses or with other than
+    two sides; cached per arguments."""
     check_rules(rules)
+    if rules.num_sides != 2:
+        raise ValueError(f"a match equity table needs two sides (two players, or four in "
+                         f"partnerships); this game has {rules.num_sides}")
     hands = as_int("hands", hands, 1)
     goal = -(-rules.target_score // UNIT)  # units that reach the target
     sampled = [(ev, nxt) for ev, nxt in sample_hands(rules, hands, seed) if ev]

@@ -12,9 +12,10 @@ For each decision the agent
    (hand award included) minus the mean gain of the other sides; a rollout in which some side
    reaches the match target is worth ``+target_score`` if that side is ours and
    ``-target_score`` otherwise (so near the end of a match winning it is all that counts).
-   With ``value="match"`` (two sides only) a rollout that ends the hand without a winner is
-   worth ``target_score * (2p - 1)``, ``p`` the chance of winning the match from the new
-   scores (:mod:`agents.equity`), instead of its point margin;
+   With ``value="match"`` a rollout that ends the hand without a winner is worth
+   ``target_score * (2p - 1)``, ``p`` the chance of winning the match from the new scores
+   (:mod:`agents.equity` with two sides, :mod:`agents.race_equity` with more), instead of its
+   point margin;
 4. plays the move with the best mean value (ties: the greedy order).
 
 All moves are evaluated on the same sampled deals (common random numbers), moves that lead to
@@ -68,6 +69,7 @@ from . import equity
 from .base import MAX_SIMS, MAX_TIME_MS, Agent
 from .deal_batch import DealBatchSampler
 from .hand_batch import HandBatch
+from .race_equity import RaceEquity
 
 DEFAULT_SIMS = 300
 #: under a ``time_ms`` budget, the batched rollouts' first batch of deals; the later batches are
@@ -106,7 +108,7 @@ class SearchAgent(Agent):
         self.last_values: dict[int, tuple[int, float]] = {}
 
     def check_rules(self, rules) -> None:
-        """``ValueError`` if ``value="match"`` is asked of rules without a match equity table
+        """``ValueError`` if ``value="match"`` is asked of rules without a match equity
         (:func:`agents.equity.unsupported`)."""
         check_value(self.value, rules)
 
@@ -231,8 +233,8 @@ def best_mean(view: SeatView, moves: list[int], counts: list[int], means: list[f
 
 
 #: how a search values the end of a hand: its point margin, the chance of winning the match it
-#: leaves (:mod:`agents.equity`), or ``"auto"``: ``"match"`` where the rules allow a table
-#: (:func:`agents.equity.unsupported`), else ``"margin"``
+#: leaves (:func:`match_equity`), or ``"auto"``: ``"match"`` with two sides where the rules allow
+#: a table (:func:`agents.equity.unsupported`), else ``"margin"``
 VALUES = ("margin", "match", "auto")
 
 
@@ -263,9 +265,19 @@ def resolve_value(value: str, rules) -> str:
     ('match', 'margin')
     """
     check_value(value, rules)
-    if value == "auto":
-        return "match" if equity.unsupported(rules) is None else "margin"
+    if value == "auto":  # the race model of three or more sides is not the default (yet)
+        return ("match" if rules.num_sides == 2 and equity.unsupported(rules) is None
+                else "margin")
     return value
+
+
+def match_equity(rules, side: int):
+    """The match equity of ``side`` under ``rules``: the table of two sides
+    (:class:`agents.equity.MatchEquity`), or the race of three or more
+    (:class:`agents.race_equity.RaceEquity`)."""
+    if rules.num_sides == 2:
+        return equity.MatchEquity(rules, side)
+    return RaceEquity(rules, side)
 
 
 class GreedyRollout:
@@ -285,7 +297,7 @@ class GreedyRollout:
         self.rank = tie_rank(rules.max_pip)
         self.eps = epsilon
         match = resolve_value(value, rules) == "match"
-        self.equity = equity.MatchEquity(rules, self.me) if match else None
+        self.equity = match_equity(rules, self.me) if match else None
 
     def __call__(self, h: HandState, code: int, seed: int) -> float:
         """Play ``code`` in ``h``, finish the hand, and return the value for our side."""

@@ -533,9 +533,22 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
     except errors as err:
         print_error(str(err))
         return 2
+    except RuntimeError as err:
+        if not _jax_cannot_start(err):
+            raise
+        print_error(f"JAX cannot start: {err}")  # JAX_PLATFORMS=tpu or cuda where there is none
+        return 2
     finally:
         _release_run_locks(held)
         restore()
+
+
+def _jax_cannot_start(err: RuntimeError) -> bool:
+    """Whether ``err`` is JAX's refusal to start the backend the environment asks for
+    (``JAX_PLATFORMS=tpu`` on a machine without one: "Unable to initialize backend 'tpu': ...",
+    which ended train_jax, bench_jax and ``replay --backend jax`` in a traceback): the user's
+    setting, not a fault of the program."""
+    return type(err) is RuntimeError and str(err).startswith("Unable to initialize backend")
 
 
 def end_program(status: int) -> None:

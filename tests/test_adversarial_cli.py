@@ -310,7 +310,8 @@ def test_spec_that_cannot_serve_the_table_writes_nothing(tmp_path, capsys, monke
 
 
 @pytest.mark.parametrize(("spec", "extra", "fragment"), [
-    ("search:value=match", ("--players", "3"), "needs two sides"),
+    ("search:value=match", ("--players", "3", "--target-score", "600"),
+     "targets up to 500 points"),
     ("guided:value=match", ("--target-score", "1000"), "targets up to 500 points"),
     ("search:value=points", (), "value='points' is not allowed; allowed: margin, match"),
 ])

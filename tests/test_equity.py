@@ -79,12 +79,15 @@ def test_table_is_monotone_and_symmetric_in_the_lead():
     assert table[49, 0, 0] > 0.95
 
 
-def test_rules_with_three_sides_are_refused():
+def test_the_table_is_for_two_sides_and_three_get_the_race():
+    """``equity_table`` refuses three sides; the agents' ``value="match"`` serves them with the
+    race model (:mod:`agents.race_equity`), which ``value="auto"`` does not pick."""
     with pytest.raises(ValueError, match="two sides"):
         equity_table(RuleConfig(num_players=3))
     for agent in (SearchAgent(value="match"), GuidedSearchAgent(value="match")):
-        with pytest.raises(ValueError, match="two sides"):
-            agent.check_rules(RuleConfig(num_players=3))
+        agent.check_rules(RuleConfig(num_players=3))
+    assert resolve_value("auto", RuleConfig(num_players=3)) == "margin"
+    assert resolve_value("match", RuleConfig(num_players=4, partnerships=False)) == "match"
     with pytest.raises(ValueError, match="value='wins' is not allowed"):
         make_agent("search:value=wins")
     with pytest.raises(ValueError, match="hands"):

@@ -189,7 +189,9 @@ def test_row_argmax_takes_the_first_of_equals():
 # -- the agents: the same values on both paths ----------------------------------------------
 @pytest.mark.parametrize("name,value", [("2p", "margin"), ("2p", "match"), ("3p", "margin"),
                                         ("4p-partners", "match"), ("reserve-rotate", "match"),
-                                        ("end-of-hand-4p", "margin"), ("double-twelve", "margin")])
+                                        ("end-of-hand-4p", "margin"), ("double-twelve", "margin"),
+                                        ("3p", "match"), ("4p-solo", "match"),
+                                        ("end-of-hand", "match")])
 def test_search_values_are_the_same_batched_and_one_by_one(name, value):
     rules = RuleConfig(**CONFIGS[name])
     compared = 0
