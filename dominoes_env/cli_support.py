@@ -533,22 +533,33 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
     except errors as err:
         print_error(str(err))
         return 2
-    except RuntimeError as err:
-        if not _jax_cannot_start(err):
+    except (RuntimeError, AssertionError) as err:
+        why = _jax_cannot_start(err)  # JAX_PLATFORMS=tpu or cuda where there is none
+        if why is None:
             raise
-        print_error(f"JAX cannot start: {err}")  # JAX_PLATFORMS=tpu or cuda where there is none
+        print_error(f"JAX cannot start: {why}")
         return 2
     finally:
         _release_run_locks(held)
         restore()
 
 
-def _jax_cannot_start(err: RuntimeError) -> bool:
-    """Whether ``err`` is JAX's refusal to start the backend the environment asks for
-    (``JAX_PLATFORMS=tpu`` on a machine without one: "Unable to initialize backend 'tpu': ...",
-    which ended train_jax, bench_jax and ``replay --backend jax`` in a traceback): the user's
-    setting, not a fault of the program."""
-    return type(err) is RuntimeError and str(err).startswith("Unable to initialize backend")
+def _jax_cannot_start(err: BaseException) -> str | None:
+    """Why JAX could not start the backend the environment asks for, if ``err`` is that
+    (``None`` otherwise): ``JAX_PLATFORMS=tpu`` on a machine without one raises "Unable to
+    initialize backend 'tpu': ...", and ``JAX_PLATFORMS=cuda`` without CUDA a bare
+    ``AssertionError`` (JAX finds no default backend). Both ended train_jax, the JAX benchmarks
+    and ``replay --backend jax`` in a traceback: the user's setting, not a fault of the
+    program."""
+    if type(err) is RuntimeError and str(err).startswith("Unable to initialize backend"):
+        return str(err)
+    platforms = os.environ.get("JAX_PLATFORMS")
+    bridge = sys.modules.get("jax._src.xla_bridge")
+    if isinstance(err, AssertionError) and platforms and bridge is not None \
+            and getattr(bridge, "_default_backend", "unknown") is None:
+        return (f"no backend that JAX_PLATFORMS={platforms!r} names is available here (set "
+                "JAX_PLATFORMS='' to let JAX choose)")
+    return None
 
 
 def end_program(status: int) -> None:

@@ -924,3 +924,26 @@ def test_best_response_continues_the_run_its_stop_line_names(tmp_path, monkeypat
                                                    "is not a checkpoint in --out")]:
         assert program.main([*base, *extra, "--resume", str(out / "checkpoint.npz")]) == 2
         assert fragment in capsys.readouterr().err
+
+
+# -- JAX_PLATFORMS naming a backend that is not here ------------------------------------------------
+@pytest.mark.jax
+@pytest.mark.parametrize("platform", ["tpu", "cuda"])
+def test_jax_platforms_naming_a_missing_backend_is_one_line(record_file, platform):
+    """``JAX_PLATFORMS=tpu`` (a RuntimeError from JAX) and ``JAX_PLATFORMS=cuda`` without CUDA
+    (a bare AssertionError from JAX) ended train_jax, the JAX benchmarks and ``replay --backend
+    jax`` in a traceback."""
+    pytest.importorskip("jax")
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    proc = subprocess.run([sys.executable, "-m", "dominoes_env", "replay", str(record_file),
+                           "--backend", "jax"], capture_output=True, text=True, timeout=100,
+                          env={**os.environ, "JAX_PLATFORMS": platform,
+                               "PYTHONPATH": str(Path(__file__).parents[1])})
+    if proc.returncode == 0:
+        pytest.skip(f"this machine has a {platform} backend")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: JAX cannot start: "), proc.stderr
