@@ -926,7 +926,7 @@ def test_best_response_continues_the_run_its_stop_line_names(tmp_path, monkeypat
         assert fragment in capsys.readouterr().err
 
 
-# -- JAX_PLATFORMS naming a backend that is not here ------------------------------------------------
+# -- JAX_PLATFORMS naming a backend that is not here ---------------------------------------------
 @pytest.mark.jax
 @pytest.mark.parametrize("platform", ["tpu", "cuda"])
 def test_jax_platforms_naming_a_missing_backend_is_one_line(record_file, platform):
