@@ -280,7 +280,7 @@ def dataset_info(path: str | os.PathLike) -> dict[str, Any]:
     with a directory that is not a dataset this code reads (missing, another format or
     observation version, fields missing or of the wrong type, sizes these rules do not
     have)."""
-    path = Path(path)
+    path = Path(as_path("path", path))  # not '' (the working directory), bytes or None
     try:
         info = _read_info(path / INFO_FILE)
         info["rules"], info["agents"]  # noqa: B018 - the fields every reader needs
@@ -366,7 +366,7 @@ def load_decisions(path: str | os.PathLike, *, agent: str | None = None,
     untrusted input (:func:`dataset_info`, :func:`read_decisions`): ``ValueError`` names the
     file and what is wrong with it."""
     unforced = as_bool("unforced", unforced)
-    path = Path(path)
+    path = Path(as_path("path", path))  # not '' (the working directory), bytes or None
     info = dataset_info(path)
     shards = sorted((path / DECISIONS_DIR).glob("decisions-*.npz"))
     if not shards:

@@ -298,3 +298,16 @@ def test_a_data_file_holding_a_key_twice_is_refused_naming_the_key(tmp_path, rea
         np.savez(path, **arrays)
         with pytest.raises(PolicyFileError, match="the key 'obs_version' appears twice"):
             read_policy(path)
+
+
+@pytest.mark.parametrize("path, error", [("", ValueError), (b"ds", TypeError),
+                                         (None, TypeError)])
+def test_a_dataset_path_that_is_no_path_names_the_parameter(tmp_path, monkeypatch, path, error):
+    """``load_decisions("")`` read the working directory as the dataset ("'.' is not a
+    dataset directory"); bytes and None were TypeErrors from inside pathlib naming nothing."""
+    from agents.datasets import dataset_info, load_decisions
+
+    monkeypatch.chdir(tmp_path)
+    for reader in (dataset_info, load_decisions):
+        with pytest.raises(error, match=r"^path="):
+            reader(path)
