@@ -586,12 +586,16 @@ def test_a_picture_cut_by_ctrl_c_is_not_left_half_written(tmp_path, monkeypatch)
     assert plot_heatmap(summary, tmp_path / "picture.png").read_bytes()[:4] == b"\x89PNG"
 
 
-@pytest.mark.parametrize("where", ["missing folder", "not a folder"])
+@pytest.mark.parametrize("where", ["missing folder", "not a folder", "a folder in its place"])
 def test_a_file_that_cannot_be_created_is_named_not_its_temporary_file(tmp_path, where):
     """``viewer(record, save="/proc/page.html")`` raised "No such file or directory:
-    '/proc/.page.html-tmp-4242-x1y2z3.tmp'": a name the caller never gave."""
+    '/proc/.page.html-tmp-4242-x1y2z3.tmp'": a name the caller never gave; a resumed
+    tournament whose summary.json had become a folder said "cannot write the report in 'run'
+    (run/.summary.json-tmp-28027-aqu97tfq.tmp: Is a directory)"."""
     (tmp_path / "file.txt").write_text("a file")
-    parent = tmp_path / ("missing" if where == "missing folder" else "file.txt")
+    (tmp_path / "page.html").mkdir()
+    parent = {"missing folder": tmp_path / "missing", "not a folder": tmp_path / "file.txt",
+              "a folder in its place": tmp_path}[where]
     target = parent / "page.html"
     with pytest.raises(OSError) as caught, atomic_write(target) as f:
         f.write("never")

@@ -156,7 +156,10 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, overwrite: bool = 
             f.flush()
             os.fsync(f.fileno())
         if overwrite:
-            os.replace(tmp, path)
+            try:
+                os.replace(tmp, path)
+            except OSError as err:  # path is a folder, or the like: name it, not the temporary
+                raise type(err)(err.errno, err.strerror or os.strerror(err.errno), path) from err
             _sync_folder(folder)
             return
         try:
