@@ -9,6 +9,7 @@ tiles and the legal moves numbered from 1 with the points each would score. Type
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -259,6 +260,24 @@ def save_record(record: dict, path: str, overwrite: bool) -> str:
     raise CommandError(f"cannot find a free name next to {path!r}")  # pragma: no cover
 
 
+def rescue_record(record: dict) -> str | None:
+    """The record written to a new file in the temporary folder, when ``--save`` could not
+    take it at the end (its folder removed or made read-only during the match, which could
+    have lasted an hour): the path, or ``None`` if that fails too (a full disk). Before, the
+    match was lost with the error line."""
+    path = None
+    try:
+        fd, path = tempfile.mkstemp(prefix="dominoes-record-", suffix=".json")
+        os.close(fd)
+        write_record(record, path)
+        return path
+    except OSError:
+        if path is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        return None
+
+
 def run_play(args) -> int:
     """The ``play`` subcommand (arguments parsed by :mod:`dominoes_env.cli`).
 
@@ -320,6 +339,9 @@ def run_play(args) -> int:
         except OSError as err:
             status = 2
             note = f"the record could not be written to {save!r} ({err.strerror or err})"
+            rescued = rescue_record(game.match.to_record())
+            if rescued is not None:
+                note += f"; it is saved in {rescued} instead"
     if problem is None:
         if note.startswith("record saved"):
             try:

@@ -947,3 +947,34 @@ def test_jax_platforms_naming_a_missing_backend_is_one_line(record_file, platfor
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: JAX cannot start: "), proc.stderr
+
+
+def test_play_keeps_the_match_when_its_save_folder_goes_away(tmp_path, monkeypatch, capsys):
+    """The --save folder removed during the match (checked before it, gone at its end): the
+    record was lost with the error line, however long the match had been played."""
+    import io
+    import shutil
+    import sys
+    import tempfile
+
+    from dominoes_env.cli import main
+    from dominoes_env.core.records import load_record, replay_record
+
+    folder = tmp_path / "saves"
+    folder.mkdir()
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+
+    class Leaving(io.StringIO):
+        def readline(self, *args):
+            shutil.rmtree(folder, ignore_errors=True)  # gone before the first move is typed
+            return super().readline(*args)
+
+    monkeypatch.setattr(sys, "stdin", Leaving("1\nq\n"))
+    status = main(["play", "--opponents", "random", "--seed", "1", "--target-score", "20",
+                   "--save", str(folder / "x.json")])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("error:") == 1, err
+    rescued = list((tmp_path / "tmp").glob("dominoes-record-*.json"))
+    assert len(rescued) == 1 and f"it is saved in {rescued[0]} instead" in err, err
+    replay_record(load_record(rescued[0]))  # the match as far as it went
