@@ -529,6 +529,12 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
         if errors and isinstance(err, errors):
             print_error(str(err))
             return 2
+        if err.filename is not None and err.errno is not None:
+            # a file or folder removed, made read-only or replaced under a running command
+            # (train_jax's --out removed mid-run ended in a FileNotFoundError traceback)
+            print_error(f"{os.fsdecode(err.filename)!r}: "
+                        f"{err.strerror or os.strerror(err.errno)}")
+            return 2
         raise
     except errors as err:
         print_error(str(err))

@@ -978,3 +978,20 @@ def test_play_keeps_the_match_when_its_save_folder_goes_away(tmp_path, monkeypat
     rescued = list((tmp_path / "tmp").glob("dominoes-record-*.json"))
     assert len(rescued) == 1 and f"it is saved in {rescued[0]} instead" in err, err
     replay_record(load_record(rescued[0]))  # the match as far as it went
+
+
+@pytest.mark.parametrize("kind", [FileNotFoundError, PermissionError, IsADirectoryError])
+def test_a_file_gone_or_refused_under_a_running_command_is_one_line(capsys, kind):
+    """train_jax whose --out was removed mid-run ended in a FileNotFoundError traceback
+    naming jrm/checkpoint.npz: a named file that went away (or turned read-only, or became a
+    folder) under a command is the environment's doing, one line like a full disk."""
+    from dominoes_env.cli_support import run_command
+
+    code = {FileNotFoundError: errno.ENOENT, PermissionError: errno.EACCES,
+            IsADirectoryError: errno.EISDIR}[kind]
+
+    def body() -> int:
+        raise kind(code, os.strerror(code), "/runs/x/checkpoint.npz")
+
+    assert run_command(body) == 2
+    assert capsys.readouterr().err == f"error: '/runs/x/checkpoint.npz': {os.strerror(code)}\n"
