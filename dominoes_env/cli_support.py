@@ -502,9 +502,15 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
     _tolerant_output()
     restore = _stop_on_signals()
     held = set(_RUN_LOCKS)
+    background = _BackgroundFileErrors()
     try:
         status = body()
         sys.stdout.flush()
+        if status == 0 and background.first is not None:  # the command went on without it
+            err = background.first
+            print_error(f"{os.fsdecode(err.filename)!r}: "
+                        f"{err.strerror or os.strerror(err.errno)}")
+            return 2
         return status
     except KeyboardInterrupt as stop:  # Ctrl-C, or Stopped (SIGTERM, SIGHUP)
         _ignore_signals("SIGINT")  # a second Ctrl-C now would cut this line with a traceback
@@ -546,8 +552,40 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
         print_error(f"JAX cannot start: {why}")
         return 2
     finally:
+        background.restore()
         _release_run_locks(held)
         restore()
+
+
+class _BackgroundFileErrors:
+    """While a command runs, a thread of a library that dies of a named file's error
+    (TensorBoard's event writer when the run's folder is removed) prints no traceback: the
+    first such error is kept, and :func:`run_command` reports it in its one line if the
+    command itself ended well (when it failed, its own line says why). Other exceptions of
+    threads go to the hook there was."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.first: OSError | None = None
+        self.previous = threading.excepthook
+
+        def hook(args) -> None:
+            err = args.exc_value
+            if isinstance(err, OSError) and err.filename is not None and err.errno is not None:
+                if self.first is None:
+                    self.first = err
+                return
+            self.previous(args)
+
+        threading.excepthook = hook
+        self.hook = hook
+
+    def restore(self) -> None:
+        import threading
+
+        if threading.excepthook is self.hook:
+            threading.excepthook = self.previous
 
 
 def _jax_cannot_start(err: BaseException) -> str | None:

@@ -995,3 +995,30 @@ def test_a_file_gone_or_refused_under_a_running_command_is_one_line(capsys, kind
 
     assert run_command(body) == 2
     assert capsys.readouterr().err == f"error: '/runs/x/checkpoint.npz': {os.strerror(code)}\n"
+
+
+@pytest.mark.parametrize("status", [0, 2])
+def test_a_library_thread_that_loses_its_file_is_no_traceback(capsys, status):
+    """train_jax whose --out was removed mid-run: TensorBoard's writer thread printed
+    "Exception in thread Thread-2: Traceback ... FileNotFoundError" beside the error line.
+    Reported in the one line when the command itself ended well, dropped when it failed (its
+    own line says why)."""
+    import threading
+
+    from dominoes_env.cli_support import print_error, run_command
+
+    def body() -> int:
+        def write():
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), "run/tb/events")
+
+        thread = threading.Thread(target=write)
+        thread.start()
+        thread.join()
+        if status:
+            print_error("'run/checkpoint.npz': No such file or directory")
+        return status
+
+    assert run_command(body) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("error:") == 1, err
+    assert ("run/tb/events" in err) == (status == 0), err
