@@ -168,7 +168,11 @@ def check_run(cfg: RllibConfig) -> None:
             why = "is not a folder" if resume.exists() else "does not exist"
             raise ValueError(f"--resume {cfg.resume!r} {why}; give an RLlib checkpoint folder "
                              "(OUT/checkpoint)")
-        meta = resume / "metadata.json"
+        # Ray 2.x marks a checkpoint folder with rllib_checkpoint.json (older Ray wrote
+        # metadata.json): looking only for metadata.json refused every checkpoint this
+        # program writes, so a stopped run could never be continued as its last line says
+        names = ("rllib_checkpoint.json", "metadata.json")
+        meta = next((resume / n for n in names if os.path.lexists(resume / n)), resume / names[0])
         try:  # a FIFO would block the read, a link to /dev/zero fill the memory
             if not meta.is_file():
                 raise ValueError("not a regular file" if os.path.lexists(meta) else "missing")
@@ -177,7 +181,7 @@ def check_run(cfg: RllibConfig) -> None:
             json.loads(meta.read_text())
         except (OSError, ValueError) as err:
             raise ValueError(f"--resume {cfg.resume!r} is not an RLlib checkpoint folder "
-                             f"(metadata.json: {getattr(err, 'strerror', None) or err})") from None
+                             f"({meta.name}: {getattr(err, 'strerror', None) or err})") from None
     from dominoes_env.obs import observation_spec
 
     rules = cfg.rules()

@@ -1022,3 +1022,20 @@ def test_a_library_thread_that_loses_its_file_is_no_traceback(capsys, status):
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.count("error:") == 1, err
     assert ("run/tb/events" in err) == (status == 0), err
+
+
+def test_train_rllib_resume_takes_the_checkpoints_it_writes(tmp_path):
+    """Ray 2.x marks a checkpoint folder with rllib_checkpoint.json; ``--resume`` looked only
+    for metadata.json, so every checkpoint train_rllib writes was refused ("not an RLlib
+    checkpoint folder (metadata.json: missing)") and a stopped run could never go on as its
+    own last line says."""
+    from experiments.train_rllib import RllibConfig, check_run
+
+    (tmp_path / "ck").mkdir()
+    config = RllibConfig(out=str(tmp_path / "out"), resume=str(tmp_path / "ck"))
+    with pytest.raises(ValueError, match=r"\(rllib_checkpoint.json: missing\)"):
+        check_run(config)
+    (tmp_path / "ck" / "rllib_checkpoint.json").write_text(
+        '{"state_file": "algorithm_state", "ray_version": "2.60.0", "checkpoint_version": "2.1"}')
+    check_run(config)  # what Ray writes
+    assert not (tmp_path / "out").exists()
