@@ -341,7 +341,12 @@ def train(cfg: RllibConfig) -> Path:
     algo = algorithm_config(cfg).build_algo()
     kept = None  # the state after the last completed iteration (or the resumed checkpoint's)
     if cfg.resume:
-        algo.restore_from_path(os.path.abspath(cfg.resume))
+        try:
+            algo.restore_from_path(os.path.abspath(cfg.resume))
+        except Exception as err:  # a damaged checkpoint: UnpicklingError, EOFError, KeyError...
+            lines = str(err).strip().splitlines()
+            raise CommandError(f"--resume {cfg.resume!r} cannot be restored "
+                               f"({type(err).__name__}: {lines[-1] if lines else ''})") from None
         kept = completed_state(algo)
     writer = SummaryWriter(str(out / "tb"))
     progress = out / "progress.csv"

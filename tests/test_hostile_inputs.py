@@ -1039,3 +1039,32 @@ def test_train_rllib_resume_takes_the_checkpoints_it_writes(tmp_path):
         '{"state_file": "algorithm_state", "ray_version": "2.60.0", "checkpoint_version": "2.1"}')
     check_run(config)  # what Ray writes
     assert not (tmp_path / "out").exists()
+
+
+def test_train_rllib_resume_of_a_damaged_checkpoint_is_one_line(tmp_path, monkeypatch, capsys):
+    """A checkpoint whose algorithm_state.pkl was cut short ended in an UnpicklingError
+    traceback from RLlib's restore (reached once --resume took the checkpoints it writes)."""
+    import pickle
+
+    pytest.importorskip("ray.rllib")
+    import experiments.train_rllib as program
+
+    class Algorithm:
+        def restore_from_path(self, path):
+            raise pickle.UnpicklingError("pickle data was truncated")
+
+    class Config:
+        def build_algo(self):
+            return Algorithm()
+
+    monkeypatch.setattr(program, "init_ray", lambda **kwargs: None)  # no Ray started
+    monkeypatch.setattr(program, "algorithm_config", lambda cfg: Config())
+    (tmp_path / "ck").mkdir()
+    (tmp_path / "ck" / "rllib_checkpoint.json").write_text('{"checkpoint_version": "2.1"}')
+    status = program.main(["--iterations", "1", "--env-runners", "0", "--train-batch-size",
+                           "64", "--minibatch-size", "32", "--net", "8", "--out",
+                           str(tmp_path / "out"), "--resume", str(tmp_path / "ck")])
+    err = capsys.readouterr().err
+    assert status == 2 and "Traceback" not in err, err
+    assert err.strip().splitlines() == [f"error: --resume {str(tmp_path / 'ck')!r} cannot be "
+                                        "restored (UnpicklingError: pickle data was truncated)"]
