@@ -577,6 +577,7 @@ def check_memory(config: TrainConfig) -> None:
 def check_checkpoint(config: TrainConfig, path: Path) -> None:
     """A ``--resume`` checkpoint must be a readable stable-baselines3 zip whose spaces fit this
     table and whose network matches ``--net`` / ``--activation``."""
+    import pickle
     import zipfile
 
     if not path.is_file():
@@ -586,6 +587,10 @@ def check_checkpoint(config: TrainConfig, path: Path) -> None:
         from stable_baselines3.common.save_util import load_from_zip_file
 
         data, _, _ = load_from_zip_file(str(path), device="cpu", print_system_info=False)
+    except pickle.UnpicklingError:  # torch's own words advise loading it unsafely: never
+        raise RunDirError(f"--resume {str(path)!r} is not a readable checkpoint (a network "
+                          "file in it is damaged, or holds objects that are never "
+                          "unpickled)") from None
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, KeyError, RuntimeError) as err:
         raise RunDirError(f"--resume {str(path)!r} is not a readable checkpoint "
                           f"({type(err).__name__}: {' '.join(str(err).split())[:150]})") from None

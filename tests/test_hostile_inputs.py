@@ -1068,3 +1068,23 @@ def test_train_rllib_resume_of_a_damaged_checkpoint_is_one_line(tmp_path, monkey
     assert status == 2 and "Traceback" not in err, err
     assert err.strip().splitlines() == [f"error: --resume {str(tmp_path / 'ck')!r} cannot be "
                                         "restored (UnpicklingError: pickle data was truncated)"]
+
+
+def test_train_ppo_resume_of_a_zip_whose_network_file_is_damaged_is_one_line(tmp_path):
+    """A checkpoint zip whose policy.pth was damaged ended in torch's UnpicklingError
+    traceback, whose words advise loading it again with weights_only=False ("arbitrary code
+    execution")."""
+    pytest.importorskip("stable_baselines3")
+    import zipfile
+
+    from experiments.train_ppo import TrainConfig, check_checkpoint
+
+    path = tmp_path / "last.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("data", "{}")
+        z.writestr("policy.pth", b"garbage" * 10)
+    config = TrainConfig(out=str(tmp_path / "run"), total_steps=64, n_envs=2, n_steps=32,
+                         batch_size=32, net="8", opponents=["random=1"])
+    with pytest.raises(ValueError, match="a network file in it is damaged") as refused:
+        check_checkpoint(config, path)
+    assert "weights_only" not in str(refused.value)
