@@ -272,6 +272,8 @@ def _info_problem(info: dict) -> str | None:
     for key in ("matches", "decisions"):
         if not _is_count(info.get(key)):
             return f"{key} must be a count (an integer >= 0), not {short_repr(info.get(key))}"
+    if "complete" in info and type(info["complete"]) is not bool:  # 'yes' was taken
+        return f"complete must be true or false, not {short_repr(info['complete'])}"
     return None
 
 
@@ -324,6 +326,9 @@ def _arrays_problem(data: dict[str, np.ndarray], info: dict[str, Any]) -> str | 
     missing = [k for k in FIELDS if k not in data]
     if missing:
         return f"not a decisions file: missing {', '.join(missing)}"
+    extra = sorted(set(data) - set(FIELDS))
+    if extra:  # not a field dataset.json lists: not this format's, so not read as if it were
+        return f"holds {', '.join(map(repr, extra))}, which is not a field of this format"
     rules = RuleConfig.from_dict(info["rules"])
     width = {"obs": info["observation_size"], "act": info["num_actions"]}
     for key, (dtype, kind) in ARRAY_TYPES.items():

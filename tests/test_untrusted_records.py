@@ -311,3 +311,26 @@ def test_a_dataset_path_that_is_no_path_names_the_parameter(tmp_path, monkeypatc
     for reader in (dataset_info, load_decisions):
         with pytest.raises(error, match=r"^path="):
             reader(path)
+
+
+@pytest.mark.parametrize("damage", ["complete is 'yes'", "an array no field names"])
+def test_a_dataset_with_a_field_of_another_kind_is_refused(tmp_path, damage):
+    """dataset.json saying ``"complete": "yes"``, or a decisions file holding an array that is
+    no field of the format, were read without a word."""
+    import numpy as np
+
+    from agents.datasets import build_dataset, load_decisions
+
+    config = TournamentConfig(["random", "greedy"], RuleConfig(target_score=20), matches=2,
+                              seed=0)
+    build_dataset(config, tmp_path / "ds", progress=False)
+    if damage.startswith("complete"):
+        info = tmp_path / "ds" / "dataset.json"
+        info.write_text(json.dumps({**json.loads(info.read_text()), "complete": "yes"}))
+        fragment = "complete must be true or false, not 'yes'"
+    else:
+        shard = next((tmp_path / "ds" / "decisions").glob("*.npz"))
+        np.savez(shard, **dict(np.load(shard)), evil=np.zeros(3))
+        fragment = "holds 'evil', which is not a field of this format"
+    with pytest.raises(ValueError, match=re.escape(fragment)):
+        load_decisions(tmp_path / "ds")
