@@ -380,8 +380,9 @@ def _show(value: Any) -> str:
 
 
 def _match_line(path: str, match: str) -> dict | None:
-    """The first line of a ``matches.jsonl`` whose index or key is ``match`` (lines that are
-    not JSON objects, or longer than a match line can be, are passed over)."""
+    """The line of a ``matches.jsonl`` whose index or key is ``match`` (lines that are not JSON
+    objects, or longer than a match line can be, are passed over); :class:`RecordError` if a
+    second line of that match says something else (a tournament writes each match once)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as err:
@@ -389,6 +390,7 @@ def _match_line(path: str, match: str) -> dict | None:
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise RecordError(f"cannot read {path!r}: it is not a regular file")
+    found = None
     with os.fdopen(fd, "rb") as f:
         while raw := f.readline(_MAX_LINE):
             while not raw.endswith(b"\n") and len(raw) == _MAX_LINE:  # too long: pass over it
@@ -400,8 +402,12 @@ def _match_line(path: str, match: str) -> dict | None:
             except (ValueError, RecursionError):
                 continue
             if isinstance(line, dict) and _matches({"match": line}, match):
-                return line
-    return None
+                if found is None:
+                    found = line
+                elif line != found:
+                    raise RecordError(f"{path!r} holds two different lines of match "
+                                      f"{match!r}; a tournament writes each match once")
+    return found
 
 
 def _tournament_of(folder: str) -> str | None:

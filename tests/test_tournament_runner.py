@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import time
 from pathlib import Path
@@ -157,6 +158,24 @@ def test_damaged_results_file_is_refused(tmp_path):
     path = tmp_path / MATCHES_FILE
     path.write_text("not json\n" + path.read_text())
     with pytest.raises(TournamentDirError, match="matches.jsonl:1 is not a match record"):
+        run_tournament(config, tmp_path, progress=False)
+
+
+def test_a_second_different_line_of_a_match_is_refused_and_a_repeated_one_is_read_once(tmp_path):
+    """A run writes each match once: a second line of a match that says something else was
+    passed over in silence (the first was kept); the same line twice is one match."""
+    config = TournamentConfig(["random", "greedy"], FAST, matches=2)
+    run_tournament(config, tmp_path, progress=False)
+    path = tmp_path / MATCHES_FILE
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines) + lines[0])
+    assert len(run_tournament(config, tmp_path, progress=False).records) == 2
+    other = json.loads(lines[0])
+    other["winner"] = 1 - other["winner"] if other["winner"] is not None else 0
+    path.write_text("".join(lines) + json.dumps(other) + "\n")
+    with pytest.raises(TournamentDirError, match=re.escape(
+            f"matches.jsonl:3 is a second record of match {other['key']!r}, unlike the first "
+            "(line 1)")):
         run_tournament(config, tmp_path, progress=False)
 
 

@@ -210,6 +210,19 @@ def test_a_record_that_disagrees_with_matches_jsonl_is_refused_by_replay(tmp_pat
         read_record(out / RECORDS_DIR / shard_name(0), which)
 
 
+def test_replay_refuses_a_match_with_two_different_lines_in_matches_jsonl(tmp_path, capsys):
+    """replay read the first line of a match and passed over a second, different one."""
+    out, _ = tournament(tmp_path)
+    matches, _ = stored(out)
+    first = min(matches.values(), key=lambda m: m["index"])
+    path = out / MATCHES_FILE
+    other = dict(first, hands=first["hands"] + 1)
+    path.write_text(path.read_text() + json.dumps(other) + "\n")
+    assert dominoes_main(["replay", str(out), "--match", first["key"]]) == 2
+    line = error_line(capsys.readouterr().err)
+    assert f"two different lines of match {first['key']!r}" in line, line
+
+
 @pytest.mark.parametrize("how", [*TAMPER, "damaged", "rules", "wrong shard"])
 def test_a_resumed_tournament_repairs_its_records(tmp_path, capsys, how):
     out, config = tournament(tmp_path)

@@ -394,6 +394,7 @@ def load_records(path: Path, schedule: Schedule, num_sides: int) -> list[dict]:
             f.truncate(end)
     jobs = {job.key: job for job in schedule.jobs}
     records: dict[str, dict] = {}
+    first: dict[str, int] = {}  # the line each match was read from
     for number, line in enumerate(data[:end].splitlines(), 1):
         if not line.strip():
             continue
@@ -406,7 +407,14 @@ def load_records(path: Path, schedule: Schedule, num_sides: int) -> list[dict]:
             raise TournamentDirError(
                 f"{path}:{number} is not a match record of this tournament ({problem}); the "
                 "file is damaged: remove that line, or use another --out") from None
-        records.setdefault(rec["key"], rec)
+        seen = records.setdefault(rec["key"], rec)
+        if seen is rec:
+            first[rec["key"]] = number
+        elif seen != rec:  # a run writes a match once: a second, other line was put there
+            raise TournamentDirError(
+                f"{path}:{number} is a second record of match {short_repr(rec['key'])}, unlike "
+                f"the first (line {first[rec['key']]}); the file is damaged: remove the wrong "
+                "line, or use another --out")
     return sorted(records.values(), key=lambda r: r["index"])
 
 
