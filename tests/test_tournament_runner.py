@@ -179,6 +179,38 @@ def test_a_second_different_line_of_a_match_is_refused_and_a_repeated_one_is_rea
         run_tournament(config, tmp_path, progress=False)
 
 
+def test_results_without_their_config_say_every_way_on(tmp_path, capsys):
+    """A run folder whose config.json was deleted was answered with "use another --out" only,
+    though ``--overwrite`` starts afresh there."""
+    args = ["--agents", "random", "greedy", "--matches", "2", "--target-score", "40", "--out",
+            str(tmp_path), "--quiet", "--no-plots"]
+    assert main(args) == 0
+    (tmp_path / "config.json").unlink()
+    capsys.readouterr()
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "but no config.json" in err and "--overwrite" in err and "another --out" in err
+    assert main([*args, "--overwrite"]) == 0
+
+
+def test_a_run_folder_removed_mid_run_is_not_said_to_keep_its_matches(tmp_path, monkeypatch):
+    """Its error line said "matches already finished there are kept" with nothing there."""
+    import shutil
+
+    import agents.tournament.runner as runner
+
+    config = TournamentConfig(["random", "greedy"], FAST, matches=2)
+    out = tmp_path / "run"
+
+    def removed(*args, **kwargs):
+        shutil.rmtree(out)
+        raise FileNotFoundError(2, "No such file or directory", str(out / MATCHES_FILE))
+
+    monkeypatch.setattr(runner, "_run_in_dir", removed)
+    with pytest.raises(TournamentDirError, match="no finished match is kept there"):
+        run_tournament(config, out, progress=False)
+
+
 # -- refusing another tournament's directory ------------------------------------------------------
 def test_mismatched_arguments_on_an_existing_dir_are_refused(tmp_path, capsys):
     base = ["--agents", "random", "greedy", "--matches", "2", "--target-score", "40",

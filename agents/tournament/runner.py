@@ -354,7 +354,9 @@ def prepare_dir(out: Path, config: TournamentConfig) -> None:
         return
     if (out / MATCHES_FILE).exists():
         raise TournamentDirError(
-            f"{out} has {MATCHES_FILE} but no {CONFIG_FILE}; use another --out"
+            f"{out} has {MATCHES_FILE} but no {CONFIG_FILE}: its arguments are unknown, so its "
+            f"matches cannot be resumed; put {CONFIG_FILE} back, start afresh there with "
+            "--overwrite, or use another --out"
         )
     with atomic_write(path) as f:
         f.write(json.dumps(wanted, indent=2) + "\n")
@@ -525,9 +527,10 @@ def run_tournament(
                            save_records, move_timeout)
     except OSError as err:
         where = err.filename or out
+        kept = ("matches already finished there are kept" if (out / MATCHES_FILE).is_file()
+                else "no finished match is kept there")  # the folder was removed, say
         raise TournamentDirError(f"cannot write the results in {str(out)!r} ({where}: "
-                                 f"{err.strerror or err}); matches already finished there are "
-                                 "kept") from None
+                                 f"{err.strerror or err}); {kept}") from None
     finally:
         if joined:
             import ray
