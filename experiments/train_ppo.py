@@ -37,6 +37,15 @@ from agents.arena import derive_seed
 from agents.evaluation import evaluate as evaluate_agent
 from agents.pool import OpponentPool
 from agents.ppo import PPOAgent, shipped_policy_path
+from agents.sb3_checkpoint import (
+    CheckpointError,
+    check_pickled,
+    custom_objects,
+    network,
+    pickled_keys,
+    read_data,
+    space_sizes,
+)
 from dominoes_env.cli_support import (
     CommandError,
     RefusedError,
@@ -583,10 +592,32 @@ def check_checkpoint(config: TrainConfig, path: Path) -> None:
     if not path.is_file():
         raise RunDirError(f"--resume {str(path)!r}: "
                           + ("no such file" if not path.exists() else "not a regular file"))
+    # the JSON alone: stable-baselines3 would unpickle the objects in it (code from the file)
     try:
+        data = read_data(path)
+        check_pickled(data)
+    except CheckpointError as err:
+        raise RunDirError(f"--resume {str(path)!r} is not a readable checkpoint ({err})") \
+            from None
+    if "observation_space" not in data:
+        raise RunDirError(f"--resume {str(path)!r} is not a stable-baselines3 checkpoint")
+    from dominoes_env.obs.v2 import observation_size
+
+    rules = config.rules()
+    obs, actions = observation_size(rules), rules.num_tiles * 4
+    shape, n = space_sizes(data)
+    if shape != (obs,) or n != actions:
+        raise RunDirError(f"--resume {str(path)!r} was trained with {shape} observations and "
+                          f"{n} actions; --players {config.players} needs ({obs},) and {actions}")
+    pi, act = network(data)
+    if pi is not None and pi != config.hidden():
+        raise RunDirError(f"--resume {str(path)!r} has hidden layers {','.join(map(str, pi))}, "
+                          f"not --net {config.net}; pass --net {','.join(map(str, pi))}")
+    try:  # the networks, read by torch as tensors only; no entry of the JSON unpickled
         from stable_baselines3.common.save_util import load_from_zip_file
 
-        data, _, _ = load_from_zip_file(str(path), device="cpu", print_system_info=False)
+        load_from_zip_file(str(path), device="cpu", print_system_info=False,
+                           custom_objects=dict.fromkeys(pickled_keys(data)))
     except pickle.UnpicklingError:  # torch's own words advise loading it unsafely: never
         raise RunDirError(f"--resume {str(path)!r} is not a readable checkpoint (a network "
                           "file in it is damaged, or holds objects that are never "
@@ -594,24 +625,6 @@ def check_checkpoint(config: TrainConfig, path: Path) -> None:
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, KeyError, RuntimeError) as err:
         raise RunDirError(f"--resume {str(path)!r} is not a readable checkpoint "
                           f"({type(err).__name__}: {' '.join(str(err).split())[:150]})") from None
-    if not isinstance(data, dict) or "observation_space" not in data:
-        raise RunDirError(f"--resume {str(path)!r} is not a stable-baselines3 checkpoint")
-    from dominoes_env.obs.v2 import observation_size
-
-    rules = config.rules()
-    obs, actions = observation_size(rules), rules.num_tiles * 4
-    shape = getattr(data["observation_space"], "shape", None)
-    n = getattr(data.get("action_space"), "n", None)
-    if shape != (obs,) or n != actions:
-        raise RunDirError(f"--resume {str(path)!r} was trained with {shape} observations and "
-                          f"{n} actions; --players {config.players} needs ({obs},) and {actions}")
-    kwargs = data.get("policy_kwargs") or {}
-    arch = kwargs.get("net_arch")
-    pi = arch.get("pi") if isinstance(arch, dict) else arch
-    if pi is not None and list(pi) != config.hidden():
-        raise RunDirError(f"--resume {str(path)!r} has hidden layers {','.join(map(str, pi))}, "
-                          f"not --net {config.net}; pass --net {','.join(map(str, pi))}")
-    act = getattr(kwargs.get("activation_fn"), "__name__", "").lower()
     if act and act != config.activation:
         raise RunDirError(f"--resume {str(path)!r} uses activation {act}, not --activation "
                           f"{config.activation}; pass --activation {act}")
@@ -639,8 +652,11 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
     started = time.time()
     vec_env = make_vec_env(config)
     if config.resume:
+        # nothing unpickled from the file (agents.sb3_checkpoint): its pickled entries rebuilt
+        custom = custom_objects(read_data(config.resume), vec_env, config.hidden(),
+                                config.activation)
         model = MaskablePPO.load(config.resume, env=vec_env, device=config.device,
-                                 tensorboard_log=str(out / "tb"))
+                                 tensorboard_log=str(out / "tb"), custom_objects=custom)
     else:
         act = torch.nn.Tanh if config.activation == "tanh" else torch.nn.ReLU
         hidden = config.hidden()

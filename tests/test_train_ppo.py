@@ -419,3 +419,53 @@ def test_a_diverged_run_is_one_line_and_no_policy_file(tmp_path, monkeypatch, ca
         f"error: {refused}; it was not written; the run is saved in {last}"]
     assert last.is_file() and not (out / "policy.npz").exists()
     assert not (out / "policy.json").exists()
+
+
+class _Touch:
+    """A pickle that creates a file when it is loaded (what a hostile checkpoint could run)."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        import pathlib
+
+        return pathlib.Path.touch, (pathlib.Path(self.path),)
+
+
+def _with_data(source, target, change):
+    import zipfile
+
+    with zipfile.ZipFile(source) as z:
+        entries = {name: z.read(name) for name in z.namelist()}
+    data = json.loads(entries["data"])
+    change(data)
+    entries["data"] = json.dumps(data).encode()
+    with zipfile.ZipFile(target, "w") as z:
+        for name, raw in entries.items():
+            z.writestr(name, raw)
+
+
+def test_resume_runs_no_code_from_the_checkpoint(tmp_path):
+    """stable-baselines3 unpickles the objects in a checkpoint's JSON (cloudpickle): a
+    ``--resume`` zip with a payload in its observation space ran it (a file appeared) before
+    the checkpoint was even checked. Its known entries are now rebuilt, not read, and an
+    entry it does not know is refused."""
+    import base64
+    import pickle
+
+    small = {**TINY, "total_steps": 256, "eval_every": 10_000, "checkpoint_every": 256}
+    train(TrainConfig(out=str(tmp_path / "run"), seed=1, **small))
+    last = tmp_path / "run" / "checkpoints" / "last.zip"
+    marker = tmp_path / "ran"
+    payload = {":type:": "x", ":serialized:": base64.b64encode(pickle.dumps(
+        _Touch(marker))).decode()}
+    _with_data(last, tmp_path / "space.zip", lambda d: d.update(observation_space={
+        **d["observation_space"], ":serialized:": payload[":serialized:"]}))
+    _with_data(last, tmp_path / "extra.zip", lambda d: d.update(evil=payload))
+    with pytest.raises(RunDirError, match="holds a pickled 'evil', which is never unpickled"):
+        train(TrainConfig(out=str(tmp_path / "b"), resume=str(tmp_path / "extra.zip"), **small))
+    train(TrainConfig(out=str(tmp_path / "a"), resume=str(tmp_path / "space.zip"),
+                      **{**small, "total_steps": 512}))
+    assert json.loads((tmp_path / "a" / "policy.json").read_text())["steps"] >= 512
+    assert not marker.exists()
