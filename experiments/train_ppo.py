@@ -599,6 +599,18 @@ def check_checkpoint(config: TrainConfig, path: Path) -> None:
     except CheckpointError as err:
         raise RunDirError(f"--resume {str(path)!r} is not a readable checkpoint ({err})") \
             from None
+    try:  # the networks, read by torch as tensors only; no entry of the JSON unpickled
+        from stable_baselines3.common.save_util import load_from_zip_file
+
+        load_from_zip_file(str(path), device="cpu", print_system_info=False,
+                           custom_objects=dict.fromkeys(pickled_keys(data)))
+    except pickle.UnpicklingError:  # torch's own words advise loading it unsafely: never
+        raise RunDirError(f"--resume {str(path)!r} is not a readable checkpoint (a network "
+                          "file in it is damaged, or holds objects that are never "
+                          "unpickled)") from None
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, KeyError, RuntimeError) as err:
+        raise RunDirError(f"--resume {str(path)!r} is not a readable checkpoint "
+                          f"({type(err).__name__}: {' '.join(str(err).split())[:150]})") from None
     if "observation_space" not in data:
         raise RunDirError(f"--resume {str(path)!r} is not a stable-baselines3 checkpoint")
     from dominoes_env.obs.v2 import observation_size
@@ -613,18 +625,6 @@ def check_checkpoint(config: TrainConfig, path: Path) -> None:
     if pi is not None and pi != config.hidden():
         raise RunDirError(f"--resume {str(path)!r} has hidden layers {','.join(map(str, pi))}, "
                           f"not --net {config.net}; pass --net {','.join(map(str, pi))}")
-    try:  # the networks, read by torch as tensors only; no entry of the JSON unpickled
-        from stable_baselines3.common.save_util import load_from_zip_file
-
-        load_from_zip_file(str(path), device="cpu", print_system_info=False,
-                           custom_objects=dict.fromkeys(pickled_keys(data)))
-    except pickle.UnpicklingError:  # torch's own words advise loading it unsafely: never
-        raise RunDirError(f"--resume {str(path)!r} is not a readable checkpoint (a network "
-                          "file in it is damaged, or holds objects that are never "
-                          "unpickled)") from None
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError, KeyError, RuntimeError) as err:
-        raise RunDirError(f"--resume {str(path)!r} is not a readable checkpoint "
-                          f"({type(err).__name__}: {' '.join(str(err).split())[:150]})") from None
     if act and act != config.activation:
         raise RunDirError(f"--resume {str(path)!r} uses activation {act}, not --activation "
                           f"{config.activation}; pass --activation {act}")
