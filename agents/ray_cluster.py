@@ -54,6 +54,8 @@ def split_address(address: str) -> tuple[str, int] | None:
     if address == "auto":
         return None
     expected = "expected HOST:PORT, ray://HOST:PORT or auto"
+    if any(c.isspace() for c in address):  # the host's lookup said "Name or service not known"
+        raise ValueError(f"Ray address {address!r} holds spaces; {expected}")
     scheme, sep, _ = address.partition("://")
     if sep and scheme != "ray":  # http://HOST:8265, the dashboard, was looked up as a host name
         raise ValueError(f"Ray address {address!r} starts with {scheme}://, which is not a Ray "

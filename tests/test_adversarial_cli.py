@@ -605,6 +605,7 @@ def test_agent_that_kills_its_worker_process_does_not_hang_the_run(tmp_path, cap
 @pytest.mark.parametrize("address, fragment", [
     ("127.0.0.1:1", "no Ray cluster answers at 127.0.0.1:1"),
     ("127.0.0.1:port", "has no valid port"),
+    (" 127.0.0.1:1", "Ray address ' 127.0.0.1:1' holds spaces"),  # "Name or service not known"
 ])  # fmt: skip
 def test_a_ray_address_to_nothing_is_one_line_within_seconds(tmp_path, capsys, address, fragment):
     pytest.importorskip("ray")

@@ -1088,3 +1088,15 @@ def test_train_ppo_resume_of_a_zip_whose_network_file_is_damaged_is_one_line(tmp
     with pytest.raises(ValueError, match="a network file in it is damaged") as refused:
         check_checkpoint(config, path)
     assert "weights_only" not in str(refused.value)
+
+
+def test_a_path_with_a_null_character_is_named():
+    """``run_tournament(out="x\\0y")`` said "embedded null byte", naming no parameter."""
+    from agents.tournament import TournamentConfig, run_tournament
+    from dominoes_env.core.validation import as_path
+
+    with pytest.raises(ValueError, match="out='x\\\\x00y' holds a null character"):
+        as_path("out", "x\0y")
+    config = TournamentConfig(["random", "greedy"], RuleConfig(target_score=20), matches=2)
+    with pytest.raises(ValueError, match="out=.* holds a null character"):
+        run_tournament(config, "x\0y", progress=False)

@@ -115,6 +115,8 @@ def as_path(name: str, value: Any) -> str:
         raise ParameterTypeError(f"{name}={short_repr(value)} must be a text path, not bytes")
     if not text.strip():
         raise ValueError(f"{name}={text!r} is empty; name a folder or file")
+    if "\0" in text:  # the system refuses it with "embedded null byte", naming nothing
+        raise ValueError(f"{name}={short_repr(text)} holds a null character; no path can")
     return text
 
 
