@@ -63,7 +63,7 @@ from dominoes_env.core.validation import (
 from dominoes_env.npz_files import NpzError, read_npz
 from dominoes_env.obs.actions import action_mask
 from dominoes_env.obs.v2 import VERSION as OBS_VERSION
-from dominoes_env.obs.v2 import encode_observation, observation_size
+from dominoes_env.obs.v2 import encode_observation, observation_layout, observation_size
 from dominoes_env.record_io import RECORDS_DIR, iter_records
 
 from .tournament.runner import TournamentConfig, run_tournament
@@ -344,6 +344,13 @@ def _arrays_problem(data: dict[str, np.ndarray], info: dict[str, Any]) -> str | 
     rows = lengths["action"]
     if not np.isfinite(data["obs"]).all():
         return "obs holds NaN or infinite values"
+    lay = observation_layout(rules)  # every value the encoder writes lies in its block's bounds
+    outside = np.argwhere((data["obs"] < lay.low) | (data["obs"] > lay.high))
+    if outside.size:
+        row, col = (int(i) for i in outside[0])
+        block = next(name for name, s in lay.blocks.items() if s.start <= col < s.stop)
+        return (f"row {row}: obs[{col}] = {data['obs'][row, col]:g} is outside its block "
+                f"{block!r} ({lay.low[col]:g}..{lay.high[col]:g})")
     action, mask = data["action"], data["mask"]
     bad = np.flatnonzero((action < 0) | (action >= info["num_actions"]))
     if bad.size:

@@ -131,6 +131,8 @@ def _set(key, index, value):
      "row 0: action {a0} is not legal under its mask"),
     (_set("obs", (2, 5), np.nan), "obs holds NaN or infinite values"),
     (_set("obs", (0, 0), np.inf), "obs holds NaN or infinite values"),
+    (_set("obs", (1, 0), 1e30), "row 1: obs[0] = 1e+30 is outside its block 'hand' (0..1)"),
+    (_set("obs", (0, 3), -0.5), "row 0: obs[3] = -0.5 is outside its block 'hand' (0..1)"),
     (_set("seat", 3, 2), "row 3: seat 2 is outside 0..1"),
     (_set("agent", 0, 5), "row 0: agent 5 is outside 0..1"),
     (_set("outcome", 0, 4), "row 0: outcome 4 is outside -1..1"),
