@@ -349,8 +349,27 @@ def setup_jax(devices: int = 0) -> None:
 
     with contextlib.suppress(RuntimeError):  # JAX has started: keep its devices
         jax.config.update("jax_num_cpu_devices", max(devices, 1))
-    jax.config.update("jax_compilation_cache_dir", os.environ.get("JAX_COMPILATION_CACHE_DIR")
-                      or str(Path.home() / ".cache" / "straight-dominoes" / "jax"))
+    cache = (os.environ.get("JAX_COMPILATION_CACHE_DIR")
+             or str(Path.home() / ".cache" / "straight-dominoes" / "jax"))
+    problem = cache_folder_problem(cache)
+    if problem:  # JAX warned in many lines at every compilation, the cache silently off
+        print(f"warning: compiled updates are not kept on disk: {cache!r} {problem}",
+              file=sys.stderr)
+    # (JAX reads $JAX_COMPILATION_CACHE_DIR itself: it is set to none when it cannot be used)
+    jax.config.update("jax_compilation_cache_dir", None if problem else cache)
+
+
+def cache_folder_problem(folder: str) -> str | None:
+    """Why ``folder`` cannot hold the compilation cache (made if missing), or ``None``."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as err:
+        return f"cannot be made ({err.strerror or err})"
+    if not os.path.isdir(folder):
+        return "is not a folder"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return "is not writable"
+    return None
 
 
 def on_cpu() -> bool:

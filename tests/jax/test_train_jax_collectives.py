@@ -41,3 +41,25 @@ def test_setup_jax_gives_collectives_an_hour_and_keeps_the_users_xla_flags(tmp_p
     assert first == f"3600 {tmp_path}"
     n = max(devices, 1)
     assert second == f"{n} {[float(n)] * n}"
+
+
+CACHE_PROBE = """
+from experiments.train_jax import setup_jax
+setup_jax()
+import jax, jax.numpy as jnp
+print(jax.config.jax_compilation_cache_dir, float(jax.jit(lambda x: x + 1)(jnp.float32(1))))
+"""
+
+
+def test_a_cache_folder_that_cannot_be_used_is_one_warning_line(tmp_path):
+    """A JAX_COMPILATION_CACHE_DIR that is a file gave a many-line UserWarning at every
+    compilation, the cache silently off; it is now one line, and JAX is not pointed at it."""
+    (tmp_path / "file").write_text("x")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cpu",
+           "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "file")}
+    out = subprocess.run([sys.executable, "-c", CACHE_PROBE], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[1] == "2.0" and out.stdout.split()[0] != str(tmp_path / "file")
+    assert out.stderr == (f"warning: compiled updates are not kept on disk: "
+                          f"{str(tmp_path / 'file')!r} cannot be made (File exists)\n")
