@@ -67,11 +67,55 @@ def pickled_keys(data: dict[str, Any]) -> list[str]:
     return [k for k, v in data.items() if isinstance(v, dict) and ":serialized:" in v]
 
 
+def _activation(name: str):
+    import torch
+
+    return {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[name]
+
+
+def _policy_class(data, env, hidden, activation):
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    return MaskableActorCriticPolicy
+
+
+def _buffer_class(data, env, hidden, activation):
+    from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer
+
+    return MaskableRolloutBuffer
+
+
+def _schedule(key: str):
+    def build(data, env, hidden, activation):
+        from stable_baselines3.common.utils import ConstantSchedule, FloatSchedule
+
+        return FloatSchedule(ConstantSchedule(_constant(data, key)))
+
+    return build
+
+
+def _nothing(data, env, hidden, activation):
+    return None
+
+
+#: how :func:`custom_objects` rebuilds each pickled entry a MaskablePPO save holds, from
+#: ``(data, env, hidden, activation)`` (torch and stable-baselines3 imported only there)
+_BUILDERS = {
+    "policy_class": _policy_class,
+    "policy_kwargs": lambda data, env, hidden, activation: {
+        "net_arch": {"pi": list(hidden), "vf": list(hidden)},
+        "activation_fn": _activation(activation)},
+    "observation_space": lambda data, env, hidden, activation: env.observation_space,
+    "action_space": lambda data, env, hidden, activation: env.action_space,
+    "rollout_buffer_class": _buffer_class,
+    "lr_schedule": _schedule("lr_schedule"),
+    "clip_range": _schedule("clip_range"),
+    # set afresh by learn(): the last observation, episode starts and episode statistics
+    "_last_obs": _nothing, "_last_episode_starts": _nothing, "_last_original_obs": _nothing,
+    "ep_info_buffer": _nothing, "ep_success_buffer": _nothing,
+}
 #: the pickled entries :func:`custom_objects` rebuilds (every one a MaskablePPO save holds)
-REBUILT = frozenset({"policy_class", "policy_kwargs", "observation_space", "action_space",
-                     "rollout_buffer_class", "lr_schedule", "clip_range", "_last_obs",
-                     "_last_episode_starts", "_last_original_obs", "ep_info_buffer",
-                     "ep_success_buffer"})
+REBUILT = frozenset(_BUILDERS)
 
 
 def check_pickled(data: dict[str, Any]) -> None:
@@ -125,26 +169,5 @@ def custom_objects(data: dict[str, Any], env, hidden: list[int], activation: str
     each pickled entry of ``data`` rebuilt (the spaces from ``env``, the policy from
     ``hidden`` and ``activation``, the schedules from their constants, buffers empty: the
     next ``learn`` fills them). :class:`CheckpointError` for an entry this cannot rebuild."""
-    import torch
-    from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer
-    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
-    from stable_baselines3.common.utils import ConstantSchedule, FloatSchedule
-
-    act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[activation]
-    known = {
-        "policy_class": lambda: MaskableActorCriticPolicy,
-        "policy_kwargs": lambda: {"net_arch": {"pi": list(hidden), "vf": list(hidden)},
-                                  "activation_fn": act},
-        "observation_space": lambda: env.observation_space,
-        "action_space": lambda: env.action_space,
-        "rollout_buffer_class": lambda: MaskableRolloutBuffer,
-        "lr_schedule": lambda: FloatSchedule(ConstantSchedule(_constant(data, "lr_schedule"))),
-        "clip_range": lambda: FloatSchedule(ConstantSchedule(_constant(data, "clip_range"))),
-        # set afresh by learn(): the last observation, episode starts and episode statistics
-        "_last_obs": lambda: None, "_last_episode_starts": lambda: None,
-        "_last_original_obs": lambda: None,
-        "ep_info_buffer": lambda: None, "ep_success_buffer": lambda: None,
-    }
     check_pickled(data)
-    assert set(known) == REBUILT
-    return {key: known[key]() for key in pickled_keys(data)}
+    return {key: _BUILDERS[key](data, env, hidden, activation) for key in pickled_keys(data)}

@@ -67,6 +67,11 @@ def _named(err: OSError, path: str) -> OSError:
     otherwise ``err`` itself."""
     if err.filename is not None or err.errno not in NO_ROOM_ERRNOS:
         return err
+    return _naming(err, path)
+
+
+def _naming(err: OSError, path: str) -> OSError:
+    """``err`` (its type, number and reason) with ``path`` as its file name."""
     return type(err)(err.errno, err.strerror or os.strerror(err.errno), path)
 
 
@@ -148,7 +153,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, overwrite: bool = 
                                    suffix=".tmp", dir=folder)
     except OSError as err:  # the folder is missing, read-only or full: name the file asked
         # for (the error named the temporary file, '/proc/.page.html-tmp-4242-x1y2z3.tmp')
-        raise type(err)(err.errno, err.strerror or os.strerror(err.errno), path) from err
+        raise _naming(err, path) from err
     try:
         with os.fdopen(fd, mode, encoding=None if mode == "wb" else encoding) as f:
             os.fchmod(fd, _new_file_mode())
@@ -159,7 +164,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, overwrite: bool = 
             try:
                 os.replace(tmp, path)
             except OSError as err:  # path is a folder, or the like: name it, not the temporary
-                raise type(err)(err.errno, err.strerror or os.strerror(err.errno), path) from err
+                raise _naming(err, path) from err
             _sync_folder(folder)
             return
         try:
