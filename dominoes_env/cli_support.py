@@ -372,7 +372,9 @@ def _stop_on_signals() -> Callable[[], None]:
     wanted = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
     before = {signum: signal.signal(signum, handler) for signum in wanted}
     before[signal.SIGINT] = signal.getsignal(signal.SIGINT)
-    from .startup import redeliver_lost_interrupts
+    from .startup import defer_interrupts_in_imports, redeliver_lost_interrupts
+
+    deferring = defer_interrupts_in_imports()  # a Ctrl-C in an import: raised after it
 
     previous_hook = sys.unraisablehook
     redeliver = redeliver_lost_interrupts(previous_hook)
@@ -387,6 +389,8 @@ def _stop_on_signals() -> Callable[[], None]:
 
     def restore() -> None:
         redeliver.retire()  # a lost Ctrl-C not yet sent again stays with this command
+        if deferring is not None:
+            deferring.retire()  # and one that waits for an import to end
         for signum, old in before.items():
             if old is not None:  # None: a handler not set from Python, left alone
                 signal.signal(signum, old)

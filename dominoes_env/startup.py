@@ -6,12 +6,15 @@ A program's imports take a second or two (numpy, JAX, torch); a Ctrl-C in that t
 ends an interrupted command: :func:`dominoes_env.cli_support.run_command`). It is installed
 when the package is imported while Python looks for the module ``-m`` names (``sys.argv[0]``
 is ``"-m"`` then), so never in a program that only imports the package; with it,
-:func:`redeliver_lost_interrupts`, so that a Ctrl-C that lands in a finalizer is not lost.
+:func:`redeliver_lost_interrupts`, so that a Ctrl-C that lands in a finalizer is not lost,
+and :func:`defer_interrupts_in_imports`, so that one that lands in a library's import code is
+not swallowed there.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 
 def quiet_interrupt_at_startup() -> None:
@@ -32,6 +35,7 @@ def quiet_interrupt_at_startup() -> None:
     hook.quiet_interrupt = True  # type: ignore[attr-defined]
     if not getattr(sys.excepthook, "quiet_interrupt", False):
         sys.excepthook = hook
+    defer_interrupts_in_imports()
     if not getattr(sys.unraisablehook, "redelivers", False):
         sys.unraisablehook = redeliver_lost_interrupts(sys.unraisablehook)
 
@@ -86,6 +90,77 @@ def redeliver_lost_interrupts(previous):
     hook.redelivers = True  # type: ignore[attr-defined]
     hook.retire = retired.set  # type: ignore[attr-defined]
     return hook
+
+
+def defer_interrupts_in_imports() -> Any:
+    """Install :func:`interrupts_outside_imports` for SIGINT where Python's own handler is
+    set (not where SIGINT is ignored, or handled by someone else); returns the handler it
+    installed, or ``None``."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return None
+    handler = interrupts_outside_imports()
+    signal.signal(signal.SIGINT, handler)
+    return handler
+
+
+def interrupts_outside_imports():
+    """A SIGINT handler that raises ``KeyboardInterrupt`` as Python's own does, except while the
+    main thread is importing a module: there the Ctrl-C waits until the import has ended.
+
+    Code run by an import is not ours, and some of it swallows any exception: every Cython
+    module with typed memoryviews (``numpy.random``, which numpy imports on first use, and many
+    more) registers its types with ``collections.abc.Sequence`` in a bare ``try/except: pass``,
+    so a Ctrl-C that landed there in the first 10 ms of ``np.random.default_rng`` vanished and
+    the program ran on to its end (1 of 40 timed tries; a fresh clone's ``make test`` at load
+    10 failed on it). Where the main thread is importing, the handler starts a thread that
+    sends the signal again once no import is left on the main thread's stack; a second Ctrl-C
+    while it waits is raised at once (an import that never ends cannot hold the program).
+
+    The handler's ``retire()`` drops a Ctrl-C still waiting: the shared runner retires it when
+    its command returns, so that the signal does not reach whatever the process runs next."""
+    import os
+    import threading
+    import time
+
+    lock = threading.RLock()  # RLock: a second Ctrl-C may run the handler inside the first
+    waiting = []  # the process id that has a Ctrl-C waiting for an import to end
+
+    def importing(frame) -> bool:
+        while frame is not None:
+            if frame.f_code.co_filename.startswith("<frozen importlib."):
+                return True
+            frame = frame.f_back
+        return False
+
+    def send_after_import(signum: int, owner: int) -> None:
+        main = threading.main_thread().ident
+        while importing(sys._current_frames().get(main)):
+            time.sleep(0.005)
+            if waiting != [owner]:  # raised at once by a second Ctrl-C
+                return
+        with lock:
+            if waiting == [owner]:
+                waiting.clear()
+                os.kill(owner, signum)
+
+    def handler(signum, frame):
+        with lock:
+            if importing(frame) and waiting != [os.getpid()]:
+                waiting[:] = [os.getpid()]
+                threading.Thread(target=send_after_import, args=(signum, os.getpid()),
+                                 daemon=True).start()  # daemon: never holds the exit
+                return
+            waiting.clear()
+        raise KeyboardInterrupt
+
+    def retire() -> None:
+        with lock:
+            waiting.clear()
+
+    handler.retire = retire  # type: ignore[attr-defined]
+    return handler
 
 
 def fill_closed_standard_streams() -> None:

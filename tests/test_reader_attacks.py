@@ -459,3 +459,70 @@ def test_ctrl_c_while_a_program_imports_is_one_line(started_by):
         assert proc.stderr.decode() == "error: interrupted\n", proc.stderr
     else:
         assert b"Traceback" in proc.stderr and b"KeyboardInterrupt" in proc.stderr
+
+
+#: a module whose import swallows every exception, as Cython's memoryview set-up does (a bare
+#: ``try/except: pass`` around ``Sequence.register``) in ``numpy.random`` and many more
+SWALLOWING_MODULE = """
+import signal, time
+try:
+    signal.raise_signal(signal.SIGINT)  # Ctrl-C, while this module is imported
+    time.sleep(0.05)
+except BaseException:
+    pass
+IMPORTED = True
+"""
+
+
+def _wait_for_an_interrupt() -> None:
+    deadline = time.monotonic() + CHILD_TIMEOUT_S
+    while time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+def test_a_ctrl_c_in_an_import_that_swallows_it_is_raised_after_the_import(tmp_path,
+                                                                          monkeypatch):
+    """A Ctrl-C in the first 10 ms of ``np.random.default_rng`` (numpy imports
+    ``numpy.random`` on first use) was swallowed by Cython's import code, and the program ran
+    on to its end: ``bench_agents`` then ignored the Ctrl-C (a fresh clone's ``make test`` at
+    load 10). The runner's handler keeps it until the import has ended, then raises it."""
+    from dominoes_env.cli_support import run_command
+
+    (tmp_path / "swallows_a_ctrl_c.py").write_text(SWALLOWING_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "swallows_a_ctrl_c", raising=False)
+
+    def body() -> int:
+        import swallows_a_ctrl_c  # noqa: F401
+
+        _wait_for_an_interrupt()
+        return 0
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        assert run_command(body) == 130
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert sys.modules["swallows_a_ctrl_c"].IMPORTED  # the import was let finish
+
+
+def test_a_second_ctrl_c_during_an_import_is_raised_at_once(tmp_path, monkeypatch):
+    """An import that never ends cannot hold a Ctrl-C for ever: the second one is raised in
+    the import itself."""
+    from dominoes_env.startup import interrupts_outside_imports
+
+    (tmp_path / "twice_a_ctrl_c.py").write_text(
+        "import signal\nsignal.raise_signal(signal.SIGINT)\nsignal.raise_signal(signal.SIGINT)\n"
+        "import time\nfor _ in range(1000):\n    time.sleep(0.005)\nFINISHED = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "twice_a_ctrl_c", raising=False)
+    before = signal.signal(signal.SIGINT, interrupts_outside_imports())
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            import twice_a_ctrl_c  # noqa: F401
+        signal.getsignal(signal.SIGINT).retire()
+        time.sleep(0.05)  # nothing more is sent: the first was raised with the second
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert "twice_a_ctrl_c" not in sys.modules
