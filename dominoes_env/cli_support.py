@@ -507,6 +507,7 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
     restore = _stop_on_signals()
     held = set(_RUN_LOCKS)
     background = _BackgroundFileErrors()
+    unhook = _check_xla_flags_before_jax()
     try:
         status = body()
         sys.stdout.flush()
@@ -556,6 +557,7 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
         print_error(f"JAX cannot start: {why}")
         return 2
     finally:
+        unhook()
         background.restore()
         _release_run_locks(held)
         restore()
@@ -608,6 +610,91 @@ def _jax_cannot_start(err: BaseException) -> str | None:
         return (f"no backend that JAX_PLATFORMS={platforms!r} names is available here (set "
                 "JAX_PLATFORMS='' to let JAX choose)")
     return None
+
+
+#: run in a child where XLA_FLAGS is set: XLA parses the flags when it first builds its
+#: compile options (as a backend starts), and ends the process if it refuses one; a jaxlib
+#: without them exits 0 (nothing checked)
+_PARSE_XLA_FLAGS = """
+try:
+    from jaxlib.xla_client import CompileOptions
+except Exception:
+    raise SystemExit(0)
+CompileOptions()
+"""
+#: a line of XLA's log: severity, date, time, thread, source line, then the message
+_XLA_LOG_LINE = r"^([FEW])\d{4} [\d:.]+ +\d+ [\w.]+:\d+\] (.*)$"
+_XLA_FLAGS_CHECKED: dict[str, str | None] = {}
+
+
+def xla_flags_problem(flags: str) -> str | None:
+    """What XLA refuses in ``flags`` (an ``XLA_FLAGS`` value), or ``None``.
+
+    XLA reads ``XLA_FLAGS`` when JAX starts its backend and ends the process on a flag it
+    does not know, a value it cannot read or a file it cannot open (a value not starting with
+    ``--`` names a file of flags): "Unknown flag in XLA_FLAGS" in a C++ log line, status 1 or
+    SIGABRT, from train_jax, the JAX benchmarks, ``replay --backend jax``. Which flags XLA
+    knows is not written anywhere Python can read, so a child process builds XLA's compile
+    options with ``flags`` (about 0.2 s) and its log line says what was refused. A child that
+    fails any other way (no jaxlib, a jaxlib without them) is not a refusal."""
+    if flags not in _XLA_FLAGS_CHECKED:
+        import re
+        import subprocess
+
+        env = {**os.environ, "XLA_FLAGS": flags, "TF_CPP_MIN_LOG_LEVEL": "0"}
+        try:
+            child = subprocess.run([sys.executable, "-c", _PARSE_XLA_FLAGS], env=env,
+                                   capture_output=True, text=True, errors="replace",
+                                   timeout=120)
+        except (OSError, subprocess.TimeoutExpired):
+            return None  # not checked: the backend's start says what it says
+        logged = [m.groups() for m in re.finditer(_XLA_LOG_LINE, child.stderr, re.MULTILINE)]
+        fatal = [text for severity, text in logged if severity == "F"]
+        errors = [text for severity, text in logged if severity == "E"]
+        refused = child.returncode != 0 and fatal
+        _XLA_FLAGS_CHECKED[flags] = (errors or fatal)[0].strip().rstrip(".") if refused else None
+    return _XLA_FLAGS_CHECKED[flags]
+
+
+class _CheckXlaFlags:
+    """An import finder that finds nothing: the first import of ``jax`` or ``jaxlib`` first
+    checks ``XLA_FLAGS`` (:func:`xla_flags_problem`) and raises :class:`CommandError` on a
+    value XLA refuses; the import is refused again on every try (an ``except Exception`` that
+    swallowed it must not let the next try reach XLA). The message names ``XLA_FLAGS`` as the
+    user gave it (``given``): train_jax adds flags of its own before it imports JAX."""
+
+    def __init__(self, given: str) -> None:
+        self.given = given
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname not in ("jax", "jaxlib") or fullname in sys.modules:
+            return None
+        flags = os.environ.get("XLA_FLAGS", "")
+        problem = xla_flags_problem(flags) if flags else None
+        if problem is not None:
+            raise CommandError(f"XLA refused XLA_FLAGS={self.given!r}: {problem} (unset "
+                               "XLA_FLAGS or correct it)")
+        with contextlib.suppress(ValueError):  # checked: the real import goes on
+            sys.meta_path.remove(self)
+        return None
+
+
+def _check_xla_flags_before_jax() -> Callable[[], None]:
+    """While a command runs, a bad ``XLA_FLAGS`` is one line and status 2 before JAX starts
+    (see :func:`xla_flags_problem`): every JAX program imports ``jax`` before its backend
+    starts, so the check waits for that import, and costs nothing where ``XLA_FLAGS`` is unset
+    or JAX is imported already. Returns what removes the check."""
+    given = os.environ.get("XLA_FLAGS")
+    if not given or "jax" in sys.modules or "jaxlib" in sys.modules:
+        return lambda: None
+    finder = _CheckXlaFlags(given)
+    sys.meta_path.insert(0, finder)
+
+    def unhook() -> None:
+        with contextlib.suppress(ValueError):  # removed already: jax was imported
+            sys.meta_path.remove(finder)
+
+    return unhook
 
 
 def end_program(status: int) -> None:

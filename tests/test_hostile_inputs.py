@@ -949,6 +949,43 @@ def test_jax_platforms_naming_a_missing_backend_is_one_line(record_file, platfor
     assert len(lines) == 1 and lines[0].startswith("error: JAX cannot start: "), proc.stderr
 
 
+# -- XLA_FLAGS that XLA refuses -------------------------------------------------------------------
+@pytest.mark.jax
+@pytest.mark.parametrize("program, flags, refused", [
+    ("train_jax", "--no_such_flag", "Unknown flag in XLA_FLAGS: --no_such_flag"),
+    ("bench_jax", "--no_such_flag", "Unknown flag in XLA_FLAGS: --no_such_flag"),
+    ("replay", "--xla_cpu_multi_thread_eigen=maybe",
+     "Couldn't interpret value maybe for flag xla_cpu_multi_thread_eigen"),
+    ("replay", "no_such_flags_file", 'Could not open file "no_such_flags_file"'),
+])
+def test_xla_flags_that_xla_refuses_are_one_line(record_file, tmp_path, program, flags, refused):
+    """A bad ``XLA_FLAGS`` made XLA end the process as JAX started its backend: a C++ fatal
+    log line, status 1 (or SIGABRT), no line of ours. The shared runner checks the flags before
+    the first ``import jax`` of a command; a good XLA_FLAGS still runs."""
+    pytest.importorskip("jax")
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = tmp_path / "run"
+    command = {"train_jax": ["experiments.train_jax", "--out", str(out), "--total-steps", "1000"],
+               "bench_jax": ["experiments.bench_jax"],
+               "replay": ["dominoes_env", "replay", str(record_file), "--backend", "jax"]}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "JAX_PLATFORMS": "cpu",
+           "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, "-m", *command[program]], capture_output=True,
+                          text=True, timeout=200, env={**env, "XLA_FLAGS": flags})
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"error: XLA refused XLA_FLAGS={flags!r}: {refused}")
+    assert proc.stderr.endswith(" (unset XLA_FLAGS or correct it)\n"), proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stdout == "" and not out.exists()
+    if program == "replay":  # the same command with flags XLA takes
+        good = subprocess.run([sys.executable, "-m", *command[program]], capture_output=True,
+                              text=True, timeout=200,
+                              env={**env, "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false"})
+        assert good.returncode == 0 and good.stdout.startswith("{"), good.stderr
+
+
 def test_play_keeps_the_match_when_its_save_folder_goes_away(tmp_path, monkeypatch, capsys):
     """The --save folder removed during the match (checked before it, gone at its end): the
     record was lost with the error line, however long the match had been played."""
