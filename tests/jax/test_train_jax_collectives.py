@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import zlib
 
 import pytest
 
@@ -63,3 +64,43 @@ def test_a_cache_folder_that_cannot_be_used_is_one_warning_line(tmp_path):
     assert out.stdout.split()[1] == "2.0" and out.stdout.split()[0] != str(tmp_path / "file")
     assert out.stderr == (f"warning: compiled updates are not kept on disk: "
                           f"{str(tmp_path / 'file')!r} cannot be made (File exists)\n")
+
+
+FULL_DISK_PROBE = """
+import os, resource, signal
+from experiments.train_jax import setup_jax
+setup_jax()
+import jax, jax.numpy as jnp
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)  # every compilation kept
+if os.environ.get("DISK_FULL_AT"):  # writes past this many bytes fail, as on a full disk
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    limit = int(os.environ["DISK_FULL_AT"])
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+print(float(jax.jit(lambda x: jnp.sin(x) * 3 + 1)(jnp.float32(1))))
+"""
+
+
+def test_a_cache_entry_cut_short_by_a_full_disk_does_not_break_a_later_run(tmp_path):
+    """The disk filling while JAX writes a compiled function to the cache leaves the entry cut
+    short (JAX writes it in place, not through a temporary file), and JAX keeps it: its
+    ``put`` skips a key whose file exists. A later run that reads it gets JAX's warning ("Error
+    reading persistent compilation cache entry ... incomplete or truncated stream") and
+    compiles again: the same result, no traceback, whatever the entry holds."""
+    cache = tmp_path / "cache"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cpu",
+           "JAX_COMPILATION_CACHE_DIR": str(cache)}
+    full = subprocess.run([sys.executable, "-c", FULL_DISK_PROBE], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300, env={**env, "DISK_FULL_AT": "1000"})
+    assert full.returncode == 0 and full.stdout == "3.5244128704071045\n", full.stderr
+    entries = sorted(cache.glob("jit__lambda-*-cache"))
+    assert [e.stat().st_size for e in entries] == [1000], full.stderr  # cut short, kept
+    # as the full disk left it, empty, not zlib, zlib of what XLA cannot deserialize
+    for damage in (None, b"", b"\x78\x9c garbage", zlib.compress(b"garbage" * 100)):
+        if damage is not None:
+            entries[0].write_bytes(damage)
+        later = subprocess.run([sys.executable, "-c", FULL_DISK_PROBE], cwd=ROOT, env=env,
+                               capture_output=True, text=True, timeout=300)
+        assert later.returncode == 0 and later.stdout == "3.5244128704071045\n", later.stderr
+        assert "Traceback" not in later.stderr
+        assert "Error reading persistent compilation cache entry for 'jit__lambda'" \
+            in later.stderr
