@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -64,7 +65,7 @@ from dominoes_env.npz_files import NpzError, read_npz
 from dominoes_env.obs.actions import action_mask
 from dominoes_env.obs.v2 import VERSION as OBS_VERSION
 from dominoes_env.obs.v2 import encode_observation, observation_layout, observation_size
-from dominoes_env.record_io import RECORDS_DIR, iter_records
+from dominoes_env.record_io import RECORDS_DIR, SHARD_SIZE, iter_records, shard_name
 
 from .tournament.runner import TournamentConfig, run_tournament
 
@@ -309,20 +310,41 @@ def read_decisions(path: str | os.PathLike, info: dict[str, Any]) -> dict[str, n
     """The arrays of one ``decisions-NNNN.npz``, checked as untrusted input against the
     dataset's ``info``: no pickle (``allow_pickle=False``), every field, its dtype and shape,
     finite observations, every action within the action space and legal under its row's
-    mask, seats, agents and outcomes within range. ``ValueError`` naming the file and the
-    problem otherwise."""
+    mask, seats, agents and outcomes within range, match indexes those of its records shard
+    (``decisions-0003.npz``: 3000..3999) and, in a complete dataset, below its match count.
+    ``ValueError`` naming the file and the problem otherwise."""
     path = Path(path)
     try:
         data = read_npz(path, max_bytes=MAX_SHARD_BYTES)
     except NpzError as err:
         raise ValueError(f"{path}: {err}") from None
-    problem = _arrays_problem(data, info)
+    problem = _arrays_problem(data, info, _match_range(path, info))
     if problem:
         raise ValueError(f"{path}: {problem}")
     return {k: data[k] for k in FIELDS}
 
 
-def _arrays_problem(data: dict[str, np.ndarray], info: dict[str, Any]) -> str | None:
+def _match_range(path: Path, info: dict[str, Any]) -> tuple[int, int, str]:
+    """The match indexes a decisions file may hold and why: those of its records shard when it
+    is named as :func:`write_decisions` names them (``decisions-0003.npz``: 3000..3999), and
+    below ``info["matches"]`` in a complete dataset (its schedule is every match it holds). A
+    match index of 2**62 was read as it stood, where nothing but a damaged file puts it."""
+    top = int(np.iinfo(np.int64).max)
+    low, high, why = 0, top, ""
+    shard = re.fullmatch(r"decisions-(\d+)\.npz", path.name)
+    if shard:
+        first = min(int(shard[1]) * SHARD_SIZE, top)
+        low, high = first, min(first + SHARD_SIZE - 1, top)
+        why = f" (the matches of {RECORDS_DIR}/{shard_name(first)})"
+    if info.get("complete") is True and _is_count(info.get("matches")) \
+            and info["matches"] - 1 < high:
+        high = info["matches"] - 1
+        why = f" (the dataset holds {info['matches']:,} matches, from 0)"
+    return low, high, why
+
+
+def _arrays_problem(data: dict[str, np.ndarray], info: dict[str, Any],
+                    matches: tuple[int, int, str]) -> str | None:
     missing = [k for k in FIELDS if k not in data]
     if missing:
         return f"not a decisions file: missing {', '.join(missing)}"
@@ -359,13 +381,13 @@ def _arrays_problem(data: dict[str, np.ndarray], info: dict[str, Any]) -> str | 
     bad = np.flatnonzero(~mask[np.arange(rows), action])
     if bad.size:
         return f"row {bad[0]}: action {action[bad[0]]} is not legal under its mask"
-    ranges = {"seat": (0, rules.num_players - 1), "agent": (0, len(info["agents"]) - 1),
-              "match": (0, np.iinfo(np.int64).max), "hand": (0, np.iinfo(np.int16).max),
-              "points": (0, np.iinfo(np.int16).max), "outcome": (-1, 1)}
-    for key, (low, high) in ranges.items():
+    ranges = {"seat": (0, rules.num_players - 1, ""), "agent": (0, len(info["agents"]) - 1, ""),
+              "match": matches, "hand": (0, np.iinfo(np.int16).max, ""),
+              "points": (0, np.iinfo(np.int16).max, ""), "outcome": (-1, 1, "")}
+    for key, (low, high, why) in ranges.items():
         bad = np.flatnonzero((data[key] < low) | (data[key] > high))
         if bad.size:
-            return f"row {bad[0]}: {key} {data[key][bad[0]]} is outside {low}..{high}"
+            return f"row {bad[0]}: {key} {data[key][bad[0]]} is outside {low}..{high}{why}"
     return None
 
 

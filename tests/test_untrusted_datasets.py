@@ -138,6 +138,10 @@ def _set(key, index, value):
     (_set("outcome", 0, 4), "row 0: outcome 4 is outside -1..1"),
     (_set("hand", 0, -3), "row 0: hand -3 is outside"),
     (_set("points", 0, -5), "row 0: points -5 is outside"),
+    (_set("match", 0, 2**62),  # was read as it stood: no match of a 2-match dataset
+     "row 0: match 4611686018427387904 is outside 0..1 (the dataset holds 2 matches, from 0)"),
+    (_set("match", 3, 2), "row 3: match 2 is outside 0..1 (the dataset holds 2 matches"),
+    (_set("match", 0, -1), "row 0: match -1 is outside 0..1"),
     (lambda a: a.update(obs=a["obs"][:, :-1]),
      "obs is float32 ({n}, 233); it must be float32 (N, 234)"),
     (lambda a: a.update(obs=a["obs"].astype(np.float64)), "obs is float64"),
@@ -157,6 +161,30 @@ def test_bad_arrays_are_one_value_error_naming_the_file(ds, change, fragment):
     change_arrays(ds, change)
     fragment = fragment.format(a0=a0, n=n, n1=n - 1)
     refused(ds, fragment, SHARD)
+
+
+@pytest.mark.parametrize("name, match, fragment", [
+    ("decisions-0000.npz", 2**62, "match 4611686018427387904 is outside 0..999 (the matches of "
+                                  "records/records-0000.jsonl.gz)"),
+    ("decisions-0002.npz", 5, "match 5 is outside 2000..2999 (the matches of "
+                              "records/records-0002.jsonl.gz)"),
+    ("decisions-99999999999999999999.npz", 0, "match 0 is outside 9223372036854775807.."),
+])
+def test_a_match_index_outside_its_shard_is_refused(ds, name, match, fragment):
+    """An incomplete dataset may hold any of its schedule's matches, but a decisions file
+    holds those of its records shard only (named alike), whatever dataset.json says."""
+    change_info(ds, complete=False)
+    change_arrays(ds, _set("match", 0, match))
+    (ds / SHARD).rename(ds / DECISIONS_DIR / name)
+    refused(ds, fragment, f"{DECISIONS_DIR}/{name}")
+
+
+def test_an_incomplete_dataset_may_hold_matches_beyond_its_count(ds):
+    """Matches finished out of order (several workers) leave gaps in an interrupted
+    dataset's indexes: 999 in a 2-match dataset is one of shard 0000's."""
+    change_info(ds, complete=False)
+    change_arrays(ds, _set("match", 0, 999))
+    assert load_decisions(ds)["match"][0] == 999
 
 
 @pytest.mark.parametrize("damage, fragment", [
