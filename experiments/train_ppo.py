@@ -486,15 +486,32 @@ def write_json(path: Path, data: dict) -> None:
         f.write(json.dumps(data, indent=2))
 
 
-def clone_teacher(model, config: TrainConfig, out: Path) -> None:
-    """Behaviour-clone ``config.bc_teacher`` (or the decisions of ``config.bc_dataset``) into
-    the fresh policy (see :mod:`agents.imitation`); the statistics go to
-    ``bc.json``."""
+def bc_dataset_demonstrations(config: TrainConfig) -> dict | None:
+    """The decisions of ``config.bc_dataset`` that a fresh run clones (``None`` without one, or
+    when it resumes), read before the run's folder is made: a damaged dataset (a decisions
+    file's bad field) is a :class:`RunDirError` naming the file, and nothing is written. Read
+    after, it ended the command in a traceback beside a new run folder."""
+    if not config.bc_dataset or config.resume:
+        return None
+    from agents.imitation import dataset_demonstrations
+
+    try:
+        return dataset_demonstrations(config.bc_dataset, config.bc_agent or None, config.rules())
+    except ValueError as err:
+        raise RunDirError(f"--bc-dataset: {err}") from None
+
+
+def clone_teacher(model, config: TrainConfig, out: Path, data: dict | None = None) -> None:
+    """Behaviour-clone ``config.bc_teacher`` (or the decisions of ``config.bc_dataset``: ``data``
+    when they are read already) into the fresh policy (see :mod:`agents.imitation`); the
+    statistics go to ``bc.json``."""
     from agents.imitation import collect_demonstrations, dataset_demonstrations, pretrain_policy
 
     started = time.time()
     if config.bc_dataset:
-        data = dataset_demonstrations(config.bc_dataset, config.bc_agent or None, config.rules())
+        if data is None:
+            data = dataset_demonstrations(config.bc_dataset, config.bc_agent or None,
+                                          config.rules())
         stats = pretrain_policy(model, data, epochs=config.bc_epochs, seed=config.seed)
         info = {"dataset": config.bc_dataset, "agent": config.bc_agent or "all",
                 "decisions": int(len(data["actions"])),
@@ -519,7 +536,8 @@ def clone_teacher(model, config: TrainConfig, out: Path) -> None:
 
 # -- the run -------------------------------------------------------------------------------
 class RunDirError(ValueError):
-    """The run directory or the checkpoint to resume cannot serve this run (one-line reason)."""
+    """The run directory, the checkpoint to resume or the dataset to clone cannot serve this run
+    (one-line reason)."""
 
 
 def checkpoints_of(out: Path) -> list[Path]:
@@ -643,6 +661,7 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
 
     out = Path(config.out)
     folder = check_run_dir(config, out)  # every refusal comes before anything is written
+    demonstrations = bc_dataset_demonstrations(config)
     start_run_folder(folder)
     (out / "pool").mkdir(parents=True, exist_ok=True)
     with atomic_write(out / "config.json") as f:
@@ -667,7 +686,7 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
             policy_kwargs={"net_arch": {"pi": hidden, "vf": hidden}, "activation_fn": act},
             tensorboard_log=str(out / "tb"), seed=config.seed, device=config.device, verbose=0)
         if config.bc_teacher or config.bc_dataset:
-            clone_teacher(model, config, out)
+            clone_teacher(model, config, out, demonstrations)
     remaining = max(0, config.total_steps - model.num_timesteps)
     stop = None
     # Ctrl-C, SIGTERM and SIGHUP are held while SB3 and torch work and delivered between two

@@ -215,6 +215,23 @@ def test_read_decisions_reads_a_good_file_unchanged(ds):
     assert all(np.array_equal(got[k], want[k]) for k in want)
 
 
+def test_train_ppo_refuses_a_damaged_dataset_before_its_run_folder(ds, tmp_path, capsys):
+    """``train_ppo --bc-dataset`` read the decisions after making the run folder: a damaged
+    decisions file (a match index of 2**62, an action of 10^6) ended it in a traceback
+    (status 1) beside config.json, pool/ and run.json."""
+    pytest.importorskip("torch")
+    from experiments.train_ppo import main as train_main
+
+    change_arrays(ds, _set("match", 0, 2**62))
+    out = tmp_path / "run"
+    assert train_main(["--bc-dataset", str(ds), "--target-score", "40", "--total-steps", "64",
+                       "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"error: --bc-dataset: {ds / SHARD}: row 0: match 4611686018427387904 is "
+                   "outside 0..1 (the dataset holds 2 matches, from 0)\n")
+    assert not out.exists()
+
+
 # -- the command resumes a damaged dataset or stops in one line ---------------------------------
 def test_make_dataset_writes_a_damaged_decisions_file_again(ds, capsys):
     good = load_decisions(ds)
