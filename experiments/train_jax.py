@@ -323,12 +323,18 @@ COLLECTIVE_FLAGS = {"xla_cpu_collective_call_terminate_timeout_seconds": 3600,
 
 def patient_collectives(flags: str) -> str:
     """``flags`` (an ``XLA_FLAGS`` value) with :data:`COLLECTIVE_FLAGS` added, keeping any of
-    them the user set.
+    them the user set. A value that does not start with ``-`` names a file XLA reads its flags
+    from, and is kept as it is (flags added after it made XLA look for a file of that whole
+    name, so a good flags file failed).
 
     >>> flags = patient_collectives("--xla_cpu_collective_timeout_seconds=5").split()
     >>> flags[0], len(flags)
     ('--xla_cpu_collective_timeout_seconds=5', 3)
+    >>> patient_collectives("/etc/xla_flags.txt")
+    '/etc/xla_flags.txt'
     """
+    if flags.strip() and not flags.lstrip().startswith("-"):
+        return flags
     given = {f.split("=", 1)[0].lstrip("-") for f in flags.split()}
     extra = [f"--{k}={v}" for k, v in COLLECTIVE_FLAGS.items() if k not in given]
     return " ".join([*flags.split(), *extra])

@@ -986,6 +986,27 @@ def test_xla_flags_that_xla_refuses_are_one_line(record_file, tmp_path, program,
         assert good.returncode == 0 and good.stdout.startswith("{"), good.stderr
 
 
+
+@pytest.mark.jax
+def test_train_jax_keeps_an_xla_flags_file_as_it_is(tmp_path):
+    """XLA reads a value of ``XLA_FLAGS`` that does not start with ``-`` as the name of a
+    file of flags. ``train_jax`` added its collective timeouts after it, so XLA looked for a
+    file named by the whole string and a good flags file failed."""
+    pytest.importorskip("jax")
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    flags = tmp_path / "xla_flags.txt"
+    flags.write_text("--xla_cpu_multi_thread_eigen=false\n")
+    code = ("from experiments.train_jax import setup_jax; setup_jax(); import jax.numpy as jnp; "
+            "print(int(jnp.ones(3).sum()))")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "JAX_PLATFORMS": "cpu",
+           "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "cache"), "XLA_FLAGS": str(flags)}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=200, env=env)
+    assert proc.returncode == 0 and proc.stdout == "3\n", proc.stderr
+
 def test_play_keeps_the_match_when_its_save_folder_goes_away(tmp_path, monkeypatch, capsys):
     """The --save folder removed during the match (checked before it, gone at its end): the
     record was lost with the error line, however long the match had been played."""
