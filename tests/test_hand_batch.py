@@ -1,7 +1,7 @@
-"""The batched rollouts (agents.hand_batch, agents.batch_obs) against the core: the same deal
-and the same moves give the same hand, field by field, after every move, for every rule option;
-the same legal moves, counts, greedy choice and observation; and the search agents give every
-move the same values on both paths."""
+"""The batched rollouts (agents.hand_batch, agents.batch_obs, agents.batch_lookahead) against the
+core: the same deal and the same moves give the same hand, field by field, after every move, for
+every rule option; the same legal moves, counts, greedy choice and observations (versions 2, 3
+and 4); and the search agents give every move the same values on both paths."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agents.batch_lookahead import LookaheadEncoder, batch_encoder
 from agents.batch_obs import BatchEncoder
 from agents.hand_batch import HandBatch, bits_to_bool, row_argmax, tables
 from agents.positions import positions
@@ -28,6 +29,8 @@ from dominoes_env.core import (
     wins_by_play,
 )
 from dominoes_env.obs.v2 import encode_hand_state, observation_layout
+from dominoes_env.obs.v3 import encode_hand_state_v3, observation_layout_v3
+from dominoes_env.obs.v4 import encode_hand_state_v4, observation_layout_v4
 
 from .helpers import CONFIGS
 
@@ -78,9 +81,30 @@ def assert_same_hand(batch: HandBatch, r: int, h: HandState, drawn0: int) -> Non
         assert (batch.award_side[r], batch.award_points[r]) == award
 
 
+#: the core's encoder of each observation version the batch twins, by version
+CORE_ENCODERS = {2: (observation_layout, encode_hand_state),
+                 3: (observation_layout_v3, encode_hand_state_v3),
+                 4: (observation_layout_v4, encode_hand_state_v4)}
+
+
+def assert_same_observations(batch: HandBatch, idx, hands, scores) -> None:
+    """Every version's batched observation of the seat to play in rows ``idx`` is the core
+    encoder's of ``hands[r]`` at match scores ``scores[r]``, element for element."""
+    which, legal, counts = batch.moves(idx)
+    for version, (layout, encode) in CORE_ENCODERS.items():
+        lay = layout(batch.tb.rules)
+        x = batch_encoder(batch.tb.rules, version).encode(batch, idx, which, legal, counts)
+        assert x.shape == (len(idx), lay.size) and x.dtype == np.float32
+        for j, r in enumerate(idx.tolist()):
+            h = hands[r]
+            expected = encode(lay, h, h.turn, scores[r], False)
+            assert x[j].tolist() == expected.tolist(), (version, j)
+
+
 def play_both(view, deals, rnd: random.Random, greedy: bool) -> int:
     """Play the same moves (random, or the batch's greedy choice) in a batch and on the core,
-    comparing everything after every move; returns the moves played."""
+    comparing everything after every move (and the observations before the first); returns
+    the moves played."""
     rules = view.rules
     firsts = list(view.legal)
     batch = HandBatch(view, deals, firsts)
@@ -90,6 +114,7 @@ def play_both(view, deals, rnd: random.Random, greedy: bool) -> int:
     winner = [-1] * len(hands)
     lay, encoder, rank = observation_layout(rules), BatchEncoder(rules), tie_rank(rules.max_pip)
     idx = np.arange(len(hands))
+    assert_same_observations(batch, idx, hands, [view.scores] * len(hands))
     codes = np.array([firsts[i % len(firsts)] for i in range(len(hands))])
     played = 0
     while len(idx):
@@ -121,6 +146,9 @@ def play_both(view, deals, rnd: random.Random, greedy: bool) -> int:
             assert pick[j] == greedy_best(h.legal_actions(), h.points_after, rank)
             now = [s + g for s, g in zip(view.scores, gains[r], strict=True)]
             assert (x[j] == encode_hand_state(lay, h, h.turn, now, False)).all()
+        scores = [[s + g for s, g in zip(view.scores, gains[r], strict=True)]
+                  for r in range(len(hands))]
+        assert_same_observations(batch, idx, hands, scores)
         codes = pick if greedy else np.array([rnd.choice(hands[r].legal_actions())
                                               for r in idx.tolist()])
     return played
@@ -169,6 +197,40 @@ def test_next_leader_is_the_cores(name):
     ended = [r for r, h in enumerate(hands) if h.turn < 0]
     expect = [-1 if leader_after(hands[r]) is None else leader_after(hands[r]) for r in ended]
     assert batch.next_leader()[ended].tolist() == expect
+
+
+@pytest.mark.parametrize("spinner", ["first_double", "lead_double_only", "none"])
+@pytest.mark.parametrize("cross", ["after_both_sides", "immediately"])
+@pytest.mark.parametrize("players", [2, 4])
+def test_lookahead_of_every_lead_is_the_cores(spinner, cross, players):
+    # before the lead every legal move is a lead (a double may spin and, at once, open its
+    # cross): the rows are encoded before any play, at many deals' first positions
+    rules = RuleConfig(num_players=players, spinner=spinner, spinner_cross=cross)
+    leads = 0
+    for seed in range(12):
+        match = MatchState(rules, seed=seed)
+        view = match.view(match.turn)
+        deals = [DealSampler.from_view(view).sample(random.Random(seed * 3 + d))
+                 for d in range(3)]
+        batch = HandBatch(view, deals, view.legal)
+        hands = [HandState.from_view(view, *deal) for deal in deals for _ in view.legal]
+        idx = batch.running()
+        assert (batch.lead.take(idx) < 0).all()
+        assert_same_observations(batch, idx, hands, [view.scores] * len(hands))
+        leads += len(view.legal)
+    assert leads > 60
+
+
+def test_batch_encoder_of_each_version():
+    rules = RuleConfig()
+    assert type(batch_encoder(rules, 2)) is BatchEncoder
+    for version in (3, 4):
+        encoder = batch_encoder(rules, version)
+        assert type(encoder) is LookaheadEncoder and encoder.version == version
+        assert encoder.size == CORE_ENCODERS[version][0](rules).size
+    assert batch_encoder(rules, 5) is None
+    with pytest.raises(ValueError, match="versions 3 and 4, not 2"):
+        LookaheadEncoder(rules, 2)
 
 
 def test_tables_come_from_the_core():
