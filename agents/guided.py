@@ -37,7 +37,7 @@ one thread during the decision (:mod:`agents.blas`). Budget: ``sims`` rollouts p
 at most (600), shared among the distinct moves still in the race (at least ``min_per_move``
 each), or ``time_ms`` per decision;
 deals are searched ``chunk`` (32) at a time: the rollouts of a chunk share each network
-product (and, with a policy of observation version 2, are played together with numpy:
+product (and, with a policy of observation version 2, 3 or 4, are played together with numpy:
 :mod:`agents.hand_batch`, ``batch=False`` plays them on the core), and a ``time_ms`` budget is
 checked after each chunk. ``policy=PATH`` plays another
 exported policy (trained for the table: a policy of another table is refused); without it
@@ -70,7 +70,7 @@ from dominoes_env.obs.v2 import encode_hand_state
 from dominoes_env.policy_format import ACTIVATIONS
 
 from .base import MAX_SIMS, MAX_TIME_MS, Agent
-from .batch_obs import BatchEncoder
+from .batch_lookahead import batch_encoder
 from .blas import single_thread
 from .deal_batch import DealBatchSampler, Deals
 from .hand_batch import HandBatch
@@ -104,9 +104,9 @@ class _Net:
             self.encode_turn = functools.partial(encode_hand_state, self.layout)
         else:
             self.encode_turn = self._encode_turn
-        #: the batched rollouts' encoder, for the observation versions it twins (2), else None
-        self.batch_encoder = (BatchEncoder(rules)
-                              if policy.obs_spec.version == BatchEncoder.version else None)
+        #: the batched rollouts' encoder, for the observation versions it twins (2, 3, 4),
+        #: else None
+        self.batch_encoder = batch_encoder(rules, policy.obs_spec.version)
 
     def _encode_turn(self, state, seat, scores, over, out, legal):
         return self.encode(self.layout, state, seat, scores, over, out=out)
@@ -120,8 +120,7 @@ class _Net:
 
 #: the policy ``guided`` reads by default where it is not the table's shipped ``ppo`` policy,
 #: by table (:data:`agents.tables.TABLES`): the one its figures were measured with, kept when a
-#: newer ``ppo`` policy is shipped (the observation-version-2 PPO policies; a chunk's rollouts
-#: are played together with numpy only for that version)
+#: newer ``ppo`` policy is shipped (the observation-version-2 PPO policies)
 GUIDED_POLICIES = {"2p": "ppo_2p_obs2.npz", "3p": "ppo_3p_obs2.npz",
                    "4p_partnerships": "ppo_4p_partnerships_obs2.npz",
                    "4p_free_for_all": "ppo_4p_free_for_all_obs2.npz"}
@@ -150,9 +149,9 @@ class GuidedSearchAgent(Agent):
     :data:`agents.search.VALUES`), ``race`` (drop a move once it trails the best by more than
     this many standard errors, default 1.5; 0: search every move to the end of the budget),
     ``batch`` (default ``True``: a chunk's rollouts are played together with numpy,
-    :class:`~agents.hand_batch.HandBatch`, where the policy reads observation version 2, which
-    :class:`~agents.batch_obs.BatchEncoder` encodes in batches; ``False``, or a policy of
-    another version: on the core, one move at a time; both give the same values).
+    :class:`~agents.hand_batch.HandBatch`, where the policy reads observation version 2, 3 or
+    4, which :func:`~agents.batch_lookahead.batch_encoder` encodes in batches; ``False``, or a
+    policy of another version: on the core, one move at a time; both give the same values).
     """
 
     name = "guided"

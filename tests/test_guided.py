@@ -16,7 +16,7 @@ from agents.greedy import GreedyAgent
 from agents.guided import GuidedSearchAgent
 from agents.inference import PlayLikelihood, replay_others
 from agents.positions import positions
-from agents.ppo import random_policy_npz
+from agents.ppo import POLICY_DIR, random_policy_npz
 from agents.search import SearchAgent, distinct_moves
 from dominoes_env.core import HandState, MatchState, RuleConfig, tile_set
 from dominoes_env.core.sampling import DealSampler
@@ -117,22 +117,37 @@ def test_same_seed_same_choices(policies):
                                        (3, {"chunk": 8, "sims": 120}),
                                        (4, {"chunk": 8, "sims": 120}),
                                        (2, {"plies": 2, "chunk": 8, "sims": 120}),
-                                       (2, {"shipped": True})])
+                                       (2, {"shipped": True}),
+                                       (2, {"obs_version": 4, "sims": 240}),
+                                       (3, {"obs_version": 4, "chunk": 8, "sims": 120}),
+                                       (4, {"obs_version": 4, "chunk": 8, "sims": 120}),
+                                       ("4-solo", {"obs_version": 4, "chunk": 8, "sims": 120}),
+                                       (2, {"obs_version": 3, "plies": 2, "chunk": 8, "sims": 120}),
+                                       (2, {"shipped": "ppo_2p.npz", "sims": 120}),
+                                       ("4-solo", {"shipped": "ppo_4p_free_for_all.npz",
+                                                   "sims": 120})])
 def test_batched_rollouts_give_the_one_by_one_values(n, options, tmp_path):
     # batched, the chunks after the first are searched ahead (two, four, ... at once) and a
     # chunk the search does not reach is drawn again from the generators' saved states: seat by
     # seat, decision after decision, the values are the one-by-one path's, float for float
+    # (policies of observation versions 2, 3 and 4: agents.batch_obs, agents.batch_lookahead)
     options = dict(options)
-    if options.pop("shipped", False):
-        rules, policy = RuleConfig(), None  # the 2-player table's own policy
+    shipped = options.pop("shipped", False)
+    rules = (RuleConfig(num_players=4, partnerships=False) if n == "4-solo"
+             else RuleConfig(num_players=n))
+    if shipped:  # the table's own policy, or a shipped one named
+        policy = None if shipped is True else str(POLICY_DIR / shipped)
     else:
-        rules, policy = RULES[n], str(tmp_path / "p.npz")
-        random_policy_npz(policy, rules, hidden=(16, 16), seed=n, obs_version=2)
+        rules = rules.replace(target_score=100)  # as RULES
+        policy = str(tmp_path / "p.npz")
+        random_policy_npz(policy, rules, hidden=(16, 16), seed=rules.num_players,
+                          obs_version=options.pop("obs_version", 2))
     agents, compared = {}, 0
     for view in positions(rules, 40, seed=5):
         pair = agents.setdefault(view.seat, [
             GuidedSearchAgent(seed=view.seat, policy=policy, batch=batch, **options)
             for batch in (True, False)])
+        assert pair[0]._network(view).batch_encoder is not None
         codes = [agent.act(view) for agent in pair]
         assert codes[0] == codes[1]
         assert pair[0].last_values == pair[1].last_values
