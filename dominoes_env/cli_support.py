@@ -896,9 +896,12 @@ class RunFolder:
     settings: Any
     resumes: bool = False
     replaces: bool = False
-    #: the names (``fnmatch`` patterns) of the program's outputs: what replacing the run removes
-    #: (empty: everything in the folder)
+    #: the names (``fnmatch`` patterns) of the program's outputs, listed in its run marker
+    #: (empty: everything in the folder is the run's)
     outputs: tuple[str, ...] = ()
+    #: what replacing the run removes: the program's outputs and those of the run it replaces
+    #: (``None``: ``outputs``; empty: everything in the folder)
+    removes: tuple[str, ...] | None = None
 
 
 def read_run_marker(folder: str | os.PathLike) -> dict[str, Any] | None:
@@ -991,7 +994,8 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
       inside the folder, or any rerun of a program whose repeated command resumes
       (``rerun_resumes``: a tournament), and the same ``program`` and ``settings`` as its run
       marker (:data:`RUN_MARKER`) holds. ``overwrite`` replaces it (:func:`start_run_folder`
-      removes the program's ``outputs`` and the marker first; other files stay). A folder
+      removes the marker, the program's ``outputs`` and the outputs the marker lists for the
+      run it replaces, another program's too; other files stay). A folder
       without a run marker (or whose ``run.json`` is no run's: another tool's, or damaged)
       that holds names other than the program's ``outputs`` (names or ``fnmatch`` patterns)
       is not a run's folder: refused, and never emptied. ``resume_hint`` is the checkpoint a
@@ -1025,7 +1029,7 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
                                f"({os.fspath(source)!r}); write elsewhere")
     entries = sorted(os.listdir(text)) if os.path.isdir(text) else []
     if not entries:
-        return RunFolder(text, program, settings)
+        return RunFolder(text, program, settings, outputs=tuple(outputs))
     marker = read_run_marker(text)
     held = f"another run (of {marker['program']})" if marker else "another run"
     foreign = [name for name in entries if name != RUN_MARKER
@@ -1035,8 +1039,10 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
                            f"({', '.join(map(repr, foreign[:3]))}); name a new folder (a run "
                            "goes into a new or empty one)")
     if overwrite:
-        _refuse_removing_the_working_directory(text, real, outputs, flag)
-        return RunFolder(text, program, settings, replaces=True, outputs=tuple(outputs))
+        removes = _replaced_outputs(text, marker, program, tuple(outputs), flag)
+        _refuse_removing_the_working_directory(text, real, removes, flag)
+        return RunFolder(text, program, settings, replaces=True, outputs=tuple(outputs),
+                         removes=removes)
     odd = [name for name in entries if not _plain_entry(os.path.join(text, name))]
     if odd:  # a FIFO blocks the run that reads it, /dev/zero fills memory, a link writes elsewhere
         raise RefusedError(f"{flag} {text!r} holds {odd[0]!r}, which is not a regular file or "
@@ -1058,7 +1064,42 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
         raise RefusedError(f"{flag} {text!r} holds {held} with different arguments ({why}); "
                            f"repeat its arguments to continue it, pass --overwrite to replace "
                            f"it, or choose another {flag}")
-    return RunFolder(text, program, settings, resumes=True)
+    return RunFolder(text, program, settings, resumes=True, outputs=tuple(outputs))
+
+
+def _marker_outputs(marker: dict[str, Any]) -> tuple[str, ...] | None:
+    """The outputs a run marker lists (``fnmatch`` patterns of names in its folder), or
+    ``None`` when it lists none it can be held to (a marker written before markers listed
+    them, or one whose list is not short plain names)."""
+    listed = marker.get("outputs")
+    if not isinstance(listed, list) or len(listed) > 256 or not all(
+            isinstance(p, str) and p.strip() and "/" not in p and os.sep not in p
+            and p not in (".", "..") for p in listed):
+        return None
+    return tuple(listed)
+
+
+def _replaced_outputs(text: str, marker: dict[str, Any] | None, program: str,
+                      outputs: tuple[str, ...], flag: str) -> tuple[str, ...]:
+    """What ``--overwrite`` removes from the run folder ``text`` (beside the marker): this
+    program's ``outputs`` and those its marker lists for the run there, so that the folder
+    afterwards holds the new run alone (a tournament over a dataset left ``dataset.json`` and
+    ``decisions/`` beside its matches, a dataset over a trainer's run its ``policy.npz``). Empty:
+    everything there. A run of another program whose marker lists no outputs is refused, since
+    which of its files are the run's is unknown (the user's own files stay)."""
+    if not outputs or not marker:  # everything is the run's; or no marker (or a damaged one):
+        return outputs  # the folder holds nothing but this program's outputs
+    listed = _marker_outputs(marker)
+    if listed is None:
+        if marker.get("program") == program:
+            return outputs
+        raise RefusedError(f"{flag} {text!r} holds a run of {short_repr(marker['program'])} "
+                           f"whose {RUN_MARKER} does not list its files (an older run), so "
+                           "--overwrite cannot tell them from yours; remove that run's files, "
+                           "or name a new folder")
+    if not listed:  # that run's program names no outputs: the whole folder was its
+        return ()
+    return tuple(dict.fromkeys([*outputs, *listed]))
 
 
 def _refuse_removing_the_working_directory(text: str, real: str, outputs: Sequence[str],
@@ -1127,8 +1168,9 @@ def _release_run_locks(keep: set[str]) -> None:
 def start_run_folder(folder: RunFolder) -> str:
     """Start the run checked by :func:`check_run_folder`: remove the run it replaces
     (``--overwrite``: the program's outputs and the run marker; other files there stay), make
-    the folder, and write its run marker (atomically; a resumed run keeps its own). Returns the
-    folder's path."""
+    the folder, and write its run marker (atomically; a resumed run keeps its own), which lists
+    the program's outputs for the run that may one day replace this one. Returns the folder's
+    path."""
     import json
     import shutil
     from datetime import datetime, timezone
@@ -1141,9 +1183,10 @@ def start_run_folder(folder: RunFolder) -> str:
     if folder.replaces and os.path.isdir(path):
         import fnmatch
 
+        removes = folder.outputs if folder.removes is None else folder.removes
         for name in os.listdir(path):
-            if folder.outputs and name != RUN_MARKER and not any(
-                    fnmatch.fnmatchcase(name, pattern) for pattern in folder.outputs):
+            if removes and name != RUN_MARKER and not any(
+                    fnmatch.fnmatchcase(name, pattern) for pattern in removes):
                 continue  # the user's own file beside the run (notes.txt): not the run's
             entry = os.path.join(path, name)
             if os.path.isdir(entry) and not os.path.islink(entry):
@@ -1154,6 +1197,7 @@ def start_run_folder(folder: RunFolder) -> str:
     if folder.resumes and read_run_marker(path) is not None:
         return path
     marker = {"program": folder.program, "settings": folder.settings,
+              "outputs": list(folder.outputs),
               "started": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     with atomic_write(os.path.join(path, RUN_MARKER)) as f:
         f.write(json.dumps(marker, indent=2, sort_keys=True, default=str) + "\n")

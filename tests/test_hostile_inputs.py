@@ -611,6 +611,60 @@ def test_overwrite_replaces_the_run_and_keeps_the_users_own_files(tmp_path, caps
                                        "summary.json"]  # the old records/ went with its run
 
 
+def test_overwrite_of_another_programs_run_leaves_the_new_run_alone(tmp_path, capsys):
+    """``tournament --overwrite`` over a dataset removed the tournament's own outputs only: the
+    dataset's ``dataset.json`` and ``decisions/`` stayed beside the new matches (and still
+    loaded), as a trainer's ``policy.npz`` stayed under a dataset written over its run. The
+    folder afterwards holds the new run, and the user's own files, alone."""
+    from experiments.make_dataset import main as make_dataset
+    from experiments.tournament.cli import main as tournament
+
+    out = tmp_path / "run"
+    argv = ["--agents", "random", "greedy", "--matches", "1", "--target-score", "20",
+            "--quiet", "--out", str(out)]
+    assert make_dataset(argv) == 0
+    dataset = sorted([*os.listdir(out), "notes.txt"])
+    assert {"dataset.json", "decisions"} <= set(dataset)
+    (out / "notes.txt").write_text("what I saw in this run")
+    assert tournament([*argv, "--no-plots", "--overwrite"]) == 0
+    assert sorted(os.listdir(out)) == ["config.json", "matches.jsonl", "notes.txt", "run.json",
+                                       "summary.json"]
+    assert make_dataset([*argv, "--overwrite"]) == 0  # and back
+    assert sorted(os.listdir(out)) == dataset
+    assert (out / "notes.txt").read_text() == "what I saw in this run"
+
+
+def test_overwrite_removes_the_outputs_the_replaced_runs_marker_lists(tmp_path):
+    """The rule under the test above, for any two programs: what replacing a run removes is
+    this program's outputs and those the marker lists; a run of another program whose marker
+    lists none (an older run) is refused, not half replaced; the same program's is replaced
+    as before."""
+    import json
+
+    from dominoes_env.cli_support import start_run_folder
+
+    out = tmp_path / "run"
+    start_run_folder(check_run_folder(out, "a", {}, outputs=("ckpt*", "tb")))
+    assert json.loads((out / "run.json").read_text())["outputs"] == ["ckpt*", "tb"]
+    for name in ("ckpt1.npz", "shared.json", "notes.txt"):
+        (out / name).write_text(name)
+    (out / "tb").mkdir()
+    start_run_folder(check_run_folder(out, "b", {}, overwrite=True, outputs=("shared.json",)))
+    assert sorted(os.listdir(out)) == ["notes.txt", "run.json"]
+    marker = json.loads((out / "run.json").read_text())
+    for legacy in (None, "ckpt*", ["../x"], [1]):  # no list, or one that cannot be held to
+        if legacy is None:
+            marker.pop("outputs", None)
+        else:
+            marker["outputs"] = legacy
+        (out / "run.json").write_text(json.dumps(marker))
+        with pytest.raises(ValueError, match=r"holds a run of 'b' whose run.json does not list "
+                                             r"its files"):
+            check_run_folder(out, "a", {}, overwrite=True, outputs=("ckpt*",))
+        assert check_run_folder(out, "b", {}, overwrite=True, outputs=("x",)).replaces
+    assert sorted(os.listdir(out)) == ["notes.txt", "run.json"]
+
+
 # -- a full disk ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EFBIG, errno.EDQUOT])
 def test_a_full_disk_while_writing_a_file_is_one_line_naming_it(capsys, code):
