@@ -29,7 +29,7 @@ RULE_HELP = {
     "partnerships": "4 players in two partnerships (seats 0+2 against 1+3)",
     "max_pip": "the set: double-6, double-9 or double-12 (6, 9 or 12)",
     "hand_size": "tiles dealt to each seat",
-    "target_score": "points that win the match",
+    "target_score": "points that win the match (1 to 65,536)",
     "next_leader": "who leads the next hand: the seat that dominoed (else a random seat), or "
                    "the next seat in turn",
     "win_check": "when a side reaching the target wins: at once, or at the end of the hand",

@@ -111,7 +111,6 @@ ALLOWED = {
                          "derived from it (derive_seed)",
     ("*", "out", "missing/run"): "an output folder is made with its missing parents, as "
                                  "results/tournament-<hash> is",
-    ("*", "target_score", HUGE): "a match to any target ends at --max-hands at the latest",
     ("*", "max_hands", HUGE): "a match ends at its target score whatever the limit",
     ("*", "boneyard_reserve", "0"): "0 is the rules' default (no tile kept back)",
     ("experiments.tournament", "workers", HUGE): "more workers than CPUs are capped with a "

@@ -44,8 +44,10 @@ def test_sides():
     ({"hand_size": 0}, "hand_size", ">= 1"),
     ({"num_players": 4, "hand_size": 8}, "hand_size", "at most 7"),
     ({"num_players": 3, "max_pip": 9, "hand_size": 19}, "hand_size", "at most 18"),
-    ({"target_score": 0}, "target_score", ">= 1"),
+    ({"target_score": 0}, "target_score", "1..65536"),
     ({"target_score": True}, "target_score", "integer"),
+    ({"target_score": 65537}, "target_score", "1..65536"),  # every player handles up to 2**16
+    ({"target_score": 2**63}, "target_score", "1..65536"),  # was an OverflowError in act()
     ({"boneyard_reserve": -1}, "boneyard_reserve", "0..14"),
     ({"boneyard_reserve": 15}, "boneyard_reserve", "0..14"),
     ({"next_leader": "winner"}, "next_leader", "'rotate'"),

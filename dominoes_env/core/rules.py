@@ -22,6 +22,11 @@ WIN_CHECK = ("immediate", "end_of_hand")
 SPINNER = ("first_double", "lead_double_only", "none")
 SPINNER_CROSS = ("after_both_sides", "immediately")
 BLOCKED_AWARD = ("opponents_total", "difference")
+#: the highest ``target_score``: every player handles it (the JAX game keeps its scores in
+#: int32 and reads the observation's scores from a table of ``2 * target_score + 2`` values;
+#: the search agents tabulate which scores win at their first move), and a match to it ends,
+#: at ``max_hands`` (1,000 hands by default) if not at its target
+MAX_TARGET_SCORE = 1 << 16
 
 
 def _set_int(obj: RuleConfig, name: str, low: int, high: int | None = None) -> None:
@@ -88,7 +93,7 @@ class RuleConfig:
                 "tiles of the "
                 f"double-{self.max_pip} set; allowed: at most {ts.num_tiles // self.num_players}"
             )
-        _set_int(self, "target_score", 1)
+        _set_int(self, "target_score", 1, MAX_TARGET_SCORE)
         _set_int(self, "boneyard_reserve", 0, self.boneyard_size)
         _check_choice("next_leader", self.next_leader, NEXT_LEADER)
         _check_choice("win_check", self.win_check, WIN_CHECK)

@@ -32,6 +32,7 @@ import pgx
 from pgx._src.struct import dataclass
 
 from dominoes_env.core import HandState, RuleConfig
+from dominoes_env.core import rules as rules_module
 from dominoes_env.obs import DEFAULT_VERSION, observation_spec
 from dominoes_env.options import split_options
 
@@ -55,8 +56,9 @@ def env_version(obs_version: int = DEFAULT_VERSION) -> str:
 
 #: the version of an env with the default observation (:meth:`Env.version` is the env's own)
 VERSION = env_version()
-#: the observation's score block is a table of 2 * target_score + 2 float32 values
-MAX_TARGET_SCORE = 1 << 16
+#: the observation's score block is a table of 2 * target_score + 2 float32 values: the rules
+#: allow no larger target (:data:`dominoes_env.core.rules.MAX_TARGET_SCORE`)
+MAX_TARGET_SCORE = rules_module.MAX_TARGET_SCORE
 
 
 @dataclass
@@ -97,11 +99,6 @@ class Env(pgx.Env):
     def __init__(self, **options):
         super().__init__()
         rules, opts = split_options(options)
-        if rules.target_score > MAX_TARGET_SCORE:
-            raise ValueError(
-                f"target_score={rules.target_score} is too large for the JAX game; allowed: "
-                f"1..{MAX_TARGET_SCORE} (the observation's scores come from a table)"
-            )
         if opts.illegal_action != "penalize":
             raise ValueError(
                 "illegal_action='raise' is not possible in a compiled step; allowed: 'penalize'"
