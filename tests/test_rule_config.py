@@ -68,6 +68,9 @@ def test_unknown_field_in_dict_is_an_error_listing_fields():
         RuleConfig.from_dict({"spiner": "none"})
     with pytest.raises(ValueError, match="rules must be an object"):
         RuleConfig.from_dict([1, 2])
+    # a key that is no string is named too (the message builder joined strings only)
+    with pytest.raises(ValueError, match=r"unknown rule option\(s\) 1, spiner; allowed"):
+        RuleConfig.from_dict({1: 2, "spiner": "none"})
 
 
 def test_immutable_and_hashable():

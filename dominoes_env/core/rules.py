@@ -168,10 +168,11 @@ class RuleConfig:
             raise ValueError(
                 f"rules must be an object of RuleConfig fields, got {type(data).__name__}"
             )
-        unknown = sorted(set(data) - set(cls.field_names()))
-        if unknown:
+        unknown = [key for key in data if key not in cls.field_names()]
+        if unknown:  # keys of any type (a dict from Python, not JSON), each named
             allowed = ", ".join(cls.field_names())
-            raise ValueError(f"unknown rule option(s) {', '.join(unknown)}; allowed: {allowed}")
+            names = ", ".join(sorted(k if isinstance(k, str) else short_repr(k) for k in unknown))
+            raise ValueError(f"unknown rule option(s) {names}; allowed: {allowed}")
         return cls(**data)
 
     def replace(self, **changes: Any) -> RuleConfig:
