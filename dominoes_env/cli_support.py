@@ -289,6 +289,70 @@ def silence_stdout() -> None:
         pass
 
 
+class QuietStderr:
+    """Standard error for the length of a command (:func:`run_command` puts it in
+    ``sys.stderr``): what it is given is written to the stream it wraps until a write or a flush
+    fails (``2>/dev/full``, a pipe whose reader went away), and dropped quietly from then on.
+    Standard error carries progress bars and notes, never the work: a progress bar's failed
+    write ended ``train_jax`` after its first evaluation with no checkpoint, a tournament before
+    its first match, and a finished one with status 2 for its last line. Everything else is the
+    wrapped stream's (``isatty``, ``encoding``, ``fileno``...)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.failed = False
+
+    def write(self, text: str) -> int:
+        if not self.failed:
+            try:
+                return self.stream.write(text)
+            except (OSError, ValueError):  # no room, a broken pipe, a closed file
+                self._give_up()
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        if not self.failed:
+            try:
+                self.stream.flush()
+            except (OSError, ValueError):
+                self._give_up()
+
+    def _give_up(self) -> None:
+        """Drop standard error from now on: its descriptor, where the stream writes to it, goes
+        to /dev/null, so that what the stream still holds and what libraries write there
+        themselves (a final flush at exit) cannot fail again."""
+        self.failed = True
+        try:
+            fd = self.stream.fileno()
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, fd)
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):  # not a real file (a test's capture)
+            pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def _quiet_stderr() -> Callable[[], None]:
+    """Put a :class:`QuietStderr` in ``sys.stderr`` (unless one is there); returns the
+    function that puts the stream before it back."""
+    before = sys.stderr
+    if before is None or isinstance(before, QuietStderr):
+        return lambda: None
+    quiet = sys.stderr = QuietStderr(before)
+
+    def restore() -> None:
+        if sys.stderr is quiet:
+            sys.stderr = before
+
+    return restore
+
+
 def print_error(message: str) -> None:
     """``error: <message>`` on stderr, on one line."""
     text = " ".join(str(message).split()) or "unknown error"
@@ -504,6 +568,7 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
 
     fill_closed_standard_streams()  # a closed stdin, stdout or stderr: /dev/null
     _tolerant_output()
+    loud = _quiet_stderr()  # a failing stderr: dropped, the work goes on
     restore = _stop_on_signals()
     held = set(_RUN_LOCKS)
     background = _BackgroundFileErrors()
@@ -561,6 +626,7 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
         background.restore()
         _release_run_locks(held)
         restore()
+        loud()
 
 
 class _BackgroundFileErrors:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
+import subprocess
 
 import pytest
 
@@ -720,6 +721,71 @@ def test_a_closed_standard_stream_reads_and_writes_nothing(record_file, args, cl
         assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     if "<&-" in closing:  # the end of input: the match is quit and saved
         assert (tmp / "p.json").is_file() and "Record saved" in proc.stdout
+
+
+def run_with_full_stderr(module: str, argv: list[str], cwd) -> subprocess.CompletedProcess:
+    """``python -m module argv 2>/dev/full``: every write to standard error fails (ENOSPC)."""
+    import sys
+    from pathlib import Path
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    return subprocess.run(["bash", "-c", 'exec "$0" -m "$@" 2>/dev/full', sys.executable,
+                           module, *argv], cwd=cwd, capture_output=True, text=True,
+                          timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+
+
+@pytest.mark.parametrize("quiet", [[], ["--quiet"]])
+def test_a_full_standard_error_does_not_stop_a_tournament(tmp_path, quiet):
+    """``tournament 2>/dev/full``: the progress bar's failed write ended the run with status 2
+    before its first match (0 of 60 played), and with ``--quiet`` a run that had written
+    everything ended with status 2 for its last line (``results: ...``). Standard error is
+    dropped once it fails; the work and its status are the same as with a working one."""
+    proc = run_with_full_stderr("experiments.tournament", [
+        "--agents", "random", "greedy", "--matches", "3", "--target-score", "20", "--no-plots",
+        "--out", "run", *quiet], tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert len((tmp_path / "run" / "matches.jsonl").read_text().splitlines()) == 4
+    assert (tmp_path / "run" / "summary.json").is_file() and "random" in proc.stdout
+
+
+def test_a_failing_standard_error_is_dropped_and_the_command_goes_on(capsys, monkeypatch):
+    """The runner's rule under the test above, for any command: a write or flush to stderr
+    that fails is dropped with every later one, and the command's own status stands."""
+    import io
+    import sys
+
+    from dominoes_env.cli_support import run_command
+
+    class Full(io.StringIO):
+        def write(self, text):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(sys, "stderr", Full())
+    done = []
+
+    def body() -> int:
+        print("progress", file=sys.stderr, flush=True)
+        sys.stderr.write("more")
+        done.append(True)
+        print("the result")
+        return 0
+
+    assert run_command(body) == 0 and done == [True]
+    assert capsys.readouterr().out == "the result\n"
+    assert isinstance(sys.stderr, Full)  # the stream before it is back
+
+
+@pytest.mark.jax
+def test_a_full_standard_error_does_not_stop_train_jax(tmp_path):
+    """``train_jax 2>/dev/full``: the progress bar's failed write ended the training with
+    status 2 right after its first evaluation, with no checkpoint and no policy."""
+    proc = run_with_full_stderr("experiments.train_jax", [
+        "--total-steps", "64", "--num-envs", "2", "--num-steps", "8", "--num-minibatches", "1",
+        "--update-epochs", "1", "--net", "8", "--eval-matches", "2", "--out", "run"], tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert {"checkpoint.npz", "policy.npz"} <= set(os.listdir(tmp_path / "run"))
 
 
 # -- a checkpoint's counters ----------------------------------------------------------------------
