@@ -44,7 +44,7 @@ from .core.records import (
     read_record_bytes,
     replay_match,
 )
-from .core.validation import as_bool
+from .core.validation import DuplicateKeyError, as_bool, parse_json
 
 SHARD_SUFFIXES = (".jsonl", ".jsonl.gz")
 #: a tournament's ``records/`` folder: shard ``k`` holds the matches with schedule index
@@ -321,8 +321,9 @@ def _one(path: str, match: str, line: dict | None = None) -> dict:
         problem = record_disagreement(found[0], line)
         if problem:
             raise RecordError(f"{path!r}: the record of match {match!r} disagrees with "
-                              f"{MATCHES_FILE} ({problem}); resuming its tournament repairs "
-                              "the shard")
+                              f"{MATCHES_FILE} ({problem}); resuming its tournament plays "
+                              "the match again, which repairs the shard or names the changed "
+                              "line")
     return found[0]
 
 
@@ -359,16 +360,37 @@ def record_disagreement(record: Any, line: Any) -> str | None:
             return (f"its {field} {_show(meta.get(field))} is not the "
                     f"{_show(line.get(field))} of {MATCHES_FILE}")
     try:
-        match, summaries = replay_match(record)
+        ends = record_ends(record)
     except RecordError as err:
         return f"it does not replay: {err}"
-    ends = (list(match.scores), match.winner, len(summaries))
     wanted = (line.get("scores"), line.get("winner"), line.get("hands"))
     if ends != wanted:
         return (f"its replay ends with scores {ends[0]}, winner {ends[1]} after {ends[2]} hands; "
                 f"{MATCHES_FILE} says {_show(wanted[0])}, {_show(wanted[1])}, "
                 f"{_show(wanted[2])}")
     return None
+
+
+def record_ends(record: Any) -> tuple[list[int], int | None, int]:
+    """What a game record's replay ends with: its scores, its winner and its number of hands,
+    as a line of ``matches.jsonl`` says them. :class:`RecordError` if it does not replay."""
+    match, summaries = replay_match(record)
+    return list(match.scores), match.winner, len(summaries)
+
+
+def record_dispute(record: Any, line: Any) -> tuple[list[int], int | None, int] | None:
+    """What the replay of a game record ends with (:func:`record_ends`) when that is all that
+    disagrees with its match's ``line`` of ``matches.jsonl``: the record is whole and a match
+    of that line, and either it or the line's outcome was changed since, which only playing the
+    match again can tell. ``None`` when they agree, or when the record disagrees otherwise."""
+    if not isinstance(line, dict) or record_disagreement(record, line) is None:
+        return None
+    try:
+        scores, winner, hands = record_ends(record)
+    except RecordError:
+        return None
+    own = dict(line, scores=scores, winner=winner, hands=hands)
+    return (scores, winner, hands) if record_disagreement(record, own) is None else None
 
 
 def _show(value: Any) -> str:
@@ -398,7 +420,13 @@ def _match_line(path: str, match: str) -> dict | None:
                 if not raw.endswith(b"\n") and len(raw) < _MAX_LINE:
                     break
             try:
-                line = json.loads(raw)
+                line = parse_json(raw)
+            except DuplicateKeyError as err:  # this match's line? another reader may take
+                line = json.loads(raw)        # the other value
+                if isinstance(line, dict) and _matches({"match": line}, match):
+                    raise RecordError(f"{path!r}: the line of match {match!r} is damaged "
+                                      f"({err})") from None
+                continue
             except (ValueError, RecursionError):
                 continue
             if isinstance(line, dict) and _matches({"match": line}, match):

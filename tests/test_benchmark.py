@@ -310,6 +310,18 @@ def test_a_card_folder_is_resumed_or_replaced_only_when_asked(tmp_path):
         run_card(config, tmp_path / "new", resume=True, progress=False)
 
 
+def test_a_card_whose_benchmark_json_gives_a_key_twice_is_not_resumed(tmp_path):
+    """``benchmark.json`` holding ``"seed"`` twice was read by its last value on --resume,
+    where every other reader of the project's files refuses a key given twice."""
+    config = tiny(tables=["2p"])
+    run_card(config, tmp_path, progress=False)
+    path = tmp_path / "benchmark.json"
+    text = path.read_text().rstrip()
+    path.write_text(text[:-1].rstrip() + ', "seed": ' + json.dumps(config.seed) + "}\n")
+    with pytest.raises(BenchmarkDirError, match="the key 'seed' appears twice"):
+        run_card(config, tmp_path, resume=True, progress=False)
+
+
 def test_ctrl_c_keeps_the_card_so_far_and_resume_finishes_it_exactly(tmp_path):
     spec = "tests.test_benchmark:InterruptingGreedy"
     config = tiny(tables=["2p", "3p"])

@@ -16,7 +16,7 @@ import zlib
 import pytest
 
 from agents.tournament import TournamentConfig, run_tournament
-from agents.tournament.runner import MATCHES_FILE
+from agents.tournament.runner import MATCHES_FILE, TournamentDirError
 from dominoes_env import record_io
 from dominoes_env.cli import main as dominoes_main
 from dominoes_env.core import RecordError, RuleConfig
@@ -252,6 +252,56 @@ def test_a_resumed_tournament_repairs_its_records(tmp_path, capsys, how):
     assert "warning" not in capsys.readouterr().err  # repaired: nothing more to say
 
 
+def change_first_line(out, change) -> dict:
+    """Rewrite the first line of ``out``'s matches.jsonl through ``change(line) -> line``;
+    returns the line as it was."""
+    path = out / MATCHES_FILE
+    lines = path.read_text().splitlines()
+    first = json.loads(lines[0])
+    lines[0] = json.dumps(change(dict(first)))
+    path.write_text("\n".join(lines) + "\n")
+    return first
+
+
+@pytest.mark.parametrize("change", [
+    lambda line: dict(line, scores=[250, 10**23]),
+    lambda line: dict(line, winner=1 - line["winner"]),
+])  # fmt: skip
+def test_a_resumed_tournament_names_a_changed_line_and_keeps_the_record(tmp_path, capsys,
+                                                                        change):
+    """A line of matches.jsonl whose scores or winner were changed: the run dropped the
+    match's intact game record (the shard rewritten without it), played the match again, and
+    then blamed an agent ("not reproducible from its seed"). The run now says that the line
+    disagrees with both the record and the replay, naming the file and the match, and the
+    record stays in its shard."""
+    out, config = tournament(tmp_path)
+    first = change_first_line(out, change)
+    shard = out / RECORDS_DIR / shard_name(0)
+    before = (shard.read_bytes(), (out / MATCHES_FILE).read_text())
+    with pytest.raises(TournamentDirError) as caught:
+        run_tournament(config, out, progress=False, save_records=True)
+    message = str(caught.value)
+    assert f"{out / MATCHES_FILE} says match {first['key']!r}" in message, message
+    assert "its game record and a replay" in message and "was changed" in message, message
+    assert "not reproducible" not in message, message
+    assert (shard.read_bytes(), (out / MATCHES_FILE).read_text()) == before
+    change_first_line(out, lambda line: first)  # the line put back: the run is whole
+    again = run_tournament(config, out, progress=False, save_records=True)
+    assert again.played == 0 and assert_exact(out) == 4
+
+
+def test_a_changed_record_is_replaced_beside_a_match_played_anew(tmp_path, capsys):
+    """The replay of a disputed record that agrees with its line replaces the record in its
+    shard, also after this run appended another match's record to that shard."""
+    out, config = tournament(tmp_path)
+    rewrite_shard(out, lambda recs: [*recs[:-1], dict(recs[-1], hands=recs[-1]["hands"][:-1])])
+    path = out / MATCHES_FILE
+    path.write_text("".join(path.read_text().splitlines(keepends=True)[1:]))  # match 0 anew
+    again = run_tournament(config, out, progress=False, save_records=True)
+    assert again.played == 1 and "disagrees with matches.jsonl" in capsys.readouterr().err
+    assert assert_exact(out) == 4
+
+
 def test_a_tournament_resumed_on_a_bomb_shard_is_one_line(tmp_path, capsys, monkeypatch):
     out, config = tournament(tmp_path)
     monkeypatch.setattr(record_io, "MAX_SHARD_BYTES", 2 << 20)
@@ -311,6 +361,43 @@ def test_a_data_file_holding_a_key_twice_is_refused_naming_the_key(tmp_path, rea
         np.savez(path, **arrays)
         with pytest.raises(PolicyFileError, match="the key 'obs_version' appears twice"):
             read_policy(path)
+
+
+@pytest.mark.parametrize("where", ["matches.jsonl", "config.json", "shard", "replay"])
+def test_a_tournament_file_holding_a_key_twice_is_refused_naming_the_key(tmp_path, capsys,
+                                                                         where):
+    """A line of matches.jsonl holding ``"index"`` twice was read by its last value on resume
+    and by replay, a config.json holding a key twice alike, and a shard's record holding one
+    twice was kept by a resumed run, though the records' reader refuses it."""
+    out, config = tournament(tmp_path)
+    matches = out / MATCHES_FILE
+    lines = matches.read_text().splitlines()
+    first = json.loads(lines[0])
+    if where in ("matches.jsonl", "replay"):
+        lines[0] = _twice(lines[0], "index", first["index"])
+        matches.write_text("\n".join(lines) + "\n")
+    elif where == "config.json":
+        (out / "config.json").write_text(_twice((out / "config.json").read_text(), "seed",
+                                                config.seed))
+    else:
+        rewrite_shard(out, lambda recs: recs)  # one member a record
+        shard = out / RECORDS_DIR / shard_name(0)
+        members = scan_shard(shard.read_bytes()).members
+        twice = _twice(members[0].decode(), "hands", json.loads(members[0])["hands"])
+        shard.write_bytes(b"".join(gzip.compress(m, mtime=0) for m in
+                                   [twice.encode() + b"\n", *members[1:]]))
+    if where == "replay":
+        assert dominoes_main(["replay", str(out), "--match", first["key"]]) == 2
+        assert "the key 'index' appears twice" in error_line(capsys.readouterr().err)
+    elif where == "shard":
+        again = run_tournament(config, out, progress=False, save_records=True)
+        err = capsys.readouterr().err
+        assert again.played == 0 and "(the key 'hands' appears twice in one object); " \
+            "dropped" in err, err
+        assert assert_exact(out) == 4
+    else:
+        with pytest.raises(TournamentDirError, match="appears twice"):
+            run_tournament(config, out, progress=False, save_records=True)
 
 
 @pytest.mark.parametrize("path, error", [("", ValueError), (b"ds", TypeError),

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from dominoes_env.core.atomic_files import atomic_write
-from dominoes_env.core.validation import as_path
+from dominoes_env.core.validation import as_path, parse_json
 
 from ..arena import DEFAULT_MOVE_TIMEOUT
 from ..specs import check_spec, make_agent
@@ -150,7 +150,7 @@ def prepare_dir(out: Path, config: BenchmarkConfig, *, resume: bool, overwrite: 
             raise BenchmarkDirError(f"{out} holds no benchmark card to resume ({CONFIG_FILE} "
                                     "is missing); leave out --resume to start one")
         try:
-            old = json.loads(path.read_text())
+            old = parse_json(path.read_text())
         except (OSError, ValueError, RecursionError) as err:
             raise BenchmarkDirError(f"{path} is unreadable ({err}); use --overwrite or another "
                                     "--out") from None

@@ -16,8 +16,12 @@ with the stored outcome. So after any interruption and a resume, every match in
 
 The shards are untrusted input, checked each time a run starts (:meth:`RecordStore.load`): a
 damaged gzip member, a record that disagrees with its line of ``matches.jsonl`` (its match
-field, its rules, or the scores its replay ends with) and every copy of a match recorded twice
-are dropped with a warning, and those matches are played again for their records.
+field, its rules) and every copy of a match recorded twice are dropped with a warning, and
+those matches are played again for their records. A whole record of the line's match whose
+replay ends otherwise than the line says (its scores, winner or hands) is disputed: either was
+changed, so the match is played again to tell which. The record is kept until the replay agrees
+with the line (then the new record replaces it); a replay that agrees with the record instead
+means the line was changed, and the run stops with that said, losing neither.
 
 Read one with ``python -m dominoes_env replay DIR --match INDEX`` (or the shard's path).
 """
@@ -33,11 +37,13 @@ from typing import Any
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_write, writes_to
 from dominoes_env.core.records import read_record_bytes
-from dominoes_env.core.validation import short_repr
+from dominoes_env.core.validation import DuplicateKeyError, parse_json, short_repr
 from dominoes_env.record_io import (
+    MATCHES_FILE,
     RECORDS_DIR,
     encode_record,
     record_disagreement,
+    record_dispute,
     scan_shard,
     shard_name,
 )
@@ -57,6 +63,9 @@ class RecordStore:
         self._handles: dict[str, Any] = {}
         #: what the last :meth:`load` found wrong and dropped, one line each
         self.repairs: list[str] = []
+        #: the matches whose record the last :meth:`load` kept but disputes (its replay ends
+        #: otherwise than its line says): key -> the scores, winner and hands it ends with
+        self.disputed: dict[str, tuple[list[int], int | None, int]] = {}
 
     def load(self, done: Mapping[str, Any] | Iterable[str],
              rules: RuleConfig | None = None) -> set[str]:
@@ -75,6 +84,7 @@ class RecordStore:
         cannot be read at all (too large, not a shard)."""
         lines = dict(done) if isinstance(done, Mapping) else dict.fromkeys(done)
         self.repairs = []
+        self.disputed = {}
         found: set[str] = set()
         if not self.folder.is_dir():
             return found
@@ -87,10 +97,15 @@ class RecordStore:
             copies: dict[str, list[tuple[bytes, dict]]] = {}
             for offset, raw in zip(scan.offsets, scan.members, strict=True):
                 try:
-                    record = json.loads(raw)
+                    record = parse_json(raw)
                     key = record["match"]["key"]
                     if not isinstance(key, str):
                         raise TypeError
+                except DuplicateKeyError as err:
+                    self.repairs.append(f"{where}: the record at byte {offset:,} is damaged "
+                                        f"({err}); dropped")
+                    dropped = True
+                    continue
                 except (ValueError, KeyError, TypeError, RecursionError):
                     self.repairs.append(f"{where}: the gzip member at byte {offset:,} is not "
                                         "a record of a match; dropped")
@@ -108,6 +123,15 @@ class RecordStore:
                     problem = "an earlier shard has it"
                 else:
                     problem = self._problem(path.name, recs[0][1], lines[key], rules)
+                    ends = record_dispute(recs[0][1], lines[key]) if problem else None
+                    if ends is not None:  # whole, but ends otherwise than its line: kept
+                        self.repairs.append(
+                            f"{where}: the record of match {key!r} disagrees with "
+                            f"{MATCHES_FILE} ({problem}); the match is played again, and the "
+                            "record dropped if that replay agrees with the line")
+                        self.disputed[key] = ends
+                        kept.append(recs[0][0])
+                        continue
                 if problem:
                     self.repairs.append(f"{where}: the record of match {key!r} dropped "
                                         f"({problem}); the match is played again for it")
@@ -134,6 +158,28 @@ class RecordStore:
             if not same:
                 return "its rules are not this tournament's"
         return None if line is None else record_disagreement(record, line)
+
+    def replace(self, line: dict[str, Any]) -> None:
+        """Put the record line of a disputed match (:attr:`disputed`) in its shard in place of
+        the record there, in one atomic rewrite of the shard."""
+        key = line["match"]["key"]
+        del self.disputed[key]
+        name = shard_name(line["match"]["index"])
+        path = self.folder / name
+        handle = self._handles.pop(name, None)
+        if handle is not None:  # what this run appended is in the file before it is read
+            with writes_to(path):
+                handle.close()
+        kept = []
+        for raw in scan_shard(read_record_bytes(path), str(path)).members:
+            try:
+                if json.loads(raw)["match"]["key"] == key:
+                    continue
+            except (ValueError, KeyError, TypeError, RecursionError):
+                pass
+            kept.append(_recompress(raw))
+        with atomic_write(path, "wb") as f:
+            f.write(b"".join(kept) + encode_record(line))
 
     def append(self, line: dict[str, Any]) -> None:
         """Append one record line to its shard and flush it (before ``matches.jsonl``)."""

@@ -39,7 +39,15 @@ from typing import Any
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import appending, atomic_write, writes_to
 from dominoes_env.core.errors import RecordError
-from dominoes_env.core.validation import as_bool, as_float, as_int, as_path, short_repr
+from dominoes_env.core.validation import (
+    DuplicateKeyError,
+    as_bool,
+    as_float,
+    as_int,
+    as_path,
+    parse_json,
+    short_repr,
+)
 from dominoes_env.optional import require
 from dominoes_env.record_io import RECORDS_DIR
 
@@ -311,6 +319,30 @@ def _outcome(rec: dict) -> tuple:
     return tuple(rec["scores"]), rec["winner"], rec["hands"]
 
 
+def _ended(outcome: tuple) -> str:
+    scores, winner, hands = outcome
+    return f"scores {list(scores)}, winner {winner} after {hands} hands"
+
+
+def _replay_disagrees(path: Path, old: dict, rec: dict, disputed: tuple | None) -> str:
+    """Why a run stops when a match played again for its game record ends otherwise than its
+    line of ``matches.jsonl`` says; the game record it had (``disputed``: what it ends with),
+    if any, stays in its shard."""
+    says = f"{path} says match {old['key']!r} ended with {_ended(_outcome(old))}"
+    replay = _ended(_outcome(rec))
+    if disputed is not None and _outcome(rec) == (tuple(disputed[0]), *disputed[1:]):
+        return (f"{says}, but its game record and a replay of the match from its seed both end "
+                f"with {replay}: that line of {path.name} was changed; put it back, or remove "
+                "it to play the match again (its record is kept)")
+    if disputed is not None:
+        return (f"{says}, its game record ends with {_ended((tuple(disputed[0]), *disputed[1:]))}"
+                f" and a replay of the match from its seed with {replay}: an agent is not "
+                "reproducible from its seed, or the line and the record were both changed "
+                "(the record is kept)")
+    return (f"{says}, but a replay of the match from its seed for its game record ends with "
+            f"{replay}: that line was changed, or an agent is not reproducible from its seed")
+
+
 # -- the results directory --------------------------------------------------------------------
 def _describe_mismatch(old: dict, new: dict) -> str:
     diffs = []
@@ -342,7 +374,7 @@ def prepare_dir(out: Path, config: TournamentConfig) -> None:
                 text = f.read(MAX_CONFIG_BYTES + 1)
             if len(text) > MAX_CONFIG_BYTES:
                 raise ValueError(f"larger than {MAX_CONFIG_BYTES:,} bytes")
-            old = json.loads(text)
+            old = parse_json(text)
         except (OSError, ValueError, RecursionError) as err:
             raise TournamentDirError(f"{path} is unreadable ({err}); use another --out") from None
         if old != wanted:
@@ -401,7 +433,11 @@ def load_records(path: Path, schedule: Schedule, num_sides: int) -> list[dict]:
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
+            rec = parse_json(line)
+        except DuplicateKeyError as err:  # another reader may take the other value
+            raise TournamentDirError(f"{path}:{number} is not a match record of this tournament "
+                                     f"({err}); the file is damaged: remove that line, or use "
+                                     "another --out") from None
         except (ValueError, RecursionError):
             rec = None
         problem = _line_problem(rec, jobs, num_sides)
@@ -586,12 +622,13 @@ def _run_in_dir(config, schedule, out, workers, backend, ray_address, progress, 
                     for rec in stream:
                         game = rec.pop("_game", None)
                         old = done.get(rec["key"])
+                        disputed = store.disputed.get(rec["key"]) if store else None
                         if old is not None and _outcome(old) != _outcome(rec):
-                            raise TournamentDirError(
-                                f"match {rec['key']!r} played again for its record ended "
-                                f"{_outcome(rec)}, not {_outcome(old)} as in {path}; an agent "
-                                "is not reproducible from its seed")
-                        if store is not None:
+                            raise TournamentDirError(_replay_disagrees(path, old, rec,
+                                                                       disputed))
+                        if disputed is not None:  # the replay agrees with the line: the
+                            store.replace(game_line(rec, game))  # record was the changed one
+                        elif store is not None:
                             store.append(game_line(rec, game))  # the record first, then
                         if old is None:  # the match line: a crash between leaves no orphan
                             with writes_to(path):
