@@ -30,7 +30,7 @@ from .cli_support import (
     run_command,
 )
 from .core.errors import RecordError
-from .core.records import replay_record, write_record
+from .core.records import check_record_name, replay_record, write_record
 from .core.rules import RuleConfig
 from .rule_args import add_rule_arguments
 
@@ -42,6 +42,11 @@ def _replay(args: argparse.Namespace) -> int:
                if path is not None]
     for flag, path in outputs:  # the output policy, before anything is read or written
         check_output_file(path, flag, overwrite=args.overwrite, inputs=(args.file,))
+    if args.extract:
+        try:
+            check_record_name(args.extract, "--extract")
+        except ValueError as err:
+            raise CommandError(str(err)) from None
     if len(outputs) == 2 and os.path.realpath(args.html) == os.path.realpath(args.extract):
         raise CommandError("--html and --extract name the same file; give each its own")
     try:
@@ -140,7 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--seat", type=int, default=None, metavar="S",
                     help="show the match as seat S saw it (others' tiles hidden until each "
                          "hand ends), with --steps or --html")
-    rp.add_argument("--extract", metavar="OUT.json", help="write the chosen record as a .json")
+    rp.add_argument("--extract", metavar="OUT.json",
+                    help="write the chosen record as a .json (or a one-record .jsonl.gz shard, "
+                         "by the name)")
     rp.add_argument("--overwrite", action="store_true",
                     help="let --html and --extract replace existing files (never the input)")
     rp.add_argument("--backend", choices=("core", "jax"), default="core",

@@ -27,7 +27,7 @@ from .cli_support import (
     silence_stdout,
 )
 from .core import END_NAMES, MatchState, RuleConfig, end_of, tile_of
-from .core.records import write_record
+from .core.records import GZIP_RECORDS_SUFFIX, check_record_name, write_record
 from .core.validation import short_repr
 from .driver import agent_seed, as_seed, fresh_seed, play_match_with
 from .render.ansi import render_ansi
@@ -235,6 +235,10 @@ def check_save_path(path: str, overwrite: bool, inputs: tuple = ()) -> None:
     device, none of the ``inputs`` (the opponents' policy files), an existing file only with
     ``overwrite``), or whose folder cannot be written. ``CommandError`` with the reason."""
     check_output_file(path, "--save", overwrite=overwrite, inputs=inputs)
+    try:
+        check_record_name(path, "--save")
+    except ValueError as err:
+        raise CommandError(str(err)) from None
     folder = os.path.dirname(os.path.abspath(path))
     try:  # the record is written into this folder (a temporary file, then a rename)
         fd, probe = tempfile.mkstemp(prefix=".record-", suffix=".probe", dir=folder)
@@ -250,6 +254,8 @@ def save_record(record: dict, path: str, overwrite: bool) -> str:
     during the match is kept and the record goes to ``path`` with ``-1``, ``-2``... added.
     Returns the path written."""
     stem, ext = os.path.splitext(path)
+    if path.endswith(GZIP_RECORDS_SUFFIX):  # r-1.jsonl.gz, not r.jsonl-1.gz
+        stem, ext = path[:-len(GZIP_RECORDS_SUFFIX)], GZIP_RECORDS_SUFFIX
     target = path
     for k in range(1, 1000):
         try:

@@ -71,6 +71,60 @@ def test_replay_extract_to_dash_is_one_line_and_writes_nothing(tmp_path, monkeyp
     assert sorted(os.listdir(tmp_path)) == ["r.json"]
 
 
+@pytest.mark.parametrize("name", ["out.jsonl.gz", "out.jsonl", "out.json"])
+def test_replay_extract_writes_the_format_its_name_says(tmp_path, capsys, name):
+    """``replay r.json --extract out.jsonl.gz`` wrote plain JSON under a gzip shard's name,
+    which replay then refused ("not a gzip file of records")."""
+    from dominoes_env.cli import main
+    from dominoes_env.core.records import load_record, write_record
+    from dominoes_env.record_io import read_record
+
+    from . import helpers
+
+    record = helpers.random_match(RuleConfig(target_score=30), 1).to_record()
+    write_record(record, tmp_path / "r.json")
+    assert main(["replay", str(tmp_path / "r.json"), "--extract", str(tmp_path / name)]) == 0
+    assert read_record(tmp_path / name) == load_record(tmp_path / "r.json")
+    capsys.readouterr()
+    assert main(["replay", str(tmp_path / name)]) == 0
+
+
+@pytest.mark.parametrize("name", ["out.json.gz", "out.gz"])
+def test_a_record_output_named_as_another_gzip_is_refused(tmp_path, capsys, name):
+    """The name says gzip, the record would be JSON text: one line, nothing written, from
+    replay --extract, play --save (before the match) and write_record."""
+    from dominoes_env.cli import main
+    from dominoes_env.core.records import write_record
+
+    from . import helpers
+
+    record = helpers.random_match(RuleConfig(target_score=30), 1).to_record()
+    write_record(record, tmp_path / "r.json")
+    for argv in (["replay", str(tmp_path / "r.json"), "--extract", str(tmp_path / name)],
+                 ["play", "--opponents", "random", "--seed", "1", "--save", str(tmp_path / name)]):
+        assert main(argv) == 2
+        err = [line for line in capsys.readouterr().err.splitlines() if line]
+        assert len(err) == 1 and "not another .gz" in err[0], err
+    with pytest.raises(ValueError, match="not another .gz"):
+        write_record(record, tmp_path / name)
+    assert sorted(os.listdir(tmp_path)) == ["r.json"]
+
+
+def test_play_save_to_a_gzip_shard_name_finds_a_free_shard_name(tmp_path):
+    """A file that appeared at a ``.jsonl.gz`` --save path during the match: the record goes
+    beside it as ``NAME-1.jsonl.gz`` (not ``NAME.jsonl-1.gz``, a name no reader takes)."""
+    from dominoes_env.play import save_record
+    from dominoes_env.record_io import read_record
+
+    from . import helpers
+
+    record = helpers.random_match(RuleConfig(target_score=30), 1).to_record()
+    (tmp_path / "g.jsonl.gz").write_bytes(b"someone else's")
+    written = save_record(record, str(tmp_path / "g.jsonl.gz"), overwrite=False)
+    assert written == str(tmp_path / "g-1.jsonl.gz")
+    assert read_record(written) == record
+
+
 # -- the public API ------------------------------------------------------------------------------
 def test_run_tournament_with_an_empty_out_writes_nothing_in_the_working_directory(
         tmp_path, monkeypatch):

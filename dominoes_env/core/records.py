@@ -64,14 +64,35 @@ def match_record(match: MatchState) -> dict[str, Any]:
     return {"rules": match.rules.to_dict(), "hands": [hand_record(h) for h in hands]}
 
 
+#: the name a gzip file of records ends with (a tournament's shard)
+GZIP_RECORDS_SUFFIX = ".jsonl.gz"
+
+
+def check_record_name(path: str | os.PathLike, what: str = "path") -> None:
+    """``ValueError`` naming ``what`` when ``path``'s name says a format a record is not written
+    in: a ``.gz`` other than a ``.jsonl.gz`` shard (the readers read any other name as JSON
+    text, so ``r.json.gz`` would be plain JSON under a gzip name)."""
+    name = os.fspath(path)
+    if name.endswith(".gz") and not name.endswith(GZIP_RECORDS_SUFFIX):
+        raise ValueError(f"{what} {short_repr(name)}: a record is written as .json or .jsonl "
+                         f"text, or gzipped as a {GZIP_RECORDS_SUFFIX} shard; not another .gz")
+
+
 def write_record(record: dict[str, Any], path: str | os.PathLike, *,
                  overwrite: bool = True) -> None:
-    """Write a record atomically (a temporary file renamed into place: never half a file).
+    """Write a record atomically (a temporary file renamed into place: never half a file), in
+    the format its name says: JSON text, or a one-record gzip shard for a ``.jsonl.gz`` name
+    (as a tournament's shards hold records; other ``.gz`` names are a ``ValueError``).
 
     ``overwrite=False`` never replaces an existing file: ``FileExistsError`` instead."""
-    text = json.dumps(record) + "\n"
-    with atomic_write(path, overwrite=overwrite) as f:
-        f.write(text)
+    check_record_name(path)
+    data = (json.dumps(record) + "\n").encode()
+    if os.fspath(path).endswith(GZIP_RECORDS_SUFFIX):
+        import gzip
+
+        data = gzip.compress(data, compresslevel=6, mtime=0)
+    with atomic_write(path, "wb", overwrite=overwrite) as f:
+        f.write(data)
 
 
 # -- reading and replaying -----------------------------------------------------------------
