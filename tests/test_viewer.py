@@ -355,6 +355,27 @@ def test_save_paths_are_checked_before_writing(tmp_path):
             tmp_path / "ok.html").read_text()
 
 
+def test_save_keeps_an_existing_file_when_asked(tmp_path):
+    """``viewer(..., save=PATH)`` replaced an existing file without a word, where the command
+    needs --overwrite: the API replaces it as write_record does, and ``overwrite=False``
+    keeps it (``FileExistsError``, before the record is read)."""
+    m = random_match(15, target_score=50)
+    page = tmp_path / "page.html"
+    page.write_text("mine")
+    with pytest.raises(FileExistsError, match="overwrite=True") as err:
+        dominoes_env.viewer(tmp_path / "no-such-record.json", save=page, overwrite=False)
+    assert err.value.filename == str(page)
+    with pytest.raises(FileExistsError):
+        dominoes_env.viewer(m).save(page, overwrite=False)
+    assert page.read_text() == "mine"
+    with pytest.raises(TypeError, match="overwrite"):
+        dominoes_env.viewer(m, save=page, overwrite="no")
+    assert dominoes_env.viewer(m, save=tmp_path / "new.html", overwrite=False).html == (
+        tmp_path / "new.html").read_text()
+    dominoes_env.viewer(m).save(page)  # the default replaces it, as write_record does
+    assert page.read_text().startswith("<!doctype html>")
+
+
 def test_save_never_replaces_the_record_it_shows(tmp_path):
     # viewer("r.json", save="r.json") replaced the record by its page
     record = tmp_path / "r.json"

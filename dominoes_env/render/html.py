@@ -25,6 +25,7 @@ True
 from __future__ import annotations
 
 import base64
+import errno
 import hashlib
 import json
 import os
@@ -35,7 +36,7 @@ from typing import Any
 from ..core.atomic_files import atomic_write
 from ..core.errors import RecordError
 from ..core.rules import RuleConfig
-from ..core.validation import as_int
+from ..core.validation import as_bool, as_int
 from .layout import PlacedTile, place_tiles
 from .steps import Step, record_steps
 from .svg import TABLE, TEXT, tile_parts, tile_svg
@@ -178,21 +179,23 @@ def content_security_policy(script: str, style: str) -> str:
             "base-uri 'none'; form-action 'none'")
 
 
-def write_html(page: str, path: str | os.PathLike) -> None:
+def write_html(page: str, path: str | os.PathLike, *, overwrite: bool = True) -> None:
     """Write the page atomically (a temporary file renamed into place: never half a file).
 
     ``path`` is a new or existing regular file in a folder that exists: a missing folder, a
     folder, a symbolic link or a device is a ``ValueError`` naming the path, before anything
-    is written."""
-    check_page_path(path)
-    with atomic_write(path) as f:
+    is written. An existing file is replaced, as :func:`~dominoes_env.core.records.write_record`
+    replaces one; ``overwrite=False`` never replaces it: ``FileExistsError`` instead."""
+    check_page_path(path, overwrite=overwrite)
+    with atomic_write(path, overwrite=overwrite) as f:
         f.write(page)
 
 
-def check_page_path(path: Any, inputs: tuple[str | os.PathLike, ...] = ()) -> None:
+def check_page_path(path: Any, inputs: tuple[str | os.PathLike, ...] = (), *,
+                    overwrite: bool = True) -> None:
     """The output rules of :func:`dominoes_env.cli_support.check_output_file` (an existing
     regular file may be replaced, never one of ``inputs``) as a ``ValueError`` (``TypeError``
-    for a non-path).
+    for a non-path); with ``overwrite=False`` an existing file is a ``FileExistsError``.
 
     >>> check_page_path("/no/such/folder/page.html")
     Traceback (most recent call last):
@@ -207,6 +210,9 @@ def check_page_path(path: Any, inputs: tuple[str | os.PathLike, ...] = ()) -> No
         check_output_file(path, "path", overwrite=True, inputs=inputs)
     except CommandError as err:
         raise ValueError(str(err)) from None
+    if not overwrite and os.path.lexists(path):
+        raise FileExistsError(errno.EEXIST, "the file exists; pass overwrite=True to replace "
+                              "it", os.fspath(path))
 
 
 class ReplayViewer:
@@ -220,8 +226,10 @@ class ReplayViewer:
         self.height = as_int("height", height, MIN_HEIGHT, MAX_HEIGHT)
         self.html = replay_html(record, seat=seat)
 
-    def save(self, path: str | os.PathLike) -> None:
-        write_html(self.html, path)
+    def save(self, path: str | os.PathLike, *, overwrite: bool = True) -> None:
+        """Write the page to ``path`` (:func:`write_html`: an existing file is replaced, unless
+        ``overwrite=False``, which raises ``FileExistsError``)."""
+        write_html(self.html, path, overwrite=as_bool("overwrite", overwrite))
 
     def _repr_html_(self) -> str:
         # an <iframe srcdoc>: the page's script runs inside it in JupyterLab and the classic
@@ -240,20 +248,23 @@ class ReplayViewer:
 
 
 def viewer(game: Any, *, seat: int | None = None, height: int = 760,
-           save: str | os.PathLike | None = None) -> ReplayViewer:
+           save: str | os.PathLike | None = None, overwrite: bool = True) -> ReplayViewer:
     """The replay viewer of ``game``: a record (a dict, or the path of a ``.json`` record or of
     a one-record shard) or
     anything with ``to_record()`` (a ``MatchState``). In Jupyter it shows inline.
 
     ``seat`` shows the match from that seat's view (the other hands face down until each hand
     ends), ``height`` is the inline frame's height in pixels (an int, 100..10000), and
-    ``save`` a file to write the page to (as :meth:`ReplayViewer.save`). Raises ``TypeError``
-    for other objects, :class:`RecordError` for a bad record and ``ValueError`` for a bad
-    ``seat``, ``height`` or ``save`` path.
+    ``save`` a file to write the page to (as :meth:`ReplayViewer.save`: a file there is
+    replaced, unless ``overwrite=False``, which raises ``FileExistsError`` before anything is
+    read or written). Raises ``TypeError`` for other objects, :class:`RecordError` for a bad
+    record and ``ValueError`` for a bad ``seat``, ``height`` or ``save`` path.
     """
     height = as_int("height", height, MIN_HEIGHT, MAX_HEIGHT)
+    overwrite = as_bool("overwrite", overwrite)
     if save is not None:  # never over the record it shows
-        check_page_path(save, (game,) if isinstance(game, str | os.PathLike) else ())
+        check_page_path(save, (game,) if isinstance(game, str | os.PathLike) else (),
+                        overwrite=overwrite)
     if isinstance(game, str | os.PathLike):
         from ..record_io import read_record
 
@@ -265,7 +276,7 @@ def viewer(game: Any, *, seat: int | None = None, height: int = 760,
                         f"got {type(game).__name__}")
     shown = ReplayViewer(game, seat=seat, height=height)
     if save is not None:
-        shown.save(save)
+        shown.save(save, overwrite=overwrite)
     return shown
 
 
