@@ -193,6 +193,32 @@ def test_results_without_their_config_say_every_way_on(tmp_path, capsys):
     assert main([*args, "--overwrite"]) == 0
 
 
+@pytest.mark.parametrize("spec", ["ppo:{p}", "guided:sims=2,policy={p}"])
+def test_a_tournament_is_not_resumed_with_a_replaced_policy_file(tmp_path, capsys, spec):
+    """A tournament stopped, its ``ppo:p.npz`` replaced by another policy, then resumed: the
+    new policy's matches were added to the old one's under the same name, two players mixed
+    in one row, without a word (neither config.json nor run.json knew the file)."""
+    from agents.ppo import random_policy_npz
+
+    rules = RuleConfig(target_score=20)
+    policy = tmp_path / "p.npz"
+    random_policy_npz(policy, rules, hidden=(8,), seed=1)
+    agents = [spec.format(p=policy), "greedy"]
+    out = tmp_path / "run"
+    config = TournamentConfig(agents, rules, matches=2)
+    run_tournament(config, out, progress=False)
+    stored = json.loads((out / "config.json").read_text())["agent_files"]
+    assert list(stored) == [str(policy)]
+    lines = (out / MATCHES_FILE).read_text().splitlines(keepends=True)
+    (out / MATCHES_FILE).write_text(lines[0])  # stopped after its first match
+    random_policy_npz(policy, rules, hidden=(8,), seed=2)
+    with pytest.raises(TournamentDirError, match=re.escape(f"agents read {str(policy)!r}, and "
+                                                           "that file changed")):
+        run_tournament(config, out, progress=False)
+    random_policy_npz(policy, rules, hidden=(8,), seed=1)  # put back: it resumes
+    assert run_tournament(config, out, progress=False).played == len(lines) - 1
+
+
 def test_a_run_folder_removed_mid_run_is_not_said_to_keep_its_matches(tmp_path, monkeypatch):
     """Its error line said "matches already finished there are kept" with nothing there."""
     import shutil

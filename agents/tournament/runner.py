@@ -368,6 +368,9 @@ def prepare_dir(out: Path, config: TournamentConfig) -> None:
                                      "a device); remove it, or use another --out")
     path = out / CONFIG_FILE
     wanted = config.to_dict()
+    files = agent_files(config.agents)
+    if files:
+        wanted[AGENT_FILES] = files
     if path.exists():
         try:
             with open(path, "rb") as f:  # a config is a few hundred bytes
@@ -375,8 +378,19 @@ def prepare_dir(out: Path, config: TournamentConfig) -> None:
             if len(text) > MAX_CONFIG_BYTES:
                 raise ValueError(f"larger than {MAX_CONFIG_BYTES:,} bytes")
             old = parse_json(text)
+            if not isinstance(old, dict):
+                raise ValueError("not a JSON object")
         except (OSError, ValueError, RecursionError) as err:
             raise TournamentDirError(f"{path} is unreadable ({err}); use another --out") from None
+        if AGENT_FILES not in old:  # a run started before config.json held them: unchecked
+            wanted.pop(AGENT_FILES, None)
+        changed = _changed_agent_files(old.get(AGENT_FILES), wanted.get(AGENT_FILES))
+        if changed and {**old, AGENT_FILES: None} == {**wanted, AGENT_FILES: None}:
+            raise TournamentDirError(
+                f"{out} holds a tournament whose agents read {changed}, and that file changed "
+                "since the run started (its sha256 differs): resumed, the same agent name "
+                "would stand for two players; put the file back to resume it, or choose "
+                "another --out directory")
         if old != wanted:
             raise TournamentDirError(
                 f"{out} holds a tournament with different arguments "
@@ -392,6 +406,39 @@ def prepare_dir(out: Path, config: TournamentConfig) -> None:
         )
     with atomic_write(path) as f:
         f.write(json.dumps(wanted, indent=2) + "\n")
+
+
+#: the key of config.json that holds the files the agents' specs name, with their sha256
+AGENT_FILES = "agent_files"
+
+
+def agent_files(specs: Sequence[str]) -> dict[str, str]:
+    """The regular files that agent specs name (``ppo:p.npz``, ``guided:policy=p.npz``), each
+    with the sha256 of its bytes: a tournament resumed after one was replaced would add the new
+    policy's matches to the old one's under the same name."""
+    import hashlib
+
+    from dominoes_env.cli_support import paths_in_specs
+
+    found = {}
+    for path in paths_in_specs(specs):
+        if os.path.isfile(path):
+            digest = hashlib.sha256()
+            with open(path, "rb") as f:
+                while block := f.read(1 << 20):
+                    digest.update(block)
+            found[path] = digest.hexdigest()
+    return found
+
+
+def _changed_agent_files(old: Any, new: Any) -> str | None:
+    """The first file (quoted) that the agents read whose digest differs in ``new``."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return None
+    for path, digest in new.items():
+        if path in old and old[path] != digest:
+            return repr(path)
+    return None
 
 
 def _line_problem(rec: Any, jobs: dict[str, MatchJob], num_sides: int) -> str | None:
