@@ -318,6 +318,11 @@ def _one(path: str, match: str, line: dict | None = None) -> dict:
         raise RecordError(f"{path!r} holds {len(found)} records of match {match!r}; a match "
                           "has one (resuming its tournament repairs the shard)")
     if line is not None:
+        try:  # a record that cannot replay says so: no line of matches.jsonl is at fault
+            record_ends(found[0])
+        except RecordError as err:
+            raise RecordError(f"{path!r}: the record of match {match!r} does not replay "
+                              f"({err})") from None
         problem = record_disagreement(found[0], line)
         if problem:
             raise RecordError(f"{path!r}: the record of match {match!r} disagrees with "

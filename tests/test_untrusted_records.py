@@ -210,6 +210,20 @@ def test_a_record_that_disagrees_with_matches_jsonl_is_refused_by_replay(tmp_pat
         read_record(out / RECORDS_DIR / shard_name(0), which)
 
 
+def test_a_record_that_does_not_replay_is_not_said_to_disagree(tmp_path, capsys):
+    """A tournament's record whose rules no longer load (or whose moves break them) was said
+    to disagree with matches.jsonl, though the line is not at fault."""
+    out, _ = tournament(tmp_path)
+    matches, _ = stored(out)
+    first = min(matches.values(), key=lambda m: m["index"])
+    rewrite_shard(out, lambda recs: [dict(recs[0], rules=dict(recs[0]["rules"], max_pip=99)),
+                                     *recs[1:]])
+    assert dominoes_main(["replay", str(out), "--match", first["key"]]) == 2
+    line = error_line(capsys.readouterr().err)
+    assert f"the record of match {first['key']!r} does not replay (" in line, line
+    assert "disagrees" not in line, line
+
+
 def test_replay_refuses_a_match_with_two_different_lines_in_matches_jsonl(tmp_path, capsys):
     """replay read the first line of a match and passed over a second, different one."""
     out, _ = tournament(tmp_path)
