@@ -20,7 +20,7 @@ import sys
 
 from agents import datasets
 from agents.arena import DEFAULT_MAX_HANDS
-from agents.tournament.runner import OUTPUT_FILES, TournamentConfig
+from agents.tournament.runner import OUTPUT_FILES, TournamentConfig, matches_kept
 from agents.tournament.schedule import tables_for
 from dominoes_env.cli_support import (
     OneLineParser,
@@ -102,8 +102,11 @@ def _main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                                       progress=not args.quiet,
                                       before_writing=lambda: start_run_folder(folder))
     except KeyboardInterrupt as stop:
-        print(f"\ninterrupted: finished games are saved in {args.out}; run the same command "
-              "again to finish", file=sys.stderr)
+        if matches_kept(args.out):
+            print(f"\ninterrupted: finished games are saved in {args.out}; run the same "
+                  "command again to finish", file=sys.stderr)
+        else:  # stopped before a game ended (an agent's module, say): nothing to point at
+            print("\ninterrupted before any game finished", file=sys.stderr)
         if isinstance(stop, Stopped):  # SIGTERM, SIGHUP: run_command's line and status
             raise
         return 130

@@ -219,6 +219,25 @@ def test_a_tournament_is_not_resumed_with_a_replaced_policy_file(tmp_path, capsy
     assert run_tournament(config, out, progress=False).played == len(lines) - 1
 
 
+@pytest.mark.parametrize("program", ["tournament", "make_dataset"])
+def test_an_interruption_before_any_match_points_at_no_saved_match(tmp_path, capsys,
+                                                                   monkeypatch, program):
+    """An agent's module that raised KeyboardInterrupt when imported: the run said "finished
+    matches are saved in OUT; run the same command again" though no match had finished (and
+    no folder was made)."""
+    import importlib
+
+    (tmp_path / "kbmod_stop.py").write_text("raise KeyboardInterrupt\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    command = importlib.import_module(f"experiments.{program}").main
+    out = tmp_path / "run"
+    assert command(["--agents", "kbmod_stop:A", "greedy", "--matches", "1", "--target-score",
+                    "20", "--quiet", "--out", str(out)]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted before any" in err and "saved in" not in err, err
+
+
 def test_a_run_folder_removed_mid_run_is_not_said_to_keep_its_matches(tmp_path, monkeypatch):
     """Its error line said "matches already finished there are kept" with nothing there."""
     import shutil

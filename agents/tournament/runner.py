@@ -507,6 +507,14 @@ def load_records(path: Path, schedule: Schedule, num_sides: int) -> list[dict]:
 OUTPUT_FILES = (CONFIG_FILE, MATCHES_FILE, SUMMARY_FILE, HEATMAP_FILE, RATINGS_FILE)
 
 
+def matches_kept(out: str | os.PathLike) -> bool:
+    """Whether the run folder ``out`` keeps a finished match (a line of its matches.jsonl)."""
+    try:
+        return os.path.getsize(os.path.join(out, MATCHES_FILE)) > 0
+    except OSError:
+        return False
+
+
 def clear_results(out: str | os.PathLike) -> None:
     """Remove a previous run's files from ``out`` (only the files a run writes, the game
     records included), so the next run starts afresh. A missing directory is fine."""

@@ -25,6 +25,7 @@ from agents.tournament.runner import (
     MATCHES_FILE,
     OUTPUT_FILES,
     TournamentConfig,
+    matches_kept,
     run_tournament,
 )
 from agents.tournament.schedule import tables_for
@@ -170,8 +171,11 @@ def _main(args: argparse.Namespace) -> int:
                              move_timeout=args.move_timeout or None,
                              before_writing=lambda: start_run_folder(folder))
     except KeyboardInterrupt as stop:
-        print(f"\ninterrupted: finished matches are saved in {out}; run the same command again "
-              "to play the rest", file=err)
+        if matches_kept(out):
+            print(f"\ninterrupted: finished matches are saved in {out}; run the same command "
+                  "again to play the rest", file=err)
+        else:  # stopped before a match ended (an agent's module, say): nothing to point at
+            print("\ninterrupted before any match finished", file=err)
         if isinstance(stop, Stopped):  # SIGTERM, SIGHUP: run_command's line and status
             raise
         return 130
