@@ -36,6 +36,7 @@ from dominoes_env.driver import (  # noqa: F401 (the seeding scheme lives with t
     as_seed,
     derive_seed,
     play_match_with,
+    raised_words,
 )
 
 from .decision_times import DecisionTimes
@@ -216,9 +217,7 @@ def play_match(
             raise fault(seat, f"took longer than the move time limit of {move_timeout:g} s in "
                               f"{method}()") from None
         except (Exception, SystemExit) as err:
-            detail = " ".join(str(err).split())[:300]
-            raise fault(seat, f"raised {type(err).__name__} in {method}()"
-                              + (f": {detail}" if detail else "")) from None
+            raise fault(seat, raised_words(err, method)) from None
 
     def on_hand(match) -> None:
         nonlocal hand_number

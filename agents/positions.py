@@ -14,8 +14,9 @@ True
 from __future__ import annotations
 
 from dominoes_env.core import RuleConfig
-from dominoes_env.driver import derive_seed, play_match_with
+from dominoes_env.driver import check_answer, derive_seed, play_match_with, raised_words
 
+from .arena import AgentError
 from .greedy import GreedyAgent
 from .specs import check_spec, make_agent, repeated
 
@@ -49,6 +50,32 @@ class SeatAgents:
         if agent is None:
             agent = self.agents[view.seat] = make_agent(self.spec, seed=self.seed + view.seat)
         return agent
+
+    def decide(self, view) -> int:
+        """The action code the seat's agent answers to ``view``, checked as a match checks it
+        (:func:`~dominoes_env.driver.check_answer`); an agent that raises or answers anything
+        else is an :class:`~agents.arena.AgentError` naming its spec and seat."""
+        agent = self(view)
+        try:
+            answer = agent.act(view)
+        except (Exception, SystemExit) as err:
+            raise self.failed(view, err) from None
+        return self.check(view, answer)
+
+    def failed(self, view, err: BaseException) -> AgentError:
+        """The error for the seat's agent whose ``act(view)`` raised ``err``."""
+        return self._fault(view, raised_words(err, "act"))
+
+    def check(self, view, answer) -> int:
+        """``answer`` as the action code it names, if it is one of ``view``'s legal moves; else
+        an :class:`~agents.arena.AgentError` naming the spec and seat."""
+        try:
+            return check_answer(answer, view.legal)
+        except ValueError as err:
+            raise self._fault(view, str(err)) from None
+
+    def _fault(self, view, what: str) -> AgentError:
+        return AgentError(f"agent {self.spec!r} at seat {view.seat} {what}")
 
 
 def check_distinct(parser, specs: list[str]) -> None:

@@ -131,6 +131,55 @@ class MatchRun:
     stopped: bool
 
 
+def check_answer(answer: Any, legal: Sequence[int]) -> int:
+    """The action code an agent's ``answer`` to a view names, checked against the view's
+    ``legal`` codes: an integer (a numpy integer too, as a Python int; never a bool, a float, a
+    string or ``None``) that is one of ``legal``. Every caller of an agent's ``act`` checks its
+    answer here, so that a bad one is refused in the same words everywhere: the ``ValueError``
+    says what the agent returned, worded to follow "agent 'NAME' at seat N".
+
+    >>> check_answer(5, (3, 5))
+    5
+    >>> check_answer(True, (1,))
+    Traceback (most recent call last):
+    ...
+    ValueError: returned True (bool), not an action code
+    >>> check_answer(7, (3, 5))
+    Traceback (most recent call last):
+    ...
+    ValueError: returned 7, not a legal action; legal: [3, 5]
+    """
+    code = answer
+    if type(code) is not int:  # numpy integers are fine; 3.0, True, "3" are not
+        try:
+            if isinstance(code, bool):
+                raise TypeError("a bool is no action code")
+            code = operator.index(code)
+        except Exception:  # a user object's own __index__ may raise anything
+            raise ValueError(f"returned {short_repr(answer)} ({type(answer).__name__}), "
+                             "not an action code") from None
+    if code not in legal:
+        raise ValueError(f"returned {short_repr(answer)}, not a legal action; legal: "
+                         f"{list(legal)}")
+    return code
+
+
+def raised_words(err: BaseException, method: str) -> str:
+    """How an agent's call that raised ``err`` is told, worded to follow "agent 'NAME' at seat
+    N": the error's type and its text on one line, cut to 200 characters (a user agent's
+    message may be anything).
+
+    >>> raised_words(RuntimeError("boom\\nat line 2"), "act")
+    'raised RuntimeError in act(): boom at line 2'
+    """
+    try:
+        detail = " ".join(str(err).split())
+    except Exception:  # an exception whose __str__ fails
+        detail = ""
+    detail = detail if len(detail) <= 200 else detail[:197] + "..."
+    return f"raised {type(err).__name__} in {method}()" + (f": {detail}" if detail else "")
+
+
 def _plain_call(seat: int, method: str, fn: Callable, *args):
     return fn(*args)
 
@@ -188,15 +237,11 @@ def play_match_with(
                     call(s, "begin_hand", begin[s], match.view(s))
         seat = match.turn
         view = match.view(seat)
-        code = call(seat, "act", players[seat].act, view)
-        if type(code) is not int:  # numpy integers are fine; 3.0, True, "3" are not
-            if isinstance(code, bool) or not hasattr(code, "__index__"):
-                raise fault(seat, f"returned {short_repr(code)} ({type(code).__name__}), "
-                                  "not an action code")
-            code = operator.index(code)
-        if code not in view.legal:
-            raise fault(seat, f"returned {short_repr(code)}, not a legal action; legal: "
-                              f"{list(view.legal)}")
+        answer = call(seat, "act", players[seat].act, view)
+        try:
+            code = check_answer(answer, view.legal)
+        except ValueError as err:
+            raise fault(seat, str(err)) from None
         if on_decision is not None:
             on_decision(seat, view, code)
         points = match.play(code)

@@ -29,7 +29,7 @@ from .cli_support import (
 from .core import END_NAMES, MatchState, RuleConfig, end_of, tile_of
 from .core.records import GZIP_RECORDS_SUFFIX, check_record_name, write_record
 from .core.validation import short_repr
-from .driver import agent_seed, as_seed, fresh_seed, play_match_with
+from .driver import agent_seed, as_seed, fresh_seed, play_match_with, raised_words
 from .render.ansi import render_ansi
 
 HUMAN = 0
@@ -50,8 +50,7 @@ def _agent_call(name: str, seat: int, what: str, call, *args):
     except KeyboardInterrupt:
         raise
     except (Exception, SystemExit) as err:
-        raise AgentFault(f"agent {name!r} at seat {seat} raised {type(err).__name__} in "
-                         f"{what}(): {' '.join(str(err).split())[:200]}") from None
+        raise AgentFault(f"agent {name!r} at seat {seat} {raised_words(err, what)}") from None
 
 
 class TerminalGame:

@@ -22,6 +22,7 @@ import statistics
 import time
 
 from agents import positions as bench_positions
+from agents.arena import AgentError
 from agents.search import distinct_moves
 from dominoes_env import cli_support
 from dominoes_env.deprecation import moved_names
@@ -61,11 +62,16 @@ def bench(specs: list[str], views: list, seed: int = 0) -> list[dict]:
     order = list(range(len(specs)))
     for view in views:
         for i in order:
-            agent = agents[i](view)
+            seats = agents[i]
+            agent = seats(view)
             start, start_cpu = time.perf_counter(), time.process_time()
-            agent.act(view)
+            try:  # only act() is timed; its answer is checked after
+                answer = agent.act(view)
+            except (Exception, SystemExit) as err:
+                raise seats.failed(view, err) from None
             times[i].append(time.perf_counter() - start)
             cpu[i] += time.process_time() - start_cpu
+            seats.check(view, answer)  # an illegal or non-code answer is no decision to time
         order.reverse()
     rows = []
     for spec, ts, spent in zip(specs, times, cpu, strict=True):
@@ -86,7 +92,7 @@ def warm_up(specs: list[str], views: list, seed: int = 0) -> None:
     (tables, caches, lazy imports) is built before any decision is timed."""
     view = next((v for v in views if len(distinct_moves(v)) > 1), views[0])
     for spec in specs:
-        bench_positions.SeatAgents(spec, seed)(view).act(view)
+        bench_positions.SeatAgents(spec, seed).decide(view)
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
@@ -100,7 +106,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     bench_positions.check_distinct(parser, args.specs)
     check_positions_fit(parser, args.positions)
     rows: list[dict] = []
-    status = cli_support.run_command(lambda: _run(parser, args, rows))
+    status = cli_support.run_command(lambda: _run(parser, args, rows), errors=(AgentError,))
     if status:
         raise SystemExit(status)
     return rows

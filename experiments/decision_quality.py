@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import time
 
+from agents.arena import AgentError
 from agents.positions import SeatAgents, check_distinct, table_positions
 from agents.search import distinct_moves, same_position
 from dominoes_env.cli_support import (
@@ -47,9 +48,8 @@ def decide(spec: str, views: list, seed: int) -> tuple[list[tuple[int, dict]], f
     out = []
     start = time.perf_counter()
     for view in views:
-        agent = agents(view)
-        code = agent.act(view)
-        out.append((code, dict(getattr(agent, "last_values", {}))))
+        code = agents.decide(view)
+        out.append((code, dict(getattr(agents(view), "last_values", {}))))
     return out, time.perf_counter() - start
 
 
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     except ValueError as err:
         parser.error(str(err))
     rows: list[dict] = []
-    status = run_command(lambda: _run(parser, args, rows))
+    status = run_command(lambda: _run(parser, args, rows), errors=(AgentError,))
     if status:
         raise SystemExit(status)
     return rows
@@ -129,6 +129,8 @@ def _run(parser, args, rows: list[dict]) -> int:
     views = table_positions(parser, args, [args.oracle, *args.specs])
     try:
         rows += run(args.specs, args.oracle, views, args.repeats, args.seed)
+    except AgentError:  # one line naming the agent, as a match gives (run_command)
+        raise
     except ValueError as err:
         parser.error(str(err))
     print(f"{len(views)} positions, {rows[0]['positions'] // args.repeats} with a choice, "

@@ -26,6 +26,7 @@ from dominoes_env.cli import main as dominoes_main
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.records import load_record, replay_record, write_record
 from dominoes_env.record_io import append_records
+from experiments import bench_agents, decision_quality
 from experiments.tournament import main as tournament_main
 
 from . import helpers
@@ -269,6 +270,47 @@ def test_misbehaving_agent_stops_the_run_naming_it(tmp_path, capsys, agent, what
     if agent == "RaisingAgent":  # the matches before the failing one are kept
         assert len(finished) >= 1
         assert all(rec["winner"] is not None for rec in finished)
+
+
+#: the programs that ask agents to decide single positions, with flags that keep them short
+POSITION_PROGRAMS = {
+    "bench_agents": (bench_agents.main, ["--positions", "4"]),
+    "decision_quality": (decision_quality.main,
+                         ["--positions", "4", "--repeats", "1", "--oracle", "search:sims=4"]),
+}
+
+
+@pytest.mark.parametrize("program", sorted(POSITION_PROGRAMS))
+@pytest.mark.parametrize("agent, what", [
+    ("BadAnswerAgent:answer=huge", "returned 1000000, not a legal action; legal: ["),
+    ("BadAnswerAgent:answer=none", "returned None (NoneType), not an action code"),
+    ("BadAnswerAgent:answer=bool", "returned True (bool), not an action code"),
+    ("BadAnswerAgent:answer=none,moves=1", "returned None (NoneType), not an action code"),
+    ("FloatAgent", "(float), not an action code"),
+    ("LateRaisingAgent:moves=0", "raised RuntimeError in act(): late boom"),
+    ("LateRaisingAgent:moves=1", "raised RuntimeError in act(): late boom"),
+    ("ExitingAgent", "raised SystemExit in act(): 5"),
+])  # fmt: skip
+def test_misbehaving_agent_stops_the_position_programs_naming_it(program, agent, what, capsys):
+    # as a tournament does: one line naming the agent and its seat, status 2; not a KeyError
+    # traceback (decision_quality), nor a bad answer timed as a decision (bench_agents).
+    # moves=1: the agent's first answer is good, so the timed loop meets the bad one
+    main, flags = POSITION_PROGRAMS[program]
+    with pytest.raises(SystemExit) as stop:
+        main(["greedy", f"{TA}:{agent}", *flags])
+    assert stop.value.code == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert line.startswith(f"error: agent '{TA}:{agent}' at seat ") and what in line, line
+
+
+def test_a_mock_is_no_agent_for_the_position_programs(capsys):
+    # unittest.mock:MagicMock builds and has an act(): its answer is a MagicMock
+    for main, flags in POSITION_PROGRAMS.values():
+        with pytest.raises(SystemExit) as stop:
+            main(["unittest.mock:MagicMock", *flags])
+        assert stop.value.code == 2
+        assert "agent 'unittest.mock:MagicMock' at seat " in one_error_line(
+            capsys.readouterr().err)
 
 
 #: the longest a run with a hung agent may take to stop, from its start: under a second on a quiet

@@ -135,3 +135,21 @@ class ProcessKillingAgent(RandomAgent):
 
             os._exit(3)
         return super().act(view)
+
+
+class BadAnswerAgent(RandomAgent):
+    """Plays ``moves`` legal moves, then answers what is no legal action code: ``answer=huge``
+    an integer no move has, ``none`` ``None``, ``bool`` ``True``."""
+
+    name = "bad-answer"
+
+    def __init__(self, seed=None, answer: str = "huge", moves: int = 0):
+        super().__init__(seed)
+        self.answer = {"huge": 10**6, "none": None, "bool": True}[answer]
+        self.moves = moves
+
+    def act(self, view):
+        if self.moves <= 0:
+            return self.answer
+        self.moves -= 1
+        return super().act(view)
