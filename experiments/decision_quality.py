@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from agents.arena import AgentError
 from agents.positions import SeatAgents, check_distinct, table_positions
@@ -73,20 +75,33 @@ def score(oracle: list[tuple[int, dict]], choices: list[int], among: list[int]) 
     return {"positions": n, "regret": mean, "regret_se": se, "agree": agree / n}
 
 
-def run(specs: list[str], oracle_spec: str, views: list, repeats: int, seed: int) -> list[dict]:
+def _ticking(views: list, tick: Callable[[], Any] | None) -> Iterator:
+    """``views`` one by one, calling ``tick()`` after each has been decided."""
+    for view in views:
+        yield view
+        if tick is not None:
+            tick()
+
+
+def run(specs: list[str], oracle_spec: str, views: list, repeats: int, seed: int, *,
+        rows: list[dict] | None = None, tick: Callable[[], Any] | None = None) -> list[dict]:
     """The oracle decides ``views`` once (seed ``seed + 1000``), each spec ``repeats`` times
-    (seeds ``seed + 100 * r``); one row per spec, its positions pooled over the repeats."""
-    oracle, _ = decide(oracle_spec, views, seed + 1000)
+    (seeds ``seed + 100 * r``); one row per spec, its positions pooled over the repeats.
+
+    Each row is appended to ``rows`` (a new list when not given) as soon as its spec is judged,
+    so a caller stopped by Ctrl-C keeps the finished ones; ``tick()`` is called after each
+    decision (a progress bar)."""
+    rows = [] if rows is None else rows
+    oracle, _ = decide(oracle_spec, _ticking(views, tick), seed + 1000)
     among = [i for i, v in enumerate(views) if len(distinct_moves(v)) > 1]
     missing = [i for i in among if set(oracle[i][1]) != set(distinct_moves(views[i]))]
     if missing:
         raise ValueError(f"the oracle {oracle_spec!r} does not report a value for every "
                          "distinct move (last_values): it cannot judge the choices")
-    rows = []
     for spec in specs:
         choices, seconds = [], 0.0
         for r in range(repeats):
-            decisions, s = decide(spec, views, seed + 100 * r)
+            decisions, s = decide(spec, _ticking(views, tick), seed + 100 * r)
             # a move the oracle searched once for two symmetric ends counts as that one
             choices += [same_position(views[i])[decisions[i][0]] for i in among]
             seconds += s
@@ -99,7 +114,8 @@ def run(specs: list[str], oracle_spec: str, views: list, repeats: int, seed: int
 
 def main(argv: list[str] | None = None) -> list[dict]:
     """The command: returns the rows it printed; Ctrl-C, SIGTERM or a closed output end it
-    with one line and its exit status (``SystemExit``)."""
+    with one line and its exit status (``SystemExit``), after the table of the agents judged
+    so far. A progress bar of the decisions shows at a terminal."""
     parser = OneLineParser(prog="python -m experiments.decision_quality",
                            description=__doc__.split("\n\n")[0])
     parser.add_argument("specs", nargs="+", help="agent specs to judge (guided, search:sims=600)")
@@ -127,19 +143,55 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
 def _run(parser, args, rows: list[dict]) -> int:
     views = table_positions(parser, args, [args.oracle, *args.specs])
+    total = len(views) * (1 + len(args.specs) * args.repeats)
     try:
-        rows += run(args.specs, args.oracle, views, args.repeats, args.seed)
+        with _progress(total) as bar:
+            run(args.specs, args.oracle, views, args.repeats, args.seed, rows=rows,
+                tick=bar.update)
+    except KeyboardInterrupt:  # the agents judged so far, then the runner's line
+        if rows:
+            _print_table(args, views, rows,
+                         f"interrupted: {len(rows)} of {len(args.specs)} agents judged")
+        raise
     except AgentError:  # one line naming the agent, as a match gives (run_command)
         raise
     except ValueError as err:
         parser.error(str(err))
+    _print_table(args, views, rows)
+    return 0
+
+
+class _NoBar:
+    """What :func:`_progress` gives without tqdm (an optional extra): nothing shown."""
+
+    def __enter__(self) -> _NoBar:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+
+def _progress(total: int):
+    """A progress bar of ``total`` decisions on stderr, shown at a terminal only (the oracle
+    alone takes minutes with the defaults, which printed nothing until the table)."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return _NoBar()
+    return tqdm(total=total, unit="decision", disable=None, leave=False, smoothing=0.1)
+
+
+def _print_table(args, views: list, rows: list[dict], note: str = "") -> None:
     print(f"{len(views)} positions, {rows[0]['positions'] // args.repeats} with a choice, "
-          f"{args.players} players; oracle {args.oracle}; {args.repeats} repeats")
+          f"{args.players} players; oracle {args.oracle}; {args.repeats} repeats"
+          + (f" ({note})" if note else ""))
     print(f"{'agent':30s} {'regret':>8s} {'± se':>7s} {'agree':>7s} {'mean ms':>9s}")
     for r in rows:
         print(f"{r['spec']:30s} {r['regret']:8.3f} {r['regret_se']:7.3f} {r['agree']:7.3f} "
-              f"{r['mean_ms']:9.2f}")
-    return 0
+              f"{r['mean_ms']:9.2f}", flush=True)
 
 
 if __name__ == "__main__":

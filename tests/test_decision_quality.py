@@ -61,3 +61,29 @@ def test_a_spec_given_twice_is_one_line_and_exit_2(program, argv, capsys):
     assert capsys.readouterr().err.strip().splitlines() == [
         f"error: python -m experiments.{program}: agent spec(s) given twice: {twice}; list "
         f"each agent once (see python -m experiments.{program} --help)"]
+
+
+def test_ctrl_c_prints_the_agents_judged_so_far(capsys, monkeypatch):
+    """Ctrl-C threw away every agent already judged ('error: interrupted', no table), and
+    nothing showed how far the work was (no progress at all for minutes): the finished rows
+    are printed before the runner's line, and every decision ticks the progress bar."""
+    views = positions(RuleConfig(), 6, seed=1)
+    ticks = []
+    rows = decision_quality.run(["greedy", "random"], "search:sims=10", views, repeats=2,
+                                seed=0, tick=lambda: ticks.append(1))
+    assert len(ticks) == len(views) * (1 + 2 * 2) and len(rows) == 2
+    real = decision_quality.decide
+
+    def stop_at_random(spec, views, seed):
+        if spec == "random":
+            raise KeyboardInterrupt
+        return real(spec, views, seed)
+
+    monkeypatch.setattr(decision_quality, "decide", stop_at_random)
+    with pytest.raises(SystemExit) as err:
+        decision_quality.main(["greedy", "random", "--oracle", "search:sims=10",
+                               "--positions", "6", "--repeats", "1"])
+    captured = capsys.readouterr()
+    assert err.value.code == 130 and "error: interrupted" in captured.err
+    assert "(interrupted: 1 of 2 agents judged)" in captured.out
+    assert "greedy" in captured.out and "\nrandom" not in captured.out, captured.out
