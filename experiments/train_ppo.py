@@ -545,6 +545,37 @@ def checkpoints_of(out: Path) -> list[Path]:
     return sorted((out / "checkpoints").glob("*.zip"))
 
 
+def reached_steps(out: Path) -> int:
+    """The most steps the run in ``out`` shows it reached: its checkpoints' names
+    (``ppo_<steps>_steps.zip``) and its evaluations (``eval.csv``); 0 when it shows none."""
+    best = 0
+    for path in checkpoints_of(out):
+        found = re.fullmatch(r"ppo_(\d{1,18})_steps\.zip", path.name)
+        if found:
+            best = max(best, int(found.group(1)))
+    try:
+        with open(out / "eval.csv", newline="", encoding="utf-8") as f:
+            for row in csv.DictReader(f):
+                steps = str(row.get("steps") or "")
+                if steps.isascii() and steps.isdigit() and len(steps) <= 18:
+                    best = max(best, int(steps))
+    except (OSError, csv.Error, UnicodeDecodeError):  # none yet, or damaged: the checkpoints
+        pass
+    return best
+
+
+def rewind_note(config: TrainConfig, out: Path, steps: int) -> str | None:
+    """What to say when ``--resume`` takes the run back to ``steps``, before the steps it
+    reached (an older checkpoint of it): the later evaluations stay in eval.csv, and the
+    policy and checkpoints it exported are replaced as the run goes on again."""
+    reached = reached_steps(out)
+    if config.resume is None or steps >= reached:
+        return None
+    return (f"note: --resume {config.resume} takes this run back to step {steps:,} of the "
+            f"{reached:,} it reached: eval.csv keeps its later rows, and policy.npz and the "
+            "later checkpoints are replaced as it trains again")
+
+
 #: what a run's folder holds (an --out holding only these, without a run marker, is a run's)
 OUTPUTS = ("pool", "config.json", "tb", "eval.csv", "eval_policy.npz", "throughput.json",
            "checkpoints", "bc.json", "policy.npz", "policy.json")
@@ -676,6 +707,9 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
                                 config.activation)
         model = MaskablePPO.load(config.resume, env=vec_env, device=config.device,
                                  tensorboard_log=str(out / "tb"), custom_objects=custom)
+        note = rewind_note(config, out, model.num_timesteps)
+        if note:
+            print(note, file=sys.stderr)
     else:
         act = torch.nn.Tanh if config.activation == "tanh" else torch.nn.ReLU
         hidden = config.hidden()

@@ -29,7 +29,7 @@ TINY = dict(total_steps=768, n_envs=2, n_steps=128, batch_size=128, n_epochs=2, 
             target_score=50, opponents=["greedy=1", "random=1", "self=1"])
 
 
-def test_tiny_training_run_end_to_end_then_resume(tmp_path):
+def test_tiny_training_run_end_to_end_then_resume(tmp_path, capsys):
     out = tmp_path / "run"
     policy = train(TrainConfig(out=str(out), seed=3, **TINY), command="test")
     meta = json.loads((out / "policy.json").read_text())
@@ -77,6 +77,14 @@ def test_tiny_training_run_end_to_end_then_resume(tmp_path):
     rows = list(csv.DictReader(open(out / "eval.csv")))
     assert int(rows[-1]["steps"]) >= 1280
     assert len(sorted((out / "pool").glob("*.npz"))) > len(snapshots)
+    assert "note:" not in capsys.readouterr().err  # the latest checkpoint: no word
+
+    # resume from an older checkpoint: the run goes back, and says so (it went back in silence)
+    older = out / "checkpoints" / "ppo_256_steps.zip"
+    train(TrainConfig(out=str(out), seed=3, resume=str(older), **{**TINY, "total_steps": 512}),
+          command="rewind")
+    err = capsys.readouterr().err
+    assert f"note: --resume {older} takes this run back to step 256 of the " in err, err
 
 
 def test_partnership_training_plays_the_partner_with_the_learner(tmp_path):
