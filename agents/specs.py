@@ -76,13 +76,30 @@ def parse_params(text: str, spec: str) -> dict[str, Any]:
     return params
 
 
+#: the most characters an error line quotes of an error a user's agent module raised
+QUOTE_LIMIT = 200
+
+
+def _first_line(err: BaseException) -> str:
+    """The first line of ``err``'s text, cut to :data:`QUOTE_LIMIT` characters."""
+    try:
+        lines = str(err).strip().splitlines()
+    except Exception:  # an exception whose __str__ fails
+        lines = []
+    line = lines[0].strip() if lines else ""
+    return line if len(line) <= QUOTE_LIMIT else line[: QUOTE_LIMIT - 3] + "..."
+
+
 def _load_class(target: str, spec: str) -> type:
     module_name, _, class_name = target.partition(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as err:
-        raise ValueError(
-            f"agent spec {spec!r}: cannot import module {module_name!r} ({err})") from None
+        raise ValueError(f"agent spec {spec!r}: cannot import module {module_name!r} "
+                         f"({_first_line(err)})") from None
+    except Exception as err:  # the module's own code failed: a SyntaxError, a raise at import
+        raise ValueError(f"agent spec {spec!r}: importing module {module_name!r} failed with "
+                         f"{type(err).__name__}: {_first_line(err)}") from None
     try:
         return getattr(module, class_name)
     except AttributeError:

@@ -27,6 +27,7 @@ from dominoes_env.core import RuleConfig
 from dominoes_env.core.records import load_record, replay_record, write_record
 from dominoes_env.record_io import append_records
 from experiments import bench_agents, decision_quality
+from experiments.benchmark import main as benchmark_main
 from experiments.tournament import main as tournament_main
 
 from . import helpers
@@ -311,6 +312,25 @@ def test_a_mock_is_no_agent_for_the_position_programs(capsys):
         assert stop.value.code == 2
         assert "agent 'unittest.mock:MagicMock' at seat " in one_error_line(
             capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("program", ["tournament", "benchmark"])
+def test_an_agent_module_that_fails_on_import_is_one_line(tmp_path, monkeypatch, capsys,
+                                                         program):
+    # a SyntaxError in the user's module was a 47-line traceback and exit status 1
+    (tmp_path / "syntax_error_agent.py").write_text("def f(:\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = "syntax_error_agent:A"
+    if program == "tournament":
+        status = tournament_main(tour(tmp_path, spec, "greedy"))
+    else:
+        status = benchmark_main([spec, "--tables", "2p", "--panel", "greedy", "--matches", "2",
+                                 "--out", str(tmp_path / "o"), "--no-plot", "--no-progress"])
+    assert status == 2
+    assert one_error_line(capsys.readouterr().err) == (
+        f"error: agent spec '{spec}': importing module 'syntax_error_agent' failed with "
+        "SyntaxError: invalid syntax (syntax_error_agent.py, line 1)")
+    assert not (tmp_path / "o").exists()
 
 
 #: the longest a run with a hung agent may take to stop, from its start: under a second on a quiet

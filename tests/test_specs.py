@@ -141,3 +141,21 @@ def test_a_search_budget_that_would_never_end_is_refused(spec, message):
     with pytest.raises(ValueError, match=message.replace(".", "[.]")):
         make_agent(spec)
     assert make_agent("search:sims=1000000").sims == 1_000_000
+
+
+@pytest.mark.parametrize("source, error", [
+    ("def f(:\n", "SyntaxError: invalid syntax"),
+    ("raise RuntimeError('import boom\\nsecond line')\n", "RuntimeError: import boom"),
+])
+def test_a_module_that_fails_on_import_is_one_line_naming_the_spec(tmp_path, monkeypatch,
+                                                                   source, error):
+    # only an ImportError was caught: a user's module with a SyntaxError, or one that raised
+    # at import, went through as a 47-line traceback of the program
+    name = f"broken_agent_module_{len(source)}"
+    (tmp_path / f"{name}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ValueError) as err:
+        make_agent(f"{name}:A")
+    message = str(err.value)
+    assert message.startswith(f"agent spec '{name}:A': importing module '{name}' failed with "
+                              f"{error}") and "\n" not in message, message
