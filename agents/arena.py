@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.validation import as_float, as_int
+from dominoes_env.core.validation import as_float, as_int, short_repr
 from dominoes_env.driver import (  # noqa: F401 (the seeding scheme lives with the driver)
     DuplicateDealMatch,
     agent_seed,
@@ -194,7 +194,7 @@ def play_match(
             names.append(a)
         else:
             if not callable(getattr(a, "act", None)):
-                raise TypeError(f"agent at seat {seat} ({a!r}) has no act(view) method")
+                raise TypeError(f"agent at seat {seat} ({short_repr(a)}) has no act(view) method")
             players.append(a)
             names.append(_agent_name(a))
     hand_number = 0

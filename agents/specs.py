@@ -76,8 +76,23 @@ def parse_params(text: str, spec: str) -> dict[str, Any]:
     return params
 
 
-#: the most characters an error line quotes of an error a user's agent module raised
+#: the most characters an error line quotes of what a user's spec names (its object, or the
+#: text of an error its module or class raised): ``sys:modules`` printed 34 KB on one line
 QUOTE_LIMIT = 200
+
+
+def _quote(value: Any) -> str:
+    """``value`` as an error line names it: its type and a repr cut to :data:`QUOTE_LIMIT`."""
+    return f"{short_repr(value, QUOTE_LIMIT)} ({type(value).__name__})"
+
+
+def _name(cls: Any) -> str:
+    """How an error line names the callable a spec names: its ``__name__`` if it has a short
+    one (a class), else :func:`_quote`."""
+    name = getattr(cls, "__name__", None)
+    if isinstance(name, str) and len(name) <= QUOTE_LIMIT:
+        return repr(name)
+    return _quote(cls)
 
 
 def _first_line(err: BaseException) -> str:
@@ -110,7 +125,7 @@ def _load_class(target: str, spec: str) -> type:
 def resolve_spec(spec: str) -> tuple[type, dict[str, Any]]:
     """The agent class and constructor parameters a spec names (without building it)."""
     if not isinstance(spec, str) or not spec.strip():
-        raise ValueError(f"an agent spec is a non-empty string, got {spec!r}")
+        raise ValueError(f"an agent spec is a non-empty string, got {short_repr(spec)}")
     spec = spec.strip()
     head, colon, rest = spec.partition(":")
     if colon and not rest.strip():
@@ -141,7 +156,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     """Build the agent a spec names, seeded with ``seed``."""
     cls, params = resolve_spec(spec)
     if not callable(cls):
-        raise ValueError(f"agent spec {spec!r} names {cls!r}, which is not a class")
+        raise ValueError(f"agent spec {spec!r} names {_quote(cls)}, which is not a class")
     try:
         agent = cls(seed=seed, **params)
     except ValueError as err:  # the agent's own check of its parameters (or its file)
@@ -152,10 +167,10 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         raise ValueError(f"agent spec {spec!r}: {err}") from None
     except Exception as err:  # a user agent whose constructor fails
         raise ValueError(f"agent spec {spec!r}: building it failed with "
-                         f"{type(err).__name__}: {err}") from None
+                         f"{type(err).__name__}: {_first_line(err)}") from None
     if not callable(getattr(agent, "act", None)):  # collections:OrderedDict builds, and is no agent
-        raise ValueError(f"agent spec {spec!r} names {getattr(cls, '__name__', cls)!r}, which is "
-                         "not an agent: it has no act(view) method (see agents.base.Agent)")
+        raise ValueError(f"agent spec {spec!r} names {_name(cls)}, which is not an agent: it has "
+                         "no act(view) method (see agents.base.Agent)")
     return agent
 
 
@@ -177,7 +192,7 @@ def check_spec(spec: str, rules: Any) -> Agent:
             raise ValueError(f"agent spec {spec!r} cannot play these rules: {err}") from None
         except Exception as err:
             raise ValueError(f"agent spec {spec!r}: check_rules failed with "
-                             f"{type(err).__name__}: {err}") from None
+                             f"{type(err).__name__}: {_first_line(err)}") from None
     return agent
 
 

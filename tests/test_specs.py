@@ -159,3 +159,30 @@ def test_a_module_that_fails_on_import_is_one_line_naming_the_spec(tmp_path, mon
     message = str(err.value)
     assert message.startswith(f"agent spec '{name}:A': importing module '{name}' failed with "
                               f"{error}") and "\n" not in message, message
+
+
+@pytest.mark.parametrize("spec", ["sys:modules", "os:environ"])
+def test_what_a_spec_names_is_quoted_short(spec):
+    # sys:modules printed the repr of every module loaded: a 34,509-byte error line
+    with pytest.raises(ValueError, match="which is not a") as err:
+        make_agent(spec)
+    assert len(str(err.value)) < 400
+
+
+def test_a_user_agent_whose_constructor_fails_is_quoted_short(tmp_path, monkeypatch):
+    (tmp_path / "long_failing_agent.py").write_text(
+        "class A:\n"
+        "    def __init__(self, seed=None):\n"
+        "        raise RuntimeError('x' * 100000 + '\\n' + 'y' * 100000)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ValueError, match="building it failed with RuntimeError: xxx") as err:
+        make_agent("long_failing_agent:A")
+    assert len(str(err.value)) < 400 and "y" not in str(err.value)
+
+
+def test_an_object_given_as_an_agent_is_quoted_short():
+    from agents.arena import play_match
+
+    with pytest.raises(TypeError, match="agent at seat 0 .* has no act") as err:
+        play_match([list(range(100000)), "random"])
+    assert len(str(err.value)) < 200
