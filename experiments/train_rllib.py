@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.ray_cluster import RayStartError, init_ray, split_address
+from agents.rllib_checkpoint import CheckpointChanged, verified_copy, write_manifest
 from dominoes_env.cli_support import (
     CommandError,
     check_config,
@@ -100,7 +101,10 @@ class RllibConfig:
     out: str = config_field("runs/rllib", "output folder: progress.csv, tb/, checkpoint/, "
                                           "policy.npz, policy.json")
     resume: str | None = config_field(None, "an RLlib checkpoint folder to continue from (e.g. "
-                                            "OUT/checkpoint)")
+                                            "OUT/checkpoint): only one that train_rllib wrote "
+                                            "and nobody changed since (RLlib checkpoints are "
+                                            "pickles, which run code when loaded; each file's "
+                                            "SHA-256 is checked first)")
     eval_matches: int = config_field(0, "after training, matches of the exported policy against "
                                         "random (each deal once per side); 0: none", low=0)
     overwrite: bool = config_field(False, "replace the run that --out holds (its files are "
@@ -182,6 +186,7 @@ def check_run(cfg: RllibConfig) -> None:
         except (OSError, ValueError) as err:
             raise ValueError(f"--resume {cfg.resume!r} is not an RLlib checkpoint folder "
                              f"({meta.name}: {getattr(err, 'strerror', None) or err})") from None
+        check_own_checkpoint(cfg.resume)
     from dominoes_env.obs import observation_spec
 
     rules = cfg.rules()
@@ -197,6 +202,19 @@ def check_run(cfg: RllibConfig) -> None:
                          f"{cfg.train_batch_size:,} steps, networks of {weights:,} weights, "
                          f"{processes:,} processes here); this machine has "
                          f"{machine_memory() / 2**30:,.0f} GiB")
+
+
+def check_own_checkpoint(path: str, copy_to: str | None = None) -> None:
+    """``ValueError`` unless the checkpoint folder ``path`` is one this program wrote, unchanged
+    (:func:`~agents.rllib_checkpoint.verified_copy`, its bytes copied to ``copy_to`` when given):
+    restoring it unpickles its files, and a replaced pickle would run its code."""
+    try:
+        verified_copy(path, copy_to)
+    except (CheckpointChanged, OSError) as err:
+        why = err if isinstance(err, CheckpointChanged) else err.strerror or err
+        raise ValueError(f"--resume {path!r} was not written by train_rllib or was changed "
+                         f"since ({why}): RLlib checkpoints are pickles, which run code when "
+                         "loaded; resume only a checkpoint of your own run") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -296,7 +314,9 @@ class TrainingStopped(Exception):
 
 def save_checkpoint(algo, path: Path) -> None:
     """``algo``'s checkpoint in the folder ``path``, whole or not at all: written beside it,
-    then put in its place. Ctrl-C, SIGTERM and SIGHUP wait until it is done
+    then put in its place, with the digests of its files inside (:func:`write_manifest`: a
+    resume checks them before RLlib unpickles anything). Ctrl-C, SIGTERM and SIGHUP wait until
+    it is done
     (:func:`signals_held`): torch's writer, interrupted, raises its own error in place of the
     interruption, and a stop between the two renames would leave no checkpoint at all."""
     import shutil
@@ -306,10 +326,25 @@ def save_checkpoint(algo, path: Path) -> None:
         for leftover in (new, old):
             shutil.rmtree(leftover, ignore_errors=True)
         algo.save_to_path(os.path.abspath(new))
+        write_manifest(new)
         if path.exists():
             path.rename(old)
         new.rename(path)
         shutil.rmtree(old, ignore_errors=True)
+
+
+def restore(algo, checkpoint: str) -> None:
+    """Restore ``algo`` from a private copy of the checkpoint folder ``checkpoint`` whose bytes
+    were checked against its digests while copied (:func:`check_own_checkpoint`): a file
+    replaced after :func:`check_run` looked at the folder is never unpickled."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="train_rllib-resume-") as copy:
+        try:
+            check_own_checkpoint(checkpoint, copy)
+        except ValueError as err:
+            raise CommandError(str(err)) from None
+        algo.restore_from_path(copy)
 
 
 def completed_state(algo) -> dict[str, Any]:
@@ -342,7 +377,9 @@ def train(cfg: RllibConfig) -> Path:
     kept = None  # the state after the last completed iteration (or the resumed checkpoint's)
     if cfg.resume:
         try:
-            algo.restore_from_path(os.path.abspath(cfg.resume))
+            restore(algo, cfg.resume)
+        except CommandError:
+            raise
         except Exception as err:  # a damaged checkpoint: UnpicklingError, EOFError, KeyError...
             lines = str(err).strip().splitlines()
             raise CommandError(f"--resume {cfg.resume!r} cannot be restored "

@@ -129,10 +129,10 @@ def test_sigterm_saves_the_checkpoint_and_exports_the_policy(tmp_path, one_local
     from .helpers import spawn_program, wait_for_text
 
     out = tmp_path / "rllib"
-    proc = spawn_program("experiments.train_rllib", "--iterations", "1000", "--env-runners",
-                         "0", "--train-batch-size", "200", "--minibatch-size", "100", "--epochs",
-                         "1", "--net", "32,32", "--num-cpus", "1", "--seed", "3", "--out",
-                         str(out), "--eval-matches", "0")
+    args = ["--env-runners", "0", "--train-batch-size", "200", "--minibatch-size", "100",
+            "--epochs", "1", "--net", "32,32", "--num-cpus", "1", "--seed", "3", "--out",
+            str(out), "--eval-matches", "0"]
+    proc = spawn_program("experiments.train_rllib", "--iterations", "1000", *args)
     wait_for_text(proc.stdout, "[1/1000]", proc)  # an iteration finished
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=CHILD_TIMEOUT_S)
@@ -149,6 +149,14 @@ def test_sigterm_saves_the_checkpoint_and_exports_the_policy(tmp_path, one_local
     assert sorted(p.name for p in out.iterdir() if p.name.startswith(".checkpoint")) == []
     check_export_equals_the_rl_module(out)  # the learner's weights, not the env runners' older
     check_plays_legal_matches_as_an_agent_spec(out)
+    # its own checkpoint resumes, as the line says: RLlib reads the folder with the digests in it
+    run = subprocess.run([sys.executable, "-m", "experiments.train_rllib", "--iterations", "1",
+                          *args, "--resume", str(checkpoint)], capture_output=True, text=True,
+                         timeout=840)
+    assert run.returncode == 0, run.stderr[-4000:]
+    with open(out / "progress.csv") as fh:
+        steps = [float(r["env_steps"]) for r in csv.DictReader(fh)]
+    assert len(steps) == meta["iterations"] + 1 and steps[-1] == steps[-2] + 200
 
 
 @pytest.mark.parametrize("bad", [np.nan, -np.inf])
@@ -293,3 +301,107 @@ def test_a_diverged_run_is_one_line_and_no_policy_file(tmp_path, monkeypatch, ca
         f"{checkpoint}) and its policy not exported ({refused})"]
     assert (out / "checkpoint" / "weights.npz").is_file()
     assert not (out / "policy.npz").exists() and not (out / "policy.json").exists()
+
+
+class PicklingAlgorithm(HalfUpdatedAlgorithm):
+    """The stand-in saving and restoring as RLlib does: its checkpoint folder holds
+    ``rllib_checkpoint.json`` and a pickle of its state, which ``restore_from_path``
+    unpickles. Its updates are never stopped halfway."""
+
+    def train(self) -> dict:
+        self.iterations += 1
+        return {}
+
+    def save_to_path(self, path) -> None:
+        import pickle
+
+        os.makedirs(path)
+        with open(os.path.join(path, "rllib_checkpoint.json"), "w") as f:
+            json.dump({"type": "Algorithm", "checkpoint_version": "2.1"}, f)
+        with open(os.path.join(path, "algorithm_state.pkl"), "wb") as f:
+            pickle.dump(self.get_state(), f)
+
+    def restore_from_path(self, path) -> None:
+        import pickle
+
+        with open(os.path.join(path, "algorithm_state.pkl"), "rb") as f:
+            self.set_state(pickle.load(f))
+
+
+class MakesAFolder:
+    """A pickle that runs code when loaded: it makes the folder ``path``."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return os.mkdir, (self.path,)
+
+
+@pytest.mark.parametrize("change", ["pickle replaced", "file added", "manifest removed"])
+def test_resume_refuses_a_checkpoint_it_did_not_write_before_unpickling_it(
+        tmp_path, monkeypatch, capsys, change):
+    """``--resume`` of a checkpoint whose ``algorithm_state.pkl`` was replaced by a pickle
+    whose ``__reduce__`` runs a command ran the command before the program refused the state.
+    RLlib checkpoints are pickles, so a checkpoint resumes only as train_rllib wrote it: the
+    SHA-256 of each file, written with the checkpoint, is checked before anything is read, and
+    the folder is restored from a copy of the bytes checked. (No Ray: the algorithm is a
+    stand-in that pickles its state as RLlib does.)"""
+    import pickle
+
+    import experiments.train_rllib as program
+    from agents.rllib_checkpoint import MANIFEST
+
+    _use_the_stand_in(monkeypatch, program, PicklingAlgorithm())
+    out = tmp_path / "run"
+    checkpoint = out / "checkpoint"
+    args = ["--out", str(out), "--eval-matches", "0", "--net", "8"]
+    assert program.main(["--iterations", "1", *args]) == 0
+    resumed = ["--iterations", "2", *args, "--resume", str(checkpoint)]
+    assert program.main(resumed) == 0, capsys.readouterr().err  # its own checkpoint: resumes
+    with open(out / "progress.csv") as fh:
+        assert len(list(csv.DictReader(fh))) == 3
+    capsys.readouterr()
+    ran = tmp_path / "the payload ran"
+    why = {"pickle replaced": "algorithm_state.pkl differs from the file it wrote",
+           "file added": "'extra.pkl' is not one of the files it wrote",
+           "manifest removed": f"it holds no {MANIFEST}, the digests of its files that "
+                               "train_rllib writes with each checkpoint"}[change]
+    if change == "pickle replaced":
+        (checkpoint / "algorithm_state.pkl").write_bytes(pickle.dumps(MakesAFolder(ran)))
+    elif change == "file added":
+        (checkpoint / "extra.pkl").write_bytes(pickle.dumps(MakesAFolder(ran)))
+    else:
+        (checkpoint / MANIFEST).unlink()
+    before = sorted(p.name for p in out.iterdir())
+    assert program.main(resumed) == 2
+    assert not ran.exists()
+    assert error_lines(capsys.readouterr().err) == [
+        f"error: --resume {str(checkpoint)!r} was not written by train_rllib or was changed "
+        f"since ({why}): RLlib checkpoints are pickles, which run code when loaded; resume only "
+        "a checkpoint of your own run"]
+    assert sorted(p.name for p in out.iterdir()) == before
+
+
+def test_a_checkpoint_replaced_after_the_check_is_not_unpickled(tmp_path, monkeypatch, capsys):
+    """The digests are checked before Ray starts, seconds before RLlib reads the folder: a
+    pickle replaced in between is not read, since the folder restored is a private copy of the
+    bytes whose digests were checked."""
+    import pickle
+
+    import experiments.train_rllib as program
+
+    _use_the_stand_in(monkeypatch, program, PicklingAlgorithm())
+    out = tmp_path / "run"
+    checkpoint = out / "checkpoint"
+    args = ["--out", str(out), "--eval-matches", "0", "--net", "8"]
+    assert program.main(["--iterations", "1", *args]) == 0
+    ran = tmp_path / "the payload ran"
+
+    def start_ray_then_replace(**kwargs):
+        (checkpoint / "algorithm_state.pkl").write_bytes(pickle.dumps(MakesAFolder(ran)))
+
+    monkeypatch.setattr(program, "init_ray", start_ray_then_replace)
+    assert program.main(["--iterations", "2", *args, "--resume", str(checkpoint)]) == 2
+    assert not ran.exists()
+    assert "algorithm_state.pkl differs from the file it wrote" in capsys.readouterr().err
