@@ -1011,9 +1011,16 @@ def _settings_difference(old: Any, new: Any) -> str:
     return "; ".join(diffs[:4]) + (f" and {len(diffs) - 4} more" if len(diffs) > 4 else "")
 
 
+#: the agent specs' parameters that name a policy file, by the spec's name: ``ppo:PATH`` (the
+#: first parameter, or ``path=``) and ``guided:policy=PATH`` (see :mod:`agents.specs`)
+POLICY_FILE_PARAMETERS = {"ppo": ("", "path"), "guided": ("policy",)}
+
+
 def paths_in_specs(specs: Sequence[str]) -> list[str]:
     """The files and folders that agent specs name (``ppo:runs/a/policy.npz``,
-    ``guided:policy=p.npz``): the inputs a command that plays them reads.
+    ``guided:policy=p.npz``): the inputs a command that plays them reads. A folder where a
+    policy file goes (``ppo:.``) is a :class:`RefusedError` saying so, before an output is
+    compared with it: it was refused as the input that ``--out`` lies in.
 
     >>> paths_in_specs(["greedy", f"ppo:{os.devnull}"])
     ['/dev/null']
@@ -1022,10 +1029,25 @@ def paths_in_specs(specs: Sequence[str]) -> list[str]:
 
     found = []
     for spec in specs:
+        _check_policy_files(str(spec))
         for token in re.split(r"[:,=]", str(spec))[1:]:
             if token.strip() and os.path.exists(token) and token not in found:
                 found.append(token)
     return found
+
+
+def _check_policy_files(spec: str) -> None:
+    """:class:`RefusedError` if a parameter of ``spec`` that names a policy file
+    (:data:`POLICY_FILE_PARAMETERS`) names a folder."""
+    head, _, rest = spec.strip().partition(":")
+    keys = POLICY_FILE_PARAMETERS.get(head, ())
+    for i, item in enumerate(rest.split(",")):
+        key, sep, value = item.partition("=")
+        if not sep:  # a bare first parameter: ppo:PATH
+            key, value = ("", item) if i == 0 else (None, "")
+        if key in keys and value.strip() and os.path.isdir(value):
+            raise RefusedError(f"agent spec {spec!r}: {value!r} is a folder, not a policy file "
+                               "(an .npz file is)")
 
 
 def _plain_entry(path: str) -> bool:

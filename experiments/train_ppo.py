@@ -605,8 +605,8 @@ def check_run_dir(config: TrainConfig, out: Path):
                                   overwrite=config.overwrite, outputs=OUTPUTS,
                                   resume_hint=str(found[-1]) if found else "",
                                   inputs=(config.resume, config.bc_dataset, *paths_in_specs(
-                                      [*config.opponents, config.bc_teacher or "",
-                                       *config.bc_opponents])))
+                                      [*(o.rpartition("=")[0] for o in config.opponents),
+                                       config.bc_teacher or "", *config.bc_opponents])))
     except RefusedError as err:
         raise RunDirError(str(err)) from None
     return folder

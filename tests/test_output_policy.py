@@ -330,6 +330,36 @@ def test_a_folder_output_that_holds_an_input_is_never_replaced(program, tmp_path
     assert snapshot(out) == before
 
 
+#: a spec whose policy file is the working directory (``ppo:.``), by program: the flags that
+#: give it (the program's own agents replaced)
+FOLDER_AS_POLICY = {
+    "experiments.tournament": ["--agents", "greedy", "ppo:."],
+    "experiments.make_dataset": ["--agents", "greedy", "ppo:."],
+    "experiments.expert_iteration": ["--teacher", "ppo:."],
+    "experiments.train_ppo": ["--opponents", "ppo:.=1"],
+    "experiments.benchmark": ["ppo:."],
+}
+
+
+@pytest.mark.parametrize("program", sorted(FOLDER_AS_POLICY))
+def test_a_folder_given_as_a_policy_file_is_named_as_such(program, tmp_path):
+    """``--agents ppo:.`` with ``--out`` in the working directory was refused as an output
+    inside an input ('.'): the spec is checked first, and its folder named as no policy file."""
+    needs(program)
+    argv = list(FOLDER_RUNS[program])
+    for flag in ("--agents", "--teacher", "--opponents"):  # the run's own agents: replaced
+        if flag in FOLDER_AS_POLICY[program] and flag in argv:
+            i = argv.index(flag) + 1
+            while i < len(argv) and not argv[i].startswith("--"):
+                del argv[i]
+            del argv[i - 1]
+    if program == "experiments.benchmark":
+        argv = argv[1:]  # the agent benchmarked is the positional
+    status, err = run(program, [*FOLDER_AS_POLICY[program], *argv, "--out", "run"], tmp_path)
+    assert_refused(status, err, "agent spec 'ppo:.'", "'.'", "not a", "policy file")
+    assert "an input of this command" not in err and os.listdir(tmp_path) == []
+
+
 def test_the_folder_policy_does_not_depend_on_a_program(tmp_path):
     """What the refusals above rest on, in one place: the run marker's settings decide whether
     a rerun or a ``--resume`` is the same run."""
