@@ -18,11 +18,12 @@ tile index of an action code)::
 
 from __future__ import annotations
 
+import functools
 import random
 from typing import Protocol, runtime_checkable
 
 from dominoes_env.core import SeatView
-from dominoes_env.core.validation import as_int
+from dominoes_env.core.validation import as_int, short_repr
 
 #: the most rollouts (``sims``) a searching agent may be given per decision: about a minute
 #: of a decision on one core; beyond it a decision would, in effect, never end
@@ -40,15 +41,40 @@ class AgentProtocol(Protocol):
     def reset(self, seed: int | None = None) -> None: ...
 
 
+def _checks_its_view(act):
+    """``act`` behind a check that its ``view`` is a :class:`SeatView`: ``act(None)`` was an
+    ``AttributeError`` from deep inside each agent ('NoneType' object has no attribute
+    'legal'), where the API says what it expects in a ``TypeError``."""
+
+    @functools.wraps(act)
+    def checked_act(self, view):
+        if not isinstance(view, SeatView):
+            raise TypeError(f"{type(self).__name__}.act: view must be a SeatView (match.view("
+                            f"seat)), got {short_repr(view)} ({type(view).__name__})")
+        return act(self, view)
+
+    checked_act.checks_view = True
+    return checked_act
+
+
 class Agent:
     """Base class with the bookkeeping: a seeded ``self.rng`` and no-op hooks.
 
     - ``reset(seed)``: a new match begins (reseeds the generator when ``seed`` is given).
     - ``begin_hand(view)``: a new hand (deal) has begun; ``view`` is this seat's first view of it.
     - ``act(view)``: return one of ``view.legal``.
+
+    A subclass's ``act`` is checked to be given a :class:`SeatView` (a ``TypeError`` naming
+    ``view`` otherwise): one ``isinstance`` per decision, for every agent alike.
     """
 
     name = "agent"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        act = cls.__dict__.get("act")
+        if callable(act) and not getattr(act, "checks_view", False):
+            cls.act = _checks_its_view(act)
 
     def __init__(self, seed: int | None = None):
         self.rng = random.Random(as_int("seed", seed, optional=True))

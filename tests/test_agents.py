@@ -82,6 +82,21 @@ def test_agents_refuse_a_view_that_is_not_their_turn(ppo_paths):
             agent.act(view)
 
 
+@pytest.mark.parametrize("spec", ["random", "greedy", "search:sims=4", "guided:sims=4", "best",
+                                  "ppo", "user"])
+@pytest.mark.parametrize("bad", [None, "x", {"legal": (1,)}])
+def test_act_names_a_view_that_is_not_a_seat_view(spec, bad):
+    # act(None) was an AttributeError from deep inside each agent ('NoneType' object has no
+    # attribute 'legal'); every agent, a user's subclass of Agent too, says what act expects
+    class Mine(Agent):
+        def act(self, view):
+            return view.legal[0]
+
+    agent = Mine() if spec == "user" else make_agent(spec, seed=0)
+    with pytest.raises(TypeError, match=r"\.act: view must be a SeatView .*, got "):
+        agent.act(bad)
+
+
 def test_a_new_agent_is_one_small_class():
     class HeaviestFirst(Agent):
         name = "heaviest"
