@@ -935,25 +935,24 @@ def test_a_policy_whose_rules_contradict_its_weights_is_refused(tmp_path, rules,
 
 
 @pytest.mark.jax
-def test_replay_through_jax_of_rules_the_jax_game_cannot_play_is_one_line(tmp_path, capsys):
-    """``replay r.json --backend jax`` of a record whose target score the JAX game cannot hold
-    (the core plays any) ended in a ValueError traceback from the JAX game's constructor."""
+def test_replay_of_a_target_beyond_every_game_is_one_line_on_both_backends(tmp_path, capsys):
+    """``replay r.json --backend jax`` of a record whose target score the JAX game could not
+    hold (the core then played any) ended in a ValueError traceback from the JAX game's
+    constructor. Both games now share the rules' bound (65,536): such a record is refused by
+    either backend in one line naming the rule."""
     pytest.importorskip("jax")
-    import json
-
     from dominoes_env.cli import main
     from dominoes_env.core.records import write_record
 
     from . import helpers
 
     record = helpers.random_match(RuleConfig(target_score=30), 1).to_record()
-    record["rules"]["target_score"] = 10**30  # never reached: the replay is the same match
+    record["rules"]["target_score"] = 10**30
     write_record(record, tmp_path / "r.json")
-    assert main(["replay", str(tmp_path / "r.json")]) == 0
-    assert json.loads(capsys.readouterr().out)["winner"] is None
-    assert main(["replay", str(tmp_path / "r.json"), "--backend", "jax"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "the JAX game cannot replay these rules" in err, err
+    for backend in ("core", "jax"):
+        assert main(["replay", str(tmp_path / "r.json"), "--backend", backend]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "target_score=" in err and "1..65536" in err, err
 
 
 # -- train_ppo's minibatch ------------------------------------------------------------------------
