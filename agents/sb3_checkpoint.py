@@ -9,6 +9,11 @@ every entry that is pickled from what the JSON says of it in plain text and from
 environment (:func:`custom_objects`); an entry it does not know is refused. The networks
 (``*.pth``) are read by torch with ``weights_only=True`` (tensors only).
 
+The plain entries are untrusted too: stable-baselines3 sets each as an attribute of the model it
+loads, so :func:`check_entries` holds every one to what a MaskablePPO save writes (its type,
+finite, the range the training flags allow), and :func:`check_members` the zip to the members
+such a save holds.
+
 >>> import io, json, zipfile
 >>> buf = io.BytesIO()
 >>> with zipfile.ZipFile(buf, "w") as z:
@@ -21,9 +26,13 @@ environment (:func:`custom_objects`); an entry it does not know is refused. The 
 from __future__ import annotations
 
 import json
+import math
 import re
 import zipfile
+from collections.abc import Callable
 from typing import IO, Any
+
+from dominoes_env.core.validation import DuplicateKeyError, parse_json, short_repr
 
 #: the most the ``data`` entry may take once inflated (a real one is about 20 KB)
 MAX_DATA_BYTES = 16 << 20
@@ -54,7 +63,9 @@ def read_data(source: str | IO[bytes]) -> dict[str, Any]:
         raise CheckpointError(f"not a readable zip ({' '.join(str(err).split())[:120]})") \
             from None
     try:
-        data = json.loads(raw)
+        data = parse_json(raw)
+    except DuplicateKeyError as err:  # stable-baselines3 would take the last one
+        raise CheckpointError(f"its data entry is ambiguous ({err})") from None
     except (ValueError, RecursionError):
         raise CheckpointError("its data entry is not JSON") from None
     if not isinstance(data, dict):
@@ -171,3 +182,162 @@ def custom_objects(data: dict[str, Any], env, hidden: list[int], activation: str
     next ``learn`` fills them). :class:`CheckpointError` for an entry this cannot rebuild."""
     check_pickled(data)
     return {key: _BUILDERS[key](data, env, hidden, activation) for key in pickled_keys(data)}
+
+
+#: the members of a MaskablePPO save: those it always holds, and those it may hold besides
+MEMBERS = ("data", "policy.pth", "policy.optimizer.pth")
+OPTIONAL_MEMBERS = ("pytorch_variables.pth", "_stable_baselines3_version", "system_info.txt")
+
+
+def check_members(source: str | IO[bytes]) -> None:
+    """:class:`CheckpointError` unless the zip ``source`` holds each of :data:`MEMBERS` once,
+    and nothing but them and :data:`OPTIONAL_MEMBERS`: stable-baselines3 loads every ``.pth``
+    member as a network (``policy.pth`` missing ended in its ``KeyError``), and reads the last
+    of two members of one name."""
+    try:
+        with zipfile.ZipFile(source) as z:
+            names = z.namelist()
+    except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, ValueError) as err:
+        raise CheckpointError(f"not a readable zip ({' '.join(str(err).split())[:120]})") \
+            from None
+    for name in names:
+        if name not in MEMBERS and name not in OPTIONAL_MEMBERS:
+            raise CheckpointError(f"it holds a member {short_repr(name)}, which a MaskablePPO "
+                                  "checkpoint does not")
+        if names.count(name) > 1:
+            raise CheckpointError(f"it holds the member {name!r} twice")
+    for name in MEMBERS:
+        if name not in names:
+            raise CheckpointError(f"it has no {name!r} member")
+
+
+#: the most steps a checkpoint may count (a JSON number's exact integers; TensorBoard's steps
+#: are 64-bit)
+MAX_STEPS = 2**53
+
+
+def _integer(low: int, high: int = MAX_STEPS) -> Callable[[Any], str | None]:
+    def check(value: Any) -> str | None:
+        if type(value) is not int or not low <= value <= high:
+            return f"an integer in {low}..{high:,} is expected"
+        return None
+
+    return check
+
+
+def _number(low: float, high: float, low_open: bool = False) -> Callable[[Any], str | None]:
+    def check(value: Any) -> str | None:
+        if (type(value) not in (int, float) or not math.isfinite(value) or value > high
+                or value < low or (low_open and value == low)):
+            return f"a number {'>' if low_open else '>='} {low} and <= {high} is expected"
+        return None
+
+    return check
+
+
+def _one_of(*allowed: Any) -> Callable[[Any], str | None]:
+    def check(value: Any) -> str | None:
+        if not any(type(value) is type(a) and value == a for a in allowed):
+            return f"{' or '.join(json.dumps(a) for a in allowed)} is expected"
+        return None
+
+    return check
+
+
+def _pickled(value: Any) -> str | None:
+    return None if isinstance(value, dict) and ":serialized:" in value else \
+        "a pickled object (rebuilt here, never unpickled) is expected"
+
+
+def _pickled_or_null(value: Any) -> str | None:
+    return None if value is None else _pickled(value)
+
+
+def _optional(check: Callable[[Any], str | None]) -> Callable[[Any], str | None]:
+    return lambda value: None if value is None else check(value)
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None or isinstance(value, str) else "a text or null is expected"
+
+
+#: every entry of a MaskablePPO save's ``data`` and what it may hold: the training settings in
+#: the ranges of train_ppo's flags (tests.test_train_ppo holds them equal), the counters within
+#: :data:`MAX_STEPS`, and those train_ppo never sets at their defaults
+ENTRIES: dict[str, Callable[[Any], str | None]] = {
+    **dict.fromkeys(REBUILT, _pickled_or_null),
+    **dict.fromkeys(("policy_class", "policy_kwargs", "observation_space", "action_space"),
+                    _pickled),
+    "learning_rate": _number(0, 1, low_open=True),
+    "n_steps": _integer(1),
+    "batch_size": _integer(2),
+    "n_epochs": _integer(1),
+    "n_envs": _integer(1),
+    "gamma": _number(0, 1, low_open=True),
+    "gae_lambda": _number(0, 1),
+    "ent_coef": _number(0, 1),
+    "seed": _optional(_integer(0)),
+    "num_timesteps": _integer(0),
+    "_total_timesteps": _integer(0),
+    "_num_timesteps_at_start": _integer(0),
+    "_n_updates": _integer(0),
+    "_episode_num": _integer(0),
+    "_stats_window_size": _integer(1, 1_000_000),
+    "_current_progress_remaining": _number(-MAX_STEPS, 1),
+    "start_time": _integer(0, 2**63 - 1),
+    "verbose": _integer(0, 2),
+    "vf_coef": _number(0, 1),
+    "max_grad_norm": _number(0, 1e6, low_open=True),
+    "normalize_advantage": _one_of(True, False),
+    "target_kl": _optional(_number(0, 1e6, low_open=True)),
+    "use_sde": _one_of(False),
+    "sde_sample_freq": _integer(-1),
+    "clip_range_vf": _one_of(None),
+    "action_noise": _one_of(None),
+    "rollout_buffer_kwargs": _one_of({}),
+    "tensorboard_log": _text,
+}
+#: the entries a checkpoint cannot do without (stable-baselines3 raised a KeyError for some;
+#: without the step count a run would start again from step 0)
+REQUIRED = ("policy_class", "policy_kwargs", "observation_space", "action_space",
+            "num_timesteps")
+#: the training settings train_ppo also takes as flags (the flag's value wins on a resume)
+SETTINGS = ("learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda",
+            "ent_coef", "clip_range", "seed", "n_envs")
+
+
+def check_entries(data: dict[str, Any]) -> None:
+    """:class:`CheckpointError` naming the first entry of ``data`` that a MaskablePPO save of
+    train_ppo would not hold (:data:`ENTRIES`), or the first of :data:`REQUIRED` it lacks;
+    the schedules must be constants in the flags' ranges (:func:`settings`)."""
+    check_pickled(data)
+    for key, value in data.items():
+        check = ENTRIES.get(key)
+        if check is None:
+            raise CheckpointError(f"it holds an entry {short_repr(key)}, which a MaskablePPO "
+                                  "checkpoint does not")
+        problem = check(value)
+        if problem is not None:
+            shown = "a pickled object" if isinstance(value, dict) and ":serialized:" in value \
+                else short_repr(value)
+            raise CheckpointError(f"its {key} is {shown}; {problem}")
+    for key in REQUIRED:
+        if key not in data:
+            raise CheckpointError(f"it has no {key} entry")
+    settings(data)
+
+
+def settings(data: dict[str, Any]) -> dict[str, Any]:
+    """The training settings (:data:`SETTINGS`) the checkpoint ``data`` states (those it
+    states), the constant clip range among them; :class:`CheckpointError` for a schedule out of
+    its flag's range."""
+    found = {key: data[key] for key in SETTINGS if key in data and key != "clip_range"}
+    for key, name, check in (("lr_schedule", "learning_rate", _number(0, 1, low_open=True)),
+                             ("clip_range", "clip_range", _number(0, 1, low_open=True))):
+        if key in data:
+            value = _constant(data, key)
+            problem = check(value)
+            if problem is not None:
+                raise CheckpointError(f"its {key} is {short_repr(value)}; {problem}")
+            found.setdefault(name, value)
+    return found

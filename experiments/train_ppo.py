@@ -31,6 +31,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agents import make_agent
 from agents.arena import derive_seed
@@ -39,11 +40,13 @@ from agents.pool import OpponentPool
 from agents.ppo import PPOAgent, shipped_policy_path
 from agents.sb3_checkpoint import (
     CheckpointError,
-    check_pickled,
+    check_entries,
+    check_members,
     custom_objects,
     network,
     pickled_keys,
     read_data,
+    settings,
     space_sizes,
 )
 from dominoes_env.cli_support import (
@@ -142,7 +145,9 @@ class TrainConfig:
     out: str = config_field("runs/ppo", "run directory (logs, checkpoints, pool, the exported "
                                         "policy)")
     resume: str | None = config_field(None, "a checkpoint .zip of this run to continue from (its "
-                                            "architecture must match --net and --activation)")
+                                            "architecture must match --net and --activation; it "
+                                            "trains on with this command's other settings, "
+                                            "where a line names those it was trained with)")
     ship: bool = config_field(False, "copy the exported policy to the table's file in "
                                      "agents/policies/ (ppo_3p.npz, ppo_4p_partnerships.npz, ...)")
     device: str = config_field("cpu", "torch device: cpu, cuda, cuda:N, mps or auto")
@@ -564,6 +569,31 @@ def reached_steps(out: Path) -> int:
     return best
 
 
+def resumed_settings(config: TrainConfig) -> dict[str, Any]:
+    """The training settings a resumed run goes on with: this command's flags, which win over
+    the values its checkpoint holds (stable-baselines3 kept the checkpoint's, whatever the
+    command line said; a run resumed in its own folder has the same, which the run folder
+    checks). The number of environments is the command's too: the model is given its envs."""
+    return {"learning_rate": config.learning_rate, "n_steps": config.n_steps,
+            "batch_size": config.batch_size, "n_epochs": config.n_epochs,
+            "gamma": config.gamma, "gae_lambda": config.gae_lambda,
+            "ent_coef": config.ent_coef, "clip_range": config.clip_range, "seed": config.seed}
+
+
+def settings_note(config: TrainConfig, data: dict[str, Any]) -> str | None:
+    """What to say when the ``--resume`` checkpoint (its ``data``) was trained with settings
+    other than this command's, which the run goes on with (:func:`resumed_settings`)."""
+    ours = {**resumed_settings(config), "n_envs": config.n_envs}
+    theirs = settings(data)
+    differ = [key for key in ours if key in theirs and theirs[key] != ours[key]]
+    if not differ:
+        return None
+    there = ", ".join(f"{key}={theirs[key]}" for key in differ)
+    flags = " ".join(f"--{key.replace('_', '-')} {ours[key]}" for key in differ)
+    return (f"note: --resume {config.resume} was trained with {there}; this run goes on with "
+            f"{flags}")
+
+
 def rewind_note(config: TrainConfig, out: Path, steps: int) -> str | None:
     """What to say when ``--resume`` takes the run back to ``steps``, before the steps it
     reached (an older checkpoint of it): the later evaluations stay in eval.csv, and the
@@ -643,8 +673,9 @@ def check_checkpoint(config: TrainConfig, path: Path) -> None:
                           + ("no such file" if not path.exists() else "not a regular file"))
     # the JSON alone: stable-baselines3 would unpickle the objects in it (code from the file)
     try:
+        check_members(path)
         data = read_data(path)
-        check_pickled(data)
+        check_entries(data)
     except CheckpointError as err:
         raise RunDirError(f"--resume {str(path)!r} is not a readable checkpoint ({err})") \
             from None
@@ -703,10 +734,14 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
     vec_env = make_vec_env(config)
     if config.resume:
         # nothing unpickled from the file (agents.sb3_checkpoint): its pickled entries rebuilt
-        custom = custom_objects(read_data(config.resume), vec_env, config.hidden(),
-                                config.activation)
+        data = read_data(config.resume)
+        custom = custom_objects(data, vec_env, config.hidden(), config.activation)
         model = MaskablePPO.load(config.resume, env=vec_env, device=config.device,
-                                 tensorboard_log=str(out / "tb"), custom_objects=custom)
+                                 tensorboard_log=str(out / "tb"), custom_objects=custom,
+                                 verbose=0, **resumed_settings(config))
+        note = settings_note(config, data)
+        if note:
+            print(note, file=sys.stderr)
         note = rewind_note(config, out, model.num_timesteps)
         if note:
             print(note, file=sys.stderr)

@@ -4,6 +4,7 @@ the exported policy plays as the ``ppo:PATH`` agent; the self-play pool grows an
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 
 import numpy as np
@@ -23,6 +24,8 @@ from experiments.train_ppo import (  # noqa: E402
     parser_for,
     train,
 )
+
+from .helpers import error_lines  # noqa: E402
 
 TINY = dict(total_steps=768, n_envs=2, n_steps=128, batch_size=128, n_epochs=2, net="16",
             snapshot_every=256, eval_every=512, eval_matches=2, checkpoint_every=256,
@@ -477,3 +480,116 @@ def test_resume_runs_no_code_from_the_checkpoint(tmp_path):
                       **{**small, "total_steps": 512}))
     assert json.loads((tmp_path / "a" / "policy.json").read_text())["steps"] >= 512
     assert not marker.exists()
+
+
+SMALL = {**TINY, "total_steps": 256, "eval_every": 10_000, "checkpoint_every": 256}
+#: SMALL as flags (a resume to 512 steps: one more rollout of 2 envs x 128 steps)
+SMALL_FLAGS = ["--total-steps", "512", "--n-envs", "2", "--n-steps", "128", "--batch-size",
+               "128", "--n-epochs", "2", "--net", "16", "--snapshot-every", "256",
+               "--eval-every", "10000", "--eval-matches", "2", "--checkpoint-every", "256",
+               "--target-score", "50", "--opponents", "greedy=1", "random=1", "self=1",
+               "--seed", "1"]
+
+
+@pytest.fixture(scope="module")
+def small_checkpoint(tmp_path_factory):
+    """A checkpoint of a SMALL run (256 steps), shared by the tests that edit copies of it."""
+    out = tmp_path_factory.mktemp("small") / "run"
+    train(TrainConfig(out=str(out), seed=1, **SMALL))
+    return out / "checkpoints" / "last.zip"
+
+
+def _edited(source, target, change=None, *, drop=(), text=None):
+    """A copy of the checkpoint zip ``source`` at ``target``: its data entry changed by
+    ``change`` (a function of the parsed JSON) or replaced by ``text``, members in ``drop``
+    left out."""
+    import zipfile
+
+    with zipfile.ZipFile(source) as z:
+        entries = {name: z.read(name) for name in z.namelist() if name not in drop}
+    if change is not None:
+        data = json.loads(entries["data"])
+        change(data)
+        entries["data"] = json.dumps(data).encode()
+    if text is not None:
+        entries["data"] = text(entries["data"].decode()).encode()
+    with zipfile.ZipFile(target, "w") as z:
+        for name, raw in entries.items():
+            z.writestr(name, raw)
+    return target
+
+
+def _set(key, value):
+    return lambda data: data.update({key: value})
+
+
+STEPS = "an integer in 0..9,007,199,254,740,992 is expected"
+
+
+@pytest.mark.parametrize("edit, why", [
+    (dict(change=_set("learning_rate", float("nan"))),
+     "its learning_rate is nan; a number > 0 and <= 1 is expected"),
+    (dict(change=_set("learning_rate", "x")),
+     "its learning_rate is 'x'; a number > 0 and <= 1 is expected"),
+    (dict(change=_set("num_timesteps", "16")), f"its num_timesteps is '16'; {STEPS}"),
+    (dict(change=_set("num_timesteps", 10**30)),
+     f"its num_timesteps is 1000000000000000000000000000000; {STEPS}"),
+    (dict(change=_set("num_timesteps", -100)), f"its num_timesteps is -100; {STEPS}"),
+    (dict(change=_set("num_timesteps", 16.5)), f"its num_timesteps is 16.5; {STEPS}"),
+    (dict(change=_set("batch_size", 0)),
+     "its batch_size is 0; an integer in 2..9,007,199,254,740,992 is expected"),
+    (dict(change=_set("gamma", 5.0)), "its gamma is 5.0; a number > 0 and <= 1 is expected"),
+    (dict(change=_set("gamma", float("nan"))),
+     "its gamma is nan; a number > 0 and <= 1 is expected"),
+    (dict(change=lambda data: data.pop("policy_class")), "it has no policy_class entry"),
+    (dict(change=lambda data: data.pop("num_timesteps")), "it has no num_timesteps entry"),
+    (dict(change=_set("env", 5)),
+     "it holds an entry 'env', which a MaskablePPO checkpoint does not"),
+    (dict(change=_set("rollout_buffer_kwargs", {"buffer_size": -1})),
+     "its rollout_buffer_kwargs is {'buffer_size': -1}; {} is expected"),
+    (dict(text=lambda t: t.replace('"num_timesteps": 256', '"num_timesteps": 256, '
+                                   '"num_timesteps": 999')),
+     "its data entry is ambiguous (the key 'num_timesteps' appears twice in one object)"),
+    (dict(drop=("policy.pth",)), "it has no 'policy.pth' member"),
+    (dict(drop=("policy.optimizer.pth",)), "it has no 'policy.optimizer.pth' member"),
+])
+def test_resume_refuses_a_checkpoint_whose_entries_were_changed(tmp_path, capsys,
+                                                                small_checkpoint, edit, why):
+    """stable-baselines3 sets every entry of a checkpoint's data as an attribute of the model:
+    a ``--resume`` zip with a NaN or text learning rate, a step count of "16", 10**30 or -100,
+    a batch size of 0 or a gamma of 5, no policy_class, a key given twice or no policy.pth
+    ended in a library traceback (status 1) or trained in silence ("trained 44 steps"). Each
+    is now one line naming the file and the entry, status 2, nothing written."""
+    zipped = _edited(small_checkpoint, tmp_path / "edited.zip", **edit)
+    out = tmp_path / "run"
+    assert main([*SMALL_FLAGS, "--out", str(out), "--resume", str(zipped)]) == 2
+    assert error_lines(capsys.readouterr().err) == [
+        f"error: --resume {str(zipped)!r} is not a readable checkpoint ({why})"]
+    assert not out.exists()
+
+
+def test_a_resume_trains_on_with_the_command_settings(tmp_path, capsys, small_checkpoint):
+    """A checkpoint saying n_steps 99, n_envs 7 and gamma 0.5 overrode --n-steps 128 and
+    --gamma 1 in silence ("trained 115 steps" where the command asked for rollouts of 128).
+    The command's settings now win, and a line says that the checkpoint's differed."""
+    zipped = _edited(small_checkpoint, tmp_path / "edited.zip",
+                     lambda data: data.update(n_steps=99, n_envs=7, gamma=0.5))
+    out = tmp_path / "run"
+    assert main([*SMALL_FLAGS, "--out", str(out), "--resume", str(zipped)]) == 0
+    assert (f"note: --resume {zipped} was trained with n_steps=99, gamma=0.5, n_envs=7; this "
+            "run goes on with --n-steps 128 --gamma 1.0 --n-envs 2") in capsys.readouterr().err
+    assert json.loads((out / "policy.json").read_text())["steps"] == 512  # one rollout of 256
+
+
+def test_the_checkpoint_schema_holds_the_ranges_of_the_flags():
+    """A checkpoint's training settings may take the values their flags take, no others."""
+    from agents.sb3_checkpoint import ENTRIES
+
+    fields = {f.name: f.metadata for f in dataclasses.fields(TrainConfig)}
+    for name in ("learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda",
+                 "ent_coef", "seed"):
+        meta, check = fields[name], ENTRIES[name]
+        assert (check(meta["low"]) is None) == (not meta.get("low_open")), name
+        assert check(meta["low"] - 1) is not None, name
+        if "high" in meta:
+            assert check(meta["high"]) is None and check(meta["high"] + 1) is not None, name
