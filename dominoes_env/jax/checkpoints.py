@@ -16,8 +16,10 @@ observation version the policy reads.
 
 A checkpoint is untrusted input: nothing pickled is loaded, its metadata is checked against the
 run that reads it (`read_checkpoint`), and every array must have the dtype and shape the run
-expects and finite values (`restore`). A refusal is a `ValueError` naming the flag, the file
-and the problem.
+expects, finite values no larger than training makes (`MAX_MAGNITUDE`), and counters in the
+range of the run that wrote it (`restore`). A refusal is a `ValueError` naming the flag, the
+file and the problem (an array by its name in the file and its place in the run's state:
+`leaf33 (update)`).
 
 Needs the `jax` extra.
 """
@@ -54,6 +56,12 @@ MAX_META_BYTES = 16 * 1024 * 1024
 #: or wall_s reached the run, which ended in "error: Value out of range: 1000...0" (300
 #: digits), or printed "trained 56 steps in 1000...0 s"; 2**70 steps was a TypeError traceback
 MAX_STEPS, MAX_WALL_S = 2**53, 1e9
+#: the largest magnitude a checkpoint's float arrays may hold: a network's weights stay within
+#: hundreds and Adam's moments within the clipped gradients; finite weights or moments of 3e38
+#: turned the resumed run's first update to NaN, and the NaN run was saved over the checkpoint
+MAX_MAGNITUDE = 1e6
+#: the most an int32 counter counts (optax's step counts stop there)
+MAX_COUNT = 2**31 - 1
 #: runner entries a checkpoint leaves out
 NOT_SAVED = ("games", "ep_return")
 #: settings that fix the shapes a checkpoint holds (`--resume` needs them equal)
@@ -147,8 +155,29 @@ def read_checkpoint(path: str | os.PathLike, settings: Any, flag: str = "--resum
     return meta
 
 
-def _load_leaves(path: str | os.PathLike, expected: list, flag: str) -> list[np.ndarray]:
-    """The checkpoint's arrays, each of the dtype and shape of `expected`'s and finite."""
+def _part(key: Any) -> str:
+    """One step of a path into the run's state: a dict key, a list index, a field name."""
+    for attr in ("key", "name", "idx"):
+        if hasattr(key, attr):
+            return str(getattr(key, attr))
+    return str(key)
+
+
+def _paths(tree: Any) -> list[tuple[str, ...]]:
+    """Where each array of `tree` is (`("opt", "1", "0", "count")`), in `jax.tree` order."""
+    return [tuple(_part(k) for k in path)
+            for path, _ in jax.tree_util.tree_flatten_with_path(tree)[0]]
+
+
+def _names(paths: list[tuple[str, ...]]) -> list[str]:
+    """How a message names each array: its name in the file and its place in the state."""
+    return [f"leaf{i} ({'/'.join(path)})" for i, path in enumerate(paths)]
+
+
+def _load_leaves(path: str | os.PathLike, expected: list, flag: str,
+                 names: list[str] | None = None) -> list[np.ndarray]:
+    """The checkpoint's arrays, each of the dtype and shape of `expected`'s, finite and within
+    `MAX_MAGNITUDE` (`names`: how a message names them)."""
     where = f"{flag} {os.fspath(path)!r}"
     try:
         # no more than this run's own arrays and a metadata record
@@ -162,24 +191,78 @@ def _load_leaves(path: str | os.PathLike, expected: list, flag: str) -> list[np.
         raise ValueError(f"{where} is damaged ({' '.join(str(err).split())[:120]})") from None
     if count != len(expected):
         raise ValueError(f"{where} holds {count} arrays; this run's trainer has {len(expected)}")
-    for want, got in zip(expected, loaded, strict=True):
+    names = names or ["an array"] * len(expected)
+    for want, got, name in zip(expected, loaded, names, strict=True):
         if np.dtype(want.dtype) != got.dtype:
-            raise ValueError(f"{where}: an array is {got.dtype}, expected {np.dtype(want.dtype)}")
+            raise ValueError(f"{where}: {name} is {got.dtype}, expected {np.dtype(want.dtype)}")
         if got.dtype.kind == "f" and not np.isfinite(got).all():
-            raise ValueError(f"{where}: an array holds NaN or infinite values")
+            raise ValueError(f"{where}: {name} holds NaN or infinite values")
+        if got.dtype.kind == "f" and got.size and (top := float(np.abs(got).max())) \
+                > MAX_MAGNITUDE:
+            raise ValueError(f"{where}: {name} holds a value of magnitude {top:.3g}; training "
+                             f"makes none above {MAX_MAGNITUDE:g} (the file was changed, or its "
+                             "run diverged)")
     return loaded
+
+
+def _whole(config: Mapping[str, Any], name: str) -> int | None:
+    value = config.get(name)
+    return value if type(value) is int and value >= 1 else None
+
+
+def _check_counters(where: str, paths: list[tuple[str, ...]], loaded: list[np.ndarray],
+                    names: list[str], meta: Mapping[str, Any]) -> None:
+    """`ValueError` naming the first counter of a checkpoint out of the range of the run that
+    wrote it (its `meta`): a negative one (Adam's step count at -1 divides by zero: the resumed
+    run's first update was NaN), an update count other than its steps' (`steps` over the
+    rollout of `num_envs` x `num_steps`), an optimizer step count other than its updates'
+    (`num_minibatches` x `update_epochs` each), a snapshot count or index outside the
+    snapshots it keeps (JAX clamps an index out of range, in silence)."""
+    config = meta.get("config") or {}
+    steps = meta["steps"]
+    rollout = (_whole(config, "num_envs") or 0) * (_whole(config, "num_steps") or 0)
+    per_update = (_whole(config, "num_minibatches") or 0) * (_whole(config, "update_epochs") or 0)
+    kept = next((int(x.shape[0]) for p, x in zip(paths, loaded, strict=True)
+                 if p[0] == "snaps" and x.ndim), None)
+    for path, array, name in zip(paths, loaded, names, strict=True):
+        if array.dtype.kind != "i":
+            continue
+        if array.size and int(array.min()) < 0:
+            raise ValueError(f"{where}: {name} is {int(array.min())}; a count is never "
+                             "negative")
+        value = int(array.max()) if array.size else 0
+        if path == ("update",) and rollout and value * rollout != steps:
+            raise ValueError(f"{where}: {name} is {value:,}; its {steps:,} steps in rollouts "
+                             f"of {rollout:,} are {steps / rollout:,.4g} updates")
+        if path[0] == "opt" and path[-1] == "count" and rollout and per_update:
+            want = min(steps // rollout * per_update, MAX_COUNT)
+            if value != want:
+                raise ValueError(f"{where}: {name} is {value:,}; its {steps // rollout:,} "
+                                 f"updates of {per_update:,} minibatch steps are {want:,}")
+        if path == ("snaps_filled",) and kept is not None and not 1 <= value <= kept:
+            raise ValueError(f"{where}: {name} is {value:,}; it counts the snapshots kept, "
+                             f"1..{kept}")
+        if path == ("snaps_next",) and kept is not None and not value < kept:
+            raise ValueError(f"{where}: {name} is {value:,}; it indexes the snapshots kept, "
+                             f"0..{kept - 1}")
 
 
 def restore(path: str | os.PathLike, runner: dict[str, Any], flag: str = "--resume"
             ) -> dict[str, Any]:
     """`runner` with every array the checkpoint at `path` holds (each placed where `runner`'s
-    is, e.g. replicated over its devices); `ValueError` if one has another dtype or shape."""
+    is, e.g. replicated over its devices); `ValueError` if one has another dtype or shape, a
+    value out of training's range, or a counter out of the range of the run that wrote it
+    (`_check_counters`)."""
+    meta = read_checkpoint(path, {}, flag, fields=())
     leaves, tree = jax.tree.flatten(_saved(runner))
-    loaded = _load_leaves(path, leaves, flag)
-    for old, new in zip(leaves, loaded, strict=True):
+    paths = _paths(_saved(runner))
+    names = _names(paths)
+    loaded = _load_leaves(path, leaves, flag, names)
+    for old, new, name in zip(leaves, loaded, names, strict=True):
         if np.shape(old) != new.shape:
-            raise ValueError(f"{flag} {os.fspath(path)!r}: an array has shape {new.shape}, "
+            raise ValueError(f"{flag} {os.fspath(path)!r}: {name} has shape {new.shape}, "
                              f"expected {np.shape(old)}")
+    _check_counters(f"{flag} {os.fspath(path)!r}", paths, loaded, names, meta)
     restored = jax.tree.unflatten(tree, [jax.device_put(x, old.sharding)
                                          for old, x in zip(leaves, loaded, strict=True)])
     return {**runner, **restored}
@@ -239,7 +322,8 @@ def policy_networks(actor: list[dict[str, np.ndarray]], hidden_info: int) -> dic
 def checkpoint_networks(path: str | os.PathLike, runner: Mapping[str, Any]) -> list[np.ndarray]:
     """The network arrays of the checkpoint at `path`, in the order of `runner`'s."""
     paths_leaves, _ = jax.tree_util.tree_flatten_with_path(_saved(runner))
-    loaded = _load_leaves(path, [leaf for _, leaf in paths_leaves], "--init")
+    loaded = _load_leaves(path, [leaf for _, leaf in paths_leaves], "--init",
+                          _names(_paths(_saved(runner))))
     return [x for (key_path, _), x in zip(paths_leaves, loaded, strict=True)
             if key_path[0].key == "params"]
 

@@ -170,9 +170,9 @@ def test_a_checkpoint_round_trip_and_its_refusals(tmp_path):
 
     runner = _runner()
     path = tmp_path / "checkpoint.npz"
-    checkpoints.save_checkpoint(runner, SETTINGS, 64, 1.5, path)
+    checkpoints.save_checkpoint(runner, SETTINGS, 24, 1.5, path)  # 3 updates of 4 x 2 steps
     meta = checkpoints.read_checkpoint(path, SETTINGS)
-    assert meta["steps"] == 64 and meta["config"]["net"] == "8"
+    assert meta["steps"] == 24 and meta["config"]["net"] == "8"
     fresh = {**runner, "update": jax.numpy.int32(0)}
     assert int(checkpoints.restore(path, fresh)["update"]) == 3
     with pytest.raises(ValueError, match=r"was trained with net='8', this run has net='16'"):
@@ -192,6 +192,88 @@ def test_a_checkpoint_round_trip_and_its_refusals(tmp_path):
             checkpoints.read_checkpoint(bad, SETTINGS)
             checkpoints.restore(bad, fresh)
         assert f"--resume {str(bad)!r}" in str(err.value) and says in str(err.value), err.value
+
+
+#: the flags of a tiny train_jax run, and its Config's fields
+TINY_RUN = {"total_steps": 64, "num_envs": 2, "num_steps": 8, "num_minibatches": 2,
+            "update_epochs": 3, "net": "8", "snapshots": 4, "eval_matches": 2,
+            "progress": False}
+
+
+def _train_jax_checkpoint(path):
+    """A checkpoint of a train_jax run of TINY_RUN after two updates (32 steps), as its trainer
+    saves it: ``(config, runner, the file's arrays by the runner's paths)``."""
+    import jax
+    import jax.numpy as jnp
+
+    from experiments.train_jax import Config, make_train
+
+    config = Config(**TINY_RUN, out=str(path.parent / "unused"))
+    runner = make_train(config)[0](jax.random.PRNGKey(0))
+    two = jnp.int32(2 * 2 * 3)  # two updates of 2 minibatches x 3 epochs: Adam's steps
+    runner = {**runner, "update": jnp.int32(2), "snaps_filled": jnp.int32(1),
+              "opt": jax.tree.map(lambda x: two if x.dtype == jnp.int32 else x, runner["opt"])}
+    checkpoints.save_checkpoint(runner, config, 32, 1.5, path)
+    saved = {k: v for k, v in runner.items() if k not in checkpoints.NOT_SAVED}
+    leaves = {jax.tree_util.keystr(p): f"leaf{i}" for i, (p, _) in
+              enumerate(jax.tree_util.tree_flatten_with_path(saved)[0])}
+    return config, runner, leaves
+
+
+@pytest.mark.parametrize("where, value, says", [
+    ("['update']", -1, "(update) is -1; a count is never negative"),
+    ("['update']", 2**31 - 1, "(update) is 2,147,483,647; its 32 steps in rollouts of 16 are "
+                              "2 updates"),
+    ("['opt'][1][0].count", -1, "(opt/1/0/count) is -1; a count is never negative"),
+    ("['opt'][1][0].count", 2**31 - 1, "(opt/1/0/count) is 2,147,483,647; its 2 updates of 6 "
+                                       "minibatch steps are 12"),
+    ("['snaps_filled']", 1000, "(snaps_filled) is 1,000; it counts the snapshots kept, 1..4"),
+    ("['snaps_next']", -7, "(snaps_next) is -7; a count is never negative"),
+    ("['snaps_next']", 4, "(snaps_next) is 4; it indexes the snapshots kept, 0..3"),
+    ("['opt'][1][0].mu['actor'][0]['w']", 3e38,
+     "(opt/1/0/mu/actor/0/w) holds a value of magnitude 3e+38; training makes none above 1e+06"),
+    ("['params']['actor'][0]['w']", -2e6,
+     "(params/actor/0/w) holds a value of magnitude 2e+06; training makes none above 1e+06"),
+])
+def test_a_checkpoint_with_counters_or_weights_no_run_makes_is_refused(tmp_path, where, value,
+                                                                      says):
+    """A train_jax checkpoint whose update counters were -1 or 2**31-1, whose snapshot indices
+    were out of range (JAX clamps them) or whose weights were finite but 3e38 loaded in silence;
+    -1 and 3e38 turned the first update to NaN, which was then saved over the checkpoint. Each
+    is now refused, naming the file and the array."""
+    path = tmp_path / "checkpoint.npz"
+    config, runner, leaves = _train_jax_checkpoint(path)
+    assert int(checkpoints.restore(path, runner)["update"]) == 2  # as saved: restored
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files}
+    leaf = leaves[where]
+    arrays[leaf] = np.full_like(arrays[leaf], value)
+    np.savez(tmp_path / "bad.npz", **arrays)
+    with pytest.raises(ValueError) as err:
+        checkpoints.restore(tmp_path / "bad.npz", runner)
+    assert str(err.value) == f"--resume {str(tmp_path / 'bad.npz')!r}: {leaf} {says}" + (
+        " (the file was changed, or its run diverged)" if "magnitude" in says else "")
+
+
+def test_train_jax_refuses_a_changed_checkpoint_in_one_line_and_writes_nothing(tmp_path, capsys):
+    """The command: exit status 2, one line, no run folder (the NaN run was saved)."""
+    from experiments.train_jax import main
+
+    from ..helpers import error_lines
+
+    path = tmp_path / "checkpoint.npz"
+    _, _, leaves = _train_jax_checkpoint(path)
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files}
+    update = leaves["['update']"]
+    arrays[update] = np.int32(-1)
+    np.savez(path, **arrays)
+    flags = [f"--{k.replace('_', '-')}={v}" for k, v in TINY_RUN.items() if k != "progress"]
+    out = tmp_path / "run"
+    assert main([*flags, "--no-progress", "--out", str(out), "--resume", str(path)]) == 2
+    assert error_lines(capsys.readouterr().err) == [
+        f"error: --resume {str(path)!r}: {update} (update) is -1; a count is never negative"]
+    assert not out.exists()
 
 
 def test_a_checkpoint_array_declaring_a_terabyte_is_refused_before_it_is_read(tmp_path):
