@@ -466,3 +466,33 @@ def test_a_closed_output_is_one_line_and_status_2_and_the_card_is_kept(tmp_path)
     assert proc.returncode == 2 and "Traceback" not in err.decode(), err
     assert lines == ["error: standard output was closed before the output was written"]
     assert json.loads((tmp_path / "run" / "card.json").read_text())["complete"]
+
+
+def test_a_card_is_not_resumed_with_a_replaced_policy_file(tmp_path):
+    """A card stopped, its agent's ``ppo:p.npz`` replaced by another policy, then resumed: the
+    new policy's matches were added to the old one's, one row for two players, in silence. The
+    tournament of each cell keeps the sha256 of the files its agents read: refused, until the
+    file is put back."""
+    import shutil
+
+    from agents.ppo import random_policy_npz
+    from agents.tournament import TournamentDirError
+
+    rules = RuleConfig(**FAST)
+    policy, first = tmp_path / "p.npz", tmp_path / "first.npz"
+    random_policy_npz(first, rules, hidden=(8,), seed=1)
+    shutil.copy(first, policy)
+    config = BenchmarkConfig(f"ppo:{policy}", panel=["random"], tables=["2p"], matches=2,
+                             seed=3, rule_options=FAST)
+    out = tmp_path / "card"
+    run_card(config, out, progress=False)
+    [matches] = list(out.rglob("matches.jsonl"))
+    lines = matches.read_text().splitlines(keepends=True)
+    matches.write_text(lines[0])  # stopped after its first match
+    random_policy_npz(policy, rules, hidden=(8,), seed=2)
+    with pytest.raises(TournamentDirError, match=f"read {str(policy)!r}, and that file changed "
+                                                 "since the run started"):
+        run_card(config, out, resume=True, progress=False)
+    assert matches.read_text() == lines[0]  # nothing played
+    shutil.copy(first, policy)  # put back: it resumes
+    assert run_card(config, out, resume=True, progress=False).played == len(lines) - 1
