@@ -1260,6 +1260,7 @@ def test_train_rllib_resume_takes_the_checkpoints_it_writes(tmp_path):
     for metadata.json, so every checkpoint train_rllib writes was refused ("not an RLlib
     checkpoint folder (metadata.json: missing)") and a stopped run could never go on as its
     own last line says."""
+    from agents.rllib_checkpoint import write_manifest
     from experiments.train_rllib import RllibConfig, check_run
 
     (tmp_path / "ck").mkdir()
@@ -1268,7 +1269,8 @@ def test_train_rllib_resume_takes_the_checkpoints_it_writes(tmp_path):
         check_run(config)
     (tmp_path / "ck" / "rllib_checkpoint.json").write_text(
         '{"state_file": "algorithm_state", "ray_version": "2.60.0", "checkpoint_version": "2.1"}')
-    check_run(config)  # what Ray writes
+    write_manifest(tmp_path / "ck")  # as train_rllib does beside what Ray writes
+    check_run(config)
     assert not (tmp_path / "out").exists()
 
 
@@ -1279,6 +1281,7 @@ def test_train_rllib_resume_of_a_damaged_checkpoint_is_one_line(tmp_path, monkey
 
     pytest.importorskip("ray.rllib")
     import experiments.train_rllib as program
+    from agents.rllib_checkpoint import write_manifest
 
     class Algorithm:
         def restore_from_path(self, path):
@@ -1292,6 +1295,8 @@ def test_train_rllib_resume_of_a_damaged_checkpoint_is_one_line(tmp_path, monkey
     monkeypatch.setattr(program, "algorithm_config", lambda cfg: Config())
     (tmp_path / "ck").mkdir()
     (tmp_path / "ck" / "rllib_checkpoint.json").write_text('{"checkpoint_version": "2.1"}')
+    (tmp_path / "ck" / "algorithm_state.pkl").write_bytes(b"\x80\x04")  # cut short
+    write_manifest(tmp_path / "ck")  # written by train_rllib, damaged before it was
     status = program.main(["--iterations", "1", "--env-runners", "0", "--train-batch-size",
                            "64", "--minibatch-size", "32", "--net", "8", "--out",
                            str(tmp_path / "out"), "--resume", str(tmp_path / "ck")])
