@@ -763,6 +763,19 @@ def _check_xla_flags_before_jax() -> Callable[[], None]:
     return unhook
 
 
+def jax_in_32_bits(program: str) -> None:
+    """Switch JAX's 64-bit mode off, with a one-line note, where ``JAX_ENABLE_X64`` turned it
+    on: for the programs whose results depend on it (a training run's random draws and
+    learning rate), so that a seed gives the same run either way. The JAX game itself is
+    exact in both modes. Call it before the program's first JAX computation."""
+    import jax
+
+    if jax.config.jax_enable_x64:
+        jax.config.update("jax_enable_x64", False)
+        print(f"note: JAX_ENABLE_X64 is ignored: {program} computes in 32 bits, so that a "
+              "seed gives the same run", file=sys.stderr)
+
+
 def end_program(status: int) -> None:
     """End a ``python -m`` program with ``status`` (its ``if __name__ == "__main__"`` line).
 

@@ -48,6 +48,7 @@ from dominoes_env.cli_support import (
     check_fits_in_memory,
     check_run_folder,
     end_program,
+    jax_in_32_bits,
     machine_memory,
     paths_in_specs,
     print_error,
@@ -288,6 +289,7 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
         data, teacher = load_demos(args.data, rules) if args.data else (None, "")
     except ValueError as err:
         raise CommandError(str(err)) from None
+    jax_in_32_bits("expert_iteration")
     out = Path(start_run_folder(folder))
     policy_path = init
     # what the iteration under way has done, for an interruption to save (see kept_on_stop)

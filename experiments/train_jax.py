@@ -49,6 +49,7 @@ from dominoes_env.cli_support import (
     check_run_folder,
     config_parser,
     end_program,
+    jax_in_32_bits,
     print_error,
     run_command,
     signals_held,
@@ -349,10 +350,13 @@ def setup_jax(devices: int = 0) -> None:
     One CPU device is the default: two devices on 2 cores gave 4-7% more steps per second, but
     XLA's CPU all-reduce can wait forever for the other device's thread (a 4-player run on a
     quiet 2-core machine hung in its first update's rendezvous; a busy one aborted after 40 s),
-    and one device's intra-op threads use every core anyway."""
+    and one device's intra-op threads use every core anyway.
+
+    A run is 32-bit whatever ``JAX_ENABLE_X64`` says (:func:`jax_in_32_bits`)."""
     os.environ["XLA_FLAGS"] = patient_collectives(os.environ.get("XLA_FLAGS", ""))
     import jax
 
+    jax_in_32_bits("train_jax")
     with contextlib.suppress(RuntimeError):  # JAX has started: keep its devices
         jax.config.update("jax_num_cpu_devices", max(devices, 1))
     cache = (os.environ.get("JAX_COMPILATION_CACHE_DIR")

@@ -3,6 +3,8 @@
 Needs the ``jax`` extra (``pip install "straight-dominoes[jax]"``: jax and pgx). The game is a
 second implementation of :mod:`dominoes_env.core` for training at scale, held equal to it by
 differential tests (same deal, same moves: same legal masks, points, scores and observations).
+Its arrays are 32-bit (int32, uint32, float32, every dtype explicit), so it plays the same games
+with JAX's 64-bit mode on (``JAX_ENABLE_X64=1``) or off.
 
 >>> import jax
 >>> from dominoes_env.jax import make, random_policy

@@ -291,14 +291,16 @@ class Env(pgx.Env):
                 winner = y.winner
             else:  # a hand episode: the side that scored the most, if only one did
                 top = jnp.max(y.scores)
-                winner = jnp.where(jnp.sum(y.scores == top) == 1, jnp.argmax(y.scores), -1)
-            per_side = jnp.where(jnp.arange(S) == winner, 1.0, -1.0 / (S - 1))
-            per_side = jnp.where(terminated & (winner >= 0), per_side, 0.0)
+                winner = jnp.where(jnp.sum(y.scores == top, dtype=I32) == 1,
+                                   jnp.argmax(y.scores).astype(I32), -1)
+            per_side = jnp.where(jnp.arange(S, dtype=I32) == winner, jnp.float32(1.0),
+                                 jnp.float32(-1.0 / (S - 1)))
+            per_side = jnp.where(terminated & (winner >= 0), per_side, jnp.float32(0.0))
         else:
             # integer sums (exact, as the float32 sums of these small integers were): XLA's CPU
             # backend runs float sums as library calls on materialised inputs
             d = y.scores - x.scores
-            others = (jnp.sum(d) - d).astype(jnp.float32)
+            others = (jnp.sum(d, dtype=I32) - d).astype(jnp.float32)
             per_side = (d.astype(jnp.float32) - others / (S - 1)) * jnp.float32(self._scale)
         per_side = per_side.astype(jnp.float32)
         return jnp.stack([per_side[int(k)] for k in self.tables.side])  # the seats' sides

@@ -116,7 +116,7 @@ def pick(table, i: jax.Array) -> jax.Array:
         return jnp.any(table & hot)
     if table.dtype == jnp.float32:  # summed as bit patterns: see sum_one_float
         return sum_one_float(jnp.where(hot, table, jnp.float32(0)))
-    return jnp.sum(jnp.where(hot, table, jnp.zeros((), table.dtype)))
+    return jnp.sum(jnp.where(hot, table, jnp.zeros((), table.dtype)), dtype=table.dtype)
 
 
 def sum_one_float(x: jax.Array, axis: int = -1) -> jax.Array:
@@ -126,7 +126,7 @@ def sum_one_float(x: jax.Array, axis: int = -1) -> jax.Array:
     ``[.., size]`` selection before it is written out in full (measured: a table look-up of the
     observation cost as much as the legal mask)."""
     bits = jax.lax.bitcast_convert_type(x, jnp.int32)
-    return jax.lax.bitcast_convert_type(jnp.sum(bits, axis=axis), jnp.float32)
+    return jax.lax.bitcast_convert_type(jnp.sum(bits, axis=axis, dtype=jnp.int32), jnp.float32)
 
 
 def pick_row(matrix: jax.Array, i: jax.Array) -> jax.Array:
@@ -135,7 +135,8 @@ def pick_row(matrix: jax.Array, i: jax.Array) -> jax.Array:
     hot = one_hot(i, matrix.shape[0])[:, None]
     if matrix.dtype == jnp.bool_:
         return jnp.any(matrix & hot, axis=0)
-    return jnp.sum(jnp.where(hot, matrix, jnp.zeros((), matrix.dtype)), axis=0)
+    return jnp.sum(jnp.where(hot, matrix, jnp.zeros((), matrix.dtype)), axis=0,
+                   dtype=matrix.dtype)
 
 
 # -- tile sets as bit masks: tile t is bit t % 32 of word t // 32 (Tables.W words) --------------
@@ -185,7 +186,7 @@ def packed(tb, rows: list[jax.Array], never: jax.Array) -> list[jax.Array]:
 
 def popcount(words: jax.Array) -> jax.Array:
     """``int32[...]``: the tiles in each set ``words`` (``uint32[..., W]``)."""
-    return jnp.sum(jax.lax.population_count(words).astype(I32), axis=-1)
+    return jnp.sum(jax.lax.population_count(words).astype(I32), axis=-1, dtype=I32)
 
 
 def code_bits(tb, words: jax.Array) -> jax.Array:
@@ -371,7 +372,7 @@ class Game:
         """``int32[4]``: the count a play on end ``e`` adds its new end to (after the lead):
         every end's contribution but ``e``'s, or, on up / down while neither long side has a
         tile, the lead's pips and the cross ends but ``e``'s (``scoring.count_after``)."""
-        total = jnp.sum(s.contrib)
+        total = jnp.sum(s.contrib, dtype=I32)
         long_arms = (s.arm[0] > 0) | (s.arm[1] > 0)
         side_end = jnp.array([True, True, False, False])
         base = jnp.where(side_end | long_arms, total, s.lead_pips + s.contrib[2] + s.contrib[3])
@@ -381,7 +382,7 @@ class Game:
     def points_for_count(count: jax.Array) -> jax.Array:
         """Points for a layout count (never negative): the count if it is a positive multiple
         of 5."""
-        return jnp.where((count > 0) & (jax.lax.rem(count, 5) == 0), count, 0)
+        return jnp.where((count > 0) & (jax.lax.rem(count, _i(5)) == 0), count, 0)
 
     # -- a play ------------------------------------------------------------------------------
     def place_tile(self, s: GameState, code: jax.Array, flip: jax.Array) -> GameState:
@@ -428,11 +429,12 @@ class Game:
         sides = s.spinner_sides + covers_spinner.astype(I32) + new_spinner.astype(I32)
         free = jnp.where(one_hot(e2, 2) & (covers_spinner | new_spinner), new_spinner,
                          s.spinner_free)  # fmt: skip
-        ends = jnp.where(new_spinner & (jnp.arange(4) >= 2), v, ends)
+        ends = jnp.where(new_spinner & (jnp.arange(4, dtype=I32) >= 2), v, ends)
         cross = (s.cross_open | (covers_spinner & (sides == 2))
                  | (new_spinner & tb.cross_now))  # fmt: skip
         long_arms = (arm[0] > 0) | (arm[1] > 0)
-        count = jnp.where(long_arms, jnp.sum(contrib), s.lead_pips + contrib[2] + contrib[3])
+        count = jnp.where(long_arms, jnp.sum(contrib, dtype=I32),
+                          s.lead_pips + contrib[2] + contrib[3])
         play_state = s._replace(
             ends=ends, contrib=contrib, arm=arm, outer_double=outer_double,
             spinner=jnp.where(new_spinner, t, s.spinner), spinner_free=free,
@@ -519,8 +521,9 @@ class Game:
         # the pips of a hand: per bit k of a tile's pips, 2**k times the tiles with that bit
         planes = jnp.asarray(tb.pip_planes)  # [P, W]
         per_plane = popcount(s.hands[:, None, :] & planes[None, :, :])  # [n, P]
-        seat_pips = jnp.sum(per_plane << jnp.arange(planes.shape[0], dtype=I32), axis=1)
-        of_side = jnp.asarray(tb.side)[:, None] == jnp.arange(tb.S)[None, :]  # [n, S], static
+        seat_pips = jnp.sum(per_plane << jnp.arange(planes.shape[0], dtype=I32), axis=1,
+                            dtype=I32)
+        of_side = jnp.asarray(tb.side)[:, None] == jnp.arange(tb.S, dtype=I32)[None, :]  # static
         return jnp.sum(jnp.where(of_side, seat_pips[:, None], 0), axis=0, dtype=I32)
 
     def end_domino(self, s: GameState, seat: jax.Array, now: jax.Array) -> GameState:
@@ -528,7 +531,7 @@ class Game:
         rounded (a partner's pips are ignored)."""
         side = pick(self.tb.side, seat)
         pips = self.side_pips(s)
-        left = jnp.sum(jnp.where(jnp.arange(self.tb.S) != side, pips, 0))
+        left = jnp.sum(jnp.where(jnp.arange(self.tb.S, dtype=I32) != side, pips, 0), dtype=I32)
         return jax.tree.map(lambda a, b: jnp.where(now, a, b), s._replace(
             turn=_i(-1), result=_i(RESULT_DOMINO), result_seat=seat, award_side=side,
             award_points=self.round_to_five(left)), s)  # fmt: skip
@@ -540,8 +543,8 @@ class Game:
         tb = self.tb
         pips = self.side_pips(s)
         low = jnp.min(pips)
-        tied = jnp.sum(pips == low) > 1
-        others = jnp.sum(pips) - low
+        tied = jnp.sum(pips == low, dtype=I32) > 1
+        others = jnp.sum(pips, dtype=I32) - low
         if tb.rules.blocked_award == "difference":
             others = others - (tb.S - 1) * low
         return jax.tree.map(lambda a, b: jnp.where(now, a, b), s._replace(
@@ -578,7 +581,7 @@ class Game:
         applied = hand_over & (s.award_side >= 0) & ~(won_by_play & (s.result != RESULT_DOMINO))
         scores = scores + jnp.where(one_hot(s.award_side, tb.S) & applied, s.award_points, 0)
         top = jnp.max(scores)
-        unique = jnp.sum(scores == top) == 1
+        unique = jnp.sum(scores == top, dtype=I32) == 1
         reached = hand_over & (top >= rules.target_score) & (immediate | unique)
         winner = jnp.where(won_by_play, side,
                            jnp.where(reached, jnp.argmax(scores).astype(I32), -1))  # fmt: skip

@@ -47,7 +47,7 @@ def init_mlp(key: jax.Array, sizes: list[int], head_scale: float) -> Layers:
     keys = jax.random.split(key, len(sizes) - 1)
     for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
         gain = head_scale if i == len(sizes) - 2 else math.sqrt(2)
-        w = jax.nn.initializers.orthogonal(gain)(keys[i], (a, b))
+        w = jax.nn.initializers.orthogonal(gain)(keys[i], (a, b), jnp.float32)
         layers.append({"w": w, "b": np.zeros(b, np.float32)})
     return layers
 
@@ -102,12 +102,13 @@ def sample_actions(key: jax.Array, logits: jax.Array, group: int = 4) -> jax.Arr
     probs = jax.nn.softmax(logits, axis=-1).reshape(b, a // group, group)
     per_group = probs.sum(-1)
     cdf = jnp.cumsum(per_group, axis=-1)
-    u = jax.random.uniform(key, (b,)) * cdf[:, -1]
-    g = jnp.minimum(jnp.sum(cdf <= u[:, None], axis=-1), a // group - 1)
+    u = jax.random.uniform(key, (b,), jnp.float32) * cdf[:, -1]
+    g = jnp.minimum(jnp.sum(cdf <= u[:, None], axis=-1, dtype=jnp.int32), a // group - 1)
     chosen = jnp.take_along_axis(probs, g[:, None, None], axis=1)[:, 0]  # [B, group]
     before = jnp.take_along_axis(cdf - per_group, g[:, None], axis=1)[:, 0]
     inner = jnp.cumsum(chosen, axis=-1)
-    e = jnp.minimum(jnp.sum(inner <= (u - before)[:, None], axis=-1), group - 1)
+    e = jnp.minimum(jnp.sum(inner <= (u - before)[:, None], axis=-1, dtype=jnp.int32),
+                    group - 1)
     action = g * group + e
     ok = jnp.take_along_axis(probs.reshape(b, a), action[:, None], axis=1)[:, 0] > 0
     return jnp.where(ok, action, jnp.argmax(logits, axis=-1)).astype(jnp.int32)

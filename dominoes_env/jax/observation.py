@@ -88,14 +88,14 @@ def observe(game: Game, s: GameState, seat: jax.Array, version: int = DEFAULT_VE
 
     count = pick(tb.count_f32, jnp.where(led, s.count, 0))
     seat_sizes = popcount(s.hands)
-    sizes = jnp.sum(jnp.where(rel, seat_sizes[None, :], 0), axis=1)
+    sizes = jnp.sum(jnp.where(rel, seat_sizes[None, :], 0), axis=1, dtype=I32)
     others_hand_size = _lookup(tb.hand_f32, sizes)
     boneyard = _lookup(tb.bone_f32, jnp.stack([tb.B - s.drawn, tb.draw_limit - s.drawn]))
     # the sides in relative order: row ``seat`` of the static table, by one-hot
-    side_order = jnp.sum(jnp.where((jnp.arange(n) == seat)[:, None], jnp.asarray(tb.rel_sides),
-                                   0), axis=0)  # fmt: skip
-    side_scores = jnp.sum(jnp.where(side_order[:, None] == jnp.arange(S)[None, :],
-                                    s.scores[None, :], 0), axis=1)  # fmt: skip
+    side_order = jnp.sum(jnp.where((jnp.arange(n, dtype=I32) == seat)[:, None],
+                                   jnp.asarray(tb.rel_sides), 0), axis=0, dtype=I32)  # fmt: skip
+    side_scores = jnp.sum(jnp.where(side_order[:, None] == jnp.arange(S, dtype=I32)[None, :],
+                                    s.scores[None, :], 0), axis=1, dtype=I32)  # fmt: skip
     top_score = tb.score_f32.shape[0] - 1  # every score from there on shows SCORE_CAP
     scores = jnp.asarray(tb.score_f32)[jnp.clip(side_scores, 0, top_score)]
 
@@ -223,7 +223,7 @@ def _row_of(bits: jax.Array, x: jax.Array) -> jax.Array:
     """``bits[x]`` (0 where ``x`` is out of range) for an ``int32[V]`` row and any shape of
     ``x``, by one-hot."""
     hot = x[..., None] == jnp.arange(bits.shape[0], dtype=I32)
-    return jnp.sum(jnp.where(hot, bits, 0), axis=-1)
+    return jnp.sum(jnp.where(hot, bits, 0), axis=-1, dtype=bits.dtype)
 
 
 class _Moves(NamedTuple):
@@ -248,14 +248,14 @@ def _answers(tb, s: GameState, ends, open_end, rest) -> tuple[jax.Array, jax.Arr
     never = s.count < 0  # a layout's count is never negative
     ends, open_end, rest = materialize((ends, open_end, jnp.maximum(rest, 0)), never)
     # the w < V with (rest + w) % 5 == 0, by rest % 5 (V <= 13: max_pip is 6, 9 or 12)
-    fives = [sum(1 << w for w in range(tb.V) if (r + w) % 5 == 0) for r in range(5)]
-    r = jax.lax.rem(rest, 5)
+    fives = [np.int32(sum(1 << w for w in range(tb.V) if (r + w) % 5 == 0)) for r in range(5)]
+    r = jax.lax.rem(rest, I32(5))
     mask = jnp.where(r == 0, fives[0], jnp.where(r == 1, fives[1], jnp.where(
         r == 2, fives[2], jnp.where(r == 3, fives[3], fives[4]))))  # fmt: skip
     mask = jnp.where(rest == 0, mask & ~1, mask)  # a count of 0 scores nothing
     xbit = _bit(ends)
     double = rest + ends + ends
-    double_pays = (double > 0) & (jax.lax.rem(double, 5) == 0)
+    double_pays = (double > 0) & (jax.lax.rem(double, I32(5)) == 0)
     pays = (mask & ~xbit) | jnp.where(double_pays, xbit, 0)
     pays = jnp.where(open_end & (ends >= 0), pays, 0)
     return ends, rest, materialize(pays, never)
@@ -314,7 +314,8 @@ def _lead_moves(game: Game, s: GameState, own: jax.Array) -> tuple[_Moves, jax.A
     lr = jnp.asarray(np.arange(4) < 2)[:, None]
     # count_without_end of that layout: the lead's arms are empty (s.arm as place_tile keeps it)
     long_arms = (s.arm[0] > 0) | (s.arm[1] > 0)
-    base = jnp.where(lr | long_arms, jnp.sum(contrib, axis=0), pips + contrib[2] + contrib[3])
+    base = jnp.where(lr | long_arms, jnp.sum(contrib, axis=0, dtype=I32),
+                     pips + contrib[2] + contrib[3])
     open_end = (lr | (spins & tb.cross_now)) & (ends >= 0)
     ends, rest, pays = _answers(tb, s, ends, open_end, base - contrib)
     from_low = ends == lo  # [f, k]: end f shows the tile's low half
@@ -349,7 +350,8 @@ def _play_moves(game: Game, s: GameState) -> _Moves:
     lr = jnp.asarray(f < 2)
 
     def by_end(row):  # [4] -> [K]: row[e]
-        return jnp.sum(jnp.where(on_e, row[:, None], jnp.zeros((), row.dtype)), axis=0)
+        return jnp.sum(jnp.where(on_e, row[:, None], jnp.zeros((), row.dtype)), axis=0,
+                       dtype=row.dtype)
 
     v = by_end(s.ends)
     dbl = w == v
@@ -363,7 +365,7 @@ def _play_moves(game: Game, s: GameState) -> _Moves:
     contrib = jnp.where(on_e, jnp.where(dbl, w + w, w), s.contrib[:, None])
     arm = s.arm[:, None] + on_e.astype(I32)
     long_arms = (arm[0] > 0) | (arm[1] > 0)
-    total = jnp.sum(contrib, axis=0)
+    total = jnp.sum(contrib, axis=0, dtype=I32)
     base = jnp.where(lr | long_arms, total, s.lead_pips + contrib[2] + contrib[3])
     open_end = (lr | cross) & (ends >= 0)
     ends, rest, pays = _answers(tb, s, ends, open_end, base - contrib)
@@ -397,7 +399,8 @@ def _play_by_code(game: Game, s: GameState, values: jax.Array) -> jax.Array:
     # [4T, V]: the row of each code's end
     rows = jnp.where(e == 0, by_end[0], jnp.where(e == 1, by_end[1], jnp.where(
         e == 2, by_end[2], by_end[3])))  # fmt: skip
-    return jnp.sum(jnp.where(other[:, None] == jnp.arange(V, dtype=I32), rows, 0), axis=1)
+    return jnp.sum(jnp.where(other[:, None] == jnp.arange(V, dtype=I32), rows, 0), axis=1,
+                   dtype=I32)
 
 
 def _lookup(table, index: jax.Array) -> jax.Array:

@@ -33,7 +33,7 @@ def random_policy(env: Env, state: State, key: jax.Array) -> jax.Array:
     T = env.tables.T
     mask = state.legal_action_mask.reshape(T, 4)
     per_tile = jnp.sum(mask, axis=1, dtype=jnp.int32)
-    count = jnp.maximum(jnp.sum(per_tile), 1)
+    count = jnp.maximum(jnp.sum(per_tile, dtype=jnp.int32), 1)
     # one 32-bit word (``randint`` draws three): k = word mod count, off uniform by at most
     # count / 2**32 (< 3e-8 for 112 codes)
     k = (rng.bits(key) % count.astype(jnp.uint32)).astype(jnp.int32)

@@ -205,7 +205,7 @@ class SelfPlay:
         state = jax.vmap(self.env.init)(jax.random.split(k_init, n))
         if self.match_scores:
             state = self._at_match_scores(state, k_scores)
-        side = jax.random.randint(k_side, (n,), 0, self.num_sides)
+        side = jax.random.randint(k_side, (n,), 0, self.num_sides, jnp.int32)
         return Games(state, side, self.opp_of_env)
 
     def _at_match_scores(self, state, key):
@@ -215,8 +215,8 @@ class SelfPlay:
         k_which, k_score = jax.random.split(key)
         scores = state.game_state.scores
         top = max(self.env.rules.target_score - self.START_BELOW_TARGET, 0) // 5
-        random = jax.random.randint(k_score, scores.shape, 0, top + 1) * 5
-        moved = jax.random.uniform(k_which, scores.shape[:1]) < self.match_scores
+        random = jax.random.randint(k_score, scores.shape, 0, top + 1, jnp.int32) * 5
+        moved = jax.random.uniform(k_which, scores.shape[:1], jnp.float32) < self.match_scores
         scores = jnp.where(moved[:, None], random, scores).astype(scores.dtype)
         state = state.with_game_state(state.game_state._replace(scores=scores))
         return state.replace(observation=jax.vmap(self.env.observe)(state))

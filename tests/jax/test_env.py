@@ -305,3 +305,45 @@ def test_rewards_and_observations_equal_the_aec_env(options):
             deal = env.deal_from_hand(aec.match.hand) if fresh else no_deal
             state, obs = step(state, action, deal)
         assert bool(state.terminated) and aec.terminations[aec.agent_selection]
+
+
+#: plays 24 jitted steps of 8 games under each rule set and observation version, and prints
+#: a digest of everything (observations, rewards, masks, state) and the 64-bit leaves
+_PLAY_64 = """
+import hashlib, jax, jax.numpy as jnp, numpy as np
+from dominoes_env.jax import greedy_policy, make, random_policy
+digest, wide = hashlib.sha256(), []
+for opts in ({}, {"num_players": 4, "obs_version": 3},
+             {"num_players": 3, "max_pip": 12, "episode": "hand", "reward_mode": "win_loss"}):
+    env = make(**opts)
+    keys = jax.random.split(jax.random.PRNGKey(1), 8)
+    state = jax.jit(jax.vmap(env.init))(keys)
+    step = jax.jit(jax.vmap(env.step))
+    for i in range(24):
+        keys = jax.vmap(lambda k: jax.random.split(k)[0])(keys)
+        if i % 2:
+            actions = jax.vmap(lambda s, k: random_policy(env, s, k))(state, keys)
+        else:
+            actions = jax.vmap(lambda s: greedy_policy(env, s))(state)
+        state = step(state, actions, keys)
+        for leaf in jax.tree.leaves(state):
+            digest.update(np.asarray(leaf).tobytes())
+            if np.asarray(leaf).dtype.itemsize == 8:
+                wide.append(str(np.asarray(leaf).dtype))
+print(digest.hexdigest(), sorted(set(wide)))
+"""
+
+
+def test_the_game_is_the_same_under_jax_enable_x64():
+    """``JAX_ENABLE_X64=1`` (a common setting) plays the same games with the same 32-bit
+    state: sums of int32 became int64 there, and every JAX program ended in a TypeError."""
+    import os
+
+    runs = {}
+    for x64 in ("0", "1"):
+        env = {**os.environ, "JAX_ENABLE_X64": x64}
+        done = subprocess.run([sys.executable, "-c", _PLAY_64], capture_output=True, text=True,
+                              env=env, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        runs[x64] = done.stdout.strip()
+    assert runs["1"] == runs["0"] and runs["0"].endswith("[]")

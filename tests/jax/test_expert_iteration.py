@@ -67,6 +67,26 @@ def test_one_iteration_writes_demos_and_a_playable_policy(tmp_path):
     assert json.loads((again / "policy.json").read_text())["teacher"] == "search:sims=8"
 
 
+def test_the_fit_is_the_same_under_jax_enable_x64(tmp_path, capsys):
+    """``JAX_ENABLE_X64`` is switched off for the run, with a note: the fit's learning rate and
+    data were 64-bit there, and a seed gave another policy."""
+    import jax
+
+    flags = ["--teacher", "greedy", "--opponents", "random", "--matches", "2", "--workers",
+             "1", "--epochs", "1", "--batch-size", "8"]
+    assert main([*flags, "--out", str(tmp_path / "a")]) == 0
+    jax.config.update("jax_enable_x64", True)
+    try:
+        assert main([*flags, "--out", str(tmp_path / "b")]) == 0
+    finally:
+        jax.config.update("jax_enable_x64", False)
+    assert "note: JAX_ENABLE_X64 is ignored: expert_iteration computes in 32 bits" in \
+        capsys.readouterr().err
+    a, b = np.load(tmp_path / "a" / "policy.npz"), np.load(tmp_path / "b" / "policy.npz")
+    for key in ("w0", "b0", "action_w", "action_b"):
+        np.testing.assert_array_equal(a[key], b[key])
+
+
 @pytest.mark.parametrize("flags, says", [
     (["--matches", "0"], "--matches"),
     (["--teacher", "nosuch"], "nosuch"),

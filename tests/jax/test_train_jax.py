@@ -100,13 +100,27 @@ def test_an_update_s_seconds_include_its_logging(tmp_path, monkeypatch):
     assert len(timing["update_s"]) == 2 and min(timing["update_s"]) >= 0.05
 
 
-def test_same_seed_same_policy(tmp_path):
+def test_same_seed_same_policy(tmp_path, capsys):
+    import jax
+
     flags = [*TINY, "--eval-every", "0", "--seed", "5"]
     assert main([*flags, "--out", str(tmp_path / "a")]) == 0
     assert main([*flags, "--out", str(tmp_path / "b")]) == 0
-    a, b = np.load(tmp_path / "a" / "policy.npz"), np.load(tmp_path / "b" / "policy.npz")
-    for key in ("w0", "b0", "action_w", "action_b"):
-        np.testing.assert_array_equal(a[key], b[key])
+    # and under JAX_ENABLE_X64 (a TypeError from the game there; then a run of its own): the
+    # run switches it off, with a note
+    jax.config.update("jax_enable_x64", True)
+    try:
+        assert main([*flags, "--out", str(tmp_path / "c")]) == 0
+        assert not jax.config.jax_enable_x64
+    finally:
+        jax.config.update("jax_enable_x64", False)
+    assert "note: JAX_ENABLE_X64 is ignored: train_jax computes in 32 bits" in \
+        capsys.readouterr().err
+    a = np.load(tmp_path / "a" / "policy.npz")
+    for other in ("b", "c"):
+        b = np.load(tmp_path / other / "policy.npz")
+        for key in ("w0", "b0", "action_w", "action_b"):
+            np.testing.assert_array_equal(a[key], b[key])
 
 
 @pytest.mark.parametrize("flags, message", [
