@@ -52,6 +52,12 @@ MAX_STEPS, MAX_MATCHES = 10**12, 10**7
 #: memory one of train_jax's parallel games takes with its rollout, rounded up (an estimate for
 #: the memory check before the trainer starts; train_jax checks its own run again)
 BYTES_PER_ENV = 65536
+#: each trainer's parallel games by default and the steps each game plays per update: a run
+#: trains whole updates, so --steps is at least one (``--num-envs`` x these steps)
+TRAINER_ENVS = {"train_jax": 512, "train_ppo": 16}
+STEPS_PER_GAME = {"train_jax": 32, "train_ppo": 256}
+#: train_ppo's minibatch (at most its rollout)
+PPO_BATCH = 512
 
 
 def jittable(spec: str) -> tuple[str, str] | None:
@@ -99,23 +105,24 @@ def run_program(module: str, flags: list[str]) -> int:
 
 def trainer_flags(args) -> tuple[str, list[str]]:
     """The trainer (``train_jax`` or ``train_ppo``) and its flags but ``--out`` for a best
-    response to ``args.agent``; ``ValueError`` for an observation version it cannot serve."""
+    response to ``args.agent``; ``ValueError`` for an observation version it cannot serve, or
+    ``--steps`` short of one update (:func:`whole_updates`)."""
     from agents.ppo import NumpyPolicy, shipped_policy_path
 
-    common = ["--players", str(args.players), "--total-steps", str(args.steps),
-              "--seed", str(args.seed)]
     how = jittable(args.agent)
     if how is None:
         if args.obs_version is not None and args.obs_version not in PPO_OBS_VERSIONS:
             raise ValueError(f"--obs-version {args.obs_version}: against {args.agent!r} the "
                              f"response is a MaskablePPO run, which serves version "
                              f"{', '.join(map(str, PPO_OBS_VERSIONS))}")
-        return "train_ppo", [*common, "--n-envs", "16", "--vec-env", "dummy",
+        envs, rollout, common = whole_updates(args, "train_ppo")
+        return "train_ppo", [*common, "--n-envs", str(envs), "--vec-env", "dummy",
+                             "--n-steps", str(STEPS_PER_GAME["train_ppo"]),
+                             "--batch-size", str(min(PPO_BATCH, rollout)),
                              "--opponents", f"{args.agent}=1", "--eval-every", str(args.steps),
                              "--eval-matches", "2"]
     kind, path = how
-    flags = [*common, "--eval-every", "0", "--eval-matches", "2", "--num-envs",
-             str(args.num_envs)]
+    flags = []
     mix = {"self": 0, "snapshot": 0, "greedy": 0, "random": 0}
     version = args.obs_version
     if kind == "ppo":
@@ -129,9 +136,29 @@ def trainer_flags(args) -> tuple[str, list[str]]:
         flags += ["--opp-policy", path, "--opp-policy-weight", "1"]
     else:
         mix[kind] = 1
+    envs, _, common = whole_updates(args, "train_jax")
+    flags = [*common, "--eval-every", "0", "--eval-matches", "2", "--num-envs", str(envs),
+             "--num-steps", str(STEPS_PER_GAME["train_jax"]), *flags]
     if version is not None:
         flags += ["--obs-version", str(version)]
     return "train_jax", flags + [f for name, w in mix.items() for f in (f"--opp-{name}", str(w))]
+
+
+def whole_updates(args, trainer: str) -> tuple[int, int, list[str]]:
+    """``(games, steps of one update, the trainer's common flags)`` for ``trainer``'s games
+    (``--num-envs``, else its default): ``--total-steps`` is ``--steps`` rounded up to whole
+    updates, as the trainer trains them (its progress bar and count then agree); ``ValueError``
+    when ``--steps`` is less than one update (``--steps 16`` trained 4,096 steps against a
+    search agent)."""
+    envs = TRAINER_ENVS[trainer] if args.num_envs is None else args.num_envs
+    rollout = envs * STEPS_PER_GAME[trainer]
+    if args.steps < rollout:
+        raise ValueError(f"--steps {args.steps:,} is less than one update of {trainer}: "
+                         f"{envs:,} games (--num-envs) x {STEPS_PER_GAME[trainer]} steps = "
+                         f"{rollout:,}; give --steps {rollout:,} or more, or fewer --num-envs")
+    total = -(-args.steps // rollout) * rollout
+    return envs, rollout, ["--players", str(args.players), "--total-steps", str(total),
+                           "--seed", str(args.seed)]
 
 
 def build_parser() -> OneLineParser:
@@ -139,10 +166,19 @@ def build_parser() -> OneLineParser:
                       description=__doc__.split("\n")[0])
     p.add_argument("--agent", required=True, help="the frozen agent's spec (greedy, ppo, "
                    "ppo:PATH, search, ...)")
-    p.add_argument("--steps", type=int, required=True, help="training steps of the best response")
+    p.add_argument("--steps", type=int, required=True,
+                   help="training steps of the best response: whole updates of its trainer "
+                        "(--num-envs games x 32 steps with train_jax, x 256 with train_ppo), "
+                        "so at least one update and rounded up to whole ones; the report "
+                        "gives the steps trained")
     p.add_argument("--players", type=int, default=2, help="2, 3 or 4 (4: partnerships)")
-    p.add_argument("--matches", type=int, default=1000, help="evaluation matches")
-    p.add_argument("--num-envs", type=int, default=512, help="train_jax's parallel games")
+    p.add_argument("--matches", type=int, default=1000,
+                   help="evaluation matches, as whole deals each played in every seating (2 "
+                        "seatings at two sides, 6 at three players): rounded down, at least "
+                        "one deal; the report gives the matches played")
+    p.add_argument("--num-envs", type=int, default=None,
+                   help="the trainer's parallel games (default: 512 with train_jax, 16 with "
+                        "train_ppo)")
     p.add_argument("--obs-version", type=int, default=None, help="observation version the "
                    "response reads (default: a ppo agent's own, else the default version)")
     p.add_argument("--seed", type=int, default=0, help="seed of the training and evaluation")
@@ -172,9 +208,10 @@ def _main(args: argparse.Namespace) -> int:
         if args.steps > MAX_STEPS or args.matches > MAX_MATCHES:
             raise ValueError(f"--steps must be at most {MAX_STEPS:,} and --matches at most "
                              f"{MAX_MATCHES:,}")
-        if args.num_envs < 1:
-            raise ValueError(f"--num-envs must be >= 1, not {args.num_envs}")
-        check_fits_in_memory(f"--num-envs {args.num_envs}", args.num_envs, BYTES_PER_ENV)
+        if args.num_envs is not None:
+            if args.num_envs < 1:
+                raise ValueError(f"--num-envs must be >= 1, not {args.num_envs}")
+            check_fits_in_memory(f"--num-envs {args.num_envs}", args.num_envs, BYTES_PER_ENV)
         if args.obs_version is not None:
             from dominoes_env.jax.selfplay import check_obs_version
 
@@ -216,12 +253,22 @@ def _main(args: argparse.Namespace) -> int:
         print_error(f"{words} while evaluating; the best response is saved in "
                     f"{out / 'policy.npz'}")
         return status
-    print(f"best response wins {res['win_rate']:.1%} of {res['matches']} matches against "
-          f"{args.agent} [{res['ci_low']:.1%}, {res['ci_high']:.1%}], margin "
-          f"{res['margin']:+.1f}")
-    print(json.dumps({"agent": args.agent, "steps": args.steps, "trainer": trainer,
+    steps = trained_steps(out, args.steps)
+    print(f"best response, trained {steps:,} steps, wins {res['win_rate']:.1%} of "
+          f"{res['matches']} matches against {args.agent} [{res['ci_low']:.1%}, "
+          f"{res['ci_high']:.1%}], margin {res['margin']:+.1f}")
+    print(json.dumps({"agent": args.agent, "steps": steps, "trainer": trainer,
                       "policy": str(out / "policy.npz"), **res}))
     return 0
+
+
+def trained_steps(out: Path, asked: int) -> int:
+    """The steps the trainer says it trained (its ``policy.json``), else ``asked``."""
+    try:
+        steps = json.loads((out / "policy.json").read_text())["steps"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return asked
+    return steps if isinstance(steps, int) and not isinstance(steps, bool) else asked
 
 
 if __name__ == "__main__":

@@ -478,3 +478,50 @@ def test_every_program_found_has_a_baseline():
     walked = {" ".join([p, *prefix]) for p in PROGRAMS for prefix, _ in program_parsers(p)}
     assert walked == set(BASE)
     assert {"experiments.tournament", "experiments.train_jax", "dominoes_env"} <= set(PROGRAMS)
+
+
+# -- flags that must mean what they say ------------------------------------------------------------
+def test_best_response_trains_whole_updates_and_reports_the_steps_trained(tmp_path,
+                                                                         monkeypatch, capsys):
+    """``best_response --agent guided:sims=2 --steps 16`` trained 4,096 steps (one train_ppo
+    update of 16 games; a bar of '4,096/16' and an evaluation every 16 steps), --num-envs was
+    train_jax's only, and the report said "steps": 16. Now --steps short of one update is one
+    line, --num-envs sizes either trainer, the trainer is asked for whole updates and the
+    report gives what it trained."""
+    import json
+
+    import agents.evaluation
+    import experiments.best_response as program
+
+    for flags, says in [
+            (["--agent", "guided:sims=2", "--steps", "16", "--players", "3"],
+             "--steps 16 is less than one update of train_ppo: 16 games (--num-envs) x 256 "
+             "steps = 4,096"),
+            (["--agent", "search:sims=2", "--steps", "64", "--num-envs", "2"],
+             "2 games (--num-envs) x 256 steps = 512"),
+            (["--agent", "greedy", "--steps", "64"], "512 games (--num-envs) x 32 steps")]:
+        assert program.main([*flags, "--matches", "2"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and says in err, err
+    seen = {}
+
+    def trainer(module, flags):
+        seen["flags"] = flags
+        out = Path(flags[flags.index("--out") + 1])
+        out.mkdir(parents=True, exist_ok=True)
+        total = flags[flags.index("--total-steps") + 1]
+        (out / "policy.json").write_text(json.dumps({"steps": int(total)}))
+        return 0
+
+    monkeypatch.setattr(program, "run_program", trainer)
+    monkeypatch.setattr(agents.evaluation, "evaluate", lambda *a, **k: {
+        "win_rate": 0.5, "ci_low": 0.1, "ci_high": 0.9, "margin": 0.0, "matches": 6})
+    out = tmp_path / "br"
+    assert program.main(["--agent", "search:sims=2", "--steps", "600", "--num-envs", "2",
+                         "--matches", "2", "--players", "3", "--out", str(out)]) == 0
+    flags = seen["flags"]
+    for flag, value in [("--n-envs", "2"), ("--total-steps", "1024"), ("--batch-size", "512"),
+                        ("--n-steps", "256")]:
+        assert flags[flags.index(flag) + 1] == value, flags
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert report["steps"] == 1024 and report["matches"] == 6
