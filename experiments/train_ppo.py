@@ -95,7 +95,8 @@ class TrainConfig:
                                      low=1)
     episode: str = config_field("hand", "what one episode is: hand (one deal) or match",
                                 choices=("hand", "match"))
-    total_steps: int = config_field(1_000_000, "learner decisions to train for (a resumed run "
+    total_steps: int = config_field(1_000_000, "learner decisions to train for, rounded up to "
+                                               "whole updates of n_steps * n_envs (a resumed run "
                                                "counts on from its checkpoint)", low=1)
     n_envs: int = config_field(8, "parallel environments", low=1)
     vec_env: str = config_field("subproc", "subproc (one process per env when n-envs > 1) or "
@@ -594,6 +595,20 @@ def settings_note(config: TrainConfig, data: dict[str, Any]) -> str | None:
             f"{flags}")
 
 
+def steps_to_train(config: TrainConfig, done: int) -> int:
+    """The steps from ``done`` to ``config.total_steps``, rounded up to whole updates: what
+    stable-baselines3 trains when asked for them (its progress bar counted up to the steps asked,
+    so a resumed run ended at "176/175" and "trained 6,401 steps").
+
+    >>> steps_to_train(TrainConfig(total_steps=6400, n_steps=16, n_envs=1, batch_size=16), 6225)
+    176
+    >>> steps_to_train(TrainConfig(total_steps=40, n_steps=16, n_envs=1, batch_size=16), 48)
+    0
+    """
+    rollout = config.n_steps * config.n_envs
+    return -(-max(0, config.total_steps - done) // rollout) * rollout
+
+
 def rewind_note(config: TrainConfig, out: Path, steps: int) -> str | None:
     """What to say when ``--resume`` takes the run back to ``steps``, before the steps it
     reached (an older checkpoint of it): the later evaluations stay in eval.csv, and the
@@ -756,7 +771,7 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
             tensorboard_log=str(out / "tb"), seed=config.seed, device=config.device, verbose=0)
         if config.bc_teacher or config.bc_dataset:
             clone_teacher(model, config, out, demonstrations)
-    remaining = max(0, config.total_steps - model.num_timesteps)
+    remaining = steps_to_train(config, model.num_timesteps)
     stop = None
     # Ctrl-C, SIGTERM and SIGHUP are held while SB3 and torch work and delivered between two
     # environment steps (HeldSignals: raised inside a library's code they can leave it broken)
@@ -795,7 +810,11 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
         atomic_copy(out / "policy.npz", target)
         atomic_copy(out / "policy.json", target.with_suffix(".json"))
         print(f"shipped: {target}")
-    print(f"trained {model.num_timesteps:,} steps in {wall:.0f} s; policy: {out / 'policy.npz'}")
+    past = (f" (--total-steps {config.total_steps:,} rounded up to whole updates of "
+            f"{config.n_steps * config.n_envs:,})" if model.num_timesteps > config.total_steps
+            else "")
+    print(f"trained {model.num_timesteps:,} steps{past} in {wall:.0f} s; policy: "
+          f"{out / 'policy.npz'}")
     return out / "policy.npz"
 
 

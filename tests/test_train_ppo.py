@@ -581,6 +581,30 @@ def test_a_resume_trains_on_with_the_command_settings(tmp_path, capsys, small_ch
     assert json.loads((out / "policy.json").read_text())["steps"] == 512  # one rollout of 256
 
 
+def test_a_run_trains_whole_updates_and_its_bar_and_line_say_so(tmp_path, capsys, monkeypatch,
+                                                                small_checkpoint):
+    """A resume to --total-steps 6400 from step 6,225 asked stable-baselines3 for 175 steps: it
+    trained a whole update of 176, its bar ended at "176/175" and the line said "trained 6,401
+    steps" with no word of why. The steps asked are now whole updates, and the line says."""
+    from sb3_contrib import MaskablePPO
+
+    asked = []
+    learn = MaskablePPO.learn
+
+    def spy(self, total_timesteps, *args, **kwargs):
+        asked.append(total_timesteps)
+        return learn(self, total_timesteps, *args, **kwargs)
+
+    monkeypatch.setattr(MaskablePPO, "learn", spy)
+    flags = [*SMALL_FLAGS]
+    flags[flags.index("--total-steps") + 1] = "300"  # the checkpoint holds 256; updates of 256
+    out = tmp_path / "run"
+    assert main([*flags, "--out", str(out), "--resume", str(small_checkpoint)]) == 0
+    assert asked == [256] and json.loads((out / "policy.json").read_text())["steps"] == 512
+    assert ("trained 512 steps (--total-steps 300 rounded up to whole updates of 256)"
+            in capsys.readouterr().out)
+
+
 def test_the_checkpoint_schema_holds_the_ranges_of_the_flags():
     """A checkpoint's training settings may take the values their flags take, no others."""
     from agents.sb3_checkpoint import ENTRIES
