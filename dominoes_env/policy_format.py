@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from .obs import ObservationSpec
 
 __all__ = ["ACTIVATIONS", "FORMAT", "MAX_LAYERS", "MAX_POLICY_BYTES", "PolicyFile",
-           "PolicyFileError", "check_policy", "read_policy", "write_policy"]
+           "PolicyFileError", "check_policy", "hidden_sizes", "read_policy", "write_policy"]
 
 #: the format string every policy file holds under ``format``
 FORMAT = "straight-dominoes-ppo/1"
@@ -74,6 +74,30 @@ MAX_LAYERS = 64
 
 #: the most a policy file's arrays may expand to (the shipped ones are under 2 MB)
 MAX_POLICY_BYTES = 512 * 1024 * 1024
+
+
+def hidden_sizes(net: str, name: str = "net") -> list[int]:
+    """The hidden layer sizes a trainer's ``--net`` gives (``"256,256"``): positive integers,
+    at most :data:`MAX_LAYERS` of them, since the policy file a run exports holds no more (a
+    run of 65 layers trained, then could not be exported). ``ValueError`` naming ``name``.
+
+    >>> hidden_sizes("64,32")
+    [64, 32]
+    >>> hidden_sizes(",".join(["8"] * 65))
+    Traceback (most recent call last):
+    ...
+    ValueError: net gives 65 hidden layers; a policy file holds at most 64
+    """
+    try:
+        sizes = [int(x) for x in net.split(",")]
+    except (ValueError, AttributeError):
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        raise ValueError(f"{name}={short_repr(net)}: give hidden sizes like 256,256")
+    if len(sizes) > MAX_LAYERS:
+        raise ValueError(f"{name} gives {len(sizes)} hidden layers; a policy file holds at "
+                         f"most {MAX_LAYERS}")
+    return sizes
 
 
 def _gelu(x):

@@ -108,18 +108,15 @@ def matmul_gflops(seconds: float = 1.0) -> float:
 
 
 def parse_hidden(net: str) -> list[int]:
-    """Hidden layer sizes from ``"256,256"`` (``ValueError`` naming the text otherwise).
+    """Hidden layer sizes from ``"256,256"`` (``ValueError`` naming the text otherwise): the
+    trainers' own reading (:func:`~dominoes_env.policy_format.hidden_sizes`).
 
     >>> parse_hidden("64,32")
     [64, 32]
     """
-    try:
-        sizes = [int(x) for x in net.split(",")]
-    except ValueError:
-        sizes = []
-    if not sizes or min(sizes) < 1:
-        raise ValueError(f"--net {net!r}: give hidden sizes like 256,256")
-    return sizes
+    from dominoes_env.policy_format import hidden_sizes
+
+    return hidden_sizes(net, "--net")
 
 
 # -- one trainer's run, as its command ------------------------------------------------------

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from dominoes_env.cli_support import (
+    MAX_MATCHES,
     check_config,
     check_fits_in_memory,
     check_run_folder,
@@ -61,12 +62,18 @@ from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_copy, atomic_write
 from dominoes_env.deprecation import moved_names
 from dominoes_env.obs import DEFAULT_VERSION
-from dominoes_env.policy_format import PolicyFileError
+from dominoes_env.policy_format import PolicyFileError, hidden_sizes
 
 CRITICS = ("obs", "full")  #: what the value network may see (``--critic``)
 #: memory one game of the JAX twin holds, with its opponents' slots, rounded up (an estimate for
 #: the memory check: a state is a few hundred bytes of arrays)
 BYTES_PER_GAME = 4096
+#: the most updates a run may train: the update counter (and Adam's step) is an int32 (10**11
+#: steps of 16 was an OverflowError traceback at the first update)
+MAX_UPDATES = 2**31 - 1
+#: the largest --reward-scale: a hand's points times it, squared in the value loss, stay far
+#: inside float32 (1e38 trained NaN weights, found only at the export)
+MAX_REWARD_SCALE = 1000.0
 
 
 # -- configuration -------------------------------------------------------------------------
@@ -77,7 +84,8 @@ class Config:
     players: int = _f(2, "seats at the table: 2, 3 or 4")
     partnerships: bool | None = _f(None, "4 players in two partnerships (default: on with 4)")
     target_score: int = _f(250, "match target of the evaluation matches (training plays hands)")
-    total_steps: int = _f(20_000_000, "learner decisions to train for (whole updates)", low=1)
+    total_steps: int = _f(20_000_000, "learner decisions to train for (whole updates, at most "
+                                      "2**31 - 1 of them)", low=1)
     num_envs: int = _f(512, "games played in parallel", low=1)
     num_steps: int = _f(32, "rollout length per game and update", low=1)
     num_minibatches: int = _f(8, "minibatches per epoch", low=1)
@@ -88,15 +96,19 @@ class Config:
                      choices=CRITICS)
     obs_version: int = _f(DEFAULT_VERSION, "observation version the policy reads: any "
                                            "registered one the JAX game serves")
-    lr: float = _f(3e-4, "Adam learning rate, annealed to 0 unless --no-anneal-lr", low=0)
+    lr: float = _f(3e-4, "Adam learning rate, annealed to 0 unless --no-anneal-lr", low=0,
+                   high=1)
     anneal_lr: bool = _f(True, "anneal the learning rate linearly to 0")
-    gamma: float = _f(1.0, "discount (1: points count the same whenever they come)", low=0)
-    gae_lambda: float = _f(0.95, "GAE lambda", low=0)
-    clip_eps: float = _f(0.2, "PPO clip range", low=0)
-    ent_coef: float = _f(0.01, "entropy bonus", low=0)
+    gamma: float = _f(1.0, "discount (1: points count the same whenever they come)", low=0,
+                      high=1)
+    gae_lambda: float = _f(0.95, "GAE lambda", low=0, high=1)
+    clip_eps: float = _f(0.2, "PPO clip range", low=0, high=1)
+    ent_coef: float = _f(0.01, "entropy bonus", low=0, high=1)
     vf_coef: float = _f(0.5, "value loss weight", low=0)
     max_grad_norm: float = _f(0.5, "global gradient norm clip", low=0)
-    reward_scale: float = _f(0.05, "reward per point of hand score difference", low=0)
+    reward_scale: float = _f(0.05, "reward per point of hand score difference (1: the points "
+                                   "themselves; more overflows float32 in the value loss)",
+                             low=0, high=MAX_REWARD_SCALE)
     opp_self: float = _f(0.35, "share of the envs against the current policy", low=0)
     opp_snapshot: float = _f(0.25, "share of the envs against a frozen snapshot", low=0)
     opp_greedy: float = _f(0.35, "share of the envs against greedy", low=0)
@@ -109,7 +121,8 @@ class Config:
     snapshot_every: int = _f(20, "updates between snapshots", low=1)
     time_limit: float = _f(25.0, "minutes until training stops and exports; 0: none", low=0)
     eval_every: int = _f(2_000_000, "steps between evaluations (0: only at the end)", low=0)
-    eval_matches: int = _f(200, "matches per evaluation, against greedy and random", low=1)
+    eval_matches: int = _f(200, "matches per evaluation, against greedy and random", low=1,
+                           high=MAX_MATCHES)
     checkpoint_every: int = _f(2_000_000, "steps between checkpoints (and at the end)", low=1)
     devices: int = _f(0, "devices to split the games over; 0: one on a CPU (XLA's CPU "
                          "collectives can hang), the most that split the games on accelerators",
@@ -142,6 +155,10 @@ class Config:
             raise ValueError(f"num_envs={self.num_envs} and the minibatch (num_envs * "
                              f"num_steps / num_minibatches = {self.minibatch_size}) must both "
                              f"split evenly over devices={self.devices}")
+        if self.num_updates() > MAX_UPDATES:  # the update counter is an int32 in the update
+            raise ValueError(f"total_steps={self.total_steps:,} is {self.num_updates():,} "
+                             f"updates of {self.batch:,} steps; at most {MAX_UPDATES:,}: give "
+                             "fewer steps or more --num-envs / --num-steps")
         if self.batch % self.num_minibatches:
             raise ValueError(f"num_envs * num_steps = {self.batch} is not divisible by "
                              f"num_minibatches={self.num_minibatches}")
@@ -190,13 +207,7 @@ class Config:
                           target_score=self.target_score)
 
     def hidden(self) -> list[int]:
-        try:
-            sizes = [int(x) for x in self.net.split(",")]
-        except ValueError:
-            sizes = []
-        if not sizes or min(sizes) < 1:
-            raise ValueError(f"net={self.net!r}: give hidden sizes like 256,256")
-        return sizes
+        return hidden_sizes(self.net)
 
     def opponent_mix(self) -> dict[str, float]:
         """The opponent kinds' shares of the envs (:class:`~dominoes_env.jax.selfplay.SelfPlay`)."""

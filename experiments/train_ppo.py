@@ -50,6 +50,7 @@ from agents.sb3_checkpoint import (
     space_sizes,
 )
 from dominoes_env.cli_support import (
+    MAX_MATCHES,
     CommandError,
     RefusedError,
     check_config,
@@ -70,7 +71,7 @@ from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_copy, atomic_write
 from dominoes_env.obs import DEFAULT_VERSION as OBS_VERSION
 from dominoes_env.optional import require
-from dominoes_env.policy_format import PolicyFileError
+from dominoes_env.policy_format import PolicyFileError, hidden_sizes
 from dominoes_env.single_agent import SingleAgentEnv
 
 # -- configuration -------------------------------------------------------------------------
@@ -138,7 +139,7 @@ class TrainConfig:
     eval_every: int = config_field(100_000, "steps between evaluations against greedy and random",
                                    low=1)
     eval_matches: int = config_field(100, "matches per opponent per evaluation (each deal once "
-                                          "per side)", low=1)
+                                          "per side)", low=1, high=MAX_MATCHES)
     checkpoint_every: int = config_field(250_000, "steps between checkpoints (checkpoints/*.zip)",
                                          low=1)
     seed: int = config_field(0, "seed of everything: environments, opponents, network, "
@@ -199,13 +200,7 @@ class TrainConfig:
                           target_score=self.target_score)
 
     def hidden(self) -> list[int]:
-        try:
-            sizes = [int(x) for x in self.net.split(",") if x.strip()]
-        except ValueError:
-            sizes = []
-        if not sizes or min(sizes) < 1:
-            raise ValueError(f"net={self.net!r}: give hidden sizes like 256,256")
-        return sizes
+        return hidden_sizes(self.net)
 
     def opponent_mix(self) -> tuple[list[tuple[str, float]], float]:
         """``([(spec, weight), ...], self_weight)`` from ``opponents``."""

@@ -32,6 +32,7 @@ from typing import Any
 from agents.ray_cluster import RayStartError, init_ray, split_address
 from agents.rllib_checkpoint import CheckpointChanged, verified_copy, write_manifest
 from dominoes_env.cli_support import (
+    MAX_MATCHES,
     CommandError,
     check_config,
     check_run_folder,
@@ -47,7 +48,7 @@ from dominoes_env.cli_support import (
 from dominoes_env.cli_support import machine_memory as cli_machine_memory
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_write
-from dominoes_env.policy_format import PolicyFileError
+from dominoes_env.policy_format import PolicyFileError, hidden_sizes
 
 SHARED_POLICY = "shared"
 #: the most env runners (Ray actors) and environments per runner a run asks for
@@ -106,7 +107,8 @@ class RllibConfig:
                                             "pickles, which run code when loaded; each file's "
                                             "SHA-256 is checked first)")
     eval_matches: int = config_field(0, "after training, matches of the exported policy against "
-                                        "random (each deal once per side); 0: none", low=0)
+                                        "random (each deal once per side); 0: none", low=0,
+                                     high=MAX_MATCHES)
     overwrite: bool = config_field(False, "replace the run that --out holds (its files are "
                                           "removed)")
 
@@ -125,13 +127,7 @@ class RllibConfig:
                           target_score=self.target_score)
 
     def hidden(self) -> list[int]:
-        try:
-            sizes = [int(x) for x in self.net.split(",") if x.strip()]
-        except ValueError:
-            sizes = []
-        if not sizes or min(sizes) < 1:
-            raise ValueError(f"net={self.net!r}: give hidden sizes like 256,256")
-        return sizes
+        return hidden_sizes(self.net)
 
     def env_config(self) -> dict[str, Any]:
         """The env options (``straight_dominoes_v1.env(**env_config)``). ``illegal_action=

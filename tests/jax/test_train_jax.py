@@ -133,6 +133,15 @@ def test_same_seed_same_policy(tmp_path, capsys):
     (["--obs-version", "1"], "observation version 1 is not one the JAX game serves; it serves "
                              "2, 3, 4"),
     (["--resume", "no/such/checkpoint.npz"], "no such checkpoint file"),
+    # each trained (or hung, or failed late) before it was bounded as train_ppo bounds it
+    (["--gamma", "2"], "gamma=2.0 is out of range; allowed: >= 0 and <= 1"),
+    (["--gae-lambda", "5"], "gae_lambda=5.0 is out of range"),
+    (["--clip-eps", "1e300"], "clip_eps=1e+300 is out of range"),
+    (["--reward-scale", "1e38"], "reward_scale=1e+38 is out of range; allowed: >= 0 and <= 1000"),
+    (["--eval-matches", "100000000000"], "eval_matches=100000000000 is out of range"),
+    (["--total-steps", "100000000000", "--num-envs", "2", "--num-steps", "8"],
+     "is 6,250,000,000 updates of 16 steps; at most 2,147,483,647"),
+    (["--net", ",".join(["8"] * 65)], "net gives 65 hidden layers; a policy file holds at most 64"),
 ])
 def test_bad_flags_exit_2_with_one_line_before_writing(tmp_path, capsys, flags, message):
     """A value out of a field's range is refused by the parser (SystemExit), one that only the
