@@ -23,7 +23,7 @@ import random
 from typing import Protocol, runtime_checkable
 
 from dominoes_env.core import SeatView
-from dominoes_env.core.validation import as_int, short_repr
+from dominoes_env.core.validation import as_seed, short_repr
 
 #: the most rollouts (``sims``) a searching agent may be given per decision: about a minute
 #: of a decision on one core; beyond it a decision would, in effect, never end
@@ -77,11 +77,11 @@ class Agent:
             cls.act = _checks_its_view(act)
 
     def __init__(self, seed: int | None = None):
-        self.rng = random.Random(as_int("seed", seed, optional=True))
+        self.rng = random.Random(as_seed(seed, optional=True))
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
-            self.rng.seed(as_int("seed", seed))
+            self.rng.seed(as_seed(seed))
 
     def begin_hand(self, view: SeatView) -> None:  # noqa: B027 - optional hook
         pass

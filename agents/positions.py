@@ -14,6 +14,7 @@ True
 from __future__ import annotations
 
 from dominoes_env.core import RuleConfig
+from dominoes_env.core.validation import MAX_SEED
 from dominoes_env.driver import check_answer, derive_seed, play_match_with, raised_words
 
 from .arena import AgentError
@@ -48,7 +49,8 @@ class SeatAgents:
     def __call__(self, view):
         agent = self.agents.get(view.seat)
         if agent is None:
-            agent = self.agents[view.seat] = make_agent(self.spec, seed=self.seed + view.seat)
+            seed = (self.seed + view.seat) % (MAX_SEED + 1)  # a seed near the top wraps round
+            agent = self.agents[view.seat] = make_agent(self.spec, seed=seed)
         return agent
 
     def decide(self, view) -> int:

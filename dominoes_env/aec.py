@@ -59,7 +59,7 @@ from pettingzoo.utils.wrappers.order_enforcing import (
 )
 
 from .core import IllegalMoveError, MatchState
-from .core.validation import as_int
+from .core.validation import as_seed
 from .infos import NO_HAND_END, hand_end_fields, scores_array
 from .obs import NUM_ENDS, observation_spec
 from .obs.actions import check_action, mask_of
@@ -245,7 +245,7 @@ class raw_env(AECEnv, EzPickle):
         when the environment is made)."""
         check_reset_options(options)
         if seed is not None:
-            self._seeder = random.Random(as_int("seed", seed))
+            self._seeder = random.Random(as_seed(seed))
         elif self._seeder is None:
             self._seeder = random.Random()
         self.match = MatchState(self.rules, seed=self._seeder.getrandbits(64))

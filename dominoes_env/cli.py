@@ -28,6 +28,7 @@ from .cli_support import (
     end_program,
     print_error,
     run_command,
+    seed_value,
 )
 from .core.errors import RecordError
 from .core.records import check_record_name, replay_record, write_record
@@ -165,7 +166,7 @@ def add_play_arguments(parser: argparse.ArgumentParser) -> None:
                         help="agent specs for seats 1, 2, ...; their number sets the player count")
     parser.add_argument("--partnerships", action=argparse.BooleanOptionalAction, default=None,
                         help="with 4 players, you and the agent opposite are partners (default on)")
-    parser.add_argument("--seed", type=int, default=None,
+    parser.add_argument("--seed", type=seed_value, default=None,
                         help="seed of the deals and the agents (default: a fresh random match)")
     parser.add_argument("--save", metavar="FILE",
                         help="write the game record (JSON, for replay) here when the match ends "

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .core.atomic_files import NO_ROOM_ERRNOS
-from .core.validation import as_float, as_int, short_repr
+from .core.validation import as_float, as_int, as_seed, short_repr
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -57,6 +57,9 @@ class OneLineParser(argparse.ArgumentParser):
 
 #: the shortest time :func:`positive_seconds` takes: a timed loop runs at least one round in it
 MIN_SECONDS = 0.001
+#: the largest --seed of the trainers built on stable-baselines3 and RLlib: both seed numpy's
+#: legacy generator, which takes 32 bits (--seed 4294967296 ended train_ppo in a traceback)
+MAX_TRAINER_SEED = 2**32 - 1
 #: the most matches an evaluation flag (a trainer's --eval-matches) may ask for: more would not
 #: end (10**11 evaluation matches at step 0 of train_jax ran with no output until killed)
 MAX_MATCHES = 10**7
@@ -262,6 +265,24 @@ def config_parser(cls: type, prog: str, description: str, epilog: str | None = N
     return parser
 
 
+def seed_value(text: str) -> int:
+    """The ``argparse`` type of every ``--seed``: an integer 0..2**64 - 1
+    (:data:`~dominoes_env.core.validation.MAX_SEED`), the one rule for seeds; out of range, one
+    ``error:`` line naming the range (a negative seed ran in some programs and was refused by
+    others, and one past 2**63 ended train_jax in a traceback)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    try:
+        return as_seed(value)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+seed_value.__name__ = "int"  # argparse names the type in its messages
+
+
 def add_position_options(parser: argparse.ArgumentParser, positions: int, seed: int,
                          seed_help: str) -> None:
     """The flags that choose benchmark positions (``--players``, ``--partnerships``,
@@ -275,7 +296,7 @@ def add_position_options(parser: argparse.ArgumentParser, positions: int, seed: 
                              "--no-partnerships: 4 players without)")
     parser.add_argument("--positions", type=int, default=positions,
                         help=f"positions, drawn from greedy-vs-greedy matches ({positions})")
-    parser.add_argument("--seed", type=int, default=seed, help=f"{seed_help} ({seed})")
+    parser.add_argument("--seed", type=seed_value, default=seed, help=f"{seed_help} ({seed})")
 
 
 class CommandError(Exception):

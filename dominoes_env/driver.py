@@ -43,7 +43,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .core import HandState, MatchState, RuleConfig, SeatView
-from .core.validation import as_int, short_repr
+from .core.validation import as_seed as core_as_seed
+from .core.validation import short_repr
 
 #: bump when the scheme changes what a seed produces (documented in CHANGELOG.md)
 SEEDING_VERSION = 1
@@ -66,13 +67,13 @@ def derive_seed(*parts: int | str) -> int:
 
 
 def as_seed(seed) -> int:
-    """A seed as a Python int: any integer type (numpy's included, e.g. from a pandas column),
-    never a bool or a float.
+    """A seed as a Python int: any integer type (numpy's included, e.g. from a pandas column)
+    in 0..2**64 - 1 (:data:`~dominoes_env.core.validation.MAX_SEED`), never a bool or a float.
 
     >>> as_seed(7), type(as_seed(True.__int__()))
     (7, <class 'int'>)
     """
-    return as_int("seed", seed)
+    return core_as_seed(seed)
 
 
 def agent_seed(match_seed: int, seat: int) -> int:

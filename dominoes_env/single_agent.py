@@ -46,7 +46,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .core import IllegalMoveError, MatchState, SeatView
-from .core.validation import ParameterTypeError, as_int, short_repr
+from .core.validation import ParameterTypeError, as_int, as_seed, short_repr
 from .infos import NO_HAND_END, hand_end_fields, scores_array
 from .obs import NUM_ENDS, observation_spec
 from .obs.actions import check_action
@@ -160,7 +160,7 @@ class SingleAgentEnv(gymnasium.Env):
         of the caller's own; a rule or env option there is refused (they are fixed when the
         environment is made)."""
         check_reset_options(options)
-        super().reset(seed=as_int("seed", seed, optional=True))
+        super().reset(seed=as_seed(seed, optional=True))
         n = self.rules.num_players
         for _ in range(MAX_REDEALS):
             rng = self.np_random

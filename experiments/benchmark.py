@@ -49,6 +49,7 @@ from dominoes_env.cli_support import (
     start_run_folder,
 )
 from dominoes_env.cli_support import config_field as _f
+from dominoes_env.core.validation import MAX_SEED
 from dominoes_env.optional import require
 from dominoes_env.rule_args import add_rule_arguments, rule_options
 
@@ -72,7 +73,7 @@ class Config:
     matches: int = _f(100, "matches per opponent and table, split over a free-for-all table's "
                            "two-agent field and rounded up to whole duplicate deals",
                       low=1, high=MAX_MATCHES)
-    seed: int = _f(0, "seed of the deals and of the agents")
+    seed: int = _f(0, "seed of the deals and of the agents", low=0, high=MAX_SEED)
     workers: int = _f(1, "parallel worker processes (1: play in this process); more than the "
                          "CPUs available is capped with a warning", low=1, high=MAX_WORKERS)
     move_timeout: float = _f(DEFAULT_MOVE_TIMEOUT, "the longest an agent may think about one "

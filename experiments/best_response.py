@@ -41,6 +41,7 @@ from dominoes_env.cli_support import (
     print_error,
     quiet_teardown,
     run_command,
+    seed_value,
     stop_status,
 )
 
@@ -181,7 +182,7 @@ def build_parser() -> OneLineParser:
                         "train_ppo)")
     p.add_argument("--obs-version", type=int, default=None, help="observation version the "
                    "response reads (default: a ppo agent's own, else the default version)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the training and evaluation")
+    p.add_argument("--seed", type=seed_value, default=0, help="seed of the training and evaluation")
     p.add_argument("--out", default="", help="where the run goes (default: a temporary folder)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace the run that --out holds (its files are removed)")

@@ -23,6 +23,7 @@ from dominoes_env.cli_support import (
     end_program,
     paths_in_specs,
     run_command,
+    seed_value,
     start_run_folder,
 )
 from dominoes_env.core import RuleConfig
@@ -52,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--matches", type=int, default=20, help="matches per pairing (20)")
     p.add_argument("--workers", type=int, default=2, help="parallel workers (2)")
     p.add_argument("--target-score", type=int, default=250, help="match target (250)")
-    p.add_argument("--seed", type=int, default=0, help="tournament seed (0)")
+    p.add_argument("--seed", type=seed_value, default=0, help="tournament seed (0)")
     p.add_argument("--out", default="results/demo",
                    help="results directory (results/demo)")
     p.add_argument("--overwrite", action="store_true",

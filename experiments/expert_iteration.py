@@ -54,6 +54,7 @@ from dominoes_env.cli_support import (
     print_error,
     quiet_teardown,
     run_command,
+    seed_value,
     start_run_folder,
     stop_status,
 )
@@ -209,7 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "--eval-against after each iteration (0: none)")
     p.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 1)),
                    help="processes playing the teacher's matches")
-    p.add_argument("--seed", type=int, default=0, help="seed of the matches and the fit")
+    p.add_argument("--seed", type=seed_value, default=0, help="seed of the matches and the fit")
     p.add_argument("--overwrite", action="store_true",
                    help="replace the run that --out holds (its files are removed)")
     return p

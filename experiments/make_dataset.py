@@ -31,6 +31,7 @@ from dominoes_env.cli_support import (
     is_stdout_error,
     paths_in_specs,
     run_command,
+    seed_value,
     start_run_folder,
 )
 from dominoes_env.core import RuleConfig
@@ -66,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--players", type=int, choices=(2, 3, 4), default=2, help="seats (2)")
     p.add_argument("--partnerships", action=argparse.BooleanOptionalAction, default=None,
                    help="4 players in two partnerships (default: on with 4 players)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the deals and agents (0)")
+    p.add_argument("--seed", type=seed_value, default=0, help="seed of the deals and agents (0)")
     p.add_argument("--workers", type=int, default=1, help="parallel processes (1)")
     p.add_argument("--max-hands", type=int, default=DEFAULT_MAX_HANDS,
                    help=f"stop a match undecided after this many hands ({DEFAULT_MAX_HANDS})")

@@ -60,6 +60,7 @@ from dominoes_env.cli_support import (
 from dominoes_env.cli_support import config_field as _f
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_copy, atomic_write
+from dominoes_env.core.validation import MAX_SEED
 from dominoes_env.deprecation import moved_names
 from dominoes_env.obs import DEFAULT_VERSION
 from dominoes_env.policy_format import PolicyFileError, hidden_sizes
@@ -127,7 +128,8 @@ class Config:
     devices: int = _f(0, "devices to split the games over; 0: one on a CPU (XLA's CPU "
                          "collectives can hang), the most that split the games on accelerators",
                       low=0)
-    seed: int = _f(0, "seed of everything (same seed and devices, same run)")
+    seed: int = _f(0, "seed of everything (same seed and devices, same run)", low=0,
+                   high=MAX_SEED)
     out: str = _f("runs/jax", "output directory")
     resume: str | None = _f(None, "a checkpoint.npz to continue (steps count from its start)")
     init: str | None = _f(None, "a checkpoint.npz or policy file whose networks a new run starts "
@@ -580,6 +582,20 @@ def _make_train(config: Config, devices: int):
     return jax.jit(init, out_shardings=placed), jax.jit(update)
 
 
+def seed_key(seed: int):
+    """The JAX key of a run's seed (0..2**64 - 1), made of both its 32-bit words:
+    ``jax.random.PRNGKey`` keeps the low word only while JAX's 64-bit mode is off, so
+    ``--seed 4294967296`` ran the run of ``--seed 0``. Below 2**32 it is ``PRNGKey(seed)``.
+
+    >>> import jax
+    >>> bool((seed_key(7) == jax.random.PRNGKey(7)).all()), seed_key(2**32 + 7).tolist()
+    (True, [1, 7])
+    """
+    import jax.numpy as jnp
+
+    return jnp.array([seed >> 32, seed & 0xFFFFFFFF], dtype=jnp.uint32)
+
+
 # -- evaluation and logging ----------------------------------------------------------------
 class TensorBoard:
     """Scalars to TensorBoard event files without torch (tensorboard's own writer)."""
@@ -634,7 +650,6 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
 # -- the run -------------------------------------------------------------------------------
 def train(config: Config, command: str = "") -> Path:
     """Train; write ``policy.npz`` + ``policy.json`` into ``config.out``; returns its path."""
-    import jax
     from tqdm import tqdm
 
     from dominoes_env.jax import checkpoints
@@ -648,7 +663,7 @@ def train(config: Config, command: str = "") -> Path:
     started = time.time()
     setup_jax(config.devices)
     init, update, devices = make_train(config)
-    runner = init(jax.random.PRNGKey(config.seed))
+    runner = init(seed_key(config.seed))
     steps, wall_before = 0, 0.0
     if meta_resumed is not None:  # every file is checked before anything is written
         runner = checkpoints.restore(config.resume, runner)

@@ -51,6 +51,7 @@ from agents.sb3_checkpoint import (
 )
 from dominoes_env.cli_support import (
     MAX_MATCHES,
+    MAX_TRAINER_SEED,
     CommandError,
     RefusedError,
     check_config,
@@ -143,7 +144,8 @@ class TrainConfig:
     checkpoint_every: int = config_field(250_000, "steps between checkpoints (checkpoints/*.zip)",
                                          low=1)
     seed: int = config_field(0, "seed of everything: environments, opponents, network, "
-                                "evaluation", low=0)
+                                "evaluation", low=0,
+                                high=MAX_TRAINER_SEED)
     out: str = config_field("runs/ppo", "run directory (logs, checkpoints, pool, the exported "
                                         "policy)")
     resume: str | None = config_field(None, "a checkpoint .zip of this run to continue from (its "

@@ -33,6 +33,7 @@ from agents.ray_cluster import RayStartError, init_ray, split_address
 from agents.rllib_checkpoint import CheckpointChanged, verified_copy, write_manifest
 from dominoes_env.cli_support import (
     MAX_MATCHES,
+    MAX_TRAINER_SEED,
     CommandError,
     check_config,
     check_run_folder,
@@ -98,7 +99,8 @@ class RllibConfig:
     num_cpus: int | None = config_field(None, "CPUs of the local Ray instance (default: all; "
                                               "ignored with --address)", low=1)
     seed: int = config_field(0, "seed of the run (RLlib's, hence the env runners' env seeds and "
-                                "the networks)", low=0)
+                                "the networks)", low=0,
+                                high=MAX_TRAINER_SEED)
     out: str = config_field("runs/rllib", "output folder: progress.csv, tb/, checkpoint/, "
                                           "policy.npz, policy.json")
     resume: str | None = config_field(None, "an RLlib checkpoint folder to continue from (e.g. "

@@ -308,3 +308,31 @@ def test_floats_and_booleans_are_not_integers_in_records(mutate, match):
     mutate(record)
     with pytest.raises(RecordError, match=match):
         replay_record(record)
+
+
+# -- seeds: one rule everywhere ------------------------------------------------------------------
+@pytest.mark.parametrize("bad", [-1, 2**64])
+def test_a_seed_is_an_unsigned_64_bit_integer_everywhere(bad):
+    """``TournamentConfig(seed=-1)``, ``make_agent('random', seed=-1)``, ``MatchState(seed=-1)``
+    and ``reset(seed=-1)`` were accepted (``random.Random(-1)`` deals as ``Random(1)``) where
+    ``train_ppo --seed -1`` was refused, and seeds past 2**63 ended train_jax in a traceback:
+    a seed is 0..2**64 - 1 wherever one is taken."""
+    from agents import make_agent
+    from agents.arena import play_match
+    from agents.evaluation import evaluate
+    from agents.tournament import TournamentConfig
+
+    rules = RuleConfig(target_score=20)
+    for call in (lambda s: TournamentConfig(["random", "greedy"], rules, seed=s),
+                 lambda s: MatchState(rules, seed=s),
+                 lambda s: make_agent("random", seed=s),
+                 lambda s: play_match(["random", "random"], rules, seed=s),
+                 lambda s: evaluate("greedy", "random", rules, matches=2, seed=s),
+                 lambda s: aec_env(target_score=20).reset(seed=s),
+                 lambda s: SingleAgentEnv(target_score=20).reset(seed=s)):
+        with pytest.raises(ValueError, match=f"seed={bad} is out of range; allowed: "
+                                             "0..18446744073709551615"):
+            call(bad)
+    # the top seed works, and deals otherwise than its neighbour
+    top = MatchState(rules, seed=2**64 - 1).hand.hands
+    assert top != MatchState(rules, seed=2**64 - 2).hand.hands

@@ -103,12 +103,8 @@ MEMORY = {"num_envs", "n_envs", "batches", "jax_envs", "ppo_envs", "minibatch", 
 #: values a program legitimately takes though they are in the tables of bad values, by
 #: (program or "*", dest, value): the reason (a flag's own default is always allowed)
 ALLOWED = {
-    ("*", "seed", "0"): "a seed is any integer: the deals and the agents draw from seeds "
-                        "derived from it (derive_seed)",
-    ("*", "seed", "-1"): "a seed is any integer: the deals and the agents draw from seeds "
-                         "derived from it (derive_seed)",
-    ("*", "seed", HUGE): "a seed is any integer: the deals and the agents draw from seeds "
-                         "derived from it (derive_seed)",
+    ("*", "seed", "0"): "a seed is any integer in 0..2**64 - 1 (MAX_SEED): -1 and 10**20 are "
+                        "refused by every program",
     ("*", "out", "missing/run"): "an output folder is made with its missing parents, as "
                                  "results/tournament-<hash> is",
     ("*", "max_hands", HUGE): "a match ends at its target score whatever the limit",

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.validation import as_int, short_repr
+from dominoes_env.core.validation import as_int, as_seed, short_repr
 from dominoes_env.rule_args import TABLE_FIELDS
 
 from ..arena import DEFAULT_MAX_HANDS
@@ -82,7 +82,7 @@ class BenchmarkConfig:
             check_table(name)
         object.__setattr__(self, "tables", tables)
         object.__setattr__(self, "matches", as_int("matches", self.matches, 1, MAX_MATCHES))
-        object.__setattr__(self, "seed", as_int("seed", self.seed))
+        object.__setattr__(self, "seed", as_seed(self.seed))
         object.__setattr__(self, "max_hands", as_int("max_hands", self.max_hands, 1))
         if not isinstance(self.rule_options, Mapping):
             raise TypeError(f"rule_options must be a dict of RuleConfig fields, got "

@@ -45,6 +45,7 @@ from dominoes_env.core.validation import (
     as_float,
     as_int,
     as_path,
+    as_seed,
     parse_json,
     short_repr,
 )
@@ -91,7 +92,7 @@ class TournamentConfig:
         if not isinstance(self.rules, RuleConfig):
             raise TypeError(f"rules must be a RuleConfig, got {self.rules!r}")
         object.__setattr__(self, "matches", as_int("matches", self.matches, 1))
-        object.__setattr__(self, "seed", as_int("seed", self.seed))
+        object.__setattr__(self, "seed", as_seed(self.seed))
         object.__setattr__(self, "max_hands", as_int("max_hands", self.max_hands, 1))
 
     def to_dict(self) -> dict[str, Any]:

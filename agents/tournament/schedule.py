@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.validation import as_int
+from dominoes_env.core.validation import as_int, as_seed
 
 from ..arena import derive_seed
 from ..specs import repeated
@@ -162,7 +162,7 @@ def make_schedule(agents: Sequence[str], rules: RuleConfig, matches: int, seed: 
     pairings evenly)."""
     agents = check_agents(agents)
     matches = as_int("matches", matches, 1)
-    seed = as_int("seed", seed)
+    seed = as_seed(seed)
     tables = tables_for(agents, rules)
     plan: list[list[list[tuple[str, ...]]]] = []  # per table, per deal: the seatings
     for t in tables:

@@ -26,7 +26,7 @@ from .hand import HandState
 from .moves import Move
 from .rules import RuleConfig
 from .scoring import match_winner, wins_by_play
-from .validation import as_int
+from .validation import as_seed
 from .view import SeatView, make_view
 
 
@@ -74,7 +74,7 @@ class MatchState:
         elif options:
             rules = rules.replace(**options)
         self.rules = rules
-        self.rng = random.Random(as_int("seed", seed, optional=True))
+        self.rng = random.Random(as_seed(seed, optional=True))
         self.scores = [0] * rules.num_sides
         self.finished_hands: list[HandState] = []
         #: the award each finished hand added to the scores (``None``: none was added)

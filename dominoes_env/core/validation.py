@@ -63,6 +63,28 @@ def as_int(name: str, value: Any, low: int | None = None, high: int | None = Non
     return number
 
 
+#: the largest seed: a seed is an unsigned 64-bit integer, 0..2**64 - 1, everywhere (every
+#: --seed flag and every API that takes one), the range of the seeds the project derives
+#: (``derive_seed``) and draws (``fresh_seed``, the AEC env's match seeds). A negative seed named
+#: the same deals as its absolute value (``random.Random(-1)`` is ``random.Random(1)``), and one
+#: past 2**63 ended train_jax in a traceback after its run folder was made. (The trainers built
+#: on stable-baselines3 and RLlib take 0..2**32 - 1: those seed numpy's legacy generator.)
+MAX_SEED = 2**64 - 1
+
+
+def as_seed(value: Any, name: str = "seed", *, optional: bool = False) -> int | None:
+    """``value`` as a seed (:data:`MAX_SEED`): any integer type in 0..2**64 - 1.
+
+    >>> as_seed(7), as_seed(None, optional=True)
+    (7, None)
+    >>> as_seed(-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: seed=-1 is out of range; allowed: 0..18446744073709551615
+    """
+    return as_int(name, value, 0, MAX_SEED, optional=optional)
+
+
 def as_bool(name: str, value: Any, *, optional: bool = False) -> bool | None:
     """``value`` as a ``bool``: only ``True``/``False`` (numpy's too), never ``0``/``1``."""
     if value is None and optional:

@@ -44,6 +44,7 @@ from dominoes_env.cli_support import (
 from dominoes_env.cli_support import check_fits_in_memory as check_bytes_fit
 from dominoes_env.cli_support import machine_memory as _machine_memory
 from dominoes_env.core import RuleConfig
+from dominoes_env.core.validation import MAX_SEED
 from dominoes_env.optional import require
 from dominoes_env.record_io import RECORDS_DIR
 from dominoes_env.rule_args import add_rule_arguments, rule_options
@@ -68,7 +69,7 @@ class Command:
                                                    "with 4 players)")
     matches: int = config_field(100, "matches per pairing/table, rounded up to whole duplicate "
                                      "deals", low=1)
-    seed: int = config_field(0, "tournament seed")
+    seed: int = config_field(0, "tournament seed", low=0, high=MAX_SEED)
     workers: int = config_field(1, "parallel worker processes (1: play in this process); more "
                                    "than the CPUs available is capped with a warning", low=1)
     move_timeout: float = config_field(
