@@ -187,11 +187,26 @@ def _shard_records(shard: Path) -> list[dict]:
     return [by_index[i] for i in sorted(by_index)]
 
 
+#: the most hands a dataset's match may run to (``max_hands``): the ``hand`` field is int16
+MAX_HANDS = int(np.iinfo(np.int16).max) + 1
+
+
+def check_config(config: TournamentConfig) -> None:
+    """``ValueError`` unless the decision arrays can hold the games of ``config``: a
+    ``max_hands`` of 33,000 played every game, then failed to write hand 32,768 in int16 (a
+    traceback, the dataset left without its decisions)."""
+    if config.max_hands > MAX_HANDS:
+        raise ValueError(f"max_hands={config.max_hands:,}: a dataset's hand numbers are int16; "
+                         f"allowed: at most {MAX_HANDS:,}")
+
+
 def build_dataset(config: TournamentConfig, out: str | os.PathLike, *, workers: int = 1,
                   progress: bool = True,
                   before_writing: Callable[[], object] | None = None) -> dict[str, Any]:
     """Play the games (resuming what ``out`` already holds), write the decision arrays and
-    ``dataset.json``; returns its content. ``before_writing``: as :func:`run_tournament`'s."""
+    ``dataset.json``; returns its content. ``before_writing``: as :func:`run_tournament`'s.
+    ``ValueError`` first for a ``config`` the arrays cannot hold (:func:`check_config`)."""
+    check_config(config)
     out = Path(as_path("out", out))
     folder = out / DECISIONS_DIR
     if os.path.lexists(folder) and not (folder.is_dir() and not folder.is_symlink()):

@@ -70,7 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=seed_value, default=0, help="seed of the deals and agents (0)")
     p.add_argument("--workers", type=int, default=1, help="parallel processes (1)")
     p.add_argument("--max-hands", type=int, default=DEFAULT_MAX_HANDS,
-                   help=f"stop a match undecided after this many hands ({DEFAULT_MAX_HANDS})")
+                   help=f"stop a match undecided after this many hands ({DEFAULT_MAX_HANDS}; "
+                        "at most 32,768, the most the int16 hand numbers hold)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_rule_arguments(p)
     return p
@@ -88,6 +89,7 @@ def _main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                            **rule_options(args))
         config = TournamentConfig(args.agents, rules, matches=args.matches, seed=args.seed,
                                   max_hands=args.max_hands)
+        datasets.check_config(config)
         if not args.out.strip():
             raise ValueError("--out is empty; name the dataset directory")
         total = config.matches * len(tables_for(config.agents, config.rules))

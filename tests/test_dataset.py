@@ -118,6 +118,25 @@ def test_bad_arguments_exit_2(tmp_path, capsys):
         load_decisions(tmp_path)
 
 
+def test_more_hands_than_the_arrays_hold_is_refused_before_any_game(tmp_path, capsys):
+    """--max-hands 33000 played every game, then ended in an OverflowError traceback writing
+    hand 32,768 into the int16 hand field, the folder left without dataset.json."""
+    from agents.datasets import build_dataset
+    from agents.tournament import TournamentConfig
+
+    out = tmp_path / "big"
+    with pytest.raises(SystemExit) as e:
+        main(["--agents", "random", "greedy", "--matches", "1", "--out", str(out),
+              "--max-hands", "33000", "--quiet"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.count("\n") == 1, err
+    assert "max_hands=33,000: a dataset's hand numbers are int16; allowed: at most 32,768" in err
+    config = TournamentConfig(["random", "greedy"], RuleConfig(), matches=1, max_hands=32769)
+    with pytest.raises(ValueError, match="at most 32,768"):
+        build_dataset(config, out)
+    assert not out.exists()
+
+
 def test_behaviour_cloning_reads_a_dataset(tmp_path):
     out = build(tmp_path, agents=("greedy", "random"))
     rules = RuleConfig(target_score=60)
