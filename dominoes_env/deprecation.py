@@ -41,7 +41,13 @@ def _forward(old: str, name: str, new: str) -> Any:
 
 
 def moved_module(old: str, new: str) -> Callable[[str], Any]:
-    """A module ``__getattr__`` for ``old``, whose public names all moved to module ``new``."""
+    """A module ``__getattr__`` for ``old``, whose public names all moved to module ``new``.
+
+    Run as a program (``python -m experiments.arena``: ``old`` is ``"__main__"``), the shim says
+    where its names moved, in one ``error:`` line, and exits with status 2: it ran nothing,
+    printed nothing and exited 0."""
+    if old == "__main__":
+        _not_a_program(new)
 
     def __getattr__(name: str) -> Any:
         module = importlib.import_module(new)
@@ -50,6 +56,16 @@ def moved_module(old: str, new: str) -> Callable[[str], Any]:
         return _forward(old, name, new)
 
     return __getattr__
+
+
+def _not_a_program(new: str) -> None:
+    import sys
+
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    name = spec.name if spec is not None else "this module"
+    print(f"error: python -m {name} runs nothing: it is a deprecated module whose names moved "
+          f"to {new} (import them from there)", file=sys.stderr)
+    raise SystemExit(2)
 
 
 def moved_names(old: str, moves: Mapping[str, str]) -> Callable[[str], Any]:

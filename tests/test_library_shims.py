@@ -88,3 +88,23 @@ def test_rllib_module_is_agents_rllib():
 
     with pytest.warns(DeprecationWarning, match=r"agents\.rllib"):
         assert old.MaskedPPOModule is rllib.MaskedPPOModule
+
+
+#: the old modules that are whole shims (the others are programs that kept a few names)
+SHIMS = sorted({old for old, _, _ in MOVED if old.startswith("experiments.")
+                and old not in ("experiments.tournament", "experiments.make_dataset",
+                                "experiments.bench_agents", "experiments.bench_env")})
+
+
+@pytest.mark.parametrize("old", SHIMS)
+def test_a_shim_run_as_a_program_says_where_its_names_moved(old):
+    """``python -m experiments.arena`` (a shim) ran nothing, printed nothing and exited 0."""
+    import subprocess
+    import sys
+
+    new = next(n for o, _, n in MOVED if o == old)
+    done = subprocess.run([sys.executable, "-m", old, "--help"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2 and done.stdout == "", done
+    assert done.stderr == (f"error: python -m {old} runs nothing: it is a deprecated module "
+                           f"whose names moved to {new} (import them from there)\n")
