@@ -84,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    if args.workers < 1:  # as the tournament's parser says it (the engine's line had no prefix)
+        parser.error(f"argument --workers: workers={args.workers} is out of range; allowed: >= 1")
     try:
         rules = RuleConfig(num_players=args.players, partnerships=args.partnerships,
                            **rule_options(args))

@@ -114,6 +114,12 @@ def test_bad_arguments_exit_2(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         main(["--agents", "greedy", "greedy", "--matches", "2", "--out", str(tmp_path / "x")])
     assert e.value.code == 2 and "given twice" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:  # named as every other usage error (no prefix was)
+        main(["--agents", "random", "greedy", "--matches", "2", "--out", str(tmp_path / "x"),
+              "--workers", "0"])
+    assert e.value.code == 2 and capsys.readouterr().err == (
+        "error: python -m experiments.make_dataset: argument --workers: workers=0 is out of "
+        "range; allowed: >= 1 (see python -m experiments.make_dataset --help)\n")
     with pytest.raises(ValueError, match="not a dataset directory"):
         load_decisions(tmp_path)
 
