@@ -1306,26 +1306,6 @@ def test_train_rllib_resume_of_a_damaged_checkpoint_is_one_line(tmp_path, monkey
                                         "restored (UnpicklingError: pickle data was truncated)"]
 
 
-def test_train_ppo_resume_of_a_zip_whose_network_file_is_damaged_is_one_line(tmp_path):
-    """A checkpoint zip whose policy.pth was damaged ended in torch's UnpicklingError
-    traceback, whose words advise loading it again with weights_only=False ("arbitrary code
-    execution")."""
-    pytest.importorskip("stable_baselines3")
-    import zipfile
-
-    from experiments.train_ppo import TrainConfig, check_checkpoint
-
-    path = tmp_path / "last.zip"
-    with zipfile.ZipFile(path, "w") as z:
-        z.writestr("data", "{}")
-        z.writestr("policy.pth", b"garbage" * 10)
-    config = TrainConfig(out=str(tmp_path / "run"), total_steps=64, n_envs=2, n_steps=32,
-                         batch_size=32, net="8", opponents=["random=1"])
-    with pytest.raises(ValueError, match="a network file in it is damaged") as refused:
-        check_checkpoint(config, path)
-    assert "weights_only" not in str(refused.value)
-
-
 def test_a_path_with_a_null_character_is_named():
     """``run_tournament(out="x\\0y")`` said "embedded null byte", naming no parameter."""
     from agents.tournament import TournamentConfig, run_tournament

@@ -570,6 +570,27 @@ def test_resume_refuses_a_checkpoint_whose_entries_were_changed(tmp_path, capsys
     assert not out.exists()
 
 
+def test_resume_of_a_zip_whose_network_file_is_damaged_is_one_line(tmp_path, capsys,
+                                                                  small_checkpoint):
+    """A checkpoint zip whose policy.pth was damaged ended in torch's UnpicklingError
+    traceback, whose words advise loading it again with weights_only=False ("arbitrary code
+    execution")."""
+    import zipfile
+
+    zipped = tmp_path / "damaged.zip"
+    with zipfile.ZipFile(small_checkpoint) as z:
+        entries = {name: z.read(name) for name in z.namelist()}
+    entries["policy.pth"] = b"garbage" * 10
+    with zipfile.ZipFile(zipped, "w") as z:
+        for name, raw in entries.items():
+            z.writestr(name, raw)
+    out = tmp_path / "run"
+    assert main([*SMALL_FLAGS, "--out", str(out), "--resume", str(zipped)]) == 2
+    lines = error_lines(capsys.readouterr().err)
+    assert len(lines) == 1 and "a network file in it is damaged" in lines[0], lines
+    assert "weights_only" not in lines[0] and not out.exists()
+
+
 def test_a_resume_trains_on_with_the_command_settings(tmp_path, capsys, small_checkpoint):
     """A checkpoint saying n_steps 99, n_envs 7 and gamma 0.5 overrode --n-steps 128 and
     --gamma 1 in silence ("trained 115 steps" where the command asked for rollouts of 128).
