@@ -36,7 +36,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from dominoes_env.core.validation import short_repr
+from dominoes_env.core.validation import float_text, int_text, short_repr
 
 from .base import Agent
 
@@ -53,7 +53,7 @@ BUILTIN = {
 
 
 def _parse_value(text: str) -> Any:
-    for cast in (int, float):
+    for cast in (int_text, float_text):  # ASCII digits only: 'sims=١٠' is text, not 10
         try:
             return cast(text)
         except ValueError:

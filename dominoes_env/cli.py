@@ -24,6 +24,7 @@ import sys
 from .cli_support import (
     CommandError,
     OneLineParser,
+    ascii_int,
     check_output_file,
     end_program,
     print_error,
@@ -143,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="tell the match move by move with the text picture (instead of JSON)")
     rp.add_argument("--html", metavar="OUT.html",
                     help="write the replay viewer: one self-contained page to open in a browser")
-    rp.add_argument("--seat", type=int, default=None, metavar="S",
+    rp.add_argument("--seat", type=ascii_int, default=None, metavar="S",
                     help="show the match as seat S saw it (others' tiles hidden until each "
                          "hand ends), with --steps or --html")
     rp.add_argument("--extract", metavar="OUT.json",

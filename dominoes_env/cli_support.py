@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .core.atomic_files import NO_ROOM_ERRNOS
-from .core.validation import as_float, as_int, as_seed, short_repr
+from .core.validation import as_float, as_int, as_seed, float_text, int_text, short_repr
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -65,6 +65,20 @@ MAX_TRAINER_SEED = 2**32 - 1
 MAX_MATCHES = 10**7
 
 
+def ascii_int(text: str) -> int:
+    """The ``argparse`` type of an integer flag: ``int`` for ASCII text only
+    (:func:`~dominoes_env.core.validation.int_text`; ``--matches ١`` ran one match)."""
+    return int_text(text)
+
+
+def ascii_float(text: str) -> float:
+    """The ``argparse`` type of a number flag: ``float`` for ASCII text only."""
+    return float_text(text)
+
+
+ascii_int.__name__, ascii_float.__name__ = "int", "float"  # argparse names them in messages
+
+
 def positive_seconds(text: str) -> float:
     """An ``argparse`` type: a time in seconds, a finite number of at least
     :data:`MIN_SECONDS` (``nan`` or ``inf`` would make a timed loop run forever; a time too short
@@ -78,7 +92,7 @@ def positive_seconds(text: str) -> float:
     argparse.ArgumentTypeError: must be a finite number of seconds >= 0.001, not 'inf'
     """
     try:
-        value = float(text)
+        value = float_text(text)
     except ValueError:
         value = None
     if value is None or not MIN_SECONDS <= value < math.inf:
@@ -206,7 +220,7 @@ def _range_text(meta: Mapping[str, Any]) -> str:
 def _flag_type(f: dataclasses.Field, kind: str) -> Callable[[str], Any]:
     """The ``argparse`` type of a field's flag: the text as the field's type, refused (one
     ``error:`` line, exit status 2) when it is not a finite number or out of the field's range."""
-    cast = {"int": int, "float": float}.get(kind, str)
+    cast = {"int": int_text, "float": float_text}.get(kind, str)
     bounded = kind in ("int", "float") and ("low" in f.metadata or "high" in f.metadata)
 
     def parse(text: str) -> Any:
@@ -271,7 +285,7 @@ def seed_value(text: str) -> int:
     ``error:`` line naming the range (a negative seed ran in some programs and was refused by
     others, and one past 2**63 ended train_jax in a traceback)."""
     try:
-        value = int(text)
+        value = int_text(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
     try:
@@ -289,12 +303,12 @@ def add_position_options(parser: argparse.ArgumentParser, positions: int, seed: 
     ``--positions``, ``--seed``), shared by the commands that decide positions
     (``python -m experiments.bench_agents``, ``python -m experiments.decision_quality``);
     :func:`agents.positions.table_positions` reads them."""
-    parser.add_argument("--players", type=int, choices=(2, 3, 4), default=2,
+    parser.add_argument("--players", type=ascii_int, choices=(2, 3, 4), default=2,
                         help="seats at the table of the positions (2)")
     parser.add_argument("--partnerships", action=argparse.BooleanOptionalAction, default=None,
                         help="4 players in two partnerships (default: on with 4 players; "
                              "--no-partnerships: 4 players without)")
-    parser.add_argument("--positions", type=int, default=positions,
+    parser.add_argument("--positions", type=ascii_int, default=positions,
                         help=f"positions, drawn from greedy-vs-greedy matches ({positions})")
     parser.add_argument("--seed", type=seed_value, default=seed, help=f"{seed_help} ({seed})")
 

@@ -28,7 +28,7 @@ from .cli_support import (
 )
 from .core import END_NAMES, MatchState, RuleConfig, end_of, tile_of
 from .core.records import GZIP_RECORDS_SUFFIX, check_record_name, write_record
-from .core.validation import short_repr
+from .core.validation import int_text, short_repr
 from .driver import agent_seed, as_seed, fresh_seed, play_match_with, raised_words
 from .render.ansi import render_ansi
 
@@ -156,7 +156,7 @@ class TerminalGame:
                 self.say(f"Empty line: type a move number from 1 to {count}, or q to quit.")
                 continue
             try:
-                number = int(text)
+                number = int_text(text)
             except ValueError:
                 self.say(f"{short_repr(text)} is not a number: type a move number from 1 to "
                          f"{count}, or q to quit.")

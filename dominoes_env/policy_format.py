@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .core.atomic_files import atomic_write
-from .core.validation import DuplicateKeyError, parse_json, short_repr
+from .core.validation import DuplicateKeyError, int_text, parse_json, short_repr
 from .npz_files import NpzError, read_npz
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ def hidden_sizes(net: str, name: str = "net") -> list[int]:
     ValueError: net gives 65 hidden layers; a policy file holds at most 64
     """
     try:
-        sizes = [int(x) for x in net.split(",")]
+        sizes = [int_text(x) for x in net.split(",")]
     except (ValueError, AttributeError):
         sizes = []
     if not sizes or min(sizes) < 1:

@@ -18,6 +18,7 @@ from typing import Any
 
 from .core import RuleConfig
 from .core import rules as rules_module
+from .core.validation import int_text
 
 #: fields that programs set through their own options (the table and the seating)
 TABLE_FIELDS = ("num_players", "partnerships")
@@ -54,9 +55,21 @@ def add_rule_arguments(parser: argparse.ArgumentParser,
         choices = getattr(rules_module, f.name.upper(), None)
         metavar = None if choices else "N"
         group.add_argument("--" + f.name.replace("_", "-"), dest="rule_" + f.name, default=None,
-                           type=type(f.default), choices=choices, metavar=metavar,
+                           type=_ascii(type(f.default)), choices=choices, metavar=metavar,
                            help=f"{RULE_HELP.get(f.name, f.name)} (default {f.default})")
     return group
+
+
+def _ascii(kind: type) -> type | object:
+    """A rule flag's type: ``int`` reads ASCII digits only (:func:`int_text`)."""
+    if kind is not int:
+        return kind
+
+    def parse(text: str) -> int:
+        return int_text(text)
+
+    parse.__name__ = "int"  # argparse names the type in its messages
+    return parse
 
 
 def rule_options(args: argparse.Namespace,

@@ -17,7 +17,13 @@ import random
 import statistics
 import time
 
-from dominoes_env.cli_support import OneLineParser, end_program, positive_seconds, run_command
+from dominoes_env.cli_support import (
+    OneLineParser,
+    ascii_int,
+    end_program,
+    positive_seconds,
+    run_command,
+)
 from dominoes_env.core import HandState, RuleConfig
 from dominoes_env.optional import require
 from dominoes_env.throughput import load_line
@@ -86,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
                            description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=positive_seconds, default=1.0,
                         help=f"CPU seconds of one run (at most {MAX_SECONDS:g})")
-    parser.add_argument("--repeats", type=int, default=5,
+    parser.add_argument("--repeats", type=ascii_int, default=5,
                         help=f"runs per figure (median; at most {MAX_REPEATS})")
     args = parser.parse_args(argv)
     if not 1 <= args.repeats <= MAX_REPEATS:

@@ -27,7 +27,7 @@ import warnings
 from collections.abc import Callable
 
 from dominoes_env import throughput
-from dominoes_env.cli_support import OneLineParser, positive_seconds, run_command
+from dominoes_env.cli_support import OneLineParser, ascii_int, positive_seconds, run_command
 from dominoes_env.deprecation import moved_names
 
 TARGET_RATIO = 5.0
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
                            description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=positive_seconds, default=0.5,
                         help=f"CPU-s of one run (at most {MAX_SECONDS:g})")
-    parser.add_argument("--repeats", type=int, default=9,
+    parser.add_argument("--repeats", type=ascii_int, default=9,
                         help=f"rounds (figures are medians; at most {MAX_REPEATS})")
     args = parser.parse_args(argv)
     if not 1 <= args.repeats <= MAX_REPEATS:

@@ -34,6 +34,7 @@ import time
 
 from dominoes_env.cli_support import (
     OneLineParser,
+    ascii_int,
     check_fits_in_memory,
     end_program,
     positive_seconds,
@@ -123,19 +124,19 @@ def bench_jax(env, batch: int, steps: int, seconds: float, seed: int = 0,
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m experiments.bench_jax",
                            description=__doc__.split("\n")[0])
-    parser.add_argument("--batches", type=int, nargs="+", default=[1, 256, 4096],
+    parser.add_argument("--batches", type=ascii_int, nargs="+", default=[1, 256, 4096],
                         help="batch sizes (games stepped at once) to time, each compiled apart "
                              "(as many as fit in this machine's memory)")
-    parser.add_argument("--num-players", type=int, default=2, choices=(2, 3, 4),
+    parser.add_argument("--num-players", type=ascii_int, default=2, choices=(2, 3, 4),
                         help="players at the table (4: partnerships)")
-    parser.add_argument("--obs-version", type=int, default=2, choices=(2, 3, 4),
+    parser.add_argument("--obs-version", type=ascii_int, default=2, choices=(2, 3, 4),
                         help="observation version read every step, by both contenders (3 and 4 "
                              "hold the lookahead blocks)")
-    parser.add_argument("--steps", type=int, default=64,
+    parser.add_argument("--steps", type=ascii_int, default=64,
                         help=f"steps per game per jitted call (at most {MAX_STEPS:,})")
     parser.add_argument("--seconds", type=positive_seconds, default=2.0,
                         help=f"CPU-s per contender/round (at most {MAX_SECONDS:g})")
-    parser.add_argument("--repeats", type=int, default=3,
+    parser.add_argument("--repeats", type=ascii_int, default=3,
                         help=f"rounds (figures are medians; at most {MAX_REPEATS})")
     args = parser.parse_args(argv)
     if min(args.batches) < 1 or args.steps < 1 or args.repeats < 1:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from dominoes_env.cli_support import OneLineParser, end_program, run_command
+from dominoes_env.cli_support import OneLineParser, ascii_int, end_program, run_command
 from dominoes_env.optional import require
 
 #: the rule configurations this can time (double-twelve: tests/helpers.py's CONFIGS entry)
@@ -86,11 +86,11 @@ def main(argv: list[str] | None = None) -> int:
                            description=__doc__.split("\n")[0])
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS),
                         help="rule configurations to time")
-    parser.add_argument("--batch", type=int, default=4096,
+    parser.add_argument("--batch", type=ascii_int, default=4096,
                         help=f"game states observed at once (at most {MAX_BATCH:,})")
-    parser.add_argument("--obs-version", type=int, default=4, choices=(2, 3, 4),
+    parser.add_argument("--obs-version", type=ascii_int, default=4, choices=(2, 3, 4),
                         help="observation version (3 and 4 hold the lookahead blocks)")
-    parser.add_argument("--repeats", type=int, default=5,
+    parser.add_argument("--repeats", type=ascii_int, default=5,
                         help=f"timed rounds (figures are medians; at most {MAX_REPEATS})")
     parser.add_argument("--seat-to-play", action="store_true",
                         help="observe only the seat to play in each state (default: every seat)")

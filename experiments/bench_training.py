@@ -56,6 +56,7 @@ from pathlib import Path
 from dominoes_env.cli_support import (
     CommandError,
     OneLineParser,
+    ascii_int,
     check_fits_in_memory,
     end_program,
     run_command,
@@ -277,19 +278,19 @@ def build_parser() -> OneLineParser:
     p = OneLineParser(prog="python -m experiments.bench_training",
                       description=__doc__.split("\n")[0])
     p.add_argument("--net", default="256,256", help="hidden sizes (policy and value)")
-    p.add_argument("--num-steps", type=int, default=32, help="rollout length per environment")
-    p.add_argument("--minibatch", type=int, default=1024, help="minibatch size")
-    p.add_argument("--epochs", type=int, default=4, help="PPO epochs per update")
-    p.add_argument("--jax-envs", type=int, default=256, help="train_jax's parallel games")
-    p.add_argument("--ppo-envs", type=int, default=256, help="train_ppo's environments "
+    p.add_argument("--num-steps", type=ascii_int, default=32, help="rollout length per environment")
+    p.add_argument("--minibatch", type=ascii_int, default=1024, help="minibatch size")
+    p.add_argument("--epochs", type=ascii_int, default=4, help="PPO epochs per update")
+    p.add_argument("--jax-envs", type=ascii_int, default=256, help="train_jax's parallel games")
+    p.add_argument("--ppo-envs", type=ascii_int, default=256, help="train_ppo's environments "
                    "(DummyVecEnv: one process); a number other than --jax-envs is printed as "
                    "a difference")
     p.add_argument("--compile-cache", choices=("fresh", "shared"), default="fresh",
                    help="train_jax's JAX compilation cache: fresh (an empty one: the compile "
                         "time a first run pays) or shared (the user's)")
-    p.add_argument("--warmup", type=int, default=1, help="untimed updates first (start-up and "
-                                                         "compilation)")
-    p.add_argument("--updates", type=int, default=5, help="timed updates of each trainer")
+    p.add_argument("--warmup", type=ascii_int, default=1,
+                   help="untimed updates first (start-up and compilation)")
+    p.add_argument("--updates", type=ascii_int, default=5, help="timed updates of each trainer")
     p.add_argument("--no-matmul", action="store_true",
                    help="skip the network-arithmetic line (a second of plain matrix products)")
     return p

@@ -35,6 +35,7 @@ from dominoes_env.cli_support import (
     CommandError,
     OneLineParser,
     Stopped,
+    ascii_int,
     check_fits_in_memory,
     check_run_folder,
     end_program,
@@ -167,20 +168,20 @@ def build_parser() -> OneLineParser:
                       description=__doc__.split("\n")[0])
     p.add_argument("--agent", required=True, help="the frozen agent's spec (greedy, ppo, "
                    "ppo:PATH, search, ...)")
-    p.add_argument("--steps", type=int, required=True,
+    p.add_argument("--steps", type=ascii_int, required=True,
                    help="training steps of the best response: whole updates of its trainer "
                         "(--num-envs games x 32 steps with train_jax, x 256 with train_ppo), "
                         "so at least one update and rounded up to whole ones; the report "
                         "gives the steps trained")
-    p.add_argument("--players", type=int, default=2, help="2, 3 or 4 (4: partnerships)")
-    p.add_argument("--matches", type=int, default=1000,
+    p.add_argument("--players", type=ascii_int, default=2, help="2, 3 or 4 (4: partnerships)")
+    p.add_argument("--matches", type=ascii_int, default=1000,
                    help="evaluation matches, as whole deals each played in every seating (2 "
                         "seatings at two sides, 6 at three players): rounded down, at least "
                         "one deal; the report gives the matches played")
-    p.add_argument("--num-envs", type=int, default=None,
+    p.add_argument("--num-envs", type=ascii_int, default=None,
                    help="the trainer's parallel games (default: 512 with train_jax, 16 with "
                         "train_ppo)")
-    p.add_argument("--obs-version", type=int, default=None, help="observation version the "
+    p.add_argument("--obs-version", type=ascii_int, default=None, help="observation version the "
                    "response reads (default: a ppo agent's own, else the default version)")
     p.add_argument("--seed", type=seed_value, default=0, help="seed of the training and evaluation")
     p.add_argument("--out", default="", help="where the run goes (default: a temporary folder)")

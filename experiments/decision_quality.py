@@ -32,6 +32,7 @@ from agents.search import distinct_moves, same_position
 from dominoes_env.cli_support import (
     OneLineParser,
     add_position_options,
+    ascii_int,
     check_fits_in_memory,
     run_command,
 )
@@ -122,7 +123,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--oracle", default="guided:sims=3000,race=0",
                         help="the judge: a search spec that reports every move's value "
                              "(guided:sims=3000,race=0)")
-    parser.add_argument("--repeats", type=int, default=4,
+    parser.add_argument("--repeats", type=ascii_int, default=4,
                         help=f"times each spec decides every position, other seeds (4; at most "
                              f"{MAX_REPEATS})")
     add_position_options(parser, 300, 5, "seed of the positions")

@@ -18,6 +18,7 @@ from agents.tournament.schedule import tables_for
 from dominoes_env.cli_support import (
     CommandError,
     OneLineParser,
+    ascii_int,
     check_fits_in_memory,
     check_run_folder,
     end_program,
@@ -50,9 +51,9 @@ def demo_agents() -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     p = OneLineParser(prog="python -m experiments.demo",
                       description=__doc__.split("\n\n")[0])
-    p.add_argument("--matches", type=int, default=20, help="matches per pairing (20)")
-    p.add_argument("--workers", type=int, default=2, help="parallel workers (2)")
-    p.add_argument("--target-score", type=int, default=250, help="match target (250)")
+    p.add_argument("--matches", type=ascii_int, default=20, help="matches per pairing (20)")
+    p.add_argument("--workers", type=ascii_int, default=2, help="parallel workers (2)")
+    p.add_argument("--target-score", type=ascii_int, default=250, help="match target (250)")
     p.add_argument("--seed", type=seed_value, default=0, help="tournament seed (0)")
     p.add_argument("--out", default="results/demo",
                    help="results directory (results/demo)")

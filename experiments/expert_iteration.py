@@ -45,6 +45,8 @@ import numpy as np
 from dominoes_env.cli_support import (
     CommandError,
     OneLineParser,
+    ascii_float,
+    ascii_int,
     check_fits_in_memory,
     check_run_folder,
     end_program,
@@ -190,25 +192,25 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--out", required=True, help="output directory (demos.npz, policy.npz, "
                    "policy.json, one folder per iteration after the first)")
-    p.add_argument("--players", type=int, default=2, help="2, 3 or 4 (4: partnerships)")
+    p.add_argument("--players", type=ascii_int, default=2, help="2, 3 or 4 (4: partnerships)")
     p.add_argument("--teacher", default="guided", help="the agent spec whose moves are learned; "
                    "'guided' searches with the policy being fitted from the second iteration")
     p.add_argument("--opponents", nargs="+", default=["guided", "search"],
                    help="the teacher's opponents, cycled over the matches")
-    p.add_argument("--matches", type=int, default=600, help="matches played per iteration")
+    p.add_argument("--matches", type=ascii_int, default=600, help="matches played per iteration")
     p.add_argument("--data", default="", help="a demos.npz to fit instead of playing (first "
                    "iteration)")
     p.add_argument("--init", default="ppo", help="the policy the fit starts from: 'ppo' (the "
                    "observation-version-2 policy guided reads by default) or a tanh policy "
                    "file reading observation version 2")
-    p.add_argument("--iterations", type=int, default=1, help="play-and-fit rounds")
-    p.add_argument("--epochs", type=int, default=20, help="passes over the decisions")
-    p.add_argument("--batch-size", type=int, default=512, help="decisions per Adam step")
-    p.add_argument("--lr", type=float, default=1e-4, help="Adam learning rate")
+    p.add_argument("--iterations", type=ascii_int, default=1, help="play-and-fit rounds")
+    p.add_argument("--epochs", type=ascii_int, default=20, help="passes over the decisions")
+    p.add_argument("--batch-size", type=ascii_int, default=512, help="decisions per Adam step")
+    p.add_argument("--lr", type=ascii_float, default=1e-4, help="Adam learning rate")
     p.add_argument("--eval-against", default="search", help="agent spec the result plays")
-    p.add_argument("--eval-matches", type=int, default=0, help="matches against "
+    p.add_argument("--eval-matches", type=ascii_int, default=0, help="matches against "
                    "--eval-against after each iteration (0: none)")
-    p.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 1)),
+    p.add_argument("--workers", type=ascii_int, default=max(1, (os.cpu_count() or 1)),
                    help="processes playing the teacher's matches")
     p.add_argument("--seed", type=seed_value, default=0, help="seed of the matches and the fit")
     p.add_argument("--overwrite", action="store_true",

@@ -25,6 +25,7 @@ from agents.tournament.schedule import tables_for
 from dominoes_env.cli_support import (
     OneLineParser,
     Stopped,
+    ascii_int,
     check_fits_in_memory,
     check_run_folder,
     end_program,
@@ -58,18 +59,18 @@ def build_parser() -> argparse.ArgumentParser:
                     "per-decision observation, mask, action and outcome arrays (.npz).")
     p.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
                    help="agent specs (at least two, each once), e.g. search:sims=50 greedy")
-    p.add_argument("--matches", type=int, required=True,
+    p.add_argument("--matches", type=ascii_int, required=True,
                    help="matches per pairing/table, rounded up to whole duplicate deals")
     p.add_argument("--out", required=True, help="the dataset directory (the same command "
                    "again resumes it)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace the dataset that --out holds (its files are removed)")
-    p.add_argument("--players", type=int, choices=(2, 3, 4), default=2, help="seats (2)")
+    p.add_argument("--players", type=ascii_int, choices=(2, 3, 4), default=2, help="seats (2)")
     p.add_argument("--partnerships", action=argparse.BooleanOptionalAction, default=None,
                    help="4 players in two partnerships (default: on with 4 players)")
     p.add_argument("--seed", type=seed_value, default=0, help="seed of the deals and agents (0)")
-    p.add_argument("--workers", type=int, default=1, help="parallel processes (1)")
-    p.add_argument("--max-hands", type=int, default=DEFAULT_MAX_HANDS,
+    p.add_argument("--workers", type=ascii_int, default=1, help="parallel processes (1)")
+    p.add_argument("--max-hands", type=ascii_int, default=DEFAULT_MAX_HANDS,
                    help=f"stop a match undecided after this many hands ({DEFAULT_MAX_HANDS}; "
                         "at most 32,768, the most the int16 hand numbers hold)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

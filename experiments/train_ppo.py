@@ -70,6 +70,7 @@ from dominoes_env.cli_support import (
 )
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_copy, atomic_write
+from dominoes_env.core.validation import float_text
 from dominoes_env.obs import DEFAULT_VERSION as OBS_VERSION
 from dominoes_env.optional import require
 from dominoes_env.policy_format import PolicyFileError, hidden_sizes
@@ -210,7 +211,7 @@ class TrainConfig:
         for item in self.opponents:
             spec, sep, weight = item.rpartition("=")
             try:
-                w = float(weight)
+                w = float_text(weight)
             except ValueError:
                 w = -1.0
             if not sep or not spec or not 0 <= w < math.inf:

@@ -74,15 +74,17 @@ KINDS = {
 
 #: the bad values of each kind; ``{name}`` is a file of the ``files`` fixture, ``{cwd}`` the
 #: (empty) working directory
+#: a number in Arabic-Indic digits (Python's int and float read them; '٥', a five, looks like 0)
+NOT_ASCII = "\u0661"
 ATTACKS = {
-    "int": ["0", "-1", HUGE, "nan", "inf", "", "abc"],
-    "float": ["0", "-1", "1e20", "nan", "inf", "", "abc"],
+    "int": ["0", "-1", HUGE, "nan", "inf", "", "abc", NOT_ASCII],
+    "float": ["0", "-1", "1e20", "nan", "inf", "", "abc", NOT_ASCII],
     "choice": ["", "abc", "-1"],
     "text": ["", "abc"],
     "match": ["", "abc", "-1", HUGE],
-    "net": ["", "abc", "0", "-1", "nan", NET_HUGE],
-    "spec": ["", "nosuch", "search:sims=-1", "ppo:{missing}", "ppo:{folder}", "ppo:{empty}",
-             "ppo:{random}", "ppo:{truncated}"],
+    "net": ["", "abc", "0", "-1", "nan", NET_HUGE, "\u0668"],
+    "spec": ["", "nosuch", "search:sims=-1", "search:sims=\u0661\u0660", "ppo:{missing}",
+             "ppo:{folder}", "ppo:{empty}", "ppo:{random}", "ppo:{truncated}"],
     "mix": ["", "abc", "greedy=-1", "greedy=nan", "greedy=inf", "nosuch=1"],
     "out_dir": ["", "{file}", "{file}/run", "/proc/attack/run", "{readonly}/run", "missing/run"],
     "out_file": ["", "{folder}", "{file}/out.x", "/proc/attack/out.x", "{readonly}/out.x",

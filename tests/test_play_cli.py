@@ -23,7 +23,8 @@ def run(args, stdin: str):
 def test_scripted_full_match_with_bad_inputs_and_saved_record(tmp_path):
     record = tmp_path / "match.json"
     # bad inputs first (not a number, empty line, out of range, zero), then always move 1
-    stdin = "abc\n\n99\n0\n-3\n" + "1\n" * 2000
+    # ('\u0663' is an Arabic-Indic three: a move typed in digits the reader may not see)
+    stdin = "abc\n\n99\n0\n-3\n\u0663\n" + "1\n" * 2000
     proc = run(["play", "--opponents", "greedy", "--seed", "5", "--target-score", "100",
                 "--save", str(record)], stdin)
     assert proc.returncode == 0, proc.stderr
@@ -32,6 +33,7 @@ def test_scripted_full_match_with_bad_inputs_and_saved_record(tmp_path):
     assert "Empty line" in out
     assert "There is no move 99" in out and "There is no move 0" in out
     assert "There is no move -3" in out
+    assert "'\u0663' is not a number" in out
     assert "Match over:" in out
     assert "[greedy]" in out and "=== Hand 1:" in out
     assert "ends:" in out and "tiles in hand:" in out  # the ansi picture each turn

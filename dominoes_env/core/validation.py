@@ -85,6 +85,31 @@ def as_seed(value: Any, name: str = "seed", *, optional: bool = False) -> int | 
     return as_int(name, value, 0, MAX_SEED, optional=optional)
 
 
+def int_text(text: str) -> int:
+    """The integer a flag, a spec parameter or a typed move writes: ``int(text)``, for ASCII
+    text only. Python's ``int`` also reads the digits of other scripts (``'١'`` is 1, and
+    ``'٥'``, a five, looks like a zero), so a value could run as another number than the one
+    its reader sees; some readers refused them (JSON) and others took them.
+
+    >>> int_text(" 42 "), int_text("-7")
+    (42, -7)
+    >>> int_text("١")
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid literal for int() with base 10: '١' (ASCII digits only)
+    """
+    if not isinstance(text, str) or not text.isascii():
+        raise ValueError(f"invalid literal for int() with base 10: {text!r} (ASCII digits only)")
+    return int(text)
+
+
+def float_text(text: str) -> float:
+    """``float(text)`` for ASCII text only (see :func:`int_text`)."""
+    if not isinstance(text, str) or not text.isascii():
+        raise ValueError(f"could not convert string to float: {text!r} (ASCII digits only)")
+    return float(text)
+
+
 def as_bool(name: str, value: Any, *, optional: bool = False) -> bool | None:
     """``value`` as a ``bool``: only ``True``/``False`` (numpy's too), never ``0``/``1``."""
     if value is None and optional:
