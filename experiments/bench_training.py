@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -177,13 +178,32 @@ def run_trainer(name: str, flags: list[str], out: Path, updates: int,
                                env=env)
     wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
     if code:
-        lines = log.read_text(errors="replace").strip().splitlines()
         raise CommandError(f"{name} exited with status {code}: "
-                           f"{lines[-1] if lines else 'no output'}")
+                           f"{failure_line(log.read_text(errors='replace'))} (its output: {log})")
     run = read_throughput(name, out / "throughput.json", updates)
     run.wall_s = round(wall, 2)
     run.cpu_s = round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 2)
     return run
+
+
+def failure_line(output: str) -> str:
+    r"""What a failed trainer said of its failure: its ``error:`` line, else the exception line
+    of its traceback, else its last line. JAX ends a traceback with two lines of its own ("For
+    simplicity, JAX has removed its internal frames..."), which were all that was shown.
+
+    >>> failure_line("Traceback ...\nTypeError: bad dims\n-----\nFor simplicity, JAX has...")
+    'TypeError: bad dims'
+    >>> failure_line("[eval] ...\nerror: --net 0 is refused\n"), failure_line("")
+    ('--net 0 is refused', 'no output')
+    """
+    lines = output.strip().splitlines()
+    for line in reversed(lines):
+        if line.startswith("error: "):
+            return line.removeprefix("error: ")
+    for line in reversed(lines):
+        if re.match(r"[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit)(: |$)", line):
+            return line
+    return lines[-1] if lines else "no output"
 
 
 def jax_flags(args) -> list[str]:

@@ -470,6 +470,27 @@ def test_bench_training_times_a_cold_compile_unless_told(monkeypatch, tmp_path, 
     assert "games per rollout 256 each" in out
 
 
+def test_bench_training_names_a_failed_trainer_by_its_error(monkeypatch, tmp_path):
+    """A trainer that died in a JAX traceback was named by the traceback's last line: JAX's
+    "For simplicity, JAX has removed its internal frames..." (the TypeError above it unseen)."""
+    import subprocess
+
+    import experiments.bench_training as bench_training
+    from dominoes_env.cli_support import CommandError
+
+    def fails(argv, stdout, **kwargs):
+        stdout.write("Traceback (most recent call last):\n  File ...\nTypeError: Cannot "
+                     "concatenate arrays\n--------------------\nFor simplicity, JAX has removed "
+                     "its internal frames from the traceback of the following exception.\n")
+        return 1
+
+    monkeypatch.setattr(subprocess, "call", fails)
+    with pytest.raises(CommandError) as err:
+        bench_training.run_trainer("train_jax", [], tmp_path / "run", 1)
+    assert str(err.value).startswith("train_jax exited with status 1: TypeError: Cannot "
+                                     "concatenate arrays (its output: "), err.value
+
+
 def test_bench_training_refuses_bad_flags(capsys):
     from experiments.bench_training import main as bench
 
