@@ -141,8 +141,8 @@ def fit_actor(actor, data: dict[str, np.ndarray], epochs: int, batch_size: int, 
     n_val = max(1, int(n * holdout))
     val, train = order[:n_val], order[n_val:]
     if len(train) < batch_size:
-        raise ValueError(f"{len(train)} training decisions: fewer than --batch-size "
-                         f"{batch_size}; play more --matches")
+        raise ValueError(f"{len(train)} training decisions ({n} in all, {n_val} held out): "
+                         f"fewer than --batch-size {batch_size}")
     obs = jnp.asarray(data["obs"], jnp.float32)
     mask = jnp.asarray(data["masks"], bool)
     act = jnp.asarray(data["actions"], jnp.int32)
@@ -311,8 +311,11 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
                 actor, stats = fit_actor(actor, data, args.epochs, args.batch_size, args.lr,
                                          args.seed + it, best_so_far=now["fit"])
             except ValueError as err:  # too few decisions for a minibatch
-                raise CommandError(f"{err} (the decisions played are saved in "
-                                   f"{here / 'demos.npz'})") from None
+                if it == 0 and args.data:  # nothing was played: the decisions are --data's
+                    raise CommandError(f"{err}: --data {args.data} holds too few; give a "
+                                       "smaller --batch-size or more decisions") from None
+                raise CommandError(f"{err}; play more --matches (the decisions played are "
+                                   f"saved in {here / 'demos.npz'})") from None
             policy_path = str(here / "policy.npz")
             export(actor, policy_path, rules, args, teacher, init, stats, command)
             now["policy"] = policy_path

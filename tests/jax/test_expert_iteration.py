@@ -67,6 +67,24 @@ def test_one_iteration_writes_demos_and_a_playable_policy(tmp_path):
     assert json.loads((again / "policy.json").read_text())["teacher"] == "search:sims=8"
 
 
+def test_too_few_decisions_say_where_they_came_from(tmp_path, capsys):
+    """Refitting a --data file of too few decisions said "play more --matches (the decisions
+    played are saved in OUT/demos.npz)": nothing had been played, and that file was not there."""
+    played = tmp_path / "played"
+    flags = ["--epochs", "1", "--batch-size", "100000", "--workers", "1"]
+    assert main([*flags, "--teacher", "greedy", "--opponents", "random", "--matches", "2",
+                 "--out", str(played)]) == 2
+    err = capsys.readouterr().err
+    assert "fewer than --batch-size 100000; play more --matches (the decisions played are " \
+           f"saved in {played / 'demos.npz'})" in err, err
+    refit = tmp_path / "refit"
+    assert main([*flags, "--data", str(played / "demos.npz"), "--out", str(refit)]) == 2
+    err = capsys.readouterr().err
+    assert err.endswith(f"fewer than --batch-size 100000: --data {played / 'demos.npz'} holds "
+                        "too few; give a smaller --batch-size or more decisions\n"), err
+    assert "play more" not in err and "held out" in err
+
+
 def test_the_fit_is_the_same_under_jax_enable_x64(tmp_path, capsys):
     """``JAX_ENABLE_X64`` is switched off for the run, with a note: the fit's learning rate and
     data were 64-bit there, and a seed gave another policy."""
