@@ -184,7 +184,8 @@ def build_parser() -> OneLineParser:
     p.add_argument("--obs-version", type=ascii_int, default=None, help="observation version the "
                    "response reads (default: a ppo agent's own, else the default version)")
     p.add_argument("--seed", type=seed_value, default=0, help="seed of the training and evaluation")
-    p.add_argument("--out", default="", help="where the run goes (default: a temporary folder)")
+    p.add_argument("--out", default=None,
+                   help="where the run goes (default: a temporary folder)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace the run that --out holds (its files are removed)")
     p.add_argument("--resume", default=None, metavar="CHECKPOINT",
@@ -205,6 +206,9 @@ def _main(args: argparse.Namespace) -> int:
 
         rules = RuleConfig(num_players=args.players)
         resolve_spec(args.agent)
+        if args.out is not None and not args.out.strip():  # was a temporary folder
+            raise ValueError("--out is empty; name the run's folder (or leave --out out for a "
+                             "temporary one)")
         if args.steps < 1 or args.matches < 1:
             raise ValueError("--steps and --matches must be >= 1")
         if args.steps > MAX_STEPS or args.matches > MAX_MATCHES:
@@ -219,14 +223,14 @@ def _main(args: argparse.Namespace) -> int:
 
             check_obs_version(args.obs_version)
         if args.resume is not None:  # the trainer checks its run, settings and checkpoint
-            if not args.out or args.overwrite:
+            if args.out is None or args.overwrite:
                 raise ValueError("--resume continues the run in --out: give --out, and not "
                                  "--overwrite")
             if not os.path.realpath(args.resume).startswith(
                     os.path.realpath(args.out).rstrip(os.sep) + os.sep):
                 raise ValueError(f"--resume {args.resume!r} is not a checkpoint in --out "
                                  f"{args.out!r}")
-        elif args.out:  # the trainer's own run: a new or empty folder, or --overwrite
+        elif args.out is not None:  # the trainer's own run: new or empty, or --overwrite
             check_run_folder(args.out, "experiments.best_response", {}, resumable=False,
                              overwrite=args.overwrite)
         from agents import check_spec

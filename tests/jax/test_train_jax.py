@@ -224,6 +224,10 @@ def test_best_response_refuses_bad_input(capsys):
     assert "unknown agent spec 'nonsense'" in capsys.readouterr().err
     assert best_response(["--agent", "greedy", "--steps", "0"]) == 2
     assert "--steps and --matches must be >= 1" in capsys.readouterr().err
+    # an empty --out was taken for no --out (a temporary folder), where others refuse it
+    assert best_response(["--agent", "greedy", "--steps", "64", "--num-envs", "2",
+                          "--out", ""]) == 2
+    assert "--out is empty" in capsys.readouterr().err
     assert jittable("ppo:x.npz") == ("ppo", "x.npz") and jittable("greedy") == ("greedy", "")
     assert jittable("search:sims=5") is None
     # an observation version the response's trainer cannot serve: one line, nothing trained
