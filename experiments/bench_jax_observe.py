@@ -97,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not 1 <= args.batch <= MAX_BATCH or not 1 <= args.repeats <= MAX_REPEATS:
         parser.error(f"--batch must be 1..{MAX_BATCH:,} and --repeats 1..{MAX_REPEATS}")
+    twice = sorted({c for c in args.configs if args.configs.count(c) > 1})
+    if twice:  # it was timed twice, in two rows of one name (bench_jax refuses its repeats)
+        parser.error(f"--configs {', '.join(twice)} given twice; list each once")
     return run_command(lambda: _run(args), errors=(ImportError,))
 
 

@@ -182,6 +182,9 @@ def _main(p: OneLineParser, args) -> int:
     unknown = sorted(set(args.names) - set(available))
     if unknown:
         p.error(f"unknown notebook(s) {', '.join(unknown)}; available: {', '.join(available)}")
+    twice = sorted({n for n in args.names if args.names.count(n) > 1})
+    if twice:  # it was run twice
+        p.error(f"notebook(s) given twice: {', '.join(twice)}; list each once")
     names = args.names or available
     kept = "checked" if args.quick else "stored"
     for done, name in enumerate(names):

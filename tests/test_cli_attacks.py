@@ -523,3 +523,20 @@ def test_best_response_trains_whole_updates_and_reports_the_steps_trained(tmp_pa
         assert flags[flags.index(flag) + 1] == value, flags
     report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert report["steps"] == 1024 and report["matches"] == 6
+
+
+@pytest.mark.parametrize("program, argv, says", [
+    ("experiments.bench_jax_observe", ["--configs", "double-six-2p", "double-six-2p"],
+     "--configs double-six-2p given twice; list each once"),
+    ("experiments.docs_notebooks", ["--quick", "01_game_and_environment",
+                                    "01_game_and_environment"],
+     "notebook(s) given twice: 01_game_and_environment; list each once"),
+])
+def test_a_name_given_twice_is_one_line(program, argv, says, capsys):
+    """The config was timed twice in two rows of one name, the notebook run twice (bench_jax
+    refuses --batches 1 1, the tournament --agents greedy greedy)."""
+    module = importlib.import_module(program)
+    with pytest.raises(SystemExit) as exit_:
+        module.main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and says in err and err.count("\n") == 1, err
