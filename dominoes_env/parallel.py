@@ -29,6 +29,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import ParallelEnv
 
 from .aec import ENV_NAME, raw_env
+from .core.validation import short_repr
 
 
 class parallel_env(ParallelEnv, EzPickle):
@@ -70,6 +71,11 @@ class parallel_env(ParallelEnv, EzPickle):
             raise RuntimeError("the episode is over (or never began): call reset()")
         if not isinstance(actions, dict):
             raise TypeError(f"actions must be a dict of agent -> action, not {actions!r}")
+        unknown = [key for key in actions if key not in self.possible_agents]
+        if unknown:  # a misspelt agent was ignored, in silence
+            raise ValueError(f"actions names no agent of this env: "
+                             f"{', '.join(short_repr(key) for key in unknown)}; the agents are "
+                             f"{', '.join(self.possible_agents)}")
         agent = aec.agent_selection
         if agent not in actions:
             raise ValueError(f"actions has no action for {agent!r}, the agent to play "

@@ -336,3 +336,17 @@ def test_a_seed_is_an_unsigned_64_bit_integer_everywhere(bad):
     # the top seed works, and deals otherwise than its neighbour
     top = MatchState(rules, seed=2**64 - 1).hand.hands
     assert top != MatchState(rules, seed=2**64 - 2).hand.hands
+
+
+def test_parallel_step_names_an_action_for_no_agent():
+    """An action keyed by an agent the env does not have ("zzz", a misspelt "player0") was
+    ignored in silence."""
+    env = parallel_env()
+    env.reset(seed=1)
+    agent = env.aec.agent_selection
+    code = int(np.flatnonzero(env.aec.observe(agent)["action_mask"])[0])
+    for key in ("zzz", "player0", 0):
+        with pytest.raises(ValueError, match=r"actions names no agent of this env: .*; the "
+                                             r"agents are player_0, player_1"):
+            env.step({agent: code, key: code})
+    env.step({agent: code})  # nothing was played by the refused steps
