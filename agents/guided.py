@@ -65,7 +65,7 @@ from pathlib import Path
 import numpy as np
 
 from dominoes_env.core import DRAW, PLAY, HandState, SeatView, wins_by_play
-from dominoes_env.core.validation import as_bool, as_float, as_int
+from dominoes_env.core.validation import as_bool, as_float, as_int, as_path
 from dominoes_env.obs.v2 import encode_hand_state
 from dominoes_env.policy_format import ACTIVATIONS
 
@@ -173,7 +173,7 @@ class GuidedSearchAgent(Agent):
         self.value = check_value(value)
         self.race = as_float("race", race, 0)
         self.batch = as_bool("batch", batch)
-        self.policy_path = None if policy is None else Path(policy)
+        self.policy_path = None if policy is None else Path(as_path("policy", policy))
         self._ppo = PPOAgent(policy)
         self._net: _Net | None = None
         self._rules = None

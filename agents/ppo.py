@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from dominoes_env.core import RuleConfig, SeatView
-from dominoes_env.core.validation import as_bool
+from dominoes_env.core.validation import as_bool, as_path
 from dominoes_env.policy_format import ACTIVATIONS, PolicyFileError, read_policy, write_policy
 from dominoes_env.policy_format import FORMAT as FORMAT  # the format's name, here too
 
@@ -185,7 +185,8 @@ class PPOAgent(Agent):
                  deterministic: bool = True):
         super().__init__(seed)
         self.deterministic = as_bool("deterministic", deterministic)
-        self.path = None if path is None else renamed_policy_path(path)
+        # an empty path ('ppo:,') is refused: Path('') is the working directory, named as the file
+        self.path = None if path is None else renamed_policy_path(as_path("path", path))
         self.policy: NumpyPolicy | None = None if path is None else NumpyPolicy(self.path)
         self._checked: RuleConfig | None = None
 

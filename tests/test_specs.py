@@ -115,6 +115,9 @@ def test_unknown_spec_lists_the_known_names():
     ("search: ", "ends in ':' with nothing after it"),
     ("collections:OrderedDict", "which is not an agent: it has no act"),  # built, then passed
     ("math:pi", "which is not a class"),
+    # an empty policy path was the working directory: "policy file '.': not a regular file"
+    ("ppo:,", "path='' is empty"),
+    ("guided:policy=", "policy='' is empty"),
 ])
 def test_bad_specs(spec, fragment):
     with pytest.raises(ValueError, match=fragment):
