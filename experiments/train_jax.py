@@ -847,8 +847,10 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
                     f"(continue with --resume {out / 'checkpoint.npz'})")
         return status
     except PolicyFileError as err:  # a diverged run (NaN weights): a failed run, not bad input
-        print_error(f"{err}; it was not written; the run is saved in "
-                    f"{Path(config.out) / 'checkpoint.npz'}")
+        checkpoint = Path(config.out) / "checkpoint.npz"  # none before the first is due
+        kept = (f"the run is saved in {checkpoint}" if checkpoint.is_file()
+                else "no checkpoint of the run was saved yet")
+        print_error(f"{err}; it was not written; {kept}")
         return 1
     except (FileExistsError, ValueError) as err:  # ValueError: a checkpoint's arrays
         print(f"error: {' '.join(str(err).split())}", file=sys.stderr)

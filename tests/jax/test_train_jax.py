@@ -474,6 +474,31 @@ def test_bench_training_times_a_cold_compile_unless_told(monkeypatch, tmp_path, 
     assert "games per rollout 256 each" in out
 
 
+def test_a_diverged_run_names_its_checkpoint_only_if_there_is_one(monkeypatch, tmp_path, capsys):
+    """A policy that could not be exported at the step-0 evaluation said "the run is saved in
+    OUT/checkpoint.npz", and there was none."""
+    from pathlib import Path
+
+    import experiments.train_jax as program
+    from dominoes_env.policy_format import PolicyFileError
+
+    def diverged(config, command=""):  # after its first checkpoint when told
+        if saved:
+            Path(config.out).mkdir()
+            (Path(config.out) / "checkpoint.npz").write_bytes(b"")
+        raise PolicyFileError(f"{config.out}/eval_policy.npz", "w0 holds NaN")
+
+    monkeypatch.setattr(program, "train", diverged)
+    saved = False
+    assert program.main([*TINY, "--out", str(tmp_path / "a")]) == 1
+    assert capsys.readouterr().err.endswith("it was not written; no checkpoint of the run was "
+                                            "saved yet\n")
+    saved = True
+    assert program.main([*TINY, "--out", str(tmp_path / "b")]) == 1
+    assert capsys.readouterr().err.endswith(f"the run is saved in {tmp_path / 'b'}"
+                                            "/checkpoint.npz\n")
+
+
 def test_bench_training_names_a_failed_trainer_by_its_error(monkeypatch, tmp_path):
     """A trainer that died in a JAX traceback was named by the traceback's last line: JAX's
     "For simplicity, JAX has removed its internal frames..." (the TypeError above it unseen)."""
