@@ -801,6 +801,16 @@ def _check_xla_flags_before_jax() -> Callable[[], None]:
     return unhook
 
 
+def nothing_to_train(resume: str, steps: int, total: int) -> str | None:
+    """What to say when ``--resume`` is at ``--total-steps`` or past it: nothing is trained,
+    and the run's last line says it trained the checkpoint's steps ("trained 300,000 steps"
+    for --total-steps 200000, in silence)."""
+    if steps < total:
+        return None
+    return (f"note: --resume {resume} is at step {steps:,}, not below --total-steps {total:,}: "
+            "nothing is trained (give a larger --total-steps to train on)")
+
+
 def jax_in_32_bits(program: str) -> None:
     """Switch JAX's 64-bit mode off, with a one-line note, where ``JAX_ENABLE_X64`` turned it
     on: for the programs whose results depend on it (a training run's random draws and

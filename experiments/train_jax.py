@@ -51,6 +51,7 @@ from dominoes_env.cli_support import (
     config_parser,
     end_program,
     jax_in_32_bits,
+    nothing_to_train,
     print_error,
     run_command,
     signals_held,
@@ -668,6 +669,9 @@ def train(config: Config, command: str = "") -> Path:
     if meta_resumed is not None:  # every file is checked before anything is written
         runner = checkpoints.restore(config.resume, runner)
         steps, wall_before = int(meta_resumed["steps"]), float(meta_resumed["wall_s"])
+        note = nothing_to_train(config.resume, steps, config.total_steps)
+        if note:
+            print(note, file=sys.stderr)
     elif config.init:
         runner = checkpoints.warm_start(config.init, runner, config)
     start_run_folder(folder)

@@ -60,6 +60,7 @@ from dominoes_env.cli_support import (
     config_field,
     config_parser,
     end_program,
+    nothing_to_train,
     paths_in_specs,
     print_error,
     quiet_teardown,
@@ -756,6 +757,9 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
         if note:
             print(note, file=sys.stderr)
         note = rewind_note(config, out, model.num_timesteps)
+        if note:
+            print(note, file=sys.stderr)
+        note = nothing_to_train(config.resume, model.num_timesteps, config.total_steps)
         if note:
             print(note, file=sys.stderr)
     else:

@@ -628,6 +628,17 @@ def test_a_run_trains_whole_updates_and_its_bar_and_line_say_so(tmp_path, capsys
             in capsys.readouterr().out)
 
 
+def test_a_resume_at_its_total_steps_says_it_trains_nothing(tmp_path, capsys, small_checkpoint):
+    """A checkpoint at or past --total-steps trained nothing and said "trained 256 steps"."""
+    flags = [*SMALL_FLAGS]
+    flags[flags.index("--total-steps") + 1] = "100"
+    out = tmp_path / "run"
+    assert main([*flags, "--out", str(out), "--resume", str(small_checkpoint)]) == 0
+    assert (f"note: --resume {small_checkpoint} is at step 256, not below --total-steps 100: "
+            "nothing is trained") in capsys.readouterr().err
+    assert json.loads((out / "policy.json").read_text())["steps"] == 256
+
+
 def test_the_checkpoint_schema_holds_the_ranges_of_the_flags():
     """A checkpoint's training settings may take the values their flags take, no others."""
     from agents.sb3_checkpoint import ENTRIES

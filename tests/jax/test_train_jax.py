@@ -77,6 +77,20 @@ def test_resume_continues_the_step_count(run):
         assert json.loads(str(data["meta"]))["steps"] == 96
 
 
+def test_a_resume_at_its_total_steps_says_it_trains_nothing(run, tmp_path, capsys):
+    """A checkpoint at or past --total-steps trained nothing and said "trained 300,000 steps"
+    for --total-steps 200000, in silence."""
+    import shutil
+
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    steps = json.loads((copy / "policy.json").read_text())["steps"]
+    assert main([*TINY, "--total-steps", "32", "--seed", "3", "--out", str(copy),
+                 "--resume", str(copy / "checkpoint.npz")]) == 0
+    assert (f"note: --resume {copy / 'checkpoint.npz'} is at step {steps:,}, not below "
+            "--total-steps 32: nothing is trained") in capsys.readouterr().err
+
+
 def test_time_limit_stops_training_then_exports(tmp_path, capsys):
     out = tmp_path / "run"
     assert main([*TINY, "--eval-every", "0", "--total-steps", "640", "--time-limit", "1e-4",
