@@ -32,6 +32,7 @@ import zipfile
 from collections.abc import Callable
 from typing import IO, Any
 
+from dominoes_env.cli_support import MAX_TRAINER_SEED
 from dominoes_env.core.validation import DuplicateKeyError, parse_json, short_repr
 
 #: the most the ``data`` entry may take once inflated (a real one is about 20 KB)
@@ -276,7 +277,7 @@ ENTRIES: dict[str, Callable[[Any], str | None]] = {
     "gamma": _number(0, 1, low_open=True),
     "gae_lambda": _number(0, 1),
     "ent_coef": _number(0, 1),
-    "seed": _optional(_integer(0)),
+    "seed": _optional(_integer(0, MAX_TRAINER_SEED)),
     "num_timesteps": _integer(0),
     "_total_timesteps": _integer(0),
     "_num_timesteps_at_start": _integer(0),
