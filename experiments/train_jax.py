@@ -701,12 +701,12 @@ def train(config: Config, command: str = "") -> Path:
                    f"[{row['ci_low_vs_greedy']:.3f}, {row['ci_high_vs_greedy']:.3f}], "
                    f"vs random {row['win_rate_vs_random']:.3f}")
 
-    saved = {"steps": steps if config.resume else None}
+    saved = {"steps": steps if config.resume else None, "path": None}
 
     def save() -> None:
         checkpoints.save_checkpoint(runner, config, steps, wall(), out / "checkpoint.npz")
         write_json(out / "throughput.json", timing)
-        saved["steps"] = steps
+        saved["steps"], saved["path"] = steps, out / "checkpoint.npz"
 
     def stalled(seconds: float) -> None:  # on the watchdog's thread: the update never returns
         where = (f"the last checkpoint ({saved['steps']:,} steps) is kept: continue with "
@@ -725,7 +725,7 @@ def train(config: Config, command: str = "") -> Path:
     bar = tqdm(total=config.num_updates() * config.batch, initial=steps, unit="step",
                unit_scale=True, disable=not config.progress, dynamic_ncols=True)
     last_eval = -1 if steps else 0
-    interrupted, signalled = False, None
+    interrupted, signalled, diverged = False, None, False
     dog = Watchdog(stalled, first_s=STALL_FIRST_S, floor_s=STALL_FLOOR_S).start()
     # Ctrl-C, SIGTERM and SIGHUP are held while an update runs and delivered between updates
     # (HeldSignals: raised inside JAX's or TensorBoard's code, such a signal left a lock taken
@@ -737,8 +737,10 @@ def train(config: Config, command: str = "") -> Path:
                 held.deliver()
                 wall0, cpu0 = time.perf_counter(), time.process_time()
                 with dog.watch():
-                    runner, metrics = update(runner)
+                    updated, metrics = update(runner)
                     m = {k: float(v) for k, v in metrics.items()}  # waits for the update
+                check_finite(updated, m, steps + config.batch, saved["path"] or config.resume)
+                runner = updated
                 steps += config.batch
                 bar.update(config.batch)
                 tb.scalars({f"train/{k}": v for k, v in m.items()}, steps)
@@ -762,10 +764,15 @@ def train(config: Config, command: str = "") -> Path:
             held.deliver()  # a stop during the last update: the run still ends stopped
         except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, SIGHUP: keep, evaluate, export
             interrupted, signalled = True, stop
+        except Diverged:  # nothing of it is saved, evaluated or exported
+            diverged = True
+            tb.close()
+            raise
         finally:
             dog.stop()
             bar.close()
-            save()
+            if not diverged:
+                save()
         try:
             if last_eval != steps:
                 evaluate_now()
@@ -784,6 +791,37 @@ def train(config: Config, command: str = "") -> Path:
     if config.ship:
         ship(out, config)
     return out / "policy.npz"
+
+
+class Diverged(Exception):
+    """An update made non-finite weights or losses (NaN or infinite: the training diverged);
+    :func:`train` stops there, before anything of it is saved (``main`` ends with status 1)."""
+
+
+def check_finite(runner: dict[str, Any], metrics: dict[str, float], steps: int,
+                 kept: str | os.PathLike | None) -> None:
+    """:class:`Diverged` unless the networks of ``runner`` (the update that reaches ``steps``)
+    and its ``metrics`` (the losses) are finite; ``kept``: the checkpoint that is left as it
+    was (the run's last one, or the one it resumed), if any. Saved, one NaN update became the
+    checkpoint (which ``--resume`` refuses) over the last good one."""
+    bad = sorted(k for k, v in metrics.items() if not math.isfinite(v))
+    if bad or not _all_finite()(runner["params"]):
+        what = f"non-finite {', '.join(bad)}" if bad else "non-finite weights"
+        where = (f"the last checkpoint {str(kept)!r} is kept as it was" if kept
+                 else "no checkpoint of the run was saved")
+        raise Diverged(f"the update reaching {steps:,} steps made {what} (NaN or infinite: the "
+                       f"training diverged; try a smaller --lr, --reward-scale or --vf-coef); "
+                       f"nothing of it was saved; {where}")
+
+
+@functools.cache
+def _all_finite():
+    """A jitted ``tree -> bool``: every value of the tree's arrays is finite."""
+    import jax
+    import jax.numpy as jnp
+
+    return jax.jit(lambda tree: jnp.all(jnp.stack([jnp.isfinite(x).all()
+                                                   for x in jax.tree.leaves(tree)])))
 
 
 class Interrupted(Exception):
@@ -850,6 +888,9 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
         print_error(f"{words}; the run so far is {kept} "
                     f"(continue with --resume {out / 'checkpoint.npz'})")
         return status
+    except Diverged as err:  # a failed run, not bad input
+        print_error(str(err))
+        return 1
     except PolicyFileError as err:  # a diverged run (NaN weights): a failed run, not bad input
         checkpoint = Path(config.out) / "checkpoint.npz"  # none before the first is due
         kept = (f"the run is saved in {checkpoint}" if checkpoint.is_file()

@@ -919,31 +919,62 @@ def diverging_at(make_train, call: int, stop_at: int | None = None):
     return wrapped
 
 
-@pytest.mark.parametrize("stopped", [False, True])
-def test_a_diverged_run_is_one_line_status_1_and_no_policy_file(tmp_path, monkeypatch, capsys,
-                                                                stopped):
+def test_a_diverged_run_is_one_line_status_1_and_no_policy_file(tmp_path, monkeypatch, capsys):
     """A run whose weights went NaN ended with status 2, as if a flag were bad (train_ppo and
-    train_rllib end such a run with 1): now one line naming the refused file and the problem,
-    status 1, the checkpoint kept and no policy file; a Ctrl-C that ends such a run still
-    ends it with 130, its line saying the policy was not exported and why."""
+    train_rllib end such a run with 1), and trained on, saving its NaN weights as its
+    checkpoint: now it stops at the first update that diverged, before it is saved, with one
+    line naming the update and the checkpoint kept, status 1, and no policy file."""
     import experiments.train_jax as train_jax
 
-    monkeypatch.setattr(train_jax, "make_train",
-                        diverging_at(train_jax.make_train, 2, 4 if stopped else None))
+    monkeypatch.setattr(train_jax, "make_train", diverging_at(train_jax.make_train, 2))
     out = tmp_path / "run"
     status = main([*TINY, "--total-steps", "160", "--eval-every", "0", "--out", str(out)])
     err = capsys.readouterr().err.strip().splitlines()
-    refused = (f"policy file {str(out / 'eval_policy.npz')!r}: w0 holds NaN or infinite "
-               "values")
     checkpoint = out / "checkpoint.npz"
-    assert status == (130 if stopped else 1), err
-    assert err == ([f"error: interrupted; the run so far is saved in {str(out)!r} and its "
-                    f"policy not exported ({refused}) (continue with --resume {checkpoint})"]
-                   if stopped else
-                   [f"error: {refused}; it was not written; the run is saved in {checkpoint}"])
-    assert checkpoint.is_file()
+    assert status == 1, err
+    assert err == ["error: the update reaching 64 steps made non-finite weights (NaN or "
+                   "infinite: the training diverged; try a smaller --lr, --reward-scale or "
+                   "--vf-coef); nothing of it was saved; the last checkpoint "
+                   f"{str(checkpoint)!r} is kept as it was"]
+    with np.load(checkpoint) as data:  # the first update's, which --resume takes
+        assert json.loads(str(data["meta"]))["steps"] == 32
     for name in ("policy.npz", "policy.json", "eval_policy.npz"):
         assert not (out / name).exists(), name
+
+
+def test_a_diverged_resume_leaves_the_checkpoint_and_policy_as_they_were(tmp_path, monkeypatch,
+                                                                         capsys):
+    """A resumed run whose first update went NaN trained on and saved the NaN weights over
+    the good checkpoint it continued (which --resume then refused): the run was lost."""
+    import experiments.train_jax as train_jax
+
+    out = tmp_path / "run"
+    assert main([*TINY, "--eval-every", "0", "--out", str(out)]) == 0
+    kept = {name: (out / name).read_bytes() for name in ("checkpoint.npz", "policy.npz")}
+    monkeypatch.setattr(train_jax, "make_train", diverging_at(train_jax.make_train, 1))
+    capsys.readouterr()
+    assert main([*TINY, "--eval-every", "0", "--total-steps", "128", "--out", str(out),
+                 "--resume", str(out / "checkpoint.npz")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: the update reaching 96 steps made "
+                                               "non-finite weights"), err
+    assert {name: (out / name).read_bytes() for name in kept} == kept
+
+
+def test_a_flag_that_makes_the_update_nan_stops_at_the_first_update(tmp_path, capsys):
+    """--vf-coef 1e300 (infinite in float32) made every update NaN: the run trained to its
+    end, saving NaN checkpoints, and failed only at the export."""
+    out = tmp_path / "run"
+    assert main([*TINY, "--vf-coef", "1e300", "--eval-every", "0", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    from tests.helpers import error_lines
+
+    (line,) = error_lines(err)
+    assert line.startswith("error: the update reaching 32 steps made non-finite "), line
+    assert line.endswith("(NaN or infinite: the training diverged; try a smaller --lr, "
+                         "--reward-scale or --vf-coef); nothing of it was saved; no checkpoint "
+                         "of the run was saved"), line
+    assert not (out / "checkpoint.npz").exists() and not (out / "policy.npz").exists()
 
 
 @pytest.mark.parametrize(("signum", "status"), [("SIGTERM", 143), ("SIGHUP", 129)])
