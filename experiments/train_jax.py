@@ -379,6 +379,12 @@ def setup_jax(devices: int = 0) -> None:
     if problem:  # JAX warned in many lines at every compilation, the cache silently off
         print(f"warning: compiled updates are not kept on disk: {cache!r} {problem}",
               file=sys.stderr)
+    else:
+        removed = remove_damaged_cache_entries(cache)
+        if removed:
+            print(f"warning: {len(removed)} damaged compiled update(s) removed from the cache "
+                  f"{cache!r} (cut short, as a full disk leaves them): compiled again",
+                  file=sys.stderr)
     # (JAX reads $JAX_COMPILATION_CACHE_DIR itself: it is set to none when it cannot be used)
     jax.config.update("jax_compilation_cache_dir", None if problem else cache)
 
@@ -394,6 +400,94 @@ def cache_folder_problem(folder: str) -> str | None:
     if not os.access(folder, os.W_OK | os.X_OK):
         return "is not writable"
     return None
+
+
+#: the file in the compilation cache whose time is when its entries were last checked
+CACHE_CHECKED = ".straight-dominoes-checked"
+#: entries written this long before a check are checked again at the next one (a file's time
+#: can lag the clock, and an entry may be being written while the check runs)
+CACHE_CHECK_MARGIN_S = 60.0
+#: how a zstd frame starts (JAX compresses its entries with zstd when it can, else zlib)
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def remove_damaged_cache_entries(folder: str) -> list[str]:
+    """Remove the entries of the compilation cache in ``folder`` written since its last check
+    (all of them at the first) that are damaged (:func:`cache_entry_damaged`); their names.
+
+    JAX writes an entry in place and never replaces one that exists, so an entry cut short
+    by a full disk was kept for good: every later run of those settings warned "Error reading
+    persistent compilation cache entry" in many lines and compiled again. Removed, it is
+    compiled and written whole by this run. (An entry that decompresses but that XLA cannot
+    load is still JAX's to warn about.)"""
+    stamp = os.path.join(folder, CACHE_CHECKED)
+    started = time.time()
+    try:
+        since = os.stat(stamp).st_mtime - CACHE_CHECK_MARGIN_S
+    except OSError:
+        since = -math.inf
+    removed = []
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            if not entry.name.endswith("-cache") or not entry.is_file(follow_symlinks=False):
+                continue  # a link is another cache's entry: left to it
+            try:
+                if entry.stat(follow_symlinks=False).st_mtime < since:
+                    continue
+                with open(entry.path, "rb") as f:
+                    damaged = cache_entry_damaged(f.read())
+                if damaged:
+                    os.unlink(entry.path)
+                    removed.append(entry.name)
+            except OSError:  # gone (another run removed it) or unreadable: JAX's to judge
+                continue
+    with contextlib.suppress(OSError):
+        os.close(os.open(stamp, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644))
+        os.utime(stamp, (started, started), follow_symlinks=False)
+    return removed
+
+
+def cache_entry_damaged(data: bytes) -> bool:
+    """Whether a compilation cache entry is cut short: empty, or a zlib or zstd stream that
+    ends before its end (or is not one). An entry of another format is left to JAX.
+
+    >>> import zlib
+    >>> whole = zlib.compress(bytes(1000))
+    >>> cache_entry_damaged(whole), cache_entry_damaged(whole[:-5]), cache_entry_damaged(b"")
+    (False, True, True)
+    """
+    import zlib
+
+    if len(data) < len(ZSTD_MAGIC):
+        return True
+    if data[0] == 0x78:  # a zlib header
+        stream = zlib.decompressobj()
+    elif data.startswith(ZSTD_MAGIC):
+        stream = _zstd_stream()
+        if stream is None:  # no zstd here: JAX could not have written it here either
+            return False
+    else:
+        return False
+    try:
+        stream.decompress(data)
+    except Exception:  # zlib.error, ZstdError: not a stream
+        return True
+    return not getattr(stream, "eof", True)
+
+
+def _zstd_stream():
+    """A zstd decompressor with ``decompress`` and ``eof``, as JAX picks one, or ``None``."""
+    try:
+        from compression import zstd  # Python 3.14
+
+        return zstd.ZstdDecompressor()
+    except ImportError:
+        pass
+    try:
+        import zstandard
+    except ImportError:
+        return None
+    return zstandard.ZstdDecompressor().decompressobj()
 
 
 def on_cpu() -> bool:
