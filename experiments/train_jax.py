@@ -375,18 +375,26 @@ def setup_jax(devices: int = 0) -> None:
         jax.config.update("jax_num_cpu_devices", max(devices, 1))
     cache = (os.environ.get("JAX_COMPILATION_CACHE_DIR")
              or str(Path.home() / ".cache" / "straight-dominoes" / "jax"))
+    # (JAX reads $JAX_COMPILATION_CACHE_DIR itself: it is set to none when it cannot be used)
+    jax.config.update("jax_compilation_cache_dir", checked_cache(cache))
+
+
+@functools.cache
+def checked_cache(cache: str) -> str | None:
+    """``cache`` made ready to hold the compilation cache, or ``None`` when it cannot, with
+    one warning line; once a process for each folder (``setup_jax`` runs at a command's start
+    and again in :func:`train`: a folder that could not be used was warned about twice)."""
     problem = cache_folder_problem(cache)
     if problem:  # JAX warned in many lines at every compilation, the cache silently off
         print(f"warning: compiled updates are not kept on disk: {cache!r} {problem}",
               file=sys.stderr)
-    else:
-        removed = remove_damaged_cache_entries(cache)
-        if removed:
-            print(f"warning: {len(removed)} damaged compiled update(s) removed from the cache "
-                  f"{cache!r} (cut short, as a full disk leaves them): compiled again",
-                  file=sys.stderr)
-    # (JAX reads $JAX_COMPILATION_CACHE_DIR itself: it is set to none when it cannot be used)
-    jax.config.update("jax_compilation_cache_dir", None if problem else cache)
+        return None
+    removed = remove_damaged_cache_entries(cache)
+    if removed:
+        print(f"warning: {len(removed)} damaged compiled update(s) removed from the cache "
+              f"{cache!r} (cut short, as a full disk leaves them): compiled again",
+              file=sys.stderr)
+    return cache
 
 
 def cache_folder_problem(folder: str) -> str | None:

@@ -66,6 +66,24 @@ def test_a_cache_folder_that_cannot_be_used_is_one_warning_line(tmp_path):
                           f"{str(tmp_path / 'file')!r} cannot be made (File exists)\n")
 
 
+def test_a_cache_folder_that_cannot_be_used_is_warned_about_once_a_run(tmp_path):
+    """train_jax sets JAX up at its start and again when it trains: the warning about a cache
+    folder it cannot use was printed twice in every run."""
+    (tmp_path / "file").write_text("x")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cpu",
+           "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "file")}
+    out = subprocess.run([sys.executable, "-m", "experiments.train_jax", "--total-steps", "16",
+                          "--num-envs", "2", "--num-steps", "8", "--num-minibatches", "1",
+                          "--update-epochs", "1", "--net", "8", "--no-progress",
+                          "--eval-every", "0", "--eval-matches", "2", "--out",
+                          str(tmp_path / "run")], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.splitlines() == [f"warning: compiled updates are not kept on disk: "
+                                       f"{str(tmp_path / 'file')!r} cannot be made (File "
+                                       "exists)"]
+
+
 FULL_DISK_PROBE = """
 import os, resource, signal
 from experiments.train_jax import setup_jax
