@@ -381,13 +381,9 @@ def _arrays_problem(data: dict[str, np.ndarray], info: dict[str, Any],
     rows = lengths["action"]
     if not np.isfinite(data["obs"]).all():
         return "obs holds NaN or infinite values"
-    lay = observation_layout(rules)  # every value the encoder writes lies in its block's bounds
-    outside = np.argwhere((data["obs"] < lay.low) | (data["obs"] > lay.high))
-    if outside.size:
-        row, col = (int(i) for i in outside[0])
-        block = next(name for name, s in lay.blocks.items() if s.start <= col < s.stop)
-        return (f"row {row}: obs[{col}] = {data['obs'][row, col]:g} is outside its block "
-                f"{block!r} ({lay.low[col]:g}..{lay.high[col]:g})")
+    outside = observation_layout(rules).value_outside(data["obs"])  # the encoder's bounds
+    if outside:
+        return outside
     action, mask = data["action"], data["mask"]
     bad = np.flatnonzero((action < 0) | (action >= info["num_actions"]))
     if bad.size:

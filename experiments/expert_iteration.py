@@ -79,7 +79,8 @@ def save_demos(path: Path, data: dict[str, np.ndarray], meta: dict) -> None:
 def load_demos(path: str, rules: RuleConfig) -> tuple[dict[str, np.ndarray], str]:
     """Demonstrations saved by :func:`save_demos` and the spec of their teacher;
     ``ValueError`` if the file is not one (arrays of the observation version this program
-    fits and of one length, legal moves, finite numbers) or was played under other rules."""
+    fits and of one length, observations within the bounds of its blocks, legal moves, finite
+    numbers) or was played under other rules."""
     from dominoes_env.npz_files import NpzError, read_npz
     from dominoes_env.obs import observation_spec
 
@@ -115,6 +116,9 @@ def load_demos(path: str, rules: RuleConfig) -> tuple[dict[str, np.ndarray], str
                          f"bool masks, integer actions)")
     if not (np.isfinite(obs).all() and np.isfinite(values).all()):
         raise ValueError(f"--data {path!r} holds NaN or infinite values")
+    outside = observation_spec(SERVED_OBS_VERSIONS[0]).layout(rules).value_outside(obs)
+    if outside:  # 1e30 was fitted as it stood: no position encodes it
+        raise ValueError(f"--data {path!r}: {outside}")
     if not n:
         raise ValueError(f"--data {path!r} holds no decision")
     if (actions < 0).any() or (actions >= masks.shape[1]).any() \

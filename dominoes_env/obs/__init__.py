@@ -151,6 +151,27 @@ class ObservationLayout:
         self.state_size = (self.num_players + 1) * self.num_tiles + self.size
         return block
 
+    def value_outside(self, obs: np.ndarray) -> str | None:
+        """The first value of ``obs`` (rows of :attr:`size` values) outside its block's bounds,
+        as ``"row R: obs[C] = V is outside its block 'B' (LOW..HIGH)"``, or ``None``: no
+        encoder of this layout writes it, so a file of saved observations that holds one is
+        damaged (a reader refuses it). NaN compares as inside: check finiteness first.
+
+        >>> from dominoes_env.core import RuleConfig
+        >>> lay = observation_spec(2).layout(RuleConfig())
+        >>> obs = np.zeros((2, lay.size), np.float32)
+        >>> obs[1, 0] = 1e30
+        >>> lay.value_outside(obs)
+        "row 1: obs[0] = 1e+30 is outside its block 'hand' (0..1)"
+        """
+        outside = np.argwhere((obs < self.low) | (obs > self.high))
+        if not outside.size:
+            return None
+        row, col = (int(i) for i in outside[0])
+        block = next(name for name, s in self.blocks.items() if s.start <= col < s.stop)
+        return (f"row {row}: obs[{col}] = {obs[row, col]:g} is outside its block {block!r} "
+                f"({self.low[col]:g}..{self.high[col]:g})")
+
     def table(self) -> str:
         """The layout as a plain-text table: block, index range, size, meaning."""
         rows = [f"{'block':<18}{'range':<12}{'size':>5}  meaning"]

@@ -127,7 +127,7 @@ def test_a_policy_or_demonstrations_of_another_observation_version_are_refused(t
     """Expert iteration fits observation version 2 (what the demonstrations record): a version 3
     --init policy is refused naming its version and the one served (it failed later, inside
     the fit, before), and so is a --data file whose observations are not version 2's, or that
-    holds an illegal move or NaN."""
+    holds an illegal move, NaN, or an observation no position encodes (1e30 was fitted)."""
     from agents.ppo import random_policy_npz
 
     v3 = tmp_path / "v3.npz"
@@ -141,6 +141,9 @@ def test_a_policy_or_demonstrations_of_another_observation_version_are_refused(t
     for name, change, says in (
             ("wide", {"obs": np.zeros((4, 346), np.float32)}, "needs (4, 234)"),
             ("nan", {"values": np.array([0, np.nan, 0, 0], np.float32)}, "NaN"),
+            ("huge", {"obs": np.where(np.eye(4, 234, 5, bool), 1e30, 0).astype(np.float32)},
+             "row 0: obs[5] = 1e+30 is outside its block 'hand' (0..1)"),
+            ("negative", {"obs": np.full((4, 234), -1, np.float32)}, "obs[0] = -1 is outside"),
             ("illegal", {"masks": np.zeros((4, 112), bool)}, "not legal")):
         path = tmp_path / f"{name}.npz"
         meta = {"teacher": "greedy", "rules": RuleConfig().to_dict()}
