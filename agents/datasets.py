@@ -45,6 +45,7 @@ import json
 import os
 import re
 import stat
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -69,9 +70,9 @@ from dominoes_env.record_io import RECORDS_DIR, SHARD_SIZE, iter_records, shard_
 
 from .tournament.runner import TournamentConfig, run_tournament
 
-__all__ = ["DECISIONS_DIR", "FIELDS", "FORMAT_VERSION", "INFO_FILE", "build_dataset",
-           "dataset_info", "load_decisions", "read_decisions", "record_decisions",
-           "write_decisions"]
+__all__ = ["DECISIONS_DIR", "FIELDS", "FORMAT_VERSION", "INFO_FILE", "IncompleteDatasetWarning",
+           "build_dataset", "dataset_info", "load_decisions", "read_decisions",
+           "record_decisions", "write_decisions"]
 
 FORMAT_VERSION = 1
 DECISIONS_DIR = "decisions"
@@ -402,6 +403,11 @@ def _arrays_problem(data: dict[str, np.ndarray], info: dict[str, Any],
     return None
 
 
+class IncompleteDatasetWarning(UserWarning):
+    """A dataset whose games were not all played (``"complete": false`` in ``dataset.json``):
+    :func:`load_decisions` reads what it holds and warns."""
+
+
 def load_decisions(path: str | os.PathLike, *, agent: str | None = None,
                    unforced: bool = False) -> dict[str, np.ndarray]:
     """Every decision of a dataset directory as one dict of arrays (shards in order).
@@ -409,10 +415,23 @@ def load_decisions(path: str | os.PathLike, *, agent: str | None = None,
     ``agent`` keeps only that agent's decisions (a spec listed in ``dataset.json``);
     ``unforced`` keeps only decisions with more than one legal action. Every file is
     untrusted input (:func:`dataset_info`, :func:`read_decisions`): ``ValueError`` names the
-    file and what is wrong with it."""
+    file and what is wrong with it.
+
+    An incomplete dataset (``"complete": false``: its tournament stopped before every match
+    was played) is read with an :class:`IncompleteDatasetWarning` saying how to finish it,
+    not refused: what it holds is whole (each decisions file is written whole, for whole
+    matches), and ``python -m experiments.make_dataset`` run again with the same arguments
+    and ``--out`` plays only the matches missing, so a partial dataset is a usable one that
+    can still grow. It loaded without a word, as if it were all the schedule."""
     unforced = as_bool("unforced", unforced)
     path = Path(as_path("path", path))  # not '' (the working directory), bytes or None
     info = dataset_info(path)
+    if info.get("complete") is False:
+        warnings.warn(IncompleteDatasetWarning(
+            f"{path} is incomplete: it holds {info['matches']:,} matches, not all its "
+            "schedule's (python -m experiments.make_dataset was interrupted); run that "
+            f"command again with the same arguments and --out {path} to finish it"),
+            stacklevel=2)
     shards = sorted((path / DECISIONS_DIR).glob("decisions-*.npz"))
     if not shards:
         raise ValueError(f"{path} holds no {DECISIONS_DIR}/*.npz")

@@ -29,6 +29,7 @@ import shlex
 import signal
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -498,12 +499,22 @@ def bc_dataset_demonstrations(config: TrainConfig) -> dict | None:
     after, it ended the command in a traceback beside a new run folder."""
     if not config.bc_dataset or config.resume:
         return None
+    from agents.datasets import IncompleteDatasetWarning
     from agents.imitation import dataset_demonstrations
 
     try:
-        return dataset_demonstrations(config.bc_dataset, config.bc_agent or None, config.rules())
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", IncompleteDatasetWarning)
+            data = dataset_demonstrations(config.bc_dataset, config.bc_agent or None,
+                                          config.rules())
     except ValueError as err:
         raise RunDirError(f"--bc-dataset: {err}") from None
+    for seen in caught:  # an incomplete dataset: one line, not Python's two
+        if issubclass(seen.category, IncompleteDatasetWarning):
+            print(f"warning: --bc-dataset: {seen.message}", file=sys.stderr)
+        else:
+            warnings.showwarning(seen.message, seen.category, seen.filename, seen.lineno)
+    return data
 
 
 def clone_teacher(model, config: TrainConfig, out: Path, data: dict | None = None) -> None:

@@ -20,6 +20,7 @@ import pytest
 from agents.datasets import (
     DECISIONS_DIR,
     INFO_FILE,
+    IncompleteDatasetWarning,
     dataset_info,
     load_decisions,
     read_decisions,
@@ -163,6 +164,7 @@ def test_bad_arrays_are_one_value_error_naming_the_file(ds, change, fragment):
     refused(ds, fragment, SHARD)
 
 
+@pytest.mark.filterwarnings("ignore::agents.datasets.IncompleteDatasetWarning")
 @pytest.mark.parametrize("name, match, fragment", [
     ("decisions-0000.npz", 2**62, "match 4611686018427387904 is outside 0..999 (the matches of "
                                   "records/records-0000.jsonl.gz)"),
@@ -184,7 +186,33 @@ def test_an_incomplete_dataset_may_hold_matches_beyond_its_count(ds):
     dataset's indexes: 999 in a 2-match dataset is one of shard 0000's."""
     change_info(ds, complete=False)
     change_arrays(ds, _set("match", 0, 999))
-    assert load_decisions(ds)["match"][0] == 999
+    with pytest.warns(IncompleteDatasetWarning):
+        assert load_decisions(ds)["match"][0] == 999
+
+
+def test_an_incomplete_dataset_is_read_with_a_warning_saying_how_to_finish_it(ds, capsys):
+    """A dataset whose make_dataset run was interrupted ("complete": false) loaded without a
+    word, as if it were the whole schedule: it is read (what it holds is whole, and a rerun
+    of make_dataset resumes it) with one warning naming it and how to finish it; train_ppo
+    --bc-dataset says it in one line."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        complete = load_decisions(ds)  # a complete dataset: no warning
+    change_info(ds, complete=False)
+    with pytest.warns(IncompleteDatasetWarning) as caught:
+        assert len(load_decisions(ds)["action"]) == len(complete["action"])
+    assert [str(w.message) for w in caught] == [
+        f"{ds} is incomplete: it holds 2 matches, not all its schedule's (python -m "
+        "experiments.make_dataset was interrupted); run that command again with the same "
+        f"arguments and --out {ds} to finish it"]
+    pytest.importorskip("torch")
+    from experiments.train_ppo import TrainConfig, bc_dataset_demonstrations
+
+    config = TrainConfig(bc_dataset=str(ds), target_score=40, out=str(ds.parent / "run"))
+    assert len(bc_dataset_demonstrations(config)["actions"])
+    assert capsys.readouterr().err == f"warning: --bc-dataset: {caught[0].message}\n"
 
 
 @pytest.mark.parametrize("damage, fragment", [
