@@ -355,6 +355,23 @@ def test_save_paths_are_checked_before_writing(tmp_path):
             tmp_path / "ok.html").read_text()
 
 
+@pytest.mark.parametrize(("save", "error", "says"), [
+    ("x\0", ValueError, "save='x\\x00' holds a null character; no path can"),
+    ("", ValueError, "save='' is empty"),
+    (b"page.html", TypeError, "save=b'page.html' must be a path"),
+    (42, TypeError, "save=42 must be a path"),
+])
+def test_a_bad_save_path_is_named_as_save(tmp_path, monkeypatch, save, error, says):
+    """``viewer(m, save="x\0")`` raised "embedded null byte" from deep in os.path, naming
+    neither the parameter nor the path."""
+    monkeypatch.chdir(tmp_path)
+    m = random_match(15, target_score=50)
+    with pytest.raises(error) as err:
+        dominoes_env.viewer(m, save=save)
+    assert str(err.value).startswith(says), err.value
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_save_keeps_an_existing_file_when_asked(tmp_path):
     """``viewer(..., save=PATH)`` replaced an existing file without a word, where the command
     needs --overwrite: the API replaces it as write_record does, and ``overwrite=False``

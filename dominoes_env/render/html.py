@@ -36,7 +36,7 @@ from typing import Any
 from ..core.atomic_files import atomic_write
 from ..core.errors import RecordError
 from ..core.rules import RuleConfig
-from ..core.validation import as_bool, as_int
+from ..core.validation import as_bool, as_int, as_path
 from .layout import PlacedTile, place_tiles
 from .steps import Step, record_steps
 from .svg import TABLE, TEXT, tile_parts, tile_svg
@@ -192,10 +192,11 @@ def write_html(page: str, path: str | os.PathLike, *, overwrite: bool = True) ->
 
 
 def check_page_path(path: Any, inputs: tuple[str | os.PathLike, ...] = (), *,
-                    overwrite: bool = True) -> None:
+                    overwrite: bool = True, name: str = "path") -> None:
     """The output rules of :func:`dominoes_env.cli_support.check_output_file` (an existing
     regular file may be replaced, never one of ``inputs``) as a ``ValueError`` (``TypeError``
-    for a non-path); with ``overwrite=False`` an existing file is a ``FileExistsError``.
+    for a non-path) naming the parameter ``name``; with ``overwrite=False`` an existing file is
+    a ``FileExistsError``.
 
     >>> check_page_path("/no/such/folder/page.html")
     Traceback (most recent call last):
@@ -204,10 +205,11 @@ def check_page_path(path: Any, inputs: tuple[str | os.PathLike, ...] = (), *,
     """
     from ..cli_support import CommandError, check_output_file
 
-    if not isinstance(path, str | os.PathLike):
-        raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
+    # a str or os.PathLike of text, not empty, no null character ("embedded null byte",
+    # naming nothing, came from deep in os.path)
+    path = as_path(name, path)
     try:
-        check_output_file(path, "path", overwrite=True, inputs=inputs)
+        check_output_file(path, name, overwrite=True, inputs=inputs)
     except CommandError as err:
         raise ValueError(str(err)) from None
     if not overwrite and os.path.lexists(path):
@@ -264,7 +266,7 @@ def viewer(game: Any, *, seat: int | None = None, height: int = 760,
     overwrite = as_bool("overwrite", overwrite)
     if save is not None:  # never over the record it shows
         check_page_path(save, (game,) if isinstance(game, str | os.PathLike) else (),
-                        overwrite=overwrite)
+                        overwrite=overwrite, name="save")
     if isinstance(game, str | os.PathLike):
         from ..record_io import read_record
 
