@@ -8,7 +8,8 @@ frozen snapshots of the learner), the callbacks (snapshots, evaluation, checkpoi
 
 Every run is seeded and writes into ``--out``: TensorBoard logs (``tb/``: SB3 losses plus
 ``eval/win_rate_vs_greedy``, ``eval/margin_vs_greedy`` and the same against random),
-``eval.csv`` (the learning curve), checkpoints (``checkpoints/``, resume with ``--resume``),
+``eval.csv`` (the learning curve), checkpoints (``checkpoints/``: the newest
+``--keep-checkpoints`` and ``last.zip``; resume with ``--resume``),
 the self-play pool (``pool/*.npz``) and, at the end (or when Ctrl-C, SIGTERM or SIGHUP
 stops it), ``policy.npz`` + ``policy.json``: the numpy export that ``ppo:PATH`` loads
 (``--ship`` also copies it to the table's shipped policy, ``agents/policies/ppo_{table}.npz``
@@ -18,6 +19,7 @@ of :data:`agents.ppo.POLICY_FILES`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import csv
 import dataclasses
@@ -146,6 +148,8 @@ class TrainConfig:
                                           "per side)", low=1, high=MAX_MATCHES)
     checkpoint_every: int = config_field(250_000, "steps between checkpoints (checkpoints/*.zip)",
                                          low=1)
+    keep_checkpoints: int = config_field(3, "periodic checkpoints kept (the newest; older "
+                                            "ppo_<steps>_steps.zip are removed)", low=1)
     seed: int = config_field(0, "seed of everything: environments, opponents, network, "
                                 "evaluation", low=0,
                                 high=MAX_TRAINER_SEED)
@@ -461,6 +465,7 @@ def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float, held
             if self.n_calls % self.every == 0:
                 steps = self.num_timesteps
                 save_model(self.model, out / "checkpoints" / f"ppo_{steps}_steps.zip")
+                prune_checkpoints(out / "checkpoints", steps, config.keep_checkpoints)
             return True
 
     class DeliverStops(BaseCallback):
@@ -561,12 +566,51 @@ def checkpoints_of(out: Path) -> list[Path]:
     return sorted((out / "checkpoints").glob("*.zip"))
 
 
+#: the name of a periodic checkpoint (``ppo_<steps>_steps.zip``), the files pruning removes
+CHECKPOINT_NAME = re.compile(r"ppo_(\d{1,18})_steps\.zip")
+
+
+def prune_checkpoints(folder: Path, steps: int, keep: int) -> list[Path]:
+    """Remove the periodic checkpoints in ``folder`` older than the ``keep`` newest up to
+    ``steps`` (the one just written, always kept); returns those removed, oldest first. Only
+    regular files named ``ppo_<steps>_steps.zip`` go: ``last.zip``, links and anything else
+    there stay, and so do checkpoints past ``steps`` (a run resumed from an older checkpoint
+    writes them again as it goes on). Every one was kept: a long run's checkpoints grew
+    without end.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     for name in ("ppo_100_steps.zip", "ppo_200_steps.zip", "ppo_300_steps.zip",
+    ...                  "ppo_400_steps.zip", "last.zip", "notes.txt"):
+    ...         _ = (Path(d) / name).write_bytes(b"")
+    ...     removed = [p.name for p in prune_checkpoints(Path(d), 300, 2)]
+    ...     kept = sorted(p.name for p in Path(d).iterdir())
+    >>> removed
+    ['ppo_100_steps.zip']
+    >>> kept
+    ['last.zip', 'notes.txt', 'ppo_200_steps.zip', 'ppo_300_steps.zip', 'ppo_400_steps.zip']
+    """
+    found = []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            name = CHECKPOINT_NAME.fullmatch(entry.name)
+            if name and entry.is_file(follow_symlinks=False) and int(name[1]) <= steps:
+                found.append((int(name[1]), Path(entry.path)))
+    found.sort()
+    removed = []
+    for _, path in found[:max(0, len(found) - keep)]:  # the oldest first
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+            removed.append(path)
+    return removed
+
+
 def reached_steps(out: Path) -> int:
     """The most steps the run in ``out`` shows it reached: its checkpoints' names
     (``ppo_<steps>_steps.zip``) and its evaluations (``eval.csv``); 0 when it shows none."""
     best = 0
     for path in checkpoints_of(out):
-        found = re.fullmatch(r"ppo_(\d{1,18})_steps\.zip", path.name)
+        found = CHECKPOINT_NAME.fullmatch(path.name)
         if found:
             best = max(best, int(found.group(1)))
     try:
@@ -654,7 +698,8 @@ def check_run_dir(config: TrainConfig, out: Path):
         check_checkpoint(config, Path(config.resume))
     found = checkpoints_of(out) if os.path.isdir(out) else []
     settings = {k: v for k, v in dataclasses.asdict(config).items()
-                if k not in ("out", "resume", "overwrite", "total_steps", "device", "ship")}
+                if k not in ("out", "resume", "overwrite", "total_steps", "device", "ship",
+                             "keep_checkpoints")}  # a resume may keep more or fewer
     try:
         folder = check_run_folder(out, "experiments.train_ppo", settings, resume=config.resume,
                                   overwrite=config.overwrite, outputs=OUTPUTS,

@@ -46,6 +46,9 @@ def test_tiny_training_run_end_to_end_then_resume(tmp_path, capsys):
     snapshots = sorted((out / "pool").glob("*.npz"))
     assert len(snapshots) >= 3  # at the start and every 256 steps
     assert (out / "checkpoints" / "last.zip").is_file()
+    # --keep-checkpoints 3 (the default): every one was kept, without end
+    names = ["last.zip", *(f"ppo_{n}_steps.zip" for n in (256, 512, 768))]
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == sorted(names)
 
     # the export plays as an agent spec, legal moves only
     agent = make_agent(f"ppo:{policy}", seed=0)
@@ -81,13 +84,18 @@ def test_tiny_training_run_end_to_end_then_resume(tmp_path, capsys):
     assert int(rows[-1]["steps"]) >= 1280
     assert len(sorted((out / "pool").glob("*.npz"))) > len(snapshots)
     assert "note:" not in capsys.readouterr().err  # the latest checkpoint: no word
+    names = ["last.zip", *(f"ppo_{n}_steps.zip" for n in (768, 1024, 1280))]  # the 3 newest
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == sorted(names)
 
     # resume from an older checkpoint: the run goes back, and says so (it went back in silence)
-    older = out / "checkpoints" / "ppo_256_steps.zip"
-    train(TrainConfig(out=str(out), seed=3, resume=str(older), **{**TINY, "total_steps": 512}),
-          command="rewind")
+    older = out / "checkpoints" / "ppo_768_steps.zip"
+    train(TrainConfig(out=str(out), seed=3, resume=str(older), keep_checkpoints=1,
+                      **{**TINY, "total_steps": 1024}), command="rewind")
     err = capsys.readouterr().err
-    assert f"note: --resume {older} takes this run back to step 256 of the " in err, err
+    assert f"note: --resume {older} takes this run back to step 768 of the " in err, err
+    # the one written now is kept, and the later ones the rewound run writes again
+    names = ["last.zip", *(f"ppo_{n}_steps.zip" for n in (1024, 1280))]
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == sorted(names)
 
 
 def test_partnership_training_plays_the_partner_with_the_learner(tmp_path):
