@@ -1111,15 +1111,43 @@ def _check_policy_files(spec: str) -> None:
                                "(an .npz file is)")
 
 
-def _plain_entry(path: str) -> bool:
-    """Whether ``path`` is a regular file or a folder itself (not a link, FIFO, device...)."""
+#: the most entries :func:`_odd_entry` looks at below a run folder's outputs
+MAX_ENTRIES_CHECKED = 1_000_000
+
+
+def _odd_entry(folder: str, names: Sequence[str], outputs: Sequence[str]) -> tuple[str, str]:
+    """``(relative path, its kind)`` of the first entry of ``folder`` that is not a regular
+    file or a folder itself (a link, a FIFO, a device...): among ``names``, and at every depth
+    below those that are the program's ``outputs`` (all of them when it names none), where the
+    program writes; ``("", "")`` when there is none. A link anywhere below wrote the resumed
+    run through it: a benchmark card's ``matches/2p`` linked elsewhere got its ``config.json``
+    and ``matches.jsonl`` written outside ``--out``."""
+    import fnmatch
     import stat
 
-    try:
-        mode = os.lstat(path).st_mode
-    except OSError:
-        return False
-    return stat.S_ISREG(mode) or stat.S_ISDIR(mode)
+    from .core.atomic_files import entry_kind
+
+    stack = [(name, os.path.join(folder, name), not outputs or any(
+        fnmatch.fnmatchcase(name, pattern) for pattern in outputs))
+        for name in reversed(sorted(names))]
+    seen = 0
+    while stack and seen < MAX_ENTRIES_CHECKED:
+        relative, path, deep = stack.pop()
+        seen += 1
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            continue  # gone since it was listed: nothing there to write through
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            return relative, entry_kind(mode)
+        if deep and stat.S_ISDIR(mode):
+            try:
+                inside = sorted(os.listdir(path))
+            except OSError:
+                continue  # unreadable: the program's own error names it when it gets there
+            stack += [(os.path.join(relative, name), os.path.join(path, name), True)
+                      for name in reversed(inside)]
+    return "", ""
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -1192,11 +1220,11 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
         _refuse_removing_the_working_directory(text, real, removes, flag)
         return RunFolder(text, program, settings, replaces=True, outputs=tuple(outputs),
                          removes=removes)
-    odd = [name for name in entries if not _plain_entry(os.path.join(text, name))]
+    odd, kind = _odd_entry(text, entries, outputs)
     if odd:  # a FIFO blocks the run that reads it, /dev/zero fills memory, a link writes elsewhere
-        raise RefusedError(f"{flag} {text!r} holds {odd[0]!r}, which is not a regular file or "
-                           "folder (a link, a FIFO or a device); remove it, pass --overwrite to "
-                           "replace the run, or name a new folder")
+        raise RefusedError(f"{flag} {text!r} holds {odd!r}, which is {kind}, not a regular "
+                           "file or folder; remove it, pass --overwrite to replace the run, or "
+                           "name a new folder")
     same = (rerun_resumes or (resume is not None
                               and _inside(os.path.realpath(resume), real)))
     if not same:

@@ -650,3 +650,39 @@ def test_overwrite_never_removes_the_working_directory(tmp_path, monkeypatch, ca
     assert sorted(p.name for p in (tmp_path / "run").rglob("*")) == before
     monkeypatch.chdir(tmp_path / "run")  # from the run folder itself: nothing of it is removed
     assert main([*args, "--out", ".", "--overwrite"]) == 0
+
+
+# -- links below a run folder ----------------------------------------------------------------
+def run_program(program: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``python -m program ARGS`` run whole in ``cwd`` (output captured, text)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", program, *args], cwd=cwd, env=env, text=True,
+                          capture_output=True, timeout=CHILD_TIMEOUT_S)
+
+
+@pytest.mark.parametrize("linked", ["matches/2p", "matches/2p/00-greedy"])
+def test_a_link_anywhere_below_a_run_folder_is_refused_not_written_through(tmp_path, linked):
+    """A resumed benchmark card whose ``matches/2p`` (or a cell's folder) was a symbolic link
+    wrote its ``config.json`` and ``matches.jsonl`` into the link's target, outside ``--out``:
+    only the entries at the top of the folder were checked. Every entry below the program's
+    outputs is checked now (in the shared :func:`check_run_folder`): one line, nothing
+    written there or in the target."""
+    argv = ["random", "--tables", "2p", "--panel", "greedy", "--matches", "1", "--no-plot",
+            "--no-progress", "--out", "card"]
+    done = run_program("experiments.benchmark", *argv, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-1500:]
+    target = tmp_path / "elsewhere"  # empty, so that a write through the link shows
+    target.mkdir()
+    (tmp_path / "card" / linked).rename(tmp_path / "moved")
+    (tmp_path / "card" / linked).symlink_to(target, target_is_directory=True)
+    before = snapshot(tmp_path / "card")
+    done = run_program("experiments.benchmark", *argv, "--resume", cwd=tmp_path)
+    assert_refused(done.returncode, done.stderr, repr(linked), "a symbolic link")
+    assert snapshot(tmp_path / "card") == before and os.listdir(target) == []
+    # the shared check, for every program's outputs: a link deep in a tournament's records
+    out = tmp_path / "run"
+    start_run_folder(check_run_folder(out, "p", {}, outputs=("records",)))
+    (out / "records" / "deep").mkdir(parents=True)
+    (out / "records" / "deep" / "shard").symlink_to(tmp_path / "victim")
+    with pytest.raises(ValueError, match=r"holds 'records/deep/shard', which is a symbolic"):
+        check_run_folder(out, "p", {}, rerun_resumes=True, outputs=("records",))

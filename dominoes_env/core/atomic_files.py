@@ -227,3 +227,22 @@ def atomic_copy(source: str | os.PathLike, target: str | os.PathLike) -> None:
     with open(source, "rb") as src, atomic_write(target, "wb") as dst:
         while chunk := src.read(1 << 20):
             dst.write(chunk)
+
+
+def entry_kind(mode: int) -> str:
+    """What a file system entry of the ``st_mode`` ``mode`` is, in words (``os.lstat``'s mode:
+    a link is a link), for messages that refuse one: ``"a folder"``, ``"a symbolic link"``...
+
+    >>> import stat
+    >>> entry_kind(stat.S_IFDIR | 0o755), entry_kind(stat.S_IFIFO)
+    ('a folder', 'a FIFO')
+    """
+    import stat
+
+    for test, words in ((stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "a folder"),
+                        (stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a FIFO"),
+                        (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                        (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return words
+    return "not a regular file"
