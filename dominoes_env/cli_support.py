@@ -18,6 +18,7 @@ import argparse
 import contextlib
 import dataclasses
 import errno
+import importlib.abc
 import math
 import os
 import sys
@@ -610,7 +611,7 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
     restore = _stop_on_signals()
     held = set(_RUN_LOCKS)
     background = _BackgroundFileErrors()
-    unhook = _check_xla_flags_before_jax()
+    unhook = _check_jax_start()
     try:
         status = body()
         sys.stdout.flush()
@@ -760,14 +761,68 @@ def xla_flags_problem(flags: str) -> str | None:
     return _XLA_FLAGS_CHECKED[flags]
 
 
-class _CheckXlaFlags:
-    """An import finder that finds nothing: the first import of ``jax`` or ``jaxlib`` first
-    checks ``XLA_FLAGS`` (:func:`xla_flags_problem`) and raises :class:`CommandError` on a
-    value XLA refuses; the import is refused again on every try (an ``except Exception`` that
-    swallowed it must not let the next try reach XLA). The message names ``XLA_FLAGS`` as the
-    user gave it (``given``): train_jax adds flags of its own before it imports JAX."""
+def jax_setting_problem(err: ValueError) -> str | None:
+    """The one line for ``err``, a ``ValueError`` raised while ``jax`` is first imported, where
+    a ``JAX_*`` environment variable is set (``None`` where none is: not the user's setting).
 
-    def __init__(self, given: str) -> None:
+    JAX reads its ``JAX_*`` variables as it is imported and raises on a value it cannot take
+    (``JAX_ENABLE_X64=banana``: "invalid truth value ..."; ``JAX_DEFAULT_MATMUL_PRECISION=bogus``:
+    "Invalid value ... for JAX flag jax_default_matmul_precision"): train_jax, the JAX
+    benchmarks and ``replay --backend jax`` ended in a traceback of 30 to 40 lines. The
+    variable is the one the message names (by its own name or its flag's, the lower-case
+    name); where the message names none, every ``JAX_*`` variable set is listed."""
+    import re
+
+    settings = {name: value for name, value in os.environ.items() if name.startswith("JAX_")}
+    if not settings:
+        return None
+    message = " ".join(str(err).split())
+    named = [name for name in sorted(settings)
+             if re.search(rf"\b({re.escape(name)}|{re.escape(name.lower())})\b", message)]
+    shown = ", ".join(f"{name}={settings[name]!r}" for name in named or sorted(settings))
+    if named:
+        return f"JAX refused {shown}: {message} (unset it or correct it)"
+    return f"JAX cannot start: {message} (check the JAX settings in the environment: {shown})"
+
+
+class _StartJaxLoader(importlib.abc.Loader):
+    """``jax``'s own loader, whose ``ValueError`` from a bad ``JAX_*`` setting is raised as a
+    :class:`CommandError` (:func:`jax_setting_problem`)."""
+
+    def __init__(self, loader, finder) -> None:
+        self.loader, self.finder = loader, finder
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        # the module sees its own loader while it runs and afterwards
+        module.__loader__ = self.loader
+        if module.__spec__ is not None:
+            module.__spec__.loader = self.loader
+        try:
+            self.loader.exec_module(module)
+        except ValueError as err:
+            problem = jax_setting_problem(err)
+            if problem is None:
+                raise
+            raise CommandError(problem) from None
+        self.finder.remove()
+
+    def __getattr__(self, name):
+        return getattr(self.loader, name)
+
+
+class _CheckJaxStart(importlib.abc.MetaPathFinder):
+    """An import finder that finds nothing itself: the first import of ``jax`` or ``jaxlib``
+    first checks ``XLA_FLAGS`` (:func:`xla_flags_problem`) and raises :class:`CommandError` on a
+    value XLA refuses, and ``jax`` is loaded by a loader that makes a bad ``JAX_*`` setting a
+    :class:`CommandError` (:class:`_StartJaxLoader`). The import is checked again on every try
+    until ``jax`` has loaded (an ``except Exception`` that swallowed the error must not let the
+    next try reach XLA, or print JAX's traceback). The message names ``XLA_FLAGS`` as the user
+    gave it (``given``): train_jax adds flags of its own before it imports JAX."""
+
+    def __init__(self, given: str | None) -> None:
         self.given = given
 
     def find_spec(self, fullname, path, target=None):
@@ -778,27 +833,36 @@ class _CheckXlaFlags:
         if problem is not None:
             raise CommandError(f"XLA refused XLA_FLAGS={self.given!r}: {problem} (unset "
                                "XLA_FLAGS or correct it)")
-        with contextlib.suppress(ValueError):  # checked: the real import goes on
+        if fullname != "jax":
+            return None
+        spec = None
+        for finder in sys.meta_path:  # whoever would find it without us
+            find = getattr(finder, "find_spec", None)
+            if finder is not self and find is not None:
+                spec = find(fullname, path, target)
+                if spec is not None:
+                    break
+        if spec is None or spec.loader is None:
+            return None
+        spec.loader = _StartJaxLoader(spec.loader, self)
+        return spec
+
+    def remove(self) -> None:
+        with contextlib.suppress(ValueError):  # removed already
             sys.meta_path.remove(self)
-        return None
 
 
-def _check_xla_flags_before_jax() -> Callable[[], None]:
-    """While a command runs, a bad ``XLA_FLAGS`` is one line and status 2 before JAX starts
-    (see :func:`xla_flags_problem`): every JAX program imports ``jax`` before its backend
-    starts, so the check waits for that import, and costs nothing where ``XLA_FLAGS`` is unset
-    or JAX is imported already. Returns what removes the check."""
-    given = os.environ.get("XLA_FLAGS")
-    if not given or "jax" in sys.modules or "jaxlib" in sys.modules:
+def _check_jax_start() -> Callable[[], None]:
+    """While a command runs, a bad ``XLA_FLAGS`` or ``JAX_*`` setting is one line and status 2
+    as JAX starts (see :func:`xla_flags_problem`, :func:`jax_setting_problem`): every JAX
+    program imports ``jax`` before its backend starts, so the check waits for that import, and
+    costs nothing where JAX is not imported or is imported already. Returns what removes the
+    check."""
+    if "jax" in sys.modules:
         return lambda: None
-    finder = _CheckXlaFlags(given)
+    finder = _CheckJaxStart(os.environ.get("XLA_FLAGS"))
     sys.meta_path.insert(0, finder)
-
-    def unhook() -> None:
-        with contextlib.suppress(ValueError):  # removed already: jax was imported
-            sys.meta_path.remove(finder)
-
-    return unhook
+    return finder.remove
 
 
 def nothing_to_train(resume: str, steps: int, total: int) -> str | None:

@@ -78,3 +78,34 @@ def test_cli_backend_jax_prints_the_same_json_and_exits_2_on_a_bad_record(tmp_pa
     out = capsys.readouterr()
     assert out.out == "" and out.err.count("\n") == 1
     assert "[1|1] does not fit the left end (showing 6)" in out.err
+
+
+@pytest.mark.parametrize("program, setting, refused", [
+    ("replay", ("JAX_ENABLE_X64", "banana"), "invalid truth value 'banana'"),
+    ("replay", ("JAX_DEFAULT_MATMUL_PRECISION", "bogus"),
+     'Invalid value "bogus" for JAX flag jax_default_matmul_precision'),
+    ("replay", ("JAX_TRACEBACK_FILTERING", "bogus"), 'Invalid value "bogus"'),
+    ("bench_jax", ("JAX_ENABLE_X64", "banana"), "invalid truth value 'banana'"),
+])  # fmt: skip
+def test_a_bad_jax_setting_is_one_line(tmp_path, program, setting, refused):
+    """JAX reads its ``JAX_*`` variables as ``jax`` is imported and raises a ValueError on a
+    value it cannot take: every JAX program ended in a traceback of 30 to 40 lines, where a bad
+    ``XLA_FLAGS`` was one line already."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = tmp_path / "rec.json"
+    path.write_text(json.dumps(RULES_EXAMPLE))
+    command = {"replay": ["dominoes_env", "replay", str(path), "--backend", "jax"],
+               "bench_jax": ["experiments.bench_jax", "--batches", "1", "--steps", "1",
+                             "--seconds", "0.01", "--repeats", "1"]}[program]
+    name, value = setting
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2]), "JAX_PLATFORMS": "cpu",
+           name: value}
+    proc = subprocess.run([sys.executable, "-m", *command], capture_output=True, text=True,
+                          timeout=200, env=env, cwd=tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith(f"error: JAX refused {name}={value!r}: {refused}")
+    assert proc.stderr.endswith(" (unset it or correct it)\n") and proc.stderr.count("\n") == 1
