@@ -617,8 +617,7 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
         sys.stdout.flush()
         if status == 0 and background.first is not None:  # the command went on without it
             err = background.first
-            print_error(f"{os.fsdecode(err.filename)!r}: "
-                        f"{err.strerror or os.strerror(err.errno)}")
+            print_error(f"{_file_named(err)!r}: {err.strerror or os.strerror(err.errno)}")
             return 2
         return status
     except KeyboardInterrupt as stop:  # Ctrl-C, or Stopped (SIGTERM, SIGHUP)
@@ -635,20 +634,19 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
             silence_stdout()
             print_error(output_error_message(err))
             return 2
-        if err.errno in NO_ROOM_ERRNOS and err.filename is not None:  # a file: name it
+        if err.errno in NO_ROOM_ERRNOS and _file_named(err) is not None:  # a file: name it
             # (a failing device, EIO, fails reads too: that line does not say which it was)
             verb = "" if err.errno == errno.EIO else "cannot write "
-            print_error(f"{verb}{os.fsdecode(err.filename)!r}: "
+            print_error(f"{verb}{_file_named(err)!r}: "
                         f"{err.strerror or os.strerror(err.errno)}")
             return 2
         if errors and isinstance(err, errors):
             print_error(str(err))
             return 2
-        if err.filename is not None and err.errno is not None:
+        if _file_named(err) is not None and err.errno is not None:
             # a file or folder removed, made read-only or replaced under a running command
             # (train_jax's --out removed mid-run ended in a FileNotFoundError traceback)
-            print_error(f"{os.fsdecode(err.filename)!r}: "
-                        f"{err.strerror or os.strerror(err.errno)}")
+            print_error(f"{_file_named(err)!r}: {err.strerror or os.strerror(err.errno)}")
             return 2
         raise
     except errors as err:
@@ -668,6 +666,19 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
         loud()
 
 
+def _file_named(err: OSError) -> str | None:
+    """The name of the file ``err`` is about, or ``None`` where it names none. An error of a
+    file opened by its descriptor carries the descriptor (an ``int``) as its file name: the
+    runner's own handler ended in a ``TypeError`` traceback decoding it (a run folder whose
+    ``run.json`` was a folder); it is named as the descriptor."""
+    name = err.filename
+    if isinstance(name, int) and not isinstance(name, bool):
+        return f"<file descriptor {name}>"
+    if isinstance(name, (str, bytes, os.PathLike)):
+        return os.fsdecode(name)
+    return None
+
+
 class _BackgroundFileErrors:
     """While a command runs, a thread of a library that dies of a named file's error
     (TensorBoard's event writer when the run's folder is removed) prints no traceback: the
@@ -683,7 +694,8 @@ class _BackgroundFileErrors:
 
         def hook(args) -> None:
             err = args.exc_value
-            if isinstance(err, OSError) and err.filename is not None and err.errno is not None:
+            if isinstance(err, OSError) and _file_named(err) is not None \
+                    and err.errno is not None:
                 if self.first is None:
                     self.first = err
                 return
@@ -1109,10 +1121,15 @@ def read_run_marker(folder: str | os.PathLike) -> dict[str, Any] | None:
         return None
     except OSError:
         return {}
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a folder: opened, but not read
             return {}
-        data = f.read(MAX_MARKER_BYTES + 1)
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(MAX_MARKER_BYTES + 1)
+    except OSError:
+        return {}
+    finally:
+        os.close(fd)
     try:
         marker = json.loads(data) if len(data) <= MAX_MARKER_BYTES else None
     except (ValueError, RecursionError):

@@ -686,3 +686,32 @@ def test_a_link_anywhere_below_a_run_folder_is_refused_not_written_through(tmp_p
     (out / "records" / "deep" / "shard").symlink_to(tmp_path / "victim")
     with pytest.raises(ValueError, match=r"holds 'records/deep/shard', which is a symbolic"):
         check_run_folder(out, "p", {}, rerun_resumes=True, outputs=("records",))
+
+
+@pytest.mark.parametrize("program", ["experiments.tournament", "experiments.make_dataset",
+                                     "experiments.benchmark"])
+def test_a_run_marker_that_is_a_folder_is_one_line_and_overwrite_replaces_it(program,
+                                                                            tmp_path):
+    """``run.json`` a folder: the marker's reader raised IsADirectoryError from ``os.fdopen``,
+    and the runner's handler then failed itself (a ``TypeError`` decoding the error's file
+    name, the descriptor 3): a traceback, even with --overwrite."""
+    from dominoes_env.cli_support import run_command
+
+    out, cwd = tmp_path / "run", tmp_path / "cwd"
+    cwd.mkdir()
+    start_first_run(program, out, cwd)
+    (out / RUN_MARKER).unlink()
+    (out / RUN_MARKER).mkdir()
+    extra = ["--resume"] if program == "experiments.benchmark" else []
+    status, err = run(program, [*FOLDER_RUNS[program], "--out", str(out), *extra], cwd)
+    assert_refused(status, err, repr(str(out)), "--overwrite")
+    status, err = run(program, [*FOLDER_RUNS[program], "--out", str(out), "--overwrite"], cwd)
+    assert status == "started", (status, err[-1500:])
+    assert json.loads((out / RUN_MARKER).read_text())["program"] == program
+
+    def fails() -> int:
+        raise IsADirectoryError(21, "Is a directory", 3)
+
+    with contextlib.redirect_stderr(io.StringIO()) as caught:
+        assert run_command(fails) == 2
+    assert caught.getvalue() == "error: '<file descriptor 3>': Is a directory\n"
