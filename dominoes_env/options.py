@@ -20,12 +20,14 @@ option                  default              allowed
                                              award included); ends early if the match does.
 ``reward_scale``        ``None``             a positive number; ``None`` means
                                              ``1 / target_score`` (a whole match then sums to
-                                             about +-1). ``1.0`` gives raw points.
+                                             about +-1). ``1.0`` gives raw points. At most
+                                             :func:`max_reward_scale` (every reward, and an
+                                             episode's sum, fits in a float32).
 ``illegal_action``      ``"penalize"``       ``"penalize"``: PettingZoo's usual handling, the
                                              offender gets ``illegal_reward``, the others 0, and
                                              the episode ends. ``"raise"``: the core's
                                              ``IllegalMoveError`` is raised, state unchanged.
-``illegal_reward``      ``-1.0``             any finite number
+``illegal_reward``      ``-1.0``             any number a float32 holds
 ``obs_version``         ``DEFAULT_VERSION``  a registered observation version
                                              (``dominoes_env.obs.VERSIONS``: ``2``; ``3``
                                              with ``reply_points``; ``4`` also with
@@ -50,6 +52,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+import numpy as np
+
 from .core import RuleConfig
 from .core.validation import as_bool, as_float
 from .obs import DEFAULT_VERSION, observation_spec
@@ -57,6 +61,28 @@ from .obs import DEFAULT_VERSION, observation_spec
 REWARD_MODES = ("score_delta", "win_loss")
 EPISODES = ("match", "hand")
 ILLEGAL_ACTIONS = ("penalize", "raise")
+#: the largest float32: rewards are float32 in the JAX env and in most learners' buffers
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def score_bound(rules: RuleConfig, episode: str = "match") -> int:
+    """A bound on a side's score at the end of an episode: every tile's play scoring the most
+    any end sum can, plus the pips of every tile (a hand's award), plus ``target_score`` for a
+    match. A reward's size (and a side's rewards summed over an episode) is at most this many
+    points times the reward scale."""
+    ts = rules.tiles
+    hand_points = ts.num_tiles * 8 * rules.max_pip + sum(ts.pips)
+    return hand_points if episode == "hand" else rules.target_score + hand_points
+
+
+def max_reward_scale(rules: RuleConfig) -> float:
+    """The largest ``reward_scale`` for ``rules``: :func:`score_bound` points times it still a
+    finite float32 (``reward_scale=1e308`` made rewards of a game ``inf`` and ``-inf``).
+
+    >>> max_reward_scale(RuleConfig()) * score_bound(RuleConfig()) <= FLOAT32_MAX
+    True
+    """
+    return FLOAT32_MAX / score_bound(rules)
 
 
 @dataclass(frozen=True)
@@ -82,10 +108,20 @@ class EnvOptions:
         if self.reward_scale is not None:
             object.__setattr__(self, "reward_scale",
                                as_float("reward_scale", self.reward_scale, 0, low_open=True))
-        object.__setattr__(self, "illegal_reward", as_float("illegal_reward", self.illegal_reward))
+        object.__setattr__(self, "illegal_reward", as_float("illegal_reward", self.illegal_reward,
+                                                            -FLOAT32_MAX, FLOAT32_MAX))
         # ValueError naming the registered versions; numpy integers become int
         object.__setattr__(self, "obs_version", observation_spec(self.obs_version).version)
         object.__setattr__(self, "info_events", as_bool("info_events", self.info_events))
+
+    def check_rules(self, rules: RuleConfig) -> None:
+        """``ValueError`` where ``reward_scale`` is too large for ``rules``
+        (:func:`max_reward_scale`)."""
+        if self.reward_scale is not None and self.reward_scale > max_reward_scale(rules):
+            raise ValueError(
+                f"reward_scale={self.reward_scale!r} is out of range for these rules: a side's "
+                f"score (up to {score_bound(rules):,} points) times it must fit in a float32; "
+                f"allowed: > 0 and <= {max_reward_scale(rules)!r}")
 
     def scale(self, rules: RuleConfig) -> float:
         """The score_delta multiplier: ``reward_scale``, or ``1 / target_score``."""
@@ -118,6 +154,7 @@ def split_options(options: dict[str, Any], rules: RuleConfig | None = None,
     elif rule_opts:
         rules = rules.replace(**rule_opts)
     env_opts = EnvOptions(**{k: v for k, v in options.items() if k in ENV_OPTION_NAMES})
+    env_opts.check_rules(rules)
     return rules, env_opts
 
 

@@ -87,6 +87,29 @@ def test_reward_scale_one_gives_raw_points():
     assert step_sum == {"player_0": s0 - s1, "player_1": s1 - s0}
 
 
+
+def test_a_reward_scale_too_large_for_float32_is_refused():
+    """``reward_scale=1e308`` passed the "finite and positive" check, and 71 rewards of a game
+    were ``inf`` / ``-inf``: the scale times the largest score must fit in a float32 (the
+    JAX env's rewards, most learners' buffers). At the bound, every reward and sum is finite."""
+    from dominoes_env.options import FLOAT32_MAX, max_reward_scale, score_bound
+    from dominoes_env.single_agent import SingleAgentEnv
+
+    rules = dominoes_env.RuleConfig(num_players=2, target_score=100)
+    for make in (dominoes_env.env, dominoes_env.parallel_env):
+        with pytest.raises(ValueError, match=r"reward_scale=1e\+308 is out of range for these "
+                                             r"rules: a side's score \(up to 1,612 points\)"):
+            make(rules=rules, reward_scale=1e308)
+    with pytest.raises(ValueError, match="reward_scale=1e"):
+        SingleAgentEnv(opponents=["random"], reward_scale=1e308)
+    with pytest.raises(ValueError, match="illegal_reward=1e"):
+        dominoes_env.env(illegal_reward=1e300)
+    top = max_reward_scale(rules)
+    assert top * score_bound(rules) <= FLOAT32_MAX
+    env = dominoes_env.env(rules=rules, reward_scale=top)
+    step_sum, _, _ = run_episode(env, 4)
+    assert all(np.isfinite(np.float32(r)) for r in step_sum.values())
+
 def test_reward_helpers():
     assert delta_rewards([10, 0], 1.0) == [10.0, -10.0]
     assert delta_rewards([0, 15, 0, 0], 0.01) == pytest.approx([-0.05, 0.15, -0.05, -0.05])
