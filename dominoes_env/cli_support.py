@@ -1109,32 +1109,85 @@ class RunFolder:
 
 def read_run_marker(folder: str | os.PathLike) -> dict[str, Any] | None:
     """The run marker of ``folder`` (``None`` when it has none), read as untrusted input: a
-    marker that is not a small JSON object naming its program is ``{}``."""
-    import json
+    marker that is not a small JSON object naming its program is ``{}``
+    (:func:`marker_damage` says what is wrong with it)."""
+    return _read_marker(folder)[0]
+
+
+def marker_damage(folder: str | os.PathLike) -> str:
+    """What is wrong with the run marker of ``folder`` (``"it is empty"``, ``"the key
+    'program' appears twice in one object"``...), or ``""`` when it is whole or there is
+    none."""
+    return _read_marker(folder)[1]
+
+
+def _read_marker(folder: str | os.PathLike) -> tuple[dict[str, Any] | None, str]:
+    """``(marker, what is wrong with it)``: see :func:`read_run_marker`. Strict as the other
+    readers of untrusted JSON are: UTF-8 (a byte order mark allowed), no key twice in an
+    object; UTF-16 was taken (``json.loads`` of bytes guesses the encoding) and a second
+    ``"program"`` won without a word."""
     import stat
+
+    from .core.atomic_files import entry_kind
+    from .core.validation import DuplicateKeyError, parse_json
 
     path = os.path.join(os.fspath(folder), RUN_MARKER)
     try:
+        mode = os.lstat(path).st_mode
+        if not stat.S_ISREG(mode):  # a folder, a link, a FIFO: not opened, not read
+            return {}, f"it is {entry_kind(mode)}, not a file"
         flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
         fd = os.open(path, flags)
     except FileNotFoundError:
-        return None
-    except OSError:
-        return {}
+        return None, ""
+    except OSError as err:
+        return {}, f"it cannot be read: {err.strerror or err}"
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a folder: opened, but not read
-            return {}
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced since: opened, but not read
+            return {}, "it is not a regular file"
         with os.fdopen(fd, "rb", closefd=False) as f:
             data = f.read(MAX_MARKER_BYTES + 1)
-    except OSError:
-        return {}
+    except OSError as err:
+        return {}, f"it cannot be read: {err.strerror or err}"
     finally:
         os.close(fd)
+    if len(data) > MAX_MARKER_BYTES:
+        return {}, f"it is larger than {MAX_MARKER_BYTES >> 20} MiB"
+    if not data.strip():
+        return {}, "it is empty"
     try:
-        marker = json.loads(data) if len(data) <= MAX_MARKER_BYTES else None
-    except (ValueError, RecursionError):
-        marker = None
-    return marker if isinstance(marker, dict) and isinstance(marker.get("program"), str) else {}
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        return {}, f"it is not UTF-8 text: byte {data[err.start]:#04x} at offset {err.start}"
+    try:
+        marker = parse_json(text)
+    except RecursionError:
+        return {}, "it is nested too deeply"
+    except DuplicateKeyError as err:
+        return {}, str(err)
+    except ValueError as err:
+        why = " ".join(str(err).split())
+        if "integer string conversion" in why:
+            why = "a number too long to read"
+        return {}, f"it is not valid JSON: {why[:117] + '...' if len(why) > 120 else why}"
+    if not isinstance(marker, dict):
+        return {}, f"it holds a JSON {_json_kind(marker)}, not an object"
+    if "program" not in marker:
+        return {}, "it names no 'program'"
+    if not isinstance(marker["program"], str):
+        return {}, f"its 'program' is {short_repr(marker['program'])}, not a program's name"
+    return marker, ""
+
+
+def _json_kind(value: Any) -> str:
+    """``"list"``, ``"number"``...: what a JSON value is, in JSON's words."""
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, str):
+        return "string"
+    if value is None or isinstance(value, bool):
+        return "literal"
+    return "number"
 
 
 def _settings_difference(old: Any, new: Any) -> str:
@@ -1288,14 +1341,15 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
     entries = sorted(os.listdir(text)) if os.path.isdir(text) else []
     if not entries:
         return RunFolder(text, program, settings, outputs=tuple(outputs))
-    marker = read_run_marker(text)
+    marker, damage = _read_marker(text)
     held = f"another run (of {marker['program']})" if marker else "another run"
     foreign = [name for name in entries if name != RUN_MARKER
                and not any(fnmatch.fnmatchcase(name, pattern) for pattern in outputs)]
     if not marker and foreign:  # no marker, or a run.json that is no run's (another tool's)
         raise RefusedError(f"{flag} {text!r} holds files that are not a run's "
-                           f"({', '.join(map(repr, foreign[:3]))}); name a new folder (a run "
-                           "goes into a new or empty one)")
+                           f"({', '.join(map(repr, foreign[:3]))}"
+                           f"{f'; its {RUN_MARKER} is damaged: {damage}' if damage else ''}); "
+                           "name a new folder (a run goes into a new or empty one)")
     if overwrite:
         removes = _replaced_outputs(text, marker, program, tuple(outputs), flag)
         _refuse_removing_the_working_directory(text, real, removes, flag)
@@ -1305,6 +1359,10 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
     if odd:  # a FIFO blocks the run that reads it, /dev/zero fills memory, a link writes elsewhere
         raise RefusedError(f"{flag} {text!r} holds {odd!r}, which is {kind}, not a regular "
                            "file or folder; remove it, pass --overwrite to replace the run, or "
+                           "name a new folder")
+    if damage:  # a run's folder (nothing else there) whose marker cannot say whose run it is
+        raise RefusedError(f"{flag} {text!r} holds a damaged {RUN_MARKER} ({damage}), so which "
+                           "run is there is unknown; pass --overwrite to replace that run, or "
                            "name a new folder")
     same = (rerun_resumes or (resume is not None
                               and _inside(os.path.realpath(resume), real)))

@@ -377,8 +377,8 @@ def test_the_folder_policy_does_not_depend_on_a_program(tmp_path):
         check_run_folder(out, "q", {"lr": 0.1, "rules": {"target": 50}}, rerun_resumes=True)
     with pytest.raises(ValueError, match="is, holds or lies in an input"):
         check_run_folder(out / "sub", "p", {}, inputs=(out,))
-    (out / RUN_MARKER).write_text("[1, 2")  # a damaged marker is a run's, of no known program
-    with pytest.raises(ValueError, match=r"holds another run; pass --overwrite"):
+    (out / RUN_MARKER).write_text("[1, 2")  # a damaged marker: named as such
+    with pytest.raises(ValueError, match=r"holds a damaged run.json .*pass --overwrite"):
         check_run_folder(out, "p", {}, resumable=False)
     start_run_folder(check_run_folder(out, "p", {"lr": 1}, overwrite=True))
     assert json.loads((out / RUN_MARKER).read_text())["settings"] == {"lr": 1}
@@ -715,3 +715,53 @@ def test_a_run_marker_that_is_a_folder_is_one_line_and_overwrite_replaces_it(pro
     with contextlib.redirect_stderr(io.StringIO()) as caught:
         assert run_command(fails) == 2
     assert caught.getvalue() == "error: '<file descriptor 3>': Is a directory\n"
+
+
+#: a damaged run marker -> what the refusal says is wrong with it
+DAMAGED_MARKERS = {
+    "cut": (lambda m: m[:len(m) // 2], "it is not valid JSON: "),
+    "empty": (lambda m: b"", "it is empty"),
+    "latin-1": (lambda m: m.replace(b'"program"', b'"pr\xe9gram"'), "not UTF-8 text: byte 0xe9"),
+    "UTF-16": (lambda m: m.decode().encode("utf-16"), "not UTF-8 text: byte 0xff at offset 0"),
+    "list": (lambda m: b"[1, 2]", "it holds a JSON list, not an object"),
+    "huge int": (lambda m: m.replace(b"{", b'{"x": ' + b"9" * 5000 + b",", 1),
+                 "a number too long to read"),
+    "deep": (lambda m: b"[" * 100_000 + b"]" * 100_000, "it is nested too deeply"),
+    "NUL": (lambda m: m.replace(b'"program"', b'"pro\x00gram"'), "Invalid control character"),
+    "program 7": (lambda m: m.replace(b'"program": "p"', b'"program": 7'),
+                  "its 'program' is 7, not a program's name"),
+    "no program": (lambda m: m.replace(b'"program"', b'"programme"'), "it names no 'program'"),
+    "key twice": (lambda m: m.replace(b"{", b'{"program": "q",', 1),
+                  "the key 'program' appears twice in one object"),
+    "folder": (None, "it is a folder, not a file"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGED_MARKERS))
+def test_a_damaged_run_marker_is_named_as_damaged_and_why(tmp_path, damage):
+    """A damaged ``run.json`` was "another run with different arguments (it is a run of an
+    unknown program)", whatever was wrong, and a duplicate key (the last ``program`` won) or
+    UTF-16 text was taken as it stood: now the marker is read as strictly as every untrusted
+    JSON file, and the refusal names it, says what is wrong and that --overwrite replaces the
+    run; a byte order mark is still fine."""
+    out = tmp_path / "run"
+    start_run_folder(check_run_folder(out, "p", {"seed": 1}))
+    marker = out / RUN_MARKER
+    whole = marker.read_bytes()
+    mutate, why = DAMAGED_MARKERS[damage]
+    if mutate is None:
+        marker.unlink()
+        marker.mkdir()
+    else:
+        assert mutate(whole) != whole
+        marker.write_bytes(mutate(whole))
+    with pytest.raises(ValueError) as refused:
+        check_run_folder(out, "p", {"seed": 1}, rerun_resumes=True)
+    message = str(refused.value)
+    assert "holds a damaged run.json (" in message and why in message, message
+    assert "--overwrite" in message and "another run" not in message
+    folder = check_run_folder(out, "p", {"seed": 1}, overwrite=True)
+    start_run_folder(folder)
+    assert json.loads(marker.read_text())["program"] == "p"
+    marker.write_bytes(b"\xef\xbb\xbf" + whole)  # a byte order mark: the same run
+    assert check_run_folder(out, "p", {"seed": 1}, rerun_resumes=True).resumes
