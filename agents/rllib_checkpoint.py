@@ -34,7 +34,7 @@ import os
 import stat
 from pathlib import Path
 
-from dominoes_env.core.atomic_files import atomic_write
+from dominoes_env.core.atomic_files import atomic_write, entry_kind
 from dominoes_env.core.validation import parse_json, short_repr
 
 #: the manifest's name, inside the checkpoint folder it describes
@@ -67,8 +67,8 @@ def _files(folder: Path) -> list[str]:
                     if name != MANIFEST:
                         found.append(name)
                 else:
-                    raise CheckpointChanged(f"{name} is not a regular file (a link, a FIFO or "
-                                            "a device)")
+                    raise CheckpointChanged(f"{name} is {entry_kind(mode)}, not a regular "
+                                            "file")
                 if len(found) > MAX_FILES:
                     raise CheckpointChanged(f"it holds more than {MAX_FILES:,} files")
     return sorted(found)
@@ -83,9 +83,11 @@ def _read(path: Path, name: str, copy_to: Path | None) -> str:
     except OSError as err:
         raise CheckpointChanged(f"{name} cannot be read ({err.strerror})") from None
     digest = hashlib.sha256()
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):  # before fdopen, which raises IsADirectoryError on a folder
+        os.close(fd)
+        raise CheckpointChanged(f"{name} is {entry_kind(mode)}, not a regular file")
     with os.fdopen(fd, "rb") as src:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise CheckpointChanged(f"{name} is not a regular file")
         if copy_to is not None:
             copy_to.parent.mkdir(parents=True, exist_ok=True)
         dst = open(copy_to, "xb") if copy_to is not None else None  # noqa: SIM115

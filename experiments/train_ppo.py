@@ -73,7 +73,7 @@ from dominoes_env.cli_support import (
     stop_status,
 )
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.atomic_files import atomic_copy, atomic_write
+from dominoes_env.core.atomic_files import atomic_copy, atomic_write, path_kind
 from dominoes_env.core.validation import float_text
 from dominoes_env.obs import DEFAULT_VERSION as OBS_VERSION
 from dominoes_env.optional import require
@@ -740,7 +740,8 @@ def check_checkpoint(config: TrainConfig, path: Path) -> None:
 
     if not path.is_file():
         raise RunDirError(f"--resume {str(path)!r}: "
-                          + ("no such file" if not path.exists() else "not a regular file"))
+                          + ("no such file" if not os.path.lexists(path)
+                             else f"it is {path_kind(path)}, not a checkpoint file"))
     # the JSON alone: stable-baselines3 would unpickle the objects in it (code from the file)
     try:
         check_members(path)

@@ -48,7 +48,7 @@ from dominoes_env.cli_support import (
 )
 from dominoes_env.cli_support import machine_memory as cli_machine_memory
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.atomic_files import atomic_write
+from dominoes_env.core.atomic_files import atomic_write, path_kind
 from dominoes_env.policy_format import PolicyFileError, hidden_sizes
 
 SHARED_POLICY = "shared"
@@ -177,7 +177,8 @@ def check_run(cfg: RllibConfig) -> None:
         meta = next((resume / n for n in names if os.path.lexists(resume / n)), resume / names[0])
         try:  # a FIFO would block the read, a link to /dev/zero fill the memory
             if not meta.is_file():
-                raise ValueError("not a regular file" if os.path.lexists(meta) else "missing")
+                raise ValueError(f"it is {path_kind(meta)}, not a regular file"
+                                 if os.path.lexists(meta) else "missing")
             if meta.stat().st_size > 1 << 20:
                 raise ValueError(f"{meta.stat().st_size:,} bytes; RLlib writes a few hundred")
             json.loads(meta.read_text())

@@ -325,7 +325,7 @@ def test_a_tournament_folder_holding_a_fifo_or_a_link_is_refused(tmp_path, capsy
     kind = "a FIFO" if odd == "fifo" else "a symbolic link"
     assert f"holds {name!r}, which is {kind}, not a regular file or folder" in err
     config = TournamentConfig(["random", "greedy"], RuleConfig(target_score=20), matches=2)
-    with pytest.raises(ValueError, match="is not a regular file"):
+    with pytest.raises(ValueError, match=f"is {kind}, not a regular file"):
         run_tournament(config, tmp_path / "run", progress=False)
     assert other.read_text() == "keep\\nme"
 
@@ -339,8 +339,9 @@ def test_train_rllib_resume_folder_whose_metadata_is_a_fifo_is_refused(tmp_path,
     (tmp_path / "ck").mkdir()
     meta = tmp_path / "ck" / "metadata.json"
     os.mkfifo(meta) if odd == "fifo" else meta.symlink_to("/dev/zero")
-    with pytest.raises(ValueError, match=r"not an RLlib checkpoint folder \(metadata.json: not "
-                                         r"a regular file\)"):
+    kind = "a FIFO" if odd == "fifo" else "a symbolic link"
+    with pytest.raises(ValueError, match=rf"not an RLlib checkpoint folder \(metadata.json: it "
+                                         rf"is {kind}, not a regular file\)"):
         check_run(RllibConfig(out=str(tmp_path / "out"), resume=str(tmp_path / "ck")))
     assert not (tmp_path / "out").exists()
 
@@ -1317,3 +1318,27 @@ def test_a_path_with_a_null_character_is_named():
     config = TournamentConfig(["random", "greedy"], RuleConfig(target_score=20), matches=2)
     with pytest.raises(ValueError, match="out=.* holds a null character"):
         run_tournament(config, "x\0y", progress=False)
+
+
+@pytest.mark.parametrize("name", ["config.json", "matches.jsonl"])
+def test_an_expected_file_that_is_a_folder_is_named_a_folder(tmp_path, capsys, name):
+    """A resumed tournament (or benchmark cell) whose config.json or matches.jsonl was a
+    folder said it 'is not a regular file (a link, a FIFO or a device)': what it is is said,
+    as for a --resume checkpoint of train_ppo that is a folder ('not a regular file')."""
+    from experiments.tournament.cli import main
+    from experiments.train_ppo import TrainConfig, check_checkpoint
+
+    argv = ["--agents", "random", "greedy", "--matches", "2", "--target-score", "20",
+            "--quiet", "--no-plots", "--out", str(tmp_path / "run")]
+    assert main(argv) == 0
+    capsys.readouterr()
+    (tmp_path / "run" / name).unlink()
+    (tmp_path / "run" / name).mkdir()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"{name}' is a folder, not a regular file; remove it" in err
+    with pytest.raises(Exception, match=r"--resume '.*ck.zip': it is a folder, not a "
+                                        r"checkpoint file"):
+        (tmp_path / "ck.zip").mkdir()
+        check_checkpoint(TrainConfig(), tmp_path / "ck.zip")

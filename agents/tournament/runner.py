@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.atomic_files import appending, atomic_write, writes_to
+from dominoes_env.core.atomic_files import appending, atomic_write, path_kind, writes_to
 from dominoes_env.core.errors import RecordError
 from dominoes_env.core.validation import (
     DuplicateKeyError,
@@ -365,8 +365,8 @@ def prepare_dir(out: Path, config: TournamentConfig) -> None:
     for name in (CONFIG_FILE, MATCHES_FILE):  # a FIFO would block the run, a link to /dev/zero
         here = out / name                      # fill the memory, a link to a file append to it
         if os.path.lexists(here) and not (here.is_file() and not here.is_symlink()):
-            raise TournamentDirError(f"{str(here)!r} is not a regular file (a link, a FIFO or "
-                                     "a device); remove it, or use another --out")
+            raise TournamentDirError(f"{str(here)!r} is {path_kind(here)}, not a regular "
+                                     "file; remove it, or use another --out")
     path = out / CONFIG_FILE
     wanted = config.to_dict()
     files = agent_files(config.agents)

@@ -246,3 +246,15 @@ def entry_kind(mode: int) -> str:
         if test(mode):
             return words
     return "not a regular file"
+
+
+def path_kind(path: str | os.PathLike) -> str:
+    """What ``path`` itself is, in words (:func:`entry_kind` of its ``os.lstat``), for a
+    message that refuses it where a regular file was wanted: ``"a folder"`` said as such, not
+    "not a regular file (a link, a FIFO or a device)"; ``"missing"`` when there is nothing."""
+    try:
+        return entry_kind(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return "missing"
+    except OSError as err:
+        return f"unreadable ({err.strerror or err})"
