@@ -450,6 +450,19 @@ def stop_status(stop: KeyboardInterrupt) -> tuple[int, str]:
     return 130, "interrupted"
 
 
+def stop_note(stop: KeyboardInterrupt, kept: str) -> KeyboardInterrupt:
+    """``stop`` (a Ctrl-C, or :class:`Stopped`) marked with what the stopped command kept and
+    how to go on (``kept``), for a command to raise again: :func:`run_command` says it on the
+    stop's one line, ``error: stopped by SIGTERM; <kept>``, with the stop's status. Commands
+    printed it on lines of their own (a blank line, theirs, then the runner's: three lines).
+
+    >>> str(getattr(stop_note(KeyboardInterrupt(), "the run is saved in x"), "kept"))
+    'the run is saved in x'
+    """
+    stop.kept = kept  # type: ignore[attr-defined]
+    return stop
+
+
 def _stop_on_signals() -> Callable[[], None]:
     """Turn SIGTERM and SIGHUP into :class:`Stopped` in this process (not in processes it
     forks: they keep the default, to die). Returns the function that restores the handlers."""
@@ -624,7 +637,8 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
         _ignore_signals("SIGINT")  # a second Ctrl-C now would cut this line with a traceback
         quiet_teardown()
         status, words = stop_status(stop)
-        print_error(words)
+        note = getattr(stop, "kept", None)
+        print_error(f"{words}; {note}" if note else words)
         return status
     except CommandError as err:
         print_error(str(err))

@@ -38,7 +38,6 @@ from agents.benchmark import (
 from agents.benchmark.tables import MAX_MATCHES
 from dominoes_env.cli_support import (
     CommandError,
-    Stopped,
     check_config,
     check_fits_in_memory,
     check_run_folder,
@@ -47,6 +46,7 @@ from dominoes_env.cli_support import (
     is_stdout_error,
     run_command,
     start_run_folder,
+    stop_note,
 )
 from dominoes_env.cli_support import config_field as _f
 from dominoes_env.core.validation import MAX_SEED
@@ -145,12 +145,9 @@ def _main(args) -> int:
                        resume=folder.resumes and os.path.isfile(os.path.join(out, CONFIG_FILE)),
                        move_timeout=config.move_timeout or None,
                        before_writing=lambda: start_run_folder(folder))
-    except KeyboardInterrupt as stop:
-        print(f"\ninterrupted: the finished matches and the card so far are in {out}; the same "
-              "command with --resume plays the rest", file=sys.stderr)
-        if isinstance(stop, Stopped):
-            raise
-        return 130
+    except KeyboardInterrupt as stop:  # run_command's one line and status (130, 143, 129)
+        raise stop_note(stop, f"the finished matches and the card so far are in {out}; the "
+                              "same command with --resume plays the rest") from None
     except (ValueError, TypeError) as err:
         raise CommandError(str(err)) from None
     except OSError as err:

@@ -24,7 +24,6 @@ from agents.tournament.runner import OUTPUT_FILES, TournamentConfig, matches_kep
 from agents.tournament.schedule import tables_for
 from dominoes_env.cli_support import (
     OneLineParser,
-    Stopped,
     ascii_int,
     check_fits_in_memory,
     check_run_folder,
@@ -34,6 +33,7 @@ from dominoes_env.cli_support import (
     run_command,
     seed_value,
     start_run_folder,
+    stop_note,
 )
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import NO_ROOM_ERRNOS
@@ -107,15 +107,12 @@ def _main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         info = datasets.build_dataset(config, args.out, workers=args.workers,
                                       progress=not args.quiet,
                                       before_writing=lambda: start_run_folder(folder))
-    except KeyboardInterrupt as stop:
+    except KeyboardInterrupt as stop:  # run_command's one line and status (130, 143, 129)
         if matches_kept(args.out):
-            print(f"\ninterrupted: finished games are saved in {args.out}; run the same "
-                  "command again to finish", file=sys.stderr)
-        else:  # stopped before a game ended (an agent's module, say): nothing to point at
-            print("\ninterrupted before any game finished", file=sys.stderr)
-        if isinstance(stop, Stopped):  # SIGTERM, SIGHUP: run_command's line and status
-            raise
-        return 130
+            raise stop_note(stop, f"finished games are saved in {args.out}; run the same "
+                                  "command again to finish") from None
+        # stopped before a game ended (an agent's module, say): nothing to point at
+        raise stop_note(stop, "no game had finished") from None
     except OSError as err:
         if is_stdout_error(err):
             raise

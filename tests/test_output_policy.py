@@ -765,3 +765,39 @@ def test_a_damaged_run_marker_is_named_as_damaged_and_why(tmp_path, damage):
     assert json.loads(marker.read_text())["program"] == "p"
     marker.write_bytes(b"\xef\xbb\xbf" + whole)  # a byte order mark: the same run
     assert check_run_folder(out, "p", {"seed": 1}, rerun_resumes=True).resumes
+
+
+#: the programs that save their work when stopped and say so: where they play, and the words
+STOP_SAVES = {
+    "experiments.tournament": ("experiments.tournament.cli", "run_tournament",
+                               "no match had finished"),
+    "experiments.make_dataset": ("agents.datasets", "build_dataset", "no game had finished"),
+    "experiments.benchmark": ("experiments.benchmark", "run_card",
+                              "the card so far are in"),
+}
+
+
+@pytest.mark.parametrize("signum, status", [(None, 130), (signal.SIGTERM, 143),
+                                            (signal.SIGHUP, 129)])
+@pytest.mark.parametrize("program", sorted(STOP_SAVES))
+def test_a_stopped_run_says_what_it_kept_on_one_line(program, signum, status, tmp_path,
+                                                     monkeypatch):
+    """SIGTERM and SIGHUP printed three lines (a blank one, "interrupted: finished matches are
+    saved in X; ...", "error: stopped by SIGTERM"), a Ctrl-C two: the promise is one line,
+    saying how the run stopped, what it kept and how to go on, with the signal's status."""
+    from dominoes_env.cli_support import Stopped
+
+    where, name, words = STOP_SAVES[program]
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt if signum is None else Stopped(signum)
+
+    monkeypatch.setattr(importlib.import_module(where), name, stopped)
+    module = importlib.import_module(main_module(program))
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        result = module.main([*FOLDER_RUNS[program], "--out", str(tmp_path / "run")])
+    how = "interrupted" if signum is None else f"stopped by {signal.Signals(signum).name}"
+    lines = err.getvalue().splitlines()
+    assert result == status and len(lines) == 1, (result, lines)
+    assert lines[0].startswith(f"error: {how}; ") and words in lines[0], lines

@@ -31,7 +31,6 @@ from agents.tournament.runner import (
 from agents.tournament.schedule import tables_for
 from dominoes_env.cli_support import (
     CommandError,
-    Stopped,
     check_config,
     check_run_folder,
     config_field,
@@ -40,6 +39,7 @@ from dominoes_env.cli_support import (
     paths_in_specs,
     run_command,
     start_run_folder,
+    stop_note,
 )
 from dominoes_env.cli_support import check_fits_in_memory as check_bytes_fit
 from dominoes_env.cli_support import machine_memory as _machine_memory
@@ -171,15 +171,12 @@ def _main(args: argparse.Namespace) -> int:
                              save_records=args.save_records,
                              move_timeout=args.move_timeout or None,
                              before_writing=lambda: start_run_folder(folder))
-    except KeyboardInterrupt as stop:
+    except KeyboardInterrupt as stop:  # run_command's one line and status (130, 143, 129)
         if matches_kept(out):
-            print(f"\ninterrupted: finished matches are saved in {out}; run the same command "
-                  "again to play the rest", file=err)
-        else:  # stopped before a match ended (an agent's module, say): nothing to point at
-            print("\ninterrupted before any match finished", file=err)
-        if isinstance(stop, Stopped):  # SIGTERM, SIGHUP: run_command's line and status
-            raise
-        return 130
+            raise stop_note(stop, f"finished matches are saved in {out}; run the same command "
+                                  "again to play the rest") from None
+        # stopped before a match ended (an agent's module, say): nothing to point at
+        raise stop_note(stop, "no match had finished") from None
     except (ValueError, TypeError, RayStartError) as e:
         raise CommandError(str(e)) from None
     try:
