@@ -13,6 +13,10 @@ illegal actions    ``illegal_action="penalize"`` (default: what PettingZoo's
                    or ``"raise"`` (the core's ``IllegalMoveError``, state unchanged); a
                    non-integer or out-of-range action raises ``TypeError`` / ``ValueError``
 render modes       ``"ansi"`` (text), ``"human"`` (prints the text), ``"rgb_array"`` (image)
+misuse             a method called before ``reset()``: :class:`ResetFirstError` (a
+                   ``RuntimeError``); an agent not of this env: :class:`UnknownAgentError` (a
+                   ``ValueError`` and a ``KeyError``); ``reset()`` or ``step()`` after
+                   ``close()``: ``RuntimeError``
 registry id        ``dominoes/straight_dominoes-v1`` (``pettingzoo.make("aec", ...)``; the
                    parallel form in :mod:`.parallel`)
 pickling           ``EzPickle`` (the constructor arguments) plus the episode in progress, so
@@ -59,7 +63,7 @@ from pettingzoo.utils.wrappers.order_enforcing import (
 )
 
 from .core import IllegalMoveError, MatchState
-from .core.validation import as_seed
+from .core.validation import as_seed, short_repr
 from .infos import NO_HAND_END, hand_end_fields, scores_array
 from .obs import NUM_ENDS, observation_spec
 from .obs.actions import check_action, mask_of
@@ -76,6 +80,34 @@ from .render import render_frame
 
 ENV_NAME = "straight_dominoes_v1"
 RENDER_MODES = ("human", "ansi", "rgb_array")
+
+
+
+class ResetFirstError(RuntimeError, AssertionError, AttributeError):
+    """A method of the environment called before ``reset()``: a ``RuntimeError``, as the
+    parallel and single-agent environments raise. It is also what PettingZoo's order wrapper
+    raised (an ``AssertionError`` from ``step``, ``observe``, ``agent_iter``..., an
+    ``AttributeError`` from ``last``), so code that caught those still does."""
+
+
+class UnknownAgentError(KeyError, ValueError):
+    """An agent this environment does not have (``observe("zzz")``, ``action_space(None)``):
+    a ``ValueError`` naming it and the agents there are, and a ``KeyError`` (the bare
+    ``KeyError: 'zzz'`` it used to be)."""
+
+    def __str__(self) -> str:  # a KeyError shows its argument's repr: the message as it is
+        return str(self.args[0]) if self.args else ""
+
+
+def unknown_agent(agent: Any, agents: list[str]) -> UnknownAgentError:
+    """The error for ``agent``, not one of ``agents``."""
+    return UnknownAgentError(f"no agent {short_repr(agent)} in this environment; the agents are "
+                             f"{', '.join(agents)}")
+
+
+def _before_reset(call: str) -> ResetFirstError:
+    return ResetFirstError(f"call reset() before {call}")
+
 
 # what a pickle carries beyond the constructor arguments (so a round trip resumes the episode)
 _EPISODE_ATTRS = ("match", "_hand", "_seeder", "agents", "rewards", "_cumulative_rewards",
@@ -112,11 +144,12 @@ def _forward(name: str) -> property:
 class OrderEnforcing(wrappers.OrderEnforcingWrapper):
     """PettingZoo's ``OrderEnforcingWrapper`` with the attributes every step reads forwarded
     as properties: PettingZoo's per-access ``__getattr__`` chain costs about as much as a
-    whole game step. Behaviour is unchanged (same errors before ``reset``)."""
+    whole game step. A method called before ``reset`` raises :class:`ResetFirstError`, which is
+    also each error PettingZoo's wrapper raised there."""
 
     def last(self, observe: bool = True):
         if not self._has_reset:
-            raise AttributeError("agent_selection cannot be accessed before reset")
+            raise _before_reset("last()")
         raw = self.env
         agent = raw.agent_selection
         obs = raw.observe(agent) if observe else None
@@ -125,12 +158,22 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
 
     def observe(self, agent: str):
         if not self._has_reset:
-            EnvLogger.error_observe_before_reset()
+            raise _before_reset("observe()")
         return self.env.observe(agent)
+
+    def state(self):
+        if not self._has_reset:
+            raise _before_reset("state()")
+        return self.env.state()
+
+    def render(self):
+        if not self._has_reset:
+            raise _before_reset("render()")
+        return self.env.render()
 
     def step(self, action) -> None:
         if not self._has_reset:
-            EnvLogger.error_step_before_reset()
+            raise _before_reset("step()")
         elif not self.env.agents:
             self._has_updated = True
             EnvLogger.warn_step_after_terminated_truncated()
@@ -144,7 +187,7 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
 
     def agent_iter(self, max_iter: int = 2**63):
         if not self._has_reset:
-            EnvLogger.error_agent_iter_before_reset()
+            raise _before_reset("agent_iter()")
         return _Iterable(self, max_iter)
 
 
@@ -229,20 +272,29 @@ class raw_env(AECEnv, EzPickle):
         self._seeder: random.Random | None = None
         self.match: MatchState | None = None
         self._hand = None
+        self._closed = False
 
     # -- spaces ------------------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
+        try:
+            return self.observation_spaces[agent]
+        except (KeyError, TypeError):  # TypeError: an unhashable agent
+            raise unknown_agent(agent, self.possible_agents) from None
 
     def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
+        try:
+            return self.action_spaces[agent]
+        except (KeyError, TypeError):
+            raise unknown_agent(agent, self.possible_agents) from None
 
     # -- episode -----------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Start a new match. ``seed`` seeds a generator that draws each episode's match seed,
         so ``reset(seed=s)`` followed by seedless resets replays the same episodes. ``options``
         may hold keys of the caller's own; a rule or env option there is refused (they are fixed
-        when the environment is made)."""
+        when the environment is made). After :meth:`close`, ``RuntimeError``."""
+        if self._closed:
+            raise RuntimeError("the environment is closed: make a new one to play on")
         check_reset_options(options)
         if seed is not None:
             self._seeder = random.Random(as_seed(seed))
@@ -266,6 +318,8 @@ class raw_env(AECEnv, EzPickle):
         self._skip_agent_selection = None
 
     def step(self, action) -> None:
+        if self._closed:
+            raise RuntimeError("the environment is closed: make a new one to play on")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -356,10 +410,13 @@ class raw_env(AECEnv, EzPickle):
 
     # -- observing ---------------------------------------------------------------------------
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = self._seat[agent]
+        try:
+            seat = self._seat[agent]
+        except (KeyError, TypeError):  # TypeError: an unhashable agent
+            raise unknown_agent(agent, self.possible_agents) from None
         hand, match = self._hand, self.match
         if match is None:
-            raise RuntimeError("call reset() before observe()")
+            raise _before_reset("observe()")
         over = match.winner is not None
         legal = hand.legal_actions() if hand.turn == seat and not over else ()
         if self._encode_legal:
@@ -371,7 +428,7 @@ class raw_env(AECEnv, EzPickle):
     def state(self) -> np.ndarray:
         """The full global state (all hands); see :func:`.obs.v2.state_vector`."""
         if self.match is None:
-            raise RuntimeError("call reset() before state()")
+            raise _before_reset("state()")
         return state_vector(self.match, hand=self._hand)
 
     # -- rendering ---------------------------------------------------------------------------
@@ -384,11 +441,13 @@ class raw_env(AECEnv, EzPickle):
             )
             return None
         if self.match is None:
-            raise RuntimeError("call reset() before render()")
+            raise _before_reset("render()")
         return render_frame(self.render_mode, self._hand, self.match)
 
     def close(self) -> None:
-        pass
+        """End the environment: a later ``reset()`` or ``step()`` raises ``RuntimeError`` (they
+        played on in silence, so a loop that closed the wrong env never knew)."""
+        self._closed = True
 
     # -- pickling: constructor arguments (EzPickle) plus the episode in progress -------------
     def __getstate__(self) -> dict:

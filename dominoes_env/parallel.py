@@ -49,10 +49,10 @@ class parallel_env(ParallelEnv, EzPickle):
         self.agents: list[str] = []
 
     def observation_space(self, agent: str):
-        return self.observation_spaces[agent]
+        return self.aec.observation_space(agent)  # an unknown agent: UnknownAgentError
 
     def action_space(self, agent: str):
-        return self.action_spaces[agent]
+        return self.aec.action_space(agent)
 
     @property
     def agent_selection(self) -> str:

@@ -349,3 +349,34 @@ def test_order_enforcing_matches_pettingzoo_wrapper():
 
 def test_aec_module_has_no_stray_wrapper():
     assert not hasattr(aec, "IllegalActionWrapper")
+
+
+def test_misuse_gives_errors_that_name_the_problem():
+    """Before ``reset()``, ``step`` raised PettingZoo's AssertionError and ``last`` an
+    AttributeError (the parallel and single-agent envs: RuntimeError); an unknown agent gave a
+    bare ``KeyError: 'zzz'``; after ``close()``, ``step`` and ``reset`` played on in silence."""
+    env = dominoes_env.env(num_players=2)
+    for call, name in [(lambda: env.step(0), "step()"), (lambda: env.last(), "last()"),
+                       (lambda: env.observe("player_0"), "observe()"),
+                       (lambda: env.agent_iter(), "agent_iter()"),
+                       (lambda: env.state(), "state()")]:
+        with pytest.raises(RuntimeError, match=rf"^call reset\(\) before {name[:-2]}") as err:
+            call()
+        assert isinstance(err.value, AssertionError)  # what PettingZoo's wrapper raised
+    env.reset(seed=0)
+    par = dominoes_env.parallel_env(num_players=2)
+    for call, agent in [(env.observe, "zzz"), (env.observe, None), (env.action_space, "zzz"),
+                        (env.observation_space, 5), (par.action_space, "zzz"),
+                        (par.observation_space, 5)]:
+        with pytest.raises(ValueError, match=rf"^no agent {agent!r} in this environment; the "
+                                             "agents are player_0, player_1$") as err:
+            call(agent)
+        assert isinstance(err.value, KeyError)
+    env.close()
+    for call in (lambda: env.step(0), env.reset):
+        with pytest.raises(RuntimeError, match="the environment is closed"):
+            call()
+    par.reset(seed=0)
+    par.close()
+    with pytest.raises(RuntimeError, match="the environment is closed"):
+        par.reset()
