@@ -38,6 +38,7 @@ from dominoes_env.driver import (  # noqa: F401 (the seeding scheme lives with t
     play_match_with,
     raised_words,
 )
+from dominoes_env.startup import stop_signal_came
 
 from .decision_times import DecisionTimes
 from .specs import make_agent
@@ -217,6 +218,10 @@ def play_match(
             raise fault(seat, f"took longer than the move time limit of {move_timeout:g} s in "
                               f"{method}()") from None
         except (Exception, SystemExit) as err:
+            raise fault(seat, raised_words(err, method)) from None
+        except KeyboardInterrupt as err:  # no Ctrl-C came: the agent raised it itself
+            if stop_signal_came():
+                raise
             raise fault(seat, raised_words(err, method)) from None
 
     def on_hand(match) -> None:

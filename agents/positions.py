@@ -16,6 +16,7 @@ from __future__ import annotations
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.validation import MAX_SEED
 from dominoes_env.driver import check_answer, derive_seed, play_match_with, raised_words
+from dominoes_env.startup import stop_signal_came
 
 from .arena import AgentError
 from .greedy import GreedyAgent
@@ -61,6 +62,10 @@ class SeatAgents:
         try:
             answer = agent.act(view)
         except (Exception, SystemExit) as err:
+            raise self.failed(view, err) from None
+        except KeyboardInterrupt as err:  # no Ctrl-C came: the agent raised it itself
+            if stop_signal_came():
+                raise
             raise self.failed(view, err) from None
         return self.check(view, answer)
 

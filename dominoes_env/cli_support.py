@@ -469,6 +469,13 @@ def _stop_on_signals() -> Callable[[], None]:
     import signal
     import threading
 
+    from .startup import (
+        defer_interrupts_in_imports,
+        note_stop_signal,
+        redeliver_lost_interrupts,
+        watch_stop_signals,
+    )
+
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
     owner = os.getpid()
@@ -480,6 +487,7 @@ def _stop_on_signals() -> Callable[[], None]:
             signal.signal(signum, signal.SIG_DFL)
             os.kill(os.getpid(), signum)
             return
+        note_stop_signal(signum)
         if stopping:  # already stopping: the first signal's save and line go on
             return
         stopping.append(signum)
@@ -488,9 +496,8 @@ def _stop_on_signals() -> Callable[[], None]:
     wanted = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
     before = {signum: signal.signal(signum, handler) for signum in wanted}
     before[signal.SIGINT] = signal.getsignal(signal.SIGINT)
-    from .startup import defer_interrupts_in_imports, redeliver_lost_interrupts
-
     deferring = defer_interrupts_in_imports()  # a Ctrl-C in an import: raised after it
+    stop_watching = watch_stop_signals()  # a KeyboardInterrupt that no signal sent: a bug's
 
     previous_hook = sys.unraisablehook
     redeliver = redeliver_lost_interrupts(previous_hook)
@@ -507,6 +514,7 @@ def _stop_on_signals() -> Callable[[], None]:
         redeliver.retire()  # a lost Ctrl-C not yet sent again stays with this command
         if deferring is not None:
             deferring.retire()  # and one that waits for an import to end
+        stop_watching()
         for signum, old in before.items():
             if old is not None:  # None: a handler not set from Python, left alone
                 signal.signal(signum, old)

@@ -31,6 +31,7 @@ from .core.records import GZIP_RECORDS_SUFFIX, check_record_name, write_record
 from .core.validation import int_text, short_repr
 from .driver import agent_seed, as_seed, fresh_seed, play_match_with, raised_words
 from .render.ansi import render_ansi
+from .startup import stop_signal_came
 
 HUMAN = 0
 
@@ -47,8 +48,10 @@ def _agent_call(name: str, seat: int, what: str, call, *args):
     """Call an agent's method; any failure of the agent becomes :class:`AgentFault`."""
     try:
         return call(*args)
-    except KeyboardInterrupt:
-        raise
+    except KeyboardInterrupt as err:
+        if stop_signal_came():
+            raise
+        raise AgentFault(f"agent {name!r} at seat {seat} {raised_words(err, what)}") from None
     except (Exception, SystemExit) as err:
         raise AgentFault(f"agent {name!r} at seat {seat} {raised_words(err, what)}") from None
 

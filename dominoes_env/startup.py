@@ -163,6 +163,61 @@ def interrupts_outside_imports():
     return handler
 
 
+#: the stop signals (SIGINT, SIGTERM, SIGHUP) delivered since a command began watching them
+#: (:func:`watch_stop_signals`); ``None`` while no command watches
+_STOPS_CAME: list[int] | None = None
+
+
+def watch_stop_signals() -> Any:
+    """Note every Ctrl-C that reaches this process from now on (SIGINT's handler, if it is a
+    Python function, is wrapped; SIGTERM and SIGHUP are noted by the shared runner's own
+    handler: :func:`note_stop_signal`), for :func:`stop_signal_came`. Returns the function
+    that ends the watch and puts the handler back. The shared runner watches while a command
+    runs."""
+    import signal
+    import threading
+
+    global _STOPS_CAME
+    before_came = _STOPS_CAME
+    _STOPS_CAME = []
+    if threading.current_thread() is not threading.main_thread():
+        handler = None
+    else:
+        old = signal.getsignal(signal.SIGINT)
+
+        def handler(signum, frame):
+            note_stop_signal(signum)
+            return old(signum, frame)
+
+        if callable(old):
+            signal.signal(signal.SIGINT, handler)
+        else:  # ignored, or the default (the process dies of it): no Ctrl-C is raised
+            handler = None
+
+    def stop_watching() -> None:
+        global _STOPS_CAME
+        if handler is not None and signal.getsignal(signal.SIGINT) is handler:
+            signal.signal(signal.SIGINT, old)
+        _STOPS_CAME = before_came
+
+    return stop_watching
+
+
+def note_stop_signal(signum: int) -> None:
+    """Note that the stop signal ``signum`` came (where a command watches)."""
+    if _STOPS_CAME is not None:
+        _STOPS_CAME.append(signum)
+
+
+def stop_signal_came() -> bool:
+    """Whether a ``KeyboardInterrupt`` caught now may be a real stop: a stop signal came since
+    the running command began watching (:func:`watch_stop_signals`), or none watches (a
+    library's caller: every ``KeyboardInterrupt`` is then taken for a Ctrl-C). An agent whose
+    ``act()`` raised ``KeyboardInterrupt`` itself was taken for a Ctrl-C (status 130,
+    "interrupted"): where no signal came, it is the agent's error."""
+    return _STOPS_CAME is None or bool(_STOPS_CAME)
+
+
 def fill_closed_standard_streams() -> None:
     """Standard input, output or error closed by the caller (``<&-``, ``>&-``, ``2>&-``) read
     as ``/dev/null``: their file descriptor (0, 1, 2) gets ``/dev/null``, and ``sys.stdin`` /

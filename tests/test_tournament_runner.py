@@ -237,6 +237,33 @@ def test_an_interruption_before_any_match_points_at_no_saved_match(tmp_path, cap
     assert err.splitlines() == [f"error: interrupted; no {what} had finished"], err
 
 
+@pytest.mark.parametrize("program", ["tournament", "make_dataset", "benchmark"])
+def test_an_agent_that_raises_keyboardinterrupt_itself_is_the_agents_error(tmp_path, capsys,
+                                                                           monkeypatch,
+                                                                           program):
+    """An agent whose ``act()`` raised KeyboardInterrupt (no Ctrl-C came) was taken for a
+    Ctrl-C: status 130, "interrupted before any match finished". No stop signal came, so it
+    is the agent's error: one line naming it, status 2."""
+    import importlib
+
+    (tmp_path / "kbmod_act.py").write_text(
+        "from agents.base import Agent\n"
+        "class KB(Agent):\n"
+        "    def act(self, view):\n"
+        "        raise KeyboardInterrupt\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    command = importlib.import_module(f"experiments.{program}").main
+    argv = (["kbmod_act:KB", "--panel", "greedy", "--tables", "2p", "--no-plot",
+             "--no-progress"] if program == "benchmark" else
+            ["--agents", "kbmod_act:KB", "greedy", "--quiet"])
+    assert command([*argv, "--matches", "1", "--target-score", "20",
+                    "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("error: agent 'kbmod_act:KB' at seat"), err
+    assert "raised KeyboardInterrupt in act()" in err[0], err
+
+
 def test_a_run_folder_removed_mid_run_is_not_said_to_keep_its_matches(tmp_path, monkeypatch):
     """Its error line said "matches already finished there are kept" with nothing there."""
     import shutil
