@@ -258,6 +258,39 @@ def _entries(path: str) -> Iterator[tuple[str, Any]]:
             yield "line", (where, line)
 
 
+def game_record(value: Any, where: str) -> dict:
+    """``value`` (a parsed JSON file or line) when it has the shape of a game record: an
+    object with a ``rules`` object and a ``hands`` list (what is inside is checked as the
+    record replays: :func:`~dominoes_env.core.records.record_rules`). :class:`RecordError`
+    naming ``where`` and what is wrong otherwise: a tournament's ``config.json`` or
+    ``summary.json`` read as a record came back as "one record"."""
+    if not isinstance(value, dict):
+        problem = "a record must be a JSON object with 'rules' and 'hands'"
+    else:
+        missing = [field for field in ("rules", "hands") if field not in value]
+        problem = (f"the record lacks the field {missing[0]!r}" if missing
+                   else "'rules' must be a JSON object" if not isinstance(value["rules"], dict)
+                   else "'hands' must be a list of hands" if not isinstance(value["hands"], list)
+                   else None)
+    if problem is not None:
+        raise RecordError(f"{where!r}: {problem}")
+    return value
+
+
+def _path_text(path: Any) -> str:
+    """``path`` (``str``, ``bytes`` or ``os.PathLike``) as text; ``TypeError`` naming the
+    parameter otherwise (``b"one.json"`` failed inside as a str / bytes mix-up)."""
+    try:
+        return os.fsdecode(path)
+    except TypeError:
+        raise TypeError(f"path must be a str, bytes or os.PathLike, not "
+                        f"{type(path).__name__}") from None
+
+
+def _parse_line(where: str, line: bytes) -> dict:
+    return game_record(parse_record(line, where), where)
+
+
 def iter_records(path: str | os.PathLike, *, skip_damaged: bool = False) -> Iterator[dict]:
     """Every record in a file: the one of a ``.json`` file, or each line of a shard (a line cut
     off by a crash at the end of a ``.jsonl.gz`` shard is skipped).
@@ -265,9 +298,9 @@ def iter_records(path: str | os.PathLike, *, skip_damaged: bool = False) -> Iter
     A damaged gzip member of a shard is a :class:`RecordError` naming it (its place and bytes)
     when it is reached; ``skip_damaged=True`` goes on to the records after it instead."""
     skip_damaged = as_bool("skip_damaged", skip_damaged)
-    path = os.fspath(path)
+    path = _path_text(path)
     if not is_shard(path):
-        yield load_record(path)
+        yield game_record(load_record(path), path)
         return
     for kind, item in _entries(path):
         if kind == "damage":
@@ -275,7 +308,7 @@ def iter_records(path: str | os.PathLike, *, skip_damaged: bool = False) -> Iter
                 continue
             raise RecordError(f"{path!r}: {item} (the records after it are read with "
                               "skip_damaged=True; resuming its tournament repairs the shard)")
-        yield parse_record(item[1], item[0])
+        yield _parse_line(*item)
 
 
 def _matches(record: Any, match: str) -> bool:
@@ -295,8 +328,8 @@ def _pick(path: str, match: str) -> tuple[list[dict], list[ShardDamage]]:
             damaged.append(item)
             continue
         record = parse_record(item[1], item[0])
-        if _matches(record, match):
-            found.append(record)
+        if _matches(record, match):  # another line's faults are not this record's
+            found.append(game_record(record, item[0]))
     return found, damaged
 
 
@@ -498,20 +531,20 @@ def read_record(path: str | os.PathLike, match: str | int | None = None) -> dict
     (:func:`record_disagreement`). :class:`RecordError` when there is no such record, the
     choice is ambiguous, or the record disagrees; a damaged gzip member that may have held it
     is named."""
-    path = os.fspath(path)
+    path = _path_text(path)
     if os.path.isdir(path):
         return _find_in_dir(path, None if match is None else str(match))
     if not is_shard(path):
         if match is not None:
             raise RecordError(f"{path!r} holds one record; --match applies to .jsonl(.gz) shards")
-        return load_record(path)
+        return game_record(load_record(path), path)
     if match is None:
         records, damaged = [], []
         for kind, item in _entries(path):
             if kind == "damage":
                 damaged.append(item)
             else:
-                records.append(parse_record(item[1], item[0]))
+                records.append(_parse_line(*item))
         if len(records) == 1 and not damaged:
             return records[0]
         extra = f" and {len(damaged)} damaged gzip member(s) ({damaged[0]})" if damaged else ""

@@ -11,6 +11,7 @@ each one line and a status, never a traceback.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -249,6 +250,34 @@ def test_a_reader_option_that_is_not_a_bool_is_refused(value, tmp_path):
     with pytest.raises(TypeError, match="unforced=.* must be true or false"):
         load_decisions(dataset, unforced=value)
 
+
+
+@pytest.mark.parametrize("content, fault", [
+    ('{"program": "experiments.tournament", "settings": {}}', "lacks the field 'rules'"),
+    ('{"rules": {"num_players": 2}, "matches": 3}', "lacks the field 'hands'"),
+    ("[1, 2]", "must be a JSON object with 'rules' and 'hands'"),
+])  # fmt: skip
+def test_the_record_readers_refuse_json_that_is_no_game_record(content, fault, tmp_path):
+    """``read_record('tr/config.json')`` (or run.json) returned the tournament's settings as
+    "one record", and ``iter_records('tr/summary.json')`` yielded the summary; a shard line
+    likewise. And ``read_record(b"one.json")`` failed inside on a str / bytes mix-up."""
+    from dominoes_env.record_io import append_records, iter_records, read_record
+
+    path = tmp_path / "config.json"
+    path.write_text(content)
+    shard = tmp_path / "x.jsonl"
+    shard.write_text(content + "\n")
+    for read in (read_record, lambda p: list(iter_records(p))):
+        for given in (path, shard):
+            where = re.escape(str(given)) + ("" if given == path else ":1")
+            with pytest.raises(ValueError, match=f"^'{where}': .*{fault}"):
+                read(given)
+    good = good_file("record", tmp_path)
+    assert read_record(os.fsencode(good)) == read_record(good)
+    append_records(tmp_path / "one.jsonl.gz", [read_record(good)])
+    assert list(iter_records(os.fsencode(tmp_path / "one.jsonl.gz"))) == [read_record(good)]
+    with pytest.raises(TypeError, match="^path must be a str, bytes or os.PathLike, not int$"):
+        read_record(5)
 
 # -- the ways a benchmark run ends: Ctrl-C, a closed output --------------------------------------
 def spawn(module: str, *args: str, **kwargs) -> subprocess.Popen:
