@@ -4,7 +4,8 @@ built-in agents, printed as a table (well under two minutes on two cores).
 It plays random, greedy and search at a small budget, plus the shipped PPO policy
 (``agents/policies/ppo_2p.npz``) when it exists. Results,
 ``summary.json`` and plots go to ``results/demo`` unless ``--out`` says otherwise; an earlier
-demo there is replaced with ``--overwrite`` (``make demo`` passes it).
+demo there is replaced with ``--overwrite`` (``make demo`` passes it). Ctrl-C keeps the finished
+matches, and the same command again plays the rest (as the tournament it runs does).
 """
 
 from __future__ import annotations
@@ -13,7 +14,12 @@ import sys
 import time
 
 from agents.tournament.report import print_summary, write_outputs
-from agents.tournament.runner import OUTPUT_FILES, TournamentConfig, run_tournament
+from agents.tournament.runner import (
+    OUTPUT_FILES,
+    TournamentConfig,
+    matches_kept,
+    run_tournament,
+)
 from agents.tournament.schedule import tables_for
 from dominoes_env.cli_support import (
     CommandError,
@@ -26,6 +32,7 @@ from dominoes_env.cli_support import (
     run_command,
     seed_value,
     start_run_folder,
+    stop_note,
 )
 from dominoes_env.core import RuleConfig
 from dominoes_env.record_io import RECORDS_DIR
@@ -72,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         check_fits_in_memory(f"--matches {args.matches}", total, BYTES_PER_MATCH,
                              f"{total:,} matches")
         folder = check_run_folder(args.out, "experiments.demo", config.to_dict(),
-                                  overwrite=args.overwrite, outputs=OUTPUTS, resumable=False,
+                                  overwrite=args.overwrite, outputs=OUTPUTS, rerun_resumes=True,
                                   inputs=paths_in_specs(specs))
     except (ValueError, TypeError) as err:
         p.error(str(err))
@@ -86,6 +93,11 @@ def _play(config: TournamentConfig, specs: list[str], args, folder) -> int:
     try:
         run = run_tournament(config, args.out, workers=args.workers,
                              before_writing=lambda: start_run_folder(folder))
+    except KeyboardInterrupt as stop:  # run_command's one line and status (130, 143, 129)
+        if matches_kept(args.out):
+            raise stop_note(stop, f"finished matches are saved in {args.out}; run the same "
+                                  "command again to play the rest") from None
+        raise stop_note(stop, "no match had finished") from None
     except (ValueError, TypeError) as err:
         raise CommandError(str(err)) from None
     summary = write_outputs(run)

@@ -74,8 +74,9 @@ FOLDER_RUNS = {
 #: what it starts is no part of the output policy): train_rllib starts Ray first, so that a
 #: cluster that is not there leaves nothing written
 PASSED_OVER = {"experiments.train_rllib": ("init_ray",)}
-#: programs whose repeated command continues the run in its folder (a tournament resumes)
-RERUN_RESUMES = {"experiments.tournament", "experiments.make_dataset"}
+#: programs whose repeated command continues the run in its folder (a tournament resumes; the
+#: demo, a tournament, too: it said "holds another run" to its own command, finished or stopped)
+RERUN_RESUMES = {"experiments.tournament", "experiments.make_dataset", "experiments.demo"}
 #: programs whose folder is written by another program they run: best_response's run is its
 #: trainer's (a subprocess), started here as that trainer with the flags best_response gives it
 STARTED_BY = {"experiments.best_response": (
@@ -774,6 +775,7 @@ STOP_SAVES = {
     "experiments.make_dataset": ("agents.datasets", "build_dataset", "no game had finished"),
     "experiments.benchmark": ("experiments.benchmark", "run_card",
                               "the card so far are in"),
+    "experiments.demo": ("experiments.demo", "run_tournament", "no match had finished"),
 }
 
 
@@ -799,5 +801,8 @@ def test_a_stopped_run_says_what_it_kept_on_one_line(program, signum, status, tm
         result = module.main([*FOLDER_RUNS[program], "--out", str(tmp_path / "run")])
     how = "interrupted" if signum is None else f"stopped by {signal.Signals(signum).name}"
     lines = err.getvalue().splitlines()
+    if program == "experiments.demo":  # its heading comes first
+        assert lines[0].startswith("demo tournament: "), lines
+        lines = lines[1:]
     assert result == status and len(lines) == 1, (result, lines)
     assert lines[0].startswith(f"error: {how}; ") and words in lines[0], lines
