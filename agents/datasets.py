@@ -59,6 +59,7 @@ from dominoes_env.core.validation import (
     DuplicateKeyError,
     as_bool,
     as_path,
+    as_seed,
     parse_json,
     short_repr,
 )
@@ -66,6 +67,7 @@ from dominoes_env.npz_files import NpzError, read_npz
 from dominoes_env.obs.actions import action_mask
 from dominoes_env.obs.v2 import VERSION as OBS_VERSION
 from dominoes_env.obs.v2 import encode_observation, observation_layout, observation_size
+from dominoes_env.options import play_points_bound, score_bound
 from dominoes_env.record_io import RECORDS_DIR, SHARD_SIZE, iter_records, shard_name
 
 from .tournament.runner import TournamentConfig, run_tournament
@@ -275,6 +277,10 @@ def _info_problem(info: dict) -> str | None:
         rules = RuleConfig.from_dict(info["rules"])
     except (ValueError, TypeError) as err:
         return f"rules: {err}"
+    missing = [name for name in RuleConfig.field_names() if name not in info["rules"]]
+    if missing:  # a default would be assumed for a rule the games may not have been played by
+        return (f"rules lack {', '.join(missing)} (a dataset's rules are written whole; no "
+                "default is assumed)")
     agents = info["agents"]
     if (not isinstance(agents, list) or not agents or len(set(map(str, agents))) < len(agents)
             or not all(isinstance(a, str) for a in agents)):
@@ -291,6 +297,13 @@ def _info_problem(info: dict) -> str | None:
             return f"{key} must be a count (an integer >= 0), not {short_repr(info.get(key))}"
     if "complete" in info and type(info["complete"]) is not bool:  # 'yes' was taken
         return f"complete must be true or false, not {short_repr(info['complete'])}"
+    try:
+        as_seed(info.get("seed"))
+    except (ValueError, TypeError) as err:  # NaN, a string, a negative number were taken
+        return str(err)
+    if not _is_count(info.get("max_hands"), 1) or info["max_hands"] > MAX_HANDS:
+        return (f"max_hands must be an integer in 1..{MAX_HANDS:,}, not "
+                f"{short_repr(info.get('max_hands'))}")
     return None
 
 
@@ -393,13 +406,33 @@ def _arrays_problem(data: dict[str, np.ndarray], info: dict[str, Any],
     bad = np.flatnonzero(~mask[np.arange(rows), action])
     if bad.size:
         return f"row {bad[0]}: action {action[bad[0]]} is not legal under its mask"
+    play, hand = play_points_bound(rules), score_bound(rules, "hand")
     ranges = {"seat": (0, rules.num_players - 1, ""), "agent": (0, len(info["agents"]) - 1, ""),
-              "match": matches, "hand": (0, np.iinfo(np.int16).max, ""),
-              "points": (0, np.iinfo(np.int16).max, ""), "outcome": (-1, 1, "")}
+              "match": matches, "hand": (0, info.get("max_hands", MAX_HANDS) - 1, " (max_hands)"),
+              "points": (0, play, " (the most a play scores under these rules)"),
+              "hand_margin": (-hand, hand, " (the most a side scores in a hand under these "
+                                           "rules)"),
+              "outcome": (-1, 1, "")}
     for key, (low, high, why) in ranges.items():
         bad = np.flatnonzero((data[key] < low) | (data[key] > high))
         if bad.size:
             return f"row {bad[0]}: {key} {data[key][bad[0]]} is outside {low}..{high}{why}"
+    return None
+
+
+def _counts_problem(out: dict[str, np.ndarray], info: dict[str, Any]) -> str | None:
+    """What in ``dataset.json`` the decisions of every file contradict (``None``: nothing):
+    the number of matches (every match has plays), and, in a complete dataset, an agent
+    listed that never played (a schedule plays every agent it lists)."""
+    held = len(np.unique(out["match"]))
+    if held != info["matches"]:
+        return (f"its {DECISIONS_DIR}/ hold the decisions of {held:,} matches; {INFO_FILE} "
+                f"says {info['matches']:,}")
+    if info.get("complete") is True:
+        idle = [a for i, a in enumerate(info["agents"]) if not (out["agent"] == i).any()]
+        if idle:
+            return (f"{INFO_FILE} lists the agent {idle[0]!r}, which made no decision in this "
+                    "complete dataset")
     return None
 
 
@@ -440,6 +473,9 @@ def load_decisions(path: str | os.PathLike, *, agent: str | None = None,
     if len(out["action"]) != info["decisions"]:
         raise ValueError(f"{path}: its {DECISIONS_DIR}/ hold {len(out['action']):,} decisions; "
                          f"{INFO_FILE} says {info['decisions']:,}")
+    problem = _counts_problem(out, info)
+    if problem:
+        raise ValueError(f"{path}: {problem}")
     keep = np.ones(len(out["action"]), dtype=bool)
     if agent is not None:
         if agent not in info["agents"]:

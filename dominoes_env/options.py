@@ -65,13 +65,19 @@ ILLEGAL_ACTIONS = ("penalize", "raise")
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
+def play_points_bound(rules: RuleConfig) -> int:
+    """The most one play can score: the layout count of four open ends, each a double of
+    ``max_pip`` (a play scores the count when it is a multiple of 5)."""
+    return 8 * rules.max_pip
+
+
 def score_bound(rules: RuleConfig, episode: str = "match") -> int:
     """A bound on a side's score at the end of an episode: every tile's play scoring the most
-    any end sum can, plus the pips of every tile (a hand's award), plus ``target_score`` for a
-    match. A reward's size (and a side's rewards summed over an episode) is at most this many
-    points times the reward scale."""
+    any end sum can (:func:`play_points_bound`), plus the pips of every tile (a hand's award),
+    plus ``target_score`` for a match. A reward's size (and a side's rewards summed over an
+    episode) is at most this many points times the reward scale."""
     ts = rules.tiles
-    hand_points = ts.num_tiles * 8 * rules.max_pip + sum(ts.pips)
+    hand_points = ts.num_tiles * play_points_bound(rules) + sum(ts.pips)
     return hand_points if episode == "hand" else rules.target_score + hand_points
 
 
