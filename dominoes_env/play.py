@@ -27,7 +27,12 @@ from .cli_support import (
     silence_stdout,
 )
 from .core import END_NAMES, MatchState, RuleConfig, end_of, tile_of
-from .core.records import GZIP_RECORDS_SUFFIX, check_record_name, write_record
+from .core.records import (
+    GZIP_RECORDS_SUFFIX,
+    check_record_name,
+    is_gzip_records_name,
+    write_record,
+)
 from .core.validation import int_text, short_repr
 from .driver import agent_seed, as_seed, fresh_seed, play_match_with, raised_words
 from .render.ansi import render_ansi
@@ -256,8 +261,9 @@ def save_record(record: dict, path: str, overwrite: bool) -> str:
     during the match is kept and the record goes to ``path`` with ``-1``, ``-2``... added.
     Returns the path written."""
     stem, ext = os.path.splitext(path)
-    if path.endswith(GZIP_RECORDS_SUFFIX):  # r-1.jsonl.gz, not r.jsonl-1.gz
-        stem, ext = path[:-len(GZIP_RECORDS_SUFFIX)], GZIP_RECORDS_SUFFIX
+    if is_gzip_records_name(path):  # r-1.jsonl.gz, not r.jsonl-1.gz
+        cut = len(path) - len(GZIP_RECORDS_SUFFIX)
+        stem, ext = path[:cut], path[cut:]
     target = path
     for k in range(1, 1000):
         try:

@@ -63,8 +63,8 @@ def shard_name(index: int) -> str:
 
 
 def is_shard(path: str | os.PathLike) -> bool:
-    """Whether ``path`` names a file of many records (by its suffix)."""
-    return os.fspath(path).endswith(SHARD_SUFFIXES)
+    """Whether ``path`` names a file of many records (by its suffix, in any case)."""
+    return os.fspath(path).lower().endswith(SHARD_SUFFIXES)
 
 
 def encode_record(record: dict) -> bytes:
@@ -237,7 +237,7 @@ def _entries(path: str) -> Iterator[tuple[str, Any]]:
     """A record file's lines in order, as ``("line", (where, bytes))``, with each damaged
     stretch of a ``.jsonl.gz`` shard in its place as ``("damage", ShardDamage)``."""
     data = read_record_bytes(path)
-    if not path.endswith(".gz"):
+    if not path.lower().endswith(".gz"):
         for number, line in enumerate(data.splitlines(), 1):
             if line.strip():
                 yield "line", (f"{path}:{number}", line)

@@ -540,3 +540,29 @@ def test_a_name_given_twice_is_one_line(program, argv, says, capsys):
         module.main(argv)
     err = capsys.readouterr().err
     assert exit_.value.code == 2 and says in err and err.count("\n") == 1, err
+
+
+def test_a_suffix_decides_the_format_in_any_case(tmp_path, capsys):
+    """``replay --extract x.JSONL.GZ`` wrote plain JSON text under a gzip shard's name (the
+    suffix was compared case-sensitively), and a shard of that name was read as JSON;
+    ``x.JSON.GZ`` was written as plain JSON too."""
+    import gzip
+
+    from dominoes_env.cli import main
+    from dominoes_env.core import RuleConfig
+    from dominoes_env.core.records import write_record
+    from dominoes_env.record_io import iter_records, read_record
+
+    from . import helpers
+
+    record = helpers.random_match(RuleConfig(target_score=30), 1).to_record()
+    write_record(record, tmp_path / "r.json")
+    shard = tmp_path / "x.JSONL.GZ"
+    assert main(["replay", str(tmp_path / "r.json"), "--extract", str(shard)]) == 0
+    assert gzip.decompress(shard.read_bytes()).startswith(b"{")
+    assert read_record(shard) == record and list(iter_records(shard)) == [record]
+    assert main(["replay", str(shard)]) == 0
+    capsys.readouterr()
+    assert main(["replay", str(tmp_path / "r.json"), "--extract", str(tmp_path / "y.Json.Gz")]) == 2
+    assert "not another .gz" in capsys.readouterr().err
+    assert not (tmp_path / "y.Json.Gz").exists()

@@ -64,8 +64,14 @@ def match_record(match: MatchState) -> dict[str, Any]:
     return {"rules": match.rules.to_dict(), "hands": [hand_record(h) for h in hands]}
 
 
-#: the name a gzip file of records ends with (a tournament's shard)
+#: the name a gzip file of records ends with (a tournament's shard), in any case
 GZIP_RECORDS_SUFFIX = ".jsonl.gz"
+
+
+def is_gzip_records_name(path: str | os.PathLike) -> bool:
+    """Whether ``path``'s name ends with :data:`GZIP_RECORDS_SUFFIX`, in any case: a file
+    system may keep ``X.JSONL.GZ`` as it was written, and it was written as plain JSON."""
+    return os.fspath(path).lower().endswith(GZIP_RECORDS_SUFFIX)
 
 
 def check_record_name(path: str | os.PathLike, what: str = "path") -> None:
@@ -73,7 +79,7 @@ def check_record_name(path: str | os.PathLike, what: str = "path") -> None:
     in: a ``.gz`` other than a ``.jsonl.gz`` shard (the readers read any other name as JSON
     text, so ``r.json.gz`` would be plain JSON under a gzip name)."""
     name = os.fspath(path)
-    if name.endswith(".gz") and not name.endswith(GZIP_RECORDS_SUFFIX):
+    if name.lower().endswith(".gz") and not is_gzip_records_name(name):
         raise ValueError(f"{what} {short_repr(name)}: a record is written as .json or .jsonl "
                          f"text, or gzipped as a {GZIP_RECORDS_SUFFIX} shard; not another .gz")
 
@@ -87,7 +93,7 @@ def write_record(record: dict[str, Any], path: str | os.PathLike, *,
     ``overwrite=False`` never replaces an existing file: ``FileExistsError`` instead."""
     check_record_name(path)
     data = (json.dumps(record) + "\n").encode()
-    if os.fspath(path).endswith(GZIP_RECORDS_SUFFIX):
+    if is_gzip_records_name(path):
         import gzip
 
         data = gzip.compress(data, compresslevel=6, mtime=0)
