@@ -635,6 +635,9 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
     unhook = _check_jax_start()
     try:
         status = body()
+        # the command has ended and said how: a stop now would end a finished run with
+        # "interrupted", status 130, after its last line (restore() puts the handlers back)
+        _ignore_signals("SIGINT", "SIGTERM", "SIGHUP")
         sys.stdout.flush()
         if status == 0 and background.first is not None:  # the command went on without it
             err = background.first
@@ -933,9 +936,13 @@ def end_program(status: int) -> None:
 
     A stopped program ignores further Ctrl-C, SIGTERM and SIGHUP while it ends: a second
     Ctrl-C 20 ms after the first (a terminal sends it to the workers too) landed in the
-    teardown, and the program died of it (status -2) after saying how it had stopped."""
+    teardown, and the program died of it (status -2) after saying how it had stopped. So does
+    a program that ended otherwise: it has said how it ended too, and a Ctrl-C in its teardown
+    (Python puts the signals' default actions back as it starts tearing down: only an
+    ignored signal stays ignored) killed the demo (status 130 in the shell) after its last
+    line said "demo finished"."""
+    _ignore_signals("SIGINT", "SIGTERM", "SIGHUP")
     if status in (129, 130, 143):
-        _ignore_signals("SIGINT", "SIGTERM", "SIGHUP")
         sys.unraisablehook = _drop_unraisable  # what was left half-built stays quiet
         if "jax" in sys.modules:
             for stream in (sys.stdout, sys.stderr):

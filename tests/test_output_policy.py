@@ -806,3 +806,40 @@ def test_a_stopped_run_says_what_it_kept_on_one_line(program, signum, status, tm
         lines = lines[1:]
     assert result == status and len(lines) == 1, (result, lines)
     assert lines[0].startswith(f"error: {how}; ") and words in lines[0], lines
+
+
+def test_a_stop_after_a_command_has_ended_does_not_change_how_it_ended(tmp_path):
+    """A Ctrl-C that landed after the demo's last line ("demo finished ... results in X") made
+    the run end with status 130: in the runner's last steps ("error: interrupted" after the
+    finished line), or in the interpreter's teardown, which puts the signals' default actions
+    back (killed by SIGINT, no line at all). A command that has ended and said so ends so."""
+    from dominoes_env.cli_support import run_command
+
+    class FlushThenCtrlC(io.StringIO):
+        def flush(self):
+            os.kill(os.getpid(), signal.SIGINT)  # lands in the runner, once the body returned
+            for _ in range(1000):  # bytecode, where Python runs a signal's handler
+                pass
+
+    err = io.StringIO()
+    with contextlib.redirect_stdout(FlushThenCtrlC()), contextlib.redirect_stderr(err):
+        assert run_command(lambda: 0) == 0
+    assert err.getvalue() == ""
+    script = tmp_path / "late.py"
+    script.write_text(textwrap.dedent("""
+        import os, signal, time
+        from dominoes_env.cli_support import end_program, run_command
+
+        class Late:  # a Ctrl-C while the interpreter tears the finished program down
+            def __del__(self):
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.2)
+
+        late = Late()
+        end_program(run_command(lambda: 0))
+    """))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                          text=True, timeout=CHILD_TIMEOUT_S,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert done.returncode == 0 and done.stderr == "", (done.returncode, done.stderr)
