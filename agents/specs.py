@@ -122,34 +122,62 @@ def _load_class(target: str, spec: str) -> type:
             f"agent spec {spec!r}: module {module_name!r} has no {class_name!r}") from None
 
 
-def resolve_spec(spec: str) -> tuple[type, dict[str, Any]]:
-    """The agent class and constructor parameters a spec names (without building it)."""
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """What a spec names, without importing anything: the agent class's ``"module:Class"``
+    and its constructor parameters, parsed. ``ValueError`` for a spec that names no agent,
+    or has spaces around it (``' random'`` was a second row next to ``random``)."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"an agent spec is a non-empty string, got {short_repr(spec)}")
-    spec = spec.strip()
+    if spec != spec.strip():
+        raise ValueError(f"agent spec {spec!r} has spaces around it; write {spec.strip()!r}")
     head, colon, rest = spec.partition(":")
     if colon and not rest.strip():
         raise ValueError(f"agent spec {spec!r} ends in ':' with nothing after it; write "
                          f"{head!r} alone, or {head}:key=value (ppo:PATH for a policy file)")
     if head in BUILTIN:
-        cls = _load_class(BUILTIN[head], spec)
         if head == "ppo" and rest and "=" not in rest.split(",")[0]:
             path, _, more = rest.partition(",")
             params = parse_params(more, spec)
             if "path" in params:
                 raise ValueError(f"agent spec {spec!r} gives 'path' twice; give it once")
-            return cls, {"path": path, **params}
-        return cls, parse_params(rest, spec)
+            return BUILTIN[head], {"path": path, **params}
+        return BUILTIN[head], parse_params(rest, spec)
     if rest and all(part.isidentifier() for part in head.split(".")):
         class_name, _, params = rest.partition(":")
         if not class_name.isidentifier():
             raise ValueError(
                 f"agent spec {spec!r}: {class_name!r} is not a class name; "
                 "write module.path:ClassName")
-        return _load_class(f"{head}:{class_name}", spec), parse_params(params, spec)
+        return f"{head}:{class_name}", parse_params(params, spec)
     known = ", ".join(sorted(BUILTIN))
     raise ValueError(
         f"unknown agent spec {spec!r}; known names: {known} (or module.path:ClassName)")
+
+
+def resolve_spec(spec: str) -> tuple[type, dict[str, Any]]:
+    """The agent class and constructor parameters a spec names (without building it)."""
+    target, params = parse_spec(spec)
+    return _load_class(target, spec), params
+
+
+def same_agent_key(spec: str) -> Any:
+    """What tells specs apart as agents: the class named and its parsed parameters (a policy
+    file's path normalised), so ``search:sims=5`` and ``search:sims=05`` are one agent; the
+    text itself for a spec that does not parse (its error comes where it is built).
+
+    >>> same_agent_key("search:sims=05") == same_agent_key("search:sims=5")
+    True
+    """
+    import os
+
+    try:
+        target, params = parse_spec(spec)
+    except ValueError:
+        return spec
+    if isinstance(params.get("path"), str) and params["path"]:
+        params["path"] = os.path.normpath(params["path"])
+    return target, tuple(sorted((key, type(value).__name__, value)
+                                for key, value in params.items()))
 
 
 def make_agent(spec: str, seed: int | None = None) -> Agent:
@@ -198,10 +226,15 @@ def check_spec(spec: str, rules: Any) -> Agent:
 
 def repeated(items) -> list[str]:
     """The entries of ``items`` given more than once, sorted: a table of agents, a panel or a
-    benchmark row may not hold one spec twice (two rows of one agent, told apart by nothing).
+    benchmark row may not hold one agent twice (two rows of one agent, told apart by nothing).
+    Specs are compared as agents (:func:`same_agent_key`): ``search:sims=5`` and
+    ``search:sims=05`` played one agent against itself.
 
     >>> repeated(["search", "greedy", "search"])
     ['search']
+    >>> repeated(["search:sims=5", "search:sims=05"])
+    ['search:sims=05', 'search:sims=5']
     """
     items = list(items)
-    return sorted({x for x in items if items.count(x) > 1})
+    keys = [same_agent_key(x) if isinstance(x, str) else x for x in items]
+    return sorted({x for x, key in zip(items, keys, strict=True) if keys.count(key) > 1})

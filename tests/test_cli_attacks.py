@@ -566,3 +566,25 @@ def test_a_suffix_decides_the_format_in_any_case(tmp_path, capsys):
     assert main(["replay", str(tmp_path / "r.json"), "--extract", str(tmp_path / "y.Json.Gz")]) == 2
     assert "not another .gz" in capsys.readouterr().err
     assert not (tmp_path / "y.Json.Gz").exists()
+
+
+@pytest.mark.parametrize("agents, says", [
+    (["search:sims=5", "search:sims=05"],
+     "agent spec(s) given twice: search:sims=05, search:sims=5; list each agent once"),
+    (["random", " random"], "agent spec ' random' has spaces around it; write 'random'"),
+    (["random", "greedy\t"], "agent spec 'greedy\\t' has spaces around it; write 'greedy'"),
+])
+def test_agent_specs_are_compared_as_agents(agents, says, tmp_path, capsys):
+    """``--agents search:sims=5 search:sims=05`` played one agent against itself (the "given
+    twice" check compared the text), and ``random ' random'`` made two rows of one agent."""
+    from agents.specs import make_agent
+    from experiments.tournament.cli import main
+
+    out = tmp_path / "t"
+    assert main(["--agents", *agents, "--matches", "1", "--out", str(out), "--quiet",
+                 "--no-plots"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {says}\n" and not out.exists(), err
+    if "spaces" in says:
+        with pytest.raises(ValueError, match="has spaces around it"):
+            make_agent(agents[1])

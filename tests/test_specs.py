@@ -23,8 +23,10 @@ def test_builtin_names():
 def test_parameters():
     agent = make_agent("search:sims=400", seed=3)
     assert agent.sims == 400
-    agent = make_agent(" search:time_ms=12.5,epsilon=0.1 ")
+    agent = make_agent("search:time_ms=12.5,epsilon=0.1")
     assert (agent.time_ms, agent.epsilon) == (12.5, 0.1)
+    with pytest.raises(ValueError, match="has spaces around it"):  # ' random' was a second row
+        make_agent(" search:time_ms=12.5,epsilon=0.1 ")
     cls, params = resolve_spec("search:sims=400,min_per_move=2")
     assert cls is SearchAgent and params == {"sims": 400, "min_per_move": 2}
 
@@ -112,7 +114,7 @@ def test_unknown_spec_lists_the_known_names():
     ("agents.greedy:Greedy Agent", "is not a class name"),
     ("ismcts:sims=0", "sims=0 is out of range; allowed: 1[.][.]1000000"),
     ("ppo:", "ends in ':' with nothing after it"),  # quietly meant the shipped policy
-    ("search: ", "ends in ':' with nothing after it"),
+    ("search: ", "has spaces around it; write 'search:'"),
     ("collections:OrderedDict", "which is not an agent: it has no act"),  # built, then passed
     ("math:pi", "which is not a class"),
     # an empty policy path was the working directory: "policy file '.': not a regular file"
