@@ -588,3 +588,26 @@ def test_agent_specs_are_compared_as_agents(agents, says, tmp_path, capsys):
     if "spaces" in says:
         with pytest.raises(ValueError, match="has spaces around it"):
             make_agent(agents[1])
+
+
+def test_no_number_flag_reads_digit_grouping():
+    """``--matches 1_0`` ran 10 matches (also make_dataset --seed 1_000, replay --seat 0_1,
+    the spec parameter sims=1_0): Python's int and float read '_' as digit grouping. Every
+    number flag of every program refuses it (its argparse type, called as argparse calls it)."""
+    from agents.specs import make_agent
+    from dominoes_env.policy_format import hidden_sizes
+
+    checked = []
+    for case in CASES:
+        if case.kind in ("int", "float") and case.value == "0":  # one case per number flag
+            parser = dict((tuple(p), parser) for p, parser in program_parsers(
+                case.program.split()[0]))[case.prefix]
+            action = next(a for a in parser._actions if a.dest == case.dest)
+            with pytest.raises((ValueError, TypeError, argparse.ArgumentTypeError)):
+                action.type("1_0" if case.kind == "int" else "1_0.5")
+            checked.append(case.id)
+    assert len(checked) > 50, checked
+    with pytest.raises(ValueError, match="net='1_0'"):
+        hidden_sizes("1_0")
+    with pytest.raises(ValueError, match="sims='1_0' must be an integer"):
+        make_agent("search:sims=1_0")

@@ -89,7 +89,8 @@ def int_text(text: str) -> int:
     """The integer a flag, a spec parameter or a typed move writes: ``int(text)``, for ASCII
     text only. Python's ``int`` also reads the digits of other scripts (``'١'`` is 1, and
     ``'٥'``, a five, looks like a zero), so a value could run as another number than the one
-    its reader sees; some readers refused them (JSON) and others took them.
+    its reader sees; some readers refused them (JSON) and others took them. Nor is ``_``
+    taken, which Python reads as digit grouping: ``--matches 1_0`` ran 10 matches.
 
     >>> int_text(" 42 "), int_text("-7")
     (42, -7)
@@ -97,16 +98,25 @@ def int_text(text: str) -> int:
     Traceback (most recent call last):
     ...
     ValueError: invalid literal for int() with base 10: '١' (ASCII digits only)
+    >>> int_text("1_0")
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid literal for int() with base 10: '1_0' (digits only, no '_')
     """
     if not isinstance(text, str) or not text.isascii():
         raise ValueError(f"invalid literal for int() with base 10: {text!r} (ASCII digits only)")
+    if "_" in text:
+        raise ValueError(f"invalid literal for int() with base 10: {text!r} (digits only, "
+                         "no '_')")
     return int(text)
 
 
 def float_text(text: str) -> float:
-    """``float(text)`` for ASCII text only (see :func:`int_text`)."""
+    """``float(text)`` for ASCII text without ``_`` only (see :func:`int_text`)."""
     if not isinstance(text, str) or not text.isascii():
         raise ValueError(f"could not convert string to float: {text!r} (ASCII digits only)")
+    if "_" in text:
+        raise ValueError(f"could not convert string to float: {text!r} (digits only, no '_')")
     return float(text)
 
 
