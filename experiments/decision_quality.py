@@ -35,6 +35,7 @@ from dominoes_env.cli_support import (
     ascii_int,
     check_fits_in_memory,
     run_command,
+    stop_note,
 )
 
 #: memory one position takes while it is judged (a seat's view, about 5.7 KB measured with four
@@ -115,8 +116,8 @@ def run(specs: list[str], oracle_spec: str, views: list, repeats: int, seed: int
 
 def main(argv: list[str] | None = None) -> list[dict]:
     """The command: returns the rows it printed; Ctrl-C, SIGTERM or a closed output end it
-    with one line and its exit status (``SystemExit``), after the table of the agents judged
-    so far. A progress bar of the decisions shows at a terminal."""
+    with one line saying how far it had come and its exit status (``SystemExit``), after the
+    table of the agents judged so far. A progress bar of the decisions shows at a terminal."""
     parser = OneLineParser(prog="python -m experiments.decision_quality",
                            description=__doc__.split("\n\n")[0])
     parser.add_argument("specs", nargs="+", help="agent specs to judge (guided, search:sims=600)")
@@ -145,21 +146,43 @@ def main(argv: list[str] | None = None) -> list[dict]:
 def _run(parser, args, rows: list[dict]) -> int:
     views = table_positions(parser, args, [args.oracle, *args.specs])
     total = len(views) * (1 + len(args.specs) * args.repeats)
+    done = [0]  # decisions made so far
+
+    def tick() -> None:
+        done[0] += 1
+        bar.update()
+
     try:
         with _progress(total) as bar:
-            run(args.specs, args.oracle, views, args.repeats, args.seed, rows=rows,
-                tick=bar.update)
-    except KeyboardInterrupt:  # the agents judged so far, then the runner's line
+            run(args.specs, args.oracle, views, args.repeats, args.seed, rows=rows, tick=tick)
+    except KeyboardInterrupt as stop:  # the agents judged so far, then the runner's one line
         if rows:
             _print_table(args, views, rows,
                          f"interrupted: {len(rows)} of {len(args.specs)} agents judged")
-        raise
+        raise stop_note(stop, _how_far(args, len(views), done[0], len(rows))) from None
     except AgentError:  # one line naming the agent, as a match gives (run_command)
         raise
     except ValueError as err:
         parser.error(str(err))
     _print_table(args, views, rows)
     return 0
+
+
+def _how_far(args, positions: int, done: int, judged: int) -> str:
+    """What a stopped run had done, for its one line: the oracle decides every position before
+    any agent is judged, and with the defaults takes minutes, so a Ctrl-C then said only
+    "interrupted", as if nothing had run."""
+    if done < positions:
+        return (f"the oracle had decided {done:,} of {positions:,} positions and no agent was "
+                "judged yet (fewer --positions, or a smaller --oracle, end sooner)")
+    per_agent = positions * args.repeats
+    current = (done - positions) - judged * per_agent
+    said = f"{judged} of {len(args.specs)} agents judged" + (" (the table above)" if judged
+                                                              else "")
+    if judged < len(args.specs) and current > 0:
+        said += (f"; {args.specs[judged]} had made {current:,} of its {per_agent:,} "
+                 "decisions")
+    return said
 
 
 class _NoBar:

@@ -87,3 +87,29 @@ def test_ctrl_c_prints_the_agents_judged_so_far(capsys, monkeypatch):
     assert err.value.code == 130 and "error: interrupted" in captured.err
     assert "(interrupted: 1 of 2 agents judged)" in captured.out
     assert "greedy" in captured.out and "\nrandom" not in captured.out, captured.out
+
+
+@pytest.mark.parametrize("stop_in, says", [
+    ("search:sims=10", "the oracle had decided 4 of 6 positions and no agent was judged yet "
+                       "(fewer --positions, or a smaller --oracle, end sooner)"),
+    ("random", "1 of 2 agents judged (the table above); random had made 4 of its 6 decisions"),
+])
+def test_ctrl_c_says_how_far_the_run_had_come(capsys, monkeypatch, stop_in, says):
+    """A Ctrl-C while the oracle decided (minutes with the defaults) said only "error:
+    interrupted": nothing of the time spent was reported. The stop's one line says how far the
+    work had come."""
+    real = decision_quality.decide
+
+    def stop_after_four(spec, views, seed):
+        if spec != stop_in:
+            return real(spec, views, seed)
+        for made, _ in enumerate(views):  # a view taken after another: that one is decided
+            if made == 4:
+                raise KeyboardInterrupt
+
+    monkeypatch.setattr(decision_quality, "decide", stop_after_four)
+    with pytest.raises(SystemExit) as err:
+        decision_quality.main(["greedy", "random", "--oracle", "search:sims=10",
+                               "--positions", "6", "--repeats", "1"])
+    assert err.value.code == 130
+    assert capsys.readouterr().err == f"error: interrupted; {says}\n"
