@@ -209,6 +209,8 @@ def build_dataset(config: TournamentConfig, out: str | os.PathLike, *, workers: 
     """Play the games (resuming what ``out`` already holds), write the decision arrays and
     ``dataset.json``; returns its content. ``before_writing``: as :func:`run_tournament`'s.
     ``ValueError`` first for a ``config`` the arrays cannot hold (:func:`check_config`)."""
+    if not isinstance(config, TournamentConfig):  # None failed deep inside: no 'max_hands'
+        raise TypeError(f"config must be a TournamentConfig, not {type(config).__name__}")
     check_config(config)
     out = Path(as_path("out", out))
     folder = out / DECISIONS_DIR

@@ -350,3 +350,18 @@ def test_parallel_step_names_an_action_for_no_agent():
                                              r"agents are player_0, player_1"):
             env.step({agent: code, key: code})
     env.step({agent: code})  # nothing was played by the refused steps
+
+
+@pytest.mark.parametrize("call", ["run_tournament", "build_dataset"])
+@pytest.mark.parametrize("config", [None, {"agents": ["random", "greedy"]}])
+def test_a_config_that_is_no_tournament_config_is_a_type_error(call, config, tmp_path):
+    """``run_tournament({'agents': [...]}, out)`` raised AttributeError "'dict' object has no
+    attribute 'schedule'", ``build_dataset(None, out)`` one about 'max_hands'."""
+    from agents.datasets import build_dataset
+    from agents.tournament import run_tournament
+
+    function = {"run_tournament": run_tournament, "build_dataset": build_dataset}[call]
+    with pytest.raises(TypeError, match=r"^config must be a TournamentConfig, not "
+                                        rf"{type(config).__name__}$"):
+        function(config, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

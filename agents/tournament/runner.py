@@ -574,6 +574,8 @@ def run_tournament(
     Ctrl-C (``KeyboardInterrupt``) propagates after the finished matches are safely written; a
     results directory that cannot be used or written raises :class:`TournamentDirError`.
     """
+    if not isinstance(config, TournamentConfig):  # a dict failed deep inside: no 'schedule'
+        raise TypeError(f"config must be a TournamentConfig, not {type(config).__name__}")
     workers = as_int("workers", workers, 1)
     out = as_path("out", out)  # '' would be the current directory
     progress = as_bool("progress", progress)
