@@ -39,8 +39,21 @@ from pathlib import Path
 import numpy as np
 
 from dominoes_env.core import RuleConfig, SeatView
-from dominoes_env.core.validation import as_bool, as_path
-from dominoes_env.policy_format import ACTIVATIONS, PolicyFileError, read_policy, write_policy
+from dominoes_env.core.validation import (
+    ParameterTypeError,
+    as_bool,
+    as_int,
+    as_path,
+    as_seed,
+    short_repr,
+)
+from dominoes_env.policy_format import (
+    ACTIVATIONS,
+    MAX_LAYERS,
+    PolicyFileError,
+    read_policy,
+    write_policy,
+)
 from dominoes_env.policy_format import FORMAT as FORMAT  # the format's name, here too
 
 from .base import Agent
@@ -253,14 +266,22 @@ def random_policy_npz(path: str | os.PathLike, rules: RuleConfig, hidden=(64, 64
                       activation: str = "tanh", seed: int = 0, obs_version: int | None = None
                       ) -> None:
     """Write a randomly initialised policy in the export format (for tests and examples),
-    reading observation version ``obs_version`` (default: the registry's ``DEFAULT_VERSION``)."""
+    reading observation version ``obs_version`` (default: the registry's ``DEFAULT_VERSION``).
+    ``hidden``: the hidden layers' widths (integers >= 1, at most ``MAX_LAYERS``, their
+    weights within this machine's memory); ``seed`` a seed (0..2**64 - 1)."""
+    from dominoes_env.cli_support import check_fits_in_memory
     from dominoes_env.obs import DEFAULT_VERSION, observation_spec
 
     if activation not in ACTIVATIONS:
         raise ValueError(f"unknown activation {activation!r}; allowed: {', '.join(ACTIVATIONS)}")
     spec = observation_spec(DEFAULT_VERSION if obs_version is None else obs_version)
+    seed = as_seed(seed)
+    sizes = [spec.layout(rules).size, *_hidden_widths(hidden), rules.num_tiles * 4]
+    check_fits_in_memory(f"hidden={short_repr(hidden)}",
+                         sum(a * b for a, b in zip(sizes[:-1], sizes[1:], strict=False)), 4,
+                         "float32 weights")
+    sizes.pop()
     rng = np.random.default_rng(seed)
-    sizes = [spec.layout(rules).size, *hidden]
     arrays = {}
     for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
         arrays[f"w{i}"] = rng.normal(0, 1 / math.sqrt(a), (a, b)).astype(np.float32)
@@ -271,6 +292,20 @@ def random_policy_npz(path: str | os.PathLike, rules: RuleConfig, hidden=(64, 64
     metadata = {"obs_size": sizes[0], "num_actions": rules.num_tiles * 4,
                 "obs_version": spec.version, "rules": rules.to_dict(), "source": "random"}
     write_policy(path, arrays, activation, metadata)
+
+
+def _hidden_widths(hidden) -> list[int]:
+    """``hidden`` as a list of layer widths, or ``ValueError`` / ``TypeError`` naming it: a
+    width of 0 ended in a ZeroDivisionError, ``hidden=8`` in Python's "Value after * must be
+    an iterable"."""
+    if isinstance(hidden, (str, bytes)) or not hasattr(hidden, "__iter__"):
+        raise ParameterTypeError(f"hidden={short_repr(hidden)} must be a list of layer "
+                                 "widths, like (64, 64)")
+    widths = [as_int("hidden", width, 1) for width in hidden]
+    if len(widths) > MAX_LAYERS:
+        raise ValueError(f"hidden gives {len(widths)} layers; a policy file holds at most "
+                         f"{MAX_LAYERS}")
+    return widths
 
 
 def save_policy_npz(path: str | os.PathLike, arrays: dict, activation: str, metadata: dict) -> None:

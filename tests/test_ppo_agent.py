@@ -10,7 +10,7 @@ import pytest
 
 from agents import make_agent
 from agents.greedy import GreedyAgent
-from agents.ppo import NumpyPolicy, PPOAgent
+from agents.ppo import NumpyPolicy, PPOAgent, random_policy_npz
 from dominoes_env import SingleAgentEnv
 from dominoes_env.core import MatchState, RuleConfig
 from dominoes_env.obs.actions import action_mask
@@ -150,3 +150,21 @@ def test_an_export_of_diverged_weights_is_refused_and_writes_nothing(tmp_path, b
         export_policy(model, path, {"rules": rules.to_dict()})
     assert str(info.value) == f"policy file {str(path)!r}: action_b holds NaN or infinite values"
     assert os.listdir(tmp_path) == []  # no file, no temporary file
+
+
+@pytest.mark.parametrize("options, error, match", [
+    ({"hidden": (0,)}, ValueError, "hidden=0 is out of range"),  # a ZeroDivisionError
+    ({"hidden": (2**31,)}, ValueError, r"hidden=\(2147483648,\) needs about .* GiB of memory"),
+    ({"hidden": 8}, TypeError, "hidden=8 must be a list of layer widths"),
+    ({"hidden": (8.5,)}, TypeError, "hidden=8.5 must be an integer"),
+    ({"hidden": (True,)}, TypeError, "hidden=True must be an integer"),
+    ({"hidden": (8,) * 65}, ValueError, "hidden gives 65 layers; a policy file holds at most 64"),
+    ({"seed": -1}, ValueError, "seed=-1 is out of range"),  # numpy's "expected non-negative"
+])  # fmt: skip
+def test_random_policy_npz_names_a_bad_parameter(tmp_path, options, error, match):
+    """A width of 0 ended in ZeroDivisionError, 2**31 in numpy's MemoryError (3.66 TiB),
+    ``hidden=8`` and ``seed=-1`` in Python's and numpy's words naming neither."""
+    with pytest.raises(error, match=match):
+        random_policy_npz(tmp_path / "p.npz", RuleConfig(), **options)
+    assert not (tmp_path / "p.npz").exists()
+    random_policy_npz(tmp_path / "p.npz", RuleConfig(), hidden=[8, 4], seed=2**64 - 1)
