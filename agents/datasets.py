@@ -45,6 +45,7 @@ import json
 import os
 import re
 import stat
+import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -83,9 +84,11 @@ FIELDS = ("obs", "mask", "action", "seat", "agent", "match", "hand", "points", "
           "outcome")  # fmt: skip
 
 
-def record_decisions(record: dict, agents: list[str]) -> dict[str, np.ndarray]:
+def record_decisions(record: dict, agents: list[str], *,
+                     observations: bool = True) -> dict[str, np.ndarray]:
     """Every play of a tournament's game record as rows of the arrays above (the record's
-    ``match`` field gives the schedule index and the agents by seat)."""
+    ``match`` field gives the schedule index and the agents by seat). ``observations=False``
+    leaves out ``obs`` and ``mask``, the costly part, for checking a file's other columns."""
     rules = RuleConfig.from_dict(record["rules"])
     meta = record["match"]
     seat_agent = [agents.index(spec) for spec in meta["seats"]]
@@ -98,9 +101,10 @@ def record_decisions(record: dict, agents: list[str]) -> dict[str, np.ndarray]:
             first = len(cols["action"])
         if step.code is not None:
             seat = step.seat
-            view = match.view(seat)
-            cols["obs"].append(encode_observation(view))
-            cols["mask"].append(action_mask(view).astype(bool))
+            if observations:
+                view = match.view(seat)
+                cols["obs"].append(encode_observation(view))
+                cols["mask"].append(action_mask(view).astype(bool))
             cols["action"].append(step.code)
             cols["seat"].append(seat)
             cols["agent"].append(seat_agent[seat])
@@ -116,7 +120,9 @@ def record_decisions(record: dict, agents: list[str]) -> dict[str, np.ndarray]:
     winner = match.winner
     cols["outcome"] = [0 if winner is None else (1 if rules.side_of(s) == winner else -1)
                        for s in cols["seat"]]
-    return _arrays(cols, rules)
+    arrays = _arrays(cols, rules)
+    return arrays if observations else {k: v for k, v in arrays.items()
+                                        if k not in ("obs", "mask")}
 
 
 def _arrays(cols: dict[str, list], rules: RuleConfig) -> dict[str, np.ndarray]:
@@ -163,15 +169,43 @@ def write_decisions(out: Path, config: TournamentConfig) -> dict[str, int]:
             except ValueError:  # damaged, or not this dataset's: written again
                 old = None
             if old is not None and sorted(set(old["match"].tolist())) == indexes:
-                matches += len(records)
-                decisions += len(old["action"])
-                continue
+                problem = _rows_problem(old, records, agents)
+                if problem is None:
+                    matches += len(records)
+                    decisions += len(old["action"])
+                    continue
+                where = f"{DECISIONS_DIR}/{target.name}"
+                print(f"warning: {where}: {problem}; written again from the game records",
+                      file=sys.stderr)
         parts = [record_decisions(r, agents) for r in records]
         arrays = {k: np.concatenate([p[k] for p in parts]) for k in FIELDS}
         _save_npz(target, arrays)
         matches += len(records)
         decisions += len(arrays["action"])
     return {"matches": matches, "decisions": decisions}
+
+
+def _rows_problem(old: dict[str, np.ndarray], records: list[dict],
+                  agents: list[str]) -> str | None:
+    """How the rows of a decisions file kept on resume disagree with its matches' game
+    records (``None``: they agree): each match's plays, one row each in play order, with the
+    action, seat, hand and points its record replays to. A file with a match's last rows
+    cut, rows repeated or an action changed, readable and for the same matches, was kept and
+    the dataset called complete."""
+    for record in records:
+        index = record["match"]["index"]
+        want = record_decisions(record, agents, observations=False)
+        rows = old["match"] == index
+        held = int(rows.sum())
+        if held != len(want["action"]):
+            return (f"match {index} has {held:,} decisions; its game record has "
+                    f"{len(want['action']):,} plays")
+        for key, column in want.items():
+            bad = np.flatnonzero(old[key][rows] != column)
+            if bad.size:
+                return (f"match {index}, decision {bad[0]}: {key} {old[key][rows][bad[0]]}; "
+                        f"its game record replays to {column[bad[0]]}")
+    return None
 
 
 def _shard_records(shard: Path) -> list[dict]:
