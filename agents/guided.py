@@ -75,7 +75,7 @@ from .blas import single_thread
 from .deal_batch import DealBatchSampler, Deals
 from .hand_batch import HandBatch
 from .inference import PlayLikelihood
-from .ppo import POLICY_DIR, PPOAgent, shipped_policy_path
+from .ppo import POLICY_DIR, PPOAgent, check_shipped_tiles, shipped_policy_path
 from .search import GreedyRollout, best_mean, check_value, distinct_moves
 from .tables import as_table
 
@@ -129,10 +129,10 @@ GUIDED_POLICIES = {"2p": "ppo_2p_obs2.npz", "3p": "ppo_3p_obs2.npz",
 def guided_policy_path(table) -> Path:
     """The policy ``guided`` uses by default at ``table`` (a ``RuleConfig``, a table name, or a
     player count, as :func:`agents.tables.as_table`): its own from :data:`GUIDED_POLICIES` when
-    it has one, else the table's shipped ``ppo`` policy."""
-    table = as_table(table)
-    own = GUIDED_POLICIES.get(table)
-    return POLICY_DIR / own if own else shipped_policy_path(table)
+    it has one, else the table's shipped ``ppo`` policy; rules with other tiles than the
+    table's default are a ``ValueError`` (:func:`agents.ppo.check_shipped_tiles`)."""
+    own = GUIDED_POLICIES.get(as_table(table))
+    return check_shipped_tiles(table, POLICY_DIR / own) if own else shipped_policy_path(table)
 
 
 class GuidedSearchAgent(Agent):

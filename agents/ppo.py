@@ -143,12 +143,31 @@ def shipped_player_counts() -> list[int]:
 def shipped_policy_path(table: str | int | RuleConfig) -> Path:
     """Where the shipped policy for a table lives (it may not exist yet): ``table`` is a
     :class:`RuleConfig`, a table name of :data:`agents.tables.TABLES`, or a player count (its
-    default rules: 4 is partnerships).
+    default rules: 4 is partnerships). A shipped policy plays its table's tiles (the default
+    rules' double-six): rules with other tiles are a ``ValueError`` naming both, as no shipped
+    policy reads their observations (``RuleConfig(max_pip=9)`` was given ``ppo_2p.npz``).
 
     >>> shipped_policy_path(RuleConfig(num_players=4, partnerships=False)).name
     'ppo_4p_free_for_all.npz'
     """
-    return POLICY_DIR / POLICY_FILES[as_table(table)]
+    return check_shipped_tiles(table, POLICY_DIR / POLICY_FILES[as_table(table)])
+
+
+def check_shipped_tiles(table: str | int | RuleConfig, path: Path) -> Path:
+    """``path``, the shipped policy for ``table``, unless ``table`` is a :class:`RuleConfig`
+    with other tiles than its table's default rules, which no shipped policy reads: then a
+    ``ValueError`` naming both."""
+    if isinstance(table, RuleConfig):
+        name = as_table(table)
+        shipped = table_rules(name)
+        if table.max_pip != shipped.max_pip:
+            raise ValueError(
+                f"no shipped policy plays double-{table.max_pip} tiles (max_pip="
+                f"{table.max_pip}): {path.name} is for {describe_table(name)} with "
+                f"double-{shipped.max_pip} tiles (max_pip={shipped.max_pip}), whose "
+                "observations and actions are another size; give a policy file trained for "
+                "these rules (ppo:PATH, guided:policy=PATH)")
+    return path
 
 
 def missing_policy_message(table: str) -> str:

@@ -106,6 +106,21 @@ def test_shipped_policies_play_legal_moves_from_their_spec(options):
     assert meta["rules"]["num_players"] == rules.num_players and meta["obs_version"] == 4
 
 
+@pytest.mark.parametrize("players", [2, 4])
+def test_no_shipped_policy_is_given_for_other_tiles(players):
+    """The shipped policies read double-six tiles: ``shipped_policy_path(RuleConfig(max_pip=9))``
+    returned ``ppo_2p.npz`` as the policy of a double-nine table."""
+    from agents.guided import guided_policy_path
+    from agents.ppo import shipped_policy_path
+
+    rules = RuleConfig(num_players=players, max_pip=9)
+    for where in (shipped_policy_path, guided_policy_path):
+        with pytest.raises(ValueError, match=r"no shipped policy plays double-9 tiles "
+                           r"\(max_pip=9\): ppo_.*\.npz is for .* with double-6 tiles"):
+            where(rules)
+    assert shipped_policy_path(RuleConfig(num_players=players, target_score=100)).is_file()
+
+
 def test_guided_keeps_the_policy_its_figures_were_measured_with():
     """Shipping a newer ``ppo`` policy does not change ``guided``: with two players it reads
     ``ppo_2p_obs2.npz``, with three ``ppo_3p_obs2.npz`` and in four-player partnerships
