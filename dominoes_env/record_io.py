@@ -42,6 +42,7 @@ from .core.records import (
     load_record,
     parse_record,
     read_record_bytes,
+    record_shape_problem,
     replay_match,
 )
 from .core.validation import DuplicateKeyError, as_bool, parse_json
@@ -264,14 +265,7 @@ def game_record(value: Any, where: str) -> dict:
     record replays: :func:`~dominoes_env.core.records.record_rules`). :class:`RecordError`
     naming ``where`` and what is wrong otherwise: a tournament's ``config.json`` or
     ``summary.json`` read as a record came back as "one record"."""
-    if not isinstance(value, dict):
-        problem = "a record must be a JSON object with 'rules' and 'hands'"
-    else:
-        missing = [field for field in ("rules", "hands") if field not in value]
-        problem = (f"the record lacks the field {missing[0]!r}" if missing
-                   else "'rules' must be a JSON object" if not isinstance(value["rules"], dict)
-                   else "'hands' must be a list of hands" if not isinstance(value["hands"], list)
-                   else None)
+    problem = record_shape_problem(value)
     if problem is not None:
         raise RecordError(f"{where!r}: {problem}")
     return value

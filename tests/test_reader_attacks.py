@@ -279,6 +279,24 @@ def test_the_record_readers_refuse_json_that_is_no_game_record(content, fault, t
     with pytest.raises(TypeError, match="^path must be a str, bytes or os.PathLike, not int$"):
         read_record(5)
 
+
+@pytest.mark.parametrize("record, error, fault", [
+    ({}, ValueError, "^record: the record lacks the field 'rules'$"),
+    ({"rules": {}}, ValueError, "^record: the record lacks the field 'hands'$"),
+    ({"rules": [], "hands": []}, ValueError, "'rules' must be a JSON object"),
+    ({"rules": {}, "hands": [float("nan")]}, ValueError, "^record: not JSON"),
+    ({"rules": {}, "hands": [object()]}, ValueError, "^record: not JSON"),
+    ([], TypeError, "^record must be a game record .*not list$"),
+])  # fmt: skip
+def test_write_record_refuses_what_the_readers_refuse(record, error, fault, tmp_path):
+    """``write_record({}, path)`` wrote ``{}``, and a NaN as ``NaN`` (not JSON): files no
+    reader takes, written as records; the writer checks the readers' shape, before writing."""
+    from dominoes_env.core.records import write_record
+
+    with pytest.raises(error, match=fault):
+        write_record(record, tmp_path / "r.json")
+    assert list(tmp_path.iterdir()) == []
+
 # -- the ways a benchmark run ends: Ctrl-C, a closed output --------------------------------------
 def spawn(module: str, *args: str, **kwargs) -> subprocess.Popen:
     def setup():

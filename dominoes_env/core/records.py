@@ -84,15 +84,39 @@ def check_record_name(path: str | os.PathLike, what: str = "path") -> None:
                          f"text, or gzipped as a {GZIP_RECORDS_SUFFIX} shard; not another .gz")
 
 
+def record_shape_problem(value: Any) -> str | None:
+    """What keeps ``value`` from having the shape of a game record (``None``: nothing): an
+    object with a ``rules`` object and a ``hands`` list (what is inside is checked as the
+    record replays: :func:`record_rules`). The readers and :func:`write_record` share it."""
+    if not isinstance(value, dict):
+        return "a record must be a JSON object with 'rules' and 'hands'"
+    missing = [field for field in ("rules", "hands") if field not in value]
+    return (f"the record lacks the field {missing[0]!r}" if missing
+            else "'rules' must be a JSON object" if not isinstance(value["rules"], dict)
+            else "'hands' must be a list of hands" if not isinstance(value["hands"], list)
+            else None)
+
+
 def write_record(record: dict[str, Any], path: str | os.PathLike, *,
                  overwrite: bool = True) -> None:
     """Write a record atomically (a temporary file renamed into place: never half a file), in
     the format its name says: JSON text, or a one-record gzip shard for a ``.jsonl.gz`` name
     (as a tournament's shards hold records; other ``.gz`` names are a ``ValueError``).
 
+    ``record`` has a game record's shape (:func:`record_shape_problem`) and is JSON (no NaN):
+    :class:`RecordError` otherwise (``{}`` was written as a "record" no reader takes).
     ``overwrite=False`` never replaces an existing file: ``FileExistsError`` instead."""
     check_record_name(path)
-    data = (json.dumps(record) + "\n").encode()
+    problem = record_shape_problem(record)
+    if problem is not None:
+        if not isinstance(record, dict):
+            raise TypeError(f"record must be a game record (a dict with 'rules' and 'hands'), "
+                            f"not {type(record).__name__}")
+        raise RecordError(f"record: {problem}")
+    try:
+        data = (json.dumps(record, allow_nan=False) + "\n").encode()
+    except (TypeError, ValueError, RecursionError) as err:  # NaN was written as 'NaN'
+        raise RecordError(f"record: not JSON ({err})") from None
     if is_gzip_records_name(path):
         import gzip
 
