@@ -282,15 +282,21 @@ class PPOAgent(Agent):
 
 
 def random_policy_npz(path: str | os.PathLike, rules: RuleConfig, hidden=(64, 64),
-                      activation: str = "tanh", seed: int = 0, obs_version: int | None = None
-                      ) -> None:
+                      activation: str = "tanh", seed: int = 0, obs_version: int | None = None,
+                      *, overwrite: bool = True) -> None:
     """Write a randomly initialised policy in the export format (for tests and examples),
     reading observation version ``obs_version`` (default: the registry's ``DEFAULT_VERSION``).
     ``hidden``: the hidden layers' widths (integers >= 1, at most ``MAX_LAYERS``, their
-    weights within this machine's memory); ``seed`` a seed (0..2**64 - 1)."""
+    weights within this machine's memory); ``seed`` a seed (0..2**64 - 1). ``path`` is
+    written as :func:`~dominoes_env.policy_format.write_policy` writes (no symbolic link,
+    folder, device or FIFO; an existing file replaced unless ``overwrite=False``), checked
+    before the weights are drawn."""
     from dominoes_env.cli_support import check_fits_in_memory
+    from dominoes_env.core.atomic_files import check_output_path
     from dominoes_env.obs import DEFAULT_VERSION, observation_spec
 
+    overwrite = as_bool("overwrite", overwrite)
+    check_output_path(path, overwrite=overwrite)
     if activation not in ACTIVATIONS:
         raise ValueError(f"unknown activation {activation!r}; allowed: {', '.join(ACTIVATIONS)}")
     spec = observation_spec(DEFAULT_VERSION if obs_version is None else obs_version)
@@ -310,7 +316,7 @@ def random_policy_npz(path: str | os.PathLike, rules: RuleConfig, hidden=(64, 64
     arrays["action_b"] = np.zeros(rules.num_tiles * 4, np.float32)
     metadata = {"obs_size": sizes[0], "num_actions": rules.num_tiles * 4,
                 "obs_version": spec.version, "rules": rules.to_dict(), "source": "random"}
-    write_policy(path, arrays, activation, metadata)
+    write_policy(path, arrays, activation, metadata, overwrite=overwrite)
 
 
 def _hidden_widths(hidden) -> list[int]:
@@ -327,8 +333,10 @@ def _hidden_widths(hidden) -> list[int]:
     return widths
 
 
-def save_policy_npz(path: str | os.PathLike, arrays: dict, activation: str, metadata: dict) -> None:
+def save_policy_npz(path: str | os.PathLike, arrays: dict, activation: str, metadata: dict,
+                    *, overwrite: bool = True) -> None:
     """Write policy arrays in the export format: :func:`dominoes_env.policy_format.write_policy`
     (atomically, and :class:`PolicyFileError` before anything is written for what
-    :func:`read_policy` would refuse: NaN or infinite weights, shapes that do not chain, ...)."""
-    write_policy(path, arrays, activation, metadata)
+    :func:`read_policy` would refuse: NaN or infinite weights, shapes that do not chain, ...;
+    no symbolic link, folder, device or FIFO replaced, nor a file with ``overwrite=False``)."""
+    write_policy(path, arrays, activation, metadata, overwrite=overwrite)

@@ -350,7 +350,7 @@ def run_play(args) -> int:
         try:
             written = save_record(game.match.to_record(), save, overwrite)
             note = f"record saved to {written}"
-        except OSError as err:
+        except (OSError, ValueError) as err:  # ValueError: a link or a device put there since
             status = 2
             note = f"the record could not be written to {save!r} ({err.strerror or err})"
             rescued = rescue_record(game.match.to_record())

@@ -56,8 +56,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .core.atomic_files import atomic_write
-from .core.validation import DuplicateKeyError, int_text, parse_json, short_repr
+from .core.atomic_files import atomic_write, check_output_path
+from .core.validation import DuplicateKeyError, as_bool, int_text, parse_json, short_repr
 from .npz_files import NpzError, read_npz
 
 if TYPE_CHECKING:
@@ -176,18 +176,24 @@ def check_policy(path: str | os.PathLike, arrays: Mapping[str, Any], activation:
 
 
 def write_policy(path: str | os.PathLike, arrays: Mapping[str, Any], activation: str,
-                 metadata: Mapping[str, Any], *, check: bool = True) -> None:
+                 metadata: Mapping[str, Any], *, check: bool = True,
+                 overwrite: bool = True) -> None:
     """Write ``arrays`` (``w{i}``, ``b{i}``, ``action_w``, ``action_b``), ``activation`` and
     ``metadata`` (a JSON object) to ``path`` in the format, atomically, creating its folder.
     ``check=True`` refuses with :class:`PolicyFileError`, before anything is written, what
     :func:`read_policy` would refuse; ``check=False`` writes them as given: only for tests,
-    which write the files the reader refuses with it (every exporter writes checked)."""
+    which write the files the reader refuses with it (every exporter writes checked).
+    ``path`` follows :func:`~dominoes_env.core.atomic_files.check_output_path`: a symbolic
+    link, a folder, a device or a FIFO is a ``ValueError`` (the device node was replaced by
+    the file), and ``overwrite=False`` never replaces an existing file (``FileExistsError``)."""
+    overwrite = as_bool("overwrite", overwrite)
+    check_output_path(path, overwrite=overwrite)
     payload = _payload(path, arrays, activation, metadata)
     if check:
         _parse(path, payload)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_write(path, "wb") as fh:
+    with atomic_write(path, "wb", overwrite=overwrite) as fh:
         np.savez(fh, **payload)
 
 

@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from dominoes_env.cli_support import CommandError, check_output_file, check_run_folder
-from dominoes_env.core import RuleConfig
+from dominoes_env.core import MatchState, RuleConfig
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -202,6 +202,45 @@ def test_check_spec_needs_rules(rules):
 
     with pytest.raises(TypeError, match="rules must be a RuleConfig"):
         check_spec("greedy", rules)
+
+
+def _write_api_record(path, **kwargs):
+    from dominoes_env.core.records import write_record
+
+    write_record(MatchState(RuleConfig(), seed=1).to_record(), path, **kwargs)
+
+
+def _write_api_policy(path, **kwargs):
+    from agents.ppo import random_policy_npz
+
+    random_policy_npz(path, RuleConfig(), hidden=(4,), **kwargs)
+
+
+@pytest.mark.parametrize("write", [_write_api_record, _write_api_policy])
+def test_the_api_writers_replace_no_link_device_fifo_or_folder(tmp_path, write):
+    """``random_policy_npz('/dev/full', ...)`` (as root) and ``write_record(rec, 'mydev')``
+    replaced the device node with a regular file, a FIFO likewise, a symbolic link by the file
+    (its target left as it was); a folder was a bare IsADirectoryError. Each is a ValueError
+    naming the path now, before anything is written; ``overwrite=False`` keeps a file."""
+    target = tmp_path / "target.json"
+    target.write_text("kept")
+    (tmp_path / "lnk").symlink_to(target)
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "dir").mkdir()
+    for name, kind in (("lnk", "is a symbolic link"), ("fifo", "is a FIFO"),
+                       ("dir", "is a folder")):
+        with pytest.raises(ValueError, match=f"^path '.*{name}' {kind}; name "):
+            write(tmp_path / name)
+    with pytest.raises(ValueError, match="^path '/dev/null' is a character device"):
+        write("/dev/null")
+    with pytest.raises(FileExistsError, match="pass overwrite=True to replace it"):
+        write(target, overwrite=False)
+    assert (tmp_path / "lnk").is_symlink() and target.read_text() == "kept"
+    assert (tmp_path / "fifo").is_fifo() and os.path.exists("/dev/null")
+    assert sorted(os.listdir(tmp_path)) == ["dir", "fifo", "lnk", "target.json"]
+    write(tmp_path / "new")  # a new file, and an existing one replaced (the default)
+    write(target)
+    assert target.read_bytes() != b"kept"
 
 
 # -- replay ---------------------------------------------------------------------------------------

@@ -248,6 +248,43 @@ def entry_kind(mode: int) -> str:
     return "not a regular file"
 
 
+def check_output_path(path: str | os.PathLike, *, name: str = "path",
+                      overwrite: bool = True) -> str:
+    """The output policy of the library's file writers (records, policies), checked before
+    anything is written; returns ``path`` as text. ``path`` is a new file or an existing
+    regular one: a symbolic link, a folder, a device, a FIFO or a socket is a ``ValueError``
+    naming ``name`` (:func:`atomic_write`'s rename would put a regular file in its place: a
+    device node such as ``/dev/full``, a FIFO, the link itself were replaced); with
+    ``overwrite=False`` an existing file is a ``FileExistsError``; a non-path a ``TypeError``.
+
+    >>> check_output_path("/dev/null")
+    Traceback (most recent call last):
+    ...
+    ValueError: path '/dev/null' is a character device; name a regular file
+    """
+    import stat
+
+    try:
+        text = os.fsdecode(path)
+    except TypeError:
+        raise TypeError(f"{name} must be a str, bytes or os.PathLike, not "
+                        f"{type(path).__name__}") from None
+    if not text.strip():
+        raise ValueError(f"{name} is empty; name a file")
+    try:
+        mode = os.lstat(text).st_mode
+    except OSError:  # nothing there (or its folder missing: the write names that)
+        return text
+    if stat.S_ISLNK(mode):
+        raise ValueError(f"{name} {text!r} is a symbolic link; name the file itself")
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"{name} {text!r} is {entry_kind(mode)}; name a regular file")
+    if not overwrite:
+        raise FileExistsError(errno.EEXIST, "the file exists; pass overwrite=True to replace "
+                              "it", text)
+    return text
+
+
 def path_kind(path: str | os.PathLike) -> str:
     """What ``path`` itself is, in words (:func:`entry_kind` of its ``os.lstat``), for a
     message that refuses it where a regular file was wanted: ``"a folder"`` said as such, not

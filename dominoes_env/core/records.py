@@ -25,7 +25,7 @@ import stat
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from .atomic_files import atomic_write
+from .atomic_files import atomic_write, check_output_path
 from .errors import IllegalMoveError, RecordError
 from .hand import HandState
 from .match import MatchState
@@ -105,7 +105,10 @@ def write_record(record: dict[str, Any], path: str | os.PathLike, *,
 
     ``record`` has a game record's shape (:func:`record_shape_problem`) and is JSON (no NaN):
     :class:`RecordError` otherwise (``{}`` was written as a "record" no reader takes).
-    ``overwrite=False`` never replaces an existing file: ``FileExistsError`` instead."""
+    ``path`` follows :func:`~dominoes_env.core.atomic_files.check_output_path`: a symbolic
+    link, a folder, a device or a FIFO is a ``ValueError`` (each was replaced by the file),
+    and ``overwrite=False`` never replaces an existing file: ``FileExistsError`` instead."""
+    check_output_path(path, overwrite=overwrite)
     check_record_name(path)
     problem = record_shape_problem(record)
     if problem is not None:
