@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -92,11 +93,30 @@ class NumpyPolicy:
         self.obs_spec = policy.obs_spec
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
-        """Unmasked action logits for one observation ``(D,)`` or a batch ``(B, D)``."""
-        x = np.asarray(obs, dtype=np.float64)
-        if x.shape[-1] != self.obs_size:
-            raise ValueError(f"observation has {x.shape[-1]} entries; the policy at "
-                             f"{str(self.path)!r} takes {self.obs_size}")
+        """Unmasked action logits for one observation ``(D,)`` or a batch ``(B, D)`` of finite
+        numbers: ``TypeError`` for what is not numbers, ``ValueError`` for another shape or
+        NaN / infinite entries (``None`` was an IndexError, NaN gave NaN logits)."""
+        return self._forward(self._observations(obs))
+
+    def _observations(self, obs: Any) -> np.ndarray:
+        """``obs`` as float64 ``(D,)`` or ``(B, D)``, checked (see :meth:`logits`)."""
+        want = f"({self.obs_size},) or (B, {self.obs_size})"
+        try:
+            raw = np.asarray(obs)
+        except (TypeError, ValueError):  # ragged lists and the like
+            raw = np.asarray(None)
+        if raw.dtype.kind not in "biuf":  # None, text, objects: np.asarray(None, float) is NaN
+            raise TypeError(f"obs must be an array of numbers of shape {want}, not "
+                            f"{short_repr(obs)}")
+        x = raw.astype(np.float64)
+        if x.ndim not in (1, 2) or x.shape[-1] != self.obs_size:
+            raise ValueError(f"obs has shape {x.shape}; the policy at {str(self.path)!r} takes "
+                             f"{want}")
+        if not np.isfinite(x).all():
+            raise ValueError("obs holds NaN or infinite values")
+        return x
+
+    def _forward(self, x: np.ndarray) -> np.ndarray:
         for w, b in self.layers:
             x = self._act(x @ w + b)
         return x @ self.action_w + self.action_b

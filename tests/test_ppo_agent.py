@@ -183,3 +183,28 @@ def test_random_policy_npz_names_a_bad_parameter(tmp_path, options, error, match
         random_policy_npz(tmp_path / "p.npz", RuleConfig(), **options)
     assert not (tmp_path / "p.npz").exists()
     random_policy_npz(tmp_path / "p.npz", RuleConfig(), hidden=[8, 4], seed=2**64 - 1)
+
+
+@pytest.mark.parametrize("obs, error, match", [
+    (None, TypeError, r"^obs must be an array of numbers of shape \(234,\) or \(B, 234\), not "
+                      "None$"),
+    ("abc", TypeError, "^obs must be an array of numbers"),
+    (np.nan, ValueError, r"^obs has shape \(\); the policy at .* takes \(234,\) or \(B, 234\)$"),
+    (np.zeros(233), ValueError, r"^obs has shape \(233,\)"),
+    (np.zeros((2, 1, 234)), ValueError, r"^obs has shape \(2, 1, 234\)"),
+    (np.full(234, np.nan), ValueError, "^obs holds NaN or infinite values$"),
+    (np.r_[np.zeros(233), np.inf][None], ValueError, "^obs holds NaN or infinite values$"),
+])  # fmt: skip
+def test_numpy_policy_names_a_bad_observation(tmp_path, obs, error, match):
+    """``logits(None)`` was an IndexError "tuple index out of range" and a NaN observation
+    gave NaN logits in silence."""
+    from agents.ppo import NumpyPolicy
+
+    path = tmp_path / "p.npz"
+    random_policy_npz(path, RuleConfig(), hidden=(8,))
+    policy = NumpyPolicy(path)
+    with pytest.raises(error, match=match):
+        policy.logits(obs)
+    with pytest.raises(error, match=match):
+        policy.probabilities(obs, np.ones(112, bool))
+    assert policy.logits(np.zeros((3, 234))).shape == (3, 112)
