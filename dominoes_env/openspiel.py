@@ -16,7 +16,10 @@ parameters             every :class:`~dominoes_env.core.RuleConfig` field with i
                        and ``obs_version`` (the observation tensor's version: any registered one,
                        :mod:`dominoes_env.obs`; default its ``DEFAULT_VERSION``)
 players                ``num_players`` seats; seat ``i`` is OpenSpiel player ``i``
-actions                ``T * 4`` distinct actions: the env's action codes ``tile_index * 4 + end``
+actions                ``T * 4`` distinct actions: the env's action codes ``tile_index * 4 + end``;
+                       ``apply_action`` refuses an illegal move (``IllegalMoveError``, a
+                       ``ValueError`` naming the legal actions) or an impossible chance outcome
+                       (``ValueError`` naming the possible ones), the state unchanged
 chance                 who leads when the rules draw it, the deal one tile at a time (seat 0
                        takes the first ``hand_size`` tiles, as :meth:`HandState.deal
                        <dominoes_env.core.HandState.deal>` deals), and every forced draw: each
@@ -63,7 +66,7 @@ except ImportError as err:  # pragma: no cover - exercised only without the extr
         "dominoes_env.openspiel needs OpenSpiel: pip install 'straight-dominoes[openspiel]'"
     ) from err
 
-from .core import HandState, MatchState, RuleConfig, SeatView
+from .core import HandState, IllegalMoveError, MatchState, RuleConfig, SeatView
 from .core.hidden_history import sample_hand_history
 from .core.validation import as_int
 from .obs import DEFAULT_VERSION, observation_spec
@@ -314,11 +317,18 @@ class StraightDominoesState(pyspiel.State):
         return [(t, p) for t in left]
 
     def _apply_action(self, action: int) -> None:
+        # OpenSpiel applies what it is given (apply_action_with_legality_check is opt-in): an
+        # illegal action corrupted the state, and the error came steps later, far from the call
         phase = self.phase
+        if phase == _OVER:
+            raise ValueError(f"the game is over; action {action} cannot be applied")
         if phase == _PLAY:
+            self._check_move(action)
             self.log.append(("P", self.match.turn, action))
             self._play(action)
-        elif phase == _DRAW:
+            return
+        self._check_chance(action)
+        if phase == _DRAW:
             self.log.append(("W", self.draw_seat, action))
             self.draws.append(action)
             self._redeal_boneyard()
@@ -333,6 +343,37 @@ class StraightDominoesState(pyspiel.State):
             self.log.append(("L", action, action))
             self.leader = action
             self.phase = _DEAL
+
+    def _check_move(self, action: int) -> None:
+        """:class:`~dominoes_env.core.IllegalMoveError` (a ``ValueError``) naming ``action``,
+        why the rules refuse it and the legal actions, unless it is legal now."""
+        hand = self.match.hand
+        if hand.is_legal(action):
+            return
+        try:
+            hand.check_move(action)
+            why = "not legal now"
+        except IllegalMoveError as err:
+            why = err.reason if err.move == action else f"{err.move} - {err.reason}"
+        raise IllegalMoveError(action, f"{why}; legal actions for seat {hand.turn}: "
+                                       f"{sorted(hand.legal_actions())}")
+
+    def _check_chance(self, action: int) -> None:
+        """``ValueError`` naming ``action`` and the possible outcomes, unless it is one of this
+        chance node's outcomes."""
+        phase = self.phase
+        if phase == _LEADER:
+            possible = 0 <= action < self.rules.num_players
+        elif phase == _DEAL:
+            possible = 0 <= action < self.rules.num_tiles and action not in self.dealt
+        else:
+            possible = action not in self.draws and action in self._undrawn()
+        if not possible:
+            what = {_LEADER: "the leader is drawn", _DEAL: "a tile is dealt"}.get(
+                phase, "a tile is drawn")
+            outcomes = [t for t, _ in self.chance_outcomes()]
+            raise ValueError(f"chance outcome {action} is not possible when {what}; "
+                             f"possible: {outcomes}")
 
     def _action_to_string(self, player: int, action: int) -> str:
         tiles = self.rules.tiles.tiles

@@ -290,3 +290,70 @@ def test_ismcts_agent_plays_legal_reproducible_matches():
     assert four.winner in (0, 1)
 
 
+
+
+def _first_play(game):
+    state = game.new_initial_state()
+    _deal(state, [SEAT0, SEAT1_NO_SIX])
+    return state
+
+
+@pytest.mark.parametrize("action, reason", [
+    (1, r"\[0\|0\] lead - the lead is played with end code 0 \(left\)"),
+    (100, r"\[5\|5\] is not in seat 0's hand"),
+    (10**9, r"action code out of range 0\.\.111"),
+    (-5, r"action code out of range 0\.\.111"),
+])
+def test_an_illegal_move_is_refused_at_once_naming_the_legal_ones(action, reason):
+    """apply_action(1) at the first play (a lead on end 1) was accepted, unchecked: the state
+    waited for a draw no rule made, and a later step failed far away."""
+    game = dos.load_game(target_score=100)
+    state = _first_play(game)
+    before, legal = str(state), state.legal_actions()
+    with pytest.raises(ValueError, match=rf"illegal move {action}: {reason}; legal actions for "
+                                         r"seat 0: \[0, 32, 52, ") as err:
+        state.apply_action(action)
+    assert err.type.__name__ == "IllegalMoveError"
+    assert str(state) == before and state.legal_actions() == legal  # the state is unchanged
+    assert len(state.history()) == 15
+    state.apply_action(legal[0])  # and still plays on
+
+
+@pytest.mark.parametrize("action", [2, 10**9, -5])
+def test_an_impossible_leader_is_refused_at_once(action):
+    """Chance outcomes 2, 10**9 and -5 for the leader of a 2-player game were accepted; the
+    error came only at the next chance node ("leader=2 is out of range")."""
+    state = dos.load_game().new_initial_state()
+    with pytest.raises(ValueError, match=rf"chance outcome {action} is not possible when the "
+                                         r"leader is drawn; possible: \[0, 1\]"):
+        state.apply_action(action)
+    assert state.history() == [] and state.chance_outcomes() == [(0, 0.5), (1, 0.5)]
+
+
+def test_an_impossible_deal_or_draw_is_refused_at_once():
+    game = dos.load_game(target_score=100)
+    ts = game.rules.tiles
+    state = game.new_initial_state()
+    state.apply_action(0)
+    state.apply_action(ts.index(6, 6))
+    for action in (ts.index(6, 6), 28, -2):  # dealt already, no such tiles
+        with pytest.raises(ValueError, match=rf"chance outcome {action} is not possible when "
+                                             r"a tile is dealt; possible: \[0, 1, "):
+            state.apply_action(action)
+    assert len(state.history()) == 2
+    state = _first_play(game)
+    state.apply_action(ts.index(6, 6) * 4)  # seat 1 holds no 6: it draws
+    for action in (ts.index(6, 3), 28):  # in seat 0's hand, no such tile
+        with pytest.raises(ValueError, match=rf"chance outcome {action} is not possible when "
+                                             r"a tile is drawn; possible: \["):
+            state.apply_action(action)
+    assert len(state.chance_outcomes()) == 14
+    state.apply_action(ts.index(0, 6))
+    assert state.current_player() == 1
+
+
+def test_no_action_is_taken_once_the_game_is_over():
+    state, _ = _play_randomly(dos.load_game(target_score=20, episode="hand"), 3)
+    with pytest.raises(ValueError, match="the game is over"):
+        state.apply_action(0)
+    assert state.is_terminal()
