@@ -132,8 +132,11 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
         raise ValueError(f"agent spec {spec!r} has spaces around it; write {spec.strip()!r}")
     head, colon, rest = spec.partition(":")
     if colon and not rest.strip():
+        if head in BUILTIN:
+            raise ValueError(f"agent spec {spec!r} ends in ':' with nothing after it; write "
+                             f"{head!r} alone, or {head}:key=value (ppo:PATH for a policy file)")
         raise ValueError(f"agent spec {spec!r} ends in ':' with nothing after it; write "
-                         f"{head!r} alone, or {head}:key=value (ppo:PATH for a policy file)")
+                         f"{head}:ClassName (a user agent class in module {head!r})")
     if head in BUILTIN:
         if head == "ppo" and rest and "=" not in rest.split(",")[0]:
             path, _, more = rest.partition(",")
@@ -143,7 +146,10 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
             return BUILTIN[head], {"path": path, **params}
         return BUILTIN[head], parse_params(rest, spec)
     if rest and all(part.isidentifier() for part in head.split(".")):
-        class_name, _, params = rest.partition(":")
+        class_name, colon, params = rest.partition(":")
+        if colon and not params.strip():  # as 'random:' is refused, not read as 'random'
+            raise ValueError(f"agent spec {spec!r} ends in ':' with nothing after it; write "
+                             f"{spec[:-1]!r} alone, or {spec}key=value")
         if not class_name.isidentifier():
             raise ValueError(
                 f"agent spec {spec!r}: {class_name!r} is not a class name; "
@@ -180,11 +186,50 @@ def same_agent_key(spec: str) -> Any:
                                 for key, value in params.items()))
 
 
+def _parameters(cls: Any) -> list[str] | None:
+    """The keyword parameters a spec may give ``cls``'s constructor (``seed`` is make_agent's),
+    or ``None`` where they cannot be told (it takes ``**kwargs``, or has no signature)."""
+    import inspect
+
+    try:
+        signature = inspect.signature(cls)
+    except (TypeError, ValueError):
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()):
+        return None
+    return [name for name, p in signature.parameters.items()
+            if p.kind in kinds and name != "seed"]
+
+
+def _check_params(spec: str, cls: Any, params: dict[str, Any]) -> None:
+    """``ValueError`` naming the agent and its parameters for a parameter its constructor
+    does not take, and for ``seed`` (``greedy:seed=3`` said Python's "got multiple values
+    for keyword argument 'seed'")."""
+    allowed = _parameters(cls)
+    head = spec.partition(":")[0]
+    name = head if head in BUILTIN else _name(cls)
+    listed = "" if allowed is None else (
+        f"; {name} takes " + (", ".join(allowed) if allowed else "no parameters"))
+    if "seed" in params:
+        raise ValueError(f"agent spec {spec!r}: bad parameters: seed is not a spec parameter "
+                         "(the command's --seed, or make_agent(spec, seed=...), seeds the "
+                         f"agent){listed}")
+    if allowed is None:
+        return
+    unknown = [key for key in params if key not in allowed]
+    if unknown:
+        raise ValueError(f"agent spec {spec!r}: bad parameters: {name} has no parameter "
+                         f"{unknown[0]!r}{listed}")
+
+
 def make_agent(spec: str, seed: int | None = None) -> Agent:
-    """Build the agent a spec names, seeded with ``seed``."""
+    """Build the agent a spec names, seeded with ``seed``; a parameter its class does not
+    take is a ``ValueError`` naming the agent and listing its parameters."""
     cls, params = resolve_spec(spec)
     if not callable(cls):
         raise ValueError(f"agent spec {spec!r} names {_quote(cls)}, which is not a class")
+    _check_params(spec, cls, params)
     try:
         agent = cls(seed=seed, **params)
     except ValueError as err:  # the agent's own check of its parameters (or its file)

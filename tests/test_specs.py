@@ -114,6 +114,12 @@ def test_unknown_spec_lists_the_known_names():
     ("agents.greedy:Greedy Agent", "is not a class name"),
     ("ismcts:sims=0", "sims=0 is out of range; allowed: 1[.][.]1000000"),
     ("ppo:", "ends in ':' with nothing after it"),  # quietly meant the shipped policy
+    # a user class with a trailing ':' was accepted where 'random:' is refused
+    ("agents.greedy:GreedyAgent:", "^agent spec 'agents.greedy:GreedyAgent:' ends in ':' with "
+                                   "nothing after it; write 'agents.greedy:GreedyAgent' alone, "
+                                   "or agents.greedy:GreedyAgent:key=value$"),
+    # said "write 'agents.greedy' alone", an unknown agent spec
+    ("agents.greedy:", "nothing after it; write agents.greedy:ClassName [(]a user agent class"),
     ("search: ", "has spaces around it; write 'search:'"),
     ("collections:OrderedDict", "which is not an agent: it has no act"),  # built, then passed
     ("math:pi", "which is not a class"),
@@ -191,3 +197,24 @@ def test_an_object_given_as_an_agent_is_quoted_short():
     with pytest.raises(TypeError, match="agent at seat 0 .* has no act") as err:
         play_match([list(range(100000)), "random"])
     assert len(str(err.value)) < 200
+
+
+@pytest.mark.parametrize("spec, fragment", [
+    ("greedy:seed=3", "seed is not a spec parameter (the command's --seed, or "
+                      "make_agent(spec, seed=...), seeds the agent); greedy takes no parameters"),
+    ("agents.base:RandomAgent:seed=5", "seed is not a spec parameter"),
+    ("greedy:x=1", "greedy has no parameter 'x'; greedy takes no parameters"),
+    ("search:depth=3", "search has no parameter 'depth'; search takes sims, time_ms, "),
+    ("ppo:p.npz,seed=2", "seed is not a spec parameter (the command's --seed, or "
+                         "make_agent(spec, seed=...), seeds the agent); ppo takes path, "
+                         "deterministic"),
+])  # fmt: skip
+def test_a_parameter_the_agent_does_not_take_names_the_agent_and_its_parameters(spec,
+                                                                                fragment):
+    """``greedy:seed=3`` said Python's "GreedyAgent() got multiple values for keyword argument
+    'seed'", and ``search:depth=3`` "SearchAgent.__init__() got an unexpected keyword
+    argument 'depth'", naming neither make_agent's seed nor what the agent takes."""
+    with pytest.raises(ValueError) as err:
+        make_agent(spec)
+    assert str(err.value) == f"agent spec {spec!r}: bad parameters: {fragment}" \
+        or fragment in str(err.value) and "got " not in str(err.value), str(err.value)
