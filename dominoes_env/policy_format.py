@@ -255,8 +255,22 @@ def _check_rules(path, rules: dict, spec: ObservationSpec, sizes: dict[str, int]
     need = {"obs_size": spec.layout(config).size, "num_actions": config.num_tiles * 4}
     if need != sizes:
         raise PolicyFileError(path, f"metadata's rules need {need['obs_size']} inputs and "
-                                    f"{need['num_actions']} actions; the weights have "
-                                    f"{sizes['obs_size']} and {sizes['num_actions']}")
+                                    f"{need['num_actions']} actions at obs_version "
+                                    f"{spec.version}; the weights have {sizes['obs_size']} "
+                                    f"and {sizes['num_actions']}{_fitting(config, sizes)}")
+
+
+def _fitting(config, sizes: dict[str, int]) -> str:
+    """Which observation versions the weights fit under ``config``, for the message that
+    refuses a policy whose metadata's rules and version need other sizes: an ``obs_version``
+    changed from 2 to 3 was reported as if the rules were wrong."""
+    from .obs import VERSIONS
+
+    if sizes["num_actions"] != config.num_tiles * 4:
+        return ""
+    fits = [str(v) for v, other in sorted(VERSIONS.items())
+            if other.layout(config).size == sizes["obs_size"]]
+    return f" (they fit these rules at obs_version {', '.join(fits)})" if fits else ""
 
 
 def _text(path, data: Mapping[str, np.ndarray], key: str) -> str:

@@ -950,13 +950,17 @@ def test_a_benchmark_time_too_short_or_just_too_long_is_one_line(capsys, program
 
 # -- a policy's training rules --------------------------------------------------------------------
 @pytest.mark.parametrize("rules, fragment", [
-    ({"max_pip": 12}, "metadata's rules need 648 inputs and 364 actions; the weights have"),
+    ({"max_pip": 12}, "metadata's rules need 648 inputs and 364 actions at obs_version 2; "
+                      "the weights have 234 and 112"),
     ({"max_pip": 6, "evil": 1}, "metadata's rules: unknown rule option(s) evil"),
     ({"max_pip": "6"}, "metadata's rules: max_pip='6' must be an integer"),
+    ({"max_pip": 6, "obs_version": 3}, "metadata's rules need 346 inputs and 112 actions at "
+     "obs_version 3; the weights have 234 and 112 (they fit these rules at obs_version 2)"),
 ])  # fmt: skip
 def test_a_policy_whose_rules_contradict_its_weights_is_refused(tmp_path, rules, fragment):
     """A policy whose metadata said it was trained at double-12 (with double-6 weights), or
-    with a rule option no version has, was read and played at double-6 without a word."""
+    with a rule option no version has, was read and played at double-6 without a word; an
+    obs_version changed from 2 to 3 was said as if the rules did not fit the weights."""
     import json
 
     import numpy as np
@@ -968,7 +972,9 @@ def test_a_policy_whose_rules_contradict_its_weights_is_refused(tmp_path, rules,
     random_policy_npz(path, RuleConfig(), hidden=(8,))
     arrays = dict(np.load(path))
     metadata = json.loads(str(arrays["metadata"]))
-    arrays["metadata"] = np.array(json.dumps({**metadata, "rules": rules}))
+    version = rules.pop("obs_version", metadata["obs_version"])
+    arrays["metadata"] = np.array(json.dumps({**metadata, "rules": rules,
+                                              "obs_version": version}))
     np.savez(path, **arrays)
     with pytest.raises(PolicyFileError) as refused:
         read_policy(path)
