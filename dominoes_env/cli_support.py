@@ -1339,7 +1339,9 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
       without a run marker (or whose ``run.json`` is no run's: another tool's, or damaged)
       that holds names other than the program's ``outputs`` (names or ``fnmatch`` patterns)
       is not a run's folder: refused, and never emptied. ``resume_hint`` is the checkpoint a
-      refusal names; ``resumable=False``: the program's runs never continue.
+      refusal names; ``resumable=False``: the program's runs never continue. A run of another
+      program is never offered to be continued (only replaced), nor one of this program
+      without the checkpoint ``resume_hint`` names (stopped before it saved one).
 
     The returned :class:`RunFolder` goes to :func:`start_run_folder` when the run starts.
 
@@ -1393,19 +1395,26 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
         raise RefusedError(f"{flag} {text!r} holds a damaged {RUN_MARKER} ({damage}), so which "
                            "run is there is unknown; pass --overwrite to replace that run, or "
                            "name a new folder")
+    if marker and marker["program"] != program:  # not this program's run to continue
+        raise RefusedError(f"{flag} {text!r} holds a run of {short_repr(marker['program'])}, "
+                           f"which {program} cannot continue; pass --overwrite to replace it, "
+                           "or name a new folder")
     same = (rerun_resumes or (resume is not None
                               and _inside(os.path.realpath(resume), real)))
-    if not same:
+    unsaved = (resumable and not rerun_resumes and bool(resume_hint)  # a checkpoint of the
+               and _inside(os.path.realpath(resume_hint), real)  # run, not there: stopped
+               and not os.path.lexists(resume_hint))  # before its first
+    if not same:  # (an unsaved run is not started again by itself: its checkpoint may be gone
+        # while its policy is there, which only --overwrite may remove)
         how = ("repeat its command to resume it, " if rerun_resumes
+               else f"it has no checkpoint to continue from ({resume_hint!r} is not there: it "
+                    "stopped before saving one); " if unsaved
                else f"pass --resume {resume_hint or 'with its checkpoint'} to continue it, "
                if resumable else "")
         raise RefusedError(f"{flag} {text!r} holds {held}; {how}pass --overwrite to replace "
                            "it, or name a new folder")
-    if marker is not None and (marker.get("program") != program
-                               or marker.get("settings") != settings):
-        why = (f"it is a run of {marker.get('program', 'an unknown program')}"
-               if marker.get("program") != program
-               else _settings_difference(marker.get("settings"), settings))
+    if marker is not None and marker.get("settings") != settings:
+        why = _settings_difference(marker.get("settings"), settings)
         raise RefusedError(f"{flag} {text!r} holds {held} with different arguments ({why}); "
                            f"repeat its arguments to continue it, pass --overwrite to replace "
                            f"it, or choose another {flag}")

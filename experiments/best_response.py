@@ -231,8 +231,8 @@ def _main(args: argparse.Namespace) -> int:
                 raise ValueError(f"--resume {args.resume!r} is not a checkpoint in --out "
                                  f"{args.out!r}")
         elif args.out is not None:  # the trainer's own run: new or empty, or --overwrite
-            check_run_folder(args.out, "experiments.best_response", {}, resumable=False,
-                             overwrite=args.overwrite)
+            check_run_folder(args.out, "experiments.train_jax", {}, overwrite=args.overwrite,
+                             resume_hint=os.path.join(args.out, "checkpoint.npz"))
         from agents import check_spec
 
         check_spec(args.agent, rules)  # its parameters, and whether it plays this table

@@ -703,7 +703,8 @@ def check_run_dir(config: TrainConfig, out: Path):
     try:
         folder = check_run_folder(out, "experiments.train_ppo", settings, resume=config.resume,
                                   overwrite=config.overwrite, outputs=OUTPUTS,
-                                  resume_hint=str(found[-1]) if found else "",
+                                  resume_hint=str(found[-1] if found
+                                                  else out / "checkpoints" / "last.zip"),
                                   inputs=(config.resume, config.bc_dataset, *paths_in_specs(
                                       [*(o.rpartition("=")[0] for o in config.opponents),
                                        config.bc_teacher or "", *config.bc_opponents])))

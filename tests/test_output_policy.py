@@ -374,7 +374,7 @@ def test_the_folder_policy_does_not_depend_on_a_program(tmp_path):
     with pytest.raises(ValueError, match=r"different arguments \(lr: 0.1 there, 0.2 now; "
                                          r"rules.target: 50 there, 60 now\)"):
         check_run_folder(out, "p", {"lr": 0.2, "rules": {"target": 60}}, resume=inside)
-    with pytest.raises(ValueError, match="it is a run of p"):
+    with pytest.raises(ValueError, match="holds a run of 'p', which q cannot continue"):
         check_run_folder(out, "q", {"lr": 0.1, "rules": {"target": 50}}, rerun_resumes=True)
     with pytest.raises(ValueError, match="is, holds or lies in an input"):
         check_run_folder(out / "sub", "p", {}, inputs=(out,))
@@ -843,3 +843,28 @@ def test_a_stop_after_a_command_has_ended_does_not_change_how_it_ended(tmp_path)
                           text=True, timeout=CHILD_TIMEOUT_S,
                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert done.returncode == 0 and done.stderr == "", (done.returncode, done.stderr)
+
+
+@pytest.mark.parametrize("program", [p for p in FOLDER_PROGRAMS
+                                     if p not in STARTED_BY and p != "experiments.make_dataset"])
+def test_a_refusal_offers_to_continue_only_a_run_this_program_can_continue(program, tmp_path):
+    """train_jax onto a dataset said "pass --resume X/checkpoint.npz to continue it" (a dataset
+    has no checkpoint), make_dataset or the benchmark onto a trainer's run "repeat its
+    arguments to continue it": another program's run is named as such, with --overwrite
+    only; and a run of this program with no checkpoint (stopped before its first) is not
+    offered a --resume of a file that is not there."""
+    needs(program)
+    out, cwd = tmp_path / "run", tmp_path / "cwd"
+    cwd.mkdir()
+    before = start_first_run("experiments.make_dataset", out, cwd)
+    status, err = run(program, [*FOLDER_RUNS[program], "--out", str(out)], cwd)
+    assert_refused(status, err, "holds a run of 'experiments.make_dataset', which "
+                                f"{program} cannot continue", "--overwrite")
+    assert "--resume" not in err and "repeat" not in err and snapshot(out) == before
+    other = tmp_path / "unsaved"
+    start_run_folder(check_run_folder(other, "p", {"lr": 1}))
+    for settings in ({"lr": 1}, {"lr": 2}):
+        with pytest.raises(ValueError, match=r"it has no checkpoint to continue from "
+                                             r"\('.*ck.npz' is not there.*--overwrite") as no:
+            check_run_folder(other, "p", settings, resume_hint=str(other / "ck.npz"))
+        assert "pass --resume" not in str(no.value)
