@@ -1134,6 +1134,9 @@ class RunFolder:
     #: what replacing the run removes: the program's outputs and those of the run it replaces
     #: (``None``: ``outputs``; empty: everything in the folder)
     removes: tuple[str, ...] | None = None
+    #: the run marker the check saw (:func:`_marker_print`; ``None``: none), which must be
+    #: there still when the run starts
+    seen: str | None = None
 
 
 def read_run_marker(folder: str | os.PathLike) -> dict[str, Any] | None:
@@ -1217,6 +1220,35 @@ def _json_kind(value: Any) -> str:
     if value is None or isinstance(value, bool):
         return "literal"
     return "number"
+
+
+def _marker_print(folder: str | os.PathLike) -> str | None:
+    """A fingerprint of the run marker of ``folder`` as it is now (the SHA-256 of its bytes, or
+    what it is where it is no file; ``None``: there is none), for :func:`start_run_folder` to
+    tell whether another run started there since the folder was checked."""
+    import hashlib
+    import stat
+
+    from .core.atomic_files import entry_kind
+
+    path = os.path.join(os.fspath(folder), RUN_MARKER)
+    try:
+        mode = os.lstat(path).st_mode
+        if not stat.S_ISREG(mode):
+            return entry_kind(mode)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        return f"unreadable: {err.strerror}"
+    try:
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return hashlib.sha256(f.read(MAX_MARKER_BYTES + 1)).hexdigest()
+    except OSError as err:
+        return f"unreadable: {err.strerror}"
+    finally:
+        os.close(fd)
 
 
 def _settings_difference(old: Any, new: Any) -> str:
@@ -1372,6 +1404,7 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
     entries = sorted(os.listdir(text)) if os.path.isdir(text) else []
     if not entries:
         return RunFolder(text, program, settings, outputs=tuple(outputs))
+    seen = _marker_print(text)
     marker, damage = _read_marker(text)
     held = f"another run (of {marker['program']})" if marker else "another run"
     foreign = [name for name in entries if name != RUN_MARKER
@@ -1385,7 +1418,7 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
         removes = _replaced_outputs(text, marker, program, tuple(outputs), flag)
         _refuse_removing_the_working_directory(text, real, removes, flag)
         return RunFolder(text, program, settings, replaces=True, outputs=tuple(outputs),
-                         removes=removes)
+                         removes=removes, seen=seen)
     odd, kind = _odd_entry(text, entries, outputs)
     if odd:  # a FIFO blocks the run that reads it, /dev/zero fills memory, a link writes elsewhere
         raise RefusedError(f"{flag} {text!r} holds {odd!r}, which is {kind}, not a regular "
@@ -1418,7 +1451,8 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
         raise RefusedError(f"{flag} {text!r} holds {held} with different arguments ({why}); "
                            f"repeat its arguments to continue it, pass --overwrite to replace "
                            f"it, or choose another {flag}")
-    return RunFolder(text, program, settings, resumes=True, outputs=tuple(outputs))
+    return RunFolder(text, program, settings, resumes=True, outputs=tuple(outputs),
+                     seen=seen)
 
 
 def _marker_outputs(marker: dict[str, Any]) -> tuple[str, ...] | None:
@@ -1524,7 +1558,12 @@ def start_run_folder(folder: RunFolder) -> str:
     (``--overwrite``: the program's outputs and the run marker; other files there stay), make
     the folder, and write its run marker (atomically; a resumed run keeps its own), which lists
     the program's outputs for the run that may one day replace this one. Returns the folder's
-    path."""
+    path.
+
+    The folder is locked first, and its run marker must be the one the check saw: a program
+    that starts its run seconds after the check (train_jax, once JAX has started) found
+    another program's run started and finished there in the meantime, and wrote its own run
+    over it, without --overwrite (:class:`RefusedError` now)."""
     import json
     import shutil
     from datetime import datetime, timezone
@@ -1534,6 +1573,12 @@ def start_run_folder(folder: RunFolder) -> str:
     path = folder.path
     os.makedirs(path, exist_ok=True)
     _lock_run_folder(path)  # before anything there is removed or written
+    if _marker_print(path) != folder.seen:  # another run started there since the check
+        other = read_run_marker(path)
+        who = f" ({short_repr(other['program'])})" if other else ""
+        raise RefusedError(f"another run{who} started in {path!r} after this command checked "
+                           "it; run the command again to check the folder anew, or name "
+                           "another folder")
     if folder.replaces and os.path.isdir(path):
         import fnmatch
 

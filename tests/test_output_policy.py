@@ -868,3 +868,24 @@ def test_a_refusal_offers_to_continue_only_a_run_this_program_can_continue(progr
                                              r"\('.*ck.npz' is not there.*--overwrite") as no:
             check_run_folder(other, "p", settings, resume_hint=str(other / "ck.npz"))
         assert "pass --resume" not in str(no.value)
+
+
+def test_a_run_started_in_the_folder_after_the_check_is_never_written_over(tmp_path):
+    """train_jax checks --out at once but starts its run (locks the folder, writes run.json)
+    only once JAX has started, seconds later: a make_dataset --overwrite (or a tournament)
+    started and finished there in between, and train_jax then wrote its run marker and
+    config.json over the dataset's, without --overwrite; the dataset became 'a run of
+    experiments.train_jax'. The folder must still hold what the check saw."""
+    out = tmp_path / "run"
+    late = check_run_folder(out, "slow", {"lr": 1})  # a new folder
+    start_run_folder(check_run_folder(out, "quick", {}))  # another run, started meanwhile
+    with pytest.raises(ValueError, match=r"another run \('quick'\) started in .* after this "
+                                         r"command checked it"):
+        start_run_folder(late)
+    assert json.loads((out / RUN_MARKER).read_text())["program"] == "quick"
+    late = check_run_folder(out, "slow", {}, overwrite=True)  # replacing the run there...
+    start_run_folder(check_run_folder(out, "other", {}, overwrite=True))  # ...replaced first
+    with pytest.raises(ValueError, match=r"another run \('other'\) started"):
+        start_run_folder(late)
+    assert json.loads((out / RUN_MARKER).read_text())["program"] == "other"
+    start_run_folder(check_run_folder(out, "other", {}, rerun_resumes=True))  # unchanged: fine
