@@ -828,6 +828,7 @@ def test_a_stop_after_a_command_has_ended_does_not_change_how_it_ended(tmp_path)
     script = tmp_path / "late.py"
     script.write_text(textwrap.dedent("""
         import os, signal, time
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # as at a terminal
         from dominoes_env.cli_support import end_program, run_command
 
         class Late:  # a Ctrl-C while the interpreter tears the finished program down
@@ -840,8 +841,7 @@ def test_a_stop_after_a_command_has_ended_does_not_change_how_it_ended(tmp_path)
     """))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
-                          text=True, timeout=CHILD_TIMEOUT_S,
-                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                          text=True, timeout=CHILD_TIMEOUT_S)
     assert done.returncode == 0 and done.stderr == "", (done.returncode, done.stderr)
 
 
