@@ -193,12 +193,12 @@ def play_main(argv: list[str] | None = None) -> int:
                                      "against agents in the terminal (you are seat 0).")
     add_play_arguments(parser)
     args = parser.parse_args(argv)
-    return run_command(lambda: _play(args))
+    return run_command(lambda: _play(args), quiet_stdout=False)  # a game no one sees: ended
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return run_command(lambda: args.func(args))
+    return run_command(lambda: args.func(args), quiet_stdout=args.func is not _play)
 
 
 if __name__ == "__main__":  # python -m dominoes_env.cli: as python -m dominoes_env (it did nothing)

@@ -6,8 +6,9 @@ line on stderr and an exit status, never a traceback:
 - ``Ctrl-C`` (``KeyboardInterrupt``): ``interrupted`` and status 130; SIGTERM and SIGHUP (a
   closed terminal) are raised as :class:`Stopped` where the command is, so what saves work on a
   Ctrl-C saves it on them too: ``stopped by SIGTERM`` (143), ``stopped by SIGHUP`` (129);
-- standard output closed early (``| head``) or full (``> /dev/full``): one line, status 2, and
-  no second complaint when Python flushes its streams on exit;
+- standard output closed early (``| head``) or full (``> /dev/full``): the command does its
+  work to the end (a trainer trains on), then one line, status 2, and no second complaint
+  when Python flushes its streams on exit;
 - :class:`CommandError` (and the exception types a command lists): ``error: <message>``,
   status 2.
 """
@@ -46,6 +47,8 @@ class OneLineParser(argparse.ArgumentParser):
         try:
             stream.write(message)
             stream.flush()
+            if getattr(stream, "failed", False):  # a QuietStream dropped it: said the same way
+                raise stream.error
         except (OSError, ValueError) as err:  # ValueError: a closed stream
             if stream is sys.stdout:
                 silence_stdout()
@@ -328,25 +331,30 @@ def silence_stdout() -> None:
         pass
 
 
-class QuietStderr:
-    """Standard error for the length of a command (:func:`run_command` puts it in
-    ``sys.stderr``): what it is given is written to the stream it wraps until a write or a flush
-    fails (``2>/dev/full``, a pipe whose reader went away), and dropped quietly from then on.
+class QuietStream:
+    """Standard error or standard output for the length of a command (:func:`run_command` puts
+    one in ``sys.stderr`` and ``sys.stdout``): what it is given is written to the stream it
+    wraps until a write or a flush fails (``2>/dev/full``, ``| head -c1``, a pipe whose reader
+    went away), and dropped quietly from then on; ``error`` keeps the first failure.
     Standard error carries progress bars and notes, never the work: a progress bar's failed
     write ended ``train_jax`` after its first evaluation with no checkpoint, a tournament before
-    its first match, and a finished one with status 2 for its last line. Everything else is the
-    wrapped stream's (``isatty``, ``encoding``, ``fileno``...)."""
+    its first match, and a finished one with status 2 for its last line. A trainer's standard
+    output carries its progress lines: ``train_jax ... | head -c1`` stopped the training at its
+    first line with no checkpoint; the runner lets the command end its work and then says, on
+    one line, that the output was lost. Everything else is the wrapped stream's (``isatty``,
+    ``encoding``, ``fileno``...)."""
 
     def __init__(self, stream: Any) -> None:
         self.stream = stream
         self.failed = False
+        self.error: BaseException | None = None
 
     def write(self, text: str) -> int:
         if not self.failed:
             try:
                 return self.stream.write(text)
-            except (OSError, ValueError):  # no room, a broken pipe, a closed file
-                self._give_up()
+            except (OSError, ValueError) as err:  # no room, a broken pipe, a closed file
+                self._give_up(err)
         return len(text)
 
     def writelines(self, lines: Any) -> None:
@@ -357,14 +365,15 @@ class QuietStderr:
         if not self.failed:
             try:
                 self.stream.flush()
-            except (OSError, ValueError):
-                self._give_up()
+            except (OSError, ValueError) as err:
+                self._give_up(err)
 
-    def _give_up(self) -> None:
-        """Drop standard error from now on: its descriptor, where the stream writes to it, goes
+    def _give_up(self, err: BaseException) -> None:
+        """Drop the stream from now on: its descriptor, where the stream writes to it, goes
         to /dev/null, so that what the stream still holds and what libraries write there
         themselves (a final flush at exit) cannot fail again."""
         self.failed = True
+        self.error = err
         try:
             fd = self.stream.fileno()
             devnull = os.open(os.devnull, os.O_WRONLY)
@@ -377,19 +386,28 @@ class QuietStderr:
         return getattr(self.stream, name)
 
 
-def _quiet_stderr() -> Callable[[], None]:
-    """Put a :class:`QuietStderr` in ``sys.stderr`` (unless one is there); returns the
-    function that puts the stream before it back."""
-    before = sys.stderr
-    if before is None or isinstance(before, QuietStderr):
-        return lambda: None
-    quiet = sys.stderr = QuietStderr(before)
+def _quiet(name: str) -> tuple[QuietStream | None, Callable[[], None]]:
+    """Put a :class:`QuietStream` in ``sys.<name>`` (unless one is there); returns it (``None``
+    where none was put) and the function that puts the stream before it back."""
+    before = getattr(sys, name)
+    if before is None or isinstance(before, QuietStream):
+        return None, lambda: None
+    quiet = QuietStream(before)
+    setattr(sys, name, quiet)
 
     def restore() -> None:
-        if sys.stderr is quiet:
-            sys.stderr = before
+        if getattr(sys, name) is quiet:
+            setattr(sys, name, before)
 
-    return restore
+    return quiet, restore
+
+
+def lost_output_message(stream: QuietStream) -> str:
+    """The line for a standard output whose writes failed (``stream.error``)."""
+    err = stream.error
+    if isinstance(err, OSError):
+        return output_error_message(err)
+    return "standard output was closed before the output was written"
 
 
 def print_error(message: str) -> None:
@@ -622,13 +640,20 @@ def signals_held() -> HeldSignals:
     return HeldSignals()
 
 
-def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...] = ()) -> int:
-    """Run ``body()`` (returning an exit status) with the shared handling described above."""
+def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...] = (), *,
+                quiet_stdout: bool = True) -> int:
+    """Run ``body()`` (returning an exit status) with the shared handling described above.
+
+    A failing standard output (closed, full) does not stop the body: its writes are dropped
+    and, once it has ended, one line says the output was lost (status 2). ``quiet_stdout=False``
+    is for a command whose output is all it does (the interactive game): the failed write
+    raises where it happens."""
     from .startup import fill_closed_standard_streams
 
     fill_closed_standard_streams()  # a closed stdin, stdout or stderr: /dev/null
     _tolerant_output()
-    loud = _quiet_stderr()  # a failing stderr: dropped, the work goes on
+    _, loud = _quiet("stderr")  # a failing stderr: dropped, the work goes on
+    out, unquiet = _quiet("stdout") if quiet_stdout else (None, lambda: None)
     restore = _stop_on_signals()
     held = set(_RUN_LOCKS)
     background = _BackgroundFileErrors()
@@ -639,6 +664,9 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
         # "interrupted", status 130, after its last line (restore() puts the handlers back)
         _ignore_signals("SIGINT", "SIGTERM", "SIGHUP")
         sys.stdout.flush()
+        if status == 0 and out is not None and out.failed:  # the work is done, its output lost
+            print_error(lost_output_message(out))
+            return 2
         if status == 0 and background.first is not None:  # the command went on without it
             err = background.first
             print_error(f"{_file_named(err)!r}: {err.strerror or os.strerror(err.errno)}")
@@ -688,6 +716,7 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
         background.restore()
         _release_run_locks(held)
         restore()
+        unquiet()
         loud()
 
 

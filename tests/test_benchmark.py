@@ -464,7 +464,9 @@ def test_a_closed_output_is_one_line_and_status_2_and_the_card_is_kept(tmp_path)
     _, err = proc.communicate(timeout=120)
     lines = err.decode().strip().splitlines()
     assert proc.returncode == 2 and "Traceback" not in err.decode(), err
-    assert lines == ["error: standard output was closed before the output was written"]
+    # the card is finished and named, as always; then the lost output is said
+    assert lines == ["card: run/card.json",
+                     "error: standard output was closed before the output was written"]
     assert json.loads((tmp_path / "run" / "card.json").read_text())["complete"]
 
 

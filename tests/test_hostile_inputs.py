@@ -872,6 +872,34 @@ def test_a_failing_standard_error_is_dropped_and_the_command_goes_on(capsys, mon
     assert isinstance(sys.stderr, Full)  # the stream before it is back
 
 
+def test_a_failing_standard_output_does_not_stop_a_command(capsys, monkeypatch):
+    """``train_jax ... | head -c1``: the first progress line's failed write stopped the training
+    with no checkpoint. A failing stdout is dropped like stderr; the command does its work to
+    the end, then one line says the output was lost (status 2)."""
+    import io
+    import sys
+
+    from dominoes_env.cli_support import run_command
+
+    class Full(io.StringIO):
+        def write(self, text):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    full = Full()
+    monkeypatch.setattr(sys, "stdout", full)
+    done = []
+
+    def body() -> int:
+        print("step 0: progress", flush=True)
+        done.append("trained")
+        print("the result")
+        return 0
+
+    assert run_command(body) == 2 and done == ["trained"]
+    assert capsys.readouterr().err == "error: cannot write the output: No space left on device\n"
+    assert sys.stdout is full  # the stream before it is back
+
+
 @pytest.mark.jax
 def test_a_full_standard_error_does_not_stop_train_jax(tmp_path):
     """``train_jax 2>/dev/full``: the progress bar's failed write ended the training with

@@ -438,6 +438,30 @@ def test_a_file_output_is_written_once_unless_overwrite(program, prefix, flag, r
 
 
 # -- atomic writes: a killed writer's temporary file ---------------------------------------------
+@pytest.mark.parametrize("program", [
+    "experiments.expert_iteration", "experiments.train_ppo",
+    pytest.param("experiments.train_jax", marks=pytest.mark.jax)])
+def test_a_closed_standard_output_does_not_stop_a_trainer(program, tmp_path):
+    """``train_jax ... | head -c1`` stopped the training at its first progress line with no
+    checkpoint (the same command then offered a --resume of a file that was not there);
+    ``expert_iteration`` stopped after its demonstrations, ``train_ppo`` after its first line.
+    The run goes on to its end; then one line says the output was lost (status 2)."""
+    needs(program)
+    read, write = os.pipe()
+    os.close(read)  # nobody reads the output: the first write fails with EPIPE
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    more = ["--batch-size", "8"] if program == "experiments.expert_iteration" else []  # it trains
+    proc = subprocess.run([sys.executable, "-m", program, *FOLDER_RUNS[program], *more,
+                           "--out", "run"],
+                          cwd=tmp_path, env=env, stdout=write, stderr=subprocess.PIPE,
+                          text=True, timeout=CHILD_TIMEOUT_S)
+    os.close(write)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert lines[-1] == "error: standard output was closed before the output was written"
+    assert (tmp_path / "run" / "policy.npz").is_file(), sorted(os.listdir(tmp_path / "run"))
+
+
 def test_a_writer_killed_mid_write_leaves_no_temporary_file_behind(tmp_path):
     """SIGKILL while a checkpoint is rewritten leaves its temporary file (nothing can remove
     it then); the next write of the same file removes it, and a live writer's is kept."""
