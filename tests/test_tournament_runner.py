@@ -159,6 +159,21 @@ def test_damaged_results_file_is_refused(tmp_path):
         run_tournament(config, tmp_path, progress=False)
 
 
+def test_matches_of_another_seed_are_refused_naming_the_line(tmp_path):
+    """``cp ts0/matches.jsonl ts1/`` (the same tournament with --seed 0 and --seed 1): the
+    resumed run reported seed 0's matches as seed 1's in silence; each line's match seed is
+    checked against the schedule's."""
+    seed0 = TournamentConfig(["random", "greedy"], FAST, matches=2, seed=0)
+    seed1 = TournamentConfig(["random", "greedy"], FAST, matches=2, seed=1)
+    run_tournament(seed0, tmp_path / "ts0", progress=False)
+    run_tournament(seed1, tmp_path / "ts1", progress=False)
+    (tmp_path / "ts1" / MATCHES_FILE).write_bytes((tmp_path / "ts0" / MATCHES_FILE).read_bytes())
+    with pytest.raises(TournamentDirError, match=r"matches.jsonl:1 is not a match record of this "
+                       r"tournament \(its match seed \d+ is not this tournament's \d+ for that "
+                       r"match: it is a match of another run"):
+        run_tournament(seed1, tmp_path / "ts1", progress=False)
+
+
 def test_a_second_different_line_of_a_match_is_refused_and_a_repeated_one_is_read_once(tmp_path):
     """A run writes each match once: a second line of a match that says something else was
     passed over in silence (the first was kept); the same line twice is one match."""

@@ -454,6 +454,13 @@ def _line_problem(rec: Any, jobs: dict[str, MatchJob], num_sides: int) -> str | 
         return f"match {short_repr(rec['key'])} is not in this tournament's schedule"
     if rec["seats"] != list(job.seats):
         return "its seats differ from the schedule's"
+    if "seed" not in rec:
+        return "missing seed"
+    if type(rec["seed"]) is not int or rec["seed"] != job.seed:
+        # a line of another run (another --seed) keeps its own deals: it was reported as
+        # this run's match in silence
+        return (f"its match seed {short_repr(rec['seed'])} is not this tournament's "
+                f"{job.seed} for that match: it is a match of another run (another --seed?)")
     scores, winner = rec["scores"], rec["winner"]
     if (not isinstance(scores, list) or len(scores) != num_sides
             or any(type(x) is not int for x in scores)):
