@@ -26,13 +26,17 @@ Conventions (Pgx's, where the game leaves a choice):
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pgx
 from pgx._src.struct import dataclass
 
 from dominoes_env.core import HandState, RuleConfig
 from dominoes_env.core import rules as rules_module
+from dominoes_env.core.validation import as_int, short_repr
 from dominoes_env.obs import DEFAULT_VERSION, observation_spec
 from dominoes_env.options import split_options
 
@@ -151,6 +155,13 @@ class Env(pgx.Env):
         return Deal(jnp.asarray(order + list(boneyard), I32), jnp.asarray(hand.leader, I32))
 
     # -- init / step / observe ---------------------------------------------------------------
+    def init(self, key: jax.Array) -> State:
+        """The first state of a match (or hand episode), its first hand dealt from ``key``: one
+        PRNG key (``jax.random.PRNGKey(seed)`` or ``jax.random.key(seed)``; under ``jax.vmap``
+        one per game). Anything else is a ``TypeError`` before anything is traced."""
+        _check_key(key, "init")
+        return super().init(key)
+
     def _init(self, key: jax.Array) -> State:
         return self.init_deal(self.game.random_deal(key))
 
@@ -175,13 +186,16 @@ class Env(pgx.Env):
 
     def step(self, state: State, action: jax.Array, key: jax.Array | None = None) -> State:
         """Play ``action`` for ``state.current_player`` (then the forced draws and passes).
-        ``key`` deals the next hand of a match; it may be ``None`` with ``episode="hand"``."""
+        ``key`` deals the next hand of a match; it may be ``None`` with ``episode="hand"``.
+        ``action`` is one integer code and ``key`` one PRNG key (as :meth:`init`'s): anything
+        else is a ``TypeError`` while tracing (a float action was truncated to a code)."""
         if key is None:
             if self._deal_next:
                 raise ValueError("step needs a key with episode='match': new hands are dealt "
                                  "from it")
             deal = Deal(jnp.arange(self.tables.T, dtype=I32), jnp.int32(0))  # never used
         else:
+            _check_key(key, "step")
             deal = self.game.random_deal(key)
         return self.step_deal(state, action, deal)
 
@@ -206,6 +220,7 @@ class Env(pgx.Env):
         step's ``rewards`` and ``terminated``), at about half the cost: the step and the reset
         draw their deal from the same two keys as Pgx's wrapper, but only the deal that is used
         is drawn, and the observation and legal mask are computed once."""
+        _check_key(key, "step_autoreset")
         key1, key2 = rng.split(key)  # jax.random.split(key), fused (see .rng)
         ended = state.terminated | state.truncated
         state = _select(ended, state.replace(terminated=jnp.bool_(False),
@@ -235,6 +250,7 @@ class Env(pgx.Env):
         """Play ``action`` (clipped into range) and score it: ``(game, seat, illegal)``, the next
         hand not dealt yet."""
         tb, game = self.tables, self.game
+        _check_action(action)
         action = jnp.asarray(action, I32)
         in_range = (action >= 0) & (action < tb.num_actions)
         code = jnp.clip(action, 0, tb.num_actions - 1)
@@ -264,9 +280,13 @@ class Env(pgx.Env):
 
     def observe(self, state: State, player_id: jax.Array | None = None) -> jax.Array:
         """``player_id``'s observation (the current player's by default): the float32 vector of
-        :mod:`dominoes_env.obs` (of this env's ``obs_version``), bit for bit."""
+        :mod:`dominoes_env.obs` (of this env's ``obs_version``), bit for bit. A seat given as a
+        Python or numpy int is checked (``ValueError`` for a seat the game does not have); a
+        traced one cannot be."""
         if player_id is None:
             player_id = state.current_player
+        elif isinstance(player_id, int | np.integer):  # a value known outside jit: checked
+            as_int("player_id", player_id, 0, self.tables.n - 1)
         obs = _observe_game(self.game, state._x, player_id, self.obs_version)
         return jax.lax.stop_gradient(obs)
 
@@ -310,6 +330,59 @@ class Env(pgx.Env):
         r = jnp.float32(self.options.illegal_reward)
         lose = side == pick(side, offender)
         return jnp.where(lose, r, -r / (self.tables.S - 1)).astype(jnp.float32)
+
+
+def _describe(value) -> str:
+    """What an error line says ``value`` is: an array's shape and dtype, else its type and a
+    short repr."""
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    if shape is not None and dtype is not None:
+        return f"an array of shape {tuple(shape)} and dtype {dtype}"
+    return f"{short_repr(value)} ({type(value).__name__})"
+
+
+@functools.cache
+def _raw_key_shape() -> tuple[int, ...]:
+    """The shape of a raw key of JAX's default generator (``(2,)`` for Threefry)."""
+    return tuple(jax.eval_shape(jax.random.PRNGKey, 0).shape)
+
+
+def _check_key(key, method: str) -> None:
+    """``TypeError`` naming ``key`` unless it is one PRNG key: a typed key of shape ``()`` or
+    a raw ``uint32`` key of the default generator's shape. Only the static shape and dtype are
+    read (a tracer's too), so the check costs nothing in a compiled step; ``None`` or an int
+    ended in "'NoneType' object has no attribute 'dtype'" from inside the deal."""
+    shape, dtype = getattr(key, "shape", None), getattr(key, "dtype", None)
+    batch = False
+    if shape is not None and dtype is not None:
+        shape, raw = tuple(shape), _raw_key_shape()
+        if jnp.issubdtype(dtype, jax.dtypes.prng_key):
+            if shape == ():
+                return
+            batch = True
+        elif dtype == jnp.uint32:
+            if shape == raw:
+                return
+            batch = len(shape) > len(raw) and shape[-len(raw):] == raw
+    hint = " (a batch of keys: jax.vmap the env's methods)" if batch else ""
+    raise TypeError(f"{method}'s key must be one PRNG key (jax.random.PRNGKey(seed) or "
+                    f"jax.random.key(seed)); got {_describe(key)}{hint}")
+
+
+def _check_action(action) -> None:
+    """``TypeError`` unless ``action`` is an integer action code (a Python int or an integer
+    array of shape ``()``; static shape and dtype only, as :func:`_check_key`): a float was
+    truncated to a code without a word."""
+    if isinstance(action, int) and not isinstance(action, bool):
+        return
+    shape, dtype = getattr(action, "shape", None), getattr(action, "dtype", None)
+    if (shape is not None and tuple(shape) == () and dtype is not None
+            and jnp.issubdtype(dtype, jnp.integer)):
+        return
+    batch = shape and dtype is not None and jnp.issubdtype(dtype, jnp.integer)
+    hint = " (a batch of actions: jax.vmap the env's methods)" if batch else ""
+    raise TypeError(f"action must be one integer action code (a Python int or an integer array "
+                    f"of shape ()); got {_describe(action)}{hint}")
 
 
 def _materialize(state, never: jax.Array | None = None):

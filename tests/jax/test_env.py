@@ -254,6 +254,63 @@ def test_illegal_action_ends_the_game_and_penalises_the_offender():
     assert bool(out_of_range.terminated)
 
 
+KEY_ERROR = r"key must be one PRNG key \(jax.random.PRNGKey\(seed\) or jax.random.key\(seed\)\)"
+
+
+@pytest.mark.parametrize("key, shown", [
+    (None, "got None [(]NoneType[)]$"),  # was AttributeError "'NoneType' object has no ..."
+    (0, "got 0 [(]int[)]$"),
+    (np.zeros(3, np.uint32), r"got an array of shape \(3,\) and dtype uint32$"),
+    (np.zeros(2, np.float32), r"got an array of shape \(2,\) and dtype float32$"),
+    (np.zeros((4, 2), np.uint32), r"shape \(4, 2\) and dtype uint32 \(a batch of keys: jax.vmap"),
+])  # fmt: skip
+def test_a_key_that_is_no_key_is_a_type_error_naming_it(key, shown):
+    env = make(num_players=2)
+    with pytest.raises(TypeError, match=f"^init's {KEY_ERROR}; .*{shown}"):
+        env.init(key)
+    with pytest.raises(TypeError, match=f"^init's {KEY_ERROR}; got "):
+        jax.jit(env.init)(key)  # raised while tracing, from the static shape and dtype
+    state = env.init(jax.random.PRNGKey(0))
+    if key is not None:  # None is step's "no key" (refused with episode='match')
+        with pytest.raises(TypeError, match=f"^step's {KEY_ERROR}; .*{shown}"):
+            env.step(state, int(np.flatnonzero(state.legal_action_mask)[0]), key)
+    with pytest.raises(TypeError, match=f"^step_autoreset's {KEY_ERROR}; .*{shown}"):
+        env.step_autoreset(state, 0, key)
+
+
+def test_both_kinds_of_key_deal_the_same_games_under_vmap():
+    env = make(num_players=2)
+    raw = jax.random.split(jax.random.PRNGKey(5), 3)
+    typed = jax.random.split(jax.random.key(5), 3)
+    a, b = jax.vmap(env.init)(raw), jax.vmap(env.init)(typed)
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+@pytest.mark.parametrize("action, shown", [
+    (1.5, r"got 1.5 \(float\)$"),  # was truncated to code 1 without a word
+    (True, r"got True \(bool\)$"),
+    (np.float32(4), r"got np.float32\(4.0\) \(float32\)$|shape \(\) and dtype float32$"),
+    (np.zeros(3, np.int32), r"shape \(3,\) and dtype int32 \(a batch of actions: jax.vmap"),
+])  # fmt: skip
+def test_an_action_that_is_no_action_code_is_a_type_error(action, shown):
+    env = make(num_players=2)
+    state = env.init(jax.random.PRNGKey(0))
+    with pytest.raises(TypeError, match=f"^action must be one integer action code .*; .*{shown}"):
+        env.step(state, action, jax.random.PRNGKey(1))
+    legal = np.int64(np.flatnonzero(state.legal_action_mask)[0])
+    assert not bool(env.step(state, legal, jax.random.PRNGKey(1)).terminated)
+
+
+def test_observe_refuses_a_seat_the_game_does_not_have():
+    env = make(num_players=2)
+    state = env.init(jax.random.PRNGKey(0))
+    for seat in (2, 5, -1):  # returned a vector for a seat that does not exist
+        with pytest.raises(ValueError, match=rf"player_id={seat} is out of range; allowed: 0..1"):
+            env.observe(state, seat)
+    assert env.observe(state, np.int64(1)).shape == (env.obs_size,)
+
+
 def test_greedy_tie_rank_is_agents_greedy():
     for m in (6, 9, 12):
         env = make(max_pip=m, num_players=2)
