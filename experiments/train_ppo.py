@@ -354,6 +354,7 @@ def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float, held
             if steps >= self.next_snapshot:
                 path = out / "pool" / f"snapshot_{steps:09d}.npz"
                 export_policy(self.model, path, {"rules": rules.to_dict(), "steps": steps})
+                record_pool_snapshot(path)  # a resume trains against this file only
                 sizes = vec_env.env_method("add_snapshot", str(path))
                 self.logger.record("selfplay/pool_size", sizes[0])
                 self.next_snapshot += config.snapshot_every
@@ -561,6 +562,81 @@ class RunDirError(ValueError):
     (one-line reason)."""
 
 
+#: the file in ``pool/`` that keeps the sha256 of each snapshot the run wrote, by file name
+POOL_DIGESTS = "digests.json"
+
+
+def file_sha256(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_pool_digests(pool: Path) -> dict[str, str] | None:
+    """The snapshots' digests the run recorded (``None``: a run of a version that kept none);
+    :class:`RunDirError` naming the file if it is damaged."""
+    path = pool / POOL_DIGESTS
+    if not os.path.lexists(path):
+        return None
+    try:
+        digests = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as err:
+        digests = err
+    if (not isinstance(digests, dict)
+            or not all(isinstance(v, str) for v in digests.values())):
+        raise RunDirError(f"{str(path)!r}, the record of the run's pool snapshots, is damaged; "
+                          "remove the pool's snapshots with it (the run trains on without them) "
+                          "or use --overwrite")
+    return digests
+
+
+def record_pool_snapshot(path: Path) -> None:
+    """Add the sha256 of the snapshot just written at ``path`` to its pool's record."""
+    pool = path.parent
+    try:
+        digests = read_pool_digests(pool) or {}
+    except RunDirError:
+        digests = {}
+    digests[path.name] = file_sha256(path)
+    with atomic_write(pool / POOL_DIGESTS) as f:
+        f.write(json.dumps(digests, indent=1, sort_keys=True))
+
+
+def check_pool(out: Path) -> None:
+    """A resumed run trains against the snapshots in ``pool/``: each must be one the run wrote,
+    unchanged (a snapshot replaced by another network, or one put there, was trained against in
+    silence), and readable (a damaged one ended the run with status 1, "it was not written")."""
+    pool = out / "pool"
+    if not pool.is_dir():
+        return
+    digests = read_pool_digests(pool)
+    for path in sorted(pool.glob("*.npz")):
+        way_on = ("remove it (the run trains on without it), put the run's own back, or use "
+                  "--overwrite")
+        if digests is not None:
+            if path.name not in digests:
+                raise RunDirError(f"{str(path)!r} is no snapshot this run wrote (its pool's "
+                                  f"{POOL_DIGESTS} does not list it); {way_on}")
+            try:
+                same = file_sha256(path) == digests[path.name]
+            except OSError as err:
+                raise RunDirError(f"{str(path)!r}, a pool snapshot of this run, cannot be read "
+                                  f"({err.strerror or err}); {way_on}") from None
+            if not same:
+                raise RunDirError(f"{str(path)!r}, a pool snapshot of this run, changed since "
+                                  f"the run wrote it (its sha256 differs); {way_on}")
+            continue
+        try:  # a run that kept no digests: each snapshot at least a policy
+            PPOAgent(str(path))
+        except (OSError, ValueError) as err:
+            raise RunDirError(f"{str(path)!r} is a damaged pool snapshot of this run "
+                              f"({' '.join(str(err).split())[:200]}); {way_on}") from None
+
+
 def checkpoints_of(out: Path) -> list[Path]:
     """The checkpoints a run has written (``checkpoints/*.zip``)."""
     return sorted((out / "checkpoints").glob("*.zip"))
@@ -710,6 +786,8 @@ def check_run_dir(config: TrainConfig, out: Path):
                                        config.bc_teacher or "", *config.bc_opponents])))
     except RefusedError as err:
         raise RunDirError(str(err)) from None
+    if config.resume is not None and folder.resumes:
+        check_pool(out)
     return folder
 
 

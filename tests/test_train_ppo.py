@@ -98,6 +98,48 @@ def test_tiny_training_run_end_to_end_then_resume(tmp_path, capsys):
     assert sorted(p.name for p in (out / "checkpoints").iterdir()) == sorted(names)
 
 
+POOLED = dict(n_envs=1, vec_env="dummy", n_steps=16, batch_size=16, n_epochs=1, net="8",
+              eval_every=10**6, eval_matches=2, checkpoint_every=10**6, target_score=50)
+
+
+def test_a_resume_trains_only_against_the_pool_snapshots_the_run_wrote(tmp_path, capsys):
+    """A damaged ``pool/snapshot_*.npz`` ended a resume with status 1 and "policy file ...: not
+    a policy .npz file; it was not written"; a snapshot replaced by another network, or one
+    put there, was trained against in silence. The run records each snapshot's sha256 and a
+    resume refuses (status 2, before anything is written) a changed or unknown one."""
+    out = tmp_path / "run"
+    train(TrainConfig(out=str(out), total_steps=32, **POOLED))
+    (snapshot,) = sorted((out / "pool").glob("*.npz"))
+    own = snapshot.read_bytes()
+    last = str(out / "checkpoints" / "last.zip")
+    argv = ["--out", str(out), "--resume", last, "--total-steps", "64", "--n-envs", "1",
+            "--vec-env", "dummy", "--n-steps", "16", "--batch-size", "16", "--n-epochs", "1",
+            "--net", "8", "--eval-every", "1000000", "--eval-matches", "2",
+            "--checkpoint-every", "1000000", "--target-score", "50"]
+    extra = out / "pool" / "snapshot_000000099.npz"
+    for damage, words in [
+        (lambda: snapshot.write_bytes(b"x" * 100), "changed since the run wrote it"),
+        (lambda: random_policy_npz(snapshot, RuleConfig(target_score=50), hidden=(8,)),
+         "changed since the run wrote it"),
+        (lambda: extra.write_bytes(own), "is no snapshot this run wrote"),
+    ]:
+        damage()
+        before = (out / "config.json").read_text()
+        assert main(argv) == 2
+        (line,) = error_lines(capsys.readouterr().err)
+        assert words in line and "pool" in line and "remove it" in line, line
+        assert (out / "config.json").read_text() == before
+        snapshot.write_bytes(own)
+        extra.unlink(missing_ok=True)
+    (out / "pool" / "digests.json").unlink()  # a run that kept no digests: readable ones only
+    snapshot.write_bytes(b"x" * 100)
+    assert main(argv) == 2
+    (line,) = error_lines(capsys.readouterr().err)
+    assert "is a damaged pool snapshot of this run" in line, line
+    snapshot.write_bytes(own)
+    assert main(argv) == 0
+
+
 def test_partnership_training_plays_the_partner_with_the_learner(tmp_path):
     env = PoolEnv(TrainConfig(out=str(tmp_path), players=4, **TINY), rank=0)
     assert env.learner == "side" and len(env.pools) == 2
