@@ -994,6 +994,28 @@ def is_stdout_error(err: OSError) -> bool:
     return False
 
 
+#: the most characters of a path an error line quotes (an 8,000-character --html path made one
+#: error line of 8,383 characters)
+QUOTE_LIMIT = 200
+
+
+def shown_path(path: str | os.PathLike) -> str:
+    r"""``path`` as a program's result line shows it: as it is where every character prints, else
+    quoted with Python's escapes (``--out $'esc\x1b[31mRED\nx'`` was shown raw: the terminal
+    turned red and the line split in two).
+
+    >>> shown_path("runs/a b"), shown_path("esc\x1b[31m\nx")
+    ('runs/a b', "'esc\\x1b[31m\\nx'")
+    """
+    text = os.fsdecode(path)
+    return text if text.isprintable() else repr(text)
+
+
+def quoted_path(path: str | os.PathLike) -> str:
+    """``path`` as an error line quotes it: ``repr``, cut to :data:`QUOTE_LIMIT` characters."""
+    return short_repr(os.fsdecode(path), QUOTE_LIMIT)
+
+
 def check_output_file(path: str | os.PathLike, flag: str, *, overwrite: bool = False,
                       inputs: tuple[str | os.PathLike, ...] = ()) -> None:
     """The output policy for a file a command writes, checked before it starts: never one of
@@ -1630,3 +1652,61 @@ def start_run_folder(folder: RunFolder) -> str:
     with atomic_write(os.path.join(path, RUN_MARKER)) as f:
         f.write(json.dumps(marker, indent=2, sort_keys=True, default=str) + "\n")
     return path
+
+
+def keep_numeric_rows(path: str | os.PathLike) -> str | None:
+    """Keep in the CSV log ``path`` (a trainer's ``eval.csv``, appended to as a run goes on)
+    its header and the rows of numbers under it, one per column; returns the warning line to
+    print where rows were dropped (``None``: the file is sound, or not there). A resume appended
+    its rows after lines of garbage (a line cut by a kill mid-append, text put there), and the
+    file stayed mixed; such lines are dropped and the file written again from its good rows."""
+    import csv
+
+    from .core.atomic_files import atomic_write
+
+    if not os.path.isfile(path) or os.path.islink(path):
+        return None
+    with open(path, "rb") as f:
+        raw = f.read()
+    lines = raw.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+
+    def fields(line: bytes) -> list[str] | None:
+        try:
+            return next(csv.reader([line.decode("utf-8").rstrip("\r")]))
+        except (UnicodeDecodeError, csv.Error, StopIteration):
+            return None
+
+    header = fields(lines[0]) if lines else None
+    if not header or not all(name.isidentifier() for name in header):  # steps, wall_s...
+        bad, good = [1], []
+    else:
+        bad, good = [], [lines[0]]
+        for number, line in enumerate(lines[1:], 2):
+            row = fields(line)
+            cut = number == len(lines) and not raw.endswith(b"\n")
+            if cut or row is None or len(row) != len(header) or not all(map(_is_number, row)):
+                bad.append(number)
+            else:
+                good.append(line)
+    if not bad:
+        return None
+    rows = max(0, len(good) - 1)
+    if good:
+        with atomic_write(path, "wb") as f:
+            f.write(b"".join(line + b"\n" for line in good))
+    else:  # no header: the next row starts the file again, with its header
+        os.remove(path)
+    more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
+    what = "its header" if bad[0] == 1 else f"line {bad[0]}{more}"
+    return (f"warning: {shown_path(path)}: {what} held no row of this run's numbers; written "
+            f"again from its {rows} good row{'s' if rows != 1 else ''}")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

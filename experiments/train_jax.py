@@ -51,6 +51,7 @@ from dominoes_env.cli_support import (
     config_parser,
     end_program,
     jax_in_32_bits,
+    keep_numeric_rows,
     nothing_to_train,
     print_error,
     run_command,
@@ -777,6 +778,9 @@ def train(config: Config, command: str = "") -> Path:
     elif config.init:
         runner = checkpoints.warm_start(config.init, runner, config)
     start_run_folder(folder)
+    note = keep_numeric_rows(out / "eval.csv")  # a resumed log: its rows after no garbage
+    if note:
+        print(note, file=sys.stderr)
     settings = dataclasses.asdict(config)
     write_json(out / "config.json", settings)
     tb = TensorBoard(out / "tb")

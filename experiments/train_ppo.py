@@ -63,6 +63,7 @@ from dominoes_env.cli_support import (
     config_field,
     config_parser,
     end_program,
+    keep_numeric_rows,
     nothing_to_train,
     paths_in_specs,
     print_error,
@@ -875,6 +876,9 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
     folder = check_run_dir(config, out)  # every refusal comes before anything is written
     demonstrations = bc_dataset_demonstrations(config)
     start_run_folder(folder)
+    note = keep_numeric_rows(out / "eval.csv")  # a resumed log: its rows after no garbage
+    if note:
+        print(note, file=sys.stderr)
     (out / "pool").mkdir(parents=True, exist_ok=True)
     with atomic_write(out / "config.json") as f:
         f.write(json.dumps(dataclasses.asdict(config), indent=2))

@@ -900,6 +900,29 @@ def test_a_failing_standard_output_does_not_stop_a_command(capsys, monkeypatch):
     assert sys.stdout is full  # the stream before it is back
 
 
+@pytest.mark.parametrize("content, kept, words", [
+    (b"steps,win\n0,0.5\n8,0.25\n", 2, None),
+    (b"steps,win\n0,0.5\ngarbage\n8,0.25\n", 2, "line 3 held no row"),
+    (b"steps,win\n0,0.5\n\xff\n8,0.2", 1, "line 3 and 1 more held no row"),
+    (b"steps,win\n0,0.5\n1,2,3\n", 1, "line 3 held no row"),
+    (b"{\n0,0.5\n", 0, "its header held no row"),
+])
+def test_a_trainers_eval_log_keeps_only_its_rows_of_numbers(tmp_path, content, kept, words):
+    """``train_jax`` / ``train_ppo --resume`` appended their rows after garbage lines put in
+    ``eval.csv`` (or a line cut by a kill): the file is written again from its good rows, with
+    one warning line naming it."""
+    from dominoes_env.cli_support import keep_numeric_rows
+
+    path = tmp_path / "eval.csv"
+    path.write_bytes(content)
+    note = keep_numeric_rows(path)
+    if words is None:
+        assert note is None and path.read_bytes() == content
+        return
+    assert note.startswith(f"warning: {path}: {words}") and f"its {kept} good row" in note
+    assert (len(path.read_bytes().splitlines()) == kept + 1 if kept else not path.exists())
+
+
 @pytest.mark.jax
 def test_a_full_standard_error_does_not_stop_train_jax(tmp_path):
     """``train_jax 2>/dev/full``: the progress bar's failed write ended the training with

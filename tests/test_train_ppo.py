@@ -137,7 +137,14 @@ def test_a_resume_trains_only_against_the_pool_snapshots_the_run_wrote(tmp_path,
     (line,) = error_lines(capsys.readouterr().err)
     assert "is a damaged pool snapshot of this run" in line, line
     snapshot.write_bytes(own)
+    # garbage appended to eval.csv: the resume's rows went after it, the log left mixed
+    with open(out / "eval.csv", "ab") as f:
+        f.write(b"garbage\n\xff\n1,2")
     assert main(argv) == 0
+    assert ("eval.csv: line 4 and 2 more held no row of this run's numbers; written again from "
+            "its 2 good rows") in capsys.readouterr().err
+    rows = list(csv.reader(open(out / "eval.csv")))
+    assert len(rows) == 4 and all(float(x) == float(x) for row in rows[1:] for x in row)
 
 
 def test_partnership_training_plays_the_partner_with_the_learner(tmp_path):
