@@ -30,6 +30,7 @@ from .cli_support import (
     print_error,
     run_command,
     seed_value,
+    shown_path,
 )
 from .core.errors import RecordError
 from .core.records import check_record_name, replay_record, write_record
@@ -87,7 +88,7 @@ def _replay(args: argparse.Namespace) -> int:
         print(json.dumps(result))
     for what, path in (("viewer", args.html), ("record", args.extract)):
         if path:
-            print(f"{what}: {path}", file=sys.stderr)
+            print(f"{what}: {shown_path(path)}", file=sys.stderr)
     return 0
 
 

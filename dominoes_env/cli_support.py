@@ -413,6 +413,8 @@ def lost_output_message(stream: QuietStream) -> str:
 def print_error(message: str) -> None:
     """``error: <message>`` on stderr, on one line."""
     text = " ".join(str(message).split()) or "unknown error"
+    if not text.isprintable():  # a name's escape sequence would reach the terminal as is
+        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
     try:
         print(f"error: {text}", file=sys.stderr, flush=True)
     except (OSError, ValueError):  # pragma: no cover - stderr closed too

@@ -45,6 +45,7 @@ from dominoes_env.cli_support import (
     end_program,
     is_stdout_error,
     run_command,
+    shown_path,
     start_run_folder,
     stop_note,
 )
@@ -158,7 +159,7 @@ def _main(args) -> int:
     print_card(run.card)
     if plot and any(c["status"] == "ok" for t in run.card["tables"] for c in t["cells"]):
         plot_card(run.card, run.out / PICTURE_FILE)
-    print(f"card: {run.out / CARD_FILE}", file=sys.stderr)
+    print(f"card: {shown_path(run.out / CARD_FILE)}", file=sys.stderr)
     return 0
 
 

@@ -31,6 +31,7 @@ from dominoes_env.cli_support import (
     paths_in_specs,
     run_command,
     seed_value,
+    shown_path,
     start_run_folder,
     stop_note,
 )
@@ -103,7 +104,7 @@ def _play(config: TournamentConfig, specs: list[str], args, folder) -> int:
     summary = write_outputs(run)
     print_summary(summary)
     seconds = time.perf_counter() - start
-    print(f"demo finished in {seconds:.1f} s; results in {run.out}", file=sys.stderr)
+    print(f"demo finished in {seconds:.1f} s; results in {shown_path(run.out)}", file=sys.stderr)
     return 0
 
 

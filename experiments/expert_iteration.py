@@ -57,6 +57,7 @@ from dominoes_env.cli_support import (
     quiet_teardown,
     run_command,
     seed_value,
+    shown_path,
     start_run_folder,
     stop_status,
 )
@@ -323,7 +324,7 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
             policy_path = str(here / "policy.npz")
             export(actor, policy_path, rules, args, teacher, init, stats, command)
             now["policy"] = policy_path
-            print(f"[iteration {it + 1}] policy: {policy_path} (held-out accuracy "
+            print(f"[iteration {it + 1}] policy: {shown_path(policy_path)} (held-out accuracy "
                   f"{stats['heldout_accuracy']:.3f} on {stats['heldout']:,} decisions)",
                   flush=True)
             if args.eval_matches:

@@ -32,6 +32,7 @@ from dominoes_env.cli_support import (
     paths_in_specs,
     run_command,
     seed_value,
+    shown_path,
     start_run_folder,
     stop_note,
 )
@@ -127,7 +128,7 @@ def _main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     except (ValueError, TypeError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    print(f"{info['matches']} matches, {info['decisions']:,} decisions in {args.out}")
+    print(f"{info['matches']} matches, {info['decisions']:,} decisions in {shown_path(args.out)}")
     return 0
 
 

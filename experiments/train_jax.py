@@ -55,6 +55,7 @@ from dominoes_env.cli_support import (
     nothing_to_train,
     print_error,
     run_command,
+    shown_path,
     signals_held,
     start_run_folder,
     stop_status,
@@ -891,7 +892,7 @@ def train(config: Config, command: str = "") -> Path:
             tb.close()
     write_json(out / "policy.json", meta)
     print(f"trained {steps:,} steps in {wall():.0f} s{' (interrupted)' if interrupted else ''}; "
-          f"policy: {out / 'policy.npz'}")
+          f"policy: {shown_path(out / 'policy.npz')}")
     if signalled is not None:  # the run is saved and exported; the command still ends stopped
         raise Interrupted(out, signalled, None)
     if config.ship:
@@ -950,12 +951,12 @@ def ship(out: Path, config: Config, matches: int = 1000) -> bool:
            if target.is_file() else -1.0)
     print(f"vs greedy over {matches} matches: new {new:.3f}, shipped {old:.3f}")
     if new <= old:
-        print(f"not shipped: {target} is at least as strong")
+        print(f"not shipped: {shown_path(target)} is at least as strong")
         return False
     for source, dest in ((out / "policy.json", target.with_suffix(".json")),
                          (out / "policy.npz", target)):
         atomic_copy(source, dest)
-    print(f"shipped: {target}")
+    print(f"shipped: {shown_path(target)}")
     return True
 
 

@@ -69,6 +69,7 @@ from dominoes_env.cli_support import (
     print_error,
     quiet_teardown,
     run_command,
+    shown_path,
     signals_held,
     start_run_folder,
     stop_status,
@@ -951,12 +952,12 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_copy(out / "policy.npz", target)
         atomic_copy(out / "policy.json", target.with_suffix(".json"))
-        print(f"shipped: {target}")
+        print(f"shipped: {shown_path(target)}")
     past = (f" (--total-steps {config.total_steps:,} rounded up to whole updates of "
             f"{config.n_steps * config.n_envs:,})" if model.num_timesteps > config.total_steps
             else "")
     print(f"trained {model.num_timesteps:,} steps{past} in {wall:.0f} s; policy: "
-          f"{out / 'policy.npz'}")
+          f"{shown_path(out / 'policy.npz')}")
     return out / "policy.npz"
 
 

@@ -42,6 +42,7 @@ from dominoes_env.cli_support import (
     end_program,
     print_error,
     run_command,
+    shown_path,
     signals_held,
     start_run_folder,
     stop_status,
@@ -435,7 +436,8 @@ def train(cfg: RllibConfig) -> Path:
         algo.stop()
     if stop is not None:
         raise TrainingStopped(out, stop, done)
-    print(f"exported the shared policy to {policy} (play it with the agent spec ppo:{policy})")
+    print(f"exported the shared policy to {shown_path(policy)} (play it with the agent spec "
+          f"ppo:{shown_path(policy)})")
     if cfg.eval_matches:
         res = evaluate(policy, cfg)
         print(f"evaluation: won {res['win_rate']:.1%} of {res['matches']} matches against "

@@ -900,6 +900,15 @@ def test_a_failing_standard_output_does_not_stop_a_command(capsys, monkeypatch):
     assert sys.stdout is full  # the stream before it is back
 
 
+def test_an_error_line_escapes_what_does_not_print(capsys):
+    """A stop note or a message holding a path with an escape sequence sent it to the terminal
+    raw; the one error line shows it with Python's escapes."""
+    from dominoes_env.cli_support import print_error
+
+    print_error("finished matches are saved in esc\x1b[31mRED\nx")
+    assert capsys.readouterr().err == "error: finished matches are saved in esc\\x1b[31mRED x\n"
+
+
 @pytest.mark.parametrize("content, kept, words", [
     (b"steps,win\n0,0.5\n8,0.25\n", 2, None),
     (b"steps,win\n0,0.5\ngarbage\n8,0.25\n", 2, "line 3 held no row"),

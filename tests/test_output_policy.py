@@ -462,6 +462,25 @@ def test_a_closed_standard_output_does_not_stop_a_trainer(program, tmp_path):
     assert (tmp_path / "run" / "policy.npz").is_file(), sorted(os.listdir(tmp_path / "run"))
 
 
+@pytest.mark.parametrize("program, argv, says", [
+    ("experiments.tournament", FOLDER_RUNS["experiments.tournament"], "results: "),
+    ("experiments.make_dataset", FOLDER_RUNS["experiments.make_dataset"], "decisions in "),
+])
+def test_a_path_with_control_characters_is_shown_escaped(program, argv, says, tmp_path):
+    """``--out $'esc\\x1b[31mRED\\nx'``: the last line printed the escape and the newline raw
+    (the terminal turned red, the line split in two); a path that does not print is shown with
+    Python's escapes, as error lines show it."""
+    name = "esc\x1b[31mRED\nx"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", program, *argv, "--out", name], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "\x1b" not in proc.stdout + proc.stderr
+    (line,) = [x for x in (proc.stdout + proc.stderr).splitlines() if says in x]
+    assert line.endswith(f"{says}{name!r}"), line
+    assert (tmp_path / name).is_dir()
+
+
 def test_a_writer_killed_mid_write_leaves_no_temporary_file_behind(tmp_path):
     """SIGKILL while a checkpoint is rewritten leaves its temporary file (nothing can remove
     it then); the next write of the same file removes it, and a live writer's is kept."""
