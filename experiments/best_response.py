@@ -189,8 +189,9 @@ def build_parser() -> OneLineParser:
     p.add_argument("--overwrite", action="store_true",
                    help="replace the run that --out holds (its files are removed)")
     p.add_argument("--resume", default=None, metavar="CHECKPOINT",
-                   help="continue the trainer's run in --out from this checkpoint (the one a "
-                        "stopped run names), with the same other flags")
+                   help="continue the trainer's run in --out (default: the checkpoint's run "
+                        "folder) from this checkpoint (the one a stopped run names), with the "
+                        "same other flags")
     return p
 
 
@@ -223,9 +224,11 @@ def _main(args: argparse.Namespace) -> int:
 
             check_obs_version(args.obs_version)
         if args.resume is not None:  # the trainer checks its run, settings and checkpoint
-            if args.out is None or args.overwrite:
+            if args.overwrite:
                 raise ValueError("--resume continues the run in --out: give --out, and not "
                                  "--overwrite")
+            if args.out is None:  # the run the checkpoint is in: a stopped run without --out
+                args.out = run_of_checkpoint(args.resume)  # says to add --resume only
             if not os.path.realpath(args.resume).startswith(
                     os.path.realpath(args.out).rstrip(os.sep) + os.sep):
                 raise ValueError(f"--resume {args.resume!r} is not a checkpoint in --out "
@@ -266,6 +269,17 @@ def _main(args: argparse.Namespace) -> int:
     print(json.dumps({"agent": args.agent, "steps": steps, "trainer": trainer,
                       "policy": str(out / "policy.npz"), **res}))
     return 0
+
+
+def run_of_checkpoint(checkpoint: str) -> str:
+    """The run folder of a trainer's checkpoint: ``X`` for ``X/checkpoint.npz`` (train_jax)
+    and for ``X/checkpoints/last.zip`` (train_ppo). A run stopped without ``--out`` (in a
+    temporary folder) said "continue with --resume X/checkpoint.npz", and ``--resume`` alone
+    was refused for want of ``--out``."""
+    folder = os.path.dirname(checkpoint) or "."
+    if os.path.basename(os.path.normpath(folder)) == "checkpoints":
+        folder = os.path.dirname(os.path.normpath(folder)) or "."
+    return folder
 
 
 def trained_steps(out: Path, asked: int) -> int:

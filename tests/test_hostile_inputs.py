@@ -1200,10 +1200,15 @@ def test_best_response_continues_the_run_its_stop_line_names(tmp_path, monkeypat
     flags = seen["flags"]
     assert flags[flags.index("--resume") + 1] == str(out / "checkpoint.npz")
     assert flags[flags.index("--out") + 1] == str(out) and "--overwrite" not in flags
-    for extra, fragment in [([], "give --out"), (["--out", str(tmp_path / "other")],
-                                                   "is not a checkpoint in --out")]:
-        assert program.main([*base, *extra, "--resume", str(out / "checkpoint.npz")]) == 2
-        assert fragment in capsys.readouterr().err
+    # a run stopped without --out named only its checkpoint: --resume alone continues it
+    # (it was refused: "give --out", the stop line's way on was not the whole way)
+    assert program.main([*base, "--resume", str(out / "checkpoint.npz")]) == 143
+    flags = seen["flags"]
+    assert flags[flags.index("--out") + 1] == str(out)
+    assert program.run_of_checkpoint("r/checkpoints/last.zip") == "r"  # train_ppo's
+    assert program.main([*base, "--out", str(tmp_path / "other"), "--resume",
+                         str(out / "checkpoint.npz")]) == 2
+    assert "is not a checkpoint in --out" in capsys.readouterr().err
 
 
 # -- JAX_PLATFORMS naming a backend that is not here ---------------------------------------------
