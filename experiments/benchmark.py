@@ -132,6 +132,13 @@ def _main(args) -> int:
             out, PROGRAM, bench.to_dict(), overwrite=config.overwrite, outputs=OUTPUT_NAMES,
             resume=os.path.join(out, CONFIG_FILE) if config.resume else None,
             resume_hint="(with the same arguments)")
+        kept = [n for n in OUTPUT_NAMES[1:] if os.path.lexists(os.path.join(out, n))]
+        if config.resume and kept and not os.path.lexists(os.path.join(out, CONFIG_FILE)):
+            # was "pass --resume to continue it", to a command that had passed it
+            raise ValueError(f"{out} holds a benchmark card ({', '.join(kept)}) but no "
+                             f"{CONFIG_FILE}: its arguments are unknown, so it cannot be "
+                             f"resumed; put {CONFIG_FILE} back, start afresh there with "
+                             "--overwrite, or use another --out")
     except (ValueError, TypeError, ImportError) as err:
         raise CommandError(str(err)) from None
     plot = config.plot

@@ -454,6 +454,20 @@ def test_ctrl_c_in_the_command_keeps_the_card_and_resume_finishes_it(tmp_path):
     assert json.loads((tmp_path / "run" / "card.json").read_text())["complete"]
 
 
+def test_a_card_without_its_benchmark_json_is_not_told_to_pass_resume_again(tmp_path, capsys):
+    """``rm tm4/benchmark.json; benchmark ... --out tm4 --resume`` answered "pass --resume to
+    continue it": --resume was passed. The line says what is missing and the ways on."""
+    argv = ["greedy", "--panel", "random", "--tables", "2p", "--matches", "2",
+            "--target-score", "30", "--no-plot", "--no-progress", "--out", str(tmp_path / "c")]
+    assert benchmark.main(argv) == 0
+    (tmp_path / "c" / "benchmark.json").unlink()
+    capsys.readouterr()
+    assert benchmark.main([*argv, "--resume"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "but no benchmark.json: its arguments are unknown" in line, line
+    assert "pass --resume" not in line
+
+
 def test_a_closed_output_is_one_line_and_status_2_and_the_card_is_kept(tmp_path):
     read, write = os.pipe()
     os.close(read)  # nobody reads the output: printing the table fails with EPIPE
