@@ -1636,15 +1636,26 @@ def start_run_folder(folder: RunFolder) -> str:
         import fnmatch
 
         removes = folder.outputs if folder.removes is None else folder.removes
-        for name in os.listdir(path):
+        # the marker last: a removal that fails leaves the old run named as such, for
+        # --overwrite to clear once it can
+        for name in sorted(os.listdir(path), key=lambda name: name == RUN_MARKER):
             if removes and name != RUN_MARKER and not any(
                     fnmatch.fnmatchcase(name, pattern) for pattern in removes):
                 continue  # the user's own file beside the run (notes.txt): not the run's
             entry = os.path.join(path, name)
-            if os.path.isdir(entry) and not os.path.islink(entry):
-                shutil.rmtree(entry)
-            else:
-                os.unlink(entry)
+            try:
+                if os.path.isdir(entry) and not os.path.islink(entry):
+                    shutil.rmtree(entry)
+                else:
+                    os.unlink(entry)
+            except OSError as err:  # read-only, immutable: it was said to be a write of the
+                # new run's, "matches already finished there are kept", with none played
+                where = os.fsdecode(err.filename) if err.filename is not None else entry
+                raise RefusedError(
+                    f"--overwrite cannot remove the run in {quoted_path(path)} "
+                    f"({quoted_path(where)}: {err.strerror or err}); part of it may be "
+                    "removed already and nothing of this run was written: make it removable "
+                    "and run the command again, or use another folder") from None
     os.makedirs(path, exist_ok=True)
     if folder.resumes and read_run_marker(path) is not None:
         return path

@@ -481,6 +481,36 @@ def test_a_path_with_control_characters_is_shown_escaped(program, argv, says, tm
     assert (tmp_path / name).is_dir()
 
 
+def test_a_run_that_overwrite_cannot_remove_is_named_as_such(tmp_path, monkeypatch):
+    """``make_dataset --overwrite`` onto a tournament whose summary.json was immutable: the
+    tournament's records were removed, then "cannot write the results ...; matches already
+    finished there are kept", as if its own write had failed with matches played. The line
+    says the old run could not be removed; the old run's marker is removed last, and stays."""
+    import errno
+
+    from dominoes_env.cli_support import RefusedError
+
+    out = tmp_path / "run"
+    start_run_folder(check_run_folder(out, "experiments.tournament", {"x": 1},
+                                      outputs=("summary.json", "records")))
+    (out / "records").mkdir()
+    (out / "summary.json").write_text("{}")
+    folder = check_run_folder(out, "experiments.make_dataset", {}, overwrite=True,
+                              outputs=("dataset.json",))
+    unlink = os.unlink
+
+    def immutable(path, *args, **kwargs):
+        if str(path).endswith("summary.json"):
+            raise PermissionError(errno.EPERM, "Operation not permitted", str(path))
+        return unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", immutable)
+    with pytest.raises(RefusedError, match=r"--overwrite cannot remove the run in .*summary\.json"
+                       r".*Operation not permitted.*nothing of this run was written"):
+        start_run_folder(folder)
+    assert json.loads((out / RUN_MARKER).read_text())["program"] == "experiments.tournament"
+
+
 def test_a_writer_killed_mid_write_leaves_no_temporary_file_behind(tmp_path):
     """SIGKILL while a checkpoint is rewritten leaves its temporary file (nothing can remove
     it then); the next write of the same file removes it, and a live writer's is kept."""
