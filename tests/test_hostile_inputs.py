@@ -28,7 +28,7 @@ def test_overwrite_never_empties_a_folder_whose_run_json_is_no_runs(tmp_path, ma
     (out / "run.json").write_text(marker)
     (out / "notes.txt").write_text("precious")
     for overwrite in (False, True):
-        with pytest.raises(ValueError, match=r"holds files that are not a run's \('notes.txt'\)"):
+        with pytest.raises(ValueError, match=r"holds files that are not a run's \('notes.txt'[);]"):
             check_run_folder(out, "experiments.tournament", {}, overwrite=overwrite,
                              outputs=("matches.jsonl",), rerun_resumes=True)
     assert (out / "notes.txt").read_text() == "precious"
