@@ -1045,31 +1045,35 @@ def check_output_file(path: str | os.PathLike, flag: str, *, overwrite: bool = F
         real = os.path.realpath(text)
         reals = [os.path.realpath(source) for source in inputs]
     except OSError as err:  # a relative path, and the working directory was removed
-        raise CommandError(f"{flag} {text!r}: {err.strerror or err}{_cwd_gone(text)}") from None
+        raise CommandError(f"{flag} {quoted_path(text)}: {err.strerror or err}"
+                           f"{_cwd_gone(text)}") from None
     for source_real in reals:
         if real == source_real or real.startswith(source_real.rstrip(os.sep) + os.sep):
-            raise CommandError(f"{flag} {text!r} is an input of this command; write elsewhere")
+            raise CommandError(f"{flag} {quoted_path(text)} is an input of this command; "
+                               "write elsewhere")
     if os.path.islink(text):
-        raise CommandError(f"{flag} {text!r} is a symbolic link; name the file itself")
+        raise CommandError(f"{flag} {quoted_path(text)} is a symbolic link; name the file "
+                           "itself")
     if os.path.isdir(text):
-        raise CommandError(f"{flag} {text!r} is a directory; name a file")
+        raise CommandError(f"{flag} {quoted_path(text)} is a directory; name a file")
     if os.path.lexists(text):
         if not os.path.isfile(text):
-            raise CommandError(f"{flag} {text!r} exists and is not a regular file")
+            raise CommandError(f"{flag} {quoted_path(text)} exists and is not a regular file")
         if not overwrite:
-            raise CommandError(f"{flag} {text!r} exists; pass --overwrite to replace it, or name "
-                               "a new file")
+            raise CommandError(f"{flag} {quoted_path(text)} exists; pass --overwrite to replace "
+                               "it, or name a new file")
     folder = os.path.dirname(os.path.abspath(text))
     if not os.path.isdir(folder):
         why = "is not a directory" if os.path.exists(folder) else "does not exist"
-        raise CommandError(f"{flag} {text!r}: the folder {folder!r} {why}")
+        raise CommandError(f"{flag} {quoted_path(text)}: the folder {quoted_path(folder)} "
+                           f"{why}")  # each cut: an 8,000-character path made a line of 8,383
     name = os.path.basename(os.path.abspath(text)).encode("utf-8", "surrogateescape")
     try:  # found now, not after a match played by hand that then cannot be saved
         most = os.pathconf(folder, "PC_NAME_MAX")
     except (OSError, ValueError):  # pragma: no cover - a system that does not say
         most = 255
     if len(name) > most:
-        raise CommandError(f"{flag} {short_repr(text)}: its name is {len(name)} bytes; this "
+        raise CommandError(f"{flag} {quoted_path(text)}: its name is {len(name)} bytes; this "
                            f"file system allows {most}")
 
 

@@ -900,6 +900,15 @@ def test_a_failing_standard_output_does_not_stop_a_command(capsys, monkeypatch):
     assert sys.stdout is full  # the stream before it is back
 
 
+def test_an_over_long_output_path_is_cut_in_its_error_line(tmp_path):
+    """``replay --html (42 folders of 100 characters)/x.html`` said so in one error line of
+    8,383 characters, the path uncut twice; each quote is cut to 200 characters."""
+    path = os.path.join(str(tmp_path), *(["d" * 100] * 42), "x.html")
+    with pytest.raises(CommandError, match="does not exist") as err:
+        check_output_file(path, "--html")
+    assert len(str(err.value)) < 500, len(str(err.value))
+
+
 def test_an_error_line_escapes_what_does_not_print(capsys):
     """A stop note or a message holding a path with an escape sequence sent it to the terminal
     raw; the one error line shows it with Python's escapes."""
