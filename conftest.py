@@ -21,6 +21,11 @@ import pytest
 os.environ.setdefault("JAX_NUM_CPU_DEVICES", "2")
 
 _ROOT = Path(__file__).resolve().parent
+# the JAX session's compiled programs are kept in a cache of this checkout's own, shared by both
+# workers and by the programs the tests start (most of that session is compiling, and several
+# tests compile the same program): never the user's cache (~/.cache/straight-dominoes/jax),
+# which train_jax's setup_jax points a process at otherwise
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(_ROOT / ".pytest_cache" / "jax"))
 #: the folders whose every file runs JAX: the JAX twin itself and its tests
 _JAX_FOLDERS = (_ROOT / "dominoes_env" / "jax", _ROOT / "tests" / "jax")
 

@@ -196,7 +196,7 @@ def _run(args) -> int:
     runners, compile_s = {}, {}
     for loop, b in runs:
         print(f"compiling {loop} batch {b} ...", file=sys.stderr, flush=True)
-        step, _, reload = loop.partition(" (reloaded)")
+        step, reload, _ = loop.partition(" (reloaded)")
         compile_s[loop, b], runners[loop, b] = bench_jax(env, b, args.steps, args.seconds,
                                                          loop=step, reload=bool(reload))
     aec, jx = [], {run: [] for run in runs}

@@ -12,20 +12,31 @@ from experiments import bench_jax
 
 def test_a_reloaded_rollout_computes_what_the_fresh_one_does():
     env = make(num_players=2)
-    states = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.PRNGKey(0), 3))
-    for loop in bench_jax.LOOPS:
-        fresh = bench_jax.build_rollout(env, 3, 4, loop).lower(
-            states, jax.random.PRNGKey(0)).compile()
-        again = bench_jax.reloaded(fresh)
-        a, b = fresh(states, jax.random.PRNGKey(5)), again(states, jax.random.PRNGKey(5))
-        assert all(np.array_equal(x, y) for x, y in
-                   zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True)), loop
+    states = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.PRNGKey(0), 2))
+    fresh = bench_jax.build_rollout(env, 2, 2).lower(states, jax.random.PRNGKey(0)).compile()
+    again = bench_jax.reloaded(fresh)
+    a, b = fresh(states, jax.random.PRNGKey(5)), again(states, jax.random.PRNGKey(5))
+    assert all(np.array_equal(x, y) for x, y in
+               zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True))
 
 
-def test_reloaded_adds_a_row_per_step_timed_in_the_same_rounds(capsys):
+def test_reloaded_adds_a_row_per_step_timed_in_the_same_rounds(monkeypatch, capsys):
+    # the rows, not the timing (compiling four rollouts took two minutes of the suite)
+    import dominoes_env.throughput
+
+    asked = []
+
+    def timed(env, batch, steps, seconds, loop, reload):
+        asked.append((loop, reload))
+        return (0.5, 0.5), lambda: (2.0, 1.0)
+
+    monkeypatch.setattr(bench_jax, "bench_jax", timed)
+    monkeypatch.setattr(dominoes_env.throughput, "run_aec", lambda make_env, seconds: 1.0)
     assert bench_jax.main(["--batches", "1", "--steps", "1", "--seconds", "0.01",
                            "--repeats", "1", "--reloaded"]) == 0
     rows = [line.split(",")[0] for line in capsys.readouterr().out.splitlines()
             if line.startswith("JAX ")]
     assert rows == ["JAX step_autoreset", "JAX pgx auto_reset",
                     "JAX step_autoreset (reloaded)", "JAX pgx auto_reset (reloaded)"]
+    assert asked == [("step_autoreset", False), ("pgx auto_reset", False),
+                     ("step_autoreset", True), ("pgx auto_reset", True)]
