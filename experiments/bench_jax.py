@@ -29,6 +29,7 @@ steps; compile under 30 s.
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import sys
 import time
@@ -92,9 +93,28 @@ def build_rollout(env, batch: int, steps: int, loop: str = LOOPS[0]):
     return jax.jit(rollout)
 
 
+@contextlib.contextmanager
+def compilation_cache_off():
+    """JAX's persistent compilation cache off inside the block (as it was after it)."""
+    import jax
+    from jax.experimental.compilation_cache import compilation_cache
+
+    was = jax.config.jax_enable_compilation_cache
+    jax.config.update("jax_enable_compilation_cache", False)
+    compilation_cache.reset_cache()  # JAX decides once whether it uses the cache: ask again
+    try:
+        yield
+    finally:
+        jax.config.update("jax_enable_compilation_cache", was)
+        compilation_cache.reset_cache()
+
+
 def reloaded(compiled):
     """``compiled`` serialized and loaded back: the executable a run reading it from JAX's
-    persistent compilation cache gets."""
+    persistent compilation cache gets. ``compiled`` must not come from that cache (compile
+    it under :func:`compilation_cache_off`): jax 0.10.2 cannot serialize again an executable
+    it read from the cache ("NOT_FOUND: Function ... not found", or, with two CPU devices, an
+    executable that computes other numbers)."""
     import jax
     from jax.experimental.serialize_executable import deserialize_and_load, serialize
 
@@ -113,10 +133,9 @@ def bench_jax(env, batch: int, steps: int, seconds: float, seed: int = 0,
     states = init(jax.random.split(jax.random.PRNGKey(seed), batch))
     rollout = build_rollout(env, batch, steps, loop)
     t0, c0 = time.perf_counter(), time.process_time()
-    compiled = rollout.lower(states, jax.random.PRNGKey(0)).compile()
+    lowered = rollout.lower(states, jax.random.PRNGKey(0))
+    compiled = reloaded(lowered.compile()) if reload else lowered.compile()
     compile_s = (time.perf_counter() - t0, time.process_time() - c0)
-    if reload:
-        compiled = reloaded(compiled)
     jax.block_until_ready(compiled(states, jax.random.PRNGKey(1)))  # warm up
     box = {"states": states, "i": 2}
 
@@ -165,7 +184,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.steps > MAX_STEPS or args.repeats > MAX_REPEATS or args.seconds > MAX_SECONDS:
         parser.error(f"--steps must be at most {MAX_STEPS:,}, --repeats at most {MAX_REPEATS} "
                      f"and --seconds at most {MAX_SECONDS:g}")
-    return run_command(lambda: _run(args), errors=(ImportError,))
+    def command() -> int:
+        if not args.reloaded:
+            return _run(args)
+        with compilation_cache_off():  # every step compiled here, so that it can be reloaded
+            return _run(args)
+
+    return run_command(command, errors=(ImportError,))
 
 
 def check_batches_fit(env, batches: list[int]) -> None:

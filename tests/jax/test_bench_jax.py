@@ -13,7 +13,11 @@ from experiments import bench_jax
 def test_a_reloaded_rollout_computes_what_the_fresh_one_does():
     env = make(num_players=2)
     states = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.PRNGKey(0), 2))
-    fresh = bench_jax.build_rollout(env, 2, 2).lower(states, jax.random.PRNGKey(0)).compile()
+    lowered = bench_jax.build_rollout(env, 2, 2).lower(states, jax.random.PRNGKey(0))
+    # (the test session's compilation cache holds the program after a first run, and an
+    # executable read from it cannot be serialized again: bench_jax --reloaded turns it off)
+    with bench_jax.compilation_cache_off():
+        fresh = lowered.compile()
     again = bench_jax.reloaded(fresh)
     a, b = fresh(states, jax.random.PRNGKey(5)), again(states, jax.random.PRNGKey(5))
     assert all(np.array_equal(x, y) for x, y in
