@@ -294,6 +294,18 @@ PROGRAM_NEEDS = {"experiments.train_ppo": "sb3_contrib", "experiments.train_rlli
                  "experiments.expert_iteration": "jax"}
 
 
+def skip_unless_installed(module: str) -> None:
+    """Skip the test unless ``module`` is installed, without importing it
+    (``pytest.importorskip`` imports it: JAX started that way in a worker of the session
+    without JAX, and every fork there after it risked a deadlock)."""
+    import importlib.util
+
+    import pytest
+
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"needs {module} (its extra is not installed)")
+
+
 def main_module(program: str) -> str:
     """The module whose ``main(argv)`` runs ``python -m program``."""
     return MAIN_MODULE.get(program, program)

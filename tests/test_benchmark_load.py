@@ -10,7 +10,7 @@ import pytest
 
 from dominoes_env import throughput
 
-from .helpers import PROGRAM_NEEDS, discover_programs
+from .helpers import PROGRAM_NEEDS, discover_programs, skip_unless_installed
 
 #: each benchmark at its smallest size (bench_training runs in tests/jax/test_train_jax.py)
 TINY = {"experiments.bench_engine": ["--seconds", "0.01", "--repeats", "1"],
@@ -29,10 +29,12 @@ def test_every_benchmark_program_is_covered():
     assert benches == {*TINY, "experiments.bench_training"}
 
 
-@pytest.mark.parametrize("program", sorted(TINY))
+@pytest.mark.parametrize("program", [  # each runs here: the JAX ones in the JAX session
+    pytest.param(p, marks=[pytest.mark.jax] if PROGRAM_NEEDS.get(p) == "jax" else [])
+    for p in sorted(TINY)])
 def test_a_benchmark_prints_the_load_average_first_and_last(program, capsys):
     if program in PROGRAM_NEEDS:
-        pytest.importorskip(PROGRAM_NEEDS[program])
+        skip_unless_installed(PROGRAM_NEEDS[program])
     if program == "experiments.bench_engine":
         pytest.importorskip("rich")
     status = importlib.import_module(program).main(TINY[program])

@@ -42,7 +42,13 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import PROGRAM_NEEDS, discover_programs, main_module, program_parsers
+from .helpers import (
+    PROGRAM_NEEDS,
+    discover_programs,
+    main_module,
+    program_parsers,
+    skip_unless_installed,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 HUGE = str(10**20)
@@ -431,7 +437,7 @@ def marks(case: Case) -> list:
 def test_every_flag_refuses_every_bad_value(case: Case, files, tmp_path):
     program = program_of(case)
     if program in PROGRAM_NEEDS:
-        pytest.importorskip(PROGRAM_NEEDS[program])
+        skip_unless_installed(PROGRAM_NEEDS[program])
     if PROGRAM_NEEDS.get(program) == "jax":
         prepare_jax()
     assert case.kind is not None, (

@@ -11,7 +11,7 @@ import pytest
 
 from agents.ppo import shipped_policy_path
 
-from .helpers import PROGRAM_NEEDS, discover_programs, main_module
+from .helpers import PROGRAM_NEEDS, discover_programs, main_module, skip_unless_installed
 
 #: the module whose ``main`` each ``python -m`` program runs, found on the file system
 COMMANDS = [main_module(program) for program in discover_programs()]
@@ -24,7 +24,7 @@ class _Captured(Exception):
 def _parsers(module_name: str, monkeypatch) -> list[argparse.ArgumentParser]:
     """The parser a command's ``main`` builds (caught at ``parse_args``), with its subcommands."""
     if module_name in PROGRAM_NEEDS:
-        pytest.importorskip(PROGRAM_NEEDS[module_name])
+        skip_unless_installed(PROGRAM_NEEDS[module_name])
     module = importlib.import_module(module_name)
     seen: list[argparse.ArgumentParser] = []
 
@@ -59,7 +59,7 @@ def test_every_flag_has_a_help_text(module_name, monkeypatch):
 def test_an_unknown_flag_is_one_error_line_and_status_2(module_name, capsys):
     """Seven commands printed their whole usage (up to 33 lines) before this test."""
     if module_name in PROGRAM_NEEDS:
-        pytest.importorskip(PROGRAM_NEEDS[module_name])
+        skip_unless_installed(PROGRAM_NEEDS[module_name])
     module = importlib.import_module(module_name)
     argv = ["--no-such-flag"] if module_name != "dominoes_env.cli" else ["play", "--no-such-flag"]
     with pytest.raises(SystemExit) as exit_info:
@@ -91,7 +91,7 @@ def test_a_bad_value_is_one_error_line_before_any_work(module_name, argv, says, 
     """Before this test these ended in a traceback (an unknown spec, 0 positions or matches, a
     negative time) or ran forever (a time of nan or inf seconds)."""
     if module_name in PROGRAM_NEEDS:
-        pytest.importorskip(PROGRAM_NEEDS[module_name])
+        skip_unless_installed(PROGRAM_NEEDS[module_name])
     module = importlib.import_module(module_name)
     with pytest.raises(SystemExit) as exit_info:
         module.main(argv)
@@ -105,7 +105,7 @@ def test_help_to_a_full_device_is_one_error_line_and_status_2(module_name, capsy
     """argparse drops a failed write: ``--help > /dev/full`` printed nothing and ended with
     status 0, as if the help had been shown."""
     if module_name in PROGRAM_NEEDS:
-        pytest.importorskip(PROGRAM_NEEDS[module_name])
+        skip_unless_installed(PROGRAM_NEEDS[module_name])
     module = importlib.import_module(module_name)
     with open("/dev/full", "w") as full:
         monkeypatch.setattr("sys.stdout", full)
