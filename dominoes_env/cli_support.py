@@ -28,6 +28,7 @@ from typing import Any
 
 from .core.atomic_files import NO_ROOM_ERRNOS
 from .core.validation import as_float, as_int, as_seed, float_text, int_text, short_repr
+from .startup import LoaderAround
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -853,21 +854,15 @@ def jax_setting_problem(err: ValueError) -> str | None:
     return f"JAX cannot start: {message} (check the JAX settings in the environment: {shown})"
 
 
-class _StartJaxLoader(importlib.abc.Loader):
+class _StartJaxLoader(LoaderAround):
     """``jax``'s own loader, whose ``ValueError`` from a bad ``JAX_*`` setting is raised as a
     :class:`CommandError` (:func:`jax_setting_problem`)."""
 
     def __init__(self, loader, finder) -> None:
-        self.loader, self.finder = loader, finder
+        super().__init__(loader)
+        self.finder = finder
 
-    def create_module(self, spec):
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module) -> None:
-        # the module sees its own loader while it runs and afterwards
-        module.__loader__ = self.loader
-        if module.__spec__ is not None:
-            module.__spec__.loader = self.loader
+    def run(self, module) -> None:
         try:
             self.loader.exec_module(module)
         except ValueError as err:
@@ -876,9 +871,6 @@ class _StartJaxLoader(importlib.abc.Loader):
                 raise
             raise CommandError(problem) from None
         self.finder.remove()
-
-    def __getattr__(self, name):
-        return getattr(self.loader, name)
 
 
 class _CheckJaxStart(importlib.abc.MetaPathFinder):

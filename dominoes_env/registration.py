@@ -32,6 +32,8 @@ import importlib.abc
 import sys
 import warnings
 
+from .startup import LoaderAround
+
 AEC_ID = "dominoes/straight_dominoes-v1"
 GYM_ID = "dominoes/StraightDominoes-v1"
 AEC_ID_V0 = "dominoes/straight_dominoes-v0"
@@ -112,25 +114,16 @@ def register_envs() -> None:
 _REGISTER = {"gymnasium": register_gymnasium, "pettingzoo": register_pettingzoo}
 
 
-class _Loader(importlib.abc.Loader):
+class _Loader(LoaderAround):
     """The library's own loader, then our registration once its module has run."""
 
     def __init__(self, loader, register):
-        self.loader, self.register = loader, register
+        super().__init__(loader)
+        self.register = register
 
-    def create_module(self, spec):
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module) -> None:
-        # the module sees its own loader while it runs and afterwards
-        module.__loader__ = self.loader
-        if module.__spec__ is not None:
-            module.__spec__.loader = self.loader
+    def run(self, module) -> None:
         self.loader.exec_module(module)
         self.register()
-
-    def __getattr__(self, name):
-        return getattr(self.loader, name)
 
 
 class _RegisterOnImport(importlib.abc.MetaPathFinder):

@@ -13,6 +13,7 @@ not swallowed there.
 
 from __future__ import annotations
 
+import importlib.abc
 import sys
 from typing import Any
 
@@ -268,3 +269,28 @@ def refuse_a_removed_working_directory() -> None:
 def started_by_python_m() -> bool:
     """Whether this import happens while ``python -m`` looks for the module it runs."""
     return sys.argv[:1] == ["-m"]
+
+
+class LoaderAround(importlib.abc.Loader):
+    """A module's own loader, wrapped by an import hook so that :meth:`run` is around the
+    module's execution (by default it only executes it). The module sees its own loader, while
+    it runs and afterwards; everything else is asked of that loader."""
+
+    def __init__(self, loader) -> None:
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        module.__loader__ = self.loader
+        if module.__spec__ is not None:
+            module.__spec__.loader = self.loader
+        self.run(module)
+
+    def run(self, module) -> None:
+        """Execute ``module`` (a subclass adds what comes before or after)."""
+        self.loader.exec_module(module)
+
+    def __getattr__(self, name):
+        return getattr(self.loader, name)
