@@ -28,7 +28,7 @@ from typing import Any
 
 from .core.atomic_files import NO_ROOM_ERRNOS
 from .core.validation import as_float, as_int, as_seed, float_text, int_text, short_repr
-from .startup import LoaderAround
+from .startup import LoaderAround, spec_found_by_others
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -895,13 +895,7 @@ class _CheckJaxStart(importlib.abc.MetaPathFinder):
                                "XLA_FLAGS or correct it)")
         if fullname != "jax":
             return None
-        spec = None
-        for finder in sys.meta_path:  # whoever would find it without us
-            find = getattr(finder, "find_spec", None)
-            if finder is not self and find is not None:
-                spec = find(fullname, path, target)
-                if spec is not None:
-                    break
+        spec = spec_found_by_others(self, fullname, path, target)
         if spec is None or spec.loader is None:
             return None
         spec.loader = _StartJaxLoader(spec.loader, self)

@@ -32,7 +32,7 @@ import importlib.abc
 import sys
 import warnings
 
-from .startup import LoaderAround
+from .startup import LoaderAround, spec_found_by_others
 
 AEC_ID = "dominoes/straight_dominoes-v1"
 GYM_ID = "dominoes/StraightDominoes-v1"
@@ -134,13 +134,7 @@ class _RegisterOnImport(importlib.abc.MetaPathFinder):
         register = _REGISTER.get(fullname)
         if register is None or fullname in sys.modules:
             return None
-        spec = None
-        for finder in sys.meta_path:  # whoever would find it without us
-            find = getattr(finder, "find_spec", None)
-            if finder is not self and find is not None:
-                spec = find(fullname, path, target)
-                if spec is not None:
-                    break
+        spec = spec_found_by_others(self, fullname, path, target)
         if spec is None or spec.loader is None:
             return None
         _REGISTER.pop(fullname)

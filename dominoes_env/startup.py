@@ -294,3 +294,15 @@ class LoaderAround(importlib.abc.Loader):
 
     def __getattr__(self, name):
         return getattr(self.loader, name)
+
+
+def spec_found_by_others(hook, fullname, path, target=None):
+    """The module spec the import finders other than ``hook`` find for ``fullname`` (what
+    Python would import without the hook), or None."""
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        if finder is not hook and find is not None:
+            spec = find(fullname, path, target)
+            if spec is not None:
+                return spec
+    return None
