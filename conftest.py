@@ -12,6 +12,7 @@ never imports, the JAX modules and their test files.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,19 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     if config.getoption("markexpr") == "not jax" and _is_jax_path(collection_path):
         return True
     return None
+
+
+@pytest.fixture(autouse=True)
+def _jax_stays_out_of_the_forking_session(request: pytest.FixtureRequest):
+    """In the session without JAX, the test that first imports JAX into its worker fails, naming
+    itself: every later fork in that worker would risk a deadlock (a test that needs JAX in
+    its own process carries the ``jax`` mark; one that only checks JAX is installed uses
+    ``tests.helpers.skip_unless_installed``, which imports nothing)."""
+    guard = request.config.getoption("markexpr") == "not jax" and "jax" not in sys.modules
+    yield
+    if guard and "jax" in sys.modules:
+        pytest.fail("this test imported JAX into a worker of the session without JAX: mark it "
+                    "jax (conftest.py)", pytrace=False)
 
 
 @pytest.fixture

@@ -38,6 +38,7 @@ from .helpers import (
     discover_programs,
     main_module,
     program_parsers,
+    skip_unless_installed,
 )
 
 pytestmark = pytest.mark.timeout(180)
@@ -110,10 +111,18 @@ OUTPUTS = output_flags()
 KNOWN: dict[tuple[str, str], str] = {}
 
 
+def in_process(programs, test: str = "") -> list:
+    """pytest params of ``programs`` whose ``main`` runs in the test's own process: a program
+    that imports JAX runs in the JAX session only (conftest.py: no fork in a process where JAX
+    has started, and the other session forks)."""
+    return [pytest.param(p, marks=[
+        *([pytest.mark.xfail(strict=True, reason=KNOWN[p, test])] if (p, test) in KNOWN else []),
+        *([pytest.mark.jax] if PROGRAM_NEEDS.get(p) == "jax" else [])]) for p in sorted(programs)]
+
+
 def folder_programs(test: str) -> list:
-    found = sorted({p for p, _, _, kind in OUTPUTS if kind == "folder"})
-    return [pytest.param(p, marks=[pytest.mark.xfail(strict=True, reason=KNOWN[p, test])]
-                         if (p, test) in KNOWN else []) for p in found]
+    """The programs with an output folder, as params of a test that runs them in-process."""
+    return in_process({p for p, _, _, kind in OUTPUTS if kind == "folder"}, test)
 
 
 FOLDER_PROGRAMS = sorted({p for p, _, _, kind in OUTPUTS if kind == "folder"})
@@ -201,7 +210,7 @@ def assert_refused(status, err: str, *fragments: str) -> None:
 
 def needs(program: str) -> None:
     if program in PROGRAM_NEEDS:
-        pytest.importorskip(PROGRAM_NEEDS[program])
+        skip_unless_installed(PROGRAM_NEEDS[program])
 
 
 def start_first_run(program: str, out: Path, cwd: Path) -> dict[str, str]:
@@ -306,7 +315,7 @@ def check_link_or_device(program: str, where: str, tmp_path: Path) -> None:
     assert os.listdir(target) == [] and os.listdir(cwd) == []
 
 
-@pytest.mark.parametrize("program", sorted(OUT_IS_INPUT))
+@pytest.mark.parametrize("program", in_process(OUT_IS_INPUT))
 def test_a_folder_output_that_holds_an_input_is_never_replaced(program, tmp_path):
     """``--out`` holding a file the command reads, with ``--overwrite``: refused (replacing the
     run would remove its own input), the input unchanged."""
@@ -342,7 +351,7 @@ FOLDER_AS_POLICY = {
 }
 
 
-@pytest.mark.parametrize("program", sorted(FOLDER_AS_POLICY))
+@pytest.mark.parametrize("program", in_process(FOLDER_AS_POLICY))
 def test_a_folder_given_as_a_policy_file_is_named_as_such(program, tmp_path):
     """``--agents ppo:.`` with ``--out`` in the working directory was refused as an output
     inside an input ('.'): the spec is checked first, and its folder named as no policy file."""
@@ -573,7 +582,7 @@ def private_jax_cache(folder: Path) -> dict[str, str]:
 
 
 @pytest.mark.timeout(CHILD_TIMEOUT_S + 60)  # a whole run: a trainer compiles first
-@pytest.mark.parametrize("program", folder_programs("full_disk"))
+@pytest.mark.parametrize("program", FOLDER_PROGRAMS)  # each in a child: none imports JAX here
 def test_a_full_disk_ends_every_program_with_one_line(program, tmp_path):
     """Every program that writes a folder, run with too little room: it finishes, or ends with
     status 2 and one ``error:`` line (naming the file when a file's write failed), leaving no
@@ -918,8 +927,8 @@ def test_a_stop_after_a_command_has_ended_does_not_change_how_it_ended(tmp_path)
     assert done.returncode == 0 and done.stderr == "", (done.returncode, done.stderr)
 
 
-@pytest.mark.parametrize("program", [p for p in FOLDER_PROGRAMS
-                                     if p not in STARTED_BY and p != "experiments.make_dataset"])
+@pytest.mark.parametrize("program", in_process(
+    p for p in FOLDER_PROGRAMS if p not in STARTED_BY and p != "experiments.make_dataset"))
 def test_a_refusal_offers_to_continue_only_a_run_this_program_can_continue(program, tmp_path):
     """train_jax onto a dataset said "pass --resume X/checkpoint.npz to continue it" (a dataset
     has no checkpoint), make_dataset or the benchmark onto a trainer's run "repeat its

@@ -132,3 +132,14 @@ def test_a_cache_entry_cut_short_by_a_full_disk_is_removed_and_written_again(tmp
         else:
             assert "Error reading persistent compilation cache entry for 'jit__lambda'" \
                 in later.stderr
+
+
+def test_the_flags_train_jax_adds_are_flags_xla_takes():
+    """``XLA_FLAGS`` is checked in a child process only where the user set it (train_jax
+    started that child on every run, for flags of its own): so the program's own flags are
+    checked here, against the installed jaxlib."""
+    from dominoes_env.cli_support import xla_flags_problem
+    from experiments.train_jax import patient_collectives
+
+    assert xla_flags_problem(patient_collectives("")) is None
+    assert xla_flags_problem("--xla_no_such_flag=1") is not None  # the check can fail
