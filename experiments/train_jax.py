@@ -78,6 +78,12 @@ MAX_UPDATES = 2**31 - 1
 #: the largest --reward-scale: a hand's points times it, squared in the value loss, stay far
 #: inside float32 (1e38 trained NaN weights, found only at the export)
 MAX_REWARD_SCALE = 1000.0
+#: the largest --vf-coef: the weighted value loss stays inside float32 (1e300 overflowed it on
+#: the cast, before any update)
+MAX_LOSS_WEIGHT = 1000.0
+#: the largest --max-grad-norm: a clip this large is no clip at all for these networks, and
+#: stays a float32 (1e300 overflowed it)
+MAX_GRAD_NORM = 1e6
 
 
 # -- configuration -------------------------------------------------------------------------
@@ -108,8 +114,8 @@ class Config:
     gae_lambda: float = _f(0.95, "GAE lambda", low=0, high=1)
     clip_eps: float = _f(0.2, "PPO clip range", low=0, high=1)
     ent_coef: float = _f(0.01, "entropy bonus", low=0, high=1)
-    vf_coef: float = _f(0.5, "value loss weight", low=0)
-    max_grad_norm: float = _f(0.5, "global gradient norm clip", low=0)
+    vf_coef: float = _f(0.5, "value loss weight", low=0, high=MAX_LOSS_WEIGHT)
+    max_grad_norm: float = _f(0.5, "global gradient norm clip", low=0, high=MAX_GRAD_NORM)
     reward_scale: float = _f(0.05, "reward per point of hand score difference (1: the points "
                                    "themselves; more overflows float32 in the value loss)",
                              low=0, high=MAX_REWARD_SCALE)

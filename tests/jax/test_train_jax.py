@@ -152,6 +152,10 @@ def test_same_seed_same_policy(tmp_path, capsys):
     (["--gae-lambda", "5"], "gae_lambda=5.0 is out of range"),
     (["--clip-eps", "1e300"], "clip_eps=1e+300 is out of range"),
     (["--reward-scale", "1e38"], "reward_scale=1e+38 is out of range; allowed: >= 0 and <= 1000"),
+    # 1e300 overflowed float32: numpy's two-line cast warning came first
+    (["--vf-coef", "1e300"], "vf_coef=1e+300 is out of range; allowed: >= 0 and <= 1000"),
+    (["--max-grad-norm", "1e300"], "max_grad_norm=1e+300 is out of range; allowed: >= 0 and "
+                                   "<= 1000000"),
     (["--eval-matches", "100000000000"], "eval_matches=100000000000 is out of range"),
     (["--total-steps", "100000000000", "--num-envs", "2", "--num-steps", "8"],
      "is 6,250,000,000 updates of 16 steps; at most 2,147,483,647"),
