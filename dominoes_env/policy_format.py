@@ -18,7 +18,9 @@ key                 contents
 ``metadata``        a JSON string: ``obs_size``, ``num_actions``, ``obs_version`` (the
                     observation version it reads: reading refuses a version
                     ``dominoes_env.obs.VERSIONS`` does not hold), ``rules`` (the training
-                    rules as a dict, optional) and whatever the trainer added
+                    rules as a dict, optional), the card (optional: ``steps``, ``wall_s``,
+                    ``seed``, ``devices``, ``trainer``, ``command``) and whatever else
+                    the trainer added
 ==================  ================================================================
 
 A policy file is untrusted input. :func:`read_policy` reads it with
@@ -329,7 +331,24 @@ def _metadata(path, text: str) -> dict[str, Any]:
         raise PolicyFileError(path, "metadata is not JSON") from None
     if not isinstance(metadata, dict):
         raise PolicyFileError(path, "metadata must be a JSON object")
+    for key, (kinds, what) in _CARD.items():
+        value = metadata.get(key)
+        if value is not None and not (type(value) in kinds and (
+                type(value) is str or (math.isfinite(value) and value >= 0))):
+            raise PolicyFileError(path, f"metadata says {key}={short_repr(value)}; it must be "
+                                        f"{what}")
     return metadata
+
+
+#: the policy card's fields (the trainers write them; each optional), by key: the types allowed
+#: and the message's words. A card saying ``"steps": NaN`` was read, then printed as the
+#: policy's training.
+_CARD = {"steps": ((int,), "a whole number of steps >= 0"),
+         "wall_s": ((int, float), "a finite number of seconds >= 0"),
+         "seed": ((int,), "a whole number >= 0"),
+         "devices": ((int,), "a whole number >= 0"),
+         "trainer": ((str,), "a string"),
+         "command": ((str,), "a string")}
 
 
 def _obs_spec(path, metadata: dict[str, Any]) -> ObservationSpec:

@@ -57,6 +57,12 @@ def test_a_round_trip_keeps_every_array_the_activation_and_the_metadata(tmp_path
     ({}, "tanh", {**META, "obs_size": 234.0}, "metadata says obs_size=234.0; the weights"),
     ({}, "tanh", {**META, "rules": None}, "metadata's rules must be a JSON object"),
     ({}, "tanh", {**META, "seen": {1, 2}}, "metadata is not JSON (Object of type set"),
+    # the card: "steps": NaN was read, and shown as the policy's training
+    ({}, "tanh", {**META, "steps": float("nan")}, "metadata says steps=nan; it must be a whole"),
+    ({}, "tanh", {**META, "steps": True}, "metadata says steps=True"),
+    ({}, "tanh", {**META, "steps": -5}, "metadata says steps=-5"),
+    ({}, "tanh", {**META, "wall_s": float("inf")}, "metadata says wall_s=inf; it must be a"),
+    ({}, "tanh", {**META, "command": ["train"]}, "metadata says command=['train']; it must"),
 ])  # fmt: skip
 def test_what_the_reader_would_refuse_is_never_written(tmp_path, change, activation, meta, says):
     arrays = {k: v for k, v in {**_arrays(), **change}.items() if v is not None}
