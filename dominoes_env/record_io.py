@@ -36,16 +36,19 @@ import zlib
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
+from .core.atomic_files import check_output_path
 from .core.errors import RecordError
 from .core.records import (
+    GZIP_RECORDS_SUFFIX,
     MAX_RECORD_BYTES,
+    is_gzip_records_name,
     load_record,
     parse_record,
     read_record_bytes,
     record_shape_problem,
     replay_match,
 )
-from .core.validation import DuplicateKeyError, as_bool, parse_json
+from .core.validation import DuplicateKeyError, as_bool, parse_json, short_repr
 
 SHARD_SUFFIXES = (".jsonl", ".jsonl.gz")
 #: a tournament's ``records/`` folder: shard ``k`` holds the matches with schedule index
@@ -69,16 +72,35 @@ def is_shard(path: str | os.PathLike) -> bool:
 
 
 def encode_record(record: dict) -> bytes:
-    """One record as one gzip member holding one JSON line (what a shard appends)."""
-    line = json.dumps(record, separators=(",", ":")).encode() + b"\n"
+    """One record as one gzip member holding one JSON line (what a shard appends); JSON has
+    no NaN, so a value that is not JSON is a ``ValueError`` (``TypeError`` for a type)."""
+    line = json.dumps(record, separators=(",", ":"), allow_nan=False).encode() + b"\n"
     return gzip.compress(line, compresslevel=6, mtime=0)
 
 
 def append_records(path: str | os.PathLike, records: Iterable[dict]) -> None:
-    """Append records to a ``.jsonl.gz`` shard (each as its own gzip member) and flush."""
+    """Append records to a ``.jsonl.gz`` shard (each as its own gzip member) and flush.
+
+    Every record is checked before anything is written, as :func:`write_record` checks one
+    (a record's shape, JSON without NaN): :class:`RecordError` naming the record's place (1:
+    the first), and the shard is left as it was (``{}`` and ``"x"`` were appended as records
+    no reader takes). ``path`` must have a ``.jsonl.gz`` name and must not be a symbolic link, a
+    folder, a device or a FIFO (``ValueError``)."""
+    text = check_output_path(path, overwrite=True)
+    if not is_gzip_records_name(text):
+        raise ValueError(f"path {short_repr(text)}: records are appended to a "
+                         f"{GZIP_RECORDS_SUFFIX} shard")
+    members = []
+    for i, record in enumerate(records, 1):
+        problem = record_shape_problem(record)
+        try:
+            members.append(None if problem else encode_record(record))
+        except (TypeError, ValueError, RecursionError) as err:
+            problem = f"not JSON ({err})"
+        if problem:
+            raise RecordError(f"record {i}: {problem}")
     with open(path, "ab") as f:
-        for rec in records:
-            f.write(encode_record(rec))
+        f.write(b"".join(members))
         f.flush()
 
 

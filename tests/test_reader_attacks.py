@@ -297,6 +297,48 @@ def test_write_record_refuses_what_the_readers_refuse(record, error, fault, tmp_
         write_record(record, tmp_path / "r.json")
     assert list(tmp_path.iterdir()) == []
 
+
+@pytest.mark.parametrize("record, fault", [
+    ({}, "^record 2: the record lacks the field 'rules'$"),
+    ("x", "^record 2: a record must be a JSON object"),
+    ({"rules": {}, "hands": [float("nan")]}, "^record 2: not JSON"),
+    ({"rules": {}, "hands": [object()]}, "^record 2: not JSON"),
+])  # fmt: skip
+def test_append_records_refuses_what_the_readers_refuse_and_appends_nothing(record, fault,
+                                                                           tmp_path):
+    """``append_records(shard, [{}])`` appended ``{}`` (and NaN as ``NaN``): shard lines no
+    reader takes. Every record is checked before the first is written: a bad second record
+    leaves the shard as it was."""
+    from dominoes_env.core import MatchState
+    from dominoes_env.record_io import append_records
+
+    shard = tmp_path / "s.jsonl.gz"
+    good = MatchState(seed=1).to_record()
+    append_records(shard, [good])
+    before = shard.read_bytes()
+    with pytest.raises(ValueError, match=fault):
+        append_records(shard, [good, record])
+    assert shard.read_bytes() == before
+
+
+@pytest.mark.parametrize("where, fault", [
+    ("s.jsonl", "records are appended to a .jsonl.gz shard"),
+    ("link.jsonl.gz", "is a symbolic link"),
+    ("dir.jsonl.gz", "is a folder"),
+])  # fmt: skip
+def test_append_records_refuses_a_place_that_is_no_shard(where, fault, tmp_path):
+    """A ``.jsonl`` name got gzip members (no reader of that name takes them); a link was
+    appended through, a folder gave IsADirectoryError."""
+    from dominoes_env.core import MatchState
+    from dominoes_env.record_io import append_records
+
+    (tmp_path / "target").write_bytes(b"")
+    (tmp_path / "link.jsonl.gz").symlink_to(tmp_path / "target")
+    (tmp_path / "dir.jsonl.gz").mkdir()
+    with pytest.raises(ValueError, match=fault):
+        append_records(tmp_path / where, [MatchState(seed=1).to_record()])
+    assert (tmp_path / "target").read_bytes() == b"" and not (tmp_path / "s.jsonl").exists()
+
 # -- the ways a benchmark run ends: Ctrl-C, a closed output --------------------------------------
 def spawn(module: str, *args: str, **kwargs) -> subprocess.Popen:
     def setup():
