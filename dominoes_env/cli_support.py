@@ -573,6 +573,16 @@ def _ignore_signals(*names: str) -> None:
                 signal.signal(getattr(signal, name), signal.SIG_IGN)
 
 
+def say_finished(line: str, file=None) -> None:
+    """Print a command's last line (``"results: X"``), after which it has ended: Ctrl-C,
+    SIGTERM and SIGHUP are ignored from here until :func:`run_command` returns (it puts the
+    handlers back). A Ctrl-C that landed just after the demo's "demo finished ...; results in
+    X" ended the finished run with status 130; one that lands before this line is printed
+    still stops the command, saying so."""
+    _ignore_signals("SIGINT", "SIGTERM", "SIGHUP")
+    print(line, file=sys.stdout if file is None else file)
+
+
 class HeldSignals:
     """Ctrl-C, SIGTERM and SIGHUP held while the ``with`` block runs, and delivered where the
     program chooses: at :meth:`deliver` (a safe point of a loop), or when the block ends.

@@ -30,6 +30,7 @@ from dominoes_env.cli_support import (
     end_program,
     paths_in_specs,
     run_command,
+    say_finished,
     seed_value,
     shown_path,
     start_run_folder,
@@ -104,7 +105,8 @@ def _play(config: TournamentConfig, specs: list[str], args, folder) -> int:
     summary = write_outputs(run)
     print_summary(summary)
     seconds = time.perf_counter() - start
-    print(f"demo finished in {seconds:.1f} s; results in {shown_path(run.out)}", file=sys.stderr)
+    say_finished(f"demo finished in {seconds:.1f} s; results in {shown_path(run.out)}",
+                 sys.stderr)
     return 0
 
 

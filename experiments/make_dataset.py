@@ -31,6 +31,7 @@ from dominoes_env.cli_support import (
     is_stdout_error,
     paths_in_specs,
     run_command,
+    say_finished,
     seed_value,
     shown_path,
     start_run_folder,
@@ -128,7 +129,8 @@ def _main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     except (ValueError, TypeError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    print(f"{info['matches']} matches, {info['decisions']:,} decisions in {shown_path(args.out)}")
+    say_finished(f"{info['matches']} matches, {info['decisions']:,} decisions in "
+                 f"{shown_path(args.out)}")
     return 0
 
 

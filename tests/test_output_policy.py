@@ -890,6 +890,32 @@ def test_a_stopped_run_says_what_it_kept_on_one_line(program, signum, status, tm
     assert lines[0].startswith(f"error: {how}; ") and words in lines[0], lines
 
 
+@pytest.mark.parametrize("program, last", [
+    ("experiments.demo", "demo finished in "), ("experiments.tournament", "results: "),
+    ("experiments.make_dataset", "2 matches, ")])
+def test_a_ctrl_c_as_the_last_line_is_printed_leaves_a_finished_run_finished(
+        program, last, ctrl_c_raises, tmp_path):
+    """The demo said "demo finished in 2.1 s; results in dm3" and ended with status 130: a
+    Ctrl-C had landed in the print of that line, inside the command. Once its last line is
+    out, a command has ended (``say_finished``)."""
+
+    class CtrlCAtTheEnd(io.StringIO):
+        def write(self, text):
+            written = super().write(text)
+            if text.startswith(last):
+                os.kill(os.getpid(), signal.SIGINT)
+                for _ in range(1000):  # bytecode, where Python runs a signal's handler
+                    pass
+            return written
+
+    module = importlib.import_module(main_module(program))
+    out = CtrlCAtTheEnd()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        status = module.main([*FOLDER_RUNS[program], "--out", str(tmp_path / "run")])
+    assert status == 0 and "error:" not in out.getvalue(), out.getvalue()[-800:]
+    assert out.getvalue().splitlines()[-1].startswith(last)
+
+
 def test_a_stop_after_a_command_has_ended_does_not_change_how_it_ended(tmp_path):
     """A Ctrl-C that landed after the demo's last line ("demo finished ... results in X") made
     the run end with status 130: in the runner's last steps ("error: interrupted" after the

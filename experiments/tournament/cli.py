@@ -38,6 +38,7 @@ from dominoes_env.cli_support import (
     end_program,
     paths_in_specs,
     run_command,
+    say_finished,
     shown_path,
     start_run_folder,
     stop_note,
@@ -186,7 +187,7 @@ def _main(args: argparse.Namespace) -> int:
         raise CommandError(f"cannot write the report in {str(run.out)!r} ({e.filename or ''}: "
                            f"{e.strerror or e}); the matches are kept in {MATCHES_FILE}") from None
     print_summary(summary)
-    print(f"results: {shown_path(run.out)}", file=err)
+    say_finished(f"results: {shown_path(run.out)}", err)
     return 0
 
 
