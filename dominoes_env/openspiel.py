@@ -32,6 +32,9 @@ observation string     the seat's own tiles, the scores, the leader and this han
                        history: everything its decisions can depend on
 information state      (perfect recall) the seat's own deal and draws and every public event;
                        a string only (no tensor: see docs/openspiel.md)
+serialization          ``game.deserialize_state(state.serialize())`` replays the history (the
+                       pickle OpenSpiel adds is never read: see
+                       :meth:`StraightDominoesGame.deserialize_state`)
 resample               ``resample_from_infostate``: a state the seat cannot tell from this one,
                        its hidden tiles guessed afresh (OpenSpiel's Python ``ISMCTSBot`` runs
                        unchanged)
@@ -68,7 +71,7 @@ except ImportError as err:  # pragma: no cover - exercised only without the extr
 
 from .core import HandState, IllegalMoveError, MatchState, RuleConfig, SeatView
 from .core.hidden_history import sample_hand_history
-from .core.validation import as_int
+from .core.validation import as_int, short_repr
 from .obs import DEFAULT_VERSION, observation_spec
 from .options import EPISODES, REWARD_MODES, delta_rewards, unique_top, win_loss_rewards
 
@@ -181,6 +184,9 @@ def load_game(rules: RuleConfig | None = None, **params: Any) -> pyspiel.Game:
     >>> load_game(RuleConfig(num_players=3)).num_players()
     3
     """
+    if rules is not None and not isinstance(rules, RuleConfig):
+        raise TypeError(f"rules must be a RuleConfig (or None: the defaults), not "
+                        f"{type(rules).__name__}")
     base = game_parameters(rules) if rules is not None else {}
     return pyspiel.load_game(GAME_NAME, {**base, **params})
 
@@ -215,6 +221,45 @@ class StraightDominoesGame(pyspiel.Game):
 
     def new_initial_state(self) -> StraightDominoesState:
         return StraightDominoesState(self)
+
+    def deserialize_state(self, text: str) -> StraightDominoesState:
+        """The state ``state.serialize()`` wrote, rebuilt by replaying its history from the
+        initial state (every chance outcome is in it, so the history decides the state), each
+        action checked as :meth:`~pyspiel.State.apply_action` checks it. ``ValueError`` naming
+        the problem for text that is no such state.
+
+        The third line (``__dict__=``, OpenSpiel's pickle of the state's Python attributes) is
+        never read: unpickling it ran whatever code a crafted string held. OpenSpiel's own
+        ``pyspiel.deserialize_game_and_state`` still unpickles it (every Python game's state
+        is written that way): give that function only strings you made."""
+        if not isinstance(text, str):
+            raise TypeError(f"a serialized state is a str, not {type(text).__name__}")
+        lines = text.split("\n", 2)
+        tags = ("history=", "move_number=", "__dict__=")
+        if len(lines) != 3 or not all(map(str.startswith, lines, tags)):
+            raise ValueError("not a serialized state: three lines, 'history=...', "
+                             "'move_number=...' and '__dict__=...', are expected")
+        state = self.new_initial_state()
+        history = lines[0][len(tags[0]):]
+        for i, item in enumerate(history.split(",") if history else [], 1):
+            player, _, action = item.partition(":")
+            try:
+                player, action = int(player), int(action)
+            except ValueError:
+                raise ValueError(f"history entry {i} ({short_repr(item)}) is not "
+                                 "'player:action'") from None
+            if player != state.current_player():
+                raise ValueError(f"history entry {i} ({item}) is a move of player {player}, "
+                                 f"where player {state.current_player()} is to move")
+            try:
+                state.apply_action(action)
+            except ValueError as err:
+                raise ValueError(f"history entry {i} ({item}): {err}") from None
+        given = lines[1][len(tags[1]):]
+        if given != str(state.move_number()):
+            raise ValueError(f"move_number={short_repr(given)}, where its history makes "
+                             f"{state.move_number()} moves")
+        return state
 
     def make_py_observer(self, iig_obs_type=None, params=None):
         if params:
@@ -304,6 +349,10 @@ class StraightDominoesState(pyspiel.State):
         return sorted(self.match.legal_actions())
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
+        if self.phase in (_PLAY, _OVER):  # a player's turn, or the end: no chance outcomes
+            raise ValueError("chance_outcomes() is asked at a chance node only; this state is "
+                             + ("terminal" if self.phase == _OVER else
+                                f"player {self.match.turn}'s turn"))
         if self.phase == _LEADER:
             n = self.rules.num_players
             return [(s, 1.0 / n) for s in range(n)]
@@ -377,6 +426,11 @@ class StraightDominoesState(pyspiel.State):
 
     def _action_to_string(self, player: int, action: int) -> str:
         tiles = self.rules.tiles.tiles
+        n = len(tiles) if player == pyspiel.PlayerId.CHANCE else len(tiles) * 4
+        if not 0 <= action < n:  # "Action:999" named an action that does not exist
+            raise ValueError(f"action {action} is not one of this game's "
+                             f"{'chance outcomes' if n == len(tiles) else 'actions'} "
+                             f"(0 to {n - 1})")
         if player == pyspiel.PlayerId.CHANCE:
             if self.phase == _LEADER:
                 return f"Leader:{action}"
@@ -384,7 +438,7 @@ class StraightDominoesState(pyspiel.State):
                 return f"Deal:{tiles[action]}->{len(self.dealt) // self.rules.hand_size}"
             return f"Draw:{tiles[action]}->{self.draw_seat}"
         hand = self.match.hand
-        if hand is None or not 0 <= action < len(tiles) * 4:
+        if hand is None:
             return f"Action:{action}"
         return str(hand.move_of(action))
 

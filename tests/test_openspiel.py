@@ -357,3 +357,75 @@ def test_no_action_is_taken_once_the_game_is_over():
     with pytest.raises(ValueError, match="the game is over"):
         state.apply_action(0)
     assert state.is_terminal()
+
+
+# -- a serialized state is untrusted text ------------------------------------------------------
+@pytest.mark.parametrize("params", CONFIGS[:4], ids=_config_id)
+def test_deserialize_state_rebuilds_every_state_of_a_game_from_its_history(params):
+    game = _game(params)
+    state, _ = _play_randomly(game, 11)
+    replay = game.new_initial_state()
+    for action in state.history():
+        back = game.deserialize_state(replay.serialize())
+        assert str(back) == str(replay) and back.history() == replay.history()
+        assert back.move_number() == replay.move_number()
+        assert back.legal_actions() == replay.legal_actions()
+        replay.apply_action(action)
+    assert game.deserialize_state(state.serialize()).returns() == state.returns()
+
+
+def test_deserialize_state_never_unpickles_the_text(tmp_path):
+    """A state's text holds OpenSpiel's pickle of its Python attributes (``__dict__=``), and
+    ``game.deserialize_state`` unpickled it: a crafted string ran ``os.system``."""
+    import base64
+    import os
+    import pickle
+
+    witness = tmp_path / "ran"
+
+    class Payload:
+        def __reduce__(self):
+            return os.system, (f"touch {witness}",)
+
+    game = dos.load_game()
+    state, _ = _play_randomly(game, 2)
+    history, moves, _ = state.serialize().split("\n", 2)
+    crafted = f"{history}\n{moves}\n__dict__={base64.b64encode(pickle.dumps(Payload())).decode()}"
+    back = game.deserialize_state(crafted)
+    assert not witness.exists() and str(back) == str(state)
+
+
+@pytest.mark.parametrize("text, says", [
+    ("x", "not a serialized state: three lines"),
+    ("history=0:5\nmove_number=1\n__dict__=", "history entry 1 (0:5) is a move of player 0, "
+                                               "where player -1 is to move"),
+    ("history=-1:a\nmove_number=1\n__dict__=", "history entry 1 ('-1:a') is not 'player:action'"),
+    ("history=-1:0,-1:0,-1:0\nmove_number=3\n__dict__=",  # a leader, then tile 0 twice
+     "history entry 3 (-1:0): chance outcome 0 is not possible when a tile is dealt"),
+    ("history=-1:0\nmove_number=9\n__dict__=", "move_number='9', where its history makes 1"),
+])  # fmt: skip
+def test_deserialize_state_names_what_is_wrong_with_the_text(text, says):
+    with pytest.raises(ValueError) as err:
+        dos.load_game().deserialize_state(text)
+    assert says in str(err.value)
+    with pytest.raises(TypeError, match="a serialized state is a str, not bytes"):
+        dos.load_game().deserialize_state(text.encode())
+
+
+def test_questions_a_state_cannot_answer_are_refused_not_made_up():
+    """``load_game('x')`` failed inside (AttributeError); ``chance_outcomes()`` at a player's
+    turn listed 14 outcomes; ``action_to_string(p, 999)`` named "Action:999"."""
+    with pytest.raises(TypeError, match="rules must be a RuleConfig .*not str"):
+        dos.load_game("x")
+    state, _ = _play_randomly(dos.load_game(target_score=20, episode="hand"), 3)
+    with pytest.raises(ValueError, match="at a chance node only; this state is terminal"):
+        state.chance_outcomes()
+    state = dos.load_game().new_initial_state()
+    while state.is_chance_node():
+        state.apply_action(state.chance_outcomes()[0][0])
+    with pytest.raises(ValueError, match="at a chance node only; this state is player"):
+        state.chance_outcomes()
+    with pytest.raises(ValueError, match=r"action 999 is not one of this game's actions \(0 to"):
+        state.action_to_string(state.current_player(), 999)
+    with pytest.raises(ValueError, match="action 28 is not one of this game's chance outcomes"):
+        state.action_to_string(pyspiel.PlayerId.CHANCE, 28)
