@@ -148,10 +148,11 @@ def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
 
 
 def write_decisions(out: Path, config: TournamentConfig) -> dict[str, int]:
-    """Turn every records shard into its ``decisions/*.npz`` (skipping shards whose arrays are
-    already there, readable and for exactly the same matches); returns the counts. A damaged
-    records shard, or one holding a match twice, is a ``RecordError`` naming it (a resumed
-    :func:`build_dataset` repairs the shards before they get here)."""
+    """Turn every records shard into its ``decisions/*.npz`` (keeping a file already there
+    whose arrays are exactly those its records replay to; another is written again with a
+    one-line warning); returns the counts. A damaged records shard, or one holding a match
+    twice, is a ``RecordError`` naming it (a resumed :func:`build_dataset` repairs the shards
+    before they get here)."""
     agents = list(config.agents)
     rules = config.rules
     info = {"rules": rules.to_dict(), "agents": agents, "observation_size":
@@ -163,48 +164,62 @@ def write_decisions(out: Path, config: TournamentConfig) -> dict[str, int]:
         records = _shard_records(shard)
         target = folder / shard.name.replace("records-", "decisions-").replace(".jsonl.gz", ".npz")
         indexes = [r["match"]["index"] for r in records]
-        if target.exists():
-            try:
-                old = read_decisions(target, info)
-            except ValueError:  # damaged, or not this dataset's: written again
-                old = None
-            if old is not None and sorted(set(old["match"].tolist())) == indexes:
-                problem = _rows_problem(old, records, agents)
-                if problem is None:
-                    matches += len(records)
-                    decisions += len(old["action"])
-                    continue
-                where = f"{DECISIONS_DIR}/{target.name}"
-                print(f"warning: {where}: {problem}; written again from the game records",
-                      file=sys.stderr)
         parts = [record_decisions(r, agents) for r in records]
         arrays = {k: np.concatenate([p[k] for p in parts]) for k in FIELDS}
+        if target.exists():
+            problem = _kept_problem(target, info, arrays, indexes)
+            if problem is None:  # the file as it stands: not rewritten
+                matches += len(records)
+                decisions += len(arrays["action"])
+                continue
+            print(f"warning: {DECISIONS_DIR}/{target.name}: {problem}; written again from the "
+                  "game records", file=sys.stderr)
         _save_npz(target, arrays)
         matches += len(records)
         decisions += len(arrays["action"])
     return {"matches": matches, "decisions": decisions}
 
 
-def _rows_problem(old: dict[str, np.ndarray], records: list[dict],
-                  agents: list[str]) -> str | None:
-    """How the rows of a decisions file kept on resume disagree with its matches' game
-    records (``None``: they agree): each match's plays, one row each in play order, with the
-    action, seat, hand and points its record replays to. A file with a match's last rows
-    cut, rows repeated or an action changed, readable and for the same matches, was kept and
-    the dataset called complete."""
-    for record in records:
-        index = record["match"]["index"]
-        want = record_decisions(record, agents, observations=False)
-        rows = old["match"] == index
-        held = int(rows.sum())
-        if held != len(want["action"]):
-            return (f"match {index} has {held:,} decisions; its game record has "
-                    f"{len(want['action']):,} plays")
-        for key, column in want.items():
-            bad = np.flatnonzero(old[key][rows] != column)
-            if bad.size:
-                return (f"match {index}, decision {bad[0]}: {key} {old[key][rows][bad[0]]}; "
-                        f"its game record replays to {column[bad[0]]}")
+def _kept_problem(target: Path, info: dict[str, Any], want: dict[str, np.ndarray],
+                  indexes: list[int]) -> str | None:
+    """Why the decisions file ``target``, found on resume, is not kept (``None``: it is
+    exactly ``want``, what its records shard replays to)."""
+    try:
+        old = read_decisions(target, info)
+    except ValueError as err:  # damaged, or not this dataset's
+        return str(err).removeprefix(f"{target}: ")
+    held = sorted(set(old["match"].tolist()))
+    if held != indexes:
+        return "its matches are not those of its records shard"
+    return _rows_problem(old, want, indexes)
+
+
+def _rows_problem(old: dict[str, np.ndarray], want: dict[str, np.ndarray],
+                  indexes: list[int]) -> str | None:
+    """How the rows of a decisions file kept on resume disagree with ``want``, the arrays its
+    matches' game records replay to (``None``: they agree exactly): each match's plays, one
+    row each in play order, every field compared. A file with a match's last rows cut, rows
+    repeated, an action changed, an observation bit flipped or an illegal action marked legal
+    in a mask, readable and for the same matches, was kept and the dataset called complete."""
+    for index in indexes:
+        rows, wanted = old["match"] == index, want["match"] == index
+        held, plays = int(rows.sum()), int(wanted.sum())
+        if held != plays:
+            return f"match {index} has {held:,} decisions; its game record has {plays:,} plays"
+        for key in FIELDS:
+            have, column = old[key][rows], want[key][wanted]
+            differs = have != column
+            bad = np.flatnonzero(differs.any(axis=1) if differs.ndim > 1 else differs)
+            if not bad.size:
+                continue
+            row = bad[0]
+            if column.ndim > 1:  # obs, mask: the first column that differs
+                col = int(np.flatnonzero(have[row] != column[row])[0])
+                return (f"match {index}, decision {row}: {key}[{col}] is "
+                        f"{float(have[row, col]):g}; its game record replays to "
+                        f"{float(column[row, col]):g}")
+            return (f"match {index}, decision {row}: {key} {have[row]}; its game record "
+                    f"replays to {column[row]}")
     return None
 
 

@@ -310,16 +310,34 @@ def _other_legal_action(arrays):
     arrays["action"][row] = legal[legal != arrays["action"][row]][0]
 
 
+def _flip(key, where):
+    """Flip one value of ``key`` (``(row, None)``: the row's first illegal action made legal,
+    an action no check of the file alone can tell from a legal one)."""
+    def change(arrays):
+        row, col = where
+        if col is None:
+            col = int(np.flatnonzero(~arrays["mask"][row] & (
+                arrays["obs"][row, :arrays["mask"].shape[1] // 4].repeat(4) > 0))[0])
+        arrays[key][row, col] = 1 - arrays[key][row, col]
+    return change
+
+
 @pytest.mark.parametrize("damage, fragment", [
     (lambda a: a.update({k: v[:-5] for k, v in a.items()}), "decisions; its game record has"),
     (lambda a: a.update({k: np.concatenate([v, v[-5:]]) for k, v in a.items()}),
      "decisions; its game record has"),
     (_other_legal_action, ": action "),
+    (_flip("obs", (5, 10)), "match 0, decision 5: obs[10] is "),
+    (_flip("mask", (5, None)), "match 0, decision 5: mask["),
+    (lambda a: a["seat"].__setitem__(slice(None), 1 - a["seat"]), "decision 0: seat "),
+    (lambda a: a["agent"].__setitem__(slice(None), 1 - a["agent"]), "decision 0: agent "),
 ])  # fmt: skip
 def test_make_dataset_writes_again_decisions_that_disagree_with_their_records(
         ds, capsys, damage, fragment):
-    """Rows cut, repeated or an action changed, in a readable file for the same matches: the
-    rerun kept it and called the dataset complete (429 or 439 decisions for 434)."""
+    """Rows cut, repeated, an action changed, an observation bit flipped, an illegal action
+    marked legal, seats or agents swapped, in a readable file for the same matches: the rerun
+    kept it and called the dataset complete (429 or 439 decisions for 434; the changed
+    observation and mask as they were)."""
     good = load_decisions(ds)
     change_arrays(ds, damage)
     assert main([*ARGS, "--out", str(ds)]) == 0
