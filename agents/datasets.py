@@ -454,6 +454,9 @@ def _arrays_problem(data: dict[str, np.ndarray], info: dict[str, Any],
     if bad.size:
         return (f"row {bad[0]}: action {action[bad[0]]} is outside the action space "
                 f"(0..{info['num_actions'] - 1})")
+    problem = _mask_problem(data["obs"], mask, rules)
+    if problem:
+        return problem
     bad = np.flatnonzero(~mask[np.arange(rows), action])
     if bad.size:
         return f"row {bad[0]}: action {action[bad[0]]} is not legal under its mask"
@@ -468,6 +471,29 @@ def _arrays_problem(data: dict[str, np.ndarray], info: dict[str, Any],
         bad = np.flatnonzero((data[key] < low) | (data[key] > high))
         if bad.size:
             return f"row {bad[0]}: {key} {data[key][bad[0]]} is outside {low}..{high}{why}"
+    return None
+
+
+def _mask_problem(obs: np.ndarray, mask: np.ndarray, rules: RuleConfig) -> str | None:
+    """A mask no position has, against its row's observed hand (``None``: none): no legal
+    action (a row is a play), more than 4 per tile in hand, or a play of a tile not in hand.
+    Every mask all true was read as legal (112 actions with 7 tiles in hand)."""
+    legal = mask.sum(axis=1)
+    bad = np.flatnonzero(legal == 0)
+    if bad.size:
+        return f"row {bad[0]}: its mask has no legal action; every decision has one"
+    in_hand = obs[:, observation_layout(rules).hand] > 0  # the 0/1 hand block, one per tile
+    tiles = in_hand.sum(axis=1)
+    bad = np.flatnonzero(legal > tiles * 4)
+    if bad.size:
+        return (f"row {bad[0]}: its mask has {legal[bad[0]]} legal actions; a hand of "
+                f"{tiles[bad[0]]} tiles has at most {tiles[bad[0]] * 4}")
+    played = mask.reshape(len(mask), -1, 4).any(axis=2)  # [row, tile]: some end is legal
+    bad = np.argwhere(played & ~in_hand)
+    if bad.size:
+        row, tile = (int(i) for i in bad[0])
+        return (f"row {row}: its mask has a legal play of tile {tile}, which is not in the "
+                "hand its observation shows")
     return None
 
 

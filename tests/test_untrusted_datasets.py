@@ -130,6 +130,11 @@ def _set(key, index, value):
     (_set("action", 1, -1), "row 1: action -1 is outside the action space"),
     (lambda a: a["mask"].__setitem__((0, a["action"][0]), False),
      "row 0: action {a0} is not legal under its mask"),
+    (lambda a: a["mask"].__setitem__(3, False), "row 3: its mask has no legal action"),
+    (lambda a: a["mask"].__setitem__(slice(None), True),  # read as legal
+     "row 0: its mask has 112 legal actions; a hand of 7 tiles has at most 28"),
+    (lambda a: a["mask"].__setitem__((0, slice(None, 8)), True) or a["obs"].__setitem__(
+        (0, slice(0, 2)), 0), "row 0: its mask has a legal play of tile 0, which is not in"),
     (_set("obs", (2, 5), np.nan), "obs holds NaN or infinite values"),
     (_set("obs", (0, 0), np.inf), "obs holds NaN or infinite values"),
     (_set("obs", (1, 0), 1e30), "row 1: obs[0] = 1e+30 is outside its block 'hand' (0..1)"),
@@ -344,6 +349,18 @@ def test_make_dataset_writes_again_decisions_that_disagree_with_their_records(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"warning: {SHARD}: match ") \
         and fragment in err and err.endswith("; written again from the game records\n"), err
+    again = load_decisions(ds)
+    assert all(np.array_equal(good[k], again[k]) for k in good)
+
+
+def test_make_dataset_writes_again_a_decisions_file_no_position_has(ds, capsys):
+    """Every mask all true: the rerun kept it without a word (and load_decisions read it)."""
+    good = load_decisions(ds)
+    change_arrays(ds, lambda a: a["mask"].__setitem__(slice(None), True))
+    assert main([*ARGS, "--out", str(ds)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"warning: {SHARD}: row 0: ") \
+        and "legal actions" in err and err.endswith("; written again from the game records\n"), err
     again = load_decisions(ds)
     assert all(np.array_equal(good[k], again[k]) for k in good)
 
