@@ -390,41 +390,58 @@ def read_decisions(path: str | os.PathLike, info: dict[str, Any]) -> dict[str, n
     """The arrays of one ``decisions-NNNN.npz``, checked as untrusted input against the
     dataset's ``info``: no pickle (``allow_pickle=False``), every field, its dtype and shape,
     finite observations, every action within the action space and legal under its row's
-    mask, seats, agents and outcomes within range, match indexes those of its records shard
-    (``decisions-0003.npz``: 3000..3999) and, in a complete dataset, below its match count.
-    ``ValueError`` naming the file and the problem otherwise."""
+    mask, masks a position can have, seats, agents and outcomes within range, match indexes
+    those of its records shard (``decisions-0003.npz``: 3000..3999) and, in a complete
+    dataset, below its match count. ``ValueError`` naming the file and the problem otherwise.
+    What only a replay of the game records tells (an observation bit flipped, seats or
+    agents exchanged) is not checked here: ``make_dataset``'s resume does that."""
     path = Path(path)
+    data = _read_unranged(path, info)
+    problem = _match_problem(data["match"], path, info)
+    if problem:
+        raise ValueError(f"{path}: {problem}")
+    return data
+
+
+def _read_unranged(path: Path, info: dict[str, Any]) -> dict[str, np.ndarray]:
+    """:func:`read_decisions` but for the range of its match indexes."""
     try:
         data = read_npz(path, max_bytes=MAX_SHARD_BYTES)
     except NpzError as err:
         raise ValueError(f"{path}: {err}") from None
-    problem = _arrays_problem(data, info, _match_range(path, info))
+    problem = _arrays_problem(data, info)
     if problem:
         raise ValueError(f"{path}: {problem}")
     return {k: data[k] for k in FIELDS}
 
 
-def _match_range(path: Path, info: dict[str, Any]) -> tuple[int, int, str]:
-    """The match indexes a decisions file may hold and why: those of its records shard when it
-    is named as :func:`write_decisions` names them (``decisions-0003.npz``: 3000..3999), and
-    below ``info["matches"]`` in a complete dataset (its schedule is every match it holds). A
-    match index of 2**62 was read as it stood, where nothing but a damaged file puts it."""
-    top = int(np.iinfo(np.int64).max)
-    low, high, why = 0, top, ""
+def _match_problem(match: np.ndarray, path: Path, info: dict[str, Any]) -> str | None:
+    """A match index the file at ``path`` may not hold (``None``: none): outside its records
+    shard's when it is named as :func:`write_decisions` names them (``decisions-0003.npz``:
+    3000..3999), or at or past ``info["matches"]`` in a complete dataset (its schedule is
+    every match it holds). A match index of 2**62 was read as it stood, where nothing but a
+    damaged file puts it; a copy of ``decisions-0000.npz`` as ``decisions-0001.npz`` in a
+    2-match dataset was "outside 1000..1"."""
+    low, high, why = 0, int(np.iinfo(np.int64).max), ""
     shard = re.fullmatch(r"decisions-(\d+)\.npz", path.name)
     if shard:
-        first = min(int(shard[1]) * SHARD_SIZE, top)
-        low, high = first, min(first + SHARD_SIZE - 1, top)
-        why = f" (the matches of {RECORDS_DIR}/{shard_name(first)})"
+        low = min(int(shard[1]) * SHARD_SIZE, high)
+        high = min(low + SHARD_SIZE - 1, high)
+        why = f" (the matches of {RECORDS_DIR}/{shard_name(low)})"
     if info.get("complete") is True and _is_count(info.get("matches")) \
             and info["matches"] - 1 < high:
+        if info["matches"] - 1 < low:
+            return (f"a dataset of {info['matches']:,} matches has no such file: it would hold "
+                    f"matches {low:,}..{high:,}{why}")
         high = info["matches"] - 1
         why = f" (the dataset holds {info['matches']:,} matches, from 0)"
-    return low, high, why
+    bad = np.flatnonzero((match < low) | (match > high))
+    if bad.size:
+        return f"row {bad[0]}: match {match[bad[0]]} is outside {low}..{high}{why}"
+    return None
 
 
-def _arrays_problem(data: dict[str, np.ndarray], info: dict[str, Any],
-                    matches: tuple[int, int, str]) -> str | None:
+def _arrays_problem(data: dict[str, np.ndarray], info: dict[str, Any]) -> str | None:
     missing = [k for k in FIELDS if k not in data]
     if missing:
         return f"not a decisions file: missing {', '.join(missing)}"
@@ -462,7 +479,7 @@ def _arrays_problem(data: dict[str, np.ndarray], info: dict[str, Any],
         return f"row {bad[0]}: action {action[bad[0]]} is not legal under its mask"
     play, hand = play_points_bound(rules), score_bound(rules, "hand")
     ranges = {"seat": (0, rules.num_players - 1, ""), "agent": (0, len(info["agents"]) - 1, ""),
-              "match": matches, "hand": (0, info.get("max_hands", MAX_HANDS) - 1, " (max_hands)"),
+              "hand": (0, info.get("max_hands", MAX_HANDS) - 1, " (max_hands)"),
               "points": (0, play, " (the most a play scores under these rules)"),
               "hand_margin": (-hand, hand, " (the most a side scores in a hand under these "
                                            "rules)"),
@@ -495,6 +512,18 @@ def _mask_problem(obs: np.ndarray, mask: np.ndarray, rules: RuleConfig) -> str |
         return (f"row {row}: its mask has a legal play of tile {tile}, which is not in the "
                 "hand its observation shows")
     return None
+
+
+def _repeat_problem(match: np.ndarray, seen: dict[int, str]) -> str | None:
+    """A match of this file already in another (``seen``: match -> file; ``None``: none): a
+    match's decisions are in one file, so one copied beside the others repeats them."""
+    again = [m for m in np.unique(match).tolist() if m in seen]
+    if not again:
+        return None
+    more = len(again) - 1
+    others = f" and {more:,} other{'s' if more > 1 else ''}" if more else ""
+    return (f"it repeats the decisions of match {again[0]}{others}, which {seen[again[0]]} "
+            "already holds; a match's decisions are in one file")
 
 
 def _counts_problem(out: dict[str, np.ndarray], info: dict[str, Any]) -> str | None:
@@ -545,7 +574,15 @@ def load_decisions(path: str | os.PathLike, *, agent: str | None = None,
     shards = sorted((path / DECISIONS_DIR).glob("decisions-*.npz"))
     if not shards:
         raise ValueError(f"{path} holds no {DECISIONS_DIR}/*.npz")
-    parts = [read_decisions(shard, info) for shard in shards]
+    parts, seen = [], {}
+    for shard in shards:
+        part = _read_unranged(shard, info)
+        problem = (_repeat_problem(part["match"], seen)
+                   or _match_problem(part["match"], shard, info))
+        if problem:
+            raise ValueError(f"{shard}: {problem}")
+        seen.update(dict.fromkeys(np.unique(part["match"]).tolist(), shard.name))
+        parts.append(part)
     out = {k: np.concatenate([p[k] for p in parts]) for k in FIELDS}
     if len(out["action"]) != info["decisions"]:
         raise ValueError(f"{path}: its {DECISIONS_DIR}/ hold {len(out['action']):,} decisions; "

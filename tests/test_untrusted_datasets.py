@@ -186,6 +186,22 @@ def test_a_match_index_outside_its_shard_is_refused(ds, name, match, fragment):
     refused(ds, fragment, f"{DECISIONS_DIR}/{name}")
 
 
+@pytest.mark.parametrize("name", ["decisions-0001.npz", "decisions-old.npz"])
+def test_a_decisions_file_repeating_another_s_matches_is_refused(ds, name):
+    """A copy of decisions-0000.npz as decisions-0001.npz in a 2-match dataset was "row 0:
+    match 0 is outside 1000..1 (the dataset holds 2 matches, from 0)"."""
+    shutil.copy(ds / SHARD, ds / DECISIONS_DIR / name)
+    refused(ds, "it repeats the decisions of match 0 and 1 other, which decisions-0000.npz "
+                "already holds; a match's decisions are in one file", f"{DECISIONS_DIR}/{name}")
+
+
+def test_a_decisions_file_past_a_complete_dataset_s_matches_is_refused(ds):
+    (ds / SHARD).rename(ds / DECISIONS_DIR / "decisions-0001.npz")
+    refused(ds, "a dataset of 2 matches has no such file: it would hold matches 1,000..1,999 "
+                "(the matches of records/records-0001.jsonl.gz)",
+            f"{DECISIONS_DIR}/decisions-0001.npz")
+
+
 def test_an_incomplete_dataset_may_hold_matches_beyond_its_count(ds):
     """Matches finished out of order (several workers) leave gaps in an interrupted
     dataset's indexes: 999 in a 2-match dataset is one of shard 0000's."""
