@@ -370,6 +370,10 @@ def dataset_info(path: str | os.PathLike) -> dict[str, Any]:
     except (ValueError, KeyError, TypeError) as err:
         raise ValueError(f"{path} is not a dataset directory ({INFO_FILE}: {err}); make one "
                          "with python -m experiments.make_dataset") from None
+    for key in ("format", "obs_version"):  # "2" and 1.0 were called other versions
+        if key in info and type(info[key]) is not int:
+            raise ValueError(f"{path / INFO_FILE}: {key} must be an integer (a version "
+                             f"number), not {short_repr(info[key])}")
     if not _same(info.get("format"), FORMAT_VERSION):
         raise ValueError(f"{path}: dataset format {short_repr(info.get('format'))}, this code "
                          f"reads {FORMAT_VERSION}")

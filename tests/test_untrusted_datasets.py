@@ -71,8 +71,12 @@ def refused(out: Path, fragment: str, where: str) -> str:
 
 # -- dataset.json -------------------------------------------------------------------------------
 @pytest.mark.parametrize("changes, fragment", [
-    ({"format": "1"}, "dataset format '1', this code reads 1"),
-    ({"format": True}, "dataset format True"),
+    ({"format": "1"}, "dataset.json: format must be an integer (a version number), not '1'"),
+    ({"format": 1.0}, "format must be an integer (a version number), not 1.0"),
+    ({"format": True}, "format must be an integer (a version number), not True"),
+    ({"format": 2}, "dataset format 2, this code reads 1"),
+    ({"obs_version": "2"}, "obs_version must be an integer (a version number), not '2'"),
+    ({"obs_version": 3}, "observations of version 3, the encoder is at version 2"),
     ({"obs_version": ...}, "observations of version None"),
     ({"observation_size": 233}, "observation_size is 233; these rules need 234"),
     ({"num_actions": 10**6}, "num_actions is 1000000; these rules need 112"),
