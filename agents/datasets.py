@@ -492,7 +492,23 @@ def _arrays_problem(data: dict[str, np.ndarray], info: dict[str, Any]) -> str | 
         bad = np.flatnonzero((data[key] < low) | (data[key] > high))
         if bad.size:
             return f"row {bad[0]}: {key} {data[key][bad[0]]} is outside {low}..{high}{why}"
-    return None
+    return _seat_agent_problem(data)
+
+
+def _seat_agent_problem(data: dict[str, np.ndarray]) -> str | None:
+    """A seat played by two agents in one match (``None``: none), which no tournament
+    plays. Seats or agents exchanged throughout a file agree with themselves: only a replay
+    of the game records tells them (``make_dataset``'s resume does)."""
+    order = np.lexsort((data["agent"], data["seat"], data["match"]))
+    match, seat, agent = data["match"][order], data["seat"][order], data["agent"][order]
+    bad = np.flatnonzero((match[1:] == match[:-1]) & (seat[1:] == seat[:-1])
+                         & (agent[1:] != agent[:-1]))
+    if not bad.size:
+        return None
+    first, second = sorted(order[bad[0]:bad[0] + 2].tolist())
+    return (f"rows {first} and {second}: seat {data['seat'][first]} of match "
+            f"{data['match'][first]} is played by agents {data['agent'][first]} and "
+            f"{data['agent'][second]}; a seat has one agent in a match")
 
 
 def _mask_problem(obs: np.ndarray, mask: np.ndarray, rules: RuleConfig) -> str | None:

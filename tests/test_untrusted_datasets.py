@@ -146,6 +146,9 @@ def _set(key, index, value):
     (_set("seat", 3, 2), "row 3: seat 2 is outside 0..1"),
     (_set("agent", 0, 5), "row 0: agent 5 is outside 0..1"),
     (_set("outcome", 0, 4), "row 0: outcome 4 is outside -1..1"),
+    (lambda a: a["agent"].__setitem__(3, 1 - a["agent"][3]),  # read as it stood
+     "seat {s3} of match 0 is played by agents "),
+    (lambda a: a["seat"].__setitem__(3, 1 - a["seat"][3]), "; a seat has one agent in a match"),
     (_set("hand", 0, -3), "row 0: hand -3 is outside"),
     (_set("points", 0, -5), "row 0: points -5 is outside"),
     (_set("match", 0, 2**62),  # was read as it stood: no match of a 2-match dataset
@@ -167,9 +170,9 @@ def _set(key, index, value):
 ])  # fmt: skip
 def test_bad_arrays_are_one_value_error_naming_the_file(ds, change, fragment):
     with np.load(ds / SHARD) as data:
-        a0, n = int(data["action"][0]), len(data["action"])
+        a0, n, s3 = int(data["action"][0]), len(data["action"]), int(data["seat"][3])
     change_arrays(ds, change)
-    fragment = fragment.format(a0=a0, n=n, n1=n - 1)
+    fragment = fragment.format(a0=a0, n=n, n1=n - 1, s3=s3)
     refused(ds, fragment, SHARD)
 
 
