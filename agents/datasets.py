@@ -88,7 +88,7 @@ def record_decisions(record: dict, agents: list[str], *,
                      observations: bool = True) -> dict[str, np.ndarray]:
     """Every play of a tournament's game record as rows of the arrays above (the record's
     ``match`` field gives the schedule index and the agents by seat). ``observations=False``
-    leaves out ``obs`` and ``mask``, the costly part, for checking a file's other columns."""
+    leaves out ``obs`` and ``mask``, the costly part, where only the other columns are wanted."""
     rules = RuleConfig.from_dict(record["rules"])
     meta = record["match"]
     seat_agent = [agents.index(spec) for spec in meta["seats"]]
