@@ -1171,6 +1171,26 @@ def check_out_dir(out: str | os.PathLike, flag: str = "--out") -> None:
 RUN_MARKER = "run.json"
 #: the largest run marker read (one is a few kilobytes)
 MAX_MARKER_BYTES = 1 << 20
+_TOURNAMENT_OUTPUTS = ("config.json", "matches.jsonl", "summary.json", "winrate_heatmap.png",
+                       "ratings.png", "records")
+#: what each program writes into its run folder (names or ``fnmatch`` patterns): all that
+#: ``--overwrite`` removes of a run of that program, held here in the code and never read from
+#: the run's marker, whose ``"outputs"`` anyone can edit to name the user's own files (each
+#: program passes the same list to :func:`check_run_folder`; a test holds them equal)
+PROGRAM_OUTPUTS: dict[str, tuple[str, ...]] = {
+    "experiments.tournament": _TOURNAMENT_OUTPUTS,
+    "experiments.demo": _TOURNAMENT_OUTPUTS,
+    "experiments.make_dataset": (*_TOURNAMENT_OUTPUTS, "decisions", "dataset.json"),
+    "experiments.benchmark": ("benchmark.json", "card.json", "card.png", "matches"),
+    "experiments.train_ppo": ("pool", "config.json", "tb", "eval.csv", "eval_policy.npz",
+                              "throughput.json", "checkpoints", "bc.json", "policy.npz",
+                              "policy.json"),
+    "experiments.train_jax": ("config.json", "tb", "eval.csv", "eval_policy.npz",
+                              "checkpoint.npz", "throughput.json", "policy.npz", "policy.json"),
+    "experiments.train_rllib": ("progress.csv", "tb", "checkpoint", "policy.npz", "policy.json"),
+    "experiments.expert_iteration": ("demos.npz", "policy.npz", "policy.json",
+                                     "iteration[0-9]*"),
+}  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1192,6 +1212,9 @@ class RunFolder:
     #: the run marker the check saw (:func:`_marker_print`; ``None``: none), which must be
     #: there still when the run starts
     seen: str | None = None
+    #: what replacing the run keeps although the replaced run's marker lists it as the run's
+    #: (no output of that program: the user's own, named in an edited marker), said on stderr
+    kept: tuple[str, ...] = ()
 
 
 def read_run_marker(folder: str | os.PathLike) -> dict[str, Any] | None:
@@ -1421,9 +1444,9 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
       inside the folder, or any rerun of a program whose repeated command resumes
       (``rerun_resumes``: a tournament), and the same ``program`` and ``settings`` as its run
       marker (:data:`RUN_MARKER`) holds. ``overwrite`` replaces it (:func:`start_run_folder`
-      removes the marker, the program's ``outputs`` and the outputs the marker lists for the
-      run it replaces, another program's too; other files stay). A folder
-      without a run marker (or whose ``run.json`` is no run's: another tool's, or damaged)
+      removes the marker, the program's ``outputs`` and, for another program's run, that
+      program's (:data:`PROGRAM_OUTPUTS`; never what the marker lists); other files stay). A
+      folder without a run marker (or whose ``run.json`` is no run's: another tool's, or damaged)
       that holds names other than the program's ``outputs`` (names or ``fnmatch`` patterns)
       is not a run's folder: refused, and never emptied. ``resume_hint`` is the checkpoint a
       refusal names; ``resumable=False``: the program's runs never continue. A run of another
@@ -1470,10 +1493,11 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
                            f"{f'; its {RUN_MARKER} is damaged: {damage}' if damage else ''}); "
                            "name a new folder (a run goes into a new or empty one)")
     if overwrite:
-        removes = _replaced_outputs(text, marker, program, tuple(outputs), flag)
+        removes = _replaced_outputs(text, entries, marker, program, tuple(outputs), flag)
         _refuse_removing_the_working_directory(text, real, removes, flag)
         return RunFolder(text, program, settings, replaces=True, outputs=tuple(outputs),
-                         removes=removes, seen=seen)
+                         removes=removes, seen=seen,
+                         kept=_listed_but_kept(entries, marker, removes))
     odd, kind = _odd_entry(text, entries, outputs)
     if odd:  # a FIFO blocks the run that reads it, /dev/zero fills memory, a link writes elsewhere
         raise RefusedError(f"{flag} {text!r} holds {odd!r}, which is {kind}, not a regular "
@@ -1522,27 +1546,52 @@ def _marker_outputs(marker: dict[str, Any]) -> tuple[str, ...] | None:
     return tuple(listed)
 
 
-def _replaced_outputs(text: str, marker: dict[str, Any] | None, program: str,
-                      outputs: tuple[str, ...], flag: str) -> tuple[str, ...]:
+def _replaced_outputs(text: str, entries: Sequence[str], marker: dict[str, Any] | None,
+                      program: str, outputs: tuple[str, ...], flag: str) -> tuple[str, ...]:
     """What ``--overwrite`` removes from the run folder ``text`` (beside the marker): this
-    program's ``outputs`` and those its marker lists for the run there, so that the folder
-    afterwards holds the new run alone (a tournament over a dataset left ``dataset.json`` and
-    ``decisions/`` beside its matches, a dataset over a trainer's run its ``policy.npz``). Empty:
-    everything there. A run of another program whose marker lists no outputs is refused, since
-    which of its files are the run's is unknown (the user's own files stay)."""
-    if not outputs or not marker:  # everything is the run's; or no marker (or a damaged one):
-        return outputs  # the folder holds nothing but this program's outputs
-    listed = _marker_outputs(marker)
-    if listed is None:
-        if marker.get("program") == program:
-            return outputs
-        raise RefusedError(f"{flag} {text!r} holds a run of {short_repr(marker['program'])} "
-                           f"whose {RUN_MARKER} does not list its files (an older run), so "
-                           "--overwrite cannot tell them from yours; remove that run's files, "
+    program's ``outputs`` and, for a run of another program, that program's
+    (:data:`PROGRAM_OUTPUTS`), so that the folder afterwards holds the new run alone (a
+    tournament over a dataset left ``dataset.json`` and ``decisions/`` beside its matches).
+    Empty: everything there. The outputs the marker lists are never taken: an edited
+    ``run.json`` listing ``notes.txt`` had the user's notes removed with the run. A run of a
+    program whose outputs are unknown here is refused where the folder holds anything else,
+    since which of those files are the run's is unknown (the user's own files stay)."""
+    import fnmatch
+
+    if not outputs or not marker or marker.get("program") == program:
+        return outputs  # everything is the run's; or the folder holds nothing but this
+        # program's outputs (no marker, or a damaged one); or it is this program's run
+    theirs = PROGRAM_OUTPUTS.get(marker["program"])
+    if theirs is not None:
+        return tuple(dict.fromkeys([*outputs, *theirs]))
+    unknown = [name for name in entries if name != RUN_MARKER and not any(
+        fnmatch.fnmatchcase(name, pattern) for pattern in outputs)]
+    if unknown:
+        raise RefusedError(f"{flag} {text!r} holds a run of {short_repr(marker['program'])}, "
+                           f"whose files {_overwrite_word(flag)} cannot tell from yours "
+                           f"({', '.join(map(repr, unknown[:3]))}); remove that run's files, "
                            "or name a new folder")
-    if not listed:  # that run's program names no outputs: the whole folder was its
+    return outputs
+
+
+def _listed_but_kept(entries: Sequence[str], marker: dict[str, Any] | None,
+                     removes: tuple[str, ...]) -> tuple[str, ...]:
+    """The names in the folder that the replaced run's marker lists as its outputs but that
+    replacing it keeps (``removes``, empty: it keeps nothing)."""
+    import fnmatch
+
+    listed = _marker_outputs(marker) if marker else None
+    if not listed or not removes:
         return ()
-    return tuple(dict.fromkeys([*outputs, *listed]))
+    return tuple(name for name in entries if name != RUN_MARKER
+                 and any(fnmatch.fnmatchcase(name, pattern) for pattern in listed)
+                 and not any(fnmatch.fnmatchcase(name, pattern) for pattern in removes))
+
+
+def _overwrite_word(flag: str) -> str:
+    """How a refusal names replacing the run: ``--overwrite`` for a command's ``--out``,
+    ``overwrite=True`` for a function's argument (``out``), which has no flags."""
+    return "--overwrite" if flag.startswith("-") else "overwrite=True"
 
 
 def _refuse_removing_the_working_directory(text: str, real: str, outputs: Sequence[str],
@@ -1638,6 +1687,11 @@ def start_run_folder(folder: RunFolder) -> str:
         import fnmatch
 
         removes = folder.outputs if folder.removes is None else folder.removes
+        if folder.kept:
+            print(f"warning: {quoted_path(path)}: kept {', '.join(map(repr, folder.kept[:3]))}"
+                  f"{f' and {len(folder.kept) - 3} more' if len(folder.kept) > 3 else ''}, "
+                  f"which its {RUN_MARKER} lists as the replaced run's but no run writes; "
+                  "remove it yourself if it is not yours", file=sys.stderr)
         # the marker last: a removal that fails leaves the old run named as such, for
         # --overwrite to clear once it can
         for name in sorted(os.listdir(path), key=lambda name: name == RUN_MARKER):

@@ -6,6 +6,7 @@ path or a non-boolean switch given to the public API, an agent parameter given t
 from __future__ import annotations
 
 import errno
+import importlib
 import os
 import subprocess
 
@@ -730,15 +731,17 @@ def test_overwrite_of_another_programs_run_leaves_the_new_run_alone(tmp_path, ca
     assert (out / "notes.txt").read_text() == "what I saw in this run"
 
 
-def test_overwrite_removes_the_outputs_the_replaced_runs_marker_lists(tmp_path):
+def test_overwrite_removes_the_outputs_of_the_replaced_runs_program(tmp_path, monkeypatch):
     """The rule under the test above, for any two programs: what replacing a run removes is
-    this program's outputs and those the marker lists; a run of another program whose marker
-    lists none (an older run) is refused, not half replaced; the same program's is replaced
-    as before."""
+    this program's outputs and those the code knows the replaced run's program to write
+    (``PROGRAM_OUTPUTS``); a run of a program whose outputs are unknown is refused where the
+    folder holds anything else, not half replaced; the same program's is replaced as before."""
     import json
 
+    from dominoes_env import cli_support
     from dominoes_env.cli_support import start_run_folder
 
+    monkeypatch.setitem(cli_support.PROGRAM_OUTPUTS, "a", ("ckpt*", "tb"))
     out = tmp_path / "run"
     start_run_folder(check_run_folder(out, "a", {}, outputs=("ckpt*", "tb")))
     assert json.loads((out / "run.json").read_text())["outputs"] == ["ckpt*", "tb"]
@@ -748,17 +751,64 @@ def test_overwrite_removes_the_outputs_the_replaced_runs_marker_lists(tmp_path):
     start_run_folder(check_run_folder(out, "b", {}, overwrite=True, outputs=("shared.json",)))
     assert sorted(os.listdir(out)) == ["notes.txt", "run.json"]
     marker = json.loads((out / "run.json").read_text())
-    for legacy in (None, "ckpt*", ["../x"], [1]):  # no list, or one that cannot be held to
-        if legacy is None:
+    for listed in (None, "ckpt*", ["../x"], [1], ["notes.txt"]):  # whatever it lists
+        if listed is None:
             marker.pop("outputs", None)
         else:
-            marker["outputs"] = legacy
+            marker["outputs"] = listed
         (out / "run.json").write_text(json.dumps(marker))
-        with pytest.raises(ValueError, match=r"holds a run of 'b' whose run.json does not list "
-                                             r"its files"):
+        with pytest.raises(ValueError, match=r"holds a run of 'b', whose files --overwrite "
+                                             r"cannot tell from yours \('notes.txt'\)"):
             check_run_folder(out, "a", {}, overwrite=True, outputs=("ckpt*",))
         assert check_run_folder(out, "b", {}, overwrite=True, outputs=("x",)).replaces
     assert sorted(os.listdir(out)) == ["notes.txt", "run.json"]
+
+
+def test_overwrite_never_removes_what_an_edited_marker_lists(tmp_path, capsys):
+    """``make_dataset --overwrite`` onto a tournament whose run.json's "outputs" had been
+    edited to list the user's ``notes.txt`` and ``mydata``: both were deleted with the run, in
+    silence. What a program's run writes is the code's list, never the marker's: they stay, and
+    a warning says so."""
+    import json
+
+    from experiments.make_dataset import main as make_dataset
+    from experiments.tournament.cli import main as tournament
+
+    out = tmp_path / "ov1"
+    argv = ["--agents", "random", "greedy", "--matches", "1", "--target-score", "20",
+            "--quiet", "--out", str(out)]
+    assert tournament([*argv, "--no-plots"]) == 0
+    (out / "notes.txt").write_text("mine")
+    (out / "mydata").mkdir()
+    (out / "mydata" / "a").write_text("mine too")
+    marker = json.loads((out / "run.json").read_text())
+    marker["outputs"] += ["notes.txt", "mydata"]
+    (out / "run.json").write_text(json.dumps(marker))
+    capsys.readouterr()
+    assert make_dataset([*argv, "--overwrite"]) == 0
+    assert (out / "notes.txt").read_text() == "mine"
+    assert (out / "mydata" / "a").read_text() == "mine too"
+    err = capsys.readouterr().err
+    assert "warning: " in err and "kept 'mydata', 'notes.txt'" in err, err
+    assert "dataset.json" in os.listdir(out)
+
+
+def test_every_programs_outputs_are_the_ones_overwrite_knows():
+    """``PROGRAM_OUTPUTS`` (what --overwrite removes of another program's run) holds each
+    program's own list of outputs."""
+    from dominoes_env.cli_support import PROGRAM_OUTPUTS
+    from experiments import benchmark, demo, make_dataset, train_jax
+    from experiments.tournament import cli as tournament
+
+    assert PROGRAM_OUTPUTS["experiments.tournament"] == tournament.OUTPUTS
+    assert PROGRAM_OUTPUTS["experiments.demo"] == demo.OUTPUTS
+    assert PROGRAM_OUTPUTS["experiments.make_dataset"] == make_dataset.OUTPUTS
+    assert PROGRAM_OUTPUTS["experiments.benchmark"] == benchmark.OUTPUT_NAMES
+    assert PROGRAM_OUTPUTS["experiments.train_jax"] == train_jax.OUTPUTS
+    for name in ("train_ppo", "train_rllib", "expert_iteration"):
+        module = importlib.import_module(f"experiments.{name}")
+        extra = ("iteration[0-9]*",) if name == "expert_iteration" else ()
+        assert PROGRAM_OUTPUTS[f"experiments.{name}"] == (*module.OUTPUTS, *extra), name
 
 
 # -- a full disk ---------------------------------------------------------------------------------
