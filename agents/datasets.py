@@ -71,7 +71,7 @@ from dominoes_env.obs.v2 import encode_observation, observation_layout, observat
 from dominoes_env.options import play_points_bound, score_bound
 from dominoes_env.record_io import RECORDS_DIR, SHARD_SIZE, iter_records, shard_name
 
-from .tournament.runner import TournamentConfig, run_tournament
+from .tournament.runner import RUN_OUTPUTS, TournamentConfig, check_folder, run_tournament
 
 __all__ = ["DECISIONS_DIR", "FIELDS", "FORMAT_VERSION", "INFO_FILE", "IncompleteDatasetWarning",
            "build_dataset", "dataset_info", "load_decisions", "read_decisions",
@@ -80,6 +80,8 @@ __all__ = ["DECISIONS_DIR", "FIELDS", "FORMAT_VERSION", "INFO_FILE", "Incomplete
 FORMAT_VERSION = 1
 DECISIONS_DIR = "decisions"
 INFO_FILE = "dataset.json"
+#: the program whose run a dataset's folder holds (its run marker names it)
+PROGRAM = "experiments.make_dataset"
 FIELDS = ("obs", "mask", "action", "seat", "agent", "match", "hand", "points", "hand_margin",
           "outcome")  # fmt: skip
 
@@ -253,15 +255,28 @@ def check_config(config: TournamentConfig) -> None:
 
 
 def build_dataset(config: TournamentConfig, out: str | os.PathLike, *, workers: int = 1,
-                  progress: bool = True,
+                  progress: bool = True, overwrite: bool = False,
                   before_writing: Callable[[], object] | None = None) -> dict[str, Any]:
     """Play the games (resuming what ``out`` already holds), write the decision arrays and
-    ``dataset.json``; returns its content. ``before_writing``: as :func:`run_tournament`'s.
+    ``dataset.json``; returns its content. ``overwrite`` and ``before_writing``: as
+    :func:`run_tournament`'s (``out`` gets the output policy of make_dataset's ``--out``).
     ``ValueError`` first for a ``config`` the arrays cannot hold (:func:`check_config`)."""
     if not isinstance(config, TournamentConfig):  # None failed deep inside: no 'max_hands'
         raise TypeError(f"config must be a TournamentConfig, not {type(config).__name__}")
     check_config(config)
     out = Path(as_path("out", out))
+    overwrite = as_bool("overwrite", overwrite)
+    if before_writing is None:  # the command's folder policy (a tournament's folder, a link
+        from dominoes_env.cli_support import run_folder_locks, start_run_folder  # refused)
+
+        run = check_folder(out, config, PROGRAM, (*RUN_OUTPUTS, DECISIONS_DIR, INFO_FILE),
+                           overwrite=overwrite)
+        with run_folder_locks():
+            return build_dataset(config, out, workers=workers, progress=progress,
+                                 before_writing=lambda: start_run_folder(run))
+    if overwrite:
+        raise ValueError("overwrite=True is for a folder build_dataset checks itself; a "
+                         "caller passing before_writing checked its folder already")
     folder = out / DECISIONS_DIR
     if os.path.lexists(folder) and not (folder.is_dir() and not folder.is_symlink()):
         raise ValueError(f"{str(folder)!r} is not a folder; the decision arrays go there: "

@@ -23,7 +23,7 @@ import importlib.abc
 import math
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .core.atomic_files import NO_ROOM_ERRNOS
@@ -1436,6 +1436,9 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
     """The output policy of a run's folder, checked before anything is written
     (:class:`RefusedError`, one line naming the folder and the flag to pass):
 
+    ``flag`` names the folder in refusals: a command's ``--out``, or a function's argument
+    (``out``: then replacing the run is ``overwrite=True``, not ``--overwrite``).
+
     - what :func:`check_out_dir` refuses (empty, a file, inside a file, unwritable), a symbolic
       link, and an input of the command (``inputs``: the folder is one, or inside one; with
       ``overwrite`` also an input inside the folder, which replacing the run would remove);
@@ -1467,6 +1470,7 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
     import json
 
     settings = json.loads(json.dumps(settings, sort_keys=True, default=str))  # as stored
+    replace = f"pass {_overwrite_word(flag)} to replace"  # a function's out: overwrite=True
     check_out_dir(out, flag)
     text = os.fspath(out)
     if os.path.islink(text):
@@ -1501,15 +1505,15 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
     odd, kind = _odd_entry(text, entries, outputs)
     if odd:  # a FIFO blocks the run that reads it, /dev/zero fills memory, a link writes elsewhere
         raise RefusedError(f"{flag} {text!r} holds {odd!r}, which is {kind}, not a regular "
-                           "file or folder; remove it, pass --overwrite to replace the run, or "
+                           f"file or folder; remove it, {replace} the run, or "
                            "name a new folder")
     if damage:  # a run's folder (nothing else there) whose marker cannot say whose run it is
         raise RefusedError(f"{flag} {text!r} holds a damaged {RUN_MARKER} ({damage}), so which "
-                           "run is there is unknown; pass --overwrite to replace that run, or "
+                           f"run is there is unknown; {replace} that run, or "
                            "name a new folder")
     if marker and marker["program"] != program:  # not this program's run to continue
         raise RefusedError(f"{flag} {text!r} holds a run of {short_repr(marker['program'])}, "
-                           f"which {program} cannot continue; pass --overwrite to replace it, "
+                           f"which {program} cannot continue; {replace} it, "
                            "or name a new folder")
     same = (rerun_resumes or (resume is not None
                               and _inside(os.path.realpath(resume), real)))
@@ -1523,13 +1527,13 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
                     "stopped before saving one); " if unsaved
                else f"pass --resume {resume_hint or 'with its checkpoint'} to continue it, "
                if resumable else "")
-        raise RefusedError(f"{flag} {text!r} holds {held}; {how}pass --overwrite to replace "
-                           "it, or name a new folder")
+        raise RefusedError(f"{flag} {text!r} holds {held}; {how}{replace} it, or name a new "
+                           "folder")
     if marker is not None and marker.get("settings") != settings:
         why = _settings_difference(marker.get("settings"), settings)
         raise RefusedError(f"{flag} {text!r} holds {held} with different arguments ({why}); "
-                           f"repeat its arguments to continue it, pass --overwrite to replace "
-                           f"it, or choose another {flag}")
+                           f"repeat its arguments to continue it, {replace} it, or choose "
+                           f"another {flag if flag.startswith('-') else 'folder'}")
     return RunFolder(text, program, settings, resumes=True, outputs=tuple(outputs),
                      seen=seen)
 
@@ -1612,7 +1616,7 @@ def _refuse_removing_the_working_directory(text: str, real: str, outputs: Sequen
     if not outputs or name == RUN_MARKER or any(fnmatch.fnmatchcase(name, pattern)
                                                 for pattern in outputs):
         raise RefusedError(f"{flag} {text!r} holds the working directory ({cwd!r}), which "
-                           "--overwrite would remove with the run; run the command from "
+                           f"{_overwrite_word(flag)} would remove with the run; work from "
                            "outside it")
 
 
@@ -1648,6 +1652,19 @@ def _lock_run_folder(path: str) -> None:
         os.close(fd)
         return
     _RUN_LOCKS[real] = fd
+
+
+@contextlib.contextmanager
+def run_folder_locks() -> Iterator[None]:
+    """Release, on leaving, the run folders' locks that :func:`start_run_folder` took inside
+    (as :func:`run_command` does for a command): a function that starts its own run folder
+    (:func:`agents.tournament.run_tournament` called from Python) leaves it unlocked when it
+    returns, not locked for the rest of the process."""
+    held = set(_RUN_LOCKS)
+    try:
+        yield
+    finally:
+        _release_run_locks(held)
 
 
 def _release_run_locks(keep: set[str]) -> None:

@@ -997,3 +997,54 @@ def test_a_run_started_in_the_folder_after_the_check_is_never_written_over(tmp_p
         start_run_folder(late)
     assert json.loads((out / RUN_MARKER).read_text())["program"] == "other"
     start_run_folder(check_run_folder(out, "other", {}, rerun_resumes=True))  # unchanged: fine
+
+
+def test_the_api_applies_the_commands_folder_policy_in_its_own_words(tmp_path):
+    """``run_tournament`` and ``build_dataset`` called from Python wrote through a symbolic link
+    the command refuses, turned a linked tournament into a dataset, and diffed a trainer's or a
+    dataset's run as "a tournament with different arguments ... choose another --out
+    directory". They check their folder as the commands do, in words without flags; a
+    tournament resumes, and ``overwrite=True`` replaces another program's run."""
+    import json
+
+    from agents.datasets import build_dataset
+    from agents.tournament import TournamentConfig, run_tournament
+    from dominoes_env.core import RuleConfig
+
+    cfg = TournamentConfig(["random", "greedy"], RuleConfig(target_score=20), matches=1)
+    real = tmp_path / "realdir"
+    real.mkdir()
+    link = tmp_path / "lnk"
+    link.symlink_to(real)
+    for play in (run_tournament, build_dataset):
+        with pytest.raises(ValueError, match=r"^out '.*lnk' is a symbolic link") as refused:
+            play(cfg, link, progress=False)
+        assert "--" not in str(refused.value)
+    assert os.listdir(real) == []
+    trainer = tmp_path / "j1"
+    trainer.mkdir()
+    (trainer / "run.json").write_text(json.dumps(
+        {"program": "experiments.train_jax", "settings": {"anneal_lr": True},
+         "outputs": ["config.json", "policy.npz"]}))
+    (trainer / "config.json").write_text("{}")
+    dataset = tmp_path / "ds"
+    build_dataset(cfg, dataset, progress=False)
+    for play, folder, program in ((run_tournament, trainer, "experiments.train_jax"),
+                                  (run_tournament, dataset, "experiments.make_dataset")):
+        with pytest.raises(ValueError, match=rf"holds a run of '{program}', which "
+                                             r"experiments.tournament cannot continue; pass "
+                                             r"overwrite=True to replace it") as refused:
+            play(cfg, folder, progress=False)
+        assert "different arguments" not in str(refused.value)
+        assert "--" not in str(refused.value)
+    tournament = tmp_path / "tr"
+    assert run_tournament(cfg, tournament, progress=False).played == 2
+    assert run_tournament(cfg, tournament, progress=False).played == 0  # resumed: complete
+    with pytest.raises(ValueError, match=r"holds a run of 'experiments.tournament', which "
+                                         r"experiments.make_dataset cannot continue"):
+        build_dataset(cfg, tournament, progress=False)
+    assert build_dataset(cfg, tournament, progress=False, overwrite=True)["matches"] == 2
+    assert json.loads((tournament / "run.json").read_text())["program"] == \
+        "experiments.make_dataset"
+    run_tournament(cfg, trainer, progress=False, overwrite=True)
+    assert sorted(os.listdir(trainer)) == ["config.json", "matches.jsonl", "run.json"]

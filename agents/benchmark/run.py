@@ -207,6 +207,12 @@ class CardRun:
     played: int  #: matches this invocation played
 
 
+def _in_the_card() -> None:
+    """A cell's tournament starts no run folder of its own: it lies in the card's, checked by
+    :func:`prepare_dir` (a run marker of its own would stand for another run inside the
+    card's)."""
+
+
 def run_card(config: BenchmarkConfig, out: str | os.PathLike, *, workers: int = 1,
              progress: bool = True, resume: bool = False, overwrite: bool = False,
              move_timeout: float | None = DEFAULT_MOVE_TIMEOUT,
@@ -230,7 +236,8 @@ def run_card(config: BenchmarkConfig, out: str | os.PathLike, *, workers: int = 
             if progress:
                 print(f"{cell.table}: {config.agent} against {cell.opponent}", file=sys.stderr)
             run = run_tournament(cell.tournament(config), out / cell.folder, workers=workers,
-                                 progress=progress, move_timeout=move_timeout)
+                                 progress=progress, move_timeout=move_timeout,
+                                 before_writing=_in_the_card)
             played += run.played
             workers = run.workers  # capped at the CPUs once, not warned about again
     except KeyboardInterrupt:

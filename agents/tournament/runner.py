@@ -561,12 +561,16 @@ def run_tournament(
     progress: bool = True,
     save_records: bool = False,
     move_timeout: float | None = DEFAULT_MOVE_TIMEOUT,
+    overwrite: bool = False,
     before_writing: Callable[[], object] | None = None,
 ) -> TournamentRun:
     """Play every match of ``config`` not yet in ``out`` and return all finished ones.
 
-    ``before_writing()`` runs once every argument is checked, before anything is written (a
-    program starts its run folder there: :func:`dominoes_env.cli_support.start_run_folder`).
+    ``out`` gets the output policy of the command's ``--out`` (:func:`check_folder`): a new or
+    empty folder, or this tournament's own to resume; ``overwrite=True`` replaces the run
+    there. ``before_writing()`` replaces that check: a program that checked its run folder
+    itself starts it there, once every argument is checked and before anything is written
+    (:func:`dominoes_env.cli_support.start_run_folder`).
 
     ``save_records`` keeps every match's game record under ``out/records/``, in step with
     ``matches.jsonl`` (see :mod:`.record_store`; matches finished earlier without their record
@@ -587,6 +591,10 @@ def run_tournament(
     out = as_path("out", out)  # '' would be the current directory
     progress = as_bool("progress", progress)
     save_records = as_bool("save_records", save_records)
+    overwrite = as_bool("overwrite", overwrite)
+    if overwrite and before_writing is not None:
+        raise ValueError("overwrite=True is for a folder run_tournament checks itself; a "
+                         "caller passing before_writing checked its folder already")
     if move_timeout is not None:
         move_timeout = as_float("move_timeout", move_timeout, 0, low_open=True)
     if workers > max_workers() and backend == "local":
@@ -610,6 +618,12 @@ def run_tournament(
 
     for spec in config.agents:  # every spec can serve this table, before anything is written
         check_spec(spec, config.rules)
+    own_folder = before_writing is None
+    if own_folder:
+        from dominoes_env.cli_support import start_run_folder
+
+        folder = check_folder(out, config, PROGRAM, RUN_OUTPUTS, overwrite=overwrite)
+        before_writing = lambda: start_run_folder(folder)  # noqa: E731
 
     out = Path(out)
     if save_records and os.path.lexists(out / RECORDS_DIR) and not (
@@ -622,10 +636,10 @@ def run_tournament(
 
         joined = init_ray(address=ray_address)
     try:
-        if before_writing is not None:
+        with _folder_locks(own_folder):
             before_writing()
-        return _run_in_dir(config, schedule, out, workers, backend, ray_address, progress,
-                           save_records, move_timeout)
+            return _run_in_dir(config, schedule, out, workers, backend, ray_address, progress,
+                               save_records, move_timeout)
     except OSError as err:
         where = err.filename or out
         kept = ("matches already finished there are kept" if (out / MATCHES_FILE).is_file()
@@ -637,6 +651,40 @@ def run_tournament(
             import ray
 
             ray.shutdown()
+
+
+#: the program whose run a tournament's folder holds (its run marker names it)
+PROGRAM = "experiments.tournament"
+#: what a tournament writes into its folder
+RUN_OUTPUTS = (*OUTPUT_FILES, RECORDS_DIR)
+
+
+def check_folder(out: str | os.PathLike, config: TournamentConfig, program: str,
+                 outputs: Sequence[str], *, overwrite: bool = False):
+    """The command's output policy for a run folder ``out`` given to a function
+    (:func:`dominoes_env.cli_support.check_run_folder`, its refusals a ``ValueError`` naming
+    ``out`` and ``overwrite=True``, never a flag; a :class:`TournamentDirError`): a symbolic
+    link, another program's run (a trainer's, a dataset's) or a folder of other files is
+    refused, as the command refuses them; they were written through, or diffed as "a
+    tournament with different arguments"."""
+    from dominoes_env.cli_support import RefusedError, check_run_folder, paths_in_specs
+
+    try:
+        return check_run_folder(out, program, config.to_dict(), rerun_resumes=True,
+                                overwrite=overwrite, outputs=outputs,
+                                inputs=paths_in_specs(config.agents), flag="out")
+    except RefusedError as err:
+        raise TournamentDirError(str(err)) from None
+
+
+def _folder_locks(own: bool):
+    """The run folder's lock, released on return where this function started the run folder
+    (a command's runner releases its own)."""
+    import contextlib
+
+    from dominoes_env.cli_support import run_folder_locks
+
+    return run_folder_locks() if own else contextlib.nullcontext()
 
 
 def max_workers() -> int:
