@@ -122,14 +122,22 @@ def _load_class(target: str, spec: str) -> type:
             f"agent spec {spec!r}: module {module_name!r} has no {class_name!r}") from None
 
 
-def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """What a spec names, without importing anything: the agent class's ``"module:Class"``
-    and its constructor parameters, parsed. ``ValueError`` for a spec that names no agent,
-    or has spaces around it (``' random'`` was a second row next to ``random``)."""
+def check_spec_text(spec: Any) -> str:
+    """``spec`` if it is a non-empty string without spaces around it (``' random'`` was a
+    second row next to ``random``), else a ``ValueError`` saying so: what any list of agents
+    checks first, before the names mean anything."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"an agent spec is a non-empty string, got {short_repr(spec)}")
     if spec != spec.strip():
         raise ValueError(f"agent spec {spec!r} has spaces around it; write {spec.strip()!r}")
+    return spec
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """What a spec names, without importing anything: the agent class's ``"module:Class"``
+    and its constructor parameters, parsed. ``ValueError`` for a spec that names no agent,
+    or has spaces around it (``' random'`` was a second row next to ``random``)."""
+    check_spec_text(spec)
     head, colon, rest = spec.partition(":")
     if colon and not rest.strip():
         if head in BUILTIN:
@@ -166,12 +174,18 @@ def resolve_spec(spec: str) -> tuple[type, dict[str, Any]]:
     return _load_class(target, spec), params
 
 
-def same_agent_key(spec: str) -> Any:
-    """What tells specs apart as agents: the class named and its parsed parameters (a policy
-    file's path normalised), so ``search:sims=5`` and ``search:sims=05`` are one agent; the
-    text itself for a spec that does not parse (its error comes where it is built).
+def same_agent_key(spec: str, rules: Any = None) -> Any:
+    """What tells specs apart as agents, their canonical form: the class named and its
+    parameters parsed to their values (a number by its value: ``epsilon=0`` and
+    ``epsilon=0.0`` are one; a policy file by its real path), a built-in agent's parameters
+    left out where they give its default (``search:sims=5,epsilon=0`` is ``search:sims=5``),
+    and, with ``rules`` (a :class:`~dominoes_env.core.RuleConfig`), ``ppo:PATH`` naming the
+    table's shipped policy read as ``ppo``; the text itself for a spec that does not parse (its
+    error comes where it is built).
 
     >>> same_agent_key("search:sims=05") == same_agent_key("search:sims=5")
+    True
+    >>> same_agent_key("search:sims=5,epsilon=0.0") == same_agent_key("search:sims=5")
     True
     """
     import os
@@ -181,9 +195,48 @@ def same_agent_key(spec: str) -> Any:
     except ValueError:
         return spec
     if isinstance(params.get("path"), str) and params["path"]:
-        params["path"] = os.path.normpath(params["path"])
-    return target, tuple(sorted((key, type(value).__name__, value)
-                                for key, value in params.items()))
+        params["path"] = os.path.realpath(params["path"])
+        if rules is not None and target == BUILTIN["ppo"] and params["path"] == _shipped(rules):
+            params["path"] = None  # the shipped policy for this table, which plain ppo plays
+    if target in BUILTIN.values():  # our own classes: imported without a user module's effects
+        defaults = _defaults(target)
+        params = {key: value for key, value in params.items()
+                  if key not in defaults or _value_key(value) != _value_key(defaults[key])}
+    return target, tuple(sorted((key, _value_key(value)) for key, value in params.items()))
+
+
+def _value_key(value: Any) -> tuple[str, Any]:
+    """A parameter's value as specs compare it: a number (not a bool) by its value, so ``0``
+    and ``0.0`` are one; anything else by its type and value."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return "number", int(value) if float(value).is_integer() else value
+    return type(value).__name__, value
+
+
+def _defaults(target: str) -> dict[str, Any]:
+    """The constructor defaults of the built-in agent class ``target`` (none where it cannot
+    be imported: an extra that is not installed)."""
+    import inspect
+
+    try:
+        cls = _load_class(target, target)
+        signature = inspect.signature(cls)
+    except (ValueError, TypeError):
+        return {}
+    return {name: p.default for name, p in signature.parameters.items()
+            if p.default is not inspect.Parameter.empty}
+
+
+def _shipped(rules: Any) -> str | None:
+    """The real path of the shipped PPO policy for ``rules``' table (``None``: it has none)."""
+    import os
+
+    try:
+        from .ppo import shipped_policy_path
+
+        return os.path.realpath(shipped_policy_path(rules))
+    except (ValueError, TypeError, ImportError):
+        return None
 
 
 def _parameters(cls: Any) -> list[str] | None:
@@ -269,11 +322,11 @@ def check_spec(spec: str, rules: Any) -> Agent:
     return agent
 
 
-def repeated(items) -> list[str]:
+def repeated(items, rules: Any = None) -> list[str]:
     """The entries of ``items`` given more than once, sorted: a table of agents, a panel or a
     benchmark row may not hold one agent twice (two rows of one agent, told apart by nothing).
-    Specs are compared as agents (:func:`same_agent_key`): ``search:sims=5`` and
-    ``search:sims=05`` played one agent against itself.
+    Specs are compared as agents (:func:`same_agent_key`, with ``rules`` where the table is
+    known): ``search:sims=5`` and ``search:sims=05`` played one agent against itself.
 
     >>> repeated(["search", "greedy", "search"])
     ['search']
@@ -281,5 +334,5 @@ def repeated(items) -> list[str]:
     ['search:sims=05', 'search:sims=5']
     """
     items = list(items)
-    keys = [same_agent_key(x) if isinstance(x, str) else x for x in items]
+    keys = [same_agent_key(x, rules) if isinstance(x, str) else x for x in items]
     return sorted({x for x, key in zip(items, keys, strict=True) if keys.count(key) > 1})

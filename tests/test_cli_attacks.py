@@ -574,17 +574,37 @@ def test_a_suffix_decides_the_format_in_any_case(tmp_path, capsys):
     assert not (tmp_path / "y.Json.Gz").exists()
 
 
+#: the shipped 2-player policy, as a path a user gives (``ppo`` plays it at that table)
+SHIPPED_2P = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                          "agents", "policies", "ppo_2p.npz")
+
+
 @pytest.mark.parametrize("agents, says", [
     (["search:sims=5", "search:sims=05"],
      "agent spec(s) given twice: search:sims=05, search:sims=5; list each agent once"),
     (["random", " random"], "agent spec ' random' has spaces around it; write 'random'"),
     (["random", "greedy\t"], "agent spec 'greedy\\t' has spaces around it; write 'greedy'"),
+    (["search:sims=5,epsilon=0", "search:sims=5,epsilon=0.0"],
+     "agent spec(s) given twice: search:sims=5,epsilon=0, search:sims=5,epsilon=0.0; list each "
+     "agent once"),
+    (["search:sims=5", "search:sims=5,epsilon=0.0"],
+     "agent spec(s) given twice: search:sims=5, search:sims=5,epsilon=0.0; list each agent "
+     "once"),
+    (["ppo", f"ppo:{SHIPPED_2P}"],
+     f"agent spec(s) given twice: ppo, ppo:{SHIPPED_2P}; list each agent once"),
 ])
 def test_agent_specs_are_compared_as_agents(agents, says, tmp_path, capsys):
     """``--agents search:sims=5 search:sims=05`` played one agent against itself (the "given
-    twice" check compared the text), and ``random ' random'`` made two rows of one agent."""
+    twice" check compared the text), and ``random ' random'`` made two rows of one agent; so
+    did ``epsilon=0`` next to ``epsilon=0.0``, a default spelt out, and ``ppo`` next to the
+    shipped policy's path. ``TournamentConfig`` refuses them with the same words (one check)."""
     from agents.specs import make_agent
+    from agents.tournament import TournamentConfig
     from experiments.tournament.cli import main
+
+    with pytest.raises(ValueError) as refused:
+        TournamentConfig(["greedy", *agents])
+    assert str(refused.value) == says
 
     out = tmp_path / "t"
     assert main(["--agents", *agents, "--matches", "1", "--out", str(out), "--quiet",

@@ -88,9 +88,9 @@ class TournamentConfig:
     max_hands: int = DEFAULT_MAX_HANDS
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "agents", check_agents(self.agents))
         if not isinstance(self.rules, RuleConfig):
             raise TypeError(f"rules must be a RuleConfig, got {self.rules!r}")
+        object.__setattr__(self, "agents", check_agents(self.agents, self.rules))
         object.__setattr__(self, "matches", as_int("matches", self.matches, 1))
         object.__setattr__(self, "seed", as_seed(self.seed))
         object.__setattr__(self, "max_hands", as_int("max_hands", self.max_hands, 1))

@@ -38,7 +38,7 @@ from dominoes_env.core import RuleConfig
 from dominoes_env.core.validation import as_int, as_seed
 
 from ..arena import derive_seed
-from ..specs import repeated
+from ..specs import check_spec_text, repeated
 
 FORMATS = ("head_to_head", "partnerships", "free_for_all")
 
@@ -77,17 +77,20 @@ def format_of(rules: RuleConfig) -> str:
     return "partnerships" if rules.partnerships else "free_for_all"
 
 
-def check_agents(agents: Sequence[str]) -> tuple[str, ...]:
-    """Agent specs as a tuple, refusing non-strings, fewer than two and repeats."""
+def check_agents(agents: Sequence[str], rules: RuleConfig | None = None) -> tuple[str, ...]:
+    """Agent specs as a tuple, refusing non-strings, spaces around a spec
+    (:func:`~agents.specs.check_spec_text`), fewer than two and repeats (one
+    agent spelt twice, ``ppo:PATH`` of the shipped policy for ``rules``' table next to ``ppo``
+    too: :func:`~agents.specs.repeated`). The one check of a tournament's agents, the
+    command's and :class:`~agents.tournament.TournamentConfig`'s."""
     if isinstance(agents, str) or not isinstance(agents, Sequence):
         raise TypeError(f"agents must be a list of agent specs, got {agents!r}")
     agents = tuple(agents)
     for a in agents:
-        if not isinstance(a, str) or not a.strip():
-            raise ValueError(f"an agent spec is a non-empty string, got {a!r}")
+        check_spec_text(a)
     if len(agents) < 2:
         raise ValueError(f"a tournament needs at least 2 agents, got {len(agents)}: {list(agents)}")
-    twice = repeated(agents)
+    twice = repeated(agents, rules)
     if twice:
         raise ValueError(f"agent spec(s) given twice: {', '.join(twice)}; list each agent once")
     return agents
