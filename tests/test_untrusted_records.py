@@ -259,7 +259,8 @@ def test_a_resumed_tournament_repairs_its_records(tmp_path, capsys, how):
     again = run_tournament(config, out, progress=False, save_records=True)
     assert again.played == 0 and (out / MATCHES_FILE).read_text() == before
     err = capsys.readouterr().err
-    assert "warning: records/records-" in err and "dropped" in err, err
+    said = "replaced by the replay's" if how == "scores" else "dropped"  # disputed: replayed
+    assert "warning: records/records-" in err and said in err, err
     assert assert_exact(out) == 4  # one record per match again, each agreeing with its line
     capsys.readouterr()
     run_tournament(config, out, progress=False, save_records=True)
@@ -292,8 +293,11 @@ def test_a_resumed_tournament_names_a_changed_line_and_keeps_the_record(tmp_path
     first = change_first_line(out, change)
     shard = out / RECORDS_DIR / shard_name(0)
     before = (shard.read_bytes(), (out / MATCHES_FILE).read_text())
+    capsys.readouterr()
     with pytest.raises(TournamentDirError) as caught:
         run_tournament(config, out, progress=False, save_records=True)
+    # the error alone: a warning before it announced a replay that would drop the record
+    assert capsys.readouterr().err == ""
     message = str(caught.value)
     assert f"{out / MATCHES_FILE} says match {first['key']!r}" in message, message
     assert "its game record and a replay" in message and "was changed" in message, message
@@ -312,7 +316,9 @@ def test_a_changed_record_is_replaced_beside_a_match_played_anew(tmp_path, capsy
     path = out / MATCHES_FILE
     path.write_text("".join(path.read_text().splitlines(keepends=True)[1:]))  # match 0 anew
     again = run_tournament(config, out, progress=False, save_records=True)
-    assert again.played == 1 and "disagrees with matches.jsonl" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert again.played == 1 and err.count("\n") == 1, err
+    assert "disagreed with matches.jsonl" in err and "replaced by the replay's" in err, err
     assert assert_exact(out) == 4
 
 

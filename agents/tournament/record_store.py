@@ -19,7 +19,8 @@ damaged gzip member, a record that disagrees with its line of ``matches.jsonl`` 
 field, its rules) and every copy of a match recorded twice are dropped with a warning, and
 those matches are played again for their records. A whole record of the line's match whose
 replay ends otherwise than the line says (its scores, winner or hands) is disputed: either was
-changed, so the match is played again to tell which. The record is kept until the replay agrees
+changed, so the match is played again to tell which (said once the replay has: the record
+replaced, or the run stopped). The record is kept until the replay agrees
 with the line (then the new record replaces it); a replay that agrees with the record instead
 means the line was changed, and the run stops with that said, losing neither.
 
@@ -66,6 +67,10 @@ class RecordStore:
         #: the matches whose record the last :meth:`load` kept but disputes (its replay ends
         #: otherwise than its line says): key -> the scores, winner and hands it ends with
         self.disputed: dict[str, tuple[list[int], int | None, int]] = {}
+        #: what to say of each disputed record once its replay agrees with the line and the
+        #: record is replaced (said then, not before: a replay that agrees with the record
+        #: instead stops the run, and the record stays): key -> the warning
+        self.disputes: dict[str, str] = {}
 
     def load(self, done: Mapping[str, Any] | Iterable[str],
              rules: RuleConfig | None = None) -> set[str]:
@@ -85,6 +90,7 @@ class RecordStore:
         lines = dict(done) if isinstance(done, Mapping) else dict.fromkeys(done)
         self.repairs = []
         self.disputed = {}
+        self.disputes = {}
         found: set[str] = set()
         if not self.folder.is_dir():
             return found
@@ -125,10 +131,10 @@ class RecordStore:
                     problem = self._problem(path.name, recs[0][1], lines[key], rules)
                     ends = record_dispute(recs[0][1], lines[key]) if problem else None
                     if ends is not None:  # whole, but ends otherwise than its line: kept
-                        self.repairs.append(
-                            f"{where}: the record of match {key!r} disagrees with "
-                            f"{MATCHES_FILE} ({problem}); the match is played again, and the "
-                            "record dropped if that replay agrees with the line")
+                        self.disputes[key] = (
+                            f"{where}: the record of match {key!r} disagreed with "
+                            f"{MATCHES_FILE} ({problem}); a replay of the match agrees with "
+                            "the line, so the record was changed: replaced by the replay's")
                         self.disputed[key] = ends
                         kept.append(recs[0][0])
                         continue

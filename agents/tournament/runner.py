@@ -741,6 +741,8 @@ def _run_in_dir(config, schedule, out, workers, backend, ray_address, progress, 
                                                                        disputed))
                         if disputed is not None:  # the replay agrees with the line: the
                             store.replace(game_line(rec, game))  # record was the changed one
+                            print(f"warning: {store.disputes.pop(rec['key'])}",
+                                  file=sys.stderr)
                         elif store is not None:
                             store.append(game_line(rec, game))  # the record first, then
                         if old is None:  # the match line: a crash between leaves no orphan
