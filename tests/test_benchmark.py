@@ -322,6 +322,32 @@ def test_a_card_whose_benchmark_json_gives_a_key_twice_is_not_resumed(tmp_path):
         run_card(config, tmp_path, resume=True, progress=False)
 
 
+@pytest.mark.parametrize("key, value, says", [
+    ("matches", float("nan"), "matches"),
+    ("tables", ["2p", "9p"], "9p"),
+    ("panel", ["../../../victim"], "unknown agent spec '../../../victim'"),
+    ("rule_options", {"zzz": 1}, "zzz"),
+    ("scheme", 0, "scheme 0, not this version's"),
+    ("extra", 1, "'extra' missing or unknown"),
+])  # fmt: skip
+def test_a_damaged_benchmark_json_is_named_damaged_not_offered_to_be_repeated(
+        tmp_path, key, value, says):
+    """``benchmark.json`` saying ``"matches": NaN`` (a table '9p', a panel entry naming no
+    agent, a rule option no rules have) was answered "holds a card with other arguments
+    (matches: nan there, 1 now); repeat them to resume it": values no command line can give.
+    The file is named as one no card of this version is."""
+    config = tiny(tables=["2p"])
+    run_card(config, tmp_path, progress=False)
+    path = tmp_path / "benchmark.json"
+    stored = json.loads(path.read_text())
+    path.write_text(json.dumps({**stored, key: value}))
+    with pytest.raises(BenchmarkDirError) as refused:
+        run_card(config, tmp_path, resume=True, progress=False)
+    message = str(refused.value)
+    assert "is no card this version can resume" in message and says in message, message
+    assert "repeat them" not in message and "other arguments" not in message, message
+
+
 def test_ctrl_c_keeps_the_card_so_far_and_resume_finishes_it_exactly(tmp_path):
     spec = "tests.test_benchmark:InterruptingGreedy"
     config = tiny(tables=["2p", "3p"])

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from dominoes_env.core.atomic_files import atomic_write
-from dominoes_env.core.validation import as_path, parse_json
+from dominoes_env.core.validation import as_path, parse_json, short_repr
 
 from ..arena import DEFAULT_MOVE_TIMEOUT
-from ..specs import check_spec, make_agent
+from ..specs import check_spec, make_agent, parse_spec
 from ..tournament.runner import (
     MATCHES_FILE,
     TournamentConfig,
@@ -112,6 +112,30 @@ def _stored(config: BenchmarkConfig) -> dict[str, Any]:
     return {"scheme": SCHEME_VERSION, **config.to_dict()}
 
 
+def _stored_damage(old: Any) -> str | None:
+    """What makes a read ``benchmark.json`` no card's configuration (``None``: it is one):
+    not an object, another scheme, keys or values no :class:`BenchmarkConfig` has (``"matches":
+    NaN``, a table ``'9p'``, a panel entry that names no agent, a rule option ``zzz``). Such a
+    file is damaged, and was offered to be repeated to resume the card."""
+    if not isinstance(old, dict):
+        return "not a JSON object"
+    if old.get("scheme") != SCHEME_VERSION:
+        return f"scheme {short_repr(old.get('scheme'))}, not this version's {SCHEME_VERSION}"
+    fields = set(BenchmarkConfig.__dataclass_fields__)
+    odd = sorted((set(old) - {"scheme"}) ^ fields, key=str)
+    if odd:
+        return f"{', '.join(map(short_repr, odd[:3]))} missing or unknown"
+    try:
+        config = BenchmarkConfig(**{name: old[name] for name in fields})
+        for spec in (config.agent, *config.panel):
+            parse_spec(spec)
+    except (ValueError, TypeError) as err:
+        return str(err)
+    if _stored(config) != old:
+        return "its values are not as a card writes them"
+    return None
+
+
 def _differences(old: Any, new: dict) -> str:
     if not isinstance(old, dict):
         return "the stored configuration is not a JSON object"
@@ -154,6 +178,10 @@ def prepare_dir(out: Path, config: BenchmarkConfig, *, resume: bool, overwrite: 
         except (OSError, ValueError, RecursionError) as err:
             raise BenchmarkDirError(f"{path} is unreadable ({err}); use --overwrite or another "
                                     "--out") from None
+        damage = _stored_damage(old)
+        if damage:  # no command line gives it: not to be "repeated" to resume it
+            raise BenchmarkDirError(f"{path} is no card this version can resume ({damage}); "
+                                    "use --overwrite or another --out")
         if old != wanted:
             raise BenchmarkDirError(f"{out} holds a card with other arguments "
                                     f"({_differences(old, wanted)}); repeat them to resume it, "
