@@ -973,7 +973,8 @@ def test_an_error_line_escapes_what_does_not_print(capsys):
     (b"steps,win\n0,0.5\ngarbage\n8,0.25\n", 2, "line 3 held no row"),
     (b"steps,win\n0,0.5\n\xff\n8,0.2", 1, "line 3 and 1 more held no row"),
     (b"steps,win\n0,0.5\n1,2,3\n", 1, "line 3 held no row"),
-    (b"{\n0,0.5\n", 0, "its header held no row"),
+    (b"steps,win\nnan,nan\n8,0.25\n", 1, "line 2 held no row"),
+    (b"steps,win\n1e400,inf\n8,-inf\n16,0.5\n", 1, "line 2 and 1 more held no row"),
 ])
 def test_a_trainers_eval_log_keeps_only_its_rows_of_numbers(tmp_path, content, kept, words):
     """``train_jax`` / ``train_ppo --resume`` appended their rows after garbage lines put in
@@ -988,7 +989,27 @@ def test_a_trainers_eval_log_keeps_only_its_rows_of_numbers(tmp_path, content, k
         assert note is None and path.read_bytes() == content
         return
     assert note.startswith(f"warning: {path}: {words}") and f"its {kept} good row" in note
-    assert (len(path.read_bytes().splitlines()) == kept + 1 if kept else not path.exists())
+    assert len(path.read_bytes().splitlines()) == kept + 1
+
+
+@pytest.mark.parametrize("content", [b"steps;wall_s\n8,3.9\n", b"{\n0,0.5\n", b"\n"])
+def test_a_trainers_eval_log_with_a_damaged_header_is_kept_beside(tmp_path, content):
+    """A header damaged (its commas turned to ';') dropped the good rows under it with it, in
+    a warning saying "its header held no row of this run's numbers": the file is now kept
+    whole as ``eval.csv.damaged`` (a free name beside), the warning names it, and the log
+    starts again; an empty log is removed without a word (nothing of it is lost)."""
+    from dominoes_env.cli_support import keep_numeric_rows
+
+    path = tmp_path / "eval.csv"
+    (tmp_path / "eval.csv.damaged").write_bytes(b"an older one\n")
+    path.write_bytes(content)
+    note = keep_numeric_rows(path)
+    aside = tmp_path / "eval.csv.damaged.2"
+    assert not path.exists() and aside.read_bytes() == content
+    assert note.startswith(f"warning: {path}: its first line is no header of column names")
+    assert f"kept as {aside}" in note and note.count("\n") == 0
+    path.write_bytes(b"")
+    assert keep_numeric_rows(path) is None and not path.exists()
 
 
 @pytest.mark.jax
