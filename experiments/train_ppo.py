@@ -76,7 +76,7 @@ from dominoes_env.cli_support import (
 )
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_copy, atomic_write, path_kind
-from dominoes_env.core.validation import float_text
+from dominoes_env.core.validation import float_text, parse_json, short_repr
 from dominoes_env.obs import DEFAULT_VERSION as OBS_VERSION
 from dominoes_env.optional import require
 from dominoes_env.policy_format import PolicyFileError, hidden_sizes
@@ -579,21 +579,39 @@ def file_sha256(path: Path) -> str:
 
 
 def read_pool_digests(pool: Path) -> dict[str, str] | None:
-    """The snapshots' digests the run recorded (``None``: a run of a version that kept none);
-    :class:`RunDirError` naming the file if it is damaged."""
+    """The snapshots' digests the run recorded (``None``: there is no record);
+    :class:`RunDirError` naming the file and its damage if it is damaged (not JSON, a key
+    twice, a name no snapshot's or a digest no sha256: the last of two values was taken, and
+    the snapshot it named was said to have changed)."""
     path = pool / POOL_DIGESTS
     if not os.path.lexists(path):
         return None
+    damage = None
     try:
-        digests = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as err:
-        digests = err
-    if (not isinstance(digests, dict)
-            or not all(isinstance(v, str) for v in digests.values())):
-        raise RunDirError(f"{str(path)!r}, the record of the run's pool snapshots, is damaged; "
-                          "remove the pool's snapshots with it (the run trains on without them) "
-                          "or use --overwrite")
+        digests = parse_json(path.read_bytes())
+    except OSError as err:
+        digests, damage = None, err.strerror or str(err)
+    except (ValueError, RecursionError) as err:  # DuplicateKeyError is a ValueError
+        digests, damage = None, " ".join(str(err).split())[:120] or "not JSON"
+    if damage is None:
+        if not isinstance(digests, dict):
+            damage = "not a JSON object of snapshot names and digests"
+        else:
+            odd = next((name for name, value in digests.items()
+                        if not SNAPSHOT_NAME.fullmatch(name)
+                        or not (isinstance(value, str) and SHA256.fullmatch(value))), None)
+            if odd is not None:
+                damage = f"{short_repr(odd)} is no snapshot's name with its sha256"
+    if damage is not None:
+        raise RunDirError(f"{str(path)!r}, the record of the run's pool snapshots, is damaged "
+                          f"({damage}); remove the pool's snapshots with it (the run trains on "
+                          "without them) or use --overwrite")
     return digests
+
+
+#: a pool snapshot's file name, and a digest as digests.json holds it
+SNAPSHOT_NAME = re.compile(r"snapshot_\d{9,18}\.npz")
+SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def record_pool_snapshot(path: Path) -> None:
@@ -611,32 +629,32 @@ def record_pool_snapshot(path: Path) -> None:
 def check_pool(out: Path) -> None:
     """A resumed run trains against the snapshots in ``pool/``: each must be one the run wrote,
     unchanged (a snapshot replaced by another network, or one put there, was trained against in
-    silence), and readable (a damaged one ended the run with status 1, "it was not written")."""
+    silence), and readable (a damaged one ended the run with status 1, "it was not written").
+    Snapshots without the record of their digests are refused too: with ``digests.json``
+    removed, a snapshot replaced by another valid policy was trained against in silence."""
     pool = out / "pool"
     if not pool.is_dir():
         return
     digests = read_pool_digests(pool)
+    way_on = ("remove it (the run trains on without it), put the run's own back, or use "
+              "--overwrite")
     for path in sorted(pool.glob("*.npz")):
-        way_on = ("remove it (the run trains on without it), put the run's own back, or use "
-                  "--overwrite")
-        if digests is not None:
-            if path.name not in digests:
-                raise RunDirError(f"{str(path)!r} is no snapshot this run wrote (its pool's "
-                                  f"{POOL_DIGESTS} does not list it); {way_on}")
-            try:
-                same = file_sha256(path) == digests[path.name]
-            except OSError as err:
-                raise RunDirError(f"{str(path)!r}, a pool snapshot of this run, cannot be read "
-                                  f"({err.strerror or err}); {way_on}") from None
-            if not same:
-                raise RunDirError(f"{str(path)!r}, a pool snapshot of this run, changed since "
-                                  f"the run wrote it (its sha256 differs); {way_on}")
-            continue
-        try:  # a run that kept no digests: each snapshot at least a policy
-            PPOAgent(str(path))
-        except (OSError, ValueError) as err:
-            raise RunDirError(f"{str(path)!r} is a damaged pool snapshot of this run "
-                              f"({' '.join(str(err).split())[:200]}); {way_on}") from None
+        if digests is None:
+            raise RunDirError(f"{str(path)!r} cannot be checked as a snapshot this run wrote: "
+                              f"its pool holds no {POOL_DIGESTS}, the record of their digests; "
+                              "remove the pool's snapshots (the run trains on without them) "
+                              "or use --overwrite")
+        if path.name not in digests:
+            raise RunDirError(f"{str(path)!r} is no snapshot this run wrote (its pool's "
+                              f"{POOL_DIGESTS} does not list it); {way_on}")
+        try:
+            same = file_sha256(path) == digests[path.name]
+        except OSError as err:
+            raise RunDirError(f"{str(path)!r}, a pool snapshot of this run, cannot be read "
+                              f"({err.strerror or err}); {way_on}") from None
+        if not same:
+            raise RunDirError(f"{str(path)!r}, a pool snapshot of this run, changed since "
+                              f"the run wrote it (its sha256 differs); {way_on}")
 
 
 def checkpoints_of(out: Path) -> list[Path]:

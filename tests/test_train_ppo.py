@@ -131,12 +131,27 @@ def test_a_resume_trains_only_against_the_pool_snapshots_the_run_wrote(tmp_path,
         assert (out / "config.json").read_text() == before
         snapshot.write_bytes(own)
         extra.unlink(missing_ok=True)
-    (out / "pool" / "digests.json").unlink()  # a run that kept no digests: readable ones only
-    snapshot.write_bytes(b"x" * 100)
-    assert main(argv) == 2
-    (line,) = error_lines(capsys.readouterr().err)
-    assert "is a damaged pool snapshot of this run" in line, line
-    snapshot.write_bytes(own)
+    # the record damaged (a key twice: the last value was taken, and the untouched snapshot
+    # said to have changed), or removed while a stranger took the snapshot's place (trained
+    # against in silence, and the check off for good): refused, naming the record
+    record = out / "pool" / "digests.json"
+    kept = record.read_text()
+    twice = kept.rstrip().rstrip("}") + f', "{snapshot.name}": "x"}}'
+    for damage, words in [
+        (lambda: record.write_text(twice), f"is damaged (the key '{snapshot.name}' appears twice"),
+        (lambda: record.write_text('{"snapshot_000000001.npz": 1}'), "is damaged ("),
+        (lambda: record.write_text("[]"), "is damaged (not a JSON object"),
+        (lambda: (record.unlink(), random_policy_npz(snapshot, RuleConfig(target_score=50),
+                                                      hidden=(8,))),
+         "its pool holds no digests.json"),
+    ]:
+        damage()
+        assert main(argv) == 2
+        (line,) = error_lines(capsys.readouterr().err)
+        assert words in line and "remove the pool's snapshots" in line, line
+        assert "changed since" not in line
+        record.write_text(kept)
+        snapshot.write_bytes(own)
     # garbage appended to eval.csv: the resume's rows went after it, the log left mixed
     with open(out / "eval.csv", "ab") as f:
         f.write(b"garbage\n\xff\n1,2")
