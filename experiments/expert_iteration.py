@@ -39,6 +39,7 @@ import sys
 import time
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -63,7 +64,8 @@ from dominoes_env.cli_support import (
 )
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_write
-from dominoes_env.core.validation import parse_json
+from dominoes_env.core.validation import as_seed, parse_json, short_repr
+from dominoes_env.options import score_bound
 
 DEMO_KEYS = ("obs", "masks", "actions", "values")
 #: the observation versions this program can fit: those the demonstrations are encoded in
@@ -96,12 +98,14 @@ def load_demos(path: str, rules: RuleConfig) -> tuple[dict[str, np.ndarray], str
     try:
         data = {k: arrays[k] for k in DEMO_KEYS}
         meta = parse_json(str(arrays["meta"]))  # a key given twice is refused
-        teacher = str(meta["teacher"])
-        same_rules = RuleConfig.from_dict(meta.get("rules", {})) == rules
     except (OSError, ValueError, KeyError, TypeError, AttributeError, EOFError,
             json.JSONDecodeError, zipfile.BadZipFile) as err:  # BadZipFile: a truncated file
         raise ValueError(f"--data {path!r} is not a demonstrations file ({err})") from None
-    if not same_rules:
+    problem = demos_meta_problem(meta)
+    if problem:
+        raise ValueError(f"--data {path!r} is not a demonstrations file (its meta: {problem})")
+    teacher = meta["teacher"]
+    if RuleConfig.from_dict(meta["rules"]) != rules:
         raise ValueError(f"--data {path!r} was played under other rules than --players asks")
     obs, masks, actions, values = (data[k] for k in DEMO_KEYS)
     n, width = len(actions), observation_spec(SERVED_OBS_VERSIONS[0]).layout(rules).size
@@ -125,7 +129,43 @@ def load_demos(path: str, rules: RuleConfig) -> tuple[dict[str, np.ndarray], str
     if (actions < 0).any() or (actions >= masks.shape[1]).any() \
             or not masks[np.arange(n), actions].all():
         raise ValueError(f"--data {path!r} holds a move that is not legal in its position")
+    bound = score_bound(rules, "hand") / rules.target_score  # values: hand margins, scaled
+    bad = np.flatnonzero(np.abs(values) > bound * (1 + 1e-6))
+    if bad.size:  # 1e6 was fitted as the critic's target: no hand ends so
+        raise ValueError(f"--data {path!r}: row {bad[0]}: value {values[bad[0]]:g} is outside "
+                         f"{-bound:g}..{bound:g} (a side's hand margin, the most a side scores "
+                         f"in a hand under these rules, over the target score)")
     return data, teacher
+
+
+def demos_meta_problem(meta: Any) -> str | None:
+    """What in a demonstrations file's metadata (:func:`demos_meta`) this program cannot take
+    (``None``: nothing), checked as ``agents.datasets`` checks a dataset's ``dataset.json``:
+    a JSON list was refused in Python's words, and a meta without rules (the default ones
+    assumed), with ``"matches": -5`` or ``"seed": NaN`` was fitted in silence."""
+    if not isinstance(meta, dict):
+        return f"a JSON {type(meta).__name__}, not an object of its fields"
+    missing = [key for key in ("teacher", "opponents", "matches", "seed", "rules")
+               if key not in meta]
+    if missing:
+        return f"it lacks {', '.join(map(repr, missing))}"
+    if not isinstance(meta["teacher"], str) or not meta["teacher"].strip():
+        return f"teacher must be an agent spec, not {short_repr(meta['teacher'])}"
+    opponents = meta["opponents"]
+    if not isinstance(opponents, list) or not opponents or not all(
+            isinstance(o, str) and o.strip() for o in opponents):
+        return f"opponents must be a list of agent specs, not {short_repr(opponents)}"
+    if type(meta["matches"]) is not int or meta["matches"] < 0:
+        return f"matches must be a count (an integer >= 0), not {short_repr(meta['matches'])}"
+    try:
+        as_seed(meta["seed"])
+        RuleConfig.from_dict(meta["rules"])
+    except (ValueError, TypeError) as err:
+        return " ".join(str(err).split())
+    lacking = [name for name in RuleConfig.field_names() if name not in meta["rules"]]
+    if lacking:  # a default would be assumed for a rule the matches may not have been played by
+        return f"rules lack {', '.join(lacking)} (written whole; no default is assumed)"
+    return None
 
 
 def fit_actor(actor, data: dict[str, np.ndarray], epochs: int, batch_size: int, lr: float,

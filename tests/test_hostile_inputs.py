@@ -298,7 +298,8 @@ def demos(tmp_path):
     masks[:, 0] = True
     data = dict(zip(DEMO_KEYS, [np.zeros((4, width), np.float32), masks,
                                 np.zeros(4, np.int64), np.zeros(4, np.float32)], strict=True))
-    save_demos(tmp_path / "demos.npz", data, {"teacher": "greedy", "rules": rules.to_dict()})
+    save_demos(tmp_path / "demos.npz", data, {"teacher": "greedy", "opponents": ["greedy"],
+                                              "matches": 1, "seed": 0, "rules": rules.to_dict()})
     return tmp_path / "demos.npz"
 
 
@@ -1194,6 +1195,45 @@ def test_expert_iteration_data_whose_metadata_names_a_key_twice_is_refused(demos
     np.savez(demos, **arrays)
     with pytest.raises(ValueError, match="the key 'teacher' appears twice"):
         load_demos(str(demos), RuleConfig())
+
+
+@pytest.mark.parametrize("meta, words", [
+    ([1, 2], "its meta: a JSON list, not an object"),
+    ({"matches": -5}, "matches must be a count (an integer >= 0), not -5"),
+    ({"matches": 1.5}, "matches must be a count"),
+    ({"seed": float("nan")}, "seed"),
+    ({"seed": -1}, "seed"),
+    ({"teacher": 7}, "teacher must be an agent spec"),
+    ({"opponents": "greedy"}, "opponents must be a list of agent specs"),
+    ({"rules": None}, "its meta: it lacks 'rules'"),
+    ({"rules": {"num_players": 2}}, "rules lack "),
+    ({"rules": {"num_players": "two"}}, "num_players"),
+    ({"values": 1e6}, "value 1e+06 is outside -"),
+])
+def test_expert_iteration_data_whose_metadata_or_values_are_nonsense_is_refused(
+        demos, meta, words):
+    """``--data`` whose metadata was a JSON list was refused in Python's words ("list indices
+    must be integers or slices, not str"); one saying ``"matches": -5`` or ``"seed": NaN``, or
+    without its rules (the default ones assumed), and one whose values were 1e6 (no hand's
+    margin comes near) were fitted in silence. They are checked as a dataset's metadata is."""
+    import json
+
+    import numpy as np
+
+    from experiments.expert_iteration import load_demos
+
+    arrays = dict(np.load(demos))
+    if isinstance(meta, list):
+        arrays["meta"] = np.array(json.dumps(meta))
+    elif "values" in meta:
+        arrays["values"] = np.full_like(arrays["values"], meta["values"])
+    else:
+        fields = {**json.loads(str(arrays["meta"])), **meta}
+        arrays["meta"] = np.array(json.dumps({k: v for k, v in fields.items() if v is not None}))
+    np.savez(demos, **arrays)
+    with pytest.raises(ValueError) as err:
+        load_demos(str(demos), RuleConfig())
+    assert words in str(err.value) and f"--data {str(demos)!r}" in str(err.value), err.value
 
 
 # -- a working directory that was removed --------------------------------------------------------

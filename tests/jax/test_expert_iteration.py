@@ -146,7 +146,8 @@ def test_a_policy_or_demonstrations_of_another_observation_version_are_refused(t
             ("negative", {"obs": np.full((4, 234), -1, np.float32)}, "obs[0] = -1 is outside"),
             ("illegal", {"masks": np.zeros((4, 112), bool)}, "not legal")):
         path = tmp_path / f"{name}.npz"
-        meta = {"teacher": "greedy", "rules": RuleConfig().to_dict()}
+        meta = {"teacher": "greedy", "opponents": ["greedy"], "matches": 1, "seed": 0,
+                "rules": RuleConfig().to_dict()}
         np.savez(path, **{**good, **change}, meta=np.array(json.dumps(meta)))
         assert main(["--out", str(out), "--data", str(path), "--players", "2"]) == 2
         err = capsys.readouterr().err.strip()
@@ -199,7 +200,8 @@ def test_stopped_by_a_closed_terminal_while_fitting_exports_the_best_fit_so_far(
     rules = RuleConfig()
     demos = tmp_path / "demos.npz"
     save_demos(demos, collect_demonstrations("greedy", ["greedy"], rules, 6, seed=2),
-               {"teacher": "greedy", "rules": rules.to_dict()})
+               {"teacher": "greedy", "opponents": ["greedy"], "matches": 6, "seed": 2,
+                "rules": rules.to_dict()})
     out = tmp_path / "exit"
     proc = spawn_program("experiments.expert_iteration", "--out", str(out), "--data",
                          str(demos), "--epochs", "100000", "--batch-size", "8", "--lr", "1e-3")
