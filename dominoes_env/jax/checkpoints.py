@@ -184,11 +184,18 @@ def _load_leaves(path: str | os.PathLike, expected: list, flag: str,
         cap = sum(np.dtype(leaf.dtype).itemsize * int(np.prod(np.shape(leaf)))
                   for leaf in expected) + MAX_META_BYTES
         data = read_npz(path, max_bytes=cap)
-        count = len([k for k in data if k.startswith("leaf")])
-        loaded = [data[f"leaf{i}"] for i in range(min(count, len(expected)))]
+        held = {k for k in data if k.startswith("leaf")}
+        count = len(held)
+        missing = [i for i in range(len(expected)) if f"leaf{i}" not in held]
+        loaded = [data[f"leaf{i}"] for i in range(len(expected)) if f"leaf{i}" in held]
     except (OSError, ValueError, KeyError, EOFError, AttributeError,
             zipfile.BadZipFile) as err:  # a pickled, damaged or oversized array
         raise ValueError(f"{where} is damaged ({' '.join(str(err).split())[:120]})") from None
+    if missing and missing[0] < count:  # a gap: was a bare KeyError, "is damaged ('leaf5')"
+        name = names[missing[0]] if names else f"leaf{missing[0]}"
+        more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+        raise ValueError(f"{where} is damaged: its array {name}{more} is missing (this run's "
+                         f"trainer has {len(expected)} arrays, leaf0..leaf{len(expected) - 1})")
     if count != len(expected):
         raise ValueError(f"{where} holds {count} arrays; this run's trainer has {len(expected)}")
     names = names or ["an array"] * len(expected)

@@ -185,6 +185,8 @@ def test_a_checkpoint_round_trip_and_its_refusals(tmp_path):
             ("nan", {leaf: np.full_like(arrays[leaf], np.nan)}, "NaN or infinite"),
             ("dtype", {leaf: arrays[leaf].astype(np.float64)}, "is float64, expected float32"),
             ("fewer", {f"leaf{len(arrays) - 2}": None}, "holds"),
+            # one of the middle deleted was a bare KeyError's text: "is damaged ('leaf1')"
+            ("gap", {"leaf1": None}, "is damaged: its array leaf1 ("),
             ("meta", {"meta": np.array("{")}, "is not a train_jax checkpoint")):
         bad = tmp_path / f"{name}.npz"
         np.savez(bad, **{k: v for k, v in {**arrays, **change}.items() if v is not None})
