@@ -775,13 +775,16 @@ def train(config: Config, command: str = "") -> Path:
     setup_jax(config.devices)
     init, update, devices = make_train(config)
     runner = init(seed_key(config.seed))
-    steps, wall_before = 0, 0.0
+    steps, wall_before, idle = 0, 0.0, False
     if meta_resumed is not None:  # every file is checked before anything is written
         runner = checkpoints.restore(config.resume, runner)
         steps, wall_before = int(meta_resumed["steps"]), float(meta_resumed["wall_s"])
         note = nothing_to_train(config.resume, steps, config.total_steps)
-        if note:
+        if note:  # nothing of the run is written again but its policy (killed before its
+            # export?): a row of eval.csv for the same step each time, a checkpoint whose
+            # wall_s grew by the seconds of a run that trained nothing
             print(note, file=sys.stderr)
+            idle = True
     elif config.init:
         runner = checkpoints.warm_start(config.init, runner, config)
     start_run_folder(folder)
@@ -789,13 +792,14 @@ def train(config: Config, command: str = "") -> Path:
     if note:
         print(note, file=sys.stderr)
     settings = dataclasses.asdict(config)
-    write_json(out / "config.json", settings)
+    if not idle:
+        write_json(out / "config.json", settings)
     tb = TensorBoard(out / "tb")
     timing: dict[str, Any] = {"steps_per_update": config.batch, "devices": devices,
                               "update_s": [], "update_cpu_s": []}
 
     def wall() -> float:
-        return round(wall_before + time.time() - started, 1)
+        return round(wall_before + (0.0 if idle else time.time() - started), 1)
 
     def export(path: Path) -> dict[str, Any]:
         meta = {"rules": rules.to_dict(), "obs_version": config.obs_version, "steps": steps,
@@ -884,10 +888,10 @@ def train(config: Config, command: str = "") -> Path:
         finally:
             dog.stop()
             bar.close()
-            if not diverged:
+            if not diverged and not idle:
                 save()
         try:
-            if last_eval != steps:
+            if last_eval != steps and not idle:
                 evaluate_now()
             meta = export(out / "policy.npz")
         except PolicyFileError as err:  # diverged (NaN weights): a stopped run still ends stopped
@@ -897,8 +901,9 @@ def train(config: Config, command: str = "") -> Path:
         finally:
             tb.close()
     write_json(out / "policy.json", meta)
-    print(f"trained {steps:,} steps in {wall():.0f} s{' (interrupted)' if interrupted else ''}; "
-          f"policy: {shown_path(out / 'policy.npz')}")
+    done = (f"nothing trained: the run stays at {steps:,} steps" if idle else
+            f"trained {steps:,} steps in {wall():.0f} s{' (interrupted)' if interrupted else ''}")
+    print(f"{done}; policy: {shown_path(out / 'policy.npz')}")
     if signalled is not None:  # the run is saved and exported; the command still ends stopped
         raise Interrupted(out, signalled, None)
     if config.ship:

@@ -79,16 +79,27 @@ def test_resume_continues_the_step_count(run):
 
 def test_a_resume_at_its_total_steps_says_it_trains_nothing(run, tmp_path, capsys):
     """A checkpoint at or past --total-steps trained nothing and said "trained 300,000 steps"
-    for --total-steps 200000, in silence."""
+    for --total-steps 200000, in silence; each such resume appended another eval.csv row for
+    the same step and saved the checkpoint again with its wall_s grown. Now the run's files
+    stay as they were (its policy exported again, as the checkpoint holds it), and the last
+    line says nothing was trained."""
     import shutil
 
     copy = tmp_path / "run"
     shutil.copytree(run, copy)
     steps = json.loads((copy / "policy.json").read_text())["steps"]
-    assert main([*TINY, "--total-steps", "32", "--seed", "3", "--out", str(copy),
-                 "--resume", str(copy / "checkpoint.npz")]) == 0
-    assert (f"note: --resume {copy / 'checkpoint.npz'} is at step {steps:,}, not below "
-            "--total-steps 32: nothing is trained") in capsys.readouterr().err
+    kept = {name: (copy / name).read_bytes()
+            for name in ("eval.csv", "checkpoint.npz", "config.json")}
+    for _ in range(2):
+        assert main([*TINY, "--total-steps", "32", "--seed", "3", "--out", str(copy),
+                     "--resume", str(copy / "checkpoint.npz")]) == 0
+        out, err = capsys.readouterr()
+        assert (f"note: --resume {copy / 'checkpoint.npz'} is at step {steps:,}, not below "
+                "--total-steps 32: nothing is trained") in err
+        assert f"nothing trained: the run stays at {steps:,} steps; policy: " in out, out
+        assert "trained 64" not in out
+        assert {name: (copy / name).read_bytes() for name in kept} == kept
+        assert json.loads((copy / "policy.json").read_text())["steps"] == steps
 
 
 def test_time_limit_stops_training_then_exports(tmp_path, capsys):
