@@ -240,6 +240,8 @@ def _main(args: argparse.Namespace) -> int:
 
         check_spec(args.agent, rules)  # its parameters, and whether it plays this table
         trainer, flags = trainer_flags(args)
+        if args.resume is not None:
+            check_resumed_settings(trainer, flags, args)
     except ValueError as err:
         raise CommandError(str(err)) from None
     out = Path(args.out or tempfile.mkdtemp(prefix="best_response_"))
@@ -269,6 +271,40 @@ def _main(args: argparse.Namespace) -> int:
     print(json.dumps({"agent": args.agent, "steps": steps, "trainer": trainer,
                       "policy": str(out / "policy.npz"), **res}))
     return 0
+
+
+def check_resumed_settings(trainer: str, flags: list[str], args) -> None:
+    """``ValueError`` where the run in ``--out`` that ``--resume`` continues is a run of
+    ``trainer`` with other settings than ``flags`` (the trainer's, from this command's): the
+    trainer refused it with "repeat its arguments to continue it", naming its own flags
+    (``--net``, ``--devices``) that this command has not, for a plain train_jax run or a best
+    response to another agent."""
+    import importlib
+
+    from dominoes_env.cli_support import _settings_difference, read_run_marker
+
+    marker = read_run_marker(args.out)
+    if not marker or marker.get("program") != f"experiments.{trainer}":
+        return  # no run there, or another program's: the trainer says so in its own words
+    module = importlib.import_module(f"experiments.{trainer}")
+    argv = [*flags, "--out", args.out, "--resume", args.resume]
+    try:
+        if trainer == "train_jax":
+            config = module.Config(**vars(module.build_parser().parse_args(argv)))
+        else:
+            config = module.TrainConfig(**vars(module.parser_for(module.TrainConfig)
+                                               .parse_args(argv)))
+    except ValueError:
+        return  # the trainer says what is wrong with its flags
+    settings = json.loads(json.dumps(module.run_settings(config), sort_keys=True, default=str))
+    if marker.get("settings") == settings:
+        return
+    raise ValueError(
+        f"--out {args.out!r} holds a run of experiments.{trainer} with other arguments than "
+        f"this best response gives it ({_settings_difference(marker.get('settings'), settings)})"
+        f"; best_response continues only a best response it trained, given the same --agent, "
+        f"--players, --num-envs, --obs-version and --seed again: continue that run with "
+        f"python -m experiments.{trainer} and its own arguments, or name a new --out")
 
 
 def run_of_checkpoint(checkpoint: str) -> str:

@@ -532,12 +532,17 @@ def run_folder(config: Config):
     """``config.out`` checked by the output policy (:func:`check_run_folder`): a new or empty
     folder, the same run with ``--resume`` of its own checkpoint (same settings, but for
     ``--total-steps`` and the run-only ones), or ``--overwrite``."""
-    settings = {k: v for k, v in dataclasses.asdict(config).items()
-                if k not in RUN_ONLY and k != "total_steps"}
-    return check_run_folder(config.out, "experiments.train_jax", settings,
+    return check_run_folder(config.out, "experiments.train_jax", run_settings(config),
                             resume=config.resume, overwrite=config.overwrite, outputs=OUTPUTS,
                             resume_hint=str(Path(config.out) / "checkpoint.npz"),
                             inputs=(config.resume, config.init, config.opp_policy))
+
+
+def run_settings(config: Config) -> dict[str, Any]:
+    """The settings a run's marker holds, which a ``--resume`` must repeat: all but
+    ``--total-steps`` and the run-only ones."""
+    return {k: v for k, v in dataclasses.asdict(config).items()
+            if k not in RUN_ONLY and k != "total_steps"}
 
 
 def make_train(config: Config):

@@ -784,6 +784,15 @@ class TrainingStopped(Exception):
     are not finite)."""
 
 
+def run_settings(config: TrainConfig) -> dict[str, Any]:
+    """The settings a run's marker holds, which a ``--resume`` must repeat: all but the
+    paths, ``--total-steps`` and those a resume may change (it may keep more or fewer
+    checkpoints)."""
+    return {k: v for k, v in dataclasses.asdict(config).items()
+            if k not in ("out", "resume", "overwrite", "total_steps", "device", "ship",
+                         "keep_checkpoints")}
+
+
 def check_run_dir(config: TrainConfig, out: Path):
     """Refuse, before anything is written, what the output policy refuses
     (:func:`check_run_folder`: a file, a link, an input, a folder holding another run unless
@@ -793,11 +802,9 @@ def check_run_dir(config: TrainConfig, out: Path):
     if config.resume is not None:
         check_checkpoint(config, Path(config.resume))
     found = checkpoints_of(out) if os.path.isdir(out) else []
-    settings = {k: v for k, v in dataclasses.asdict(config).items()
-                if k not in ("out", "resume", "overwrite", "total_steps", "device", "ship",
-                             "keep_checkpoints")}  # a resume may keep more or fewer
     try:
-        folder = check_run_folder(out, "experiments.train_ppo", settings, resume=config.resume,
+        folder = check_run_folder(out, "experiments.train_ppo", run_settings(config),
+                                  resume=config.resume,
                                   overwrite=config.overwrite, outputs=OUTPUTS,
                                   resume_hint=str(found[-1] if found
                                                   else out / "checkpoints" / "last.zip"),

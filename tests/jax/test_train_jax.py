@@ -267,6 +267,30 @@ def test_best_response_refuses_bad_input(capsys):
         capsys.readouterr().err
 
 
+def test_best_response_resuming_a_run_it_did_not_train_names_its_own_flags(run, tmp_path,
+                                                                            capsys):
+    """``best_response --resume`` of a plain train_jax run passed on the trainer's refusal,
+    "repeat its arguments to continue it", listing --net and --devices, which best_response
+    has not: it now says that it continues only a best response it trained, and how to go
+    on, before the trainer starts."""
+    import shutil
+
+    from experiments.best_response import main as best_response
+    from tests.helpers import error_lines
+
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    assert best_response(["--agent", "greedy", "--steps", "64", "--num-envs", "2",
+                          "--matches", "2", "--resume", str(copy / "checkpoint.npz")]) == 2
+    out, err = capsys.readouterr()
+    (line,) = error_lines(err)
+    assert "best response to" not in out  # refused before its trainer started
+    assert f"--out {str(copy)!r} holds a run of experiments.train_jax with other arguments " \
+           "than this best response gives it (" in line and "net: '16' there" in line, line
+    assert "best_response continues only a best response it trained" in line, line
+    assert "repeat its arguments" not in line, line
+
+
 def test_sample_actions_follows_the_masked_softmax():
     """The two-level inverse-CDF sampler: the empirical frequencies of 40,000 draws match
     softmax(logits) within 4 standard errors, and a masked action is never drawn."""
