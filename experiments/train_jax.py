@@ -524,8 +524,8 @@ STALL_FLOOR_S = 600.0
 RUN_ONLY = ("out", "resume", "init", "ship", "progress", "time_limit", "eval_every",
             "eval_matches", "checkpoint_every", "seed", "overwrite")
 #: what a run's folder holds (an --out holding only these, without a run marker, is a run's)
-OUTPUTS = ("config.json", "tb", "eval.csv", "eval_policy.npz", "checkpoint.npz",
-           "throughput.json", "policy.npz", "policy.json")
+OUTPUTS = ("config.json", "tb", "eval.csv", "eval.csv.damaged*", "eval_policy.npz",
+           "checkpoint.npz", "throughput.json", "policy.npz", "policy.json")
 
 
 def run_folder(config: Config):

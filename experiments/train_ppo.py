@@ -772,8 +772,8 @@ def rewind_note(config: TrainConfig, out: Path, steps: int) -> str | None:
 
 
 #: what a run's folder holds (an --out holding only these, without a run marker, is a run's)
-OUTPUTS = ("pool", "config.json", "tb", "eval.csv", "eval_policy.npz", "throughput.json",
-           "checkpoints", "bc.json", "policy.npz", "policy.json")
+OUTPUTS = ("pool", "config.json", "tb", "eval.csv", "eval.csv.damaged*", "eval_policy.npz",
+           "throughput.json", "checkpoints", "bc.json", "policy.npz", "policy.json")
 
 
 class TrainingStopped(Exception):

@@ -1011,6 +1011,13 @@ def test_a_trainers_eval_log_with_a_damaged_header_is_kept_beside(tmp_path, cont
     assert f"kept as {aside}" in note and note.count("\n") == 0
     path.write_bytes(b"")
     assert keep_numeric_rows(path) is None and not path.exists()
+    # the file set aside is the run's: --overwrite replaces it with the rest of the run
+    import fnmatch
+
+    from experiments import train_jax, train_ppo
+
+    for outputs in (train_jax.OUTPUTS, train_ppo.OUTPUTS):
+        assert any(fnmatch.fnmatchcase(aside.name, pattern) for pattern in outputs)
 
 
 @pytest.mark.jax
