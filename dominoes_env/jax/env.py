@@ -188,7 +188,8 @@ class Env(pgx.Env):
         """Play ``action`` for ``state.current_player`` (then the forced draws and passes).
         ``key`` deals the next hand of a match; it may be ``None`` with ``episode="hand"``.
         ``action`` is one integer code and ``key`` one PRNG key (as :meth:`init`'s): anything
-        else is a ``TypeError`` while tracing (a float action was truncated to a code)."""
+        else is a ``TypeError`` while tracing (a float action was truncated to a code), and an
+        action known outside jit that no int32 holds a ``ValueError``."""
         if key is None:
             if self._deal_next:
                 raise ValueError("step needs a key with episode='match': new hands are dealt "
@@ -250,7 +251,7 @@ class Env(pgx.Env):
         """Play ``action`` (clipped into range) and score it: ``(game, seat, illegal)``, the next
         hand not dealt yet."""
         tb, game = self.tables, self.game
-        _check_action(action)
+        _check_action(action, tb.num_actions)
         action = jnp.asarray(action, I32)
         in_range = (action >= 0) & (action < tb.num_actions)
         code = jnp.clip(action, 0, tb.num_actions - 1)
@@ -280,13 +281,14 @@ class Env(pgx.Env):
 
     def observe(self, state: State, player_id: jax.Array | None = None) -> jax.Array:
         """``player_id``'s observation (the current player's by default): the float32 vector of
-        :mod:`dominoes_env.obs` (of this env's ``obs_version``), bit for bit. A seat given as a
-        Python or numpy int is checked (``ValueError`` for a seat the game does not have); a
-        traced one cannot be."""
+        :mod:`dominoes_env.obs` (of this env's ``obs_version``), bit for bit. A seat known
+        outside jit (a Python, numpy or concrete JAX integer) is checked: ``ValueError`` for a
+        seat the game does not have, ``TypeError`` for one that is no integer (a float was
+        truncated to a seat). A traced seat's value cannot be checked, only its dtype."""
         if player_id is None:
             player_id = state.current_player
-        elif isinstance(player_id, int | np.integer):  # a value known outside jit: checked
-            as_int("player_id", player_id, 0, self.tables.n - 1)
+        else:
+            player_id = _check_seat(player_id, self.tables.n)
         obs = _observe_game(self.game, state._x, player_id, self.obs_version)
         return jax.lax.stop_gradient(obs)
 
@@ -369,20 +371,56 @@ def _check_key(key, method: str) -> None:
                     f"jax.random.key(seed)); got {_describe(key)}{hint}")
 
 
-def _check_action(action) -> None:
+def _check_action(action, num_actions: int) -> None:
     """``TypeError`` unless ``action`` is an integer action code (a Python int or an integer
     array of shape ``()``; static shape and dtype only, as :func:`_check_key`): a float was
-    truncated to a code without a word."""
+    truncated to a code without a word. A value known outside jit that does not fit the int32
+    the step computes in is a ``ValueError``: 2**40 ended in an ``OverflowError`` from JAX's
+    dtype code, and numpy's ``int64(2**40)`` wrapped to code 0 and was played. (An int32
+    outside ``0..num_actions - 1`` is an illegal action, penalised as the env's docstring
+    says.)"""
     if isinstance(action, int) and not isinstance(action, bool):
-        return
-    shape, dtype = getattr(action, "shape", None), getattr(action, "dtype", None)
-    if (shape is not None and tuple(shape) == () and dtype is not None
-            and jnp.issubdtype(dtype, jnp.integer)):
-        return
-    batch = shape and dtype is not None and jnp.issubdtype(dtype, jnp.integer)
-    hint = " (a batch of actions: jax.vmap the env's methods)" if batch else ""
-    raise TypeError(f"action must be one integer action code (a Python int or an integer array "
-                    f"of shape ()); got {_describe(action)}{hint}")
+        value = action
+    else:
+        shape, dtype = getattr(action, "shape", None), getattr(action, "dtype", None)
+        if not (shape is not None and tuple(shape) == () and dtype is not None
+                and jnp.issubdtype(dtype, jnp.integer)):
+            batch = shape and dtype is not None and jnp.issubdtype(dtype, jnp.integer)
+            hint = " (a batch of actions: jax.vmap the env's methods)" if batch else ""
+            raise TypeError(f"action must be one integer action code (a Python int or an "
+                            f"integer array of shape ()); got {_describe(action)}{hint}")
+        if isinstance(action, jax.core.Tracer) or _fits_int32(np.dtype(dtype)):
+            return  # traced, or every value of its dtype fits (no device sync to read it)
+        value = int(np.asarray(action))
+    if not _INT32.min <= value <= _INT32.max:
+        raise ValueError(f"action={short_repr(value)} does not fit the int32 of an action code; "
+                         f"action codes are 0..{num_actions - 1} (another int32 is an illegal "
+                         f"action, penalised)")
+
+
+_INT32 = np.iinfo(np.int32)
+
+
+def _fits_int32(dtype: np.dtype) -> bool:
+    """Whether every value of the integer ``dtype`` is an int32."""
+    return np.can_cast(dtype, np.int32, casting="safe")
+
+
+def _check_seat(player_id, n: int):
+    """``player_id`` as :meth:`Env.observe` reads it: a seat ``0..n - 1`` known outside jit (a
+    Python int, a numpy or concrete JAX integer of shape ``()``) as a Python int, else
+    ``ValueError`` / ``TypeError`` naming it; a traced seat (under jit or vmap) as it is, once
+    its static shape and dtype are those of one integer. A float seat (1.0) was truncated to a
+    seat, and a concrete ``jnp.int32(7)`` at two players returned a vector for a seat that does
+    not exist."""
+    shape, dtype = getattr(player_id, "shape", None), getattr(player_id, "dtype", None)
+    if shape is not None and dtype is not None and not (
+            tuple(shape) == () and jnp.issubdtype(dtype, jnp.integer)):
+        raise TypeError(f"player_id must be one integer seat 0..{n - 1}; got "
+                        f"{_describe(player_id)}")
+    if isinstance(player_id, jax.core.Tracer):
+        return player_id
+    return as_int("player_id", player_id, 0, n - 1)
 
 
 def _materialize(state, never: jax.Array | None = None):

@@ -311,6 +311,36 @@ def test_observe_refuses_a_seat_the_game_does_not_have():
     assert env.observe(state, np.int64(1)).shape == (env.obs_size,)
 
 
+@pytest.mark.parametrize("action", [2**40, -2**40, np.int64(2**40), np.uint64(2**63)])
+def test_an_action_past_int32_is_a_value_error_naming_it(action):
+    # 2**40 was an OverflowError from JAX's dtype code; np.int64(2**40) wrapped to code 0
+    env = make(num_players=2)
+    state = env.init(jax.random.PRNGKey(0))
+    with pytest.raises(ValueError, match=rf"^action={int(action)} does not fit the int32 of an "
+                                         rf"action code; action codes are 0..111 "):
+        env.step(state, action, jax.random.PRNGKey(1))
+    assert bool(env.step(state, 2**31 - 1, jax.random.PRNGKey(1)).terminated)  # penalised
+
+
+def test_observe_checks_a_seat_of_any_kind_known_outside_jit():
+    env = make(num_players=2)
+    state = env.init(jax.random.PRNGKey(0))
+    with pytest.raises(ValueError, match=r"player_id=7 is out of range; allowed: 0..1"):
+        env.observe(state, jnp.int32(7))  # returned a vector for a seat that does not exist
+    with pytest.raises(TypeError, match=r"player_id=1.0 must be an integer, not float"):
+        env.observe(state, 1.0)  # was taken as seat 1
+    for seat in (jnp.float32(1), jnp.bool_(True), jnp.arange(2)):
+        with pytest.raises(TypeError, match=r"^player_id must be one integer seat 0..1; got an "):
+            env.observe(state, seat)
+    with pytest.raises(TypeError, match=r"seat 0..1; got an array of shape \(\) and dtype float32"):
+        jax.jit(env.observe)(state, 1.0)
+    want = np.asarray(env.observe(state, 1))
+    np.testing.assert_array_equal(np.asarray(env.observe(state, jnp.int32(1))), want)
+    np.testing.assert_array_equal(np.asarray(jax.jit(env.observe)(state, 1)), want)
+    both = jax.vmap(env.observe, in_axes=(None, 0))(state, jnp.arange(2))
+    np.testing.assert_array_equal(np.asarray(both[1]), want)
+
+
 def test_greedy_tie_rank_is_agents_greedy():
     for m in (6, 9, 12):
         env = make(max_pip=m, num_players=2)
