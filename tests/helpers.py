@@ -153,6 +153,7 @@ def bad_record(mutate) -> dict:
 BAD_RECORDS = [
     (lambda r: r.pop("hands"), "lacks the field 'hands'"),
     (lambda r: r.pop("rules"), "lacks the field 'rules'"),
+    (lambda r: r["hands"].clear(), "'hands' is empty: a match record holds at least one hand"),
     (lambda r: r["rules"].update(num_players=5), "num_players=5"),
     (lambda r: r["rules"].update(colour="red"), "unknown rule option"),
     (lambda r: r["hands"][0].pop("moves"), "hand 0: lacks the field 'moves'"),

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from agents.ppo import random_policy_npz
-from dominoes_env.core import RuleConfig
+from dominoes_env.core import MatchState, RuleConfig
 from dominoes_env.core.atomic_files import atomic_write
 from dominoes_env.core.records import write_record
 
@@ -61,7 +61,7 @@ def test_no_overwrite_refuses_an_existing_file(tmp_path):
 def test_permissions_are_a_new_files_not_a_temporary_files(tmp_path):
     old = os.umask(0o022)
     try:
-        write_record({"rules": {}, "hands": []}, tmp_path / "r.json")
+        write_record(MatchState(RuleConfig(), seed=0).to_record(), tmp_path / "r.json")
         random_policy_npz(tmp_path / "p.npz", RuleConfig(), hidden=(4,))
     finally:
         os.umask(old)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import importlib
+import json
 import os
 import subprocess
 
@@ -1137,13 +1138,12 @@ def test_replay_of_a_target_beyond_every_game_is_one_line_on_both_backends(tmp_p
     either backend in one line naming the rule."""
     pytest.importorskip("jax")
     from dominoes_env.cli import main
-    from dominoes_env.core.records import write_record
 
     from . import helpers
 
     record = helpers.random_match(RuleConfig(target_score=30), 1).to_record()
     record["rules"]["target_score"] = 10**30
-    write_record(record, tmp_path / "r.json")
+    (tmp_path / "r.json").write_text(json.dumps(record))  # write_record refuses it
     for backend in ("core", "jax"):
         assert main(["replay", str(tmp_path / "r.json"), "--backend", backend]) == 2
         err = capsys.readouterr().err

@@ -188,7 +188,8 @@ TAMPER = {
                            *recs[1:]],
     "key": lambda recs: [dict(recs[0], match=dict(recs[0]["match"], key=recs[1]["match"]["key"])),
                          *recs[1:]],
-    "scores": lambda recs: [dict(recs[0], hands=recs[0]["hands"][:-1]), *recs[1:]],
+    "scores": lambda recs: [dict(recs[0], hands=[*recs[0]["hands"][:-1], dict(  # one move less
+        recs[0]["hands"][-1], moves=recs[0]["hands"][-1]["moves"][:-1])]), *recs[1:]],
     "twice": lambda recs: [recs[0], *recs],
 }
 
@@ -222,6 +223,18 @@ def test_a_record_that_does_not_replay_is_not_said_to_disagree(tmp_path, capsys)
     line = error_line(capsys.readouterr().err)
     assert f"the record of match {first['key']!r} does not replay (" in line, line
     assert "disagrees" not in line, line
+
+
+def test_a_record_of_no_hand_is_refused_by_replay_and_its_viewer(tmp_path, capsys):
+    """``"hands": []`` was replayed as a match, "scores [0, 0], winner null", and shown as a
+    viewer page: a match record holds at least one hand."""
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"rules": {}, "hands": []}))
+    for extra in ([], ["--html", str(tmp_path / "h.html")]):
+        assert dominoes_main(["replay", str(path), *extra]) == 2
+        line = error_line(capsys.readouterr().err)
+        assert "'hands' is empty: a match record holds at least one hand" in line, line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
 
 
 def test_replay_refuses_a_match_with_two_different_lines_in_matches_jsonl(tmp_path, capsys):

@@ -12,7 +12,7 @@ import pytest
 
 import dominoes_env
 from dominoes_env.cli import main
-from dominoes_env.core import MatchState, RuleConfig
+from dominoes_env.core import MatchState, RecordError, RuleConfig
 from dominoes_env.core.records import replay_record, write_record
 from dominoes_env.record_io import append_records, read_record
 from dominoes_env.render.html import UNIT, page_data, replay_html
@@ -241,7 +241,7 @@ def _write(tmp_path, record):
     return path
 
 
-def test_an_unfinished_match_and_an_empty_record_can_be_watched():
+def test_an_unfinished_match_can_be_watched_and_an_empty_record_is_refused():
     m = MatchState(RuleConfig(), seed=3)
     for _ in range(5):
         m.play(m.legal_actions()[0])
@@ -253,8 +253,11 @@ def test_an_unfinished_match_and_an_empty_record_can_be_watched():
     assert [len(t) for t in steps[-1].tiles] == list(m.hand.hand_sizes)
     data = page_data(m.to_record(), seat=1)
     assert data["steps"][-1]["T"][0] == len(steps[-1].tiles[0])  # seat 0 face down: a count
-    assert record_steps({"rules": {}, "hands": []})[-1].kind == "match"
-    assert "<!doctype html>" in replay_html({"rules": {}, "hands": []})
+    # a record of no hand was shown as a match, "the record stops here, scores 0 - 0"
+    for show in (record_steps, replay_html, replay_record):
+        with pytest.raises(RecordError, match=r"^'hands' is empty: a match record holds at "
+                                              r"least one hand$"):
+            show({"rules": {}, "hands": []})
 
 
 # -- records are untrusted (issue 33 item 5) ---------------------------------------------------

@@ -271,6 +271,8 @@ def check_output_path(path: str | os.PathLike, *, name: str = "path",
                         f"{type(path).__name__}") from None
     if not text.strip():
         raise ValueError(f"{name} is empty; name a file")
+    if "\0" in text:  # the system's "embedded null byte" named neither path nor parameter
+        raise ValueError(f"{name} {text!r} holds a null character; no path can")
     try:
         mode = os.lstat(text).st_mode
     except OSError:  # nothing there (or its folder missing: the write names that)

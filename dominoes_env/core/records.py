@@ -103,8 +103,10 @@ def write_record(record: dict[str, Any], path: str | os.PathLike, *,
     the format its name says: JSON text, or a one-record gzip shard for a ``.jsonl.gz`` name
     (as a tournament's shards hold records; other ``.gz`` names are a ``ValueError``).
 
-    ``record`` has a game record's shape (:func:`record_shape_problem`) and is JSON (no NaN):
-    :class:`RecordError` otherwise (``{}`` was written as a "record" no reader takes).
+    ``record`` has a game record's shape (:func:`record_shape_problem`), is JSON (no NaN) and
+    replays, as the JSON written, by the rules (:func:`replay_steps`, the check of ``replay``
+    and the viewer): :class:`RecordError` naming the problem otherwise (``{}``, and a record
+    whose hand 0 had leader 5 or an illegal play, were written as "records" no replay takes).
     ``path`` follows :func:`~dominoes_env.core.atomic_files.check_output_path`: a symbolic
     link, a folder, a device or a FIFO is a ``ValueError`` (each was replaced by the file),
     and ``overwrite=False`` never replaces an existing file: ``FileExistsError`` instead."""
@@ -117,9 +119,15 @@ def write_record(record: dict[str, Any], path: str | os.PathLike, *,
                             f"not {type(record).__name__}")
         raise RecordError(f"record: {problem}")
     try:
-        data = (json.dumps(record, allow_nan=False) + "\n").encode()
+        text = json.dumps(record, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as err:  # NaN was written as 'NaN'
         raise RecordError(f"record: not JSON ({err})") from None
+    try:
+        for _ in replay_steps(json.loads(text)):  # what a reader will read back
+            pass
+    except RecordError as err:
+        raise RecordError(f"record: {err}") from None
+    data = (text + "\n").encode()
     if is_gzip_records_name(path):
         import gzip
 
@@ -214,7 +222,8 @@ def _show(value: Any, limit: int = 80) -> str:
 
 def record_rules(record: Any) -> tuple[RuleConfig, list]:
     """The rules and the list of hands of a record (a dict in the records format), checked:
-    every reader of records (the core replay, the JAX replay, the viewer) starts here."""
+    every reader of records (the core replay, the JAX replay, the viewer, the decision
+    datasets) and :func:`write_record` start here. A record holds at least one hand."""
     if not isinstance(record, dict):
         raise RecordError("a record must be a JSON object with 'rules' and 'hands'")
     for key in ("rules", "hands"):
@@ -226,6 +235,8 @@ def record_rules(record: Any) -> tuple[RuleConfig, list]:
         raise RecordError(f"rules: {err}") from None
     if not isinstance(record["hands"], list):
         raise RecordError("'hands' must be a list of hands")
+    if not record["hands"]:  # was replayed and shown as a match "scores [0, 0], winner null"
+        raise RecordError("'hands' is empty: a match record holds at least one hand")
     return rules, record["hands"]
 
 
@@ -306,8 +317,6 @@ def replay_match(record: Any) -> tuple[MatchState, list[dict[str, Any]]]:
             }
         )
         points = []
-    if match is None:  # a record of no hands
-        match = MatchState(record_rules(record)[0], auto_deal=False)
     return match, summaries
 
 

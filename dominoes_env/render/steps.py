@@ -26,7 +26,7 @@ from typing import Any
 from ..core.hand import HandState
 from ..core.match import MatchState
 from ..core.moves import end_of, tile_of
-from ..core.records import record_rules, replay_steps
+from ..core.records import replay_steps
 
 END_WORDS = ("left", "right", "up", "down")
 KINDS = ("deal", "play", "draw", "pass", "end", "match")
@@ -76,8 +76,6 @@ def record_steps(record: Any) -> list[Step]:
             story.before_move(position, record["hands"][position.hand]["moves"])
         elif match.hand.is_over:
             story.end(steps)
-    if match is None:  # a record of no hands
-        match = MatchState(record_rules(record)[0], auto_deal=False)
     last = steps[-1] if steps else None
     rules = match.rules
     if match.winner is not None:

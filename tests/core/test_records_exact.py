@@ -96,13 +96,14 @@ def test_a_blocked_tie_writes_no_award_and_a_won_match_its_winner():
     assert replay_record(rec)["winner"] == 0  # the lead reached 10
 
 
-@pytest.mark.parametrize("rec, message", [
+BAD_RECORDS = [
     ([], r"^a record must be a JSON object with 'rules' and 'hands'$"),
     ({"hands": []}, r"^the record lacks the field 'rules'$"),
     ({"rules": {}}, r"^the record lacks the field 'hands'$"),
     ({"rules": {"num_players": 9}, "hands": []}, r"^rules: num_players=9 is out of range"),
     ({"rules": {"num_players": True}, "hands": []}, r"^rules: num_players=True must be an "),
     ({"rules": {}, "hands": {}}, r"^'hands' must be a list of hands$"),
+    ({"rules": {}, "hands": []}, r"^'hands' is empty: a match record holds at least one hand$"),
     ({"rules": {}, "hands": [[]]}, r"^hand 0: must be an object with leader, hands, boneyard, "
                                    r"moves$"),
     ({"rules": RULES, "hands": [{"leader": 0, "hands": DEAL, "moves": []}]},
@@ -137,10 +138,33 @@ def test_a_blocked_tie_writes_no_award_and_a_won_match_its_winner():
     (record(moves=[[0, [7, 7], None]]), r"^hand 0, move 0 \[0, \[7, 7\], null\]: \[7\|7\] is "
                                         r"not a tile of the double-6 set \(halves must be integers "
                                         r"0\.\.6\)$"),
-])  # fmt: skip
+    (record(leader=5), r"^hand 0: leader 5 is not a seat \(0\.\.1\)$"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("rec, message", BAD_RECORDS)
 def test_a_bad_record_names_the_hand_the_move_and_the_reason(rec, message):
     with pytest.raises(RecordError, match=message):
         replay_record(rec)
+
+
+@pytest.mark.parametrize("rec, message", [bad for bad in BAD_RECORDS if isinstance(bad[0], dict)])
+def test_write_record_refuses_a_record_that_does_not_replay(tmp_path, rec, message):
+    """The writer checked the record's shape only: a record whose hand 0 had leader 5, or whose
+    move 1 was an illegal play, was written, and read back in silence by read_record, while
+    replay and the viewer refused it."""
+    anchored = message[1:] if message.startswith("^") else ".*" + message
+    with pytest.raises(RecordError, match="^record: " + anchored):
+        write_record(rec, tmp_path / "r.json")
+    assert os.listdir(tmp_path) == []
+
+
+def test_write_record_names_a_path_with_a_null_character(tmp_path):
+    # was a bare "ValueError: embedded null byte", naming neither the path nor the parameter
+    with pytest.raises(ValueError, match=r"^path '.*x\\x00\.json' holds a null character; no "
+                                         r"path can$"):
+        write_record(RECORD, str(tmp_path / "x\0.json"))
+    assert os.listdir(tmp_path) == []
 
 
 def test_hands_after_the_end_and_leaders_that_break_the_rules():
@@ -178,11 +202,12 @@ def test_write_and_load_a_record_file(tmp_path):
     write_record(RECORD, path)
     assert path.read_text() == json.dumps(RECORD) + "\n"
     assert load_record(path) == RECORD and load_record(str(path)) == RECORD
-    write_record({"rules": {}, "hands": []}, path)  # overwrite is the default
-    assert load_record(path) == {"rules": {}, "hands": []}
+    other = {"rules": {**RULES, "target_score": 100}, "hands": [HAND]}
+    write_record(other, path)  # overwrite is the default
+    assert load_record(path) == other
     with pytest.raises(FileExistsError):
         write_record(RECORD, path, overwrite=False)
-    assert load_record(path) == {"rules": {}, "hands": []}
+    assert load_record(path) == other
     write_record(RECORD, tmp_path / "new.json", overwrite=False)
     assert load_record(tmp_path / "new.json") == RECORD
 
