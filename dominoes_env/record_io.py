@@ -130,6 +130,20 @@ class ShardDamage(NamedTuple):
                 f"{self.offset + self.size - 1:,}) is damaged: {self.reason}")
 
 
+class ShardCut(NamedTuple):
+    """The member a shard's data ends inside (cut off by a crash while appending, or a copy
+    cut short): no damage to the records before it, but a record looked for may be in it."""
+
+    name: str  #: the shard's file name
+    member: int  #: its place among the shard's members (1: the first)
+    offset: int  #: the byte where it starts
+    size: int  #: its length in bytes, to the end of the data
+
+    def __str__(self) -> str:
+        return (f"{self.name} is cut short: it ends inside gzip member {self.member} (bytes "
+                f"{self.offset:,} to {self.offset + self.size - 1:,})")
+
+
 class ShardScan(NamedTuple):
     """What :func:`scan_shard` found in a shard's bytes."""
 
@@ -258,7 +272,8 @@ def scan_gzip_members(data: bytes) -> tuple[list[bytes], int]:
 
 def _entries(path: str) -> Iterator[tuple[str, Any]]:
     """A record file's lines in order, as ``("line", (where, bytes))``, with each damaged
-    stretch of a ``.jsonl.gz`` shard in its place as ``("damage", ShardDamage)``."""
+    stretch of a ``.jsonl.gz`` shard in its place as ``("damage", ShardDamage)`` and, last, the
+    member its data ends inside as ``("cut", ShardCut)``."""
     data = read_record_bytes(path)
     if not path.lower().endswith(".gz"):
         for number, line in enumerate(data.splitlines(), 1):
@@ -279,6 +294,9 @@ def _entries(path: str) -> Iterator[tuple[str, Any]]:
         for j, line in enumerate(lines, 1):
             where = f"{path} (gzip member {number}" + (f", line {j})" if len(lines) > 1 else ")")
             yield "line", (where, line)
+    if scan.end < len(data):
+        yield "cut", ShardCut(os.path.basename(path), len(places) + 1, scan.end,
+                              len(data) - scan.end)
 
 
 def game_record(value: Any, where: str) -> dict:
@@ -319,6 +337,8 @@ def iter_records(path: str | os.PathLike, *, skip_damaged: bool = False) -> Iter
         yield game_record(load_record(path), path)
         return
     for kind, item in _entries(path):
+        if kind == "cut":  # what a crash while appending leaves: no record lost before it
+            continue
         if kind == "damage":
             if skip_damaged:
                 continue
@@ -335,12 +355,13 @@ def _matches(record: Any, match: str) -> bool:
     return (type(index) is int and str(index) == match) or (isinstance(key, str) and key == match)
 
 
-def _pick(path: str, match: str) -> tuple[list[dict], list[ShardDamage]]:
-    """The records of ``match`` (index or key) in a shard, and the shard's damaged members."""
+def _pick(path: str, match: str) -> tuple[list[dict], list[ShardDamage | ShardCut]]:
+    """The records of ``match`` (index or key) in a shard, and the shard's damaged members and
+    the member its data ends inside (any of which may have held the record)."""
     found: list[dict] = []
-    damaged: list[ShardDamage] = []
+    damaged: list[ShardDamage | ShardCut] = []
     for kind, item in _entries(path):
-        if kind == "damage":
+        if kind in ("damage", "cut"):
             damaged.append(item)
             continue
         record = parse_record(item[1], item[0])
@@ -349,11 +370,16 @@ def _pick(path: str, match: str) -> tuple[list[dict], list[ShardDamage]]:
     return found, damaged
 
 
-def _none_found(path: str, match: str, damaged: list[ShardDamage]) -> RecordError:
-    note = ""
-    if damaged:
-        note = (f"; {damaged[0]}" + (f" (and {len(damaged) - 1} more)" if len(damaged) > 1
-                                     else "") + ", which may have held it")
+def _none_found(path: str, match: str, damaged: list[ShardDamage | ShardCut]) -> RecordError:
+    """The error for a record not found, naming the damaged members and the cut-off ones (a
+    shard cut short was said to hold no record, as if whole) that may have held it."""
+    broken = [d for d in damaged if isinstance(d, ShardDamage)]
+    notes = [str(cut) for cut in damaged if isinstance(cut, ShardCut)]
+    if broken:
+        notes.insert(0, f"{broken[0]}" + (f" (and {len(broken) - 1} more)" if len(broken) > 1
+                                          else ""))
+    note = ("" if not notes else f"; {notes[0]}, which may have held it" if len(notes) == 1
+            else f"; {'; '.join(notes)} (each may have held it)")
     return RecordError(f"{path!r} holds no record of match {match!r}{note}")
 
 
@@ -530,7 +556,7 @@ def _find_in_dir(folder: str, match: str | None) -> dict:
     if match.isdigit() and shard_name(int(match)) in shards:  # the shard it must be in first
         shards.remove(shard_name(int(match)))
         shards.insert(0, shard_name(int(match)))
-    damaged: list[ShardDamage] = []
+    damaged: list[ShardDamage | ShardCut] = []
     for name in shards:
         found, bad = _pick(os.path.join(folder, name), match)
         damaged += bad
@@ -559,7 +585,7 @@ def read_record(path: str | os.PathLike, match: str | int | None = None) -> dict
         for kind, item in _entries(path):
             if kind == "damage":
                 damaged.append(item)
-            else:
+            elif kind == "line":
                 records.append(_parse_line(*item))
         if len(records) == 1 and not damaged:
             return records[0]

@@ -106,6 +106,31 @@ def test_a_member_cut_off_at_the_end_is_still_no_damage(tmp_path):
     assert not scan.damaged and scan.end == len(members[0] + members[1])
 
 
+def test_a_record_in_the_member_a_shard_ends_inside_is_named_as_cut_short(tmp_path, capsys):
+    """A shard whose last member lacks its trailer (its last 10 bytes cut) was said to hold no
+    record of that member's match, as if whole; a flipped byte was named."""
+    path, members, offsets = shard_of(tmp_path, 3)
+    path.write_bytes(b"".join(members)[:-10])
+    assert [r["match"]["index"] for r in iter_records(path)] == [0, 1]  # as before: no damage
+    assert read_record(path, 1)["match"]["key"] == "k1"
+    cut = (f"s.jsonl.gz is cut short: it ends inside gzip member 3 (bytes {offsets[2]:,} to "
+           f"{offsets[2] + len(members[2]) - 11:,}), which may have held it")
+    with pytest.raises(RecordError) as err:
+        read_record(path, 2)
+    assert str(err.value) == f"{str(path)!r} holds no record of match '2'; {cut}"
+    assert dominoes_main(["replay", str(path), "--match", "k2"]) == 2
+    assert error_line(capsys.readouterr().err).endswith(cut)
+    # and through a tournament's folder, where the match's line says which shard holds it
+    out, _ = tournament(tmp_path)
+    shard = out / RECORDS_DIR / shard_name(0)
+    last = list(iter_records(shard))[-1]["match"]["key"]
+    shard.write_bytes(shard.read_bytes()[:-10])
+    assert dominoes_main(["replay", str(out), "--match", last]) == 2
+    line = error_line(capsys.readouterr().err)
+    assert f"holds no record of match {last!r}; {shard_name(0)} is cut short: it ends inside " \
+           "gzip member 4 (bytes " in line and line.endswith(", which may have held it"), line
+
+
 def test_the_replay_command_names_the_damage_in_one_line(tmp_path, capsys):
     path, members, offsets = shard_of(tmp_path)
     path.write_bytes(b"".join(members[:3]) + damage(members[3]) + b"".join(members[4:]))
