@@ -23,7 +23,7 @@ True
 
 from __future__ import annotations
 
-from . import startup as _startup
+from . import startup as _startup  # first, before any other import: it imports nothing itself
 
 if _startup.started_by_python_m():  # python -m dominoes_env / experiments.X: a Ctrl-C while
     _startup.quiet_interrupt_at_startup()  # the program imports is one line, not a traceback

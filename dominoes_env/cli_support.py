@@ -28,7 +28,7 @@ from typing import Any
 
 from .core.atomic_files import NO_ROOM_ERRNOS
 from .core.validation import as_float, as_int, as_seed, float_text, int_text, short_repr
-from .startup import LoaderAround, spec_found_by_others
+from .import_hooks import LoaderAround, spec_found_by_others
 
 
 class OneLineParser(argparse.ArgumentParser):

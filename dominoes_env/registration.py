@@ -32,7 +32,7 @@ import importlib.abc
 import sys
 import warnings
 
-from .startup import LoaderAround, spec_found_by_others
+from .import_hooks import LoaderAround, spec_found_by_others
 
 AEC_ID = "dominoes/straight_dominoes-v1"
 GYM_ID = "dominoes/StraightDominoes-v1"

@@ -9,13 +9,21 @@ is ``"-m"`` then), so never in a program that only imports the package; with it,
 :func:`redeliver_lost_interrupts`, so that a Ctrl-C that lands in a finalizer is not lost,
 and :func:`defer_interrupts_in_imports`, so that one that lands in a library's import code is
 not swallowed there.
+
+It is the first module the package imports, before anything else it needs, and imports
+nothing but ``sys`` (already loaded) itself: until its hook is installed a Ctrl-C is Python's
+traceback, so that window is kept as short as can be (loading ``experiments/__init__.py``,
+``dominoes_env/__init__.py`` and this module; ``importlib.abc`` here took about 8 ms more).
+Whatever it uses otherwise is imported inside the function that uses it.
 """
 
 from __future__ import annotations
 
-import importlib.abc
-import sys
-from typing import Any
+import sys  # and nothing else here: see the module's docstring
+
+TYPE_CHECKING = False  # typing itself is an import of a few milliseconds
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def quiet_interrupt_at_startup() -> None:
@@ -269,40 +277,3 @@ def refuse_a_removed_working_directory() -> None:
 def started_by_python_m() -> bool:
     """Whether this import happens while ``python -m`` looks for the module it runs."""
     return sys.argv[:1] == ["-m"]
-
-
-class LoaderAround(importlib.abc.Loader):
-    """A module's own loader, wrapped by an import hook so that :meth:`run` is around the
-    module's execution (by default it only executes it). The module sees its own loader, while
-    it runs and afterwards; everything else is asked of that loader."""
-
-    def __init__(self, loader) -> None:
-        self.loader = loader
-
-    def create_module(self, spec):
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module) -> None:
-        module.__loader__ = self.loader
-        if module.__spec__ is not None:
-            module.__spec__.loader = self.loader
-        self.run(module)
-
-    def run(self, module) -> None:
-        """Execute ``module`` (a subclass adds what comes before or after)."""
-        self.loader.exec_module(module)
-
-    def __getattr__(self, name):
-        return getattr(self.loader, name)
-
-
-def spec_found_by_others(hook, fullname, path, target=None):
-    """The module spec the import finders other than ``hook`` find for ``fullname`` (what
-    Python would import without the hook), or None."""
-    for finder in sys.meta_path:
-        find = getattr(finder, "find_spec", None)
-        if finder is not hook and find is not None:
-            spec = find(fullname, path, target)
-            if spec is not None:
-                return spec
-    return None

@@ -550,6 +550,51 @@ def test_ctrl_c_while_a_program_imports_is_one_line(started_by):
         assert b"Traceback" in proc.stderr and b"KeyboardInterrupt" in proc.stderr
 
 
+#: a ``sitecustomize`` that raises ``KeyboardInterrupt`` (a Ctrl-C, deterministically) at the
+#: ``$INTERRUPT_AT``-th module Python looks for once ``dominoes_env.startup`` has been found, and
+#: notes that module's name in ``$INTERRUPTED``
+INTERRUPTING_SITE = """
+import os, sys
+
+class Interrupt:
+    seen = None  # imports looked for since dominoes_env.startup was
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "dominoes_env.startup":
+            self.seen = 0
+        elif self.seen is not None:
+            self.seen += 1
+            if self.seen == int(os.environ["INTERRUPT_AT"]):
+                with open(os.environ["INTERRUPTED"], "w") as f:
+                    f.write(name)
+                raise KeyboardInterrupt
+        return None
+
+sys.meta_path.insert(0, Interrupt())
+"""
+
+
+@pytest.mark.parametrize("program", [["experiments.tournament", "--help"],
+                                     ["dominoes_env", "replay", "--help"]])
+@pytest.mark.parametrize("at", [1, 2, 5, 30])
+def test_ctrl_c_at_any_import_after_the_start_up_module_is_one_line(tmp_path, program, at):
+    """A Ctrl-C in a program's first ~25 ms was a KeyboardInterrupt traceback (status 1):
+    ``dominoes_env.startup`` imported ``importlib.abc`` (about 8 ms: typing, tempfile, shutil)
+    before its quiet hook was installed. It now imports nothing Python has not loaded, so the
+    hook covers every import from the first one after it: a Ctrl-C raised there is one line
+    and SIGINT's status. (What is left: loading ``experiments/__init__.py``,
+    ``dominoes_env/__init__.py`` and the start-up module itself, and Python's own start.)"""
+    (tmp_path / "sitecustomize.py").write_text(INTERRUPTING_SITE)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "INTERRUPT_AT": str(at),
+           "INTERRUPTED": str(tmp_path / "interrupted")}
+    proc = subprocess.run([sys.executable, "-m", *program], capture_output=True, env=env,
+                          cwd=ROOT, timeout=CHILD_TIMEOUT_S)
+    assert (tmp_path / "interrupted").exists(), proc  # the Ctrl-C came, during the imports
+    where = (tmp_path / "interrupted").read_text()
+    assert proc.stderr.decode() == "error: interrupted\n", (where, proc.stderr.decode())
+    assert proc.returncode in (130, -signal.SIGINT) and proc.stdout == b"", (where, proc)
+
+
 #: a module whose import swallows every exception, as Cython's memoryview set-up does (a bare
 #: ``try/except: pass`` around ``Sequence.register``) in ``numpy.random`` and many more
 SWALLOWING_MODULE = """
