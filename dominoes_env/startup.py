@@ -1,20 +1,21 @@
 """What a ``python -m`` program of the project does before its own imports run.
 
 A program's imports take a second or two (numpy, JAX, torch); a Ctrl-C in that time raised a
-``KeyboardInterrupt`` no command had caught yet, and Python printed its traceback.
-:func:`quiet_interrupt_at_startup` makes it one line (status 130, as the shared runner
-ends an interrupted command: :func:`dominoes_env.cli_support.run_command`). It is installed
-when the package is imported while Python looks for the module ``-m`` names (``sys.argv[0]``
-is ``"-m"`` then), so never in a program that only imports the package; with it,
+``KeyboardInterrupt`` no command had caught yet, and Python printed its traceback. The
+package's ``sys.excepthook`` makes it one line (status 130, as the shared runner ends an
+interrupted command: :func:`dominoes_env.cli_support.run_command`). It is installed when the
+package is imported while Python looks for the module ``-m`` names (``sys.argv[0]`` is
+``"-m"`` then), so never in a program that only imports the package, and first of all, in
+``dominoes_env/__init__.py`` itself: until then a Ctrl-C is Python's traceback, a window kept
+as short as can be (Python's own start, then loading ``experiments/__init__.py`` and
+``dominoes_env/__init__.py``). :func:`quiet_interrupt_at_startup` adds
 :func:`redeliver_lost_interrupts`, so that a Ctrl-C that lands in a finalizer is not lost,
 and :func:`defer_interrupts_in_imports`, so that one that lands in a library's import code is
 not swallowed there.
 
-It is the first module the package imports, before anything else it needs, and imports
-nothing but ``sys`` (already loaded) itself: until its hook is installed a Ctrl-C is Python's
-traceback, so that window is kept as short as can be (loading ``experiments/__init__.py``,
-``dominoes_env/__init__.py`` and this module; ``importlib.abc`` here took about 8 ms more).
-Whatever it uses otherwise is imported inside the function that uses it.
+This module is the package's first import and imports nothing but ``sys`` itself (whatever
+else it uses is imported inside the function that uses it): ``importlib.abc`` here took about
+8 ms (typing, tempfile, shutil), before anything was installed.
 """
 
 from __future__ import annotations
@@ -27,23 +28,10 @@ if TYPE_CHECKING:
 
 
 def quiet_interrupt_at_startup() -> None:
-    """An uncaught ``KeyboardInterrupt`` is printed as ``error: interrupted`` instead of a
-    traceback (Python then ends the process by SIGINT, status 130); every other uncaught
-    exception is printed as before."""
-    previous = sys.excepthook
-
-    def hook(kind, value, traceback) -> None:
-        if isinstance(kind, type) and issubclass(kind, KeyboardInterrupt):
-            try:
-                print("error: interrupted", file=sys.stderr, flush=True)
-            except (OSError, ValueError):  # pragma: no cover - stderr closed
-                pass
-            return
-        previous(kind, value, traceback)
-
-    hook.quiet_interrupt = True  # type: ignore[attr-defined]
-    if not getattr(sys.excepthook, "quiet_interrupt", False):
-        sys.excepthook = hook
+    """What comes with the package's one-line ``KeyboardInterrupt`` (its ``sys.excepthook``,
+    installed before this module is loaded): a Ctrl-C is neither lost in a finalizer
+    (:func:`redeliver_lost_interrupts`) nor swallowed by a library's import code
+    (:func:`defer_interrupts_in_imports`)."""
     defer_interrupts_in_imports()
     if not getattr(sys.unraisablehook, "redelivers", False):
         sys.unraisablehook = redeliver_lost_interrupts(sys.unraisablehook)

@@ -551,16 +551,17 @@ def test_ctrl_c_while_a_program_imports_is_one_line(started_by):
 
 
 #: a ``sitecustomize`` that raises ``KeyboardInterrupt`` (a Ctrl-C, deterministically) at the
-#: ``$INTERRUPT_AT``-th module Python looks for once ``dominoes_env.startup`` has been found, and
-#: notes that module's name in ``$INTERRUPTED``
+#: ``$INTERRUPT_AT``-th module Python looks for once it has found the package ``dominoes_env``
+#: (the first import of ``experiments/__init__.py``), and notes that module's name in
+#: ``$INTERRUPTED``
 INTERRUPTING_SITE = """
 import os, sys
 
 class Interrupt:
-    seen = None  # imports looked for since dominoes_env.startup was
+    seen = None  # imports looked for since dominoes_env was
 
     def find_spec(self, name, path=None, target=None):
-        if name == "dominoes_env.startup":
+        if name == "dominoes_env":
             self.seen = 0
         elif self.seen is not None:
             self.seen += 1
@@ -577,13 +578,13 @@ sys.meta_path.insert(0, Interrupt())
 @pytest.mark.parametrize("program", [["experiments.tournament", "--help"],
                                      ["dominoes_env", "replay", "--help"]])
 @pytest.mark.parametrize("at", [1, 2, 5, 30])
-def test_ctrl_c_at_any_import_after_the_start_up_module_is_one_line(tmp_path, program, at):
-    """A Ctrl-C in a program's first ~25 ms was a KeyboardInterrupt traceback (status 1):
-    ``dominoes_env.startup`` imported ``importlib.abc`` (about 8 ms: typing, tempfile, shutil)
-    before its quiet hook was installed. It now imports nothing Python has not loaded, so the
-    hook covers every import from the first one after it: a Ctrl-C raised there is one line
-    and SIGINT's status. (What is left: loading ``experiments/__init__.py``,
-    ``dominoes_env/__init__.py`` and the start-up module itself, and Python's own start.)"""
+def test_ctrl_c_at_any_import_the_package_makes_is_one_line(tmp_path, program, at):
+    """A Ctrl-C in a program's first ~25 ms was a KeyboardInterrupt traceback (status 1): the
+    quiet hook was installed by ``dominoes_env.startup``, after loading it and its
+    ``importlib.abc`` (about 8 ms: typing, tempfile, shutil). The package now installs it
+    before its first import, so a Ctrl-C raised at any import it makes is one line and
+    SIGINT's status. (What is left before it: Python's own start, and loading
+    ``experiments/__init__.py`` and ``dominoes_env/__init__.py``.)"""
     (tmp_path / "sitecustomize.py").write_text(INTERRUPTING_SITE)
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "INTERRUPT_AT": str(at),
            "INTERRUPTED": str(tmp_path / "interrupted")}
