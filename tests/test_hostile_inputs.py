@@ -245,6 +245,106 @@ def test_the_api_writers_replace_no_link_device_fifo_or_folder(tmp_path, write):
     assert target.read_bytes() != b"kept"
 
 
+def _a_card() -> dict:
+    from agents.benchmark import CARD_KEYS, SCHEMA, SCHEMA_VERSION
+
+    return {**dict.fromkeys(CARD_KEYS), "schema": SCHEMA, "schema_version": SCHEMA_VERSION,
+            "tables": []}
+
+
+_SUMMARY = {"format": "head_to_head", "agents": ["a", "b"],
+            "pairs": [{"a": "a", "b": "b", "a_win_rate": 0.5}],
+            "ratings": {"a": {"mu": 25.0, "ci95": [20.0, 30.0]},
+                        "b": {"mu": 24.0, "ci95": [19.0, 29.0]}}}
+
+
+def _write_heatmap(path, **kwargs):
+    from agents.tournament.report import plot_heatmap
+
+    plot_heatmap(_SUMMARY, path, **kwargs)
+
+
+def _write_ratings(path, **kwargs):
+    from agents.tournament.report import plot_ratings
+
+    plot_ratings(_SUMMARY, path, **kwargs)
+
+
+def _write_card(path, **kwargs):
+    from agents.benchmark import write_card
+
+    write_card(_a_card(), path, **kwargs)
+
+
+@pytest.mark.parametrize("write", [_write_heatmap, _write_ratings, _write_card])
+def test_the_report_and_card_writers_replace_no_link_device_fifo_or_folder(tmp_path, write):
+    """``plot_heatmap(summary, 'mydev')``, ``plot_ratings`` and ``write_card`` (through
+    ``save_figure`` and ``atomic_write``, without the output policy the other writers follow)
+    replaced a device node (as root), a FIFO and a symbolic link with a regular file. Each is
+    a ValueError naming the path now, before anything is written; ``overwrite=False`` keeps a
+    file."""
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "target.png"
+    target.write_text("kept")
+    (tmp_path / "lnk.png").symlink_to(target)
+    os.mkfifo(tmp_path / "fifo.png")
+    (tmp_path / "dir.png").mkdir()
+    odd = [("lnk.png", "is a symbolic link"), ("fifo.png", "is a FIFO"),
+           ("dir.png", "is a folder")]
+    if os.geteuid() == 0:  # a node of /dev/null's numbers, made here: never a real device
+        import stat
+
+        os.mknod(tmp_path / "dev.png", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        odd.append(("dev.png", "is a character device"))
+    for name, kind in odd:
+        with pytest.raises(ValueError, match=f"^path '.*{name}' {kind}; name "):
+            write(tmp_path / name)
+    with pytest.raises(FileExistsError, match="pass overwrite=True to replace it"):
+        write(target, overwrite=False)
+    assert (tmp_path / "lnk.png").is_symlink() and target.read_text() == "kept"
+    assert (tmp_path / "fifo.png").is_fifo() and (tmp_path / "dir.png").is_dir()
+    assert os.geteuid() != 0 or (tmp_path / "dev.png").is_char_device()
+    assert sorted(os.listdir(tmp_path)) == sorted([name for name, _ in odd] + ["target.png"])
+    write(tmp_path / "new.png")  # a new file, and an existing one replaced (the default)
+    write(target)
+    assert target.read_bytes() != b"kept"
+
+
+def test_write_summary_replaces_no_link_in_the_folder(tmp_path):
+    """``write_summary(s, 'wsdir')`` with ``wsdir/summary.json`` a symbolic link replaced the
+    link with the file in silence."""
+    from agents.tournament.report import write_summary
+
+    (tmp_path / "elsewhere.json").write_text("kept")
+    (tmp_path / "summary.json").symlink_to(tmp_path / "elsewhere.json")
+    with pytest.raises(ValueError, match="summary '.*summary.json' is a symbolic link"):
+        write_summary(_SUMMARY, tmp_path)
+    assert (tmp_path / "summary.json").is_symlink()
+    assert (tmp_path / "elsewhere.json").read_text() == "kept"
+    (tmp_path / "summary.json").unlink()
+    assert json.loads(write_summary(_SUMMARY, tmp_path).read_text()) == _SUMMARY
+
+
+@pytest.mark.parametrize(("card", "error", "message"), [
+    ({}, ValueError, "card is not a benchmark card: keys missing: 'schema'"),
+    ({"x": float("nan")}, ValueError, "card is not a benchmark card: keys missing"),
+    ({**_a_card(), "wall_s": float("nan")}, ValueError, "card is not JSON"),
+    ({**_a_card(), "schema": "mine"}, ValueError, "schema 'mine' version 1, not "),
+    ({**_a_card(), "tables": [{"cells": []}]}, ValueError, "table 0 is not a dict of the keys"),
+    ([1], TypeError, "card must be a benchmark card"),
+])
+def test_write_card_writes_only_a_card(tmp_path, card, error, message):
+    """``write_card({}, 'one_backup.json')`` replaced a game record with ``{}`` without a word,
+    and ``write_card({'x': nan}, ...)`` wrote ``{"x": NaN}``, which is no JSON."""
+    from agents.benchmark import write_card
+
+    (tmp_path / "one_backup.json").write_text("the user's record")
+    with pytest.raises(error, match=message):
+        write_card(card, tmp_path / "one_backup.json")
+    assert (tmp_path / "one_backup.json").read_text() == "the user's record"
+    assert os.listdir(tmp_path) == ["one_backup.json"]
+
+
 # -- replay ---------------------------------------------------------------------------------------
 @pytest.fixture
 def record_file(tmp_path):

@@ -43,7 +43,8 @@ import platform
 from pathlib import Path
 from typing import Any
 
-from dominoes_env.core.atomic_files import atomic_write
+from dominoes_env.core.atomic_files import atomic_write, check_output_path
+from dominoes_env.core.validation import short_repr
 
 from ..tournament.schedule import format_of, tables_for
 from .tables import BenchmarkConfig
@@ -114,8 +115,61 @@ def build_card(config: BenchmarkConfig, rows: list[dict[str, Any]], *, wall_s: f
     }  # fmt: skip
 
 
-def write_card(card: dict[str, Any], path: str | os.PathLike) -> Path:
-    """Write ``card`` as JSON, atomically (a reader never sees half a card)."""
-    with atomic_write(path) as f:
-        f.write(json.dumps(card, indent=2) + "\n")
+def card_problem(card: Any) -> str | None:
+    """What keeps ``card`` from being a card of this schema (``None``: nothing): its keys
+    (:data:`CARD_KEYS`), its schema and version, each table's keys (:data:`TABLE_KEYS`) and
+    each cell's (:data:`CELL_KEYS`; an ``n/a`` cell the first three).
+
+    >>> card_problem({})
+    "keys missing: 'schema', 'schema_version', 'agent'..."
+    """
+    if not isinstance(card, dict):
+        return f"not a dict but {type(card).__name__}"
+    missing = [k for k in CARD_KEYS if k not in card]
+    unknown = [k for k in card if k not in CARD_KEYS]
+    if missing or unknown:
+        shown = missing or unknown
+        return (f"keys {'missing' if missing else 'unknown'}: "
+                f"{', '.join(map(short_repr, shown[:3]))}{'...' if len(shown) > 3 else ''}")
+    if (card["schema"], card["schema_version"]) != (SCHEMA, SCHEMA_VERSION):
+        return (f"schema {short_repr(card['schema'])} version "
+                f"{short_repr(card['schema_version'])}, not {SCHEMA!r} version {SCHEMA_VERSION}")
+    if not isinstance(card["tables"], list):
+        return "'tables' is not a list"
+    for t, table in enumerate(card["tables"]):
+        if not isinstance(table, dict) or set(table) != set(TABLE_KEYS):
+            return f"table {t} is not a dict of the keys {', '.join(TABLE_KEYS)}"
+        if not isinstance(table["cells"], list):
+            return f"table {t}: 'cells' is not a list"
+        for c, cell in enumerate(table["cells"]):
+            status = cell.get("status") if isinstance(cell, dict) else None
+            keys = CELL_KEYS if status == "ok" else CELL_KEYS[:3]
+            if status not in ("ok", "n/a") or set(cell) != set(keys):
+                return (f"table {t}, cell {c} is not a cell (the keys {', '.join(keys)}, "
+                        "'status' 'ok' or 'n/a')")
+    return None
+
+
+def write_card(card: dict[str, Any], path: str | os.PathLike, *,
+               overwrite: bool = True) -> Path:
+    """Write ``card`` as JSON, atomically (a reader never sees half a card).
+
+    ``card`` is a card (:func:`card_problem`, as :func:`build_card` makes one) and JSON (no
+    NaN): a ``ValueError`` naming the problem otherwise (``{}`` replaced a file in silence,
+    and ``{"x": NaN}`` was written as no JSON reader takes it), a ``TypeError`` for a
+    non-dict. ``path`` follows :func:`~dominoes_env.core.atomic_files.check_output_path`: a
+    symbolic link, a folder, a device or a FIFO is a ``ValueError`` (each was replaced by the
+    card), and ``overwrite=False`` never replaces an existing file: ``FileExistsError``."""
+    check_output_path(path, overwrite=overwrite)
+    if not isinstance(card, dict):
+        raise TypeError(f"card must be a benchmark card (a dict), not {type(card).__name__}")
+    problem = card_problem(card)
+    if problem is not None:
+        raise ValueError(f"card is not a benchmark card: {problem}")
+    try:
+        text = json.dumps(card, indent=2, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as err:
+        raise ValueError(f"card is not JSON ({err})") from None
+    with atomic_write(path, overwrite=overwrite) as f:
+        f.write(text + "\n")
     return Path(path)

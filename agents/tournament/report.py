@@ -28,7 +28,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from dominoes_env.core.atomic_files import atomic_write
+from dominoes_env.core.atomic_files import atomic_write, check_output_path
 from dominoes_env.optional import require
 
 from . import stats
@@ -72,10 +72,14 @@ def build_summary(run: TournamentRun) -> dict[str, Any]:
     return summary
 
 
-def write_summary(summary: dict, out: str | os.PathLike) -> Path:
-    """Write ``summary.json`` atomically (a reader never sees half a file)."""
+def write_summary(summary: dict, out: str | os.PathLike, *, overwrite: bool = True) -> Path:
+    """Write ``summary.json`` into the folder ``out`` atomically (a reader never sees half a
+    file). The file follows :func:`~dominoes_env.core.atomic_files.check_output_path`: a
+    symbolic link, a folder, a device or a FIFO named ``summary.json`` there is a
+    ``ValueError`` (the rename replaced it); ``overwrite=False`` never replaces the file."""
     path = Path(out) / SUMMARY_FILE
-    with atomic_write(path) as f:
+    check_output_path(path, name="summary", overwrite=overwrite)
+    with atomic_write(path, overwrite=overwrite) as f:
         f.write(json.dumps(summary, indent=2) + "\n")
     return path
 
@@ -103,23 +107,29 @@ def plain_text_figures():
     return require("matplotlib", "tournament", "plotting").rc_context({"text.parse_math": False})
 
 
-def plot_heatmap(summary: dict, path: str | os.PathLike) -> Path:
-    """Head-to-head win-rate heatmap: row agent's win rate against the column agent."""
+def plot_heatmap(summary: dict, path: str | os.PathLike, *, overwrite: bool = True) -> Path:
+    """Head-to-head win-rate heatmap: row agent's win rate against the column agent
+    (``path`` and ``overwrite`` as :func:`save_figure` takes them)."""
+    check_output_path(path, overwrite=overwrite)  # before the figure is drawn
     with plain_text_figures():
-        return _plot_heatmap(summary, path)
+        return _plot_heatmap(summary, path, overwrite)
 
 
-def save_figure(fig, path: str | os.PathLike) -> Path:
+def save_figure(fig, path: str | os.PathLike, *, overwrite: bool = True) -> Path:
     """Write the matplotlib figure ``fig`` to ``path`` (its format from the suffix, PNG if it
     has none) whole or not at all (:func:`atomic_write`: a Ctrl-C in the middle of
-    ``savefig`` left half a picture)."""
-    path = Path(path)
-    with atomic_write(path, "wb") as f:
+    ``savefig`` left half a picture). ``path`` follows
+    :func:`~dominoes_env.core.atomic_files.check_output_path`, as the other writers do: a
+    symbolic link, a folder, a device or a FIFO is a ``ValueError`` (the rename replaced a
+    device node, a FIFO or the link itself with the picture); ``overwrite=False`` never
+    replaces an existing file (``FileExistsError``)."""
+    path = Path(check_output_path(path, overwrite=overwrite))
+    with atomic_write(path, "wb", overwrite=overwrite) as f:
         fig.savefig(f, format=path.suffix[1:].lower() or "png", dpi=110)
     return path
 
 
-def _plot_heatmap(summary: dict, path: str | os.PathLike) -> Path:
+def _plot_heatmap(summary: dict, path: str | os.PathLike, overwrite: bool) -> Path:
     Figure = require("matplotlib.figure", "tournament", "plotting").Figure
 
     agents, m = summary["agents"], win_matrix(summary)
@@ -137,16 +147,18 @@ def _plot_heatmap(summary: dict, path: str | os.PathLike) -> Path:
     what = "finished ahead" if summary["format"] == "free_for_all" else "win rate"
     ax.set_title(f"{what} (row vs column)")
     fig.colorbar(image, ax=ax, shrink=0.8)
-    return save_figure(fig, path)
+    return save_figure(fig, path, overwrite=overwrite)
 
 
-def plot_ratings(summary: dict, path: str | os.PathLike) -> Path:
-    """OpenSkill ratings with their 95% intervals, best at the top."""
+def plot_ratings(summary: dict, path: str | os.PathLike, *, overwrite: bool = True) -> Path:
+    """OpenSkill ratings with their 95% intervals, best at the top (``path`` and
+    ``overwrite`` as :func:`save_figure` takes them)."""
+    check_output_path(path, overwrite=overwrite)  # before the figure is drawn
     with plain_text_figures():
-        return _plot_ratings(summary, path)
+        return _plot_ratings(summary, path, overwrite)
 
 
-def _plot_ratings(summary: dict, path: str | os.PathLike) -> Path:
+def _plot_ratings(summary: dict, path: str | os.PathLike, overwrite: bool) -> Path:
     Figure = require("matplotlib.figure", "tournament", "plotting").Figure
 
     items = sorted(summary["ratings"].items(), key=lambda kv: kv[1]["mu"])
@@ -158,7 +170,7 @@ def _plot_ratings(summary: dict, path: str | os.PathLike) -> Path:
     ax.set_yticks(range(len(items)), [a for a, _ in items])
     ax.set_xlabel("OpenSkill mu (95% interval)")
     ax.grid(axis="x", alpha=0.3)
-    return save_figure(fig, path)
+    return save_figure(fig, path, overwrite=overwrite)
 
 
 def write_outputs(run: TournamentRun, plots: bool = True) -> dict[str, Any]:

@@ -186,6 +186,9 @@ def _main(args: argparse.Namespace) -> int:
     except OSError as e:
         raise CommandError(f"cannot write the report in {str(run.out)!r} ({e.filename or ''}: "
                            f"{e.strerror or e}); the matches are kept in {MATCHES_FILE}") from None
+    except ValueError as e:  # a link, a FIFO or a device put where a report file goes
+        raise CommandError(f"cannot write the report in {str(run.out)!r} ({e}); the matches "
+                           f"are kept in {MATCHES_FILE}") from None
     print_summary(summary)
     say_finished(f"results: {shown_path(run.out)}", err)
     return 0
