@@ -1741,6 +1741,73 @@ def start_run_folder(folder: RunFolder) -> str:
     return path
 
 
+def clear_run(out: str | os.PathLike, programs: Sequence[str], *,
+              proof: Callable[[str], str | None], only: Sequence[str] | None = None,
+              flag: str = "out") -> list[str]:
+    """Remove the run of one of ``programs`` from the folder ``out``, for a function that
+    starts a run afresh (``clear_results``, ``clear_card``): the names (or ``fnmatch``
+    patterns) :data:`PROGRAM_OUTPUTS` lists for the run's program (``only``: those of them;
+    ``None``: all, and the run marker last), as ``--overwrite`` does; the user's other files
+    stay. Returns the names removed. A link among them is removed as a link: nothing outside
+    the folder is ever removed (a ``records`` link to the user's shards had them deleted).
+
+    The folder must be such a run's: its run marker names one of ``programs``; or it has none
+    (a run written before markers, or by a function that writes none) and ``proof(out)`` finds
+    nothing wrong (it returns what is missing: ``"no benchmark.json"``). Anything else is a
+    :class:`RefusedError` (a ``ValueError``) naming the folder, and nothing is removed: a
+    symbolic link, a damaged marker, another program's run (a dataset's ``config.json`` and
+    ``matches.jsonl`` went with a tournament's clear), a folder of the user's files. A folder
+    that is missing or holds none of those names is left as it is."""
+    import fnmatch
+    import shutil
+    import stat
+
+    text = os.fspath(out)
+    if not text.strip():
+        raise RefusedError(f"{flag} is empty; name the run's folder")
+    try:
+        mode = os.lstat(text).st_mode
+    except FileNotFoundError:
+        return []
+    if stat.S_ISLNK(mode):
+        raise RefusedError(f"{flag} {text!r} is a symbolic link; name the folder itself")
+    if not stat.S_ISDIR(mode):
+        from .core.atomic_files import entry_kind
+
+        raise RefusedError(f"{flag} {text!r} is {entry_kind(mode)}, not a run's folder")
+    marker, damage = _read_marker(text)
+    program = marker["program"] if marker else programs[0]
+    patterns = PROGRAM_OUTPUTS.get(program, ())
+    ours = [name for name in sorted(os.listdir(text))
+            if any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)]
+    whose = " or ".join(programs)
+    if damage:
+        raise RefusedError(f"{flag} {text!r} holds a damaged {RUN_MARKER} ({damage}), so whose "
+                           "run is there is unknown; nothing was removed")
+    if marker and program not in programs:
+        raise RefusedError(f"{flag} {text!r} holds a run of {short_repr(program)}, not of "
+                           f"{whose}; nothing was removed")
+    if not marker:
+        if not ours:
+            return []
+        problem = proof(text)
+        if problem:
+            raise RefusedError(f"{flag} {text!r} is not the folder of a run of {whose} "
+                               f"({problem}); nothing was removed")
+    if only is not None:
+        ours = [name for name in ours
+                if any(fnmatch.fnmatchcase(name, pattern) for pattern in only)]
+    elif marker:
+        ours.append(RUN_MARKER)  # the marker last: a failed removal leaves the run named
+    for name in ours:
+        entry = os.path.join(text, name)
+        if stat.S_ISDIR(os.lstat(entry).st_mode):
+            shutil.rmtree(entry)
+        else:
+            os.unlink(entry)
+    return ours
+
+
 def keep_numeric_rows(path: str | os.PathLike) -> str | None:
     """Keep in the CSV log ``path`` (a trainer's ``eval.csv``, appended to as a run goes on)
     its header and the rows of finite numbers under it, one per column; returns the warning

@@ -1048,3 +1048,94 @@ def test_the_api_applies_the_commands_folder_policy_in_its_own_words(tmp_path):
         "experiments.make_dataset"
     run_tournament(cfg, trainer, progress=False, overwrite=True)
     assert sorted(os.listdir(trainer)) == ["config.json", "matches.jsonl", "run.json"]
+
+
+# -- the clear helpers: a run of their own kind, nothing else --------------------------------------
+def _tournament(out: Path):
+    from agents.tournament import TournamentConfig, run_tournament
+    from dominoes_env.core import RuleConfig
+
+    return run_tournament(TournamentConfig(["random", "greedy"], RuleConfig(target_score=30),
+                                           matches=2), out, progress=False, save_records=True)
+
+
+def test_clear_card_removes_only_a_cards_folder(tmp_path):
+    """``clear_card('user_proj')`` (public: ``agents.benchmark.__all__``), where user_proj held
+    the user's card.json and matches/season1/results.csv and no benchmark.json, deleted both.
+    It is refused now (nothing removed); a card's folder is cleared, the user's notes kept."""
+    from agents.benchmark import BenchmarkDirError, clear_card
+
+    user = tmp_path / "user_proj"
+    (user / "matches" / "season1").mkdir(parents=True)
+    (user / "card.json").write_text("{}")
+    (user / "matches" / "season1" / "results.csv").write_text("mine")
+    with pytest.raises(BenchmarkDirError, match=r"^out '.*user_proj' is not the folder of a "
+                                                r"run of experiments.benchmark \(no benchmark"):
+        clear_card(user)
+    assert (user / "matches" / "season1" / "results.csv").read_text() == "mine"
+    assert (user / "card.json").read_text() == "{}"
+    (user / RUN_MARKER).write_text(json.dumps({"program": "experiments.tournament"}))
+    with pytest.raises(BenchmarkDirError, match="holds a run of 'experiments.tournament', not "):
+        clear_card(user)
+    (user / RUN_MARKER).write_text(json.dumps({"program": "experiments.benchmark"}))
+    (user / "notes.txt").write_text("mine")
+    clear_card(user)  # a card's run (its marker says so): its files go, and the marker
+    assert os.listdir(user) == ["notes.txt"]
+    clear_card(user)  # nothing of a card there: nothing to do
+    clear_card(tmp_path / "missing")
+    (tmp_path / "lnk").symlink_to(user)
+    with pytest.raises(BenchmarkDirError, match="is a symbolic link"):
+        clear_card(tmp_path / "lnk")
+
+
+def test_clear_results_removes_only_a_tournaments_run(tmp_path):
+    """``clear_results('cres_ds')`` on a dataset's copy removed its config.json, matches.jsonl
+    and records/; it is refused now. A tournament's run goes whole, its run marker too (a
+    marker left behind refused the next run of other sizes), the user's files stay."""
+    from agents.tournament import TournamentDirError
+    from agents.tournament.runner import clear_results
+
+    run = tmp_path / "run"
+    _tournament(run)
+    (run / "notes.txt").write_text("mine")
+    data = tmp_path / "cres_ds"
+    data.mkdir()
+    for name in ("config.json", "matches.jsonl", "dataset.json"):
+        (data / name).write_text((run / name).read_text() if name != "dataset.json" else "{}")
+    (data / "records").mkdir()
+    with pytest.raises(TournamentDirError, match=r"^out '.*cres_ds' is not the folder of a run"
+                                                 r" of experiments.tournament or "
+                                                 r"experiments.demo \(it holds 'dataset.json'"):
+        clear_results(data)
+    (data / RUN_MARKER).write_text(json.dumps({"program": "experiments.make_dataset"}))
+    with pytest.raises(TournamentDirError, match="holds a run of 'experiments.make_dataset'"):
+        clear_results(data)
+    assert sorted(os.listdir(data)) == sorted(["config.json", "matches.jsonl", "dataset.json",
+                                               "records", RUN_MARKER])
+    clear_results(run)
+    assert os.listdir(run) == ["notes.txt"]
+    (run / "notes.txt").unlink()
+    _tournament(run)  # and a run starts there afresh
+
+
+def test_clear_records_never_follows_a_link(tmp_path):
+    """``clear_records('cr1')`` where cr1/records was a symbolic link to ../outside_recs deleted
+    the shards outside cr1; the link alone goes now. A folder that is no tournament's (a
+    dataset) is refused."""
+    from agents.tournament import TournamentDirError
+    from agents.tournament.record_store import clear_records
+
+    run = tmp_path / "cr1"
+    _tournament(run)
+    (run / "records").rename(tmp_path / "outside_recs")
+    (run / "records").symlink_to("../outside_recs")
+    shards = sorted(os.listdir(tmp_path / "outside_recs"))
+    assert shards
+    clear_records(run)
+    assert not os.path.lexists(run / "records")
+    assert sorted(os.listdir(tmp_path / "outside_recs")) == shards
+    (run / RUN_MARKER).write_text(json.dumps({"program": "experiments.make_dataset"}))
+    (tmp_path / "outside_recs").rename(run / "records")
+    with pytest.raises(TournamentDirError, match="holds a run of 'experiments.make_dataset'"):
+        clear_records(run)
+    assert sorted(os.listdir(run / "records")) == shards

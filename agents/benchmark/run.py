@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -144,15 +143,31 @@ def _differences(old: Any, new: dict) -> str:
 
 
 def clear_card(out: str | os.PathLike) -> None:
-    """Remove what a card run writes in ``out`` (and nothing else there)."""
-    out = Path(out)
-    for name in OUTPUT_NAMES[:-1]:
-        (out / name).unlink(missing_ok=True)
-    cells = out / CELLS_DIR
-    if cells.is_symlink() or cells.is_file():
-        cells.unlink()
-    elif cells.exists():
-        shutil.rmtree(cells)
+    """Remove what a card run writes in ``out`` (and nothing else there): only from a card's
+    folder, one whose run marker names ``experiments.benchmark`` or whose ``benchmark.json``
+    is a card's configuration. Any other folder holding such names (the user's own
+    ``card.json`` and ``matches/``, which went without a word), or a symbolic link, is a
+    :class:`BenchmarkDirError` naming it, and nothing is removed
+    (:func:`dominoes_env.cli_support.clear_run`); a link in the folder goes as a link."""
+    from dominoes_env.cli_support import RefusedError, clear_run
+
+    try:
+        clear_run(out, ("experiments.benchmark",), proof=_card_proof)
+    except RefusedError as err:
+        raise BenchmarkDirError(str(err)) from None
+
+
+def _card_proof(out: str) -> str | None:
+    """What keeps the folder ``out``, which has no run marker, from being a card's (``None``:
+    nothing): its ``benchmark.json``, as a card writes it."""
+    path = Path(out, CONFIG_FILE)
+    if path.is_symlink() or not path.is_file():
+        return f"no {CONFIG_FILE}" if not os.path.lexists(path) else f"{CONFIG_FILE} is no file"
+    try:
+        damage = _stored_damage(parse_json(path.read_text()))
+    except (OSError, ValueError, RecursionError) as err:
+        damage = str(err)
+    return f"{CONFIG_FILE} is no card's configuration: {damage}" if damage else None
 
 
 def prepare_dir(out: Path, config: BenchmarkConfig, *, resume: bool, overwrite: bool) -> None:

@@ -220,12 +220,28 @@ def _recompress(raw: bytes) -> bytes:
 
 
 def clear_records(out: str | os.PathLike) -> None:
-    """Remove the record shards a run wrote into ``out`` (and the folder when empty)."""
+    """Remove the record shards a tournament wrote into the folder ``out`` (and their folder
+    when that leaves it empty). ``out`` must be a tournament's run folder, as
+    :func:`~agents.tournament.runner.clear_results` checks it (a ``ValueError`` naming it
+    otherwise: a dataset's records went); a ``records`` that is a symbolic link is removed as
+    a link, its target left alone (the shards it led to, outside ``out``, were deleted)."""
+    from dominoes_env.cli_support import RefusedError, clear_run
+
+    from .runner import TOURNAMENT_PROGRAMS, TournamentDirError, tournament_proof
+
+    try:  # checks the folder (only=(): removes nothing)
+        clear_run(out, TOURNAMENT_PROGRAMS, proof=tournament_proof, only=())
+    except RefusedError as err:
+        raise TournamentDirError(str(err)) from None
     folder = Path(out) / RECORDS_DIR
+    if folder.is_symlink():
+        folder.unlink()
+        return
     if not folder.is_dir():
         return
     for path in folder.glob("records-*.jsonl.gz*"):
-        path.unlink()
+        if path.is_symlink() or path.is_file():
+            path.unlink()
     try:
         folder.rmdir()
     except OSError:

@@ -53,7 +53,7 @@ from dominoes_env.optional import require
 from dominoes_env.record_io import RECORDS_DIR
 
 from ..arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT, play_match
-from .record_store import RecordStore, clear_records, game_line
+from .record_store import RecordStore, game_line
 from .schedule import MatchJob, Schedule, check_agents, make_schedule
 
 CONFIG_FILE = "config.json"
@@ -524,11 +524,38 @@ def matches_kept(out: str | os.PathLike) -> bool:
 
 
 def clear_results(out: str | os.PathLike) -> None:
-    """Remove a previous run's files from ``out`` (only the files a run writes, the game
-    records included), so the next run starts afresh. A missing directory is fine."""
-    for name in OUTPUT_FILES:
-        Path(out, name).unlink(missing_ok=True)
-    clear_records(out)
+    """Remove a previous tournament's files from ``out`` (only the files a run writes, the
+    game records and its run marker included; the user's other files stay), so the next run
+    starts afresh. A missing folder, or one that holds none of them, is fine. A folder that
+    is not a tournament's (another program's run, a dataset, the user's own files), or a
+    symbolic link, is a :class:`TournamentDirError` naming it, and nothing is removed
+    (:func:`dominoes_env.cli_support.clear_run`)."""
+    from dominoes_env.cli_support import RefusedError, clear_run
+
+    try:
+        clear_run(out, TOURNAMENT_PROGRAMS, proof=tournament_proof)
+    except RefusedError as err:
+        raise TournamentDirError(str(err)) from None
+
+
+#: the programs whose run folder is a tournament's (a demo plays one)
+TOURNAMENT_PROGRAMS = ("experiments.tournament", "experiments.demo")
+
+
+def tournament_proof(out: str) -> str | None:
+    """What keeps the folder ``out``, which has no run marker, from being a tournament's
+    (``None``: nothing): its ``config.json``, and no file a tournament does not write (a
+    dataset's ``dataset.json``)."""
+    from dominoes_env.cli_support import RUN_MARKER
+
+    others = [name for name in sorted(os.listdir(out))
+              if name not in (*RUN_OUTPUTS, RUN_MARKER)]
+    if others:
+        return f"it holds {', '.join(map(repr, others[:3]))}, which no tournament writes"
+    if not os.path.isfile(os.path.join(out, CONFIG_FILE)) or os.path.islink(
+            os.path.join(out, CONFIG_FILE)):
+        return f"no {CONFIG_FILE}"
+    return None
 
 
 def _lock(handle) -> None:
