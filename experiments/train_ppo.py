@@ -666,31 +666,46 @@ def checkpoints_of(out: Path) -> list[Path]:
 CHECKPOINT_NAME = re.compile(r"ppo_(\d{1,18})_steps\.zip")
 
 
+def is_checkpoint(path: str | os.PathLike) -> bool:
+    """Whether the file ``path`` is a MaskablePPO checkpoint: a zip of the members a save
+    holds (:func:`agents.sb3_checkpoint.check_members`), as a run writes them."""
+    try:
+        check_members(os.fspath(path))
+    except CheckpointError:
+        return False
+    return True
+
+
 def prune_checkpoints(folder: Path, steps: int, keep: int) -> list[Path]:
     """Remove the periodic checkpoints in ``folder`` older than the ``keep`` newest up to
     ``steps`` (the one just written, always kept); returns those removed, oldest first. Only
-    regular files named ``ppo_<steps>_steps.zip`` go: ``last.zip``, links and anything else
-    there stay, and so do checkpoints past ``steps`` (a run resumed from an older checkpoint
-    writes them again as it goes on). Every one was kept: a long run's checkpoints grew
-    without end.
+    regular files named ``ppo_<steps>_steps.zip`` that are checkpoints (:func:`is_checkpoint`)
+    go: ``last.zip``, links, a file of that name that is no checkpoint (the user's: a text
+    file was deleted without a word) and anything else there stay, and so do checkpoints past
+    ``steps`` (a run resumed from an older checkpoint writes them again as it goes on). Every
+    one was kept: a long run's checkpoints grew without end.
 
-    >>> import tempfile
+    >>> import tempfile, zipfile
     >>> with tempfile.TemporaryDirectory() as d:
     ...     for name in ("ppo_100_steps.zip", "ppo_200_steps.zip", "ppo_300_steps.zip",
-    ...                  "ppo_400_steps.zip", "last.zip", "notes.txt"):
-    ...         _ = (Path(d) / name).write_bytes(b"")
+    ...                  "ppo_400_steps.zip", "last.zip"):
+    ...         with zipfile.ZipFile(Path(d) / name, "w") as z:
+    ...             for member in ("data", "policy.pth", "policy.optimizer.pth"):
+    ...                 z.writestr(member, "")
+    ...     _ = (Path(d) / "ppo_50_steps.zip").write_text("mine")
     ...     removed = [p.name for p in prune_checkpoints(Path(d), 300, 2)]
     ...     kept = sorted(p.name for p in Path(d).iterdir())
     >>> removed
     ['ppo_100_steps.zip']
     >>> kept
-    ['last.zip', 'notes.txt', 'ppo_200_steps.zip', 'ppo_300_steps.zip', 'ppo_400_steps.zip']
+    ['last.zip', 'ppo_200_steps.zip', 'ppo_300_steps.zip', 'ppo_400_steps.zip', 'ppo_50_steps.zip']
     """
     found = []
     with os.scandir(folder) as entries:
         for entry in entries:
             name = CHECKPOINT_NAME.fullmatch(entry.name)
-            if name and entry.is_file(follow_symlinks=False) and int(name[1]) <= steps:
+            if (name and entry.is_file(follow_symlinks=False) and int(name[1]) <= steps
+                    and is_checkpoint(entry.path)):
                 found.append((int(name[1]), Path(entry.path)))
     found.sort()
     removed = []

@@ -98,6 +98,25 @@ def test_tiny_training_run_end_to_end_then_resume(tmp_path, capsys):
     assert sorted(p.name for p in (out / "checkpoints").iterdir()) == sorted(names)
 
 
+def test_checkpoint_rotation_removes_only_checkpoints(tmp_path):
+    """``--keep-checkpoints 1`` deleted the user's 5-byte text file
+    ``checkpoints/ppo_20_steps.zip`` without a word: every file of a checkpoint's name went.
+    Only real checkpoints (a MaskablePPO save's zip members) go now."""
+    import zipfile
+
+    from experiments.train_ppo import prune_checkpoints
+
+    for steps in (16, 32, 48):
+        with zipfile.ZipFile(tmp_path / f"ppo_{steps}_steps.zip", "w") as z:
+            for member in ("data", "policy.pth", "policy.optimizer.pth"):
+                z.writestr(member, "")
+    (tmp_path / "ppo_20_steps.zip").write_text("mine\n")
+    removed = prune_checkpoints(tmp_path, 48, 1)
+    assert [p.name for p in removed] == ["ppo_16_steps.zip", "ppo_32_steps.zip"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ppo_20_steps.zip", "ppo_48_steps.zip"]
+    assert (tmp_path / "ppo_20_steps.zip").read_text() == "mine\n"
+
+
 POOLED = dict(n_envs=1, vec_env="dummy", n_steps=16, batch_size=16, n_epochs=1, net="8",
               eval_every=10**6, eval_matches=2, checkpoint_every=10**6, target_score=50)
 
