@@ -75,6 +75,10 @@ BYTES_PER_GAME = 4096
 #: the most updates a run may train: the update counter (and Adam's step) is an int32 (10**11
 #: steps of 16 was an OverflowError traceback at the first update)
 MAX_UPDATES = 2**31 - 1
+#: the most of any count the jitted update computes with (games, rollout steps, minibatches,
+#: epochs, snapshots, updates between snapshots, and the Adam steps of an update): they are
+#: int32 there (--snapshot-every 10**12 was an OverflowError traceback at the first update)
+MAX_JIT_COUNT = 2**31 - 1
 #: the largest --reward-scale: a hand's points times it, squared in the value loss, stay far
 #: inside float32 (1e38 trained NaN weights, found only at the export)
 MAX_REWARD_SCALE = 1000.0
@@ -96,10 +100,10 @@ class Config:
     target_score: int = _f(250, "match target of the evaluation matches (training plays hands)")
     total_steps: int = _f(20_000_000, "learner decisions to train for (whole updates, at most "
                                       "2**31 - 1 of them)", low=1)
-    num_envs: int = _f(512, "games played in parallel", low=1)
-    num_steps: int = _f(32, "rollout length per game and update", low=1)
-    num_minibatches: int = _f(8, "minibatches per epoch", low=1)
-    update_epochs: int = _f(4, "PPO epochs per update", low=1)
+    num_envs: int = _f(512, "games played in parallel", low=1, high=MAX_JIT_COUNT)
+    num_steps: int = _f(32, "rollout length per game and update", low=1, high=MAX_JIT_COUNT)
+    num_minibatches: int = _f(8, "minibatches per epoch", low=1, high=MAX_JIT_COUNT)
+    update_epochs: int = _f(4, "PPO epochs per update", low=1, high=MAX_JIT_COUNT)
     net: str = _f("256,256", "hidden layer sizes of the policy and of the value network")
     critic: str = _f("obs", "what the value network sees: obs, or full: also the other hands, "
                      "the boneyard and its order (for training only: the policy never does)",
@@ -127,8 +131,9 @@ class Config:
     opp_policy_weight: float = _f(0.0, "share of the envs against --opp-policy", low=0)
     match_scores: float = _f(0.0, "share of the hands dealt at random match scores, not 0-0",
                              low=0, high=1)
-    snapshots: int = _f(8, "frozen snapshots kept (the oldest is replaced)", low=1)
-    snapshot_every: int = _f(20, "updates between snapshots", low=1)
+    snapshots: int = _f(8, "frozen snapshots kept (the oldest is replaced)", low=1,
+                        high=MAX_JIT_COUNT)
+    snapshot_every: int = _f(20, "updates between snapshots", low=1, high=MAX_JIT_COUNT)
     time_limit: float = _f(25.0, "minutes until training stops and exports; 0: none", low=0)
     eval_every: int = _f(2_000_000, "steps between evaluations (0: only at the end)", low=0)
     eval_matches: int = _f(200, "matches per evaluation, against greedy and random", low=1,
@@ -170,6 +175,11 @@ class Config:
             raise ValueError(f"total_steps={self.total_steps:,} is {self.num_updates():,} "
                              f"updates of {self.batch:,} steps; at most {MAX_UPDATES:,}: give "
                              "fewer steps or more --num-envs / --num-steps")
+        for what, count in (("num_envs * num_steps", self.batch),
+                            ("num_minibatches * update_epochs (Adam steps per update)",
+                             self.num_minibatches * self.update_epochs)):
+            if count > MAX_JIT_COUNT:  # an int32 in the jitted update
+                raise ValueError(f"{what} = {count:,}; at most {MAX_JIT_COUNT:,}")
         if self.batch % self.num_minibatches:
             raise ValueError(f"num_envs * num_steps = {self.batch} is not divisible by "
                              f"num_minibatches={self.num_minibatches}")

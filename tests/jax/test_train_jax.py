@@ -149,7 +149,7 @@ def test_same_seed_same_policy(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--num-envs", "0"], "num_envs=0 is out of range; allowed: >= 1"),
+    (["--num-envs", "0"], "num_envs=0 is out of range; allowed: 1..2147483647"),
     (["--net", "abc"], "net='abc'"),
     (["--opp-greedy", "-1"], "opp_greedy=-1.0 is out of range; allowed: >= 0"),
     (["--num-envs", "3", "--num-minibatches", "2", "--num-steps", "1"], "not divisible"),
@@ -171,6 +171,13 @@ def test_same_seed_same_policy(tmp_path, capsys):
     (["--total-steps", "100000000000", "--num-envs", "2", "--num-steps", "8"],
      "is 6,250,000,000 updates of 16 steps; at most 2,147,483,647"),
     (["--net", ",".join(["8"] * 65)], "net gives 65 hidden layers; a policy file holds at most 64"),
+    # counts the jitted update holds as int32: an OverflowError traceback at the first update
+    (["--snapshot-every", "1000000000000"], "snapshot_every=1000000000000 is out of range; "
+                                            "allowed: 1..2147483647"),
+    (["--update-epochs", "10000000000"], "update_epochs=10000000000 is out of range"),
+    (["--num-minibatches", "2", "--update-epochs", "2000000000"],
+     "num_minibatches * update_epochs (Adam steps per update) = 4,000,000,000; at most "
+     "2,147,483,647"),
 ])
 def test_bad_flags_exit_2_with_one_line_before_writing(tmp_path, capsys, flags, message):
     """A value out of a field's range is refused by the parser (SystemExit), one that only the
