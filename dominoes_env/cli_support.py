@@ -941,6 +941,23 @@ def nothing_to_train(resume: str, steps: int, total: int) -> str | None:
             "nothing is trained (give a larger --total-steps to train on)")
 
 
+def run_of_checkpoint(checkpoint: str) -> str:
+    """The run folder of a trainer's checkpoint: ``X`` for ``X/checkpoint.npz`` (train_jax)
+    and for ``X/checkpoints/last.zip`` (train_ppo), where ``--resume`` without ``--out``
+    continues the run (a stopped run says "continue with --resume X/checkpoint.npz"; without
+    ``--out`` the run went on in the trainer's default folder, in silence).
+
+    >>> run_of_checkpoint("runs/a/checkpoint.npz"), run_of_checkpoint("r/checkpoints/last.zip")
+    ('runs/a', 'r')
+    >>> run_of_checkpoint("checkpoint.npz")
+    '.'
+    """
+    folder = os.path.dirname(checkpoint) or "."
+    if os.path.basename(os.path.normpath(folder)) == "checkpoints":
+        folder = os.path.dirname(os.path.normpath(folder)) or "."
+    return folder
+
+
 def jax_in_32_bits(program: str) -> None:
     """Switch JAX's 64-bit mode off, with a one-line note, where ``JAX_ENABLE_X64`` turned it
     on: for the programs whose results depend on it (a training run's random draws and

@@ -42,6 +42,7 @@ from dominoes_env.cli_support import (
     print_error,
     quiet_teardown,
     run_command,
+    run_of_checkpoint,
     seed_value,
     stop_status,
 )
@@ -305,17 +306,6 @@ def check_resumed_settings(trainer: str, flags: list[str], args) -> None:
         f"; best_response continues only a best response it trained, given the same --agent, "
         f"--players, --num-envs, --obs-version and --seed again: continue that run with "
         f"python -m experiments.{trainer} and its own arguments, or name a new --out")
-
-
-def run_of_checkpoint(checkpoint: str) -> str:
-    """The run folder of a trainer's checkpoint: ``X`` for ``X/checkpoint.npz`` (train_jax)
-    and for ``X/checkpoints/last.zip`` (train_ppo). A run stopped without ``--out`` (in a
-    temporary folder) said "continue with --resume X/checkpoint.npz", and ``--resume`` alone
-    was refused for want of ``--out``."""
-    folder = os.path.dirname(checkpoint) or "."
-    if os.path.basename(os.path.normpath(folder)) == "checkpoints":
-        folder = os.path.dirname(os.path.normpath(folder)) or "."
-    return folder
 
 
 def trained_steps(out: Path, asked: int) -> int:

@@ -55,6 +55,7 @@ from dominoes_env.cli_support import (
     nothing_to_train,
     print_error,
     run_command,
+    run_of_checkpoint,
     shown_path,
     signals_held,
     start_run_folder,
@@ -68,6 +69,8 @@ from dominoes_env.deprecation import moved_names
 from dominoes_env.obs import DEFAULT_VERSION
 from dominoes_env.policy_format import PolicyFileError, hidden_sizes
 
+#: where a new run goes without --out
+DEFAULT_OUT = "runs/jax"
 CRITICS = ("obs", "full")  #: what the value network may see (``--critic``)
 #: memory one game of the JAX twin holds, with its opponents' slots, rounded up (an estimate for
 #: the memory check: a state is a few hundred bytes of arrays)
@@ -144,7 +147,8 @@ class Config:
                       low=0)
     seed: int = _f(0, "seed of everything (same seed and devices, same run)", low=0,
                    high=MAX_SEED)
-    out: str = _f("runs/jax", "output directory")
+    out: str | None = _f(None, f"output directory (default: {DEFAULT_OUT}; with --resume, the "
+                               "checkpoint's own run folder)")
     resume: str | None = _f(None, "a checkpoint.npz to continue (steps count from its start)")
     init: str | None = _f(None, "a checkpoint.npz or policy file whose networks a new run starts "
                                 "from (same players and --net; a lower observation version "
@@ -163,6 +167,8 @@ class Config:
         for flag, path in (("--resume", self.resume), ("--init", self.init)):
             if path is not None and not path.strip():
                 raise ValueError(f"{flag} is empty; name a checkpoint.npz (or leave {flag} out)")
+        if self.out is None:  # --resume continues its run where it is, as best_response does
+            self.out = run_of_checkpoint(self.resume) if self.resume else DEFAULT_OUT
         check_obs_version(self.obs_version)
         self.hidden()
         self.check_memory()

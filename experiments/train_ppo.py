@@ -69,6 +69,7 @@ from dominoes_env.cli_support import (
     print_error,
     quiet_teardown,
     run_command,
+    run_of_checkpoint,
     shown_path,
     signals_held,
     start_run_folder,
@@ -155,8 +156,9 @@ class TrainConfig:
     seed: int = config_field(0, "seed of everything: environments, opponents, network, "
                                 "evaluation", low=0,
                                 high=MAX_TRAINER_SEED)
-    out: str = config_field("runs/ppo", "run directory (logs, checkpoints, pool, the exported "
-                                        "policy)")
+    out: str | None = config_field(None, "run directory (logs, checkpoints, pool, the exported "
+                                         "policy; default: runs/ppo, with --resume the "
+                                         "checkpoint's own run folder)")
     resume: str | None = config_field(None, "a checkpoint .zip of this run to continue from (its "
                                             "architecture must match --net and --activation; it "
                                             "trains on with this command's other settings, "
@@ -170,6 +172,8 @@ class TrainConfig:
     def __post_init__(self) -> None:
         self.rules()  # validate the rule options early
         check_config(self)  # every field's choices and range (config_field)
+        if self.out is None:  # --resume continues its run where it is, as best_response does
+            self.out = run_of_checkpoint(self.resume) if self.resume else "runs/ppo"
         if not isinstance(self.device, str) or not DEVICE_PATTERN.match(self.device):
             raise ValueError(f"device={self.device!r}; allowed: cpu, cuda, cuda:N, mps, auto")
         self.hidden()

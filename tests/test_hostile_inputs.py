@@ -13,7 +13,12 @@ import subprocess
 
 import pytest
 
-from dominoes_env.cli_support import CommandError, check_output_file, check_run_folder
+from dominoes_env.cli_support import (
+    CommandError,
+    check_output_file,
+    check_run_folder,
+    run_of_checkpoint,
+)
 from dominoes_env.core import MatchState, RuleConfig
 
 pytestmark = pytest.mark.timeout(120)
@@ -1432,7 +1437,7 @@ def test_best_response_continues_the_run_its_stop_line_names(tmp_path, monkeypat
     assert program.main([*base, "--resume", str(out / "checkpoint.npz")]) == 143
     flags = seen["flags"]
     assert flags[flags.index("--out") + 1] == str(out)
-    assert program.run_of_checkpoint("r/checkpoints/last.zip") == "r"  # train_ppo's
+    assert run_of_checkpoint("r/checkpoints/last.zip") == "r"  # train_ppo's
     assert program.main([*base, "--out", str(tmp_path / "other"), "--resume",
                          str(out / "checkpoint.npz")]) == 2
     assert "is not a checkpoint in --out" in capsys.readouterr().err

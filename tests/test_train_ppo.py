@@ -207,6 +207,16 @@ def test_an_existing_run_is_not_overwritten_without_resume(tmp_path):
     assert (out / "config.json").read_text() == "{}"  # refused before anything was written
 
 
+def test_resume_without_out_continues_the_checkpoints_own_run():
+    """``--resume X/checkpoints/last.zip`` without ``--out`` trained on in ``runs/ppo``, in
+    silence; it continues the run in ``X``, as best_response's and train_jax's do."""
+    parser = parser_for(TrainConfig)
+    config = TrainConfig(**vars(parser.parse_args(["--resume", "r/checkpoints/last.zip"])))
+    assert config.out == "r"
+    assert TrainConfig().out == "runs/ppo"
+    assert TrainConfig(out="o", resume="r/checkpoints/last.zip").out == "o"
+
+
 def test_pool_env_grows_and_samples_the_self_play_pool(tmp_path):
     config = TrainConfig(out=str(tmp_path), players=3, **{**TINY, "opponents": ["random=1",
                                                                               "self=9"]})

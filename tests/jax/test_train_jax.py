@@ -102,6 +102,24 @@ def test_a_resume_at_its_total_steps_says_it_trains_nothing(run, tmp_path, capsy
         assert json.loads((copy / "policy.json").read_text())["steps"] == steps
 
 
+def test_resume_without_out_continues_the_checkpoints_own_run(run, tmp_path, monkeypatch,
+                                                              capsys):
+    """``--resume X/checkpoint.npz`` without ``--out`` went on in a new run in ``runs/jax``,
+    without saying where; it continues the run in ``X``, as best_response's ``--resume``
+    does (a stopped run says only "continue with --resume X/checkpoint.npz")."""
+    import shutil
+
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    monkeypatch.chdir(tmp_path)
+    assert Config(resume=str(copy / "checkpoint.npz")).out == str(copy)
+    assert Config().out == "runs/jax"
+    assert main([*TINY, "--total-steps", "32", "--seed", "3",
+                 "--resume", str(copy / "checkpoint.npz")]) == 0
+    assert f"policy: {copy / 'policy.npz'}" in capsys.readouterr().out
+    assert not (tmp_path / "runs").exists()
+
+
 def test_time_limit_stops_training_then_exports(tmp_path, capsys):
     out = tmp_path / "run"
     assert main([*TINY, "--eval-every", "0", "--total-steps", "640", "--time-limit", "1e-4",
