@@ -91,11 +91,14 @@ class NumpyPolicy:
         self.table = _table_of_metadata(self.path, self.metadata)
         #: the registered observation spec of the version it reads (its ``obs_version``)
         self.obs_spec = policy.obs_spec
+        self._high = _widest_bounds(self.obs_spec, self.metadata, self.obs_size)
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """Unmasked action logits for one observation ``(D,)`` or a batch ``(B, D)`` of finite
-        numbers: ``TypeError`` for what is not numbers, ``ValueError`` for another shape or
-        NaN / infinite entries (``None`` was an IndexError, NaN gave NaN logits)."""
+        numbers: ``TypeError`` for what is not numbers, ``ValueError`` for another shape,
+        NaN / infinite entries (``None`` was an IndexError, NaN gave NaN logits) or, where the
+        policy's metadata names its rules, a value outside what the encoder of its table
+        writes at any hand size (``1e38`` was played as if it were an observation)."""
         return self._forward(self._observations(obs))
 
     def _observations(self, obs: Any) -> np.ndarray:
@@ -114,6 +117,14 @@ class NumpyPolicy:
                              f"{want}")
         if not np.isfinite(x).all():
             raise ValueError("obs holds NaN or infinite values")
+        if self._high is not None:
+            outside = np.argwhere((x < 0) | (x > self._high))
+            if outside.size:
+                at = tuple(int(i) for i in outside[0])
+                raise ValueError(f"obs[{', '.join(map(str, at))}] = {x[at]:g} is outside "
+                                 f"0..{self._high[at[-1]]:.4g}, the values observation "
+                                 f"version {self.obs_spec.version} takes there at the table "
+                                 f"of the policy at {str(self.path)!r}")
         return x
 
     def _forward(self, x: np.ndarray) -> np.ndarray:
@@ -122,9 +133,10 @@ class NumpyPolicy:
         return x @ self.action_w + self.action_b
 
     def probabilities(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """Action probabilities with illegal actions (``mask == 0``) at exactly 0."""
+        """Action probabilities with illegal actions (``mask == 0``) at exactly 0; ``mask`` is
+        boolean or 0/1 (:func:`_as_mask`)."""
         logits = self.logits(obs)
-        mask = np.asarray(mask, dtype=bool)
+        mask = _as_mask(mask)
         if mask.shape != logits.shape:
             raise ValueError(f"mask shape {mask.shape} does not match the logits {logits.shape}")
         if not mask.any(axis=-1).all():
@@ -133,6 +145,42 @@ class NumpyPolicy:
         z = z - z.max(axis=-1, keepdims=True)
         e = np.exp(z)
         return e / e.sum(axis=-1, keepdims=True)
+
+
+def _as_mask(mask: Any) -> np.ndarray:
+    """``mask`` as a boolean array: booleans, or numbers that are each 0 or 1; ``ValueError``
+    for other numbers (a NaN mask was read as all legal: NaN is true), ``TypeError`` for what
+    is not numbers."""
+    raw = np.asarray(mask)
+    if raw.dtype.kind == "b":
+        return raw
+    if raw.dtype.kind not in "iuf":
+        raise TypeError(f"mask must be booleans or 0/1 numbers, not {short_repr(mask)}")
+    bad = raw[(raw != 0) & (raw != 1)]
+    if bad.size:
+        raise ValueError(f"mask must be booleans or 0/1 numbers; it holds {bad.flat[0].item()!r}")
+    return raw.astype(bool)
+
+
+#: the slack over an observation's bounds (encoders round in float32 or float64)
+BOUND_SLACK = 1e-5
+
+
+def _widest_bounds(obs_spec, metadata: dict, obs_size: int) -> np.ndarray | None:
+    """The highest value each observation entry takes at the table of the policy's rules
+    (``metadata["rules"]``), whatever the hand size (the bounds of a one-tile hand, the
+    widest), with :data:`BOUND_SLACK`; ``None`` where the metadata names no rules or rules
+    whose observation is not ``obs_size`` values (then only finiteness is checked)."""
+    rules = metadata.get("rules")
+    try:
+        layout = obs_spec.layout(RuleConfig(
+            num_players=rules.get("num_players", 2), partnerships=rules.get("partnerships"),
+            max_pip=rules.get("max_pip", 6), hand_size=1))
+    except (AttributeError, TypeError, ValueError):
+        return None
+    if layout.size != obs_size:
+        return None
+    return layout.high.astype(np.float64) * (1 + BOUND_SLACK) + BOUND_SLACK
 
 
 def _table_of_metadata(path: Path, metadata: dict) -> str | None:

@@ -194,6 +194,11 @@ def test_random_policy_npz_names_a_bad_parameter(tmp_path, options, error, match
     (np.zeros((2, 1, 234)), ValueError, r"^obs has shape \(2, 1, 234\)"),
     (np.full(234, np.nan), ValueError, "^obs holds NaN or infinite values$"),
     (np.r_[np.zeros(233), np.inf][None], ValueError, "^obs holds NaN or infinite values$"),
+    # finite, but no encoder writes it: played as if it were an observation
+    (np.full(234, 1e38), ValueError, r"^obs\[0\] = 1e\+38 is outside 0\.\.1, the values "
+                                     "observation version 2 takes there at the table of the "
+                                     "policy at "),
+    (np.r_[np.zeros(233), -1.0][None], ValueError, r"^obs\[0, 233\] = -1 is outside 0\.\."),
 ])  # fmt: skip
 def test_numpy_policy_names_a_bad_observation(tmp_path, obs, error, match):
     """``logits(None)`` was an IndexError "tuple index out of range" and a NaN observation
@@ -208,3 +213,23 @@ def test_numpy_policy_names_a_bad_observation(tmp_path, obs, error, match):
     with pytest.raises(error, match=match):
         policy.probabilities(obs, np.ones(112, bool))
     assert policy.logits(np.zeros((3, 234))).shape == (3, 112)
+
+
+@pytest.mark.parametrize("mask, error, match", [
+    (np.full(112, np.nan), ValueError, "^mask must be booleans or 0/1 numbers; it holds nan$"),
+    (np.full(112, 2), ValueError, "^mask must be booleans or 0/1 numbers; it holds 2$"),
+    (["x"] * 112, TypeError, "^mask must be booleans or 0/1 numbers, not "),
+])  # fmt: skip
+def test_numpy_policy_names_a_bad_mask(tmp_path, mask, error, match):
+    """A NaN mask was read as all legal (NaN is true), a mask of 2s as legal."""
+    from agents.ppo import NumpyPolicy
+
+    path = tmp_path / "p.npz"
+    random_policy_npz(path, RuleConfig(), hidden=(8,))
+    policy = NumpyPolicy(path)
+    with pytest.raises(error, match=match):
+        policy.probabilities(np.zeros(234), mask)
+    legal = np.arange(112) < 3
+    want = policy.probabilities(np.zeros(234), legal)
+    np.testing.assert_array_equal(policy.probabilities(np.zeros(234), legal.astype(float)), want)
+    assert (want[3:] == 0).all()
