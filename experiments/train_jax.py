@@ -201,6 +201,10 @@ class Config:
             raise ValueError("--opp-policy-weight needs --opp-policy PATH")
         if self.opp_policy:
             load_fixed_actor(self.opp_policy, self.rules(), self.obs_version)
+            if not self.opp_policy_weight:  # loaded, and never played
+                raise ValueError("--opp-policy plays in the share --opp-policy-weight of the "
+                                 "envs, which is 0: give a positive --opp-policy-weight (or "
+                                 "leave --opp-policy out)")
 
     def check_memory(self) -> None:
         """``ValueError`` unless the run fits in this machine's memory, estimated before

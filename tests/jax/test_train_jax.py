@@ -259,11 +259,15 @@ def test_opponent_policy_is_checked_before_training(tmp_path, capsys):
     random_policy_npz(relu, RuleConfig(), hidden=(8,), activation="relu")
     four = tmp_path / "four.npz"
     random_policy_npz(four, RuleConfig(num_players=4), hidden=(8,))
+    random_policy_npz(tmp_path / "fine.npz", RuleConfig(), hidden=(8,))
     out = tmp_path / "never"
     for flags, message in ((["--opp-policy", str(relu)], "uses relu"),
                            (["--opp-policy", str(four)], "these rules need 234 and 112"),
                            (["--opp-policy", str(tmp_path / "no.npz")], "no such file"),
-                           (["--opp-policy-weight", "1"], "needs --opp-policy PATH")):
+                           (["--opp-policy-weight", "1"], "needs --opp-policy PATH"),
+                           # loaded, and never played (its share of the envs was 0)
+                           ([*TINY, "--opp-policy", str(tmp_path / "fine.npz")],
+                            "which is 0: give a positive --opp-policy-weight")):
         assert main([*flags, "--out", str(out)]) == 2
         err = capsys.readouterr().err
         assert err.startswith("error: ") and message in err, err
