@@ -61,6 +61,8 @@ TRAINER_ENVS = {"train_jax": 512, "train_ppo": 16}
 STEPS_PER_GAME = {"train_jax": 32, "train_ppo": 256}
 #: train_ppo's minibatch (at most its rollout)
 PPO_BATCH = 512
+#: the most updates train_jax trains (its update counter is an int32)
+MAX_JAX_UPDATES = 2**31 - 1
 
 
 def jittable(spec: str) -> tuple[str, str] | None:
@@ -159,7 +161,14 @@ def whole_updates(args, trainer: str) -> tuple[int, int, list[str]]:
         raise ValueError(f"--steps {args.steps:,} is less than one update of {trainer}: "
                          f"{envs:,} games (--num-envs) x {STEPS_PER_GAME[trainer]} steps = "
                          f"{rollout:,}; give --steps {rollout:,} or more, or fewer --num-envs")
-    total = -(-args.steps // rollout) * rollout
+    updates = -(-args.steps // rollout)
+    if trainer == "train_jax" and updates > MAX_JAX_UPDATES:  # said in train_jax's words,
+        # which named its --num-steps, a flag this command does not have
+        raise ValueError(f"--steps {args.steps:,} is {updates:,} updates of {trainer} "
+                         f"({envs:,} games (--num-envs) x {STEPS_PER_GAME[trainer]} steps); "
+                         f"it trains at most {MAX_JAX_UPDATES:,}: give fewer --steps or more "
+                         "--num-envs")
+    total = updates * rollout
     return envs, rollout, ["--players", str(args.players), "--total-steps", str(total),
                            "--seed", str(args.seed)]
 

@@ -274,7 +274,7 @@ def test_opponent_policy_is_checked_before_training(tmp_path, capsys):
     assert not out.exists()
 
 
-def test_best_response_refuses_bad_input(capsys):
+def test_best_response_refuses_bad_input(tmp_path, capsys):
     from experiments.best_response import jittable
     from experiments.best_response import main as best_response
 
@@ -294,6 +294,15 @@ def test_best_response_refuses_bad_input(capsys):
     assert best_response(["--agent", "ppo", "--steps", "10", "--obs-version", "2"]) == 2
     assert "reads observation version 4, and a response to it reads the same" in \
         capsys.readouterr().err
+    # more updates than train_jax trains: it said "more --num-envs / --num-steps", a flag
+    # best_response has not
+    assert best_response(["--agent", "greedy", "--steps", "1000000000000", "--num-envs", "2",
+                          "--matches", "2", "--out", str(tmp_path / "big")]) == 2
+    err = capsys.readouterr().err
+    assert err == ("error: --steps 1,000,000,000,000 is 15,625,000,000 updates of train_jax (2 "
+                   "games (--num-envs) x 32 steps); it trains at most 2,147,483,647: give "
+                   "fewer --steps or more --num-envs\n")
+    assert not (tmp_path / "big").exists()
 
 
 def test_best_response_resuming_a_run_it_did_not_train_names_its_own_flags(run, tmp_path,
