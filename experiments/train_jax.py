@@ -200,7 +200,10 @@ class Config:
         if self.opp_policy_weight and not self.opp_policy:
             raise ValueError("--opp-policy-weight needs --opp-policy PATH")
         if self.opp_policy:
-            load_fixed_actor(self.opp_policy, self.rules(), self.obs_version)
+            try:
+                load_fixed_actor(self.opp_policy, self.rules(), self.obs_version)
+            except PolicyFileError as err:  # named as --init's problems are
+                raise ValueError(f"--opp-policy: {err}") from None
             if not self.opp_policy_weight:  # loaded, and never played
                 raise ValueError("--opp-policy plays in the share --opp-policy-weight of the "
                                  "envs, which is 0: give a positive --opp-policy-weight (or "

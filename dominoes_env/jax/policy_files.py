@@ -28,8 +28,8 @@ True
 >>> load_actor(path, RuleConfig(num_players=3))
 Traceback (most recent call last):
 ...
-dominoes_env.policy_format.PolicyFileError: policy file '...': takes 234 inputs and 112 actions;
-these rules need 244 and 112
+dominoes_env.policy_format.PolicyFileError: policy file '...': was trained for 2 players, not
+these rules' 3 players: it takes 234 inputs and 112 actions; these rules need 244 and 112
 """
 
 from __future__ import annotations
@@ -95,10 +95,36 @@ def load_actor(path: str | os.PathLike, rules: RuleConfig) -> tuple[Actor, int]:
                                     f"{ACTIVATION} policies")
     need = (policy.obs_spec.layout(rules).size, rules.num_tiles * 4)
     if (policy.obs_size, policy.num_actions) != need:
-        raise PolicyFileError(path, f"takes {policy.obs_size} inputs and {policy.num_actions} "
-                                    f"actions; these rules need {need[0]} and {need[1]}")
+        trained = trained_table(policy.metadata)
+        table = (f"was trained for {trained}, not these rules' {table_words(rules)}: it "
+                 if trained not in (None, table_words(rules)) else "")
+        raise PolicyFileError(path, f"{table}takes {policy.obs_size} inputs and "
+                                    f"{policy.num_actions} actions; these rules need {need[0]} "
+                                    f"and {need[1]}")
     actor = [{"w": w.astype(np.float32), "b": b.astype(np.float32)} for w, b in policy.layers]
     return actor, policy.obs_spec.version
+
+
+def table_words(rules: RuleConfig) -> str:
+    """The table of ``rules`` as people name it: players, partnerships, and tiles other than
+    double-six (as :func:`agents.tables.describe_table` names the tables).
+
+    >>> table_words(RuleConfig(num_players=4, partnerships=False, max_pip=9))
+    '4 players without partnerships, double-9 tiles'
+    """
+    words = f"{rules.num_players} players"
+    if rules.num_players == 4:
+        words += " in partnerships" if rules.partnerships else " without partnerships"
+    return words + (f", double-{rules.max_pip} tiles" if rules.max_pip != 6 else "")
+
+
+def trained_table(metadata: dict[str, Any]) -> str | None:
+    """:func:`table_words` of a policy's training rules (its metadata's ``rules``), or
+    ``None`` where it records none that can be read."""
+    try:
+        return table_words(RuleConfig.from_dict(metadata["rules"]))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
 def load_fixed_actor(path: str | os.PathLike, rules: RuleConfig,

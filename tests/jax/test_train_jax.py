@@ -262,7 +262,11 @@ def test_opponent_policy_is_checked_before_training(tmp_path, capsys):
     random_policy_npz(tmp_path / "fine.npz", RuleConfig(), hidden=(8,))
     out = tmp_path / "never"
     for flags, message in ((["--opp-policy", str(relu)], "uses relu"),
-                           (["--opp-policy", str(four)], "these rules need 234 and 112"),
+                           # the tables by name, not only the sizes
+                           (["--opp-policy", str(four)], "--opp-policy: policy file "
+                            f"{str(four)!r}: was trained for 4 players in partnerships, not "
+                            "these rules' 2 players: it takes 252 inputs and 112 actions; "
+                            "these rules need 234 and 112"),
                            (["--opp-policy", str(tmp_path / "no.npz")], "no such file"),
                            (["--opp-policy-weight", "1"], "needs --opp-policy PATH"),
                            # loaded, and never played (its share of the envs was 0)
