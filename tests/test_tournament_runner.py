@@ -174,6 +174,23 @@ def test_matches_of_another_seed_are_refused_naming_the_line(tmp_path):
         run_tournament(seed1, tmp_path / "ts1", progress=False)
 
 
+@pytest.mark.parametrize("index", [99, 0.0, "0"])
+def test_a_line_with_a_wrong_index_is_refused_naming_the_index(tmp_path, index):
+    """A line whose key is the schedule's but whose index is not was refused as "match
+    '[0,...]' is not in this tournament's schedule", blaming the key."""
+    config = TournamentConfig(["random", "greedy"], FAST, matches=2)
+    run_tournament(config, tmp_path, progress=False)
+    path = tmp_path / MATCHES_FILE
+    lines = path.read_text().splitlines(keepends=True)
+    rec = json.loads(lines[0])
+    want, rec["index"] = rec["index"], index
+    path.write_text(json.dumps(rec) + "\n" + "".join(lines[1:]))
+    with pytest.raises(TournamentDirError, match=re.escape(
+            f"matches.jsonl:1 is not a match record of this tournament (its index {index!r} is "
+            f"not {want}, the schedule's index of match {rec['key']!r})")):
+        run_tournament(config, tmp_path, progress=False)
+
+
 def test_a_second_different_line_of_a_match_is_refused_and_a_repeated_one_is_read_once(tmp_path):
     """A run writes each match once: a second line of a match that says something else was
     passed over in silence (the first was kept); the same line twice is one match."""

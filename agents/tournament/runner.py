@@ -450,8 +450,11 @@ def _line_problem(rec: Any, jobs: dict[str, MatchJob], num_sides: int) -> str | 
     if missing:
         return f"missing {', '.join(missing)}"
     job = jobs.get(rec["key"]) if isinstance(rec["key"], str) else None
-    if job is None or rec["index"] != job.index or type(rec["index"]) is not int:
+    if job is None:
         return f"match {short_repr(rec['key'])} is not in this tournament's schedule"
+    if type(rec["index"]) is not int or rec["index"] != job.index:  # the key is right
+        return (f"its index {short_repr(rec['index'])} is not {job.index}, the schedule's "
+                f"index of match {short_repr(rec['key'])}")
     if rec["seats"] != list(job.seats):
         return "its seats differ from the schedule's"
     if "seed" not in rec:
