@@ -332,7 +332,20 @@ def repeated(items, rules: Any = None) -> list[str]:
     ['search']
     >>> repeated(["search:sims=5", "search:sims=05"])
     ['search:sims=05', 'search:sims=5']
+
+    A repeated spec that its agent refuses is that agent's ``ValueError`` (``sims=5.0`` is
+    the number of ``sims=5``, and no count of simulations): "given twice" sent the user to
+    drop a spec that could not play anyway.
+
+    >>> repeated(["search:sims=5", "search:sims=5.0"])
+    Traceback (most recent call last):
+    ...
+    ValueError: agent spec 'search:sims=5.0': sims=5.0 must be an integer, not float
     """
     items = list(items)
     keys = [same_agent_key(x, rules) if isinstance(x, str) else x for x in items]
-    return sorted({x for x, key in zip(items, keys, strict=True) if keys.count(key) > 1})
+    twice = sorted({x for x, key in zip(items, keys, strict=True) if keys.count(key) > 1})
+    for spec in twice:
+        if isinstance(spec, str):
+            make_agent(spec, seed=0)  # its own error first
+    return twice

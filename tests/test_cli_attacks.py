@@ -592,6 +592,9 @@ SHIPPED_2P = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file
      "once"),
     (["ppo", f"ppo:{SHIPPED_2P}"],
      f"agent spec(s) given twice: ppo, ppo:{SHIPPED_2P}; list each agent once"),
+    # the same number, but not one the agent takes: its own error, not "given twice"
+    (["search:sims=5", "search:sims=5.0"],
+     "agent spec 'search:sims=5.0': sims=5.0 must be an integer, not float"),
 ])
 def test_agent_specs_are_compared_as_agents(agents, says, tmp_path, capsys):
     """``--agents search:sims=5 search:sims=05`` played one agent against itself (the "given
