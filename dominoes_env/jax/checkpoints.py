@@ -39,7 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.atomic_files import atomic_write
+from dominoes_env.core.atomic_files import atomic_write, entry_kind
 from dominoes_env.core.validation import parse_json, short_repr
 from dominoes_env.npz_files import read_npz
 from dominoes_env.obs import VERSIONS, observation_spec
@@ -121,6 +121,17 @@ def _unreadable(path: Path, err: Exception) -> str:
     return " ".join(str(err).split())[:120]
 
 
+def not_a_file(path: Path) -> str:
+    """Why ``path``, which is not a regular file, is no checkpoint: missing, or what it is
+    (what a link leads to)."""
+    try:
+        return f"it is {entry_kind(os.stat(path).st_mode)}, not a checkpoint file"
+    except FileNotFoundError:
+        return "no such checkpoint file"
+    except OSError as err:
+        return f"it cannot be read ({err.strerror or err})"
+
+
 def read_checkpoint(path: str | os.PathLike, settings: Any, flag: str = "--resume",
                     fields: tuple[str, ...] = SHAPE_FIELDS) -> dict[str, Any]:
     """The metadata of the checkpoint at `path`, checked against `settings` on `fields`
@@ -129,8 +140,8 @@ def read_checkpoint(path: str | os.PathLike, settings: Any, flag: str = "--resum
     settings = as_settings(settings)
     p = Path(path)
     where = f"{flag} {os.fspath(path)!r}"
-    if not p.is_file():
-        raise ValueError(f"{where}: no such checkpoint file")
+    if not p.is_file():  # a FIFO, a folder, a device was "no such checkpoint file"
+        raise ValueError(f"{where}: {not_a_file(p)}")
     try:
         meta = parse_json(str(read_npz(p, max_bytes=MAX_META_BYTES, names=("meta",))["meta"]))
     except (OSError, ValueError, KeyError, EOFError, AttributeError, TypeError,

@@ -211,6 +211,20 @@ def test_bad_flags_exit_2_with_one_line_before_writing(tmp_path, capsys, flags, 
     assert not out.exists()
 
 
+@pytest.mark.parametrize("flag", ["--init", "--resume"])
+def test_a_checkpoint_that_is_no_file_is_named_for_what_it_is(tmp_path, capsys, flag):
+    """A FIFO or a folder given as --init or --resume was "no such checkpoint file"."""
+    import os
+
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "folder").mkdir()
+    for name, kind in (("fifo", "a FIFO"), ("folder", "a folder")):
+        assert main([flag, str(tmp_path / name), "--out", str(tmp_path / "never")]) == 2
+        assert capsys.readouterr().err == (f"error: {flag} {str(tmp_path / name)!r}: it is "
+                                           f"{kind}, not a checkpoint file\n")
+    assert not (tmp_path / "never").exists()
+
+
 def test_mismatched_or_foreign_checkpoint_exits_2(run, tmp_path, capsys):
     out = tmp_path / "never"
     assert main([*TINY, "--net", "32", "--out", str(out),
