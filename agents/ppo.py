@@ -76,7 +76,7 @@ class NumpyPolicy:
     """
 
     def __init__(self, path: str | os.PathLike):
-        self.path = Path(path)
+        self.path = Path(as_path("path", path))  # bytes were pathlib's TypeError
         policy = read_policy(self.path)
         self.activation = policy.activation
         self._act = ACTIVATIONS[self.activation]

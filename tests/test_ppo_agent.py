@@ -215,6 +215,19 @@ def test_numpy_policy_names_a_bad_observation(tmp_path, obs, error, match):
     assert policy.logits(np.zeros((3, 234))).shape == (3, 112)
 
 
+@pytest.mark.parametrize("path, error, match", [
+    (b"p.npz", TypeError, r"^path=b'p.npz' must be a path \(str or os.PathLike\), not bytes$"),
+    (None, TypeError, r"^path=None must be a path"),
+    ("", ValueError, r"^path='' is empty"),
+])  # fmt: skip
+def test_numpy_policy_names_a_path_that_is_none(path, error, match):
+    """``NumpyPolicy(b'...')`` was pathlib's own TypeError, which names no parameter."""
+    from agents.ppo import NumpyPolicy
+
+    with pytest.raises(error, match=match):
+        NumpyPolicy(path)
+
+
 @pytest.mark.parametrize("mask, error, match", [
     (np.full(112, np.nan), ValueError, "^mask must be booleans or 0/1 numbers; it holds nan$"),
     (np.full(112, 2), ValueError, "^mask must be booleans or 0/1 numbers; it holds 2$"),

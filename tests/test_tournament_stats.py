@@ -159,3 +159,18 @@ def test_win_matrix_mirrors_pairs():
                     "pairs": [{"a": "x", "b": "z", "a_win_rate": 0.25}]})  # fmt: skip
     assert m[0][2] == 0.25 and m[2][0] == 0.75
     assert all(m[i][i] != m[i][i] for i in range(3))  # NaN on the diagonal
+
+
+def test_a_summary_that_is_not_one_is_named():
+    """``win_matrix({})`` and ``print_summary({})`` were bare KeyErrors ('agents', 'format')."""
+    from agents.tournament.report import plot_ratings, print_summary
+
+    with pytest.raises(ValueError, match=r"^summary lacks 'agents', 'pairs'; what "
+                                         r"build_summary makes \(summary.json\) holds "):
+        win_matrix({})
+    with pytest.raises(ValueError, match=r"^summary lacks 'format', 'finished_matches', "):
+        print_summary({})
+    with pytest.raises(ValueError, match=r"^summary lacks 'ratings'"):
+        plot_ratings({"agents": []}, "never.png")
+    with pytest.raises(TypeError, match=r"^summary must be a tournament summary .*not list$"):
+        win_matrix([])

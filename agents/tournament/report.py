@@ -84,13 +84,33 @@ def write_summary(summary: dict, out: str | os.PathLike, *, overwrite: bool = Tr
     return path
 
 
+def check_summary(summary: Any, *keys: str) -> dict:
+    """``summary`` if it is a dict holding ``keys`` (of :func:`build_summary`'s), else a
+    ``TypeError`` / ``ValueError`` naming what it lacks (``win_matrix({})`` was a bare
+    ``KeyError: 'agents'``).
+
+    >>> check_summary({"agents": []}, "agents", "pairs")
+    Traceback (most recent call last):
+    ...
+    ValueError: summary lacks 'pairs'; what build_summary makes (summary.json) holds ...
+    """
+    if not isinstance(summary, dict):
+        raise TypeError(f"summary must be a tournament summary (a dict, build_summary's), not "
+                        f"{type(summary).__name__}")
+    missing = [key for key in keys if key not in summary]
+    if missing:
+        raise ValueError(f"summary lacks {', '.join(map(repr, missing))}; what build_summary "
+                         f"makes (summary.json) holds {', '.join(map(repr, keys))} and more")
+    return summary
+
+
 def win_matrix(summary: dict) -> list[list[float]]:
     """``m[i][j]``: win rate of ``agents[i]`` against ``agents[j]`` (NaN where they never met).
 
     >>> win_matrix({"agents": ["x", "y"], "pairs": [{"a": "x", "b": "y", "a_win_rate": 0.75}]})
     [[nan, 0.75], [0.25, nan]]
     """
-    agents = summary["agents"]
+    agents = check_summary(summary, "agents", "pairs")["agents"]
     idx = {a: i for i, a in enumerate(agents)}
     m = [[math.nan] * len(agents) for _ in agents]
     for p in summary["pairs"]:
@@ -110,6 +130,7 @@ def plain_text_figures():
 def plot_heatmap(summary: dict, path: str | os.PathLike, *, overwrite: bool = True) -> Path:
     """Head-to-head win-rate heatmap: row agent's win rate against the column agent
     (``path`` and ``overwrite`` as :func:`save_figure` takes them)."""
+    check_summary(summary, "agents", "pairs", "format")
     check_output_path(path, overwrite=overwrite)  # before the figure is drawn
     with plain_text_figures():
         return _plot_heatmap(summary, path, overwrite)
@@ -153,6 +174,7 @@ def _plot_heatmap(summary: dict, path: str | os.PathLike, overwrite: bool) -> Pa
 def plot_ratings(summary: dict, path: str | os.PathLike, *, overwrite: bool = True) -> Path:
     """OpenSkill ratings with their 95% intervals, best at the top (``path`` and
     ``overwrite`` as :func:`save_figure` takes them)."""
+    check_summary(summary, "ratings")
     check_output_path(path, overwrite=overwrite)  # before the figure is drawn
     with plain_text_figures():
         return _plot_ratings(summary, path, overwrite)
@@ -215,6 +237,8 @@ def print_summary(summary: dict, console=None) -> None:
     require("rich", "tournament", "the tournament report")
     from rich.table import Table
 
+    check_summary(summary, "format", "finished_matches", "total_matches", "pairs", "ratings",
+                  "agent_stats")
     if console is None:
         console = output_console(120)
     ffa = summary["format"] == "free_for_all"
