@@ -279,8 +279,10 @@ def check_args(args) -> None:
     for name in ("matches", "iterations", "epochs", "batch_size", "workers"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be >= 1")
-    if args.eval_matches < 0 or not 0 < args.lr <= MAX_LR:
-        raise ValueError(f"--eval-matches must be >= 0 and --lr a number in (0, {MAX_LR:g}]")
+    if args.eval_matches < 0:
+        raise ValueError(f"--eval-matches must be >= 0, not {args.eval_matches:,}")
+    if not 0 < args.lr <= MAX_LR:  # NaN too
+        raise ValueError(f"--lr must be a number in (0, {MAX_LR:g}], not {args.lr!r}")
     for flag, value, cap in (("--iterations", args.iterations, MAX_ITERATIONS),
                              ("--epochs", args.epochs, MAX_EPOCHS),
                              ("--eval-matches", args.eval_matches, MAX_EVAL_MATCHES)):

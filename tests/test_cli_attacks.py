@@ -548,6 +548,24 @@ def test_a_name_given_twice_is_one_line(program, argv, says, capsys):
     assert exit_.value.code == 2 and says in err and err.count("\n") == 1, err
 
 
+@pytest.mark.parametrize("program, argv, says", [
+    # --lr nan named --eval-matches too, which was fine
+    ("experiments.expert_iteration", ["--out", "{tmp}/run", "--lr", "nan"],
+     "error: --lr must be a number in (0, 1], not nan\n"),
+    ("experiments.expert_iteration", ["--out", "{tmp}/run", "--eval-matches", "-1"],
+     "error: --eval-matches must be >= 0, not -1\n"),
+])
+def test_a_bad_value_is_named_alone(program, argv, says, tmp_path, capsys):
+    """The error line names the flag that is wrong, and no other."""
+    module = importlib.import_module(program)
+    try:
+        code = module.main([a.replace("{tmp}", str(tmp_path)) for a in argv])
+    except SystemExit as exit_:
+        code = exit_.code
+    assert code == 2 and capsys.readouterr().err == says
+    assert not (tmp_path / "run").exists()
+
+
 def test_a_suffix_decides_the_format_in_any_case(tmp_path, capsys):
     """``replay --extract x.JSONL.GZ`` wrote plain JSON text under a gzip shard's name (the
     suffix was compared case-sensitively), and a shard of that name was read as JSON;
