@@ -181,7 +181,9 @@ def _main(p: OneLineParser, args) -> int:
     available = sorted(q.stem for q in SOURCE.glob("*.ipynb"))
     unknown = sorted(set(args.names) - set(available))
     if unknown:
-        p.error(f"unknown notebook(s) {', '.join(unknown)}; available: {', '.join(available)}")
+        # quoted: an empty name or one with spaces was a blank in the list
+        p.error(f"unknown notebook(s) {', '.join(map(repr, unknown))}; available: "
+                f"{', '.join(available)}")
     twice = sorted({n for n in args.names if args.names.count(n) > 1})
     if twice:  # it was run twice
         p.error(f"notebook(s) given twice: {', '.join(twice)}; list each once")

@@ -554,6 +554,10 @@ def test_a_name_given_twice_is_one_line(program, argv, says, capsys):
      "error: --lr must be a number in (0, 1], not nan\n"),
     ("experiments.expert_iteration", ["--out", "{tmp}/run", "--eval-matches", "-1"],
      "error: --eval-matches must be >= 0, not -1\n"),
+    # an empty name was a blank in the list ("unknown notebook(s) ; available: ...")
+    ("experiments.docs_notebooks", ["--quick", "", "a b"],
+     "error: python -m experiments.docs_notebooks: unknown notebook(s) '', 'a b'; available: "
+     "01_game_and_environment, "),
 ])
 def test_a_bad_value_is_named_alone(program, argv, says, tmp_path, capsys):
     """The error line names the flag that is wrong, and no other."""
@@ -562,7 +566,8 @@ def test_a_bad_value_is_named_alone(program, argv, says, tmp_path, capsys):
         code = module.main([a.replace("{tmp}", str(tmp_path)) for a in argv])
     except SystemExit as exit_:
         code = exit_.code
-    assert code == 2 and capsys.readouterr().err == says
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(says) and err.count("\n") == 1, err
     assert not (tmp_path / "run").exists()
 
 
