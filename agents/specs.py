@@ -33,7 +33,9 @@ ValueError: unknown agent spec 'nonsense'; known names: best, greedy, guided, is
 
 from __future__ import annotations
 
+import functools
 import importlib
+import os
 from typing import Any
 
 from dominoes_env.core.validation import float_text, int_text, short_repr
@@ -177,32 +179,67 @@ def resolve_spec(spec: str) -> tuple[type, dict[str, Any]]:
 def same_agent_key(spec: str, rules: Any = None) -> Any:
     """What tells specs apart as agents, their canonical form: the class named and its
     parameters parsed to their values (a number by its value: ``epsilon=0`` and
-    ``epsilon=0.0`` are one; a policy file by its real path), a built-in agent's parameters
-    left out where they give its default (``search:sims=5,epsilon=0`` is ``search:sims=5``),
-    and, with ``rules`` (a :class:`~dominoes_env.core.RuleConfig`), ``ppo:PATH`` naming the
-    table's shipped policy read as ``ppo``; the text itself for a spec that does not parse (its
-    error comes where it is built).
+    ``epsilon=0.0`` are one; a policy file by its bytes, :func:`_file_identity`), a built-in
+    agent's parameters left out where they give its default (``search:sims=5,epsilon=0`` is
+    ``search:sims=5``), and, with ``rules`` (a :class:`~dominoes_env.core.RuleConfig`),
+    ``ppo:PATH`` naming the table's shipped policy read as ``ppo``; the text itself for a spec
+    that does not parse (its error comes where it is built).
 
     >>> same_agent_key("search:sims=05") == same_agent_key("search:sims=5")
     True
     >>> same_agent_key("search:sims=5,epsilon=0.0") == same_agent_key("search:sims=5")
     True
     """
-    import os
-
     try:
         target, params = parse_spec(spec)
     except ValueError:
         return spec
-    if isinstance(params.get("path"), str) and params["path"]:
-        params["path"] = os.path.realpath(params["path"])
-        if rules is not None and target == BUILTIN["ppo"] and params["path"] == _shipped(rules):
-            params["path"] = None  # the shipped policy for this table, which plain ppo plays
+    for key in POLICY_PARAMETERS.get(target, ()):
+        if isinstance(params.get(key), str) and params[key]:
+            params[key] = _file_identity(params[key])
+    if (rules is not None and target == BUILTIN["ppo"] and params.get("path") is not None
+            and params["path"] == _shipped(rules)):
+        params["path"] = None  # the shipped policy for this table, which plain ppo plays
     if target in BUILTIN.values():  # our own classes: imported without a user module's effects
         defaults = _defaults(target)
         params = {key: value for key, value in params.items()
                   if key not in defaults or _value_key(value) != _value_key(defaults[key])}
     return target, tuple(sorted((key, _value_key(value)) for key, value in params.items()))
+
+
+#: the parameters of built-in agents that name a policy file (compared by their bytes)
+POLICY_PARAMETERS = {BUILTIN["ppo"]: ("path",), BUILTIN["guided"]: ("policy",)}
+
+
+def _file_identity(path: str) -> str:
+    """What tells policy files apart: a regular file's bytes (their sha256: a byte copy of a
+    policy is the same player, and ``ppo ppo:copy.npz`` played it against itself as two
+    agents), else the real path (its error comes where the agent is built)."""
+    import os
+
+    real = os.path.realpath(path)
+    try:
+        stat = os.stat(real)
+    except OSError:
+        return real
+    if not os.path.isfile(real):
+        return real
+    return _sha256(real, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _sha256(path: str, inode: int, size: int, mtime_ns: int) -> str:
+    """``"sha256:..."`` of the file at ``path``, read once for each version of it."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            while block := f.read(1 << 20):
+                digest.update(block)
+    except OSError:
+        return path
+    return f"sha256:{digest.hexdigest()}"
 
 
 def _value_key(value: Any) -> tuple[str, Any]:
@@ -228,13 +265,12 @@ def _defaults(target: str) -> dict[str, Any]:
 
 
 def _shipped(rules: Any) -> str | None:
-    """The real path of the shipped PPO policy for ``rules``' table (``None``: it has none)."""
-    import os
-
+    """The identity (:func:`_file_identity`) of the shipped PPO policy for ``rules``' table
+    (``None``: it has none)."""
     try:
         from .ppo import shipped_policy_path
 
-        return os.path.realpath(shipped_policy_path(rules))
+        return _file_identity(os.fspath(shipped_policy_path(rules)))
     except (ValueError, TypeError, ImportError):
         return None
 

@@ -218,3 +218,26 @@ def test_a_parameter_the_agent_does_not_take_names_the_agent_and_its_parameters(
         make_agent(spec)
     assert str(err.value) == f"agent spec {spec!r}: bad parameters: {fragment}" \
         or fragment in str(err.value) and "got " not in str(err.value), str(err.value)
+
+
+def test_policy_files_with_the_same_bytes_are_one_agent(tmp_path):
+    """``--agents ppo ppo:copy_2p.npz`` (a byte copy of the shipped policy) played one policy
+    against itself as two agents; a policy file is compared by its bytes."""
+    import shutil
+
+    from agents.ppo import shipped_policy_path
+    from agents.specs import repeated
+
+    rules = RuleConfig()
+    shutil.copy(shipped_policy_path(rules), tmp_path / "copy.npz")
+    copy = f"ppo:{tmp_path / 'copy.npz'}"
+    assert repeated(["ppo", copy], rules) == sorted(["ppo", copy])
+    random_policy_npz(tmp_path / "a.npz", rules, hidden=(8,), seed=1, obs_version=2)
+    shutil.copy(tmp_path / "a.npz", tmp_path / "b.npz")
+    specs = [f"ppo:{tmp_path / 'a.npz'}", f"ppo:{tmp_path / 'b.npz'}"]
+    assert repeated(specs) == specs
+    guided = [f"guided:sims=2,policy={tmp_path / 'a.npz'}",
+              f"guided:policy={tmp_path / 'b.npz'},sims=2"]
+    assert repeated(guided) == sorted(guided)
+    random_policy_npz(tmp_path / "b.npz", rules, hidden=(8,), seed=2, obs_version=2)  # others
+    assert repeated(specs) == [] and repeated(["ppo", f"ppo:{tmp_path / 'b.npz'}"], rules) == []
