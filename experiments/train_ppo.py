@@ -172,6 +172,8 @@ class TrainConfig:
     def __post_init__(self) -> None:
         self.rules()  # validate the rule options early
         check_config(self)  # every field's choices and range (config_field)
+        if self.resume is not None and not self.resume.strip():  # '' was read as the folder '.'
+            raise ValueError("--resume is empty; name a checkpoint .zip (or leave --resume out)")
         if self.out is None:  # --resume continues its run where it is, as best_response does
             self.out = run_of_checkpoint(self.resume) if self.resume else "runs/ppo"
         if not isinstance(self.device, str) or not DEVICE_PATTERN.match(self.device):

@@ -272,6 +272,9 @@ def test_pool_keeps_the_newest_snapshots_and_rejects_bad_weights():
     # stable-baselines3 seeds numpy's legacy generator: 2**32 was a ValueError traceback there
     ({"seed": 2**32}, "seed=4294967296 is out of range; allowed: 0..4294967295"),
     ({"bc_teacher": "ppo", "players": 3}, "no shipped PPO policy exists for 3 players"),
+    # '' was read as the working directory: "--resume '.': it is a folder"
+    ({"resume": ""}, "^--resume is empty; name a checkpoint .zip"),
+    ({"resume": "  "}, "^--resume is empty"),
 ])  # fmt: skip
 def test_bad_configuration_is_a_clear_error(changes, message, tmp_path, monkeypatch):
     import agents.ppo
