@@ -320,12 +320,12 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
     command = "python -m experiments.expert_iteration " + " ".join(
         shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
     try:
+        rules = RuleConfig(num_players=args.players)
+        folder = check_args(args)  # the flags first: a bad one is refused before JAX starts
         from agents import check_spec
         from agents.guided import guided_policy_path
         from dominoes_env.jax.policy_files import load_actor
 
-        rules = RuleConfig(num_players=args.players)
-        folder = check_args(args)
         for spec in (args.teacher, *args.opponents, args.eval_against):
             check_spec(spec, rules)
         # demonstrations are encoded in observation version 2: start from the version 2 policy
