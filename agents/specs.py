@@ -381,7 +381,7 @@ def repeated(items, rules: Any = None) -> list[str]:
     items = list(items)
     keys = [same_agent_key(x, rules) if isinstance(x, str) else x for x in items]
     twice = sorted({x for x, key in zip(items, keys, strict=True) if keys.count(key) > 1})
-    for spec in twice:
-        if isinstance(spec, str):
-            make_agent(spec, seed=0)  # its own error first
+    for spec in twice:  # spelt two ways: its own error first (the same text twice is only that)
+        if isinstance(spec, str) and items.count(spec) < keys.count(keys[items.index(spec)]):
+            make_agent(spec, seed=0)
     return twice

@@ -565,8 +565,8 @@ def test_agent_specs_with_rich_markup_or_mathtext_are_shown_as_written(tmp_path,
     markup = tmp_path / "[" / "]p.npz"  # its spec reads ppo:.../[/]p.npz
     coloured = tmp_path / "[red]q.npz"
     maths = tmp_path / "a$\\foo$.npz"
-    for path in (markup, coloured, maths):
-        random_policy_npz(path, RuleConfig(), hidden=(8,))
+    for seed, path in enumerate((markup, coloured, maths)):  # three policies, not one thrice
+        random_policy_npz(path, RuleConfig(), hidden=(8,), seed=seed)
     specs = [f"ppo:{path}" for path in (markup, coloured, maths)]
     out = tmp_path / "out"
     status = main(["--agents", *specs, "--matches", "2", "--target-score", "20", "--quiet",
