@@ -26,9 +26,9 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from .core.atomic_files import NO_ROOM_ERRNOS
-from .core.validation import as_float, as_int, as_seed, float_text, int_text, short_repr
-from .import_hooks import LoaderAround, spec_found_by_others
+from ..core.atomic_files import NO_ROOM_ERRNOS
+from ..core.validation import as_float, as_int, as_seed, float_text, int_text, short_repr
+from ..import_hooks import LoaderAround, spec_found_by_others
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -490,7 +490,7 @@ def _stop_on_signals() -> Callable[[], None]:
     import signal
     import threading
 
-    from .startup import (
+    from ..startup import (
         defer_interrupts_in_imports,
         note_stop_signal,
         redeliver_lost_interrupts,
@@ -661,7 +661,7 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
     and, once it has ended, one line says the output was lost (status 2). ``quiet_stdout=False``
     is for a command whose output is all it does (the interactive game): the failed write
     raises where it happens."""
-    from .startup import fill_closed_standard_streams
+    from ..startup import fill_closed_standard_streams
 
     fill_closed_standard_streams()  # a closed stdin, stdout or stderr: /dev/null
     _tolerant_output()
@@ -1256,8 +1256,8 @@ def _read_marker(folder: str | os.PathLike) -> tuple[dict[str, Any] | None, str]
     ``"program"`` won without a word."""
     import stat
 
-    from .core.atomic_files import entry_kind
-    from .core.validation import DuplicateKeyError, parse_json
+    from ..core.atomic_files import entry_kind
+    from ..core.validation import DuplicateKeyError, parse_json
 
     path = os.path.join(os.fspath(folder), RUN_MARKER)
     try:
@@ -1325,7 +1325,7 @@ def _marker_print(folder: str | os.PathLike) -> str | None:
     import hashlib
     import stat
 
-    from .core.atomic_files import entry_kind
+    from ..core.atomic_files import entry_kind
 
     path = os.path.join(os.fspath(folder), RUN_MARKER)
     try:
@@ -1416,7 +1416,7 @@ def _odd_entry(folder: str, names: Sequence[str], outputs: Sequence[str]) -> tup
     import fnmatch
     import stat
 
-    from .core.atomic_files import entry_kind
+    from ..core.atomic_files import entry_kind
 
     stack = [(name, os.path.join(folder, name), not outputs or any(
         fnmatch.fnmatchcase(name, pattern) for pattern in outputs))
@@ -1707,7 +1707,7 @@ def start_run_folder(folder: RunFolder) -> str:
     import shutil
     from datetime import datetime, timezone
 
-    from .core.atomic_files import atomic_write
+    from ..core.atomic_files import atomic_write
 
     path = folder.path
     os.makedirs(path, exist_ok=True)
@@ -1789,7 +1789,7 @@ def clear_run(out: str | os.PathLike, programs: Sequence[str], *,
     if stat.S_ISLNK(mode):
         raise RefusedError(f"{flag} {text!r} is a symbolic link; name the folder itself")
     if not stat.S_ISDIR(mode):
-        from .core.atomic_files import entry_kind
+        from ..core.atomic_files import entry_kind
 
         raise RefusedError(f"{flag} {text!r} is {entry_kind(mode)}, not a run's folder")
     marker, damage = _read_marker(text)
@@ -1836,7 +1836,7 @@ def keep_numeric_rows(path: str | os.PathLike) -> str | None:
     (``eval.csv.damaged``) rather than cut, and the log starts again."""
     import csv
 
-    from .core.atomic_files import atomic_write
+    from ..core.atomic_files import atomic_write
 
     if not os.path.isfile(path) or os.path.islink(path):
         return None
