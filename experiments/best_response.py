@@ -291,7 +291,7 @@ def check_resumed_settings(trainer: str, flags: list[str], args) -> None:
     response to another agent."""
     import importlib
 
-    from dominoes_env.cli_support import _settings_difference, read_run_marker
+    from dominoes_env.cli_support import read_run_marker, settings_difference
 
     marker = read_run_marker(args.out)
     if not marker or marker.get("program") != f"experiments.{trainer}":
@@ -311,7 +311,7 @@ def check_resumed_settings(trainer: str, flags: list[str], args) -> None:
         return
     raise ValueError(
         f"--out {args.out!r} holds a run of experiments.{trainer} with other arguments than "
-        f"this best response gives it ({_settings_difference(marker.get('settings'), settings)})"
+        f"this best response gives it ({settings_difference(marker.get('settings'), settings)})"
         f"; best_response continues only a best response it trained, given the same --agent, "
         f"--players, --num-envs, --obs-version and --seed again: continue that run with "
         f"python -m experiments.{trainer} and its own arguments, or name a new --out")

@@ -623,9 +623,9 @@ def ctrl_c_raises(monkeypatch):
 def test_signals_held_deliver_the_first_stop_after_the_block(ctrl_c_raises, name):
     """A stop signal inside :func:`signals_held` lets the block finish, then reaches the
     handler it would have met: a ``KeyboardInterrupt``, or a command's ``Stopped``."""
-    from dominoes_env.cli_support import Stopped, _stop_on_signals, signals_held
+    from dominoes_env.cli_support import Stopped, signals_held, stop_on_signals
 
-    restore = _stop_on_signals()
+    restore = stop_on_signals()
     done = []
     try:
         with pytest.raises(KeyboardInterrupt) as stop:

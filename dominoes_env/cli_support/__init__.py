@@ -2,4 +2,3 @@
 part does; for now the whole of it is in :mod:`.run_folders`)."""
 
 from .run_folders import *  # noqa: F403
-from .run_folders import _settings_difference, _stop_on_signals  # noqa: F401

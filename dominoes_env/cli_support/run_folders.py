@@ -484,9 +484,11 @@ def stop_note(stop: KeyboardInterrupt, kept: str) -> KeyboardInterrupt:
     return stop
 
 
-def _stop_on_signals() -> Callable[[], None]:
+def stop_on_signals() -> Callable[[], None]:
     """Turn SIGTERM and SIGHUP into :class:`Stopped` in this process (not in processes it
-    forks: they keep the default, to die). Returns the function that restores the handlers."""
+    forks: they keep the default, to die), as :func:`run_command` does for the length of a
+    command (a test that drives the handlers without a command calls it itself). Returns the
+    function that restores the handlers."""
     import signal
     import threading
 
@@ -667,10 +669,10 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
     _tolerant_output()
     _, loud = _quiet("stderr")  # a failing stderr: dropped, the work goes on
     out, unquiet = _quiet("stdout") if quiet_stdout else (None, lambda: None)
-    restore = _stop_on_signals()
-    held = set(_RUN_LOCKS)
+    restore = stop_on_signals()
+    held = run_locks_held()
     background = _BackgroundFileErrors()
-    unhook = _check_jax_start()
+    unhook = check_jax_start()
     try:
         status = body()
         # the command has ended and said how: a stop now would end a finished run with
@@ -719,7 +721,7 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
         print_error(str(err))
         return 2
     except (RuntimeError, AssertionError) as err:
-        why = _jax_cannot_start(err)  # JAX_PLATFORMS=tpu or cuda where there is none
+        why = jax_cannot_start(err)  # JAX_PLATFORMS=tpu or cuda where there is none
         if why is None:
             raise
         print_error(f"JAX cannot start: {why}")
@@ -727,7 +729,7 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
     finally:
         unhook()
         background.restore()
-        _release_run_locks(held)
+        release_run_locks(held)
         restore()
         unquiet()
         loud()
@@ -778,7 +780,7 @@ class _BackgroundFileErrors:
             threading.excepthook = self.previous
 
 
-def _jax_cannot_start(err: BaseException) -> str | None:
+def jax_cannot_start(err: BaseException) -> str | None:
     """Why JAX could not start the backend the environment asks for, if ``err`` is that
     (``None`` otherwise): ``JAX_PLATFORMS=tpu`` on a machine without one raises "Unable to
     initialize backend 'tpu': ...", and ``JAX_PLATFORMS=cuda`` without CUDA a bare
@@ -918,7 +920,7 @@ class _CheckJaxStart(importlib.abc.MetaPathFinder):
             sys.meta_path.remove(self)
 
 
-def _check_jax_start() -> Callable[[], None]:
+def check_jax_start() -> Callable[[], None]:
     """While a command runs, a bad ``XLA_FLAGS`` or ``JAX_*`` setting is one line and status 2
     as JAX starts (see :func:`xla_flags_problem`, :func:`jax_setting_problem`): every JAX
     program imports ``jax`` before its backend starts, so the check waits for that import, and
@@ -1347,9 +1349,11 @@ def _marker_print(folder: str | os.PathLike) -> str | None:
         os.close(fd)
 
 
-def _settings_difference(old: Any, new: Any) -> str:
+def settings_difference(old: Any, new: Any) -> str:
     """``"lr: 0.1 there, 0.2 now; rules.target_score: 40 there, 50 now"``: what differs between
-    the settings a run was started with and this command's (dicts, nested ones one level)."""
+    the settings a run was started with and this command's (dicts, nested ones one level), as
+    a refusal to continue a run says it (:func:`check_run_folder`, and programs that compare a
+    run's settings themselves: ``experiments.best_response``)."""
     if not (isinstance(old, dict) and isinstance(new, dict)):
         return "its settings are unreadable"
     diffs = []
@@ -1548,7 +1552,7 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
         raise RefusedError(f"{flag} {text!r} holds {held}; {how}{replace} it, or name a new "
                            "folder")
     if marker is not None and marker.get("settings") != settings:
-        why = _settings_difference(marker.get("settings"), settings)
+        why = settings_difference(marker.get("settings"), settings)
         raise RefusedError(f"{flag} {text!r} holds {held} with different arguments ({why}); "
                            f"repeat its arguments to continue it, {replace} it, or choose "
                            f"another {flag if flag.startswith('-') else 'folder'}")
@@ -1678,15 +1682,23 @@ def run_folder_locks() -> Iterator[None]:
     (as :func:`run_command` does for a command): a function that starts its own run folder
     (:func:`agents.tournament.run_tournament` called from Python) leaves it unlocked when it
     returns, not locked for the rest of the process."""
-    held = set(_RUN_LOCKS)
+    held = run_locks_held()
     try:
         yield
     finally:
-        _release_run_locks(held)
+        release_run_locks(held)
 
 
-def _release_run_locks(keep: set[str]) -> None:
-    """Release the run folders' locks taken since ``keep`` (those held before) was noted."""
+def run_locks_held() -> set[str]:
+    """The run folders this process holds locked now (their real paths): noted before a command
+    runs (:func:`run_command`, :func:`run_folder_locks`), so that :func:`release_run_locks`
+    releases those it took, and no one else's."""
+    return set(_RUN_LOCKS)
+
+
+def release_run_locks(keep: set[str]) -> None:
+    """Release the run folders' locks taken since ``keep`` (:func:`run_locks_held`, those held
+    before) was noted."""
     for real in [r for r in _RUN_LOCKS if r not in keep]:
         with contextlib.suppress(OSError):
             os.close(_RUN_LOCKS.pop(real))
