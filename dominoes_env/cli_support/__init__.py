@@ -1,4 +1,176 @@
-"""The shared runner of every ``python -m`` program (being split into modules by what each
-part does; for now the whole of it is in :mod:`.run_folders`)."""
+"""The shared runner of every ``python -m`` program of the project, one module for each part.
 
-from .run_folders import *  # noqa: F403
+- :mod:`.errors`: :class:`CommandError` (one ``error:`` line, status 2) and
+  :class:`RefusedError` (a flag refused before the command starts; a ``ValueError`` too);
+- :mod:`.flags`: :class:`OneLineParser`, the number flags' types (:func:`ascii_int`,
+  :func:`positive_seconds`, :func:`seed_value`...), a configuration dataclass as flags
+  (:func:`config_field`, :func:`check_config`, :func:`config_parser`), and
+  :func:`add_position_options`;
+- :mod:`.runner`: :func:`run_command`, which turns every bad ending of a command into one line
+  and an exit status, the quiet standard streams, :func:`print_error`, the stop signals
+  (:class:`Stopped`, :func:`signals_held`, :func:`say_finished`) and :func:`end_program`;
+- :mod:`.jax_start`: the ``XLA_FLAGS`` and ``JAX_*`` settings checked as JAX starts, and
+  :func:`jax_in_32_bits`;
+- :mod:`.paths`: paths in result and error lines (:func:`shown_path`, :func:`quoted_path`),
+  the output policy of a file (:func:`check_output_file`) and of an output folder
+  (:func:`check_out_dir`), and the files agent specs name (:func:`paths_in_specs`);
+- :mod:`.memory`: :func:`machine_memory` and :func:`check_fits_in_memory`;
+- :mod:`.run_folders`: the output policy of run folders (:data:`RUN_MARKER`,
+  :data:`PROGRAM_OUTPUTS`, :func:`check_run_folder`, :func:`start_run_folder`,
+  :func:`clear_run`, their locks) and a trainer's ``--resume`` (:func:`run_of_checkpoint`,
+  :func:`nothing_to_train`);
+- :mod:`.eval_log`: :func:`keep_numeric_rows`, a trainer's ``eval.csv`` kept readable.
+
+Every public name is re-exported here, and programs import them from here
+(``from dominoes_env.cli_support import run_command``). The modules import one another
+without a cycle: :mod:`.errors` imports none of them; :mod:`.paths`, :mod:`.memory` and
+:mod:`.jax_start` import :mod:`.errors`; :mod:`.run_folders` and :mod:`.eval_log` import
+:mod:`.paths`; :mod:`.runner` imports :mod:`.jax_start` and :mod:`.run_folders` (it installs
+the one and releases the locks of the other), and :mod:`.flags` imports :mod:`.runner` (a
+failed ``--help`` is said as a lost output is). Importing it costs what the one module did
+(argparse, dataclasses, importlib.abc; JAX and the rest are imported where they are used).
+"""
+
+from __future__ import annotations
+
+from .errors import (
+    CommandError,
+    RefusedError,
+)
+from .eval_log import (
+    keep_numeric_rows,
+)
+from .flags import (
+    MAX_MATCHES,
+    MAX_TRAINER_SEED,
+    MIN_SECONDS,
+    OneLineParser,
+    add_position_options,
+    ascii_float,
+    ascii_int,
+    check_config,
+    config_field,
+    config_parser,
+    positive_seconds,
+    seed_value,
+)
+from .jax_start import (
+    check_jax_start,
+    jax_cannot_start,
+    jax_in_32_bits,
+    jax_setting_problem,
+    xla_flags_problem,
+)
+from .memory import (
+    check_fits_in_memory,
+    machine_memory,
+)
+from .paths import (
+    POLICY_FILE_PARAMETERS,
+    QUOTE_LIMIT,
+    check_out_dir,
+    check_output_file,
+    paths_in_specs,
+    quoted_path,
+    shown_path,
+)
+from .run_folders import (
+    MAX_ENTRIES_CHECKED,
+    MAX_MARKER_BYTES,
+    PROGRAM_OUTPUTS,
+    RUN_MARKER,
+    RunFolder,
+    check_run_folder,
+    clear_run,
+    marker_damage,
+    nothing_to_train,
+    read_run_marker,
+    release_run_locks,
+    run_folder_locks,
+    run_locks_held,
+    run_of_checkpoint,
+    settings_difference,
+    start_run_folder,
+)
+from .runner import (
+    HeldSignals,
+    QuietStream,
+    Stopped,
+    end_program,
+    is_stdout_error,
+    lost_output_message,
+    output_error_message,
+    print_error,
+    quiet_teardown,
+    run_command,
+    say_finished,
+    signals_held,
+    silence_stdout,
+    stop_note,
+    stop_on_signals,
+    stop_status,
+)
+
+__all__ = [
+    "CommandError",
+    "RefusedError",
+    "OneLineParser",
+    "MIN_SECONDS",
+    "MAX_TRAINER_SEED",
+    "MAX_MATCHES",
+    "ascii_int",
+    "ascii_float",
+    "positive_seconds",
+    "config_field",
+    "check_config",
+    "config_parser",
+    "seed_value",
+    "add_position_options",
+    "silence_stdout",
+    "QuietStream",
+    "lost_output_message",
+    "print_error",
+    "output_error_message",
+    "quiet_teardown",
+    "Stopped",
+    "stop_status",
+    "stop_note",
+    "stop_on_signals",
+    "say_finished",
+    "HeldSignals",
+    "signals_held",
+    "run_command",
+    "end_program",
+    "is_stdout_error",
+    "xla_flags_problem",
+    "jax_setting_problem",
+    "check_jax_start",
+    "jax_cannot_start",
+    "jax_in_32_bits",
+    "QUOTE_LIMIT",
+    "shown_path",
+    "quoted_path",
+    "check_output_file",
+    "check_out_dir",
+    "POLICY_FILE_PARAMETERS",
+    "paths_in_specs",
+    "machine_memory",
+    "check_fits_in_memory",
+    "RUN_MARKER",
+    "MAX_MARKER_BYTES",
+    "PROGRAM_OUTPUTS",
+    "RunFolder",
+    "read_run_marker",
+    "marker_damage",
+    "settings_difference",
+    "MAX_ENTRIES_CHECKED",
+    "check_run_folder",
+    "run_folder_locks",
+    "run_locks_held",
+    "release_run_locks",
+    "start_run_folder",
+    "clear_run",
+    "run_of_checkpoint",
+    "nothing_to_train",
+    "keep_numeric_rows",
+]
