@@ -12,6 +12,10 @@ from agents.ppo import NumpyPolicy, random_policy_npz
 from agents.tables import TABLES, table_rules
 from experiments import train_jax
 
+#: train_jax's Config checks its observation version and opponents against the JAX game, so
+#: every test here starts JAX: they run in the JAX session (conftest.py)
+pytestmark = pytest.mark.jax
+
 
 def run_folder(tmp_path, table):
     """A finished run's folder at ``table``: ``policy.npz`` and its card."""
