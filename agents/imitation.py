@@ -72,10 +72,17 @@ def _play_and_record(args) -> dict[str, np.ndarray]:
 
 
 def _ignore_sigint() -> None:
-    """Pool workers leave Ctrl-C to the parent (which stops the pool): no traceback per worker."""
+    """Pool workers leave Ctrl-C to the parent (which stops the pool): no traceback per worker.
+    SIGTERM and SIGHUP get their default action back: the pool's ``terminate`` stops its
+    workers with SIGTERM, and a worker forked with the parent's Python handler for it (a
+    command's runner installs one) only ran that handler, so ``terminate`` waited forever in
+    ``join`` (a test sat there for ten minutes)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
 
 
 def collect_demonstrations(teacher: str, opponents: list[str], rules: RuleConfig, matches: int,

@@ -755,3 +755,38 @@ def test_the_checkpoint_schema_holds_the_ranges_of_the_flags():
         assert check(meta["low"] - 1) is not None, name
         if "high" in meta:
             assert check(meta["high"]) is None and check(meta["high"] + 1) is not None, name
+
+
+def test_a_stopped_pool_of_demonstration_workers_ends_whatever_sigterm_handler_it_inherits():
+    """The workers are forked with the parent's signal handlers: with a Python handler for
+    SIGTERM (a command's runner installs one before expert_iteration forks its workers), a
+    Ctrl-C while a worker was inside a match made the pool's ``terminate`` send SIGTERM, which
+    only ran that handler; the worker played on and ``terminate`` waited for it in ``join``."""
+    import subprocess
+    import sys
+
+    from tests.helpers import ROOT
+
+    script = (
+        "import signal, time\n"
+        "signal.signal(signal.SIGTERM, lambda *args: None)\n"
+        "import agents.imitation as imitation\n"
+        "from agents.arena import derive_seed\n"
+        "from dominoes_env.core import RuleConfig\n"
+        "real = imitation._play_and_record\n"
+        "def slow(job):  # the second match never ends\n"
+        "    if job[3] != derive_seed(1, 'bc', 0):\n"
+        "        time.sleep(3600)\n"
+        "    return real(job)\n"
+        "imitation._play_and_record = slow\n"
+        "class CtrlC(list):  # Ctrl-C as the first match's decisions arrive\n"
+        "    def append(self, item):\n"
+        "        raise KeyboardInterrupt\n"
+        "try:\n"
+        "    imitation.collect_demonstrations('greedy', ['random'], RuleConfig(target_score=20),\n"
+        "                                     2, seed=1, workers=2, finished=CtrlC())\n"
+        "except KeyboardInterrupt:\n"
+        "    print('stopped')\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout == "stopped\n", done.stderr[-1500:]
