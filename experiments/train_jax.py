@@ -215,7 +215,7 @@ class Config:
         and scalars, float32, for ``num_envs * num_steps`` decisions), the games, the networks
         (parameters, gradients and Adam's two moments) and the ``snapshots`` frozen policies.
 
-        >>> Config(num_envs=10**20).check_memory()
+        >>> Config(num_envs=2**30, num_steps=1).check_memory()
         Traceback (most recent call last):
         ...
         dominoes_env.cli_support.errors.RefusedError: this run needs about ... GiB of memory (...
