@@ -11,6 +11,8 @@ never imports, the JAX modules and their test files.
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import os
 import sys
 from pathlib import Path
@@ -42,17 +44,30 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return None
 
 
-@pytest.fixture(autouse=True)
-def _jax_stays_out_of_the_forking_session(request: pytest.FixtureRequest):
-    """In the session without JAX, the test that first imports JAX into its worker fails, naming
-    itself: every later fork in that worker would risk a deadlock (a test that needs JAX in
-    its own process carries the ``jax`` mark; one that only checks JAX is installed uses
-    ``tests.helpers.skip_unless_installed``, which imports nothing)."""
-    guard = request.config.getoption("markexpr") == "not jax" and "jax" not in sys.modules
-    yield
-    if guard and "jax" in sys.modules:
-        pytest.fail("this test imported JAX into a worker of the session without JAX: mark it "
-                    "jax (conftest.py)", pytrace=False)
+class _JaxRefused(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """In the session without JAX, ``import jax`` fails in the test that tries it, naming the
+    reason: JAX started in a worker of that session makes every later fork there risk a
+    deadlock. A test that needs JAX in its own process carries the ``jax`` mark; one that only
+    checks that JAX is installed uses ``tests.helpers.skip_unless_installed`` (``find_spec``
+    still finds it); child processes are not affected. (A check after each test found only
+    the first importer of each worker; this finds every one, in the test that imports.)"""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != "jax":
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self)
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        raise ImportError("JAX is not imported in the session without JAX (conftest.py): "
+                          "mark this test jax, or run its JAX in a child process")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("markexpr") == "not jax" and "jax" not in sys.modules:
+        sys.meta_path.insert(0, _JaxRefused())
 
 
 @pytest.fixture

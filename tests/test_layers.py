@@ -48,3 +48,28 @@ def test_a_program_importing_another_breaks_a_contract(tmp_path):
     assert "experiments.demo is not allowed to import experiments.bench_engine" in run.stdout
     assert "dominoes_env.core is not allowed to import numpy" in run.stdout
     assert "Contracts: 2 kept, 2 broken." in run.stdout
+
+
+def test_the_session_without_jax_refuses_an_import_of_jax(tmp_path):
+    """``make test`` runs the tests without the ``jax`` mark in a session of their own, which
+    forks: a test there that imports JAX fails at the import, naming the reason (conftest.py),
+    and the same test in a session that runs every test imports it."""
+    import importlib.util
+
+    from tests.helpers import CHILD_TIMEOUT_S, ROOT
+
+    probe = ROOT / "tests" / f"test_zz_probe_{tmp_path.name}.py"
+    probe.write_text("def test_probe():\n    import jax  # noqa: F401\n")
+    try:
+        runs = {mark: subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly",
+                                      "-p", "no:cacheprovider", "-m", mark, str(probe)],
+                                     cwd=ROOT, capture_output=True, text=True,
+                                     timeout=CHILD_TIMEOUT_S)
+                for mark in ("not jax", "jax or not jax")}
+    finally:
+        probe.unlink()
+    refused = runs["not jax"]
+    assert refused.returncode == 1, refused.stdout[-1500:]
+    assert "JAX is not imported in the session without JAX" in refused.stdout
+    if importlib.util.find_spec("jax") is not None:  # the JAX extra is installed
+        assert runs["jax or not jax"].returncode == 0, runs["jax or not jax"].stdout[-1500:]
