@@ -46,6 +46,7 @@ from .core.records import (
     parse_record,
     read_record_bytes,
     record_shape_problem,
+    record_text,
     replay_match,
 )
 from .core.validation import DuplicateKeyError, as_bool, parse_json, short_repr
@@ -74,8 +75,11 @@ def is_shard(path: str | os.PathLike) -> bool:
 def encode_record(record: dict) -> bytes:
     """One record as one gzip member holding one JSON line (what a shard appends); JSON has
     no NaN, so a value that is not JSON is a ``ValueError`` (``TypeError`` for a type)."""
-    line = json.dumps(record, separators=(",", ":"), allow_nan=False).encode() + b"\n"
-    return gzip.compress(line, compresslevel=6, mtime=0)
+    return _gzip_line(json.dumps(record, separators=(",", ":"), allow_nan=False))
+
+
+def _gzip_line(text: str) -> bytes:
+    return gzip.compress(text.encode() + b"\n", compresslevel=6, mtime=0)
 
 
 def append_records(path: str | os.PathLike, records: Iterable[dict]) -> None:
@@ -92,13 +96,10 @@ def append_records(path: str | os.PathLike, records: Iterable[dict]) -> None:
                          f"{GZIP_RECORDS_SUFFIX} shard")
     members = []
     for i, record in enumerate(records, 1):
-        problem = record_shape_problem(record)
         try:
-            members.append(None if problem else encode_record(record))
-        except (TypeError, ValueError, RecursionError) as err:
-            problem = f"not JSON ({err})"
-        if problem:
-            raise RecordError(f"record {i}: {problem}")
+            members.append(_gzip_line(record_text(record, separators=(",", ":"))))
+        except RecordError as err:
+            raise RecordError(f"record {i}: {err}") from None
     with open(path, "ab") as f:
         f.write(b"".join(members))
         f.flush()

@@ -97,6 +97,19 @@ def record_shape_problem(value: Any) -> str | None:
             else None)
 
 
+def record_text(record: Any, separators: tuple[str, str] | None = None) -> str:
+    """The JSON text of ``record`` (``json.dumps`` with ``separators``), checked as every
+    record writer checks it: a game record's shape (:func:`record_shape_problem`) and JSON
+    without NaN (NaN was written as ``NaN``); :class:`RecordError` naming the problem."""
+    problem = record_shape_problem(record)
+    if problem is not None:
+        raise RecordError(problem)
+    try:
+        return json.dumps(record, separators=separators, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as err:
+        raise RecordError(f"not JSON ({err})") from None
+
+
 def write_record(record: dict[str, Any], path: str | os.PathLike, *,
                  overwrite: bool = True) -> None:
     """Write a record atomically (a temporary file renamed into place: never half a file), in
@@ -112,16 +125,13 @@ def write_record(record: dict[str, Any], path: str | os.PathLike, *,
     and ``overwrite=False`` never replaces an existing file: ``FileExistsError`` instead."""
     check_output_path(path, overwrite=overwrite)
     check_record_name(path)
-    problem = record_shape_problem(record)
-    if problem is not None:
-        if not isinstance(record, dict):
-            raise TypeError(f"record must be a game record (a dict with 'rules' and 'hands'), "
-                            f"not {type(record).__name__}")
-        raise RecordError(f"record: {problem}")
+    if not isinstance(record, dict):
+        raise TypeError(f"record must be a game record (a dict with 'rules' and 'hands'), "
+                        f"not {type(record).__name__}")
     try:
-        text = json.dumps(record, allow_nan=False)
-    except (TypeError, ValueError, RecursionError) as err:  # NaN was written as 'NaN'
-        raise RecordError(f"record: not JSON ({err})") from None
+        text = record_text(record)
+    except RecordError as err:
+        raise RecordError(f"record: {err}") from None
     try:
         for _ in replay_steps(json.loads(text)):  # what a reader will read back
             pass
