@@ -64,6 +64,7 @@ from dominoes_env.cli_support import (
 )
 from dominoes_env.optional import require
 from dominoes_env.throughput import load_average, load_line
+from experiments.train_jax import MATMUL_DTYPES
 
 TARGET_RATIO = 4.0  #: per CPU-second (issue 34)
 #: the opponents of both trainers: kind -> share of the games ("network": a copy of the
@@ -223,7 +224,7 @@ def jax_flags(args) -> list[str]:
             str(args.epochs), "--net", args.net, "--total-steps",
             str(steps * (args.warmup + args.updates)), "--eval-every", "0", "--eval-matches",
             "1", "--checkpoint-every", str(10 ** 12), "--time-limit", "0", "--no-progress",
-            *[x for kind, share in mix.items() for x in (f"--opp-{kind}", f"{share:g}")]]
+            "--matmul", args.jax_matmul, *[x for kind, share in mix.items() for x in (f"--opp-{kind}", f"{share:g}")]]
 
 
 def ppo_flags(args) -> list[str]:
@@ -285,13 +286,19 @@ def matching(args) -> str:
     matched: net 256,256, 32 steps per game and update, minibatch 1024, 4 epochs, 2 players; \
 opponents network 60%, greedy 35%, random 5%; NOT matched: games per rollout train_jax 256, \
 train_ppo 32
+    >>> matching(build_parser().parse_args(["--jax-matmul", "bfloat16"])).split("; ")[-1]
+    "NOT matched: train_jax's products read bfloat16 inputs (sums in float32), train_ppo's float32"
     """
     mix = ", ".join(f"{kind} {share:.0%}" for kind, share in OPPONENTS.items())
     games = (f"games per rollout {args.jax_envs} each" if args.jax_envs == args.ppo_envs else
              f"NOT matched: games per rollout train_jax {args.jax_envs}, train_ppo "
              f"{args.ppo_envs}")
+    products = ("" if args.jax_matmul == "float32" else
+                f"; NOT matched: train_jax's products read {args.jax_matmul} inputs (sums in "
+                "float32), train_ppo's float32")
     return (f"matched: net {args.net}, {args.num_steps} steps per game and update, minibatch "
-            f"{args.minibatch}, {args.epochs} epochs, 2 players; opponents {mix}; {games}")
+            f"{args.minibatch}, {args.epochs} epochs, 2 players; opponents {mix}; {games}"
+            f"{products}")
 
 
 def build_parser() -> OneLineParser:
@@ -305,6 +312,9 @@ def build_parser() -> OneLineParser:
     p.add_argument("--ppo-envs", type=ascii_int, default=256, help="train_ppo's environments "
                    "(DummyVecEnv: one process); a number other than --jax-envs is printed as "
                    "a difference")
+    p.add_argument("--jax-matmul", choices=MATMUL_DTYPES, default="float32",
+                   help="what train_jax's network products read (its --matmul): float32, as "
+                        "train_ppo's, or bfloat16 (said on the matched line as a difference)")
     p.add_argument("--compile-cache", choices=("fresh", "shared"), default="fresh",
                    help="train_jax's JAX compilation cache: fresh (an empty one: the compile "
                         "time a first run pays) or shared (the user's)")
@@ -392,7 +402,7 @@ def _run(args, hidden: list[int]) -> int:
     result.update(net=args.net, num_steps=args.num_steps, minibatch=args.minibatch,
                   epochs=args.epochs, jax_envs=args.jax_envs, ppo_envs=args.ppo_envs,
                   games_matched=args.jax_envs == args.ppo_envs, opponents=OPPONENTS,
-                  compile_cache=args.compile_cache)
+                  compile_cache=args.compile_cache, jax_matmul=args.jax_matmul)
     if not args.no_matmul:
         from dominoes_env.core import RuleConfig
         from dominoes_env.obs import observation_spec

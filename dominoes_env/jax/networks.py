@@ -27,6 +27,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import bfloat16
+
 #: the logit of an illegal action (its probability underflows to exactly 0)
 MASKED_LOGIT = -1e9
 
@@ -52,8 +54,40 @@ def init_mlp(key: jax.Array, sizes: list[int], head_scale: float) -> Layers:
     return layers
 
 
-def mlp(layers: Layers, x: jax.Array) -> jax.Array:
-    """The network's output for `x` (`[..., in]`): tanh after every layer but the last."""
+def check_matmul_dtype(dtype) -> jnp.dtype:
+    """`dtype` as a numpy dtype if :func:`mlp` computes its products in it (float32 or
+    bfloat16), else a `ValueError` naming it.
+
+    >>> check_matmul_dtype("float16")
+    Traceback (most recent call last):
+    ...
+    ValueError: matmul dtype float16 is not one the networks compute in; they compute in float32 or bfloat16
+    """
+    try:
+        found = jnp.dtype(dtype)
+    except TypeError:
+        found = None
+    if found not in (jnp.dtype(jnp.float32), jnp.dtype(jnp.bfloat16)):
+        raise ValueError(f"matmul dtype {dtype} is not one the networks compute in; they "
+                         "compute in float32 or bfloat16")
+    return found
+
+
+def mlp(layers: Layers, x: jax.Array, matmul_dtype=jnp.float32) -> jax.Array:
+    """The network's output for `x` (`[..., in]`): tanh after every layer but the last. Its
+    matrix products read float32, or with `matmul_dtype=jnp.bfloat16` their inputs rounded to
+    bfloat16 and summed in float32, forward and backward (:mod:`.bfloat16`: 1.5 times as fast
+    a gradient on this machine's CPU).
+
+    >>> x, layers = jnp.array([[1.0, 1 / 3]]), [{"w": jnp.array([[1.0], [3.0]]), "b": jnp.zeros(1)}]
+    >>> float(mlp(layers, x)[0, 0]), float(mlp(layers, x, jnp.bfloat16)[0, 0])
+    (2.0, 2.001953125)
+    """
+    if check_matmul_dtype(matmul_dtype) == jnp.bfloat16:
+        rows = x.reshape(-1, x.shape[-1])
+        out = bfloat16.mlp(tuple(layer["w"] for layer in layers),
+                           tuple(layer["b"] for layer in layers), rows)
+        return out.reshape(*x.shape[:-1], out.shape[-1])
     for layer in layers[:-1]:
         x = jnp.tanh(x @ layer["w"] + layer["b"])
     return x @ layers[-1]["w"] + layers[-1]["b"]
@@ -70,15 +104,17 @@ def init_params(key: jax.Array, obs_size: int, num_actions: int, hidden: list[in
             "critic": init_mlp(kc, [obs_size + hidden_info, *hidden, 1], 1.0)}
 
 
-def critic_value(critic: Layers, obs: jax.Array, hidden_info: jax.Array) -> jax.Array:
+def critic_value(critic: Layers, obs: jax.Array, hidden_info: jax.Array,
+                 matmul_dtype=jnp.float32) -> jax.Array:
     """The value network on a batch of observations (`[B, D]`) and the hidden information it
     may see (`[B, H]`, `H` may be 0): one value per row."""
-    return mlp(critic, jnp.concatenate([obs, hidden_info], axis=-1))[:, 0]
+    return mlp(critic, jnp.concatenate([obs, hidden_info], axis=-1), matmul_dtype)[:, 0]
 
 
-def masked_logits(actor: Layers, obs: jax.Array, mask: jax.Array) -> jax.Array:
+def masked_logits(actor: Layers, obs: jax.Array, mask: jax.Array,
+                  matmul_dtype=jnp.float32) -> jax.Array:
     """The actor's logits with the illegal actions (`mask` false) at `MASKED_LOGIT`."""
-    return jnp.where(mask, mlp(actor, obs), MASKED_LOGIT)
+    return jnp.where(mask, mlp(actor, obs, matmul_dtype), MASKED_LOGIT)
 
 
 def sample_actions(key: jax.Array, logits: jax.Array, group: int = 4) -> jax.Array:

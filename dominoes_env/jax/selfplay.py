@@ -42,7 +42,7 @@ from dominoes_env.obs import DEFAULT_VERSION, VERSIONS
 
 from .env import make
 from .game import rows_of
-from .networks import masked_logits, sample_actions
+from .networks import check_matmul_dtype, masked_logits, sample_actions
 from .policies import greedy_policy, random_policy
 
 #: the opponent kinds, in the order of their codes (`Games.opp`)
@@ -118,7 +118,11 @@ class SelfPlay:
     probable legal action, as `agents.ppo` does. Every seat reads observation version
     `obs_version`; rewards are `score_delta` points times `reward_scale`. A share
     `match_scores` of the new hands is dealt at a random match score instead of 0-0.
-    `full_critic` makes `hidden_info` return what a perfect-information critic sees."""
+    `full_critic` makes `hidden_info` return what a perfect-information critic sees.
+    `matmul_dtype` is how the current policy and its snapshots compute their layers
+    (`dominoes_env.jax.networks.matmul`: the learner's own setting, so that its opponents play
+    the policy it samples from); the fixed policy is always played in float32, as `agents.ppo`
+    plays it."""
 
     #: the highest random start is this far below the target: the plays before the learner's
     #: first move of a hand score far less, so a new game rarely ends before the learner has
@@ -128,7 +132,8 @@ class SelfPlay:
     def __init__(self, rules: RuleConfig, num_envs: int, *,
                  opponents: Mapping[str, float] | None = None, fixed_actor=None,
                  obs_version: int = DEFAULT_VERSION, reward_scale: float = 0.05,
-                 match_scores: float = 0.0, full_critic: bool = False):
+                 match_scores: float = 0.0, full_critic: bool = False,
+                 matmul_dtype=jnp.float32):
         if not isinstance(rules, RuleConfig):
             raise TypeError(f"rules must be a RuleConfig, not {type(rules).__name__}")
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
@@ -159,6 +164,7 @@ class SelfPlay:
         self.obs_size = self.env.observation_shape[0]
         self.num_actions = self.env.num_actions
         self.full_critic = full_critic
+        self.matmul_dtype = check_matmul_dtype(matmul_dtype)
         # what the perfect-information critic sees: n - 1 hands, the boneyard and its order
         self.hidden_size = (tables.n + 1) * tables.T if full_critic else 0
         self.other_seats = jnp.asarray(tables.rel_seats[:, 1:])  # [seat, k - 1]: seat + k
@@ -230,9 +236,10 @@ class SelfPlay:
             s = jax.tree.map(lambda x, a=a, b=b: x[a:b], games.state)
             obs, mask = s.observation, s.legal_action_mask
             if kind == OPP_SELF:
-                act = sample_actions(k, masked_logits(actor, obs, mask))
+                act = sample_actions(k, masked_logits(actor, obs, mask, self.matmul_dtype))
             elif kind == OPP_SNAPSHOT:
-                act = sample_actions(k, masked_logits(frozen_actor, obs, mask))
+                act = sample_actions(k, masked_logits(frozen_actor, obs, mask,
+                                                      self.matmul_dtype))
             elif kind == OPP_GREEDY:
                 act = jax.vmap(lambda st: greedy_policy(self.env, st))(s)
             elif kind == OPP_RANDOM:

@@ -77,6 +77,24 @@ def test_resume_continues_the_step_count(run):
         assert json.loads(str(data["meta"]))["steps"] == 96
 
 
+def test_a_run_made_before_matmul_existed_resumes_and_a_bfloat16_resume_is_refused(
+        run, tmp_path, capsys):
+    """``--matmul`` came after runs were made: their markers have no ``matmul``, which means
+    float32; resuming such a run in bfloat16 changes its arithmetic, a setting, so it is
+    refused as any other change is."""
+    import shutil
+
+    old = tmp_path / "old"
+    shutil.copytree(run, old)
+    marker = json.loads((old / "run.json").read_text())
+    assert "matmul" not in marker["settings"]  # float32 is left out, as before the flag
+    resume = [*TINY, "--seed", "3", "--out", str(old), "--resume", str(old / "checkpoint.npz")]
+    assert main([*resume, "--total-steps", "128", "--eval-every", "0"]) == 0
+    capsys.readouterr()
+    assert main([*resume, "--total-steps", "160", "--matmul", "bfloat16"]) == 2
+    assert "matmul: None there, 'bfloat16' now" in capsys.readouterr().err
+
+
 def test_a_resume_at_its_total_steps_says_it_trains_nothing(run, tmp_path, capsys):
     """A checkpoint at or past --total-steps trained nothing and said "trained 300,000 steps"
     for --total-steps 200000, in silence; each such resume appended another eval.csv row for
@@ -166,6 +184,28 @@ def test_same_seed_same_policy(tmp_path, capsys):
             np.testing.assert_array_equal(a[key], b[key])
 
 
+def test_tiny_run_in_bfloat16_exports_a_float32_policy_close_to_its_network(tmp_path):
+    """``--matmul bfloat16``: the rollout, its opponents and the update compute their products
+    from bfloat16 inputs; the policy file holds the float32 weights, which ``agents.ppo``
+    plays in float32 (its logits within bfloat16's rounding of the network's)."""
+    import jax.numpy as jnp
+
+    out = tmp_path / "bf16"
+    assert main([*TINY, "--eval-every", "0", "--matmul", "bfloat16", "--out", str(out)]) == 0
+    assert json.loads((out / "config.json").read_text())["matmul"] == "bfloat16"
+    with np.load(out / "policy.npz") as stored:
+        assert all(stored[k].dtype == np.float32 for k in ("w0", "b0", "action_w", "action_b"))
+    policy = NumpyPolicy(out / "policy.npz")
+    layers = [*policy.layers, (policy.action_w, policy.action_b)]
+    actor = [{"w": jnp.asarray(w), "b": jnp.asarray(b)} for w, b in layers]
+    obs = np.random.default_rng(0).random((5, policy.obs_size)).astype(np.float32)
+    np.testing.assert_allclose(policy.logits(obs), np.asarray(mlp(actor, obs, jnp.bfloat16)),
+                               rtol=0.05, atol=0.05)
+    result = play_match([make_agent(f"ppo:{out / 'policy.npz'}"), "greedy"],
+                        RuleConfig(target_score=50), seed=4)
+    assert result.winner in (0, 1)
+
+
 @pytest.mark.parametrize("flags, message", [
     (["--num-envs", "0"], "num_envs=0 is out of range; allowed: 1..2147483647"),
     (["--net", "abc"], "net='abc'"),
@@ -173,6 +213,7 @@ def test_same_seed_same_policy(tmp_path, capsys):
     (["--num-envs", "3", "--num-minibatches", "2", "--num-steps", "1"], "not divisible"),
     (["--players", "5"], "num_players=5"),
     (["--critic", "oracle"], "invalid choice: 'oracle'"),
+    (["--matmul", "float16"], "invalid choice: 'float16'"),
     (["--obs-version", "1"], "observation version 1 is not one the JAX game serves; it serves "
                              "2, 3, 4"),
     (["--resume", "no/such/checkpoint.npz"], "no such checkpoint file"),

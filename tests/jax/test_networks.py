@@ -1,0 +1,100 @@
+"""The networks with bfloat16 products (``mlp(layers, x, jnp.bfloat16)``, written in
+``dominoes_env.jax.bfloat16`` with a hand-written gradient): each product is that of the inputs
+rounded to bfloat16, summed in float32; the gradient, for every layer and the input, is the
+float32 gradient up to that rounding; anything but float32 and bfloat16 is refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+import jax.numpy as jnp  # noqa: E402
+
+from dominoes_env.jax.networks import (  # noqa: E402
+    check_matmul_dtype,
+    critic_value,
+    init_params,
+    masked_logits,
+    mlp,
+)
+
+
+def _rounded(x) -> np.ndarray:
+    """``x`` rounded to bfloat16, as float64 (every bfloat16 value is one exactly)."""
+    return np.asarray(jnp.asarray(x, jnp.float32).astype(jnp.bfloat16).astype(jnp.float32),
+                      np.float64)
+
+
+def _layers(sizes: list[int], seed: int = 0) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    return [{"w": jnp.asarray(rng.normal(size=(a, b)) / np.sqrt(a), jnp.float32),
+             "b": jnp.asarray(rng.normal(size=b) * 0.1, jnp.float32)}
+            for a, b in zip(sizes[:-1], sizes[1:], strict=True)]
+
+
+def test_each_product_is_the_float32_sum_of_the_rounded_inputs():
+    """A network of two layers, forward: the hidden layer and the output, each from its input
+    and weights rounded to bfloat16 (their products are exact in float32: only the sums round)."""
+    layers = _layers([40, 24, 8])
+    x = np.random.default_rng(1).normal(size=(64, 40)).astype(np.float32)
+    hidden = np.tanh(_rounded(x) @ _rounded(layers[0]["w"]) + np.asarray(layers[0]["b"]))
+    want = _rounded(hidden) @ _rounded(layers[1]["w"]) + np.asarray(layers[1]["b"])
+    got = np.asarray(jax.jit(lambda x: mlp(layers, x, jnp.bfloat16))(x), np.float64)
+    np.testing.assert_allclose(got, want, rtol=0, atol=2e-3)  # tanh's float32, rounded again
+    assert np.abs(got - np.asarray(mlp(layers, x), np.float64)).max() > 1e-3  # it did round
+
+
+@pytest.mark.parametrize("sizes", [[40, 8], [40, 24, 8], [40, 32, 24, 1]])
+def test_the_gradient_of_every_layer_and_the_input_is_the_float32_one_up_to_rounding(sizes):
+    """The hand-written backward pass (feature-major, ``dominoes_env.jax.bfloat16``) against
+    JAX's float32 gradient of the same network, for one to three layers and an output of one
+    unit (the critic's); leading batch axes are flattened and restored."""
+    layers = _layers(sizes, seed=len(sizes))
+    rng = np.random.default_rng(2)
+    x = jnp.asarray(rng.normal(size=(4, 16, sizes[0])), jnp.float32)
+    target = jnp.asarray(rng.normal(size=(4, 16, sizes[-1])), jnp.float32)
+
+    def loss(layers, x, dtype):
+        return jnp.sum((mlp(layers, x, dtype) - target) ** 2)
+
+    full = jax.grad(loss, argnums=(0, 1))(layers, x, jnp.float32)
+    half = jax.jit(jax.grad(loss, argnums=(0, 1)), static_argnums=2)(layers, x, jnp.bfloat16)
+    assert jax.tree.structure(full) == jax.tree.structure(half)
+    for a, b in zip(jax.tree.leaves(full), jax.tree.leaves(half), strict=True):
+        assert a.shape == b.shape and b.dtype == jnp.float32
+        a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+        assert np.linalg.norm(a - b) <= 0.02 * np.linalg.norm(a)
+
+
+def test_a_ppo_like_gradient_in_bfloat16_is_close_to_float32():
+    params = init_params(jax.random.PRNGKey(0), 234, 112, [64, 64])
+    rng = np.random.default_rng(2)
+    obs = (rng.random((256, 234)) < 0.2).astype(np.float32)
+    mask = rng.random((256, 112)) < 0.1
+    mask[:, 0] = True
+    action = jnp.asarray(np.argmax(mask, axis=1))
+
+    def loss(params, dtype):
+        logp = jax.nn.log_softmax(masked_logits(params["actor"], obs, mask, dtype))
+        value = critic_value(params["critic"], obs, jnp.zeros((256, 0)), dtype)
+        return -jnp.take_along_axis(logp, action[:, None], 1).mean() + (value ** 2).mean()
+
+    full = jax.grad(loss)(params, jnp.float32)
+    half = jax.jit(jax.grad(loss), static_argnums=1)(params, jnp.bfloat16)
+    for a, b in zip(jax.tree.leaves(full), jax.tree.leaves(half), strict=True):
+        a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+        assert np.linalg.norm(a - b) <= 0.02 * np.linalg.norm(a) + 1e-7
+
+
+@pytest.mark.parametrize("dtype", ["float16", jnp.float64, "int32", "no such dtype", None])
+def test_only_float32_and_bfloat16_are_computed_in(dtype):
+    with pytest.raises(ValueError, match="they compute in float32 or bfloat16"):
+        check_matmul_dtype(dtype)
+    with pytest.raises(ValueError, match="is not one the networks compute in"):
+        mlp(_layers([2, 2]), jnp.ones((2, 2)), dtype)
+
+
+def test_both_dtypes_are_named_by_any_spelling():
+    assert check_matmul_dtype("bfloat16") == jnp.bfloat16
+    assert check_matmul_dtype(np.float32) == jnp.float32
