@@ -224,7 +224,8 @@ def jax_flags(args) -> list[str]:
             str(args.epochs), "--net", args.net, "--total-steps",
             str(steps * (args.warmup + args.updates)), "--eval-every", "0", "--eval-matches",
             "1", "--checkpoint-every", str(10 ** 12), "--time-limit", "0", "--no-progress",
-            "--matmul", args.jax_matmul, *[x for kind, share in mix.items() for x in (f"--opp-{kind}", f"{share:g}")]]
+            "--matmul", args.jax_matmul,
+            *[x for kind, share in mix.items() for x in (f"--opp-{kind}", f"{share:g}")]]
 
 
 def ppo_flags(args) -> list[str]:
