@@ -280,7 +280,7 @@ def build_dataset(config: TournamentConfig, out: str | os.PathLike, *, workers: 
     folder = out / DECISIONS_DIR
     if os.path.lexists(folder) and not (folder.is_dir() and not folder.is_symlink()):
         raise ValueError(f"{str(folder)!r} is not a folder; the decision arrays go there: "
-                         "remove it, or use another --out")  # found before the games, not after
+                         "remove it, or use another output folder")  # found before the games
     run = run_tournament(config, out, workers=workers, progress=progress, save_records=True,
                          before_writing=before_writing)
     counts = write_decisions(out, config)
@@ -603,8 +603,9 @@ def load_decisions(path: str | os.PathLike, *, agent: str | None = None,
     if info.get("complete") is False:
         warnings.warn(IncompleteDatasetWarning(
             f"{path} is incomplete: it holds {info['matches']:,} matches, not all its "
-            "schedule's (python -m experiments.make_dataset was interrupted); run that "
-            f"command again with the same arguments and --out {path} to finish it"),
+            "schedule's (python -m experiments.make_dataset or build_dataset was "
+            "interrupted); run it again with the same arguments and the output folder "
+            f"{path} to finish it"),
             stacklevel=2)
     shards = sorted((path / DECISIONS_DIR).glob("decisions-*.npz"))
     if not shards:

@@ -298,7 +298,8 @@ def test_the_default_panel_is_the_issues():
 def test_a_card_folder_is_resumed_or_replaced_only_when_asked(tmp_path):
     config = tiny(tables=["2p"])
     run_card(config, tmp_path, progress=False)
-    with pytest.raises(BenchmarkDirError, match="pass --resume to continue it, --overwrite"):
+    with pytest.raises(BenchmarkDirError,
+                       match=r"pass resume=True \(--resume\) to continue it, overwrite=True"):
         run_card(config, tmp_path, progress=False)
     with pytest.raises(BenchmarkDirError, match="seed: 3 there, 4 now"):
         run_card(tiny(tables=["2p"], seed=4), tmp_path, resume=True, progress=False)
@@ -538,3 +539,18 @@ def test_a_card_is_not_resumed_with_a_replaced_policy_file(tmp_path):
     assert matches.read_text() == lines[0]  # nothing played
     shutil.copy(first, policy)  # put back: it resumes
     assert run_card(config, out, resume=True, progress=False).played == len(lines) - 1
+
+
+def test_run_card_into_a_file_names_no_flag(tmp_path):
+    """``run_card`` called from Python with ``out`` a regular file said "--out '...' is a
+    file, not a folder": a flag its caller never typed. The refusal names the path and no
+    flag."""
+    out = tmp_path / "card"
+    out.write_text("not a folder")
+    with pytest.raises(BenchmarkDirError) as refused:
+        run_card(tiny(tables=["2p"]), out, progress=False)
+    assert isinstance(refused.value, ValueError)
+    message = str(refused.value)
+    assert "--out" not in message and repr(str(out)) in message, message
+    assert "is a file, not a folder" in message, message
+    assert out.read_text() == "not a folder"

@@ -753,7 +753,7 @@ def test_a_file_where_a_run_keeps_a_folder_is_refused_before_the_games(tmp_path,
     err = capsys.readouterr().err
     assert err == f"error: {str(out / name)!r} is not a folder; " + {
         "records": "the game records go there", "decisions": "the decision arrays go there"}[
-        name] + ": remove it, or use another --out\n"
+        name] + ": remove it, or use another output folder\n"
     assert os.listdir(out) == [name]
 
 

@@ -219,7 +219,8 @@ def test_results_without_their_config_say_every_way_on(tmp_path, capsys):
     capsys.readouterr()
     assert main(args) == 2
     err = capsys.readouterr().err
-    assert "but no config.json" in err and "--overwrite" in err and "another --out" in err
+    assert "but no config.json" in err and "--overwrite" in err
+    assert "another output folder" in err
     assert main([*args, "--overwrite"]) == 0
 
 
@@ -404,7 +405,7 @@ def test_demo_runs_and_prints_the_table(tmp_path, capsys):
     # an older demo is replaced only with --overwrite (a demo resumes as its tournament does,
     # and a folder without the run's config.json cannot be resumed)
     assert demo.main(argv) == 2
-    assert "with --overwrite" in capsys.readouterr().err
+    assert "with overwrite=True (--overwrite)" in capsys.readouterr().err
     assert (tmp_path / MATCHES_FILE).read_text() == "left over from an older demo\n"
     assert demo.main([*argv, "--overwrite"]) == 0
     assert "agents, best rated first" in capsys.readouterr().out
@@ -430,3 +431,22 @@ def test_a_closed_output_is_one_line_and_status_2_and_the_results_are_kept(tmp_p
     assert proc.returncode == 2 and "Traceback" not in err, err
     assert err.strip().splitlines()[-1].startswith("error: standard output was closed"), err
     assert (tmp_path / "run" / MATCHES_FILE).read_text().count("\n") == 2
+
+
+@pytest.mark.parametrize("own_folder", [True, False])
+def test_run_tournament_into_a_file_names_no_flag(tmp_path, own_folder):
+    """``run_tournament`` called from Python with ``out`` a regular file said "--out '...' is
+    a file, not a directory": a flag its caller never typed. The refusal names the path and
+    no flag, whether run_tournament checks its folder itself or a caller did
+    (``before_writing``)."""
+    out = tmp_path / "results"
+    out.write_text("not a folder")
+    config = TournamentConfig(["random", "greedy"], RuleConfig(target_score=20), matches=1)
+    kwargs = {} if own_folder else {"before_writing": lambda: None}
+    with pytest.raises(TournamentDirError) as refused:
+        run_tournament(config, out, progress=False, **kwargs)
+    assert isinstance(refused.value, ValueError)
+    message = str(refused.value)
+    assert "--out" not in message and repr(str(out)) in message, message
+    assert "is a file, not a folder" in message, message
+    assert out.read_text() == "not a folder"

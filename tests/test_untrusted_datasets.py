@@ -233,8 +233,8 @@ def test_an_incomplete_dataset_is_read_with_a_warning_saying_how_to_finish_it(ds
         assert len(load_decisions(ds)["action"]) == len(complete["action"])
     assert [str(w.message) for w in caught] == [
         f"{ds} is incomplete: it holds 2 matches, not all its schedule's (python -m "
-        "experiments.make_dataset was interrupted); run that command again with the same "
-        f"arguments and --out {ds} to finish it"]
+        "experiments.make_dataset or build_dataset was interrupted); run it again with the "
+        f"same arguments and the output folder {ds} to finish it"]
     pytest.importorskip("torch")
     from experiments.train_ppo import TrainConfig, bc_dataset_demonstrations
 

@@ -175,10 +175,10 @@ def prepare_dir(out: Path, config: BenchmarkConfig, *, resume: bool, overwrite: 
     ``resume``; anything a card writes already there only with ``overwrite`` (it is removed
     first). :class:`BenchmarkDirError` otherwise; then ``benchmark.json`` is written."""
     if resume and overwrite:
-        raise BenchmarkDirError("--resume continues a card and --overwrite starts it again: "
-                                "pass one")
+        raise BenchmarkDirError("resume=True (--resume) continues a card and overwrite=True "
+                                "(--overwrite) starts it again: pass one")
     if out.exists() and not out.is_dir():
-        raise BenchmarkDirError(f"--out {str(out)!r} is a file, not a folder")
+        raise BenchmarkDirError(f"the output folder {str(out)!r} is a file, not a folder")
     path = out / CONFIG_FILE
     wanted = _stored(config)
     ours = [n for n in OUTPUT_NAMES if os.path.lexists(out / n)]
@@ -187,25 +187,26 @@ def prepare_dir(out: Path, config: BenchmarkConfig, *, resume: bool, overwrite: 
     elif resume:
         if not path.is_file():
             raise BenchmarkDirError(f"{out} holds no benchmark card to resume ({CONFIG_FILE} "
-                                    "is missing); leave out --resume to start one")
+                                    "is missing); leave out resume (--resume) to start one")
         try:
             old = parse_json(path.read_text())
         except (OSError, ValueError, RecursionError) as err:
-            raise BenchmarkDirError(f"{path} is unreadable ({err}); use --overwrite or another "
-                                    "--out") from None
+            raise BenchmarkDirError(f"{path} is unreadable ({err}); use overwrite=True "
+                                    "(--overwrite) or another output folder") from None
         damage = _stored_damage(old)
         if damage:  # no command line gives it: not to be "repeated" to resume it
             raise BenchmarkDirError(f"{path} is no card this version can resume ({damage}); "
-                                    "use --overwrite or another --out")
+                                    "use overwrite=True (--overwrite) or another output folder")
         if old != wanted:
             raise BenchmarkDirError(f"{out} holds a card with other arguments "
                                     f"({_differences(old, wanted)}); repeat them to resume it, "
-                                    "or use --overwrite or another --out")
+                                    "or use overwrite=True (--overwrite) or another output folder")
         return
     elif ours:
         raise BenchmarkDirError(f"{out} holds a benchmark card already ({', '.join(ours)}); "
-                                "pass --resume to continue it, --overwrite to start again, or "
-                                "choose another --out")
+                                "pass resume=True (--resume) to continue it, overwrite=True "
+                                "(--overwrite) to start again, or choose another output "
+                                "folder")
     out.mkdir(parents=True, exist_ok=True)
     with atomic_write(path) as f:
         f.write(json.dumps(wanted, indent=2) + "\n")

@@ -360,13 +360,13 @@ def _describe_mismatch(old: dict, new: dict) -> str:
 def prepare_dir(out: Path, config: TournamentConfig) -> None:
     """Create ``out`` with this run's ``config.json``, or check that an existing one matches."""
     if out.exists() and not out.is_dir():
-        raise TournamentDirError(f"--out {str(out)!r} is a file, not a directory")
+        raise TournamentDirError(f"the output folder {str(out)!r} is a file, not a folder")
     out.mkdir(parents=True, exist_ok=True)
     for name in (CONFIG_FILE, MATCHES_FILE):  # a FIFO would block the run, a link to /dev/zero
         here = out / name                      # fill the memory, a link to a file append to it
         if os.path.lexists(here) and not (here.is_file() and not here.is_symlink()):
             raise TournamentDirError(f"{str(here)!r} is {path_kind(here)}, not a regular "
-                                     "file; remove it, or use another --out")
+                                     "file; remove it, or use another output folder")
     path = out / CONFIG_FILE
     wanted = config.to_dict()
     files = agent_files(config.agents)
@@ -382,7 +382,8 @@ def prepare_dir(out: Path, config: TournamentConfig) -> None:
             if not isinstance(old, dict):
                 raise ValueError("not a JSON object")
         except (OSError, ValueError, RecursionError) as err:
-            raise TournamentDirError(f"{path} is unreadable ({err}); use another --out") from None
+            raise TournamentDirError(f"{path} is unreadable ({err}); use another output "
+                                     "folder") from None
         if AGENT_FILES not in old:  # a run started before config.json held them: unchecked
             wanted.pop(AGENT_FILES, None)
         changed = _changed_agent_files(old.get(AGENT_FILES), wanted.get(AGENT_FILES))
@@ -391,19 +392,19 @@ def prepare_dir(out: Path, config: TournamentConfig) -> None:
                 f"{out} holds a tournament whose agents read {changed}, and that file changed "
                 "since the run started (its sha256 differs): resumed, the same agent name "
                 "would stand for two players; put the file back to resume it, or choose "
-                "another --out directory")
+                "another output folder")
         if old != wanted:
             raise TournamentDirError(
                 f"{out} holds a tournament with different arguments "
                 f"({_describe_mismatch(old, wanted)}). "
-                "Repeat the original arguments to resume it, or choose another --out directory."
+                "Repeat the original arguments to resume it, or choose another output folder."
             )
         return
     if (out / MATCHES_FILE).exists():
         raise TournamentDirError(
             f"{out} has {MATCHES_FILE} but no {CONFIG_FILE}: its arguments are unknown, so its "
             f"matches cannot be resumed; put {CONFIG_FILE} back, start afresh there with "
-            "--overwrite, or use another --out"
+            "overwrite=True (--overwrite), or use another output folder"
         )
     with atomic_write(path) as f:
         f.write(json.dumps(wanted, indent=2) + "\n")
@@ -495,14 +496,14 @@ def load_records(path: Path, schedule: Schedule, num_sides: int) -> list[dict]:
         except DuplicateKeyError as err:  # another reader may take the other value
             raise TournamentDirError(f"{path}:{number} is not a match record of this tournament "
                                      f"({err}); the file is damaged: remove that line, or use "
-                                     "another --out") from None
+                                     "another output folder") from None
         except (ValueError, RecursionError):
             rec = None
         problem = _line_problem(rec, jobs, num_sides)
         if problem:
             raise TournamentDirError(
                 f"{path}:{number} is not a match record of this tournament ({problem}); the "
-                "file is damaged: remove that line, or use another --out") from None
+                "file is damaged: remove that line, or use another output folder") from None
         seen = records.setdefault(rec["key"], rec)
         if seen is rec:
             first[rec["key"]] = number
@@ -510,7 +511,7 @@ def load_records(path: Path, schedule: Schedule, num_sides: int) -> list[dict]:
             raise TournamentDirError(
                 f"{path}:{number} is a second record of match {short_repr(rec['key'])}, unlike "
                 f"the first (line {first[rec['key']]}); the file is damaged: remove the wrong "
-                "line, or use another --out")
+                "line, or use another output folder")
     return sorted(records.values(), key=lambda r: r["index"])
 
 
@@ -659,7 +660,7 @@ def run_tournament(
     if save_records and os.path.lexists(out / RECORDS_DIR) and not (
             (out / RECORDS_DIR).is_dir() and not (out / RECORDS_DIR).is_symlink()):
         raise TournamentDirError(f"{str(out / RECORDS_DIR)!r} is not a folder; the game records "
-                                 "go there: remove it, or use another --out")
+                                 "go there: remove it, or use another output folder")
     joined = False
     if ray_address:  # joined before anything is written: an address where no Ray cluster
         from ..ray_cluster import init_ray  # runs ('auto' with none) left a run folder behind
