@@ -92,20 +92,24 @@ def ppo_flops_per_step(obs_size: int, hidden: list[int], num_actions: int, epoch
     return total
 
 
-def matmul_gflops(seconds: float = 1.0) -> float:
-    """GFLOP per CPU-second of a jitted float32 ``[1024, 256] @ [256, 256]`` product with tanh,
-    the update's commonest shape: what this CPU does now with the update's arithmetic."""
+def matmul_gflops(seconds: float = 1.0, dtype: str = "float32") -> float:
+    """GFLOP per CPU-second of a jitted ``[1024, 256] @ [256, 256]`` product with tanh, the
+    update's commonest shape, as ``train_jax --matmul dtype`` computes it: what this CPU does
+    now with the update's arithmetic."""
     import jax
     import jax.numpy as jnp
     import numpy as np
 
+    from dominoes_env.jax.networks import mlp
+
     a = jnp.asarray(np.random.default_rng(0).random((1024, 256)), jnp.float32)
     b = jnp.asarray(np.random.default_rng(1).random((256, 256)), jnp.float32) / 256
-    f = jax.jit(lambda a, b: jnp.tanh(a @ b) @ b)
-    f(a, b).block_until_ready()
+    layers = [{"w": b, "b": jnp.zeros(256)}] * 2  # tanh(a @ b) @ b
+    f = jax.jit(lambda a: mlp(layers, a, jnp.dtype(dtype)))
+    f(a).block_until_ready()
     runs, cpu = 0, time.process_time()
     while time.process_time() - cpu < seconds:
-        f(a, b).block_until_ready()
+        f(a).block_until_ready()
         runs += 1
     return runs * 2 * 2 * 1024 * 256 * 256 / (time.process_time() - cpu) / 1e9
 
@@ -411,12 +415,13 @@ def _run(args, hidden: list[int]) -> int:
         rules = RuleConfig()
         flops = ppo_flops_per_step(observation_spec().layout(rules).size, hidden,
                                    rules.num_tiles * 4, args.epochs)
-        peak = matmul_gflops()
+        peak = matmul_gflops(dtype=args.jax_matmul)
         gflops = {r.name: round(r.median(args.warmup, "cpu") * flops / 1e9, 1)
                   for r in (jax_run, ppo_run)}
         print(f"network arithmetic: {flops / 1e6:.2f} MFLOP per step; GFLOP per CPU-second "
               + ", ".join(f"{k} {v}" for k, v in gflops.items())
-              + f"; a plain jitted matmul of the update's shape here: {peak:.1f}")
+              + f"; a plain jitted matmul of the update's shape here ({args.jax_matmul}): "
+              f"{peak:.1f}")
         result.update(gflop_per_cpu_s=gflops, matmul_gflop_per_cpu_s=round(peak, 1))
     load_end = load_average()
     print(load_line("end", load_end))

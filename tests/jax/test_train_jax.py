@@ -551,6 +551,18 @@ def test_docstring_examples(name):
     assert result.attempted > 0 and result.failed == 0
 
 
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_bench_training_gives_train_jax_its_products_and_times_them_alike(dtype):
+    """``--jax-matmul`` reaches train_jax as ``--matmul``, and the network-arithmetic line
+    times a plain product computed the same way (a float32 peak beside bfloat16 products
+    understated how near the peak they run)."""
+    from experiments.bench_training import build_parser, jax_flags, matmul_gflops
+
+    flags = jax_flags(build_parser().parse_args(["--jax-matmul", dtype]))
+    assert flags[flags.index("--matmul") + 1] == dtype
+    assert matmul_gflops(0.05, dtype) > 0
+
+
 def test_bench_training_runs_both_trainers_as_commands(capsys):
     """The benchmark's own code path at a tiny size: each trainer runs as its own command and
     reports its updates' seconds; the JSON last line has the figures the docs quote."""
