@@ -55,6 +55,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dominoes_env.cli_support import (
+    MATMUL_DTYPES,
     CommandError,
     OneLineParser,
     ascii_int,
@@ -64,7 +65,6 @@ from dominoes_env.cli_support import (
 )
 from dominoes_env.optional import require
 from dominoes_env.throughput import load_average, load_line
-from experiments.train_jax import MATMUL_DTYPES
 
 TARGET_RATIO = 4.0  #: per CPU-second (issue 34)
 #: the opponents of both trainers: kind -> share of the games ("network": a copy of the

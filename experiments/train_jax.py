@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from dominoes_env.cli_support import (
+    MATMUL_DTYPES,
     MAX_MATCHES,
     check_config,
     check_fits_in_memory,
@@ -72,8 +73,6 @@ from dominoes_env.policy_format import PolicyFileError, hidden_sizes
 #: where a new run goes without --out
 DEFAULT_OUT = "runs/jax"
 CRITICS = ("obs", "full")  #: what the value network may see (``--critic``)
-#: what the networks' matrix products read (``--matmul``: :func:`dominoes_env.jax.networks.matmul`)
-MATMUL_DTYPES = ("float32", "bfloat16")
 #: memory one game of the JAX twin holds, with its opponents' slots, rounded up (an estimate for
 #: the memory check: a state is a few hundred bytes of arrays)
 BYTES_PER_GAME = 4096
@@ -243,7 +242,7 @@ class Config:
                              f"{self.snapshots:,}")
 
     def matmul_dtype(self):
-        """``--matmul`` as the dtype :func:`dominoes_env.jax.networks.matmul` takes."""
+        """``--matmul`` as the dtype :func:`dominoes_env.jax.networks.mlp` takes."""
         import jax.numpy as jnp
 
         return jnp.dtype(self.matmul)

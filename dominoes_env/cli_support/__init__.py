@@ -41,6 +41,7 @@ from .eval_log import (
     keep_numeric_rows,
 )
 from .flags import (
+    MATMUL_DTYPES,
     MAX_MATCHES,
     MAX_TRAINER_SEED,
     MIN_SECONDS,
@@ -118,6 +119,7 @@ __all__ = [
     "MIN_SECONDS",
     "MAX_TRAINER_SEED",
     "MAX_MATCHES",
+    "MATMUL_DTYPES",
     "ascii_int",
     "ascii_float",
     "positive_seconds",

@@ -3,7 +3,8 @@
 - :class:`OneLineParser`: an ``ArgumentParser`` whose usage errors are one line, status 2;
 - the ``argparse`` types of numbers (:func:`ascii_int`, :func:`ascii_float`,
   :func:`positive_seconds`, :func:`seed_value`) and the limits of the flags that share them
-  (:data:`MIN_SECONDS`, :data:`MAX_TRAINER_SEED`, :data:`MAX_MATCHES`);
+  (:data:`MIN_SECONDS`, :data:`MAX_TRAINER_SEED`, :data:`MAX_MATCHES`), and the dtypes the JAX
+  trainers' products may read (:data:`MATMUL_DTYPES`);
 - a program's configuration dataclass as its flags: :func:`config_field` declares a field and
   the values it allows, :func:`check_config` holds a dataclass built in Python to them, and
   :func:`config_parser` makes the flags that hold the command line to them;
@@ -66,6 +67,11 @@ MAX_TRAINER_SEED = 2**32 - 1
 #: the most matches an evaluation flag (a trainer's --eval-matches) may ask for: more would not
 #: end (10**11 evaluation matches at step 0 of train_jax ran with no output until killed)
 MAX_MATCHES = 10**7
+
+
+#: what the JAX trainers' network products may read (``train_jax --matmul``, ``bench_training
+#: --jax-matmul``): the names of the dtypes ``dominoes_env.jax.networks.mlp`` computes in
+MATMUL_DTYPES = ("float32", "bfloat16")
 
 
 def ascii_int(text: str) -> int:

@@ -120,7 +120,7 @@ class SelfPlay:
     `match_scores` of the new hands is dealt at a random match score instead of 0-0.
     `full_critic` makes `hidden_info` return what a perfect-information critic sees.
     `matmul_dtype` is how the current policy and its snapshots compute their layers
-    (`dominoes_env.jax.networks.matmul`: the learner's own setting, so that its opponents play
+    (`dominoes_env.jax.networks.mlp`: the learner's own setting, so that its opponents play
     the policy it samples from); the fixed policy is always played in float32, as `agents.ppo`
     plays it."""
 
