@@ -98,3 +98,17 @@ def test_only_float32_and_bfloat16_are_computed_in(dtype):
 def test_both_dtypes_are_named_by_any_spelling():
     assert check_matmul_dtype("bfloat16") == jnp.bfloat16
     assert check_matmul_dtype(np.float32) == jnp.float32
+
+
+@pytest.mark.parametrize("sizes, batch", [([3, 2, 4], 2), ([3, 2, 2, 1], 1), ([300, 1, 300], 9),
+                                          ([234, 256, 256, 112], 1)])
+def test_shapes_the_bfloat16_kernel_refuses_still_compile_and_run(sizes, batch):
+    """Products with a dimension of 1 or all dimensions under 8 go to XLA's other dot code,
+    which has no bfloat16 kernel: they must be converted, not fail at run time as a transpose
+    folded into a bfloat16 product's result did ("Unsupported element type for
+    DotThunk::Execute: BF16 x BF16 = F32")."""
+    layers = _layers(sizes)
+    x = jnp.ones((batch, sizes[0]))
+    grads = jax.jit(jax.grad(lambda layers: mlp(layers, x, jnp.bfloat16).sum()))(layers)
+    assert [g["w"].shape for g in grads] == [layer["w"].shape for layer in layers]
+    assert all(bool(jnp.isfinite(g["w"]).all()) for g in grads)
