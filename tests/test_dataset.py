@@ -198,24 +198,3 @@ def test_the_shipped_example_dataset_loads_and_agrees_with_its_records():
     assert size < 600_000, f"the example dataset grew to {size:,} bytes"
     data = dataset_demonstrations(EXAMPLE, "search", RuleConfig.from_dict(info["rules"]))
     assert len(data["actions"]) > 300
-
-
-@pytest.mark.parametrize("own_folder", [True, False])
-def test_build_dataset_into_a_file_names_no_flag(tmp_path, own_folder):
-    """``build_dataset`` called from Python with ``out`` a regular file was answered in the
-    command's words ("--out '...' is a file"): a flag its caller never typed. The refusal is
-    a ``ValueError`` naming the path and no flag, whether build_dataset checks its folder
-    itself or a caller did (``before_writing``)."""
-    from agents.datasets import build_dataset
-    from agents.tournament import TournamentConfig
-
-    out = tmp_path / "ds"
-    out.write_text("not a folder")
-    config = TournamentConfig(["random", "greedy"], RuleConfig(target_score=20), matches=1)
-    kwargs = {} if own_folder else {"before_writing": lambda: None}
-    with pytest.raises(ValueError) as refused:
-        build_dataset(config, out, progress=False, **kwargs)
-    message = str(refused.value)
-    assert "--out" not in message and repr(str(out)) in message, message
-    assert "is a file, not a folder" in message, message
-    assert out.read_text() == "not a folder"

@@ -433,19 +433,22 @@ def test_a_closed_output_is_one_line_and_status_2_and_the_results_are_kept(tmp_p
     assert (tmp_path / "run" / MATCHES_FILE).read_text().count("\n") == 2
 
 
+@pytest.mark.parametrize("writer", ["run_tournament", "build_dataset"])
 @pytest.mark.parametrize("own_folder", [True, False])
-def test_run_tournament_into_a_file_names_no_flag(tmp_path, own_folder):
-    """``run_tournament`` called from Python with ``out`` a regular file said "--out '...' is
-    a file, not a directory": a flag its caller never typed. The refusal names the path and
-    no flag, whether run_tournament checks its folder itself or a caller did
-    (``before_writing``)."""
+def test_a_writer_of_the_api_into_a_file_names_no_flag(tmp_path, writer, own_folder):
+    """``run_tournament`` or ``build_dataset`` called from Python with ``out`` a regular file
+    said "--out '...' is a file, not a directory": a flag its caller never typed. The refusal
+    is a ``ValueError`` naming the path and no flag, whether the writer checks its folder
+    itself or a caller did (``before_writing``), and the file is left as it was."""
+    from agents.datasets import build_dataset
+
     out = tmp_path / "results"
     out.write_text("not a folder")
     config = TournamentConfig(["random", "greedy"], RuleConfig(target_score=20), matches=1)
     kwargs = {} if own_folder else {"before_writing": lambda: None}
-    with pytest.raises(TournamentDirError) as refused:
-        run_tournament(config, out, progress=False, **kwargs)
-    assert isinstance(refused.value, ValueError)
+    write = run_tournament if writer == "run_tournament" else build_dataset
+    with pytest.raises(ValueError) as refused:
+        write(config, out, progress=False, **kwargs)
     message = str(refused.value)
     assert "--out" not in message and repr(str(out)) in message, message
     assert "is a file, not a folder" in message, message
