@@ -36,6 +36,10 @@ seconds, the settings, and the machine's load averages at the start and at the e
 (``load_average_start``, ``load_average_end``: 1, 5 and 15 minutes).
 
     python -m experiments.bench_training [--updates 5] [--jax-envs 256] [--ppo-envs 256]
+        [--jax-matmul bfloat16]
+
+``--jax-matmul bfloat16`` times ``train_jax --matmul bfloat16`` (its networks' products from
+bfloat16 inputs, summed in float32), which the matched line then names as a difference.
 
 Measured figures, with the command behind each: the docs' results page.
 """
