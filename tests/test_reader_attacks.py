@@ -501,7 +501,10 @@ def test_bench_jax_ctrl_c_while_compiling_is_one_line_and_status_130():
         time.sleep(delay)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=CHILD_TIMEOUT_S)
-        assert proc.returncode == 130, (delay, proc.returncode, line + err)
+        if proc.returncode != 130:  # the whole stderr: an assertion's repr cut the traceback of
+            # the one failure seen (status 1, 2026-12-05, a fresh clone's suite) to its ends
+            pytest.fail(f"status {proc.returncode} after a Ctrl-C {delay} s after the first "
+                        f"line; stderr:\n{(line + err).decode(errors='replace')}")
         # the benchmark compiles two loops, then times rounds, each announced on stderr: the
         # signal may come in either compilation (or, on a fast machine, in a round)
         lines = [x for x in err.decode().strip().splitlines()
