@@ -112,3 +112,12 @@ def test_shapes_the_bfloat16_kernel_refuses_still_compile_and_run(sizes, batch):
     grads = jax.jit(jax.grad(lambda layers: mlp(layers, x, jnp.bfloat16).sum()))(layers)
     assert [g["w"].shape for g in grads] == [layer["w"].shape for layer in layers]
     assert all(bool(jnp.isfinite(g["w"]).all()) for g in grads)
+
+
+def test_every_dtype_the_commands_offer_is_one_the_networks_compute_in():
+    """``cli_support.MATMUL_DTYPES`` (the flags' choices, read without JAX) and
+    ``check_matmul_dtype`` (the networks') name the same dtypes: held equal here."""
+    from dominoes_env.cli_support import MATMUL_DTYPES
+
+    assert {check_matmul_dtype(name) for name in MATMUL_DTYPES} == {
+        jnp.dtype(jnp.float32), jnp.dtype(jnp.bfloat16)}
