@@ -206,6 +206,12 @@ def note_stop_signal(signum: int) -> None:
         _STOPS_CAME.append(signum)
 
 
+def first_stop_signal() -> int | None:
+    """The first stop signal (SIGINT, SIGTERM, SIGHUP) that came since the running command began
+    watching (:func:`watch_stop_signals`); ``None`` where none came or none watches."""
+    return _STOPS_CAME[0] if _STOPS_CAME else None
+
+
 def stop_signal_came() -> bool:
     """Whether a ``KeyboardInterrupt`` caught now may be a real stop: a stop signal came since
     the running command began watching (:func:`watch_stop_signals`), or none watches (a

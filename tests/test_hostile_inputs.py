@@ -607,6 +607,52 @@ def test_a_second_sigterm_while_saving_does_not_cut_the_save(capsys):
     assert signal.getsignal(signal.SIGTERM) is before_term
 
 
+# -- a stop that surfaces as another exception ---------------------------------------------------
+@pytest.mark.parametrize("signame, status, line", [
+    ("SIGINT", 130, "error: interrupted\n"),
+    ("SIGTERM", 143, "error: stopped by SIGTERM\n"),
+])
+@pytest.mark.parametrize("chained", [True, False])
+def test_a_stop_that_a_library_turns_into_another_exception_is_the_stop(
+        capsys, signame, status, line, chained):
+    """``bench_jax`` interrupted while XLA compiled ended once in a JAX-filtered traceback,
+    status 1 (a fresh clone's suite): the Ctrl-C was raised inside code that turned it into
+    another exception. After a stop signal, an exception that is not a command's own error is
+    the stop's doing: one line and the stop's status, with or without the interruption kept in
+    the exception's chain."""
+    import signal
+    import time
+
+    from dominoes_env.cli_support import run_command
+
+    def body() -> int:
+        try:
+            os.kill(os.getpid(), getattr(signal, signame))
+            time.sleep(5)
+        except KeyboardInterrupt as stop:
+            if chained:
+                raise SystemError("returned a result with an exception set") from stop
+        raise RuntimeError("the library's own words for it")
+
+    assert run_command(body) == status
+    assert capsys.readouterr().err == line
+
+
+def test_an_exception_with_no_stop_signal_is_not_taken_for_one():
+    """An exception that carries a ``KeyboardInterrupt`` no signal sent (an agent raised it
+    itself) stays the error it is."""
+    from dominoes_env.cli_support import run_command
+
+    def body() -> int:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as stop:
+            raise ValueError("a bug") from stop
+
+    with pytest.raises(ValueError, match="a bug"):
+        run_command(body)
+
+
 # -- a policy file that is valid but not what it says --------------------------------------------
 @pytest.mark.parametrize("change, extra", [({"num_layers": 1}, "'b1', 'w1'"),
                                            ({"w9": [0.0]}, "'w9'")])

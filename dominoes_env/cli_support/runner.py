@@ -5,7 +5,9 @@ line on stderr and an exit status, never a traceback:
 
 - ``Ctrl-C`` (``KeyboardInterrupt``): ``interrupted`` and status 130; SIGTERM and SIGHUP (a
   closed terminal) are raised as :class:`Stopped` where the command is, so what saves work on a
-  Ctrl-C saves it on them too: ``stopped by SIGTERM`` (143), ``stopped by SIGHUP`` (129);
+  Ctrl-C saves it on them too: ``stopped by SIGTERM`` (143), ``stopped by SIGHUP`` (129); a
+  stop that a library turned into another exception (XLA's compiler, C code calling back into
+  Python) ends the same way;
 - standard output closed early (``| head``) or full (``> /dev/full``): the command does its
   work to the end (a trainer trains on), then one line, status 2, and no second complaint
   when Python flushes its streams on exit;
@@ -388,7 +390,13 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
     background = _BackgroundFileErrors()
     unhook = check_jax_start()
     try:
-        status = body()
+        try:
+            status = body()
+        except Exception as err:  # re-raised below unless a stop caused it
+            stop = _stop_behind(err, errors)
+            if stop is None:
+                raise
+            raise stop from err
         # the command has ended and said how: a stop now would end a finished run with
         # "interrupted", status 130, after its last line (restore() puts the handlers back)
         _ignore_signals("SIGINT", "SIGTERM", "SIGHUP")
@@ -447,6 +455,34 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
         restore()
         unquiet()
         loud()
+
+
+def _stop_behind(err: Exception,
+                 errors: tuple[type[BaseException], ...]) -> KeyboardInterrupt | None:
+    """The stop that ``err`` is the consequence of, or ``None``: where a stop signal came while
+    the command ran, an exception other than a command's own one-line errors (``CommandError``,
+    ``errors``, ``OSError``, which say what they say) is how the stop surfaced in someone else's
+    code. A Ctrl-C raised inside a library's C++ (XLA compiling: a JAX-filtered traceback and
+    status 1, once in a fresh clone's suite) or inside a Python callback that C code calls comes
+    back as another exception, often with the ``KeyboardInterrupt`` as its cause; the command
+    ends as the stop would have: one line, the stop's status."""
+    from ..startup import first_stop_signal
+
+    if isinstance(err, (CommandError, OSError, *errors)):
+        return None
+    signum = first_stop_signal()
+    if signum is None:
+        return None
+    link: BaseException | None = err
+    visited = set()
+    while link is not None and id(link) not in visited:  # the interruption, where it was kept
+        if isinstance(link, KeyboardInterrupt):
+            return link
+        visited.add(id(link))
+        link = link.__cause__ or link.__context__
+    import signal
+
+    return KeyboardInterrupt() if signum == signal.SIGINT else Stopped(signum)
 
 
 def _file_named(err: OSError) -> str | None:
