@@ -45,6 +45,7 @@ import numpy as np
 
 from dominoes_env.cli_support import (
     CommandError,
+    DefaultsHelpFormatter,
     OneLineParser,
     ascii_float,
     ascii_int,
@@ -234,7 +235,7 @@ def fit_actor(actor, data: dict[str, np.ndarray], epochs: int, batch_size: int, 
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="python -m experiments.expert_iteration",
                                 description=__doc__.split("\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                                formatter_class=DefaultsHelpFormatter)
     p.add_argument("--out", required=True, help="output directory (demos.npz, policy.npz, "
                    "policy.json, one folder per iteration after the first)")
     p.add_argument("--players", type=ascii_int, default=2, help="2, 3 or 4 (4: partnerships)")

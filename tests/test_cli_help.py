@@ -56,6 +56,22 @@ def test_every_flag_has_a_help_text(module_name, monkeypatch):
 
 
 @pytest.mark.parametrize("module_name", COMMANDS)
+def test_every_flag_names_its_default_at_most_once(module_name, monkeypatch):
+    """``--help`` read "(default: on with 4 players) (default: None)" and "(default: start a
+    local Ray) (default: None)": argparse's formatter appended the default to help texts that
+    already said it, and showed ``None``."""
+    for parser in _parsers(module_name, monkeypatch):
+        formatter = parser._get_formatter()
+        for action in parser._actions:
+            if action.help in (None, argparse.SUPPRESS):
+                continue
+            text = formatter._expand_help(action)
+            name = "/".join(action.option_strings) or action.dest
+            assert text.count("(default") <= 1, (parser.prog, name, text)
+            assert "(default: None)" not in text, (parser.prog, name, text)
+
+
+@pytest.mark.parametrize("module_name", COMMANDS)
 def test_an_unknown_flag_is_one_error_line_and_status_2(module_name, capsys):
     """Seven commands printed their whole usage (up to 33 lines) before this test."""
     if module_name in PROGRAM_NEEDS:

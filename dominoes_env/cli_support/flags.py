@@ -55,6 +55,18 @@ class OneLineParser(argparse.ArgumentParser):
             raise SystemExit(2) from None
 
 
+class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """``--help`` with each flag's default shown once: not where its help text already says it
+    (``"(default: on with 4 players)"`` was followed by ``"(default: None)"``), and not where
+    the default is ``None`` (no value: the help says what happens then)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default is None or "(default" in text:
+            return action.help
+        return super()._get_help_string(action)
+
+
 #: the shortest time :func:`positive_seconds` takes: a timed loop runs at least one round in it
 MIN_SECONDS = 0.001
 
@@ -266,7 +278,7 @@ def config_parser(cls: type, prog: str, description: str, epilog: str | None = N
     {'steps': 5, 'fast': True}
     """
     parser = OneLineParser(prog=prog, description=description, epilog=epilog,
-                           formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                           formatter_class=DefaultsHelpFormatter)
     for f in dataclasses.fields(cls):
         flag = "--" + f.name.replace("_", "-")
         default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
