@@ -9,6 +9,7 @@ import errno
 import importlib
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -795,11 +796,15 @@ def test_a_file_where_a_run_keeps_a_folder_is_refused_before_the_games(tmp_path,
             "--quiet", "--out", str(out)]
     main = {"tournament": lambda: tournament_main([*argv, "--no-plots", "--save-records"]),
             "make_dataset": lambda: dataset_main(argv)}[program]
-    assert main() == 2
+    try:
+        status = main()
+    except SystemExit as usage:  # make_dataset refuses its --out as a usage error
+        status = usage.code
+    assert status == 2
     err = capsys.readouterr().err
-    assert err == f"error: {str(out / name)!r} is not a folder; " + {
-        "records": "the game records go there", "decisions": "the decision arrays go there"}[
-        name] + ": remove it, or use another output folder\n"
+    assert err.count("\n") == 1, err
+    assert (f"--out {str(out)!r} holds {name!r}, a file where the run writes a folder; remove "
+            "it, pass --overwrite to replace the run, or name a new folder") in err, err
     assert os.listdir(out) == [name]
 
 
@@ -962,6 +967,48 @@ def test_every_programs_outputs_are_the_ones_overwrite_knows():
         module = importlib.import_module(f"experiments.{name}")
         extra = ("iteration[0-9]*",) if name == "expert_iteration" else ()
         assert PROGRAM_OUTPUTS[f"experiments.{name}"] == (*module.OUTPUTS, *extra), name
+
+
+def test_every_programs_folders_are_among_its_outputs():
+    """``OUTPUT_FOLDERS`` names, for each program, which of its outputs are folders."""
+    from dominoes_env.cli_support import PROGRAM_OUTPUTS
+    from dominoes_env.cli_support.run_folders import OUTPUT_FOLDERS
+
+    assert set(OUTPUT_FOLDERS) == set(PROGRAM_OUTPUTS)
+    for program, folders in OUTPUT_FOLDERS.items():
+        assert set(folders) <= set(PROGRAM_OUTPUTS[program]), program
+
+
+@pytest.mark.parametrize("program", sorted(
+    ["experiments.tournament", "experiments.train_jax", "experiments.train_ppo",
+     "experiments.benchmark", "experiments.make_dataset", "experiments.train_rllib"]))
+def test_an_output_of_the_wrong_kind_is_refused_before_the_run_goes_on(tmp_path, program):
+    """``train_jax --resume`` with a folder named ``eval.csv`` in the run trained, saved its
+    checkpoint, then stopped on "Is a directory" without its policy; ``tb`` as a file was a raw
+    errno line. Every output the run would write a file to, found a folder (and the reverse), is
+    refused with the checks of the folder, before anything is written."""
+    import fnmatch
+
+    from dominoes_env.cli_support import PROGRAM_OUTPUTS, start_run_folder
+    from dominoes_env.cli_support.run_folders import OUTPUT_FOLDERS
+
+    outputs = PROGRAM_OUTPUTS[program]
+    for name in (n for n in outputs if not any(c in n for c in "*?[")):
+        out = tmp_path / name.replace(".", "_")
+        start_run_folder(check_run_folder(out, program, {}, outputs=outputs))
+        folder = any(fnmatch.fnmatchcase(name, p) for p in OUTPUT_FOLDERS[program])
+        if folder:
+            (out / name).write_text("a file")
+        else:
+            (out / name).mkdir()
+        before = sorted(os.listdir(out))
+        wanted = "file" if not folder else "folder"
+        with pytest.raises(ValueError, match=f"holds '{re.escape(name)}', a "
+                                             f"{'folder' if not folder else 'file'} where the "
+                                             f"run writes a {wanted}; remove it"):
+            check_run_folder(out, program, {}, rerun_resumes=True, outputs=outputs)
+        assert sorted(os.listdir(out)) == before
+        assert check_run_folder(out, program, {}, overwrite=True, outputs=outputs).replaces
 
 
 # -- a full disk ---------------------------------------------------------------------------------
@@ -1725,7 +1772,7 @@ def test_an_expected_file_that_is_a_folder_is_named_a_folder(tmp_path, capsys, n
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err, err
-    assert f"{name}' is a folder, not a regular file; remove it" in err
+    assert f"holds {name!r}, a folder where the run writes a file; remove it" in err, err
     with pytest.raises(Exception, match=r"--resume '.*ck.zip': it is a folder, not a "
                                         r"checkpoint file"):
         (tmp_path / "ck.zip").mkdir()

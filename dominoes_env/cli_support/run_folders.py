@@ -62,6 +62,20 @@ PROGRAM_OUTPUTS: dict[str, tuple[str, ...]] = {
                                      "iteration[0-9]*"),
 }  # fmt: skip
 
+#: which of each program's outputs (:data:`PROGRAM_OUTPUTS`) are folders; the others are files.
+#: A resumed run found a folder where it appends a file (``eval.csv``) only after it had trained
+#: and saved its checkpoint, and a file where it writes a folder (``tb``) as a raw errno line
+OUTPUT_FOLDERS: dict[str, tuple[str, ...]] = {
+    "experiments.tournament": ("records",),
+    "experiments.demo": ("records",),
+    "experiments.make_dataset": ("records", "decisions"),
+    "experiments.benchmark": ("matches",),
+    "experiments.train_ppo": ("pool", "tb", "checkpoints"),
+    "experiments.train_jax": ("tb",),
+    "experiments.train_rllib": ("tb", "checkpoint"),
+    "experiments.expert_iteration": ("iteration[0-9]*",),
+}  # fmt: skip
+
 
 @dataclasses.dataclass(frozen=True)
 class RunFolder:
@@ -256,6 +270,27 @@ def _odd_entry(folder: str, names: Sequence[str], outputs: Sequence[str]) -> tup
     return "", ""
 
 
+def _wrong_kind(folder: str, names: Sequence[str], program: str,
+                outputs: Sequence[str]) -> str:
+    """What is wrong with the first of ``names`` that is one of the program's ``outputs`` but
+    not of the kind the program writes there (:data:`OUTPUT_FOLDERS`): a folder where the run
+    writes a file, or a file where it writes a folder; ``""`` when there is none (or the
+    program's kinds are not known)."""
+    import fnmatch
+
+    if program not in OUTPUT_FOLDERS:
+        return ""
+    for name in names:
+        if not any(fnmatch.fnmatchcase(name, pattern) for pattern in outputs):
+            continue
+        is_dir = os.path.isdir(os.path.join(folder, name))
+        wants_dir = any(fnmatch.fnmatchcase(name, pattern) for pattern in OUTPUT_FOLDERS[program])
+        if is_dir != wants_dir:
+            found, wanted = ("a folder", "file") if is_dir else ("a file", "folder")
+            return f"{name!r}, {found} where the run writes a {wanted}"
+    return ""
+
+
 def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
@@ -339,6 +374,10 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
     if odd:  # a FIFO blocks the run that reads it, /dev/zero fills memory, a link writes elsewhere
         raise RefusedError(f"{flag} {text!r} holds {odd!r}, which is {kind}, not a regular "
                            f"file or folder; remove it, {replace} the run, or "
+                           "name a new folder")
+    wrong = _wrong_kind(text, entries, program, outputs)
+    if wrong:
+        raise RefusedError(f"{flag} {text!r} holds {wrong}; remove it, {replace} the run, or "
                            "name a new folder")
     if damage:  # a run's folder (nothing else there) whose marker cannot say whose run it is
         raise RefusedError(f"{flag} {text!r} holds a damaged {RUN_MARKER} ({damage}), so which "
