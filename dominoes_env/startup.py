@@ -222,13 +222,16 @@ def stop_signal_came() -> bool:
 
 
 def fill_closed_standard_streams() -> None:
-    """Standard input, output or error closed by the caller (``<&-``, ``>&-``, ``2>&-``) read
-    as ``/dev/null``: their file descriptor (0, 1, 2) gets ``/dev/null``, and ``sys.stdin`` /
-    ``sys.stdout`` / ``sys.stderr`` (``None`` then) a stream on it. So the program reads the end
-    of its input, and its output and messages are dropped quietly; before, ``play <&-`` and
-    every program with ``>&-`` ended in an ``AttributeError`` traceback on ``None``, an error
-    line with stderr closed went to stdout (``print(file=None)`` writes there), and a file the
-    program opened could take descriptor 1 and receive what a child process printed."""
+    """Standard input, output or error closed by the caller (``<&-``, ``>&-``, ``2>&-``): their
+    file descriptor (0, 1, 2) gets ``/dev/null``, so that no file the program opens takes it (a
+    file on descriptor 1 received what a child process printed). ``sys.stdin`` and
+    ``sys.stderr`` (``None`` then) get a stream on it: the program reads the end of its input,
+    and its messages are dropped. ``sys.stdout`` gets :func:`closed_output`, whose writes fail
+    as a closed descriptor's do (``EBADF``), so a program whose output is lost says so (one line,
+    status 2, as with ``| head -c1``) instead of ending with status 0 and nothing written.
+    Before, ``play <&-`` and every program with ``>&-`` ended in an ``AttributeError`` traceback
+    on ``None``, and an error line with stderr closed went to stdout (``print(file=None)``
+    writes there)."""
     import os
 
     for fd, flags in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY)):
@@ -244,10 +247,46 @@ def fill_closed_standard_streams() -> None:
                 os.close(new)
     for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
         if getattr(sys, name) is None:
+            if name == "stdout":
+                global _STDOUT_CLOSED
+                _STDOUT_CLOSED = True
+                sys.stdout = closed_output()
+                continue
             try:
                 setattr(sys, name, open(fd, mode, encoding="utf-8", closefd=False))
             except OSError:  # pragma: no cover - the descriptor could not be filled
                 pass
+
+
+_STDOUT_CLOSED = False
+
+
+def stdout_closed_by_caller() -> bool:
+    """Whether the program was started with its standard output closed (``>&-``)."""
+    return _STDOUT_CLOSED
+
+
+def closed_output() -> Any:
+    """A text stream for a standard output the caller closed (``>&-``): every write raises
+    ``OSError(EBADF)``, as writing to a closed descriptor does; flushing it (at exit) is quiet,
+    as nothing is ever held."""
+    import errno
+    import io
+
+    class ClosedOutput(io.TextIOBase):
+        encoding = "utf-8"
+        errors = "strict"
+
+        def writable(self) -> bool:
+            return True
+
+        def write(self, text: str) -> int:
+            raise OSError(errno.EBADF, "standard output is closed")
+
+        def fileno(self) -> int:
+            return 1
+
+    return ClosedOutput()
 
 
 def refuse_a_removed_working_directory() -> None:

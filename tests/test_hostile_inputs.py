@@ -1043,12 +1043,15 @@ def test_a_failing_device_is_named_without_saying_write(capsys):
       "--save", "{tmp}/p.json"], "<&-"),
     (["play", "--opponents", "random", "--seed", "1", "--target-score", "20"], "</dev/null >&-"),
     (["replay", "{record}"], ">&-"),
+    (["--help"], ">&-"),
     (["replay", "{record}", "--match", "-1"], "2>&-"),
 ])  # fmt: skip
 def test_a_closed_standard_stream_reads_and_writes_nothing(record_file, args, closing):
     """``play <&-`` and every program with ``>&-`` ended in an ``AttributeError`` traceback
     (``sys.stdin``/``sys.stdout`` are ``None`` then); with ``2>&-`` the error line went to
-    stdout (``print(file=None)`` writes there), into the data a caller reads."""
+    stdout (``print(file=None)`` writes there), into the data a caller reads. Then ``>&-``
+    dropped the output and ended with status 0 (``replay --match 0 >&-``: the record went
+    nowhere); it now says the output was not written, status 2, as ``| head -c1`` does."""
     import subprocess
     import sys
     from pathlib import Path
@@ -1062,6 +1065,9 @@ def test_a_closed_standard_stream_reads_and_writes_nothing(record_file, args, cl
     assert "Traceback" not in proc.stderr, proc.stderr
     if "2>&-" in closing:
         assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+    elif ">&-" in closing:
+        assert proc.returncode == 2, proc
+        assert proc.stderr == "error: standard output is closed; the output was not written\n"
     else:
         assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     if "<&-" in closing:  # the end of input: the match is quit and saved

@@ -141,6 +141,8 @@ def print_error(message: str) -> None:
 def output_error_message(err: OSError) -> str:
     if isinstance(err, BrokenPipeError) or err.errno == errno.EPIPE:
         return "standard output was closed before the output was written"
+    if err.errno == errno.EBADF:  # >&-: closed before the program started
+        return "standard output is closed; the output was not written"
     return f"cannot write the output: {err.strerror or err}"
 
 
@@ -563,7 +565,11 @@ def is_stdout_error(err: OSError) -> bool:
     """Whether ``err`` is a failed write to standard output: a closed pipe, or a write that
     found no room and names no file (a file written through
     :func:`~dominoes_env.core.atomic_files.atomic_write` is named in its error)."""
+    from ..startup import stdout_closed_by_caller
+
     if isinstance(err, BrokenPipeError):
+        return True
+    if err.errno == errno.EBADF and err.filename is None and stdout_closed_by_caller():
         return True
     if (err.errno == errno.EPIPE or err.errno in NO_ROOM_ERRNOS) and err.filename is None:
         return True
