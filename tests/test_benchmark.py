@@ -481,6 +481,33 @@ def test_ctrl_c_in_the_command_keeps_the_card_and_resume_finishes_it(tmp_path):
     assert json.loads((tmp_path / "run" / "card.json").read_text())["complete"]
 
 
+@pytest.mark.parametrize("change", [
+    lambda r: r.update(winner=1 - r["winner"]),  # the scores say the other side won
+    lambda r: r.update(scores=[10**30, r["scores"][1]]),
+    lambda r: r.update(hands=0),
+    lambda r: r.update(winner_agent="random" if r["winner_agent"] == "greedy" else "greedy"),
+    lambda r: r.update(duration_s=math.nan),
+], ids=["winner", "scores", "hands", "winner_agent", "duration_s"])
+def test_a_resumed_card_refuses_a_line_no_match_ends_with(tmp_path, capsys, change):
+    """A cell's line with a winner its scores contradict, scores no match reaches, no hand, or
+    a NaN duration was counted into the card on --resume (no game record is kept to replay
+    it): one line naming the file and the problem, status 2, and the card as it was."""
+    argv = ["random", "--panel", "greedy", "--tables", "2p", "--matches", "1",
+            "--target-score", "30", "--no-plot", "--no-progress", "--out", str(tmp_path / "c")]
+    assert benchmark.main(argv) == 0
+    path = tmp_path / "c" / "matches" / "2p" / "00-greedy" / "matches.jsonl"
+    lines = path.read_text().splitlines()
+    rec = json.loads(lines[0])
+    change(rec)
+    path.write_text("\n".join([json.dumps(rec), *lines[1:]]) + "\n")
+    card = (tmp_path / "c" / "card.json").read_bytes()
+    capsys.readouterr()
+    assert benchmark.main([*argv, "--resume"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"error: {path}:1 is not a match record of this tournament ("), line
+    assert (tmp_path / "c" / "card.json").read_bytes() == card
+
+
 def test_a_card_without_its_benchmark_json_is_not_told_to_pass_resume_again(tmp_path, capsys):
     """``rm tm4/benchmark.json; benchmark ... --out tm4 --resume`` answered "pass --resume to
     continue it": --resume was passed. The line says what is missing and the ways on."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import re
 import signal
@@ -191,6 +192,115 @@ def test_a_line_with_a_wrong_index_is_refused_naming_the_index(tmp_path, index):
         run_tournament(config, tmp_path, progress=False)
 
 
+def first_line_changed(out: Path, change) -> dict:
+    """Rewrite the first line of ``out``'s matches.jsonl through ``change(line)`` (in place);
+    returns the line as it was."""
+    path = out / MATCHES_FILE
+    lines = path.read_text().splitlines(keepends=True)
+    first = json.loads(lines[0])
+    line = json.loads(lines[0])
+    change(line)
+    path.write_text(json.dumps(line) + "\n" + "".join(lines[1:]))
+    return first
+
+
+def _loser(line: dict) -> int:
+    return 1 - line["winner"]
+
+
+#: lines of a 2-player match to 60 (win_check immediate, max_hands 1000) that no match ends with
+IMPOSSIBLE_LINES = {
+    "huge scores": (lambda r: r.update(scores=[-5, 10**25], winner=0),
+                    "scores must be multiples of 5 in 0.."),
+    "a negative score": (lambda r: r["scores"].__setitem__(_loser(r), -5),
+                         "scores must be multiples of 5 in 0.."),
+    "a score past what its hands can score": (
+        lambda r: r.update(hands=1, scores=[10**4, 0], winner=0, seat_points=[0, 0],
+                           winner_agent=r["seats"][0]), "in 0..1,512 (what 1 hands"),
+    "a score no play or award gives": (lambda r: r["scores"].__setitem__(_loser(r), 1),
+                                       "scores must be multiples of 5"),
+    "the other winner": (lambda r: r.update(winner=_loser(r),
+                                            winner_agent=r["seats"][_loser(r)]),
+                         "do not end a match to 60 (win_check 'immediate') with winner"),
+    "no winner before max_hands": (lambda r: r.update(winner=None, winner_agent=None),
+                                   "an undecided match (winner null) is stopped after "
+                                   "max_hands=1000 hands"),
+    "the loser at the target": (lambda r: r["scores"].__setitem__(_loser(r), 60),
+                                "do not end a match to 60"),
+    "no hand": (lambda r: r.update(hands=0), "hands must be an integer in 1..1000"),
+    "more hands than max_hands": (lambda r: r.update(hands=1001), "in 1..1000 (max_hands)"),
+    "winner_agent of the loser": (lambda r: r.update(winner_agent=r["seats"][_loser(r)]),
+                                  "the agent of winner"),
+    "no winner_agent": (lambda r: r.pop("winner_agent"), "missing winner_agent"),
+    "duration_s NaN": (lambda r: r.update(duration_s=math.nan),
+                       "duration_s must be a finite number >= 0, not nan"),
+    "duration_s negative": (lambda r: r.update(duration_s=-1.0), "not -1.0"),
+    "duration_s a string": (lambda r: r.update(duration_s="1"), "not '1'"),
+    "fewer plays than hands": (lambda r: r.update(plays=0), "plays must be an integer in"),
+    "seat points past the score": (
+        lambda r: r["seat_points"].__setitem__(_loser(r), r["scores"][_loser(r)] + 5),
+        "in plays, more than its score"),
+    "seat points of one seat": (lambda r: r.update(seat_points=[0]),
+                                "seat_points must be 2 multiples of 5"),
+    "first_leader no seat": (lambda r: r.update(first_leader=2), "first_leader must be a seat"),
+    "another table": (lambda r: r.update(table=r["table"][::-1]), "its table or deal differs"),
+    "another deal": (lambda r: r.update(deal=r["deal"] + 1), "its table or deal differs"),
+}
+
+
+@pytest.mark.parametrize("change, problem", IMPOSSIBLE_LINES.values(), ids=IMPOSSIBLE_LINES)
+def test_a_line_no_match_ends_with_is_refused_naming_the_problem(tmp_path, change, problem):
+    """A line whose scores, winner, hands, winner_agent or duration no match can end with
+    (``"scores": [-5, 10**25]``, a winner the scores contradict) was read back on resume as
+    it said: only a replay of its game record (--save-records) caught it, and a tournament
+    without records, or a benchmark card, counted 3.3e24 points per hand. It is refused as a
+    damaged line, naming the line and what is wrong, and the file is left as it is."""
+    config = TournamentConfig(["random", "greedy"], FAST, matches=2)
+    run_tournament(config, tmp_path, progress=False)
+    first_line_changed(tmp_path, change)
+    before = (tmp_path / MATCHES_FILE).read_text()
+    with pytest.raises(TournamentDirError) as caught:
+        run_tournament(config, tmp_path, progress=False)
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path / MATCHES_FILE}:1 is not a match record of this "
+                              "tournament ("), message
+    assert problem in message and message.endswith("the file is damaged: remove that line, "
+                                                   "or use another output folder"), message
+    assert (tmp_path / MATCHES_FILE).read_text() == before
+
+
+#: rule options whose matches end every way a line can say: draws (max_hands), the loser past
+#: the target (end_of_hand), partnerships, three and four sides
+ENDINGS = {
+    "2p draws": (RuleConfig(target_score=200), 2),
+    "2p end_of_hand": (RuleConfig(target_score=30, win_check="end_of_hand"), 1000),
+    "3p end_of_hand, draws": (RuleConfig(num_players=3, target_score=60,
+                                         win_check="end_of_hand"), 2),
+    "4p partnerships, draws": (RuleConfig(num_players=4, target_score=100), 2),
+    "4p free for all": (RuleConfig(num_players=4, partnerships=False, target_score=30,
+                                   win_check="end_of_hand", blocked_award="difference"), 2),
+    "double-nine, no spinner": (RuleConfig(max_pip=9, spinner="none", target_score=40), 1000),
+}
+
+
+@pytest.mark.parametrize("rules, max_hands", ENDINGS.values(), ids=ENDINGS)
+def test_every_line_a_match_ends_with_is_read_back(tmp_path, rules, max_hands):
+    """The checks of a line refuse no line a match writes: a rerun reads every finished match
+    back and plays none, under rule options that end matches undecided (a draw at max_hands),
+    with the loser past the target (end_of_hand), at two, three and four sides."""
+    config = TournamentConfig(["random", "greedy"], rules, matches=12, seed=1,
+                              max_hands=max_hands)
+    first = run_tournament(config, tmp_path, progress=False)
+    again = run_tournament(config, tmp_path, progress=False)
+    assert again.played == 0 and again.records == first.records
+    draws = [r for r in first.records if r["winner"] is None]
+    past = [r for r in first.records if r["winner"] is not None
+            and sorted(r["scores"])[-2] >= rules.target_score]  # a loser past the target too
+    assert draws if max_hands < 1000 else not draws
+    if rules.win_check == "end_of_hand" and max_hands == 1000:
+        assert past, [r["scores"] for r in first.records]
+
+
 def test_a_second_different_line_of_a_match_is_refused_and_a_repeated_one_is_read_once(tmp_path):
     """A run writes each match once: a second line of a match that says something else was
     passed over in silence (the first was kept); the same line twice is one match."""
@@ -201,7 +311,7 @@ def test_a_second_different_line_of_a_match_is_refused_and_a_repeated_one_is_rea
     path.write_text("".join(lines) + lines[0])
     assert len(run_tournament(config, tmp_path, progress=False).records) == 2
     other = json.loads(lines[0])
-    other["winner"] = 1 - other["winner"] if other["winner"] is not None else 0
+    other["duration_s"] += 1.0  # another run of the match (a line a match can end with)
     path.write_text("".join(lines) + json.dumps(other) + "\n")
     with pytest.raises(TournamentDirError, match=re.escape(
             f"matches.jsonl:3 is a second record of match {other['key']!r}, unlike the first "

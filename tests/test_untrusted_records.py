@@ -316,13 +316,14 @@ def change_first_line(out, change) -> dict:
     return first
 
 
-@pytest.mark.parametrize("change", [
-    lambda line: dict(line, scores=[250, 10**23]),
-    lambda line: dict(line, winner=1 - line["winner"]),
+@pytest.mark.parametrize("change", [  # lines a match could end with (others are refused
+    lambda line: dict(line, hands=line["hands"] + 1),  # before the records are looked at)
+    lambda line: dict(line, scores=[x + 5 * (side == line["winner"])
+                                    for side, x in enumerate(line["scores"])]),
 ])  # fmt: skip
 def test_a_resumed_tournament_names_a_changed_line_and_keeps_the_record(tmp_path, capsys,
                                                                         change):
-    """A line of matches.jsonl whose scores or winner were changed: the run dropped the
+    """A line of matches.jsonl whose scores or hands were changed: the run dropped the
     match's intact game record (the shard rewritten without it), played the match again, and
     then blamed an agent ("not reproducible from its seed"). The run now says that the line
     disagrees with both the record and the replay, naming the file and the match, and the

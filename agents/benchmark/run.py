@@ -228,7 +228,7 @@ def collect(config: BenchmarkConfig, out: Path, cells: list[Cell]) -> list[dict[
         path = out / cell.folder / MATCHES_FILE
         jobs = {job.key: job for job in schedule.jobs}
         try:
-            records = load_records(path, schedule, rules.num_sides)
+            records = load_records(path, schedule, rules, tournament.max_hands)
             for rec in records:  # the field table as scheduled, not as the line says
                 rec["table"] = list(jobs[rec["key"]].table)
             stats = cell_stats(records, config.agent, rules)

@@ -26,6 +26,7 @@ Results do not depend on ``workers`` or ``backend``: each match is fully determi
 from __future__ import annotations
 
 import json
+import math
 import os
 import pickle
 import signal
@@ -36,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dominoes_env.core import RuleConfig
+from dominoes_env.core import RuleConfig, match_winner
 from dominoes_env.core.atomic_files import appending, atomic_write, path_kind, writes_to
 from dominoes_env.core.errors import RecordError
 from dominoes_env.core.validation import (
@@ -50,6 +51,7 @@ from dominoes_env.core.validation import (
     short_repr,
 )
 from dominoes_env.optional import require
+from dominoes_env.options import score_bound
 from dominoes_env.record_io import RECORDS_DIR
 
 from ..arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT, play_match
@@ -443,8 +445,17 @@ def _changed_agent_files(old: Any, new: Any) -> str | None:
     return None
 
 
-def _line_problem(rec: Any, jobs: dict[str, MatchJob], num_sides: int) -> str | None:
-    """What is wrong with one line of ``matches.jsonl`` (``None``: a match of this schedule)."""
+#: the fields of every line a run writes (``first_leader`` and ``decision_times`` came later)
+LINE_FIELDS = ("index", "key", "table", "deal", "seats", "seed", "scores", "winner", "hands",
+               "plays", "seat_points", "duration_s", "winner_agent")
+
+
+def _line_problem(rec: Any, jobs: dict[str, MatchJob], rules: RuleConfig,
+                  max_hands: int) -> str | None:
+    """What is wrong with one line of ``matches.jsonl`` (``None``: a match of this schedule,
+    ended as the rules let a match end). A line is untrusted: one whose scores no match can
+    reach (``[-5, 10**25]``), or whose winner the scores contradict, was counted as it said
+    by every table and card, where no game record is kept to replay it."""
     if not isinstance(rec, dict):
         return "not a JSON object"
     missing = [k for k in ("index", "key", "seats", "scores", "winner", "hands") if k not in rec]
@@ -465,19 +476,83 @@ def _line_problem(rec: Any, jobs: dict[str, MatchJob], num_sides: int) -> str | 
         # this run's match in silence
         return (f"its match seed {short_repr(rec['seed'])} is not this tournament's "
                 f"{job.seed} for that match: it is a match of another run (another --seed?)")
-    scores, winner = rec["scores"], rec["winner"]
-    if (not isinstance(scores, list) or len(scores) != num_sides
-            or any(type(x) is not int for x in scores)):
-        return f"scores must be {num_sides} integers"
-    if winner is not None and (type(winner) is not int or not 0 <= winner < num_sides):
-        return f"winner must be a side (0..{num_sides - 1}) or null"
-    if type(rec["hands"]) is not int:
-        return "hands must be an integer"
+    missing = [k for k in LINE_FIELDS if k not in rec]
+    if missing:
+        return f"missing {', '.join(missing)}"
+    if rec["table"] != list(job.table) or type(rec["deal"]) is not int or rec["deal"] != job.deal:
+        return "its table or deal differs from the schedule's"
+    return (_outcome_problem(rec, rules, max_hands) or _tally_problem(rec, rules)
+            or _winner_agent_problem(rec, job, rules))
+
+
+def _outcome_problem(rec: dict, rules: RuleConfig, max_hands: int) -> str | None:
+    """What in a line's ``scores``, ``winner`` and ``hands`` no match can end with: a match
+    ends when the rules give it a winner (:func:`match_winner`, which a win by play agrees
+    with), or undecided after exactly ``max_hands`` hands; scores are multiples of 5 that no
+    hand raises by more than :func:`score_bound` points."""
+    scores, winner, hands, sides = rec["scores"], rec["winner"], rec["hands"], rules.num_sides
+    if not isinstance(scores, list) or len(scores) != sides or any(type(x) is not int
+                                                                     for x in scores):
+        return f"scores must be {sides} integers"
+    if winner is not None and (type(winner) is not int or not 0 <= winner < sides):
+        return f"winner must be a side (0..{sides - 1}) or null"
+    if type(hands) is not int or not 1 <= hands <= max_hands:
+        return f"hands must be an integer in 1..{max_hands} (max_hands), not {short_repr(hands)}"
+    most = hands * score_bound(rules, "hand")
+    if any(not 0 <= x <= most or x % 5 for x in scores):
+        return (f"scores must be multiples of 5 in 0..{most:,} (what {hands} hands can score "
+                f"at most), not {short_repr(scores)}")
+    target, check = rules.target_score, rules.win_check
+    if winner is None and hands != max_hands:
+        return (f"an undecided match (winner null) is stopped after max_hands={max_hands} "
+                f"hands, not {hands}")
+    if winner != match_winner(scores, target, check) or (check == "immediate" and any(
+            x >= target for side, x in enumerate(scores) if side != winner)):
+        return (f"scores {short_repr(scores)} do not end a match to {target} "
+                f"(win_check {check!r}) with winner {short_repr(winner)}")
     return None
 
 
-def load_records(path: Path, schedule: Schedule, num_sides: int) -> list[dict]:
-    """The finished matches in ``path``, after cutting off a half-written last line."""
+def _tally_problem(rec: dict, rules: RuleConfig) -> str | None:
+    """What in a line's ``plays``, ``seat_points``, ``first_leader`` and ``duration_s``
+    disagrees with its (checked) outcome: every hand plays 1 to all tiles, a seat's plays
+    score multiples of 5, and a side's score is its seats' points plus its hand awards."""
+    hands, n = rec["hands"], rules.num_players
+    plays, points = rec["plays"], rec["seat_points"]
+    if type(plays) is not int or not hands <= plays <= hands * rules.num_tiles:
+        return (f"plays must be an integer in {hands}..{hands * rules.num_tiles} (1 to "
+                f"{rules.num_tiles} per hand), not {short_repr(plays)}")
+    if not isinstance(points, list) or len(points) != n or any(
+            type(x) is not int or x < 0 or x % 5 for x in points):
+        return f"seat_points must be {n} multiples of 5, each >= 0"
+    for side, score in enumerate(rec["scores"]):
+        if sum(points[seat] for seat in rules.seats_of(side)) > score:
+            return (f"side {side}'s seats scored {short_repr(points)} in plays, more than "
+                    f"its score {score}")
+    leader = rec.get("first_leader", 0)  # a line written before it was kept has none
+    if type(leader) is not int or not 0 <= leader < n:
+        return f"first_leader must be a seat (0..{n - 1})"
+    seconds = rec["duration_s"]
+    if type(seconds) not in (int, float) or not math.isfinite(seconds) or seconds < 0:
+        return f"duration_s must be a finite number >= 0, not {short_repr(seconds)}"
+    return None
+
+
+def _winner_agent_problem(rec: dict, job: MatchJob, rules: RuleConfig) -> str | None:
+    """Whether ``winner_agent`` names the agent at the winning side's first seat (null for
+    an undecided match), as :func:`job_record` writes it."""
+    winner = rec["winner"]
+    wanted = None if winner is None else job.seats[rules.seats_of(winner)[0]]
+    if type(rec["winner_agent"]) is not type(wanted) or rec["winner_agent"] != wanted:
+        return (f"winner_agent {short_repr(rec['winner_agent'])} is not {short_repr(wanted)}, "
+                f"the agent of winner {short_repr(winner)}")
+    return None
+
+
+def load_records(path: Path, schedule: Schedule, rules: RuleConfig,
+                 max_hands: int) -> list[dict]:
+    """The finished matches in ``path`` (a tournament's of ``rules`` and ``max_hands``), after
+    cutting off a half-written last line."""
     if not path.exists():
         return []
     data = path.read_bytes()
@@ -499,7 +574,7 @@ def load_records(path: Path, schedule: Schedule, num_sides: int) -> list[dict]:
                                      "another output folder") from None
         except (ValueError, RecursionError):
             rec = None
-        problem = _line_problem(rec, jobs, num_sides)
+        problem = _line_problem(rec, jobs, rules, max_hands)
         if problem:
             raise TournamentDirError(
                 f"{path}:{number} is not a match record of this tournament ({problem}); the "
@@ -748,7 +823,7 @@ def _run_in_dir(config, schedule, out, workers, backend, ray_address, progress, 
     path = out / MATCHES_FILE
     with appending(path) as handle:
         _lock(handle)
-        records = load_records(path, schedule, config.rules.num_sides)
+        records = load_records(path, schedule, config.rules, config.max_hands)
         done = {r["key"]: r for r in records}
         store = RecordStore(out) if save_records else None
         kept = _load_records(store, done, config.rules, out) if store else set(done)
