@@ -578,9 +578,10 @@ def read_record(path: str | os.PathLike, match: str | int | None = None) -> dict
     if os.path.isdir(path):
         return _find_in_dir(path, None if match is None else str(match))
     if not is_shard(path):
-        if match is not None:
+        data = read_record_bytes(path)  # a path that is not a record file says so first: one
+        if match is not None:           # that did not exist was said to "hold one record"
             raise RecordError(f"{path!r} holds one record; --match applies to .jsonl(.gz) shards")
-        return game_record(load_record(path), path)
+        return game_record(parse_record(data, path), path)
     if match is None:
         records, damaged = [], []
         for kind, item in _entries(path):

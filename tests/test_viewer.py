@@ -128,6 +128,8 @@ def test_replay_cli_steps_html_and_extract(tmp_path, capsys):
     (["R", "--html", "{tmp}/missing/x.html"], "does not exist"),
     (["R", "--seat", "3"], "--seat 3 is not a seat"),
     (["{tmp}/nope.json"], "cannot read"),
+    # said "holds one record; --match applies to .jsonl(.gz) shards"
+    (["{tmp}/nope", "--match", "0"], "nope': No such file or directory"),
 ])  # fmt: skip
 def test_replay_cli_bad_input_exits_2_with_one_line(tmp_path, args, message):
     rec = random_match(10, target_score=50).to_record()
@@ -141,6 +143,16 @@ def test_replay_cli_bad_input_exits_2_with_one_line(tmp_path, args, message):
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and message in r.stderr, r.stderr
     assert not (tmp_path / "missing").exists()
+
+
+
+@pytest.mark.parametrize("match", [None, 0])
+def test_a_path_that_names_no_file_is_said_to_be_unreadable_with_or_without_match(match):
+    """``read_record('/tmp/a\\x00b', 0)`` (and ``replay /tmp/nonexist --match 0``) said the
+    path "holds one record; --match applies to .jsonl(.gz) shards": --match was judged
+    before the path was read."""
+    with pytest.raises(RecordError, match=r"cannot read '/tmp/a\\x00b': embedded null byte"):
+        read_record("/tmp/a\x00b", match)
 
 
 # -- the page in a real browser ----------------------------------------------------------------
