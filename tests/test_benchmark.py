@@ -271,6 +271,30 @@ def test_an_agent_that_plays_no_table_is_refused(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("panel, tables, why", [
+    (["tests.test_benchmark:TwoPlayersOnly"], ["3p"], "3p 'tests.test_benchmark:TwoPlayersOnly'"
+                                                      ": agent spec .* no policy for 3 players"),
+    (["greedy"], ["2p", "3p"], "2p 'greedy': the agent itself .*; 3p 'greedy': the agent"),
+    (["tests.test_benchmark:TwoPlayersOnly", "greedy"], ["3p", "4p_partnerships"], "3p .*; 3p "
+     "'greedy': the agent itself .*; 4p_partnerships 'tests.test_benchmark:TwoPlayersOnly'"),
+])  # fmt: skip
+def test_a_panel_that_plays_no_cell_is_refused(tmp_path, capsys, panel, tables, why):
+    """``random --panel ppo --max-pip 9``: no opponent could play the agent at any table it
+    plays, and the card, every cell n/a, ended with status 0, where an agent that can play
+    no table is refused. Refused the same way (one line, status 2, nothing written), naming
+    each opponent's reason; a table all n/a beside one that plays is still a card."""
+    with pytest.raises(ValueError, match="no opponent of the panel can play 'greedy' at the "
+                                         f"tables it plays, so the card would play nothing: {why}"):
+        run_card(tiny(panel=panel, tables=tables), tmp_path / "x", progress=False)
+    argv = ["greedy", "--panel", *panel, "--tables", *tables, "--matches", "1",
+            "--no-plot", "--no-progress", "--out", str(tmp_path / "x")]
+    capsys.readouterr()
+    assert benchmark.main(argv) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("error: no opponent of the panel can play 'greedy'"), line
+    assert not (tmp_path / "x").exists()
+
+
 @pytest.mark.parametrize("changes, message", [
     ({"panel": []}, "panel is empty"),
     ({"panel": ["random", "random"]}, "random given twice"),

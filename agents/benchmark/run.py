@@ -87,24 +87,41 @@ def _reason(spec: str, rules) -> str | None:
 def plan(config: BenchmarkConfig) -> list[Cell]:
     """Every cell of the card, in table then panel order. A spec that names no agent (or bad
     parameters, or an unreadable policy) is a ``ValueError``; an agent that cannot play a
-    table (no shipped policy for it) makes its cells ``n/a`` with the reason. ``ValueError``
-    too if the agent can play none of the tables."""
+    table (no shipped policy for it) makes its cells ``n/a`` with the reason, and so does an
+    opponent. ``ValueError`` too if the agent can play none of the tables, or no opponent can
+    play it at those it can (:func:`_check_plays`)."""
     for spec in (config.agent, *config.panel):
         make_agent(spec, seed=0)
-    cells, refused = [], []
+    cells: list[Cell] = []
+    refused: dict[str, str] = {}  # table -> why the agent cannot play it
     for table in config.tables:
         rules = config.rules(table)
         mine = _reason(config.agent, rules)
         if mine:
-            refused.append(f"{table}: {mine}")
+            refused[table] = mine
         for i, opponent in enumerate(config.panel):
             reason = (mine if mine else ITSELF if opponent == config.agent
                       else _reason(opponent, rules))
             cells.append(Cell(table, opponent, reason, f"{CELLS_DIR}/{table}/{i:02d}-"
                                                        f"{spec_slug(opponent)}"))
     if len(refused) == len(config.tables):
-        raise ValueError(f"{config.agent!r} can play none of the tables: {'; '.join(refused)}")
+        raise ValueError(f"{config.agent!r} can play none of the tables: "
+                         f"{'; '.join(f'{t}: {why}' for t, why in refused.items())}")
+    _check_plays(config, cells, set(refused))
     return cells
+
+
+def _check_plays(config: BenchmarkConfig, cells: list[Cell], unplayed: set[str]) -> None:
+    """A ``ValueError`` naming each opponent's reason when no cell of the card would be
+    played: a panel none of whose opponents can play the agent at the tables it plays (or
+    that is the agent itself) made an all-``n/a`` card with status 0, where an agent that
+    can play no table is refused."""
+    if any(cell.reason is None for cell in cells):
+        return
+    why = "; ".join(f"{cell.table} {cell.opponent!r}: {cell.reason}" for cell in cells
+                    if cell.table not in unplayed)
+    raise ValueError(f"no opponent of the panel can play {config.agent!r} at the tables it "
+                     f"plays, so the card would play nothing: {why}")
 
 
 def _stored(config: BenchmarkConfig) -> dict[str, Any]:
