@@ -26,7 +26,8 @@ key                 contents
 A policy file is untrusted input. :func:`read_policy` reads it with
 :func:`dominoes_env.npz_files.read_npz` (nothing pickled is loaded, at most
 :data:`MAX_POLICY_BYTES`) and checks the whole file: every key present, float weights of the
-right rank whose shapes chain from the observation to the actions, finite values, metadata a
+right rank whose shapes chain from the observation to the actions, finite values within
+:data:`MAX_WEIGHT` in a dtype the players compute in (float16, float32, float64), metadata a
 JSON object whose sizes are the weights' and whose ``obs_version`` is registered. The first
 problem is a :class:`PolicyFileError` naming the file. :func:`write_policy` writes atomically
 (a temporary file, then a rename) and, with ``check=True``, refuses what it could not read back.
@@ -65,8 +66,9 @@ from .npz_files import NpzError, read_npz
 if TYPE_CHECKING:
     from .obs import ObservationSpec
 
-__all__ = ["ACTIVATIONS", "FORMAT", "MAX_LAYERS", "MAX_POLICY_BYTES", "PolicyFile",
-           "PolicyFileError", "check_policy", "hidden_sizes", "read_policy", "write_policy"]
+__all__ = ["ACTIVATIONS", "FORMAT", "MAX_LAYERS", "MAX_POLICY_BYTES", "MAX_WEIGHT",
+           "PolicyFile", "PolicyFileError", "check_policy", "hidden_sizes", "read_policy",
+           "write_policy"]
 
 #: the format string every policy file holds under ``format``
 FORMAT = "straight-dominoes-ppo/1"
@@ -76,6 +78,14 @@ MAX_LAYERS = 64
 
 #: the most a policy file's arrays may expand to (the shipped ones are under 2 MB)
 MAX_POLICY_BYTES = 512 * 1024 * 1024
+
+#: the largest magnitude a policy's weights may hold (as a JAX checkpoint's arrays,
+#: ``dominoes_env.jax.checkpoints.MAX_MAGNITUDE``): trained weights stay within a few units
+#: (the shipped ones within 1.2). Weights finite in the file but not in the dtype a player
+#: computes in were played: 1e300 in float64 is inf in float32 (the JAX trainer, ``guided``),
+#: and the NaN probabilities of a tournament, or a run trained against them, went on in
+#: silence; finite float32 weights of 1e38 overflow the first layer's products the same way
+MAX_WEIGHT = 1e6
 
 
 def hidden_sizes(net: str, name: str = "net") -> list[int]:
@@ -292,8 +302,9 @@ def _num_layers(path, value: np.ndarray) -> int:
 
 
 def _layers(path, data: Mapping[str, np.ndarray], n: int) -> tuple:
-    """``n`` hidden layers and the head: present, float, of the right rank, finite, with shapes
-    that chain from the input to the actions."""
+    """``n`` hidden layers and the head: present, float, of the right rank, finite and within
+    :data:`MAX_WEIGHT` (:func:`_weights_problem`), with shapes that chain from the input to
+    the actions."""
     keys = [(f"w{i}", f"b{i}") for i in range(n)] + [("action_w", "action_b")]
     missing = [key for pair in keys for key in pair if key not in data]
     if missing:
@@ -307,11 +318,9 @@ def _layers(path, data: Mapping[str, np.ndarray], n: int) -> tuple:
     for i, (wk, bk) in enumerate(keys):
         w, b = data[wk], data[bk]
         for key, array, ndim in ((wk, w, 2), (bk, b, 1)):
-            if array.ndim != ndim or array.dtype.kind != "f":
-                raise PolicyFileError(path, f"{key} must be a {ndim}-D float array, got "
-                                            f"{array.dtype} {array.shape}")
-            if not np.isfinite(array).all():
-                raise PolicyFileError(path, f"{key} holds NaN or infinite values")
+            problem = _weights_problem(key, array, ndim)
+            if problem:
+                raise PolicyFileError(path, problem)
         width = w.shape[0] if width is None else width
         if w.shape[0] != width or b.shape != (w.shape[1],) or 0 in w.shape:
             name = f"layer {i}" if i < n else "the action head"
@@ -320,6 +329,25 @@ def _layers(path, data: Mapping[str, np.ndarray], n: int) -> tuple:
                                         "and (k,)")
         width = w.shape[1]
     return tuple((data[wk], data[bk]) for wk, bk in keys)
+
+
+def _weights_problem(key: str, array: np.ndarray, ndim: int) -> str | None:
+    """What keeps ``array`` (``key``) from being a layer's weights or bias of rank ``ndim``
+    (``None``: nothing): a float dtype the players compute in (float16, float32, float64; a
+    longdouble of 1e400 became inf as float64), finite, and no value above
+    :data:`MAX_WEIGHT` (1e300 in float64 became inf as float32)."""
+    if array.ndim != ndim or array.dtype.kind != "f":
+        return f"{key} must be a {ndim}-D float array, got {array.dtype} {array.shape}"
+    if array.dtype.itemsize > 8:
+        return (f"{key} is {array.dtype}; a policy's weights are float16, float32 or float64 "
+                "(what its players compute in)")
+    if not np.isfinite(array).all():
+        return f"{key} holds NaN or infinite values"
+    top = float(np.abs(array).max()) if array.size else 0.0
+    if top > MAX_WEIGHT:
+        return (f"{key} holds a value of magnitude {top:.3g}; a policy's weights are at most "
+                f"{MAX_WEIGHT:g} (the file was changed, or its run diverged)")
+    return None
 
 
 def _metadata(path, text: str) -> dict[str, Any]:

@@ -470,6 +470,12 @@ def _bad_policies(tmp_path):
         helpers.with_a_huge_array_header(_policy(tmp_path, "huge.npz")).name:
             "w0 declares float64 (1000000, 1000000)",
         _policy(tmp_path, "inf.npz", action_b=np.full(112, np.inf)).name: "action_b holds NaN",
+        # finite in the file, infinite in float32 (1e300) or float64 (a longdouble 1e400):
+        # a tournament played NaN probabilities with status 0
+        _policy(tmp_path, "big.npz", w0=w0.astype(np.float64) * 1e300).name:
+            "w0 holds a value of magnitude",
+        _policy(tmp_path, "long.npz", b0=np.full(8, np.longdouble("1e400"))).name:
+            "a policy's weights are float16, float32 or float64",
         _policy(tmp_path, "head.npz", action_w=np.zeros(112)).name: "action_w must be a 2-D",
         _policy(tmp_path, "list.npz", metadata=np.array("[]")).name: "must be a JSON object",
         _meta(tmp_path, "nosize.npz", obs_size=None).name: "metadata lacks obs_size",
@@ -518,7 +524,7 @@ def test_policy_for_other_rules_is_refused_before_a_match(tmp_path, capsys):
     line = one_error_line(capsys.readouterr().err)
     assert f"the policy at '{path}' takes " in line and "these rules need" in line
     assert not (tmp_path / "o").exists()
-    for name in ("trunc.npz", "nan.npz"):
+    for name in ("trunc.npz", "nan.npz", "big.npz", "long.npz"):
         _bad_policies(tmp_path)
         assert tournament_main(tour(tmp_path, f"ppo:{tmp_path / name}", "random")) == 2
         assert name in one_error_line(capsys.readouterr().err)

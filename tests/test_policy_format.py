@@ -11,6 +11,7 @@ import pytest
 from dominoes_env.core import RuleConfig
 from dominoes_env.policy_format import (
     FORMAT,
+    MAX_WEIGHT,
     PolicyFileError,
     check_policy,
     read_policy,
@@ -50,6 +51,17 @@ def test_a_round_trip_keeps_every_array_the_activation_and_the_metadata(tmp_path
 @pytest.mark.parametrize("change, activation, meta, says", [
     ({"w0": np.zeros((234, 8), np.int64)}, "tanh", META, "w0 must be a 2-D float array"),
     ({"b0": np.full(8, np.inf)}, "tanh", META, "b0 holds NaN or infinite values"),
+    # finite in the file, not in what the players compute in: 1e300 is inf in float32 (a
+    # tournament played NaN probabilities), a longdouble 1e400 is inf in float64
+    ({"action_w": _arrays()["action_w"] * 1e300}, "tanh", META,
+     "action_w holds a value of magnitude 3.01e+300; a policy's weights are at most 1e+06"),
+    ({"b0": np.full(8, 3e38, np.float32)}, "tanh", META, "b0 holds a value of magnitude 3e+38"),
+    ({"w0": np.full((234, 8), 2e6)}, "tanh", META, "w0 holds a value of magnitude 2e+06"),
+    ({"b0": np.full(8, np.longdouble("1e400"))}, "tanh", META,
+     f"b0 is {np.dtype(np.longdouble)}; a policy's weights are float16, float32 or float64"),
+    ({"action_b": np.zeros(112, np.longdouble)}, "tanh", META,
+     f"action_b is {np.dtype(np.longdouble)}; a policy's weights are float16"),
+    ({"w0": np.zeros((234, 8), complex)}, "tanh", META, "w0 must be a 2-D float array"),
     ({"action_b": None}, "tanh", META, "missing action_b"),
     ({}, "swish", META, "unknown activation 'swish'; allowed: tanh, relu"),
     ({}, None, META, "activation must be a string"),
@@ -78,6 +90,18 @@ def test_what_the_reader_would_refuse_is_never_written(tmp_path, change, activat
         with pytest.raises(PolicyFileError) as again:
             read_policy(path)
         assert str(again.value) == str(err.value)
+
+
+def test_weights_up_to_the_cap_in_each_float_dtype_are_read(tmp_path):
+    """The cap refuses what no training makes, not a policy of float16 or float64 weights at
+    it: every dtype a player computes in is read, each value as stored."""
+    path = tmp_path / "p.npz"
+    for dtype in (np.float16, np.float32, np.float64):
+        arrays = {key: value.astype(dtype) for key, value in _arrays().items()}
+        arrays["action_b"][0] = -MAX_WEIGHT if dtype is np.float64 else -60000
+        write_policy(path, arrays, "tanh", META)
+        (_, _), (_, head_b) = read_policy(path).layers
+        assert head_b.dtype == dtype and head_b[0] == arrays["action_b"][0]
 
 
 def test_metadata_nested_too_deeply_to_parse_is_not_json(tmp_path):
