@@ -60,7 +60,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .core.atomic_files import atomic_write, check_output_path
-from .core.validation import DuplicateKeyError, as_bool, int_text, parse_json, short_repr
+from .core.validation import (
+    MAX_SEED,
+    DuplicateKeyError,
+    as_bool,
+    int_text,
+    parse_json,
+    short_repr,
+)
 from .npz_files import NpzError, read_npz
 
 if TYPE_CHECKING:
@@ -359,24 +366,26 @@ def _metadata(path, text: str) -> dict[str, Any]:
         raise PolicyFileError(path, "metadata is not JSON") from None
     if not isinstance(metadata, dict):
         raise PolicyFileError(path, "metadata must be a JSON object")
-    for key, (kinds, what) in _CARD.items():
+    for key, (kinds, most, what) in _CARD.items():
         value = metadata.get(key)
         if value is not None and not (type(value) in kinds and (
-                type(value) is str or (math.isfinite(value) and value >= 0))):
+                most is None or 0 <= value <= most)):  # NaN fails the comparison
             raise PolicyFileError(path, f"metadata says {key}={short_repr(value)}; it must be "
                                         f"{what}")
     return metadata
 
 
-#: the policy card's fields (the trainers write them; each optional), by key: the types allowed
-#: and the message's words. A card saying ``"steps": NaN`` was read, then printed as the
-#: policy's training.
-_CARD = {"steps": ((int,), "a whole number of steps >= 0"),
-         "wall_s": ((int, float), "a finite number of seconds >= 0"),
-         "seed": ((int,), "a whole number >= 0"),
-         "devices": ((int,), "a whole number >= 0"),
-         "trainer": ((str,), "a string"),
-         "command": ((str,), "a string")}
+#: the policy card's fields (the trainers write them; each optional), by key: the types allowed,
+#: the largest number (``None``: text) and the message's words. A card saying ``"steps": NaN``
+#: was read, then printed as the policy's training, and ``"steps": 10**400`` (JSON's integers
+#: have no limit) was an OverflowError, not the reader's error; the bounds are a checkpoint's
+#: (``dominoes_env.jax.checkpoints``: 2**53 steps, 10**9 s) and a seed's
+_CARD = {"steps": ((int,), 2**53, f"a whole number of steps in 0..{2**53:,}"),
+         "wall_s": ((int, float), 1e9, "a number of seconds in 0..1,000,000,000"),
+         "seed": ((int,), MAX_SEED, f"a whole number in 0..{MAX_SEED:,}"),
+         "devices": ((int,), 2**31 - 1, f"a whole number in 0..{2**31 - 1:,}"),
+         "trainer": ((str,), None, "a string"),
+         "command": ((str,), None, "a string")}
 
 
 def _obs_spec(path, metadata: dict[str, Any]) -> ObservationSpec:

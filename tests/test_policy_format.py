@@ -75,6 +75,13 @@ def test_a_round_trip_keeps_every_array_the_activation_and_the_metadata(tmp_path
     ({}, "tanh", {**META, "steps": -5}, "metadata says steps=-5"),
     ({}, "tanh", {**META, "wall_s": float("inf")}, "metadata says wall_s=inf; it must be a"),
     ({}, "tanh", {**META, "command": ["train"]}, "metadata says command=['train']; it must"),
+    # an integer too big for a float was an OverflowError, not the reader's error
+    ({}, "tanh", {**META, "steps": 10**400}, "metadata says steps=1000"),
+    ({}, "tanh", {**META, "steps": 2**53 + 1}, "it must be a whole number of steps in 0..9,"),
+    ({}, "tanh", {**META, "wall_s": 10**400}, "metadata says wall_s=1000"),
+    ({}, "tanh", {**META, "wall_s": 1e300}, "metadata says wall_s=1e+300; it must be a number"),
+    ({}, "tanh", {**META, "seed": 2**64}, "metadata says seed=18446744073709551616; it must"),
+    ({}, "tanh", {**META, "devices": 10**400}, "metadata says devices=1000"),
 ])  # fmt: skip
 def test_what_the_reader_would_refuse_is_never_written(tmp_path, change, activation, meta, says):
     arrays = {k: v for k, v in {**_arrays(), **change}.items() if v is not None}
@@ -102,6 +109,12 @@ def test_weights_up_to_the_cap_in_each_float_dtype_are_read(tmp_path):
         write_policy(path, arrays, "tanh", META)
         (_, _), (_, head_b) = read_policy(path).layers
         assert head_b.dtype == dtype and head_b[0] == arrays["action_b"][0]
+
+
+def test_a_card_at_its_bounds_is_read(tmp_path):
+    card = {"steps": 2**53, "wall_s": 1e9, "seed": 2**64 - 1, "devices": 0, "trainer": ""}
+    write_policy(tmp_path / "p.npz", _arrays(), "tanh", {**META, **card})
+    assert read_policy(tmp_path / "p.npz").metadata == {**META, **card}
 
 
 def test_metadata_nested_too_deeply_to_parse_is_not_json(tmp_path):
