@@ -540,7 +540,9 @@ def _mask_problem(obs: np.ndarray, mask: np.ndarray, rules: RuleConfig) -> str |
     if bad.size:
         return (f"row {bad[0]}: its mask has {legal[bad[0]]} legal actions; a hand of "
                 f"{tiles[bad[0]]} tiles has at most {tiles[bad[0]] * 4}")
-    played = mask.reshape(len(mask), -1, 4).any(axis=2)  # [row, tile]: some end is legal
+    # [row, tile]: some end is legal (the tiles counted from the width: a file of no rows
+    # had no -1 to infer)
+    played = mask.reshape(len(mask), mask.shape[1] // 4, 4).any(axis=2)
     bad = np.argwhere(played & ~in_hand)
     if bad.size:
         row, tile = (int(i) for i in bad[0])

@@ -264,6 +264,23 @@ def test_the_decision_count_must_be_what_dataset_json_says(ds):
 
 
 
+def test_a_decisions_file_of_no_rows_is_read_as_no_decisions(ds):
+    """A decisions file of no rows was refused by its mask check in numpy's words, "cannot
+    reshape array of size 0 into shape (0,newaxis,4)", naming neither the file nor a
+    problem. Read, it holds nothing: what dataset.json counts then tells whether the dataset
+    lacks decisions."""
+    info = dataset_info(ds)
+    change_arrays(ds, lambda a: a.update({k: v[:0] for k, v in a.items()}))
+    empty = read_decisions(ds / SHARD, info)
+    assert all(len(v) == 0 for v in empty.values())
+    assert empty["obs"].shape == (0, 234) and empty["mask"].shape == (0, 112)
+    refused(ds, f"its {DECISIONS_DIR}/ hold 0 decisions; {INFO_FILE} says "
+                f"{info['decisions']:,}", "")
+    change_info(ds, matches=0, decisions=0, complete=False)
+    with pytest.warns(IncompleteDatasetWarning):
+        assert all(len(v) == 0 for v in load_decisions(ds).values())
+
+
 def _without_spinner(info):
     info["rules"].pop("spinner")
 
