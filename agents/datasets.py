@@ -13,7 +13,8 @@ interruption) with ``save_records=True``. The directory then holds:
 - ``dataset.json``: the format version, the observation version and size, the number of
   actions, the agents (``agent`` indexes this list), the rules and the counts.
 
-Arrays of a ``decisions-NNNN.npz`` (N rows, one per play, forced plays included):
+Arrays of a ``decisions-NNNN.npz`` (N rows, one per play, forced plays included; none for a
+records shard that holds no record):
 
 ==============  ==================  ===========================================================
 ``obs``         float32 [N, O]      the acting seat's observation (``encode_observation``)
@@ -166,8 +167,7 @@ def write_decisions(out: Path, config: TournamentConfig) -> dict[str, int]:
         records = _shard_records(shard)
         target = folder / shard.name.replace("records-", "decisions-").replace(".jsonl.gz", ".npz")
         indexes = [r["match"]["index"] for r in records]
-        parts = [record_decisions(r, agents) for r in records]
-        arrays = {k: np.concatenate([p[k] for p in parts]) for k in FIELDS}
+        arrays = _joined([record_decisions(r, agents) for r in records], rules)
         if target.exists():
             problem = _kept_problem(target, info, arrays, indexes)
             if problem is None:  # the file as it stands: not rewritten
@@ -180,6 +180,16 @@ def write_decisions(out: Path, config: TournamentConfig) -> dict[str, int]:
         matches += len(records)
         decisions += len(arrays["action"])
     return {"matches": matches, "decisions": decisions}
+
+
+def _joined(parts: list[dict[str, np.ndarray]], rules: RuleConfig) -> dict[str, np.ndarray]:
+    """The rows of ``parts`` (each match's :func:`record_decisions`) as one set of arrays, of
+    no rows where there are none: a records shard may hold no record (a resume drops every
+    record of a shard that holds none of the schedule's matches, and leaves it empty), and
+    numpy's "need at least one array to concatenate" ended the dataset without its files."""
+    if not parts:
+        return _arrays({k: [] for k in FIELDS}, rules)
+    return {k: np.concatenate([p[k] for p in parts]) for k in FIELDS}
 
 
 def _kept_problem(target: Path, info: dict[str, Any], want: dict[str, np.ndarray],
@@ -441,6 +451,8 @@ def _match_problem(match: np.ndarray, path: Path, info: dict[str, Any]) -> str |
     every match it holds). A match index of 2**62 was read as it stood, where nothing but a
     damaged file puts it; a copy of ``decisions-0000.npz`` as ``decisions-0001.npz`` in a
     2-match dataset was "outside 1000..1"."""
+    if not match.size:  # no rows (a records shard without records): no index to be outside
+        return None
     low, high, why = 0, int(np.iinfo(np.int64).max), ""
     shard = re.fullmatch(r"decisions-(\d+)\.npz", path.name)
     if shard:

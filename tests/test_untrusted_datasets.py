@@ -281,6 +281,21 @@ def test_a_decisions_file_of_no_rows_is_read_as_no_decisions(ds):
         assert all(len(v) == 0 for v in load_decisions(ds).values())
 
 
+def test_make_dataset_writes_a_records_shard_without_records_as_no_decisions(ds, capsys):
+    """A records shard without records (as a resume leaves a shard holding none of the
+    schedule's matches: it drops their records) ended the dataset in numpy's "need at least
+    one array to concatenate", its decisions and dataset.json unwritten."""
+    good = load_decisions(ds)
+    (ds / RECORDS_DIR / shard_name(1000)).write_bytes(b"")
+    for _ in range(2):  # written, then kept on the next resume
+        assert main([*ARGS, "--out", str(ds)]) == 0
+        assert "Traceback" not in capsys.readouterr().err
+        with np.load(ds / DECISIONS_DIR / "decisions-0001.npz") as data:
+            assert data["obs"].shape == (0, 234) and data["action"].dtype == np.int64
+        again = load_decisions(ds)
+        assert all(np.array_equal(good[k], again[k]) for k in good)
+
+
 def _without_spinner(info):
     info["rules"].pop("spinner")
 
