@@ -72,11 +72,12 @@ from dominoes_env.obs.v2 import encode_observation, observation_layout, observat
 from dominoes_env.options import play_points_bound, score_bound
 from dominoes_env.record_io import RECORDS_DIR, SHARD_SIZE, iter_records, shard_name
 
+from .specs import parse_spec
 from .tournament.runner import RUN_OUTPUTS, TournamentConfig, check_folder, run_tournament
 
 __all__ = ["DECISIONS_DIR", "FIELDS", "FORMAT_VERSION", "INFO_FILE", "IncompleteDatasetWarning",
            "build_dataset", "dataset_info", "load_decisions", "read_decisions",
-           "record_decisions", "write_decisions"]
+           "record_decisions", "specs_problem", "write_decisions"]
 
 FORMAT_VERSION = 1
 DECISIONS_DIR = "decisions"
@@ -343,6 +344,19 @@ def _read_info(file: Path) -> Any:
         raise ValueError(f"not JSON: {err}") from None
 
 
+def specs_problem(specs: list[str]) -> str | None:
+    """The first of ``specs`` (strings) that names no agent, said as
+    :func:`~agents.specs.parse_spec` says it (``None``: each names one). Nothing is imported
+    or built: a file may name an agent of a module this machine lacks, but not text that no
+    agent spec has (``"no::such spec"`` was read as a dataset's agent)."""
+    for spec in specs:
+        try:
+            parse_spec(spec)
+        except ValueError as err:
+            return str(err)
+    return None
+
+
 def _is_count(value: Any, low: int = 0) -> bool:
     return type(value) is int and value >= low
 
@@ -361,6 +375,9 @@ def _info_problem(info: dict) -> str | None:
     if (not isinstance(agents, list) or not agents or len(set(map(str, agents))) < len(agents)
             or not all(isinstance(a, str) for a in agents)):
         return "agents must be a list of different agent specs"
+    problem = specs_problem(agents)
+    if problem:
+        return f"agents: {problem}"
     if len(agents) > np.iinfo(np.int16).max:
         return f"{len(agents)} agents; at most {np.iinfo(np.int16).max}"
     wanted = {"observation_size": observation_size(rules),
