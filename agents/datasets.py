@@ -76,7 +76,7 @@ from .specs import parse_spec
 from .tournament.runner import RUN_OUTPUTS, TournamentConfig, check_folder, run_tournament
 
 __all__ = ["DECISIONS_DIR", "FIELDS", "FORMAT_VERSION", "INFO_FILE", "IncompleteDatasetWarning",
-           "build_dataset", "dataset_info", "load_decisions", "read_decisions",
+           "build_dataset", "dataset_info", "load_decisions", "mask_problem", "read_decisions",
            "record_decisions", "specs_problem", "write_decisions"]
 
 FORMAT_VERSION = 1
@@ -348,7 +348,9 @@ def specs_problem(specs: list[str]) -> str | None:
     """The first of ``specs`` (strings) that names no agent, said as
     :func:`~agents.specs.parse_spec` says it (``None``: each names one). Nothing is imported
     or built: a file may name an agent of a module this machine lacks, but not text that no
-    agent spec has (``"no::such spec"`` was read as a dataset's agent)."""
+    agent spec has (``"no::such spec"`` was read as a dataset's agent, and as the teacher
+    an expert iteration policy's card named). A dataset's agents and expert iteration's
+    teacher and opponents are checked here."""
     for spec in specs:
         try:
             parse_spec(spec)
@@ -519,7 +521,7 @@ def _arrays_problem(data: dict[str, np.ndarray], info: dict[str, Any]) -> str | 
     if bad.size:
         return (f"row {bad[0]}: action {action[bad[0]]} is outside the action space "
                 f"(0..{info['num_actions'] - 1})")
-    problem = _mask_problem(data["obs"], mask, rules)
+    problem = mask_problem(data["obs"], mask, rules)
     if problem:
         return problem
     bad = np.flatnonzero(~mask[np.arange(rows), action])
@@ -555,10 +557,13 @@ def _seat_agent_problem(data: dict[str, np.ndarray]) -> str | None:
             f"{data['agent'][second]}; a seat has one agent in a match")
 
 
-def _mask_problem(obs: np.ndarray, mask: np.ndarray, rules: RuleConfig) -> str | None:
+def mask_problem(obs: np.ndarray, mask: np.ndarray, rules: RuleConfig) -> str | None:
     """A mask no position has, against its row's observed hand (``None``: none): no legal
     action (a row is a play), more than 4 per tile in hand, or a play of a tile not in hand.
-    Every mask all true was read as legal (112 actions with 7 tiles in hand)."""
+    ``obs``: rows of observation version 2 (:data:`OBS_VERSION`) under ``rules``, ``mask``:
+    boolean rows of their legal actions. Every mask all true was read as legal (112 actions
+    with 7 tiles in hand), in a dataset and in expert iteration's demonstrations alike: both
+    readers check their rows here."""
     legal = mask.sum(axis=1)
     bad = np.flatnonzero(legal == 0)
     if bad.size:

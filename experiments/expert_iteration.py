@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from dominoes_env.cli_support import (
+    MAX_MATCHES,
     CommandError,
     DefaultsHelpFormatter,
     OneLineParser,
@@ -85,6 +86,7 @@ def load_demos(path: str, rules: RuleConfig) -> tuple[dict[str, np.ndarray], str
     ``ValueError`` if the file is not one (arrays of the observation version this program
     fits and of one length, observations within the bounds of its blocks, legal moves, finite
     numbers) or was played under other rules."""
+    from agents.datasets import mask_problem
     from dominoes_env.npz_files import NpzError, read_npz
     from dominoes_env.obs import observation_spec
 
@@ -127,6 +129,9 @@ def load_demos(path: str, rules: RuleConfig) -> tuple[dict[str, np.ndarray], str
         raise ValueError(f"--data {path!r}: {outside}")
     if not n:
         raise ValueError(f"--data {path!r} holds no decision")
+    problem = mask_problem(obs, masks, rules)  # as a dataset's: every action legal was fitted
+    if problem:
+        raise ValueError(f"--data {path!r}: {problem}")
     if (actions < 0).any() or (actions >= masks.shape[1]).any() \
             or not masks[np.arange(n), actions].all():
         raise ValueError(f"--data {path!r} holds a move that is not legal in its position")
@@ -141,9 +146,13 @@ def load_demos(path: str, rules: RuleConfig) -> tuple[dict[str, np.ndarray], str
 
 def demos_meta_problem(meta: Any) -> str | None:
     """What in a demonstrations file's metadata (:func:`demos_meta`) this program cannot take
-    (``None``: nothing), checked as ``agents.datasets`` checks a dataset's ``dataset.json``:
-    a JSON list was refused in Python's words, and a meta without rules (the default ones
-    assumed), with ``"matches": -5`` or ``"seed": NaN`` was fitted in silence."""
+    (``None``: nothing), checked as ``agents.datasets`` checks a dataset's ``dataset.json``
+    (its agent specs by :func:`agents.datasets.specs_problem`): a JSON list was refused in
+    Python's words, and a meta without rules (the default ones assumed), with ``"matches":
+    -5`` or ``10**30``, ``"seed": NaN`` or ``"teacher": "no::such spec"`` (then named as the
+    fitted policy's teacher) was fitted in silence."""
+    from agents.datasets import specs_problem
+
     if not isinstance(meta, dict):
         return f"a JSON {type(meta).__name__}, not an object of its fields"
     missing = [key for key in ("teacher", "opponents", "matches", "seed", "rules")
@@ -156,8 +165,12 @@ def demos_meta_problem(meta: Any) -> str | None:
     if not isinstance(opponents, list) or not opponents or not all(
             isinstance(o, str) and o.strip() for o in opponents):
         return f"opponents must be a list of agent specs, not {short_repr(opponents)}"
-    if type(meta["matches"]) is not int or meta["matches"] < 0:
-        return f"matches must be a count (an integer >= 0), not {short_repr(meta['matches'])}"
+    problem = specs_problem([meta["teacher"], *opponents])
+    if problem:
+        return problem
+    if type(meta["matches"]) is not int or not 1 <= meta["matches"] <= MAX_MATCHES:
+        return (f"matches must be a count of matches in 1..{MAX_MATCHES:,} (what --matches "
+                f"plays), not {short_repr(meta['matches'])}")
     try:
         as_seed(meta["seed"])
         RuleConfig.from_dict(meta["rules"])
@@ -265,7 +278,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 #: the most of each count a run may ask for: beyond them a value is a mistake (a run of that
-#: length would not end), checked before anything starts
+#: length would not end), checked before anything starts; --matches as every program's
+#: (:data:`~dominoes_env.cli_support.MAX_MATCHES`), which a demonstrations file's count is too
 MAX_ITERATIONS, MAX_EPOCHS, MAX_EVAL_MATCHES, MAX_LR = 10_000, 100_000, 10**7, 1.0
 #: memory estimates for the checks against this machine's: one match's demonstrations (a
 #: teacher's decisions, observation and mask each, rounded up), one decision of a minibatch
@@ -284,7 +298,8 @@ def check_args(args) -> None:
         raise ValueError(f"--eval-matches must be >= 0, not {args.eval_matches:,}")
     if not 0 < args.lr <= MAX_LR:  # NaN too
         raise ValueError(f"--lr must be a number in (0, {MAX_LR:g}], not {args.lr!r}")
-    for flag, value, cap in (("--iterations", args.iterations, MAX_ITERATIONS),
+    for flag, value, cap in (("--matches", args.matches, MAX_MATCHES),
+                             ("--iterations", args.iterations, MAX_ITERATIONS),
                              ("--epochs", args.epochs, MAX_EPOCHS),
                              ("--eval-matches", args.eval_matches, MAX_EVAL_MATCHES)):
         if value > cap:

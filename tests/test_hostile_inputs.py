@@ -400,11 +400,13 @@ def demos(tmp_path):
     rules = RuleConfig()
     from dominoes_env.obs import observation_spec
 
-    width = observation_spec(2).layout(rules).size
+    layout = observation_spec(2).layout(rules)
+    obs = np.zeros((4, layout.size), np.float32)
+    obs[:, layout.hand.start] = 1  # tile 0 in hand: its plays are the legal ones
     masks = np.zeros((4, rules.num_tiles * 4), bool)
     masks[:, 0] = True
-    data = dict(zip(DEMO_KEYS, [np.zeros((4, width), np.float32), masks,
-                                np.zeros(4, np.int64), np.zeros(4, np.float32)], strict=True))
+    data = dict(zip(DEMO_KEYS, [obs, masks, np.zeros(4, np.int64), np.zeros(4, np.float32)],
+                    strict=True))
     save_demos(tmp_path / "demos.npz", data, {"teacher": "greedy", "opponents": ["greedy"],
                                               "matches": 1, "seed": 0, "rules": rules.to_dict()})
     return tmp_path / "demos.npz"
@@ -1410,8 +1412,16 @@ def test_expert_iteration_data_whose_metadata_names_a_key_twice_is_refused(demos
 
 @pytest.mark.parametrize("meta, words", [
     ([1, 2], "its meta: a JSON list, not an object"),
-    ({"matches": -5}, "matches must be a count (an integer >= 0), not -5"),
+    ({"matches": -5}, "matches must be a count of matches in 1..10,000,000 (what --matches "
+                      "plays), not -5"),
     ({"matches": 1.5}, "matches must be a count"),
+    ({"matches": 0}, "matches must be a count"),  # it holds decisions: some match was played
+    ({"matches": 10**30}, "matches must be a count of matches in 1..10,000,000"),
+    ({"teacher": "no::such spec"}, "its meta: agent spec 'no::such spec': '' is not a class"),
+    ({"opponents": ["greedy", "nosuch"]}, "its meta: unknown agent spec 'nosuch'; known"),
+    # every action legal: the dataset reader refuses it as no position has it
+    ({"masks": True}, "row 0: its mask has 112 legal actions; a hand of 1 tiles has at most 4"),
+    ({"masks": "tile 1"}, "row 0: its mask has a legal play of tile 1, which is not in the hand"),
     ({"seed": float("nan")}, "seed"),
     ({"seed": -1}, "seed"),
     ({"teacher": 7}, "teacher must be an agent spec"),
@@ -1426,7 +1436,10 @@ def test_expert_iteration_data_whose_metadata_or_values_are_nonsense_is_refused(
     """``--data`` whose metadata was a JSON list was refused in Python's words ("list indices
     must be integers or slices, not str"); one saying ``"matches": -5`` or ``"seed": NaN``, or
     without its rules (the default ones assumed), and one whose values were 1e6 (no hand's
-    margin comes near) were fitted in silence. They are checked as a dataset's metadata is."""
+    margin comes near) were fitted in silence, and so were ``"matches": 10**30``, a teacher
+    spec that names no agent (the fitted policy's card named it) and masks no position has
+    (every action legal). They are checked as a dataset's metadata and masks are, by the
+    same code."""
     import json
 
     import numpy as np
@@ -1438,6 +1451,10 @@ def test_expert_iteration_data_whose_metadata_or_values_are_nonsense_is_refused(
         arrays["meta"] = np.array(json.dumps(meta))
     elif "values" in meta:
         arrays["values"] = np.full_like(arrays["values"], meta["values"])
+    elif meta.get("masks") is True:
+        arrays["masks"][:] = True
+    elif "masks" in meta:  # a play of tile 1, not in hand, beside tile 0's
+        arrays["masks"][:, 4] = True
     else:
         fields = {**json.loads(str(arrays["meta"])), **meta}
         arrays["meta"] = np.array(json.dumps({k: v for k, v in fields.items() if v is not None}))

@@ -107,6 +107,8 @@ def test_the_fit_is_the_same_under_jax_enable_x64(tmp_path, capsys):
 
 @pytest.mark.parametrize("flags, says", [
     (["--matches", "0"], "--matches"),
+    # past what a demonstrations file may say it holds: the run's own --data was refused
+    (["--matches", "10000001"], "--matches must be at most 10,000,000, not 10,000,001"),
     (["--teacher", "nosuch"], "nosuch"),
     (["--data", "/nonexistent/demos.npz"], "demonstrations"),
     (["--init", "/nonexistent/p.npz"], "p.npz"),
@@ -136,7 +138,9 @@ def test_a_policy_or_demonstrations_of_another_observation_version_are_refused(t
     assert main(["--out", str(out), "--init", str(v3)]) == 2
     err = capsys.readouterr().err.strip()
     assert "reads observation version 3; expert iteration serves version 2" in err, err
-    good = {"obs": np.zeros((4, 234), np.float32), "masks": np.ones((4, 112), bool),
+    hand = np.zeros((4, 234), np.float32)
+    hand[:, 0] = 1  # tile 0 in hand, its 4 plays legal (every action legal is no position)
+    good = {"obs": hand, "masks": np.arange(112) < np.full((4, 1), 4),
             "actions": np.arange(4), "values": np.zeros(4, np.float32)}
     for name, change, says in (
             ("wide", {"obs": np.zeros((4, 346), np.float32)}, "needs (4, 234)"),
@@ -144,7 +148,9 @@ def test_a_policy_or_demonstrations_of_another_observation_version_are_refused(t
             ("huge", {"obs": np.where(np.eye(4, 234, 5, bool), 1e30, 0).astype(np.float32)},
              "row 0: obs[5] = 1e+30 is outside its block 'hand' (0..1)"),
             ("negative", {"obs": np.full((4, 234), -1, np.float32)}, "obs[0] = -1 is outside"),
-            ("illegal", {"masks": np.zeros((4, 112), bool)}, "not legal")):
+            ("illegal", {"masks": np.arange(112) < np.ones((4, 1))}, "not legal"),
+            ("all legal", {"masks": np.ones((4, 112), bool)},
+             "row 0: its mask has 112 legal actions; a hand of 1 tiles has at most 4")):
         path = tmp_path / f"{name}.npz"
         meta = {"teacher": "greedy", "opponents": ["greedy"], "matches": 1, "seed": 0,
                 "rules": RuleConfig().to_dict()}
