@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from dominoes_env.cli_support import check_config, config_field, config_parser
+from dominoes_env.cli_support import check_config, check_settings, config_field, config_parser
 
 from .helpers import CHILD_TIMEOUT_S
 
@@ -77,6 +77,27 @@ def test_the_command_line_refuses_a_bad_value_in_one_line(argv, words, capsys):
 def test_the_dataclass_refuses_what_the_command_line_refuses(changes, error, message):
     with pytest.raises(error, match=message.replace("(", r"\(").replace(".", r"\.")):
         Run(**changes)
+
+
+@pytest.mark.parametrize(("settings", "message"), [
+    ({"lr": 0}, "lr=0.0 is out of range"),
+    ({"steps": "5"}, "steps='5' must be an integer"),
+    ({"mode": "medium"}, "mode='medium' is not allowed; allowed: 'fast', 'slow'"),
+    ({"mode": None}, "mode=None must be a str, not NoneType"),
+    ({"sizes": [8, 0]}, "sizes=0 is out of range"),
+    ({"cpus": 0}, "cpus=0 is out of range"),
+    # a field without a range still takes its flag's type only
+    ({"name": 5}, "name=5 must be a str, not int"),
+])
+def test_saved_settings_are_held_to_the_command_lines_rules(settings, message):
+    """A checkpoint's saved settings (``train_jax --resume``) were read without a check: a
+    matmul of 'float16' or null, or update_epochs=-1, was taken."""
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(".", r"\.")):
+        check_settings(Run, settings)
+    # every value a run may have passes; a name that is no field (another version's) and a
+    # field left out are let be; None only where the default is None
+    check_settings(Run, {"steps": 5, "lr": 1, "mode": "slow", "sizes": [8], "cpus": None,
+                         "name": "y", "removed_since": [1, 2]})
 
 
 def test_the_help_shows_the_range():

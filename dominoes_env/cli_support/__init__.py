@@ -4,8 +4,8 @@
   :class:`RefusedError` (a flag refused before the command starts; a ``ValueError`` too);
 - :mod:`.flags`: :class:`OneLineParser`, the number flags' types (:func:`ascii_int`,
   :func:`positive_seconds`, :func:`seed_value`...), a configuration dataclass as flags
-  (:func:`config_field`, :func:`check_config`, :func:`config_parser`), and
-  :func:`add_position_options`;
+  (:func:`config_field`, :func:`check_config`, :func:`check_settings`, :func:`config_parser`),
+  and :func:`add_position_options`;
 - :mod:`.runner`: :func:`run_command`, which turns every bad ending of a command into one line
   and an exit status, the quiet standard streams, :func:`print_error`, the stop signals
   (:class:`Stopped`, :func:`signals_held`, :func:`say_finished`) and :func:`end_program`;
@@ -51,6 +51,7 @@ from .flags import (
     ascii_float,
     ascii_int,
     check_config,
+    check_settings,
     config_field,
     config_parser,
     positive_seconds,
@@ -127,6 +128,7 @@ __all__ = [
     "positive_seconds",
     "config_field",
     "check_config",
+    "check_settings",
     "config_parser",
     "seed_value",
     "add_position_options",

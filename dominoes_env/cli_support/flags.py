@@ -6,8 +6,9 @@
   (:data:`MIN_SECONDS`, :data:`MAX_TRAINER_SEED`, :data:`MAX_MATCHES`), and the dtypes the JAX
   trainers' products may read (:data:`MATMUL_DTYPES`);
 - a program's configuration dataclass as its flags: :func:`config_field` declares a field and
-  the values it allows, :func:`check_config` holds a dataclass built in Python to them, and
-  :func:`config_parser` makes the flags that hold the command line to them;
+  the values it allows, :func:`check_config` holds a dataclass built in Python to them,
+  :func:`check_settings` the settings a file saved (a checkpoint's), and :func:`config_parser`
+  makes the flags that hold the command line to them;
 - :func:`add_position_options`: the flags of the commands that choose benchmark positions.
 
 A failed write of ``--help`` is said the way the runner says a lost output
@@ -22,7 +23,15 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..core.validation import as_float, as_int, as_seed, float_text, int_text, short_repr
+from ..core.validation import (
+    ParameterTypeError,
+    as_float,
+    as_int,
+    as_seed,
+    float_text,
+    int_text,
+    short_repr,
+)
 from .runner import output_error_message, print_error, silence_stdout
 
 
@@ -206,6 +215,32 @@ def _check_value(f: dataclasses.Field, value: Any, kind: str) -> Any:
     return value
 
 
+#: what a value of each kind of field is, where :func:`_check_value` does not check the type
+_PLAIN_TYPES = {"bool": bool, "str": str}
+
+
+def _check_field(f: dataclasses.Field, value: Any, typed: bool = False) -> Any:
+    """``value`` checked against the field ``f`` (``None`` where the default is ``None``; a
+    list item by item) and coerced; with ``typed``, a ``bool`` or ``str`` field's value must be
+    of that type too, as its flag's is."""
+    if value is None and f.default is None:
+        return None
+    kind = _field_kind(f)
+    if kind == "list":
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+            raise ParameterTypeError(f"{f.name}={short_repr(value)} must be a list")
+        return [_check_field_value(f, item, _item_kind(f), typed) for item in value]
+    return _check_field_value(f, value, kind, typed)
+
+
+def _check_field_value(f: dataclasses.Field, value: Any, kind: str, typed: bool) -> Any:
+    plain = _PLAIN_TYPES.get(kind)
+    if typed and plain is not None and not isinstance(value, plain):
+        raise ParameterTypeError(f"{f.name}={short_repr(value)} must be a {kind}, not "
+                                 f"{type(value).__name__}")
+    return _check_value(f, value, kind)
+
+
 def check_config(config: Any) -> None:
     """Check every field of a configuration dataclass against what its :func:`config_field`
     allows (``choices``, ``low`` .. ``high``; a list field item by item; ``None`` where the
@@ -213,18 +248,36 @@ def check_config(config: Any) -> None:
     configuration built in Python is held to the same rules as the command line; the first
     bad field raises ``ValueError`` (``TypeError`` for a wrong type) naming it."""
     for f in dataclasses.fields(config):
-        if not any(k in f.metadata for k in ("choices", "low", "high")):
-            continue
-        value = getattr(config, f.name)
-        if value is None and f.default is None:
-            continue
-        if _field_kind(f) == "list":
-            if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-                raise TypeError(f"{f.name}={short_repr(value)} must be a list")
-            checked: Any = [_check_value(f, item, _item_kind(f)) for item in value]
-        else:
-            checked = _check_value(f, value, _field_kind(f))
-        object.__setattr__(config, f.name, checked)
+        if any(k in f.metadata for k in ("choices", "low", "high")):
+            object.__setattr__(config, f.name, _check_field(f, getattr(config, f.name)))
+
+
+def check_settings(cls: type, settings: Mapping[str, Any]) -> None:
+    """Check the ``settings`` a file holds (a run's configuration saved in its checkpoint) by
+    the rules of the flags of the configuration dataclass ``cls``: each value of a field's type
+    (``None`` only where the default is ``None``), among its ``choices`` and within its range
+    (:func:`config_field`). A name that is no field of ``cls`` is left alone, and so is a field
+    the settings lack (they may be another version's); the first bad value raises
+    ``ValueError`` naming its field (a ``ParameterTypeError`` for a wrong type).
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class Run:
+    ...     steps: int = config_field(10, "steps to train", low=1)
+    ...     mode: str = config_field("fast", "how", choices=("fast", "slow"))
+    >>> check_settings(Run, {"steps": 5, "mode": "slow", "gone": 1})
+    >>> check_settings(Run, {"steps": 0})
+    Traceback (most recent call last):
+    ...
+    ValueError: steps=0 is out of range; allowed: >= 1
+    >>> check_settings(Run, {"mode": None})
+    Traceback (most recent call last):
+    ...
+    dominoes_env.core.validation.ParameterTypeError: mode=None must be a str, not NoneType
+    """
+    for f in dataclasses.fields(cls):
+        if f.name in settings:
+            _check_field(f, settings[f.name], typed=True)
 
 
 def _range_text(meta: Mapping[str, Any]) -> str:

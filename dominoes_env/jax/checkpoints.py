@@ -15,11 +15,12 @@ The run's `settings` are its configuration, a dict or a dataclass (such as
 observation version the policy reads.
 
 A checkpoint is untrusted input: nothing pickled is loaded, its metadata is checked against the
-run that reads it (`read_checkpoint`), and every array must have the dtype and shape the run
-expects, finite values no larger than training makes (`MAX_MAGNITUDE`), and counters in the
-range of the run that wrote it (`restore`). A refusal is a `ValueError` naming the flag, the
-file and the problem (an array by its name in the file and its place in the run's state:
-`leaf33 (update)`).
+run that reads it and its run's settings by the rules of the flags that gave them
+(`read_checkpoint`), and every array must have the dtype and shape the run expects, finite
+values no larger than training makes (`MAX_MAGNITUDE`), and counters in the range of the run
+that wrote it (`restore`). A refusal is a `ValueError` naming the flag, the file and the
+problem (an array by its name in the file and its place in the run's state: `leaf33 (update)`;
+a setting by its name).
 
 Needs the `jax` extra.
 """
@@ -38,11 +39,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from dominoes_env.cli_support import check_settings
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_write, entry_kind
 from dominoes_env.core.validation import parse_json, short_repr
 from dominoes_env.npz_files import read_npz
 from dominoes_env.obs import VERSIONS, observation_spec
+from dominoes_env.policy_format import hidden_sizes
 
 from .policy_files import is_policy_file, load_actor
 
@@ -132,12 +135,34 @@ def not_a_file(path: Path) -> str:
         return f"it cannot be read ({err.strerror or err})"
 
 
+def _check_saved_settings(where: str, saved: Mapping[str, Any], settings: Any) -> None:
+    """`ValueError` naming the first setting of a checkpoint's `saved` config that no run
+    could have had: its table (the rules' own checks) and its `net`, and where `settings` is a
+    configuration dataclass (`experiments.train_jax.Config`), each of its fields by the rules
+    of that field's flag (`check_settings`). `--resume` of a checkpoint saying
+    matmul='float16', target_score=-5 or update_epochs=-1 (which turned off the check of
+    the optimizer's step count) trained on."""
+    table = {name: saved[key] for key, name in (("players", "num_players"),
+                                                ("partnerships", "partnerships"),
+                                                ("target_score", "target_score"))
+             if key in saved}
+    try:
+        if dataclasses.is_dataclass(settings) and not isinstance(settings, type):
+            check_settings(type(settings), saved)
+        RuleConfig(**table)
+        if "net" in saved:
+            hidden_sizes(saved["net"])
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"{where} is damaged: in its config, {err}") from None
+
+
 def read_checkpoint(path: str | os.PathLike, settings: Any, flag: str = "--resume",
                     fields: tuple[str, ...] = SHAPE_FIELDS) -> dict[str, Any]:
     """The metadata of the checkpoint at `path`, checked against `settings` on `fields`
-    (`ValueError` naming `flag`, the file and what does not match); the arrays are loaded by
-    `restore` or `warm_start`."""
-    settings = as_settings(settings)
+    (`ValueError` naming `flag`, the file and what does not match) and, its run's settings,
+    against what a run may have (`_check_saved_settings`); the arrays are loaded by `restore`
+    or `warm_start`."""
+    given, settings = settings, as_settings(settings)
     p = Path(path)
     where = f"{flag} {os.fspath(path)!r}"
     if not p.is_file():  # a FIFO, a folder, a device was "no such checkpoint file"
@@ -158,6 +183,7 @@ def read_checkpoint(path: str | os.PathLike, settings: Any, flag: str = "--resum
     if type(wall) not in (int, float) or not 0 <= wall <= MAX_WALL_S:  # NaN fails too
         raise ValueError(f"{where}: its wall_s is {short_repr(wall)}, not a number of seconds "
                          f"in 0..{MAX_WALL_S:,.0f}")
+    _check_saved_settings(where, meta.get("config", {}), given)
     for name in fields:
         was = saved_field(meta, name)
         if was != settings.get(name):

@@ -278,6 +278,41 @@ def test_train_jax_refuses_a_changed_checkpoint_in_one_line_and_writes_nothing(t
     assert not out.exists()
 
 
+@pytest.mark.parametrize("field, value, says", [
+    ("matmul", "float16", "matmul='float16' is not allowed; allowed: 'float32', 'bfloat16'"),
+    ("matmul", None, "matmul=None must be a str, not NoneType"),
+    ("target_score", -5, "target_score=-5 is out of range; allowed: 1..65536"),
+    ("target_score", "x", "target_score='x' must be an integer, not str"),
+    ("num_minibatches", 0, "num_minibatches=0 is out of range; allowed: 1.."),
+    ("update_epochs", -1, "update_epochs=-1 is out of range; allowed: 1.."),
+])
+def test_train_jax_refuses_a_checkpoint_whose_settings_no_run_has(tmp_path, capsys, field,
+                                                                  value, says):
+    """``--resume`` of a checkpoint whose saved config said matmul='float16' or null,
+    target_score=-5 or 'x', num_minibatches=0 or update_epochs=-1 trained on (the last turned
+    off the check of the optimizer's step count); its settings are held to the rules of the
+    flags that gave them, and a bad one is refused in one line naming the file and the
+    setting, before anything is written."""
+    from experiments.train_jax import main
+
+    from ..helpers import error_lines
+
+    path = tmp_path / "checkpoint.npz"
+    _train_jax_checkpoint(path)
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files}
+    meta = json.loads(str(arrays["meta"]))
+    meta["config"][field] = value
+    np.savez(path, **{**arrays, "meta": np.array(json.dumps(meta))})
+    flags = [f"--{k.replace('_', '-')}={v}" for k, v in TINY_RUN.items() if k != "progress"]
+    out = tmp_path / "run"
+    assert main([*flags, "--no-progress", "--out", str(out), "--resume", str(path)]) == 2
+    lines = error_lines(capsys.readouterr().err)
+    assert len(lines) == 1 and lines[0].startswith(
+        f"error: --resume {str(path)!r} is damaged: in its config, {says}"), lines
+    assert not out.exists()
+
+
 def test_a_checkpoint_array_declaring_a_terabyte_is_refused_before_it_is_read(tmp_path):
     """Checkpoints were read with np.load, which allocates what an array's header declares: a
     leaf or a metadata record declaring a terabyte was a MemoryError, not the one-line error."""
