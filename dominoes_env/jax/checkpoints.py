@@ -249,9 +249,18 @@ def _load_leaves(path: str | os.PathLike, expected: list, flag: str,
     return loaded
 
 
-def _whole(config: Mapping[str, Any], name: str) -> int | None:
-    value = config.get(name)
-    return value if type(value) is int and value >= 1 else None
+def _whole(where: str, config: Mapping[str, Any], name: str) -> int | None:
+    """The count `name` of a checkpoint's `config` that a check of its counters needs (`None`
+    where the config has none); `ValueError` where it is no whole number >= 1 (the check it
+    gates was skipped in silence: `restore` of a checkpoint whose config said
+    update_epochs=-1 let any optimizer step count through)."""
+    if name not in config:
+        return None
+    value = config[name]
+    if type(value) is not int or value < 1:
+        raise ValueError(f"{where} is damaged: in its config, {name}={short_repr(value)} is "
+                         "not a whole number >= 1")
+    return value
 
 
 def _check_counters(where: str, paths: list[tuple[str, ...]], loaded: list[np.ndarray],
@@ -264,8 +273,10 @@ def _check_counters(where: str, paths: list[tuple[str, ...]], loaded: list[np.nd
     snapshots it keeps (JAX clamps an index out of range, in silence)."""
     config = meta.get("config") or {}
     steps = meta["steps"]
-    rollout = (_whole(config, "num_envs") or 0) * (_whole(config, "num_steps") or 0)
-    per_update = (_whole(config, "num_minibatches") or 0) * (_whole(config, "update_epochs") or 0)
+    counts = {name: _whole(where, config, name) or 0
+              for name in ("num_envs", "num_steps", "num_minibatches", "update_epochs")}
+    rollout = counts["num_envs"] * counts["num_steps"]
+    per_update = counts["num_minibatches"] * counts["update_epochs"]
     kept = next((int(x.shape[0]) for p, x in zip(paths, loaded, strict=True)
                  if p[0] == "snaps" and x.ndim), None)
     for path, array, name in zip(paths, loaded, names, strict=True):

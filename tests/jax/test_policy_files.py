@@ -257,6 +257,33 @@ def test_a_checkpoint_with_counters_or_weights_no_run_makes_is_refused(tmp_path,
         " (the file was changed, or its run diverged)" if "magnitude" in says else "")
 
 
+@pytest.mark.parametrize("field, value", [("update_epochs", -1), ("num_minibatches", 0),
+                                          ("num_steps", None), ("num_envs", "8")])
+def test_restore_refuses_a_config_whose_counts_its_counter_checks_need(tmp_path, field, value):
+    """`restore` alone (without `read_checkpoint`'s check of the settings) skipped the check of
+    the optimizer's or the update's step count in silence where the checkpoint's config said
+    update_epochs=-1: an optimizer step count of 2**31-1 was restored."""
+    import jax
+
+    path = tmp_path / "checkpoint.npz"
+    _, runner, leaves = _train_jax_checkpoint(path)
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files}
+    meta = json.loads(str(arrays["meta"]))
+    meta["config"][field] = value
+    count = leaves["['opt'][1][0].count"]
+    np.savez(path, **{**arrays, "meta": np.array(json.dumps(meta)),
+                      count: np.int32(2**31 - 1)})
+    with pytest.raises(ValueError) as err:
+        checkpoints.restore(path, runner)
+    assert str(err.value) == (f"--resume {str(path)!r} is damaged: in its config, "
+                              f"{field}={value!r} is not a whole number >= 1")
+    # a config that predates the counts is still restored (their checks left out)
+    del meta["config"][field]
+    np.savez(path, **{**arrays, "meta": np.array(json.dumps(meta))})
+    assert int(jax.device_get(checkpoints.restore(path, runner)["update"])) == 2
+
+
 def test_train_jax_refuses_a_changed_checkpoint_in_one_line_and_writes_nothing(tmp_path, capsys):
     """The command: exit status 2, one line, no run folder (the NaN run was saved)."""
     from experiments.train_jax import main
