@@ -18,7 +18,8 @@ A checkpoint is untrusted input: nothing pickled is loaded, its metadata is chec
 run that reads it and its run's settings by the rules of the flags that gave them
 (`read_checkpoint`), and every array must have the dtype and shape the run expects, finite
 values no larger than training makes (`MAX_MAGNITUDE`), and counters in the range of the run
-that wrote it (`restore`). A refusal is a `ValueError` naming the flag, the file and the
+that wrote it (`restore`), a warm start's too, which takes only the networks
+(`checkpoint_networks`). A refusal is a `ValueError` naming the flag, the file and the
 problem (an array by its name in the file and its place in the run's state: `leaf33 (update)`;
 a setting by its name).
 
@@ -302,6 +303,23 @@ def _check_counters(where: str, paths: list[tuple[str, ...]], loaded: list[np.nd
                              f"0..{kept - 1}")
 
 
+def _load_checked(path: str | os.PathLike, expected: list, paths: list[tuple[str, ...]],
+                  flag: str, meta: Mapping[str, Any]) -> list[np.ndarray]:
+    """The arrays of the checkpoint at `path` (its metadata `meta`), each of the dtype and
+    shape of `expected`'s (arrays, or shapes and dtypes: `jax.ShapeDtypeStruct`), finite and
+    within `MAX_MAGNITUDE` (`_load_leaves`), and its counters in the range of the run that
+    wrote it (`_check_counters`)."""
+    where = f"{flag} {os.fspath(path)!r}"
+    names = _names(paths)
+    loaded = _load_leaves(path, expected, flag, names)
+    for want, got, name in zip(expected, loaded, names, strict=True):
+        if tuple(np.shape(want)) != got.shape:
+            raise ValueError(f"{where}: {name} has shape {got.shape}, expected "
+                             f"{tuple(np.shape(want))}")
+    _check_counters(where, paths, loaded, names, meta)
+    return loaded
+
+
 def restore(path: str | os.PathLike, runner: dict[str, Any], flag: str = "--resume"
             ) -> dict[str, Any]:
     """`runner` with every array the checkpoint at `path` holds (each placed where `runner`'s
@@ -310,14 +328,7 @@ def restore(path: str | os.PathLike, runner: dict[str, Any], flag: str = "--resu
     (`_check_counters`)."""
     meta = read_checkpoint(path, {}, flag, fields=())
     leaves, tree = jax.tree.flatten(_saved(runner))
-    paths = _paths(_saved(runner))
-    names = _names(paths)
-    loaded = _load_leaves(path, leaves, flag, names)
-    for old, new, name in zip(leaves, loaded, names, strict=True):
-        if np.shape(old) != new.shape:
-            raise ValueError(f"{flag} {os.fspath(path)!r}: {name} has shape {new.shape}, "
-                             f"expected {np.shape(old)}")
-    _check_counters(f"{flag} {os.fspath(path)!r}", paths, loaded, names, meta)
+    loaded = _load_checked(path, leaves, _paths(_saved(runner)), flag, meta)
     restored = jax.tree.unflatten(tree, [jax.device_put(x, old.sharding)
                                          for old, x in zip(leaves, loaded, strict=True)])
     return {**runner, **restored}
@@ -374,13 +385,41 @@ def policy_networks(actor: list[dict[str, np.ndarray]], hidden_info: int) -> dic
     return {"actor": actor, "critic": critic}
 
 
-def checkpoint_networks(path: str | os.PathLike, runner: Mapping[str, Any]) -> list[np.ndarray]:
-    """The network arrays of the checkpoint at `path`, in the order of `runner`'s."""
-    paths_leaves, _ = jax.tree_util.tree_flatten_with_path(_saved(runner))
-    loaded = _load_leaves(path, [leaf for _, leaf in paths_leaves], "--init",
-                          _names(_paths(_saved(runner))))
-    return [x for (key_path, _), x in zip(paths_leaves, loaded, strict=True)
-            if key_path[0].key == "params"]
+def _saved_shape(path: tuple[str, ...], shape: tuple[int, ...], fewer_inputs: int,
+                 kept: int) -> tuple[int, ...]:
+    """The shape of the array at `path` (of `shape` in a run's state) in a checkpoint of a run
+    whose networks read `fewer_inputs` fewer observation inputs and which kept `kept`
+    snapshots: a first layer's weights (of a network, of the optimizer's moments of it, of a
+    snapshot) have that many fewer rows, the snapshots have `kept` on their first axis, every
+    other array is as the run's."""
+    if path[0] == "snaps":
+        return (kept, *_saved_shape(("actor", *path[1:]), shape[1:], fewer_inputs, kept))
+    network = next((path[i:] for i, part in enumerate(path) if part in ("actor", "critic")),
+                   ())
+    if network[1:] == ("0", "w"):
+        return (shape[0] - fewer_inputs, *shape[1:])
+    return tuple(shape)
+
+
+def checkpoint_networks(path: str | os.PathLike, runner: Mapping[str, Any],
+                        fewer_inputs: int = 0) -> list[np.ndarray]:
+    """The network arrays of the checkpoint at `path`, in the order of `runner`'s, once the
+    whole file is checked as `restore` checks it: a warm start takes only the networks, but a
+    damaged optimizer state, snapshot, key or counter is a damaged file, refused rather than
+    partly used. Its arrays have the shapes of `runner`'s but where the run that wrote it
+    read `fewer_inputs` fewer observation inputs (an earlier observation version) or kept
+    another number of snapshots (`_saved_shape`)."""
+    meta = read_checkpoint(path, {}, "--init", fields=())
+    saved = _saved(runner)
+    leaves, paths = jax.tree.leaves(saved), _paths(saved)
+    kept = _whole(f"--init {os.fspath(path)!r}", meta.get("config") or {}, "snapshots")
+    if kept is None:  # a config that does not say: as many as this run keeps
+        kept = next((int(np.shape(x)[0]) for p, x in zip(paths, leaves, strict=True)
+                     if p[0] == "snaps"), 0)
+    expected = [jax.ShapeDtypeStruct(_saved_shape(p, np.shape(x), fewer_inputs, kept), x.dtype)
+                for p, x in zip(paths, leaves, strict=True)]
+    loaded = _load_checked(path, expected, paths, "--init", meta)
+    return [x for p, x in zip(paths, loaded, strict=True) if p[0] == "params"]
 
 
 def warm_start(path: str | os.PathLike, runner: dict[str, Any], settings: Any
@@ -405,7 +444,7 @@ def warm_start(path: str | os.PathLike, runner: dict[str, Any], settings: Any
         hidden_info = int(np.shape(params["critic"][0]["w"])[0]) - new_size
         got = jax.tree.leaves(policy_networks(init_policy(path, settings)[0], hidden_info))
     else:
-        got = checkpoint_networks(path, runner)
+        got = checkpoint_networks(path, runner, new_size - old_size)
     grown = []
     for new, old in zip(flat_params, got, strict=True):
         want = tuple(np.shape(new))

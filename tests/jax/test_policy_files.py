@@ -284,6 +284,60 @@ def test_restore_refuses_a_config_whose_counts_its_counter_checks_need(tmp_path,
     assert int(jax.device_get(checkpoints.restore(path, runner)["update"])) == 2
 
 
+@pytest.mark.parametrize("where, value, says", [
+    ("['opt'][1][0].mu['actor'][0]['w']", np.zeros((3, 8), np.float32),
+     "(opt/1/0/mu/actor/0/w) has shape (3, 8), expected (234, 8)"),
+    ("['snaps'][1]['b']", np.zeros((4, 5), np.float32),
+     "(snaps/1/b) has shape (4, 5), expected (4, 112)"),
+    ("['key']", np.zeros(5, np.uint32), "(key) has shape (5,), expected (2,)"),
+    ("['opt'][1][0].count", np.int32(-1), "(opt/1/0/count) is -1; a count is never negative"),
+    ("['update']", np.int32(2**31 - 1), "(update) is 2,147,483,647; its 32 steps in rollouts "
+                                        "of 16 are 2 updates"),
+    ("['snaps_next']", np.int32(4), "(snaps_next) is 4; it indexes the snapshots kept, 0..3"),
+])
+def test_init_refuses_a_checkpoint_damaged_beyond_its_networks(tmp_path, where, value, says):
+    """``--init`` from a checkpoint whose optimizer state, snapshots, key or counters were
+    damaged (a wrong shape, a negative count) started from its networks in silence, since a
+    warm start takes only them; a damaged file is refused, naming the array, as ``--resume``
+    refuses it. A sound one is taken from a run that kept more snapshots, at an earlier
+    observation version (its first layers have fewer rows)."""
+    import jax
+
+    from experiments.train_jax import Config, make_train
+
+    path = tmp_path / "checkpoint.npz"
+    _, _, leaves = _train_jax_checkpoint(path)
+    config = Config(**{**TINY_RUN, "snapshots": 1, "obs_version": 3},
+                    out=str(tmp_path / "unused"))
+    runner = make_train(config)[0](jax.random.PRNGKey(1))
+    warm = checkpoints.warm_start(path, runner, config)
+    assert warm["params"]["actor"][0]["w"].shape == (346, 8)
+    assert warm["snaps"][0]["w"].shape == (1, 346, 8)
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files}
+    leaf = leaves[where]
+    np.savez(tmp_path / "bad.npz", **{**arrays, leaf: value})
+    with pytest.raises(ValueError) as err:
+        checkpoints.warm_start(tmp_path / "bad.npz", runner, config)
+    assert str(err.value) == f"--init {str(tmp_path / 'bad.npz')!r}: {leaf} {says}"
+
+
+def test_init_reads_a_checkpoint_that_kept_more_snapshots_than_the_run(tmp_path, monkeypatch):
+    """A warm start allowed a checkpoint no more bytes than the new run's own arrays (and a
+    metadata record's): one that kept many more snapshots than the new run (a large network's
+    8, into a run of 1) was refused as damaged ("declares ..."). It is allowed the arrays it
+    should hold."""
+    import jax.numpy as jnp
+
+    monkeypatch.setattr(checkpoints, "MAX_META_BYTES", 4096)  # the slack, at this size
+    params = {"actor": [{"w": jnp.ones((8, 8), jnp.float32)}]}
+    path = tmp_path / "checkpoint.npz"
+    checkpoints.save_checkpoint({"params": params, "snaps": [{"w": jnp.ones((40, 8, 8))}]},
+                                {**SETTINGS, "snapshots": 40}, 0, 0.0, path)
+    run = {"params": params, "snaps": [{"w": jnp.zeros((1, 8, 8))}]}
+    assert [x.shape for x in checkpoints.checkpoint_networks(path, run)] == [(8, 8)]
+
+
 def test_train_jax_refuses_a_changed_checkpoint_in_one_line_and_writes_nothing(tmp_path, capsys):
     """The command: exit status 2, one line, no run folder (the NaN run was saved)."""
     from experiments.train_jax import main
