@@ -519,6 +519,69 @@ def test_an_output_that_cannot_encode_the_pictures_is_no_traceback(tmp_path, rec
     assert b"?" in proc.stdout
 
 
+@pytest.mark.parametrize("program", ["play", "replay", "tournament"])
+def test_the_c_locale_shows_the_pictures_as_question_marks(tmp_path, record_file, program):
+    """In the C locale Python writes standard output as ASCII with ``surrogateescape``, which
+    the runner left as it was (it switched only ``strict``): ``play`` ended in a
+    ``UnicodeEncodeError`` traceback at the table's ``·``, and ``replay --steps`` and the
+    tournament lost their output and said, wrongly, that standard output was closed."""
+    import subprocess
+    import sys
+
+    from . import helpers
+
+    argv = {"play": ["dominoes_env", "play", "--opponents", "random", "--seed", "1"],
+            "replay": ["dominoes_env", "replay", str(record_file), "--steps"],
+            "tournament": ["experiments.tournament", "--agents", "random", "greedy",
+                           "--matches", "2", "--target-score", "20", "--workers", "1",
+                           "--no-plots", "--out", str(tmp_path / "out")]}[program]
+    env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0",
+           "PYTHONPATH": str(helpers.ROOT)}
+    env.pop("PYTHONIOENCODING", None)
+    proc = subprocess.run([sys.executable, "-m", *argv], capture_output=True, env=env,
+                          input=b"1\nq\n", timeout=helpers.CHILD_TIMEOUT_S, cwd=tmp_path)
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert b"error:" not in proc.stderr
+    assert b"?" in proc.stdout
+
+
+def test_an_output_that_keeps_file_names_bytes_keeps_them_and_replaces_the_rest():
+    """``surrogateescape`` (the C locale's) is kept for what it writes, a file name's bytes
+    that are not text; only what it cannot write becomes ``?``."""
+    import io
+    import sys
+
+    from dominoes_env.cli_support.runner import _tolerant_output
+
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="ascii", errors="surrogateescape")
+    before = sys.stdout
+    sys.stdout = stream
+    try:
+        _tolerant_output()
+        print("a\xb7b", os.fsdecode(b"x\xffy"), file=stream)
+        stream.flush()
+    finally:
+        sys.stdout = before
+    assert raw.getvalue() == b"a?b x\xffy\n"
+
+
+def test_an_encoding_failure_is_not_said_to_be_a_closed_output():
+    """A ``UnicodeEncodeError`` is a ``ValueError``, as a closed file's write is: a standard
+    output that could not encode a character was reported as closed."""
+    from dominoes_env.cli_support.runner import QuietStream, lost_output_message
+
+    class Ascii:
+        def write(self, text):
+            return len(text.encode("ascii"))
+
+    out = QuietStream(Ascii())
+    out.write("a\xb7b")
+    assert out.failed
+    message = lost_output_message(out)
+    assert "closed" not in message and "(ascii) cannot write '\xb7'" in message
+
+
 # -- long names -----------------------------------------------------------------------------------
 def test_a_file_whose_name_fits_is_written_even_when_long(tmp_path):
     """A name of 240 characters fits the file system (255), but ``atomic_write``'s temporary

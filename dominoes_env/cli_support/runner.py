@@ -122,6 +122,9 @@ def _quiet(name: str) -> tuple[QuietStream | None, Callable[[], None]]:
 def lost_output_message(stream: QuietStream) -> str:
     """The line for a standard output whose writes failed (``stream.error``)."""
     err = stream.error
+    if isinstance(err, UnicodeEncodeError):  # a ValueError, but the output is not closed
+        return (f"standard output's encoding ({err.encoding}) cannot write "
+                f"{err.object[err.start:err.end]!r}; the output was not written in full")
     if isinstance(err, OSError):
         return output_error_message(err)
     return "standard output was closed before the output was written"
@@ -265,18 +268,58 @@ def stop_on_signals() -> Callable[[], None]:
     return restore
 
 
-def _tolerant_output() -> None:
-    """A standard output whose encoding cannot write every character (``PYTHONIOENCODING=
-    ascii``, an ASCII or cp1252 terminal) shows ``?`` for the pictures' ``·`` and the tables'
-    ``±`` instead of stopping the command with a ``UnicodeEncodeError`` traceback."""
+#: error modes that already write something for every character (``surrogateescape`` does not:
+#: it writes back only the undecodable bytes of a file name, and fails on the pictures' ``·``)
+_TOLERANT_ERRORS = frozenset({"replace", "backslashreplace", "xmlcharrefreplace", "namereplace",
+                              "ignore"})
+
+
+def _or_replace(mode: str) -> str:
+    """The name of an error handler that does what ``mode`` does where it can and writes ``?``
+    where it cannot (registered on first use): in the C locale Python writes standard output
+    with ``surrogateescape``, which keeps a file name's undecodable bytes as they were but
+    failed on the pictures' ``·``; switching it to plain ``replace`` would turn those bytes
+    into ``?`` too. ``strict`` is plain ``replace``."""
     import codecs
 
-    stream = sys.stdout
+    if mode == "strict":
+        return "replace"
+    name = f"dominoes_env.{mode}_or_replace"
     try:
-        if codecs.lookup(stream.encoding).name != "utf-8" and stream.errors == "strict":
-            stream.reconfigure(errors="replace")
-    except (AttributeError, LookupError, TypeError, ValueError, OSError):  # not a text file
-        pass
+        codecs.lookup_error(name)
+    except LookupError:
+        first = codecs.lookup_error(mode)
+
+        def handler(err: UnicodeError) -> tuple[str | bytes, int]:
+            if not isinstance(err, UnicodeEncodeError):
+                raise err
+            try:  # one character at a time: the next one may be one ``mode`` writes
+                return first(UnicodeEncodeError(err.encoding, err.object, err.start,
+                                                 err.start + 1, err.reason))[0], err.start + 1
+            except UnicodeError:
+                return "?", err.start + 1
+
+        codecs.register_error(name, handler)
+    return name
+
+
+def _tolerant_output() -> None:
+    """A standard output (or error) whose encoding cannot write every character
+    (``PYTHONIOENCODING=ascii``, an ASCII or cp1252 terminal, the C locale) shows ``?`` for the
+    pictures' ``·`` and the tables' ``±`` instead of stopping the command with a
+    ``UnicodeEncodeError`` traceback. Every error mode that is not already tolerant is
+    switched: the C locale's ``surrogateescape`` failed on ``·`` as ``strict`` does (``play``
+    ended in a traceback, ``replay`` and the tournament lost their output and said the output
+    was closed)."""
+    import codecs
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if codecs.lookup(stream.encoding).name != "utf-8" \
+                    and stream.errors not in _TOLERANT_ERRORS:
+                stream.reconfigure(errors=_or_replace(stream.errors))
+        except (AttributeError, LookupError, TypeError, ValueError, OSError):  # not a text file
+            pass
 
 
 def _ignore_signals(*names: str) -> None:
