@@ -49,6 +49,13 @@ class AgentFault(Exception):
     """An agent raised, or answered something that is not one of its legal moves."""
 
 
+class UnreadableInput(Exception):
+    """Standard input cannot be decoded at all (``PYTHONIOENCODING=utf-16`` and typed text with
+    no byte-order mark: ``errors="replace"`` does not cover the stream's missing start, and
+    the game ended in a ``UnicodeError`` traceback). The match ends as on ``q``, with one line
+    that says why, and status 2."""
+
+
 def _agent_call(name: str, seat: int, what: str, call, *args):
     """Call an agent's method; any failure of the agent becomes :class:`AgentFault`."""
     try:
@@ -153,7 +160,12 @@ class TerminalGame:
         while True:
             self.stdout.write(f"Your move (1-{count}, q to quit): ")
             self.stdout.flush()
-            line = self.stdin.readline()
+            try:
+                line = self.stdin.readline()
+            except UnicodeError as err:  # not bad bytes (read as U+FFFD): no text at all
+                encoding = getattr(self.stdin, "encoding", None) or "its encoding"
+                raise UnreadableInput(f"standard input cannot be read as {encoding}: "
+                                      f"{err}") from None
             if not line:
                 self.say()
                 raise QuitGame
@@ -338,7 +350,7 @@ def run_play(args) -> int:
         status, problem = 128 + err.signum, f"stopped by {signal.Signals(err.signum).name}"
     except KeyboardInterrupt:
         status, problem = 130, "interrupted"
-    except AgentFault as err:
+    except (AgentFault, UnreadableInput) as err:
         status, problem = 2, str(err)
     except OSError as err:  # standard output closed or full
         if not is_stdout_error(err):

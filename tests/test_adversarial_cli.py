@@ -186,6 +186,24 @@ def test_play_reads_bytes_that_are_not_utf8_as_a_bad_move(tmp_path):
     assert_record_replays(path)
 
 
+def test_play_input_that_cannot_be_decoded_at_all_is_one_line(tmp_path):
+    """``PYTHONIOENCODING=utf-16`` and typed text with no byte-order mark: the decoder fails on
+    the stream's start, which ``errors="replace"`` does not cover, and the game ended in a
+    ``UnicodeError`` traceback; it ends as on ``q``, with one line, and its record is saved."""
+    path = tmp_path / "r.json"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-16"}
+    proc = subprocess.Popen([sys.executable, "-m", "dominoes_env", *play_args("--save",
+                                                                           str(path))],
+                            cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    _, err = proc.communicate(b"1\nq\n", timeout=helpers.CHILD_TIMEOUT_S)
+    assert proc.returncode == 2, err
+    line = one_error_line(err.decode("utf-16"))
+    assert line.startswith("error: standard input cannot be read as utf-16: "), line
+    assert "record saved to" in line
+    assert_record_replays(path)
+
+
 def test_play_save_to_a_symbolic_link_is_refused(tmp_path, capsys):
     (tmp_path / "target.json").write_text("{}")
     (tmp_path / "link.json").symlink_to(tmp_path / "target.json")
