@@ -859,6 +859,31 @@ def check_memory(config: TrainConfig) -> None:
                          f"rollouts of {config.n_steps:,} steps, networks of {weights:,} weights")
 
 
+def check_device(config: TrainConfig) -> None:
+    """``ValueError`` unless torch can use ``config.device`` here, naming the devices it can
+    (``cpu`` and ``auto`` always can). ``--device mps`` on a torch built without it ended in
+    torch's ``RuntimeError`` traceback at the model's creation, after ``config.json``,
+    ``run.json`` and ``pool/`` were written; ``cuda:N`` past the last GPU the same way."""
+    device = config.device
+    if device in ("cpu", "auto"):
+        return
+    torch = require("torch", "train", "training")
+    cuda = torch.cuda.is_available()
+    gpus = torch.cuda.device_count() if cuda else 0
+    mps_backend = getattr(torch.backends, "mps", None)
+    mps = bool(mps_backend is not None and mps_backend.is_available())
+    available = ["cpu", *(["cuda", *(f"cuda:{i}" for i in range(gpus))] if gpus else []),
+                 *(["mps"] if mps else [])]
+    if device == "mps":
+        ok = mps
+    else:  # cuda or cuda:N
+        index = int(device.partition(":")[2] or 0)
+        ok = cuda and index < gpus
+    if not ok:
+        raise ValueError(f"--device {device}: torch cannot use it here; available: "
+                         f"{', '.join(available)}")
+
+
 def check_checkpoint(config: TrainConfig, path: Path) -> None:
     """A ``--resume`` checkpoint must be a readable stable-baselines3 zip whose spaces fit this
     table and whose network matches ``--net`` / ``--activation``."""
@@ -1016,12 +1041,9 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
     try:
         config = TrainConfig(**vars(args))
         check_memory(config)  # before anything starts: a huge --n-envs spawned processes
+        check_device(config)  # before anything is written: mps or cuda:N that torch lacks
     except ValueError as err:
         raise CommandError(str(err)) from None
-    if config.device.startswith("cuda"):
-        torch = require("torch", "train", "training")
-        if not torch.cuda.is_available():
-            raise CommandError(f"--device {config.device}: no CUDA device is available here")
     command = "python -m experiments.train_ppo " + " ".join(
         shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
     os.environ.setdefault("OMP_NUM_THREADS", "1")

@@ -284,6 +284,40 @@ def test_bad_configuration_is_a_clear_error(changes, message, tmp_path, monkeypa
         TrainConfig(**changes)
 
 
+@pytest.mark.parametrize("device, gpus, mps, refused", [
+    ("mps", 0, False, "available: cpu$"),
+    ("cuda", 0, True, "available: cpu, mps$"),
+    ("cuda:1", 1, False, "available: cpu, cuda, cuda:0$"),
+    ("cuda:0", 1, False, None),
+    ("mps", 0, True, None),
+    ("auto", 0, False, None),
+])  # fmt: skip
+def test_a_device_torch_cannot_use_is_refused_before_anything_is_written(
+        device, gpus, mps, refused, tmp_path, monkeypatch, capsys):
+    """``--device mps`` on a torch built without it ended in torch's ``RuntimeError``
+    traceback, status 1, after ``config.json``, ``run.json`` and ``pool/`` were written (and
+    ``cuda:N`` past the last GPU the same way); it is one line naming what torch can use."""
+    import torch
+
+    from experiments.train_ppo import check_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: gpus > 0)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: gpus)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: mps)
+    if refused is None:
+        check_device(TrainConfig(device=device))
+        return
+    with pytest.raises(ValueError, match=f"^--device {device}: torch cannot use it here; "
+                                         f"{refused}"):
+        check_device(TrainConfig(device=device))
+    out = tmp_path / "run"
+    assert main(["--total-steps", "64", "--n-envs", "1", "--n-steps", "64", "--batch-size", "32",
+                 "--vec-env", "dummy", "--device", device, "--out", str(out)]) == 2
+    lines = error_lines(capsys.readouterr().err)
+    assert len(lines) == 1 and lines[0].startswith(f"error: --device {device}: "), lines
+    assert not out.exists()
+
+
 def test_every_config_field_is_a_flag(capsys):
     args = parser_for(TrainConfig).parse_args(["--players", "4", "--no-partnerships", "--opponents",
                                                "greedy=1", "search:sims=8=0.5", "--ship"])
