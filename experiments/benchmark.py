@@ -50,6 +50,7 @@ from dominoes_env.cli_support import (
     stop_note,
 )
 from dominoes_env.cli_support import config_field as _f
+from dominoes_env.core.atomic_files import FolderReplacedError
 from dominoes_env.core.validation import MAX_SEED
 from dominoes_env.optional import require
 from dominoes_env.rule_args import add_rule_arguments, rule_options
@@ -159,8 +160,8 @@ def _main(args) -> int:
     except (ValueError, TypeError) as err:
         raise CommandError(str(err)) from None
     except OSError as err:
-        if is_stdout_error(err):
-            raise
+        if is_stdout_error(err) or isinstance(err, FolderReplacedError):  # the folder removed:
+            raise  # its own line, for nothing of it is kept
         raise CommandError(f"cannot write the card in {out!r} ({err.filename or ''}: "
                            f"{err.strerror or err}); finished matches are kept") from None
     print_card(run.card)

@@ -845,6 +845,65 @@ def test_a_run_folder_in_use_by_another_process_is_refused(tmp_path, capsys):
     assert sorted(os.listdir(out)) == ["run.json"]
 
 
+def test_a_run_folder_another_run_is_starting_in_is_refused_as_such(tmp_path):
+    """Two ``train_ppo`` runs started at once into one new ``--out``: the second found the
+    first's marker and no checkpoint, and said "it has no checkpoint to continue from (...: it
+    stopped before saving one)" of a run alive and writing; it says that run is writing the
+    folder now."""
+    import sys
+
+    from . import helpers
+
+    out = tmp_path / "run"
+    code = ("import sys, time; from dominoes_env.cli_support import check_run_folder, "
+            "start_run_folder\n"
+            "start_run_folder(check_run_folder(sys.argv[1], 'p', {}))\n"
+            "print('started', flush=True); time.sleep(60)")
+    holder = subprocess.Popen([sys.executable, "-c", code, str(out)], stdout=subprocess.PIPE,
+                              text=True, env={**os.environ, "PYTHONPATH": str(helpers.ROOT)})
+    try:
+        assert holder.stdout.readline() == "started\n"
+        with pytest.raises(ValueError, match="is being written by another run"):
+            check_run_folder(out, "p", {}, resume_hint=str(out / "ckpt.npz"))
+    finally:
+        holder.kill()
+        holder.wait()
+    with pytest.raises(ValueError, match="it has no checkpoint"):  # once it ended: as before
+        check_run_folder(out, "p", {}, resume_hint=str(out / "ckpt.npz"))
+
+
+def test_a_tournament_whose_folder_is_removed_while_it_runs_stops(tmp_path, capsys,
+                                                                   monkeypatch):
+    """``rm -rf`` of a tournament's ``--out`` while it ran: it wrote on into its unlinked
+    ``matches.jsonl``, made the folder again for its next shard and its summary, and ended
+    with status 0, its summary saying the run was complete with every match lost (and a rerun
+    there replayed them all). It stops at its next write, in one line, status 2, and makes
+    nothing again."""
+    import shutil
+
+    from agents.tournament import runner
+    from experiments.tournament.cli import main as tournament_main
+
+    out = tmp_path / "X"
+    real_iter = runner.iter_local
+
+    def removing(*args, **kwargs):
+        for number, rec in enumerate(real_iter(*args, **kwargs)):
+            yield rec
+            if number == 0:  # the first match written: the folder goes
+                shutil.rmtree(out)
+
+    monkeypatch.setattr(runner, "iter_local", removing)
+    status = tournament_main(["--agents", "random", "greedy", "--matches", "6",
+                              "--target-score", "20", "--workers", "1", "--quiet",
+                              "--no-plots", "--save-records", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert err.count("\n") == 1 and err.startswith("error: "), err
+    assert "was removed or replaced while the run was writing it" in err
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("program", ["tournament", "make_dataset"])
 def test_a_file_where_a_run_keeps_a_folder_is_refused_before_the_games(tmp_path, capsys,
                                                                         program):

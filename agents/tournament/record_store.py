@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.atomic_files import atomic_write, writes_to
+from dominoes_env.core.atomic_files import atomic_write, check_folder_there, writes_to
 from dominoes_env.core.records import read_record_bytes
 from dominoes_env.core.validation import DuplicateKeyError, parse_json, short_repr
 from dominoes_env.record_io import (
@@ -192,6 +192,7 @@ class RecordStore:
         name = shard_name(line["match"]["index"])
         handle = self._handles.get(name)
         if handle is None:
+            check_folder_there(self.folder)  # its run folder removed: not made again here
             self.folder.mkdir(parents=True, exist_ok=True)
             handle = self._handles[name] = open(self.folder / name, "ab")  # noqa: SIM115
         with writes_to(self.folder / name):
@@ -205,7 +206,7 @@ class RecordStore:
         failed: OSError | None = None
         for name, handle in handles.items():
             try:
-                with writes_to(self.folder / name):
+                with writes_to(self.folder / name, check=False):
                     handle.close()
             except OSError as err:
                 failed = failed or err

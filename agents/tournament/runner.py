@@ -38,7 +38,14 @@ from pathlib import Path
 from typing import Any
 
 from dominoes_env.core import RuleConfig, match_winner
-from dominoes_env.core.atomic_files import appending, atomic_write, path_kind, writes_to
+from dominoes_env.core.atomic_files import (
+    FolderReplacedError,
+    appending,
+    atomic_write,
+    check_folder_there,
+    path_kind,
+    writes_to,
+)
 from dominoes_env.core.errors import RecordError
 from dominoes_env.core.validation import (
     DuplicateKeyError,
@@ -363,6 +370,7 @@ def prepare_dir(out: Path, config: TournamentConfig) -> None:
     """Create ``out`` with this run's ``config.json``, or check that an existing one matches."""
     if out.exists() and not out.is_dir():
         raise TournamentDirError(f"the output folder {str(out)!r} is a file, not a folder")
+    check_folder_there(out)  # a benchmark's cell: its removed run folder is not made again
     out.mkdir(parents=True, exist_ok=True)
     for name in (CONFIG_FILE, MATCHES_FILE):  # a FIFO would block the run, a link to /dev/zero
         here = out / name                      # fill the memory, a link to a file append to it
@@ -746,6 +754,8 @@ def run_tournament(
             before_writing()
             return _run_in_dir(config, schedule, out, workers, backend, ray_address, progress,
                                save_records, move_timeout)
+    except FolderReplacedError:  # its own line says what was lost: no "kept there"
+        raise
     except OSError as err:
         where = err.filename or out
         kept = ("matches already finished there are kept" if (out / MATCHES_FILE).is_file()

@@ -26,6 +26,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from ..core.atomic_files import unwatch_folder, watch_folder
 from ..core.validation import short_repr
 from .errors import RefusedError
 from .paths import check_out_dir, quoted_path
@@ -354,60 +355,67 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
     entries = sorted(os.listdir(text)) if os.path.isdir(text) else []
     if not entries:
         return RunFolder(text, program, settings, outputs=tuple(outputs))
-    seen = _marker_print(text)
-    marker, damage = _read_marker(text)
-    held = f"another run (of {marker['program']})" if marker else "another run"
-    foreign = [name for name in entries if name != RUN_MARKER
-               and not any(fnmatch.fnmatchcase(name, pattern) for pattern in outputs)]
-    if not marker and foreign:  # no marker, or a run.json that is no run's (another tool's)
-        raise RefusedError(f"{flag} {text!r} holds files that are not a run's "
-                           f"({', '.join(map(repr, foreign[:3]))}"
-                           f"{f'; its {RUN_MARKER} is damaged: {damage}' if damage else ''}); "
-                           "name a new folder (a run goes into a new or empty one)")
-    if overwrite:
-        removes = _replaced_outputs(text, entries, marker, program, tuple(outputs), flag)
-        _refuse_removing_the_working_directory(text, real, removes, flag)
-        return RunFolder(text, program, settings, replaces=True, outputs=tuple(outputs),
-                         removes=removes, seen=seen,
-                         kept=_listed_but_kept(entries, marker, removes))
-    odd, kind = _odd_entry(text, entries, outputs)
-    if odd:  # a FIFO blocks the run that reads it, /dev/zero fills memory, a link writes elsewhere
-        raise RefusedError(f"{flag} {text!r} holds {odd!r}, which is {kind}, not a regular "
-                           f"file or folder; remove it, {replace} the run, or "
-                           "name a new folder")
-    wrong = _wrong_kind(text, entries, program, outputs)
-    if wrong:
-        raise RefusedError(f"{flag} {text!r} holds {wrong}; remove it, {replace} the run, or "
-                           "name a new folder")
-    if damage:  # a run's folder (nothing else there) whose marker cannot say whose run it is
-        raise RefusedError(f"{flag} {text!r} holds a damaged {RUN_MARKER} ({damage}), so which "
-                           f"run is there is unknown; {replace} that run, or "
-                           "name a new folder")
-    if marker and marker["program"] != program:  # not this program's run to continue
-        raise RefusedError(f"{flag} {text!r} holds a run of {short_repr(marker['program'])}, "
-                           f"which {program} cannot continue; {replace} it, "
-                           "or name a new folder")
-    same = (rerun_resumes or (resume is not None
-                              and _inside(os.path.realpath(resume), real)))
-    unsaved = (resumable and not rerun_resumes and bool(resume_hint)  # a checkpoint of the
-               and _inside(os.path.realpath(resume_hint), real)  # run, not there: stopped
-               and not os.path.lexists(resume_hint))  # before its first
-    if not same:  # (an unsaved run is not started again by itself: its checkpoint may be gone
-        # while its policy is there, which only --overwrite may remove)
-        how = ("repeat its command to resume it, " if rerun_resumes
-               else f"it has no checkpoint to continue from ({resume_hint!r} is not there: it "
-                    "stopped before saving one); " if unsaved
-               else f"pass --resume {resume_hint or 'with its checkpoint'} to continue it, "
-               if resumable else "")
-        raise RefusedError(f"{flag} {text!r} holds {held}; {how}{replace} it, or name a new "
-                           "folder")
-    if marker is not None and marker.get("settings") != settings:
-        why = settings_difference(marker.get("settings"), settings)
-        raise RefusedError(f"{flag} {text!r} holds {held} with different arguments ({why}); "
-                           f"repeat its arguments to continue it, {replace} it, or choose "
-                           f"another {flag if flag.startswith('-') else 'folder'}")
-    return RunFolder(text, program, settings, resumes=True, outputs=tuple(outputs),
-                     seen=seen)
+    try:
+        seen = _marker_print(text)
+        marker, damage = _read_marker(text)
+        held = f"another run (of {marker['program']})" if marker else "another run"
+        foreign = [name for name in entries if name != RUN_MARKER
+                   and not any(fnmatch.fnmatchcase(name, pattern) for pattern in outputs)]
+        if not marker and foreign:  # no marker, or a run.json that is no run's (another tool's)
+            raise RefusedError(f"{flag} {text!r} holds files that are not a run's "
+                               f"({', '.join(map(repr, foreign[:3]))}"
+                               f"{f'; its {RUN_MARKER} is damaged: {damage}' if damage else ''}); "
+                               "name a new folder (a run goes into a new or empty one)")
+        if overwrite:
+            removes = _replaced_outputs(text, entries, marker, program, tuple(outputs), flag)
+            _refuse_removing_the_working_directory(text, real, removes, flag)
+            return RunFolder(text, program, settings, replaces=True, outputs=tuple(outputs),
+                             removes=removes, seen=seen,
+                             kept=_listed_but_kept(entries, marker, removes))
+        odd, kind = _odd_entry(text, entries, outputs)
+        if odd:  # a FIFO blocks the run that reads it, /dev/zero fills memory, a link writes
+            # elsewhere
+            raise RefusedError(f"{flag} {text!r} holds {odd!r}, which is {kind}, not a regular "
+                               f"file or folder; remove it, {replace} the run, or "
+                               "name a new folder")
+        wrong = _wrong_kind(text, entries, program, outputs)
+        if wrong:
+            raise RefusedError(f"{flag} {text!r} holds {wrong}; remove it, {replace} the run, or "
+                               "name a new folder")
+        if damage:  # a run's folder (nothing else there) whose marker cannot say whose run it is
+            raise RefusedError(f"{flag} {text!r} holds a damaged {RUN_MARKER} ({damage}), so which "
+                               f"run is there is unknown; {replace} that run, or "
+                               "name a new folder")
+        if marker and marker["program"] != program:  # not this program's run to continue
+            raise RefusedError(f"{flag} {text!r} holds a run of {short_repr(marker['program'])}, "
+                               f"which {program} cannot continue; {replace} it, "
+                               "or name a new folder")
+        same = (rerun_resumes or (resume is not None
+                                  and _inside(os.path.realpath(resume), real)))
+        unsaved = (resumable and not rerun_resumes and bool(resume_hint)  # a checkpoint of the
+                   and _inside(os.path.realpath(resume_hint), real)  # run, not there: stopped
+                   and not os.path.lexists(resume_hint))  # before its first
+        if not same:  # (an unsaved run is not started again by itself: its checkpoint may be gone
+            # while its policy is there, which only --overwrite may remove)
+            how = ("repeat its command to resume it, " if rerun_resumes
+                   else f"it has no checkpoint to continue from ({resume_hint!r} is not there: it "
+                        "stopped before saving one); " if unsaved
+                   else f"pass --resume {resume_hint or 'with its checkpoint'} to continue it, "
+                   if resumable else "")
+            raise RefusedError(f"{flag} {text!r} holds {held}; {how}{replace} it, or name a new "
+                               "folder")
+        if marker is not None and marker.get("settings") != settings:
+            why = settings_difference(marker.get("settings"), settings)
+            raise RefusedError(f"{flag} {text!r} holds {held} with different arguments ({why}); "
+                               f"repeat its arguments to continue it, {replace} it, or choose "
+                               f"another {flag if flag.startswith('-') else 'folder'}")
+        return RunFolder(text, program, settings, resumes=True, outputs=tuple(outputs),
+                         seen=seen)
+    except RefusedError:
+        if _written_by_another(real):  # a run starting there at the same time: its folder
+            # holds its first files, no checkpoint yet ("it stopped before saving one")
+            raise RefusedError(_being_written(text)) from None
+        raise
 
 
 def _marker_outputs(marker: dict[str, Any]) -> tuple[str, ...] | None:
@@ -496,6 +504,35 @@ def _refuse_removing_the_working_directory(text: str, real: str, outputs: Sequen
 _RUN_LOCKS: dict[str, int] = {}
 
 
+def _being_written(path: str) -> str:
+    return (f"the run folder {path!r} is being written by another run (a process still "
+            "running); wait for it to end, or name another folder")
+
+
+def _written_by_another(real: str) -> bool:
+    """Whether another process holds the run folder ``real`` locked (:func:`_lock_run_folder`):
+    its run is being written now. The lock is tried shared and let go at once."""
+    if real in _RUN_LOCKS:  # this process's own run
+        return False
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on POSIX
+        return False
+    try:
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:  # pragma: no cover - no locks on this file system
+        return False
+    finally:
+        os.close(fd)  # closing lets the shared lock go
+    return False
+
+
 def _lock_run_folder(path: str) -> None:
     """Hold an exclusive lock on the run folder ``path`` while this process writes into it
     (until :func:`run_command` returns, or the process ends): a second process starting a run
@@ -517,13 +554,12 @@ def _lock_run_folder(path: str) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
-        raise RefusedError(f"the run folder {path!r} is being written by another run (a "
-                           "process still running); wait for it to end, or name another "
-                           "folder") from None
+        raise RefusedError(_being_written(path)) from None
     except OSError:  # pragma: no cover - no locks on this file system
         os.close(fd)
         return
     _RUN_LOCKS[real] = fd
+    watch_folder(path, fd)  # each write checks the folder is still there (removed: it stops)
 
 
 @contextlib.contextmanager
@@ -550,6 +586,7 @@ def release_run_locks(keep: set[str]) -> None:
     """Release the run folders' locks taken since ``keep`` (:func:`run_locks_held`, those held
     before) was noted."""
     for real in [r for r in _RUN_LOCKS if r not in keep]:
+        unwatch_folder(real)
         with contextlib.suppress(OSError):
             os.close(_RUN_LOCKS.pop(real))
 

@@ -32,7 +32,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ..core.atomic_files import NO_ROOM_ERRNOS
+from ..core.atomic_files import NO_ROOM_ERRNOS, FolderReplacedError
 from .errors import CommandError
 from .jax_start import check_jax_start, jax_cannot_start
 from .run_folders import release_run_locks, run_locks_held
@@ -465,6 +465,9 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
         print_error(str(err))
         return 2
     except OSError as err:
+        if isinstance(err, FolderReplacedError):  # its own line names the folder
+            print_error(str(err))
+            return 2
         if is_stdout_error(err):
             silence_stdout()
             print_error(output_error_message(err))

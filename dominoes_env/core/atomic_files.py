@@ -89,6 +89,65 @@ def _sync_folder(folder: str) -> None:
         os.close(fd)
 
 
+class FolderReplacedError(FileNotFoundError):
+    """A run's folder (:func:`watch_folder`) is gone, or another folder stands at its path: it
+    was removed or moved away while the run wrote into it. Said as its one line (its ``str``),
+    naming the folder; nothing more is written, and the folder is never made again."""
+
+    def __init__(self, folder: str) -> None:
+        super().__init__(errno.ENOENT, f"the output folder {folder!r} was removed or replaced "
+                         "while the run was writing it; what the run had written there is "
+                         "lost: run it again", folder)
+
+    def __str__(self) -> str:
+        return self.strerror
+
+
+#: the run folders being written (real path -> the path as named, made absolute, and the device
+#: and inode of the folder the run started in): a write inside one first checks it is there
+_WATCHED: dict[str, tuple[str, int, int]] = {}
+
+
+def watch_folder(path: str | os.PathLike, fd: int) -> None:
+    """Check, before each write inside the folder ``path`` (:func:`atomic_write`,
+    :func:`appending`, :func:`writes_to`, :func:`check_folder_there`), that it is still the
+    folder open as ``fd``: a tournament whose ``--out`` was removed while it ran wrote on into
+    its unlinked ``matches.jsonl``, made the folder again for its next shard and summary, and
+    ended with status 0 and a summary calling the run complete, its matches lost
+    (:class:`FolderReplacedError` now). One ``stat`` a write."""
+    info = os.fstat(fd)
+    text = os.path.abspath(os.fspath(path))
+    _WATCHED[os.path.realpath(text)] = (text, info.st_dev, info.st_ino)
+
+
+def unwatch_folder(path: str | os.PathLike) -> None:
+    """Stop checking the folder ``path`` (:func:`watch_folder`): its run has ended."""
+    _WATCHED.pop(os.path.realpath(os.fspath(path)), None)
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def check_folder_there(path: str | os.PathLike) -> None:
+    """Raise :class:`FolderReplacedError` when ``path`` lies in a run folder being written
+    (:func:`watch_folder`) that is gone or another folder now: called before each write, and
+    before a folder is made inside one (its ``mkdir(parents=True)`` made the removed run
+    folder again)."""
+    if not _WATCHED:
+        return
+    text = os.path.abspath(os.fspath(path))
+    for real, (folder, dev, ino) in list(_WATCHED.items()):
+        if not (_within(text, folder) or _within(text, real)):
+            continue
+        try:
+            info = os.stat(folder)
+        except OSError:
+            raise FolderReplacedError(folder) from None
+        if (info.st_dev, info.st_ino) != (dev, ino):
+            raise FolderReplacedError(folder)
+
+
 def _process_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -147,6 +206,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, overwrite: bool = 
         raise ValueError(f"mode must be 'w' or 'wb', not {mode!r}")
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
+    check_folder_there(path)
     remove_stale_temporaries(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=_temporary_prefix(path) + f"{os.getpid()}-",
@@ -160,6 +220,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, overwrite: bool = 
             yield f
             f.flush()
             os.fsync(f.fileno())
+        check_folder_there(path)  # removed while it was written: not renamed into another
         if overwrite:
             try:
                 os.replace(tmp, path)
@@ -187,16 +248,20 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, overwrite: bool = 
 
 
 @contextlib.contextmanager
-def writes_to(path: str | os.PathLike) -> Iterator[None]:
+def writes_to(path: str | os.PathLike, *, check: bool = True) -> Iterator[None]:
     """A block that writes to the open file ``path`` (an append: a line to a log, a record to a
     shard); a write in it that found no room and names no file (:data:`NO_ROOM_ERRNOS`) is
-    raised with ``path`` as its file name, as :func:`atomic_write` does.
+    raised with ``path`` as its file name, as :func:`atomic_write` does. The block is not entered
+    when ``path`` lies in a run folder removed since its run began (:func:`check_folder_there`;
+    ``check=False`` for a close, which must close the file wherever it is).
 
     >>> with writes_to("log.jsonl"):
     ...     raise OSError(errno.ENOSPC, "No space left on device")
     Traceback (most recent call last):
     OSError: [Errno 28] No space left on device: 'log.jsonl'
     """
+    if check:  # a close (check=False) closes the file even in a removed run folder
+        check_folder_there(path)
     try:
         yield
     except OSError as err:
@@ -213,11 +278,12 @@ def appending(path: str | os.PathLike, mode: str = "a") -> Iterator[IO]:
     raised naming ``path`` (write in :func:`writes_to` blocks inside)."""
     if mode not in ("a", "ab"):
         raise ValueError(f"mode must be 'a' or 'ab', not {mode!r}")
+    check_folder_there(path)
     handle = open(path, mode, encoding=None if mode == "ab" else "utf-8")  # noqa: SIM115
     try:
         yield handle
     finally:
-        with writes_to(path):
+        with writes_to(path, check=False):
             handle.close()
 
 
