@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import random
 
 import numpy as np
 import pytest
@@ -15,7 +16,8 @@ from hypothesis import strategies as st
 
 from dominoes_env import env as aec_env
 from dominoes_env import parallel_env
-from dominoes_env.core import MatchState, RecordError, RuleConfig
+from dominoes_env.core import HandState, MatchState, RecordError, RuleConfig
+from dominoes_env.core.errors import NoHandError
 from dominoes_env.core.records import parse_record, replay_record
 from dominoes_env.core.validation import ParameterTypeError, as_bool, as_float, as_int
 from dominoes_env.options import split_options
@@ -365,3 +367,46 @@ def test_a_config_that_is_no_tournament_config_is_a_type_error(call, config, tmp
                                         rf"{type(config).__name__}$"):
         function(config, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+# -- MatchState(auto_deal=False) before its first hand; start_hand's arguments ----------------
+@pytest.mark.parametrize("call", [
+    lambda m: m.turn, lambda m: m.legal_actions(), lambda m: m.legal_moves, lambda m: m.play(0),
+    lambda m: m.apply_unchecked(0), lambda m: m.view(0), lambda m: m.next_leader(),
+])  # fmt: skip
+def test_a_match_without_a_hand_says_to_deal_one(call):
+    match = MatchState(auto_deal=False)
+    with pytest.raises(NoHandError, match=r"call start_hand\(leader\) first") as info:
+        call(match)
+    assert isinstance(info.value, RuntimeError) and isinstance(info.value, ValueError)
+    match.start_hand(0)
+    assert match.turn == 0 and match.legal_actions()
+
+
+@pytest.mark.parametrize("bad", ["no", 0, 1, None])
+def test_match_auto_deal_must_be_a_bool(bad):
+    with pytest.raises(ParameterTypeError, match="^auto_deal=.* must be true or false"):
+        MatchState(auto_deal=bad)
+
+
+def test_start_hand_checks_the_given_hand():
+    match = MatchState(auto_deal=False)
+    with pytest.raises(TypeError, match="hand must be a HandState"):
+        match.start_hand(0, hand=3)
+    other = HandState.deal(RuleConfig(max_pip=9), random.Random(0), 0)
+    with pytest.raises(ValueError, match="other rules"):
+        match.start_hand(0, hand=other)
+    led_by_1 = HandState.deal(match.rules, random.Random(0), 1)
+    with pytest.raises(ValueError, match="led by seat 1"):
+        match.start_hand(0, hand=led_by_1)
+    assert match.hand is None
+    assert match.start_hand(1, hand=led_by_1) is led_by_1
+
+
+def test_start_hand_refuses_a_match_that_is_over():
+    match = random_match(RuleConfig(target_score=1), seed=0)
+    assert match.is_over
+    hands = match.hand_number
+    with pytest.raises(ValueError, match="the match is over"):
+        match.start_hand(0)
+    assert match.hand_number == hands and match.is_over

@@ -19,3 +19,9 @@ class IllegalMoveError(ValueError):
 
 class RecordError(ValueError):
     """A game record that is malformed or contradicts the rules."""
+
+
+class NoHandError(RuntimeError, ValueError):
+    """A call on a :class:`~dominoes_env.core.MatchState` that needs a hand before one is dealt
+    (``MatchState(auto_deal=False)`` deals nothing until ``start_hand``): a ``RuntimeError``,
+    as a method called in the wrong order, that ``except ValueError`` also sees."""

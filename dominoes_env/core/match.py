@@ -21,12 +21,12 @@ from __future__ import annotations
 import random
 import warnings
 
-from .errors import IllegalMoveError
+from .errors import IllegalMoveError, NoHandError
 from .hand import HandState
 from .moves import Move
 from .rules import RuleConfig
 from .scoring import match_winner, wins_by_play
-from .validation import as_seed
+from .validation import as_bool, as_int, as_seed
 from .view import SeatView, make_view
 
 
@@ -53,6 +53,10 @@ class MatchState:
 
     ``play`` scores the move for the mover's side, adds the hand award when a hand ends, checks
     the winner per ``win_check`` and deals the next hand (leader per ``next_leader``).
+
+    ``auto_deal=False`` deals nothing (not even the first hand) until :meth:`start_hand`; before
+    it, what needs a hand (``turn``, ``legal_actions``, ``view``, ``play``...) raises
+    :class:`~dominoes_env.core.errors.NoHandError`, a ``RuntimeError`` and a ``ValueError``.
     """
 
     __slots__ = ("rules", "rng", "scores", "hand", "finished_hands", "awards", "winner",
@@ -73,6 +77,7 @@ class MatchState:
                             "build one with RuleConfig(**fields) or RuleConfig.from_dict(d)")
         elif options:
             rules = rules.replace(**options)
+        auto_deal = as_bool("auto_deal", auto_deal)
         self.rules = rules
         self.rng = random.Random(as_seed(seed, optional=True))
         self.scores = [0] * rules.num_sides
@@ -92,7 +97,20 @@ class MatchState:
     # -- hands -----------------------------------------------------------------------------
     def start_hand(self, leader: int, hand: HandState | None = None) -> HandState:
         """Begin a new hand led by ``leader``: deal it with the match's generator, or use the
-        given pre-dealt ``hand`` (records)."""
+        given pre-dealt ``hand`` (records), a :class:`HandState` of the match's rules led by
+        ``leader``. Refused (``ValueError``) once the match is over."""
+        if self.winner is not None:
+            raise ValueError(f"the match is over (won by side {self.winner}): no hand may start")
+        if hand is not None:
+            if not isinstance(hand, HandState):
+                raise TypeError(f"hand must be a HandState (or None to deal one), not "
+                                f"{type(hand).__name__}")
+            if hand.rules != self.rules:
+                raise ValueError("hand is dealt under other rules than the match's")
+            leader = as_int("leader", leader, 0, self.rules.num_players - 1)
+            if hand.leader != leader:
+                raise ValueError(f"leader={leader} but the given hand is led by seat "
+                                 f"{hand.leader}")
         if hand is None:
             hand = HandState.deal(self.rules, self.rng, leader)
         if self.hand is not None:
@@ -103,7 +121,15 @@ class MatchState:
     def next_leader(self) -> int | None:
         """Who leads the next hand by ``next_leader``, or ``None`` if it is drawn at random
         (:func:`leader_after` the current hand)."""
-        return leader_after(self.hand)
+        return leader_after(self._dealt())
+
+    def _dealt(self) -> HandState:
+        """The current hand; :class:`NoHandError` if none has been dealt (``auto_deal=False``)."""
+        hand = self.hand
+        if hand is None:
+            raise NoHandError("no hand has been dealt: call start_hand(leader) first "
+                              "(the match was made with auto_deal=False)")
+        return hand
 
     # -- queries ---------------------------------------------------------------------------
     @property
@@ -113,19 +139,19 @@ class MatchState:
     @property
     def turn(self) -> int:
         """The seat to play, or ``-1`` once the match is over."""
-        return -1 if self.winner is not None else self.hand.turn
+        return -1 if self.winner is not None else self._dealt().turn
 
     def legal_actions(self) -> list[int]:
-        return [] if self.winner is not None else self.hand.legal_actions()
+        return [] if self.winner is not None else self._dealt().legal_actions()
 
     @property
     def legal_moves(self) -> list[Move]:
-        return [] if self.winner is not None else self.hand.legal_moves
+        return [] if self.winner is not None else self._dealt().legal_moves
 
     def view(self, seat: int) -> SeatView:
         """What ``seat`` may know: its own tiles and public information only."""
         return make_view(
-            self.hand,
+            self._dealt(),
             seat,
             tuple(self.scores),
             self.rules.target_score,
@@ -147,7 +173,7 @@ class MatchState:
         """
         if self.winner is not None:
             raise IllegalMoveError(move, f"the match is over (won by side {self.winner})")
-        hand = self.hand
+        hand = self._dealt()
         seat = hand.turn
         points = hand.play(move)
         self._settle(seat, points)
@@ -169,7 +195,7 @@ class MatchState:
         match is over it raises :class:`IllegalMoveError` like :meth:`play`."""
         if self.winner is not None:
             raise IllegalMoveError(code, f"the match is over (won by side {self.winner})")
-        hand = self.hand
+        hand = self._dealt()
         seat = hand.turn
         points = hand.apply_unchecked(code, flip)
         self._settle(seat, points)
