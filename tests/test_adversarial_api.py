@@ -410,3 +410,11 @@ def test_start_hand_refuses_a_match_that_is_over():
     with pytest.raises(ValueError, match="the match is over"):
         match.start_hand(0)
     assert match.hand_number == hands and match.is_over
+
+
+@pytest.mark.parametrize("value", [10**400, -(10**400)], ids=["huge", "-huge"])
+def test_as_float_refuses_an_integer_too_large_for_a_float(value):
+    with pytest.raises(ValueError, match="^reward_scale=.* must be a finite number"):
+        as_float("reward_scale", value)
+    with pytest.raises(ValueError, match="reward_scale="):
+        aec_env(reward_scale=value).reset()

@@ -140,6 +140,9 @@ def as_float(name: str, value: Any, low: float | None = None, high: float | None
         number = float(value)
     except (TypeError, ValueError):
         raise ParameterTypeError(f"{name}={short_repr(value)} must be a number") from None
+    except OverflowError:  # an integer past the largest float, ~1.8e308
+        raise ValueError(f"{name}={short_repr(value)} must be a finite number (this one is "
+                         "too large for a float)") from None
     if not math.isfinite(number):
         raise ValueError(f"{name}={number!r} must be a finite number")
     below = low is not None and (number <= low if low_open else number < low)
