@@ -17,6 +17,7 @@ import pytest
 from agents.arena import TIMING_FIELDS
 from agents.tournament import TournamentConfig, TournamentDirError, build_summary, run_tournament
 from agents.tournament.runner import MATCHES_FILE, job_record
+from dominoes_env.cli_support import MAX_MATCHES
 from dominoes_env.core import RuleConfig
 from experiments.tournament import main
 from experiments.tournament.cli import default_out
@@ -563,3 +564,12 @@ def test_a_writer_of_the_api_into_a_file_names_no_flag(tmp_path, writer, own_fol
     assert "--out" not in message and repr(str(out)) in message, message
     assert "is a file, not a folder" in message, message
     assert out.read_text() == "not a folder"
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("matches", [10**7 + 1, 10**9, 10**12])
+def test_a_config_of_more_matches_than_max_matches_is_refused(matches):
+    """The schedule is built whole: 10**12 matches ran for ever, 10**9 ended in MemoryError."""
+    with pytest.raises(ValueError, match=r"^matches=\d+ is out of range; allowed: 1\.\.10000000$"):
+        TournamentConfig(["random", "greedy"], matches=matches)
+    assert TournamentConfig(["random", "greedy"], matches=MAX_MATCHES).matches == MAX_MATCHES

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dominoes_env.cli_support import MAX_MATCHES
 from dominoes_env.core import RuleConfig, match_winner
 from dominoes_env.core.atomic_files import (
     FolderReplacedError,
@@ -92,7 +93,9 @@ class TournamentConfig:
 
     agents: Sequence[str]
     rules: RuleConfig = field(default_factory=RuleConfig)
-    matches: int = 100  #: per pairing (rounded up to whole duplicate groups)
+    #: per pairing (rounded up to whole duplicate groups), 1..MAX_MATCHES (10**7): the schedule
+    #: is built whole, so 10**12 ran for ever and 10**9 ended in MemoryError
+    matches: int = 100
     seed: int = 0
     max_hands: int = DEFAULT_MAX_HANDS
 
@@ -100,7 +103,7 @@ class TournamentConfig:
         if not isinstance(self.rules, RuleConfig):
             raise TypeError(f"rules must be a RuleConfig, got {self.rules!r}")
         object.__setattr__(self, "agents", check_agents(self.agents, self.rules))
-        object.__setattr__(self, "matches", as_int("matches", self.matches, 1))
+        object.__setattr__(self, "matches", as_int("matches", self.matches, 1, MAX_MATCHES))
         object.__setattr__(self, "seed", as_seed(self.seed))
         object.__setattr__(self, "max_hands", as_int("max_hands", self.max_hands, 1))
 

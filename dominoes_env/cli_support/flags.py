@@ -86,7 +86,8 @@ MAX_TRAINER_SEED = 2**32 - 1
 
 
 #: the most matches an evaluation flag (a trainer's --eval-matches) may ask for: more would not
-#: end (10**11 evaluation matches at step 0 of train_jax ran with no output until killed)
+#: end (10**11 evaluation matches at step 0 of train_jax ran with no output until killed); also
+#: the most per pairing of ``agents.tournament.TournamentConfig``
 MAX_MATCHES = 10**7
 
 
