@@ -16,7 +16,7 @@ render modes       ``"ansi"`` (text), ``"human"`` (prints the text), ``"rgb_arra
 misuse             a method called before ``reset()``: :class:`ResetFirstError` (a
                    ``RuntimeError``); an agent not of this env: :class:`UnknownAgentError` (a
                    ``ValueError`` and a ``KeyError``); ``reset()`` or ``step()`` after
-                   ``close()``: ``RuntimeError``
+                   ``close()``, ``last()`` once every agent is done: ``RuntimeError``
 registry id        ``dominoes/straight_dominoes-v1`` (``pettingzoo.make("aec", ...)``; the
                    parallel form in :mod:`.parallel`)
 pickling           ``EzPickle`` (the constructor arguments) plus the episode in progress, so
@@ -151,6 +151,9 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
         if not self._has_reset:
             raise _before_reset("last()")
         raw = self.env
+        if not raw.agents:  # PettingZoo's own envs raise KeyError naming the last agent
+            raise RuntimeError("the episode is over (every agent is done): call reset() to play "
+                               "another")
         agent = raw.agent_selection
         obs = raw.observe(agent) if observe else None
         return (obs, raw._cumulative_rewards[agent], raw.terminations[agent],

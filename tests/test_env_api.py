@@ -380,3 +380,18 @@ def test_misuse_gives_errors_that_name_the_problem():
     par.close()
     with pytest.raises(RuntimeError, match="the environment is closed"):
         par.reset()
+
+
+def test_last_after_the_episode_says_it_is_over():
+    """``last()`` once every agent is done raised ``KeyError: 'player_0'`` (as PettingZoo's own
+    envs do); it now says the episode is over."""
+    env = aec.env(target_score=1)
+    env.reset(seed=0)
+    for _agent in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        env.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
+    assert not env.agents
+    with pytest.raises(RuntimeError, match=r"the episode is over .*call reset\(\)"):
+        env.last()
+    env.reset(seed=1)
+    assert env.last()[2] is False
