@@ -29,7 +29,7 @@ from .moves import DOWN, END_NAMES, LEFT, RIGHT, UP, Move, code_of, end_index, e
 from .rules import RuleConfig
 from .scoring import blocked_award, count_after, points_for_count, round_to_five
 from .tiles import Tile, iter_bits
-from .validation import as_int, short_repr
+from .validation import as_int, check_rng, short_repr
 from .view import SeatView, make_view
 
 # public history events (typed records, see .events): Play(seat, code, points) =
@@ -143,6 +143,8 @@ class HandState:
     def deal(cls, rules: RuleConfig, rng: random.Random, leader: int) -> HandState:
         """Shuffle the set with ``rng`` and deal ``hand_size`` tiles to each seat in turn order
         (seat 0 takes the first ``hand_size`` shuffled tiles); the rest is the boneyard."""
+        _check_rules(rules)
+        check_rng("rng", rng)
         order = list(range(rules.num_tiles))
         rng.shuffle(order)
         h = rules.hand_size
@@ -166,7 +168,7 @@ class HandState:
 
         ``boneyard=None`` puts every undealt tile in the boneyard in index order.
         """
-        ts = rules.tiles
+        ts = _check_rules(rules).tiles
         if not isinstance(hands, (list, tuple)) or len(hands) != rules.num_players:
             raise ValueError(f"the deal needs one hand per seat: {rules.num_players} hands")
         masks, seen = [], 0
@@ -290,7 +292,9 @@ class HandState:
         return self.boneyard[self.drawn :]
 
     def hand_tiles(self, seat: int) -> list[Tile]:
-        return self.rules.tiles.mask_tiles(self.hands[seat])
+        """Seat ``seat``'s tiles, in index order."""
+        # -1 named the last seat's tiles and n raised IndexError
+        return self.rules.tiles.mask_tiles(self.hands[as_int("seat", seat, 0, self.n - 1)])
 
     def open_ends(self) -> list[int]:
         """Indices of the ends that take tiles now."""
@@ -340,21 +344,31 @@ class HandState:
 
     def move_of(self, code: int) -> Move:
         """The :class:`Move` of an action code in this position (the lead has ``end=None``)."""
+        _check_code(self, code)
         tile = self.rules.tiles.tiles[tile_of(code)]
         return Move(tile, None if self.lead < 0 else END_NAMES[end_of(code)])
 
     def count_after(self, code: int) -> int:
         """The layout count after playing a legal action code, without playing it."""
-        return count_after(
-            code,
-            self.lead,
-            self.lead_pips,
-            self.ends,
-            self.contrib,
-            self.arm,
-            self.tile_pips,
-            self.tile_double,
-        )
+        # agents call it per move (points_after comes here): one comparison, and the rest
+        # checked only once the table lookup fails. A negative code read the tables from their
+        # end ([6|6] for -1), a huge one raised IndexError
+        try:
+            if code < 0:
+                _check_code(self, code)
+            return count_after(
+                code,
+                self.lead,
+                self.lead_pips,
+                self.ends,
+                self.contrib,
+                self.arm,
+                self.tile_pips,
+                self.tile_double,
+            )
+        except (IndexError, TypeError):
+            _check_code(self, code)
+            raise
 
     def points_after(self, code: int) -> int:
         """Points a legal action code would score now (the hand award not included)."""
@@ -648,6 +662,19 @@ class _HandSizes(tuple):
             stacklevel=2,
         )
         return list(self)
+
+
+def _check_rules(rules) -> RuleConfig:
+    if not isinstance(rules, RuleConfig):
+        raise TypeError(f"rules={short_repr(rules)} must be a RuleConfig, not "
+                        f"{type(rules).__name__}")
+    return rules
+
+
+def _check_code(hand: HandState, code) -> None:
+    """``ValueError`` (``TypeError`` for a non-integer) unless ``code`` is an action code of the
+    hand's tile set: ``0..num_tiles * 4 - 1``."""
+    as_int("code", code, 0, len(hand.tile_pips) * 4 - 1)
 
 
 def _tile_index(ts, tile, where: str) -> int:

@@ -35,8 +35,9 @@ import random
 from collections.abc import Sequence
 
 from .hand import HandState
-from .sampling import DealSampler
+from .sampling import DealSampler, check_view
 from .tiles import iter_bits
+from .validation import as_int, check_rng, short_repr
 from .view import SeatView
 
 _NEVER = 1 << 30  # the "played" time of a tile still held
@@ -55,6 +56,13 @@ def refit_hand(start: HandState, codes: Sequence[int], seat: int, hands_now: Seq
     the hands end as ``hands_now``; ``None`` when no history does that. Ties between fitting
     histories are broken by ``rng``.
     """
+    if not isinstance(start, HandState):
+        raise TypeError(f"start={short_repr(start)} must be a HandState, not "
+                        f"{type(start).__name__}")
+    limit = len(start.tile_pips) * 4
+    for code in codes:  # once per call, before the replay: 999 ended in IndexError
+        if type(code) is not int or not 0 <= code < limit:
+            as_int("a code of codes", code, 0, limit - 1)
     probe = start.copy()
     n = probe.n
     if len(hands_now) != n:
@@ -178,6 +186,8 @@ def sample_hand_history(start: HandState, codes: Sequence[int], view: SeatView,
     one has a history (rejection sampling: the deal is uniform among those that have one).
     ``RuntimeError`` if ``tries`` guesses have none (the true deal always has one).
     """
+    check_view(view)
+    check_rng("rng", rng)
     rules = view.rules
     others = {s: n for s, n in enumerate(view.hand_sizes) if s != view.seat}
     lacks = {s: view.known_lacks[s] for s in others}

@@ -33,7 +33,18 @@ from math import comb
 
 from .hand import HandState
 from .tiles import TileSet, iter_bits
+from .validation import check_rng, short_repr
 from .view import SeatView
+
+
+def check_view(view: SeatView, name: str = "view") -> SeatView:
+    """``view`` if it is a :class:`SeatView`, else a ``TypeError`` naming what came instead (a
+    ``HandState`` or ``None`` ended in ``AttributeError``)."""
+    if not isinstance(view, SeatView):
+        hint = "; take one with hand.view(seat)" if isinstance(view, HandState) else ""
+        raise TypeError(f"{name}={short_repr(view)} must be a SeatView, not "
+                        f"{type(view).__name__}{hint}")
+    return view
 
 
 class DealSampler:
@@ -115,6 +126,7 @@ class DealSampler:
     @classmethod
     def from_view(cls, view: SeatView) -> DealSampler:
         """The sampler of what ``view.seat`` cannot see."""
+        check_view(view)
         others = {s: n for s, n in enumerate(view.hand_sizes) if s != view.seat}
         lacks = {s: view.known_lacks[s] for s in others}
         sampler = cls(view.rules.tiles, view.unseen, others, view.boneyard_left, lacks)
@@ -233,6 +245,8 @@ def determinize(view: SeatView, rng: random.Random,
                 sampler: DealSampler | None = None) -> HandState:
     """A full :class:`~dominoes_env.core.HandState` consistent with ``view``, its hidden tiles
     drawn uniformly by ``sampler`` (built from the view when not given)."""
+    check_view(view)
+    check_rng("rng", rng)
     if sampler is None:
         sampler = DealSampler.from_view(view)
     hands, boneyard = sampler.sample(rng)

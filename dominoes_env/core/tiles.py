@@ -65,6 +65,12 @@ class TileSet:
     )
 
     def __init__(self, max_pip: int):
+        # a size outside SUPPORTED_MAX_PIPS built tables no rule reads (13, -1, True), and
+        # 10**30 never finished building them
+        max_pip = as_int("max_pip", max_pip)
+        if max_pip not in SUPPORTED_MAX_PIPS:
+            raise ValueError(f"max_pip={short_repr(max_pip)} is not supported; allowed: "
+                             f"{SUPPORTED_MAX_PIPS}")
         self.max_pip = max_pip
         self.num_values = max_pip + 1
         self.tiles: tuple[Tile, ...] = tuple(
@@ -101,12 +107,17 @@ class TileSet:
 
     def mask_tiles(self, mask: int) -> list[Tile]:
         """The tiles of a bitmask, in index order."""
-        return [self.tiles[i] for i in iter_bits(mask)]
+        return [self.tiles[i] for i in iter_bits(self._mask(mask))]
 
     def mask_pips(self, mask: int) -> int:
         """Total pips of the tiles in a bitmask."""
         pips = self.pips
-        return sum(pips[i] for i in iter_bits(mask))
+        return sum(pips[i] for i in iter_bits(self._mask(mask)))
+
+    def _mask(self, mask: int) -> int:
+        # a negative mask never ran out of bits, one past full_mask named tiles the set lacks,
+        # and None read as no tiles
+        return as_int("mask", mask, 0, self.full_mask)
 
     def __repr__(self) -> str:
         return f"TileSet(max_pip={self.max_pip}, num_tiles={self.num_tiles})"

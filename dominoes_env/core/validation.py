@@ -85,6 +85,24 @@ def as_seed(value: Any, name: str = "seed", *, optional: bool = False) -> int | 
     return as_int(name, value, 0, MAX_SEED, optional=optional)
 
 
+def check_rng(name: str, value: Any) -> Any:
+    """``value`` if it is a ``random.Random`` (the generator the core deals and samples with),
+    else a :class:`ParameterTypeError` naming it: ``None`` or a seed given in its place ended
+    in ``AttributeError: ... has no attribute 'shuffle'``.
+
+    >>> check_rng("rng", 5)
+    Traceback (most recent call last):
+    ...
+    dominoes_env.core.validation.ParameterTypeError: rng=5 must be a random.Random, not int
+    """
+    import random
+
+    if not isinstance(value, random.Random):
+        raise ParameterTypeError(
+            f"{name}={short_repr(value)} must be a random.Random, not {type(value).__name__}")
+    return value
+
+
 def int_text(text: str) -> int:
     """The integer a flag, a spec parameter or a typed move writes: ``int(text)``, for ASCII
     text only. Python's ``int`` also reads the digits of other scripts (``'١'`` is 1, and
