@@ -49,13 +49,16 @@ from .core.records import (
     record_text,
     replay_match,
 )
-from .core.validation import DuplicateKeyError, as_bool, parse_json, short_repr
+from .core.validation import DuplicateKeyError, as_bool, as_int, parse_json, short_repr
 
 SHARD_SUFFIXES = (".jsonl", ".jsonl.gz")
 #: a tournament's ``records/`` folder: shard ``k`` holds the matches with schedule index
 #: ``k * SHARD_SIZE`` to ``(k + 1) * SHARD_SIZE - 1``
 RECORDS_DIR = "records"
 SHARD_SIZE = 1000
+#: schedule indices a shard name holds: four digits of shards (``records-9999``) of
+#: :data:`SHARD_SIZE` matches, the ``--matches`` limit (``MAX_MATCHES``, 10**7)
+MAX_SCHEDULE_INDEX = 10_000 * SHARD_SIZE - 1
 
 
 def shard_name(index: int) -> str:
@@ -64,6 +67,8 @@ def shard_name(index: int) -> str:
     >>> shard_name(0), shard_name(12345)
     ('records-0000.jsonl.gz', 'records-0012.jsonl.gz')
     """
+    # -1 was named 'records--001.jsonl.gz', and 10**30 a shard no tournament writes
+    index = as_int("index", index, 0, MAX_SCHEDULE_INDEX)
     return f"records-{index // SHARD_SIZE:04d}.jsonl.gz"
 
 
@@ -209,6 +214,13 @@ def scan_shard(data: bytes, name: str = "the shard") -> ShardScan:
     >>> print(scan.damaged[0])
     gzip member 2 (bytes 28 to 34) is damaged: incorrect header check
     """
+    if not isinstance(data, bytes):
+        # a bytes-like object (memoryview, bytearray, a numpy array) has no .find: read its bytes
+        try:
+            data = memoryview(data).tobytes()
+        except TypeError:
+            raise TypeError(f"a shard's data must be bytes (or bytes-like), not "
+                            f"{type(data).__name__}") from None
     view = memoryview(data)
     members: list[bytes] = []
     offsets: list[int] = []
@@ -547,14 +559,15 @@ def _find_in_dir(folder: str, match: str | None) -> dict:
         if line is None:
             raise RecordError(f"{matches!r} has no match {match!r}")
         index = line.get("index")
-        if type(index) is not int or index < 0:
+        if type(index) is not int or not 0 <= index <= MAX_SCHEDULE_INDEX:
             raise RecordError(f"{matches!r}: the line of match {match!r} has no index")
         name = shard_name(index)
         if name not in shards:
             raise RecordError(f"{folder!r} holds no record of match {match!r} (its shard "
                               f"{name} is missing)")
         return _one(os.path.join(folder, name), match, line)
-    if match.isdigit() and shard_name(int(match)) in shards:  # the shard it must be in first
+    if (match.isdigit() and len(match) < 20 and int(match) <= MAX_SCHEDULE_INDEX
+            and shard_name(int(match)) in shards):  # the shard it must be in first
         shards.remove(shard_name(int(match)))
         shards.insert(0, shard_name(int(match)))
     damaged: list[ShardDamage | ShardCut] = []

@@ -41,6 +41,7 @@ from dominoes_env.core.records import read_record_bytes
 from dominoes_env.core.validation import DuplicateKeyError, parse_json, short_repr
 from dominoes_env.record_io import (
     MATCHES_FILE,
+    MAX_SCHEDULE_INDEX,
     RECORDS_DIR,
     encode_record,
     record_disagreement,
@@ -154,7 +155,8 @@ class RecordStore:
     def _problem(shard: str, record: dict, line: Any, rules: RuleConfig | None) -> str | None:
         """What keeps a shard's one record of a match from being kept (``None``: nothing)."""
         index = record["match"].get("index")
-        if type(index) is not int or index < 0 or shard_name(index) != shard:
+        if (type(index) is not int or not 0 <= index <= MAX_SCHEDULE_INDEX
+                or shard_name(index) != shard):
             return f"its index {short_repr(index)} does not belong in {shard}"
         if rules is not None:
             try:

@@ -1,0 +1,34 @@
+"""record_io's public functions refuse bad arguments naming them (they raised AttributeError
+for a bytes-like shard, and named a shard for a negative or impossible schedule index)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dominoes_env.record_io import (
+    MAX_SCHEDULE_INDEX,
+    encode_record,
+    scan_gzip_members,
+    scan_shard,
+    shard_name,
+)
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def test_a_bytes_like_shard_is_read_as_its_bytes():
+    np = pytest.importorskip("numpy")
+    data = encode_record({"n": 1}) + encode_record({"n": 2})
+    for like in (memoryview(data), bytearray(data), np.frombuffer(data, dtype=np.uint8)):
+        assert scan_shard(like).members == [b'{"n":1}\n', b'{"n":2}\n']
+        assert scan_gzip_members(like) == scan_gzip_members(data)
+    assert scan_shard(memoryview(b"abc")).members == []
+    with pytest.raises(TypeError, match="must be bytes"):
+        scan_shard("text")
+
+
+@pytest.mark.parametrize("index", [-1, MAX_SCHEDULE_INDEX + 1, 10**30, True, 1.0, None])
+def test_shard_name_refuses_an_index_no_shard_holds(index):
+    with pytest.raises((ValueError, TypeError), match="index="):
+        shard_name(index)
+    assert shard_name(MAX_SCHEDULE_INDEX) == "records-9999.jsonl.gz"
