@@ -70,7 +70,13 @@ from dominoes_env.obs.actions import action_mask
 from dominoes_env.obs.v2 import VERSION as OBS_VERSION
 from dominoes_env.obs.v2 import encode_observation, observation_layout, observation_size
 from dominoes_env.options import play_points_bound, score_bound
-from dominoes_env.record_io import RECORDS_DIR, SHARD_SIZE, iter_records, shard_name
+from dominoes_env.record_io import (
+    MAX_SCHEDULE_INDEX,
+    RECORDS_DIR,
+    SHARD_SIZE,
+    iter_records,
+    shard_name,
+)
 
 from .specs import parse_spec
 from .tournament.runner import RUN_OUTPUTS, TournamentConfig, check_folder, run_tournament
@@ -477,7 +483,8 @@ def _match_problem(match: np.ndarray, path: Path, info: dict[str, Any]) -> str |
     if shard:
         low = min(int(shard[1]) * SHARD_SIZE, high)
         high = min(low + SHARD_SIZE - 1, high)
-        why = f" (the matches of {RECORDS_DIR}/{shard_name(low)})"
+        if low <= MAX_SCHEDULE_INDEX:  # past it, no records shard is named for them
+            why = f" (the matches of {RECORDS_DIR}/{shard_name(low)})"
     if info.get("complete") is True and _is_count(info.get("matches")) \
             and info["matches"] - 1 < high:
         if info["matches"] - 1 < low:
