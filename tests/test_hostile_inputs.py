@@ -5,6 +5,7 @@ path or a non-boolean switch given to the public API, an agent parameter given t
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import importlib
 import json
@@ -808,20 +809,14 @@ def test_python_m_dominoes_env_cli_runs_the_command():
 
 
 # -- two runs into one folder at once -------------------------------------------------------------
-def test_a_run_folder_in_use_by_another_process_is_refused(tmp_path, capsys):
-    """``train_jax --resume A/checkpoint.npz`` started twice at once (or an ``--overwrite`` of
-    a run still going) was accepted: both wrote the same checkpoint, policy and eval.csv, or
-    the second emptied the first's folder under it. The folder is locked while a run writes
-    into it."""
-    import subprocess
+@contextlib.contextmanager
+def _run_of_another_process(out):
+    """A run of program ``p`` started in ``out`` by another process, which holds its folder
+    (its run lock) until the block ends."""
     import sys
-    import time
-
-    from dominoes_env.cli_support import check_run_folder, start_run_folder
 
     from . import helpers
 
-    out = tmp_path / "run"
     code = ("import sys, time; from dominoes_env.cli_support import check_run_folder, "
             "start_run_folder\n"
             "start_run_folder(check_run_folder(sys.argv[1], 'p', {}))\n"
@@ -830,6 +825,23 @@ def test_a_run_folder_in_use_by_another_process_is_refused(tmp_path, capsys):
                               text=True, env={**os.environ, "PYTHONPATH": str(helpers.ROOT)})
     try:
         assert holder.stdout.readline() == "started\n"
+        yield holder
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_run_folder_in_use_by_another_process_is_refused(tmp_path, capsys):
+    """``train_jax --resume A/checkpoint.npz`` started twice at once (or an ``--overwrite`` of
+    a run still going) was accepted: both wrote the same checkpoint, policy and eval.csv, or
+    the second emptied the first's folder under it. The folder is locked while a run writes
+    into it."""
+    import time
+
+    from dominoes_env.cli_support import check_run_folder, start_run_folder
+
+    out = tmp_path / "run"
+    with _run_of_another_process(out):
         (out / "ckpt.npz").write_text("the other run's")
         for overwrite in (False, True):
             folder = check_run_folder(out, "p", {}, resume=out / "ckpt.npz",
@@ -837,9 +849,6 @@ def test_a_run_folder_in_use_by_another_process_is_refused(tmp_path, capsys):
             with pytest.raises(ValueError, match="is being written by another run"):
                 start_run_folder(folder)
         assert (out / "ckpt.npz").read_text() == "the other run's"
-    finally:
-        holder.kill()
-        holder.wait()
     time.sleep(0.1)
     start_run_folder(check_run_folder(out, "p", {}, overwrite=True))  # free once it ended
     assert sorted(os.listdir(out)) == ["run.json"]
@@ -850,24 +859,10 @@ def test_a_run_folder_another_run_is_starting_in_is_refused_as_such(tmp_path):
     first's marker and no checkpoint, and said "it has no checkpoint to continue from (...: it
     stopped before saving one)" of a run alive and writing; it says that run is writing the
     folder now."""
-    import sys
-
-    from . import helpers
-
     out = tmp_path / "run"
-    code = ("import sys, time; from dominoes_env.cli_support import check_run_folder, "
-            "start_run_folder\n"
-            "start_run_folder(check_run_folder(sys.argv[1], 'p', {}))\n"
-            "print('started', flush=True); time.sleep(60)")
-    holder = subprocess.Popen([sys.executable, "-c", code, str(out)], stdout=subprocess.PIPE,
-                              text=True, env={**os.environ, "PYTHONPATH": str(helpers.ROOT)})
-    try:
-        assert holder.stdout.readline() == "started\n"
+    with _run_of_another_process(out):
         with pytest.raises(ValueError, match="is being written by another run"):
             check_run_folder(out, "p", {}, resume_hint=str(out / "ckpt.npz"))
-    finally:
-        holder.kill()
-        holder.wait()
     with pytest.raises(ValueError, match="it has no checkpoint"):  # once it ended: as before
         check_run_folder(out, "p", {}, resume_hint=str(out / "ckpt.npz"))
 
