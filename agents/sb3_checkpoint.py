@@ -34,6 +34,7 @@ from typing import IO, Any
 
 from dominoes_env.cli_support import MAX_TRAINER_SEED
 from dominoes_env.core.validation import DuplicateKeyError, parse_json, short_repr
+from dominoes_env.policy_format import MAX_STEPS  # a JSON number's exact integers
 
 #: the most the ``data`` entry may take once inflated (a real one is about 20 KB)
 MAX_DATA_BYTES = 16 << 20
@@ -210,11 +211,6 @@ def check_members(source: str | IO[bytes]) -> None:
     for name in MEMBERS:
         if name not in names:
             raise CheckpointError(f"it has no {name!r} member")
-
-
-#: the most steps a checkpoint may count (a JSON number's exact integers; TensorBoard's steps
-#: are 64-bit)
-MAX_STEPS = 2**53
 
 
 def _integer(low: int, high: int = MAX_STEPS) -> Callable[[Any], str | None]:

@@ -93,6 +93,12 @@ MAX_POLICY_BYTES = 512 * 1024 * 1024
 #: and the NaN probabilities of a tournament, or a run trained against them, went on in
 #: silence; finite float32 weights of 1e38 overflow the first layer's products the same way
 MAX_WEIGHT = 1e6
+#: the most steps and seconds a policy's card or a checkpoint may say it was trained (2**53: a
+#: billion steps a second for a hundred days; 10**9 s: thirty years): a larger value is damage,
+#: and 1e308 steps or wall_s reached a resumed run, which ended in "error: Value out of range:
+#: 1000...0" (300 digits), or printed "trained 56 steps in 1000...0 s"; 2**70 steps was a
+#: TypeError traceback
+MAX_STEPS, MAX_WALL_S = 2**53, 1e9
 
 
 def hidden_sizes(net: str, name: str = "net") -> list[int]:
@@ -379,9 +385,9 @@ def _metadata(path, text: str) -> dict[str, Any]:
 #: the largest number (``None``: text) and the message's words. A card saying ``"steps": NaN``
 #: was read, then printed as the policy's training, and ``"steps": 10**400`` (JSON's integers
 #: have no limit) was an OverflowError, not the reader's error; the bounds are a checkpoint's
-#: (``dominoes_env.jax.checkpoints``: 2**53 steps, 10**9 s) and a seed's
-_CARD = {"steps": ((int,), 2**53, f"a whole number of steps in 0..{2**53:,}"),
-         "wall_s": ((int, float), 1e9, "a number of seconds in 0..1,000,000,000"),
+#: (:data:`MAX_STEPS`, :data:`MAX_WALL_S`) and a seed's
+_CARD = {"steps": ((int,), MAX_STEPS, f"a whole number of steps in 0..{MAX_STEPS:,}"),
+         "wall_s": ((int, float), MAX_WALL_S, f"a number of seconds in 0..{MAX_WALL_S:,.0f}"),
          "seed": ((int,), MAX_SEED, f"a whole number in 0..{MAX_SEED:,}"),
          "devices": ((int,), 2**31 - 1, f"a whole number in 0..{2**31 - 1:,}"),
          "trainer": ((str,), None, "a string"),

@@ -46,7 +46,7 @@ from dominoes_env.core.atomic_files import atomic_write, entry_kind
 from dominoes_env.core.validation import parse_json, short_repr
 from dominoes_env.npz_files import read_npz
 from dominoes_env.obs import VERSIONS, observation_spec
-from dominoes_env.policy_format import hidden_sizes
+from dominoes_env.policy_format import MAX_STEPS, MAX_WALL_S, hidden_sizes
 
 from .policy_files import is_policy_file, load_actor
 
@@ -55,11 +55,6 @@ FORMAT = "straight-dominoes-train-jax/1"
 #: the most a checkpoint's metadata record may expand to (it is a few kilobytes): a header
 #: declaring more is refused before anything is allocated
 MAX_META_BYTES = 16 * 1024 * 1024
-#: the most steps and seconds a checkpoint may say it was trained (2**53: a billion steps a
-#: second for a hundred days; 10**9 s: thirty years): a larger value is damage, and 1e308 steps
-#: or wall_s reached the run, which ended in "error: Value out of range: 1000...0" (300
-#: digits), or printed "trained 56 steps in 1000...0 s"; 2**70 steps was a TypeError traceback
-MAX_STEPS, MAX_WALL_S = 2**53, 1e9
 #: the largest magnitude a checkpoint's float arrays may hold: a network's weights stay within
 #: hundreds and Adam's moments within the clipped gradients; finite weights or moments of 3e38
 #: turned the resumed run's first update to NaN, and the NaN run was saved over the checkpoint
