@@ -79,7 +79,10 @@ def is_shard(path: str | os.PathLike) -> bool:
 
 def encode_record(record: dict) -> bytes:
     """One record as one gzip member holding one JSON line (what a shard appends); JSON has
-    no NaN, so a value that is not JSON is a ``ValueError`` (``TypeError`` for a type)."""
+    no NaN, so a value that is not JSON is a ``ValueError`` (``TypeError`` for a type, and
+    for a record that is not a JSON object: ``None`` was written as the line ``null``)."""
+    if not isinstance(record, dict):
+        raise TypeError(f"a record is a dict, not {type(record).__name__}")
     return _gzip_line(json.dumps(record, separators=(",", ":"), allow_nan=False))
 
 

@@ -293,9 +293,12 @@ class SingleAgentEnv(gymnasium.Env):
 
     def action_masks(self) -> np.ndarray:
         """Boolean mask of the legal action codes now (all False once the episode is over);
-        the method sb3-contrib's ``MaskablePPO`` calls."""
+        the method sb3-contrib's ``MaskablePPO`` calls. Before :meth:`reset` there is no
+        position: ``RuntimeError`` (it was a mask with no legal action)."""
+        if self.match is None:
+            raise RuntimeError("call reset() first")
         mask = np.zeros(self.num_actions, dtype=bool)
-        if self.match is not None and not self._done and self.match.turn == self.seat:
+        if not self._done and self.match.turn == self.seat:
             mask[self.match.legal_actions()] = True
         return mask
 

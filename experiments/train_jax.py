@@ -616,6 +616,7 @@ def _make_train(config: Config, devices: int):
     from jax.sharding import PartitionSpec as P
 
     from dominoes_env.jax.networks import critic_value, init_params, masked_logits, sample_actions
+    from dominoes_env.jax.optimizer import make_optimizer
 
     local_envs = config.num_envs // devices
     sp = self_play(config, local_envs)
@@ -623,12 +624,8 @@ def _make_train(config: Config, devices: int):
     local_batch = local_envs * config.num_steps
     mb_size = config.minibatch_size // devices
 
-    def schedule(count):
-        done = count // (config.num_minibatches * config.update_epochs)
-        return config.lr * (1.0 - jnp.minimum(done, n_updates - 1) / n_updates)
-
-    tx = optax.chain(optax.clip_by_global_norm(config.max_grad_norm),
-                     optax.adam(schedule if config.anneal_lr else config.lr, eps=1e-5))
+    tx = make_optimizer(config.lr, config.max_grad_norm, config.anneal_lr, n_updates,
+                        config.num_minibatches * config.update_epochs)
 
     def init(key):
         k_params, k_env, k_run = jax.random.split(key, 3)

@@ -165,6 +165,8 @@ def test_observe_before_reset_and_pickling():
     with pytest.raises(RuntimeError, match="reset"):
         raw.observe("player_0")
     env = SingleAgentEnv(num_players=3)
+    with pytest.raises(RuntimeError, match="reset"):  # was a mask with no legal action
+        env.action_masks()
     env.reset(seed=2)
     clone = pickle.loads(pickle.dumps(env))
     obs, *_ = clone.step(int(np.flatnonzero(clone.action_masks())[0]))

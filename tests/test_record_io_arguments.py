@@ -32,3 +32,10 @@ def test_shard_name_refuses_an_index_no_shard_holds(index):
     with pytest.raises((ValueError, TypeError), match="index="):
         shard_name(index)
     assert shard_name(MAX_SCHEDULE_INDEX) == "records-9999.jsonl.gz"
+
+
+@pytest.mark.parametrize("record", [None, [1, 2], "x", 3])
+def test_encode_record_refuses_what_is_no_record(record):
+    """A shard's line is a JSON object: ``None`` was encoded as the line ``null``."""
+    with pytest.raises(TypeError, match="a record is a dict, not"):
+        encode_record(record)

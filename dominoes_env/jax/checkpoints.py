@@ -48,6 +48,7 @@ from dominoes_env.npz_files import read_npz
 from dominoes_env.obs import VERSIONS, observation_spec
 from dominoes_env.policy_format import MAX_STEPS, MAX_WALL_S, hidden_sizes
 
+from .optimizer import optimizer_state_shapes
 from .policy_files import is_policy_file, load_actor
 
 #: the checkpoint format
@@ -401,13 +402,17 @@ def checkpoint_networks(path: str | os.PathLike, runner: Mapping[str, Any],
     """The network arrays of the checkpoint at `path`, in the order of `runner`'s, once the
     whole file is checked as `restore` checks it: a warm start takes only the networks, but a
     damaged optimizer state, snapshot, key or counter is a damaged file, refused rather than
-    partly used. Its arrays have the shapes of `runner`'s but where the run that wrote it
-    read `fewer_inputs` fewer observation inputs (an earlier observation version) or kept
-    another number of snapshots (`_saved_shape`)."""
+    partly used. Its optimizer state is that of the settings of the run that wrote it
+    (`anneal_lr` adds a step count), not this run's. Its arrays have the shapes of `runner`'s
+    but where the run that wrote it read `fewer_inputs` fewer observation inputs (an earlier
+    observation version) or kept another number of snapshots (`_saved_shape`)."""
     meta = read_checkpoint(path, {}, "--init", fields=())
+    config = meta.get("config") or {}
     saved = _saved(runner)
+    if isinstance(config.get("anneal_lr"), bool):  # the state of its run's optimizer
+        saved["opt"] = optimizer_state_shapes(config["anneal_lr"], runner["params"])
     leaves, paths = jax.tree.leaves(saved), _paths(saved)
-    kept = _whole(f"--init {os.fspath(path)!r}", meta.get("config") or {}, "snapshots")
+    kept = _whole(f"--init {os.fspath(path)!r}", config, "snapshots")
     if kept is None:  # a config that does not say: as many as this run keeps
         kept = next((int(np.shape(x)[0]) for p, x in zip(paths, leaves, strict=True)
                      if p[0] == "snaps"), 0)

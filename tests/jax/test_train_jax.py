@@ -901,6 +901,27 @@ def test_init_grows_an_earlier_run_to_a_later_observation_version(run, tmp_path,
     assert not never.exists()
 
 
+@pytest.mark.parametrize("anneal_lr", [False, True])
+def test_init_takes_the_networks_of_a_run_with_another_optimizer(run, anneal_lr):
+    """``--init`` takes only the networks, so a checkpoint whose optimizer state has another
+    structure (``--anneal-lr`` keeps a step count of its own) starts a run without it: it was
+    refused as "holds 34 arrays; this run's trainer has 33". The whole file is still checked,
+    by the structure of the run that wrote it."""
+    import jax
+
+    from dominoes_env.jax.checkpoints import warm_start
+
+    flags = [*TINY, "--anneal-lr" if anneal_lr else "--no-anneal-lr"]
+    config = Config(**{**vars(build_parser().parse_args(flags)), "out": "unused"})
+    init, _, _ = make_train(config)
+    fresh = init(jax.random.PRNGKey(1))
+    runner = warm_start(str(run / "checkpoint.npz"), fresh, config)
+    saved = NumpyPolicy(run / "policy.npz")
+    np.testing.assert_array_equal(np.asarray(runner["params"]["actor"][0]["w"]),
+                                  saved.layers[0][0])
+    assert jax.tree.structure(runner["opt"]) == jax.tree.structure(fresh["opt"])
+
+
 def test_init_from_an_exported_policy_starts_its_critic_from_the_actor(run, tmp_path, capsys):
     """``--init`` with an exported policy (a shipped one keeps no value network): the actor
     is the policy's, grown to version 4 with zero weights for the new inputs; the critic's
