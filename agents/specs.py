@@ -66,8 +66,13 @@ def _parse_value(text: str) -> Any:
 
 
 def parse_params(text: str, spec: str) -> dict[str, Any]:
+    """The ``key=value`` pairs of ``text`` (a spec's part after its name), separated by single
+    commas: an empty pair (``search:sims=5,,``, ``search:,``) is refused, as ``random:`` is,
+    where it was dropped and the spec ran as if it were not there."""
     params: dict[str, Any] = {}
-    for item in filter(None, text.split(",")):
+    for item in text.split(",") if text else ():
+        if not item:
+            raise _empty_parameter(spec)
         key, sep, value = item.partition("=")
         if not sep or not key.isidentifier():
             raise ValueError(
@@ -76,6 +81,11 @@ def parse_params(text: str, spec: str) -> dict[str, Any]:
             raise ValueError(f"agent spec {spec!r} gives {key!r} twice; give it once")
         params[key] = _parse_value(value)
     return params
+
+
+def _empty_parameter(spec: str) -> ValueError:
+    return ValueError(f"agent spec {spec!r} has an empty parameter (a ',' with nothing before "
+                      "or after it); write key=value pairs separated by single commas")
 
 
 #: the most characters an error line quotes of what a user's spec names (its object, or the
@@ -149,7 +159,9 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
                          f"{head}:ClassName (a user agent class in module {head!r})")
     if head in BUILTIN:
         if head == "ppo" and rest and "=" not in rest.split(",")[0]:
-            path, _, more = rest.partition(",")
+            path, comma, more = rest.partition(",")
+            if comma and path and not more:  # ppo:PATH, (ppo:, is an empty path: its own words)
+                raise _empty_parameter(spec)
             params = parse_params(more, spec)
             if "path" in params:
                 raise ValueError(f"agent spec {spec!r} gives 'path' twice; give it once")

@@ -126,6 +126,11 @@ def test_unknown_spec_lists_the_known_names():
     # an empty policy path was the working directory: "policy file '.': not a regular file"
     ("ppo:,", "path='' is empty"),
     ("guided:policy=", "policy='' is empty"),
+    # an empty parameter was dropped: these ran as search:sims=5 and search
+    ("search:sims=5,,", "^agent spec 'search:sims=5,,' has an empty parameter"),
+    ("search:,", "has an empty parameter"),
+    ("search:,sims=5", "has an empty parameter"),
+    ("ppo:agents/policies/ppo_2p.npz,", "has an empty parameter"),
 ])
 def test_bad_specs(spec, fragment):
     with pytest.raises(ValueError, match=fragment):
