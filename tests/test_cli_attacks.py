@@ -664,3 +664,23 @@ def test_no_number_flag_reads_digit_grouping():
         hidden_sizes("1_0")
     with pytest.raises(ValueError, match="sims='1_0' must be an integer"):
         make_agent("search:sims=1_0")
+
+
+def test_no_number_flag_reads_a_tiny_number_as_zero():
+    """``--move-timeout 1e-400`` (a tiny limit) ran with no limit at all: Python's float reads a
+    number below the smallest float as 0. Every float flag of every program refuses it (its
+    argparse type, called as argparse calls it), and so does a spec parameter."""
+    from agents.specs import make_agent
+
+    checked = []
+    for case in CASES:
+        if case.kind == "float" and case.value == "0":  # one case per float flag
+            parser = dict((tuple(p), parser) for p, parser in program_parsers(
+                case.program.split()[0]))[case.prefix]
+            action = next(a for a in parser._actions if a.dest == case.dest)
+            with pytest.raises((ValueError, TypeError, argparse.ArgumentTypeError)):
+                action.type("1e-400")
+            checked.append(case.id)
+    assert len(checked) > 20, checked
+    with pytest.raises(ValueError, match="epsilon='1e-400' must be a number"):
+        make_agent("search:epsilon=1e-400")

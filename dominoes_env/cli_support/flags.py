@@ -292,6 +292,14 @@ def _range_text(meta: Mapping[str, Any]) -> str:
     return " and ".join(parts)
 
 
+def _reason(err: ValueError) -> str:
+    """`` (why)``: the reason :func:`~dominoes_env.core.validation.float_text` or
+    ``int_text`` gives in parentheses for refusing a number's text (``1e-400``: too small for a
+    float), for a flag's message to keep; empty where it gives none."""
+    text = str(err)
+    return f" ({text.rsplit(' (', 1)[1]}" if text.endswith(")") and " (" in text else ""
+
+
 def _flag_type(f: dataclasses.Field, kind: str) -> Callable[[str], Any]:
     """The ``argparse`` type of a field's flag: the text as the field's type, refused (one
     ``error:`` line, exit status 2) when it is not a finite number or out of the field's range."""
@@ -301,8 +309,9 @@ def _flag_type(f: dataclasses.Field, kind: str) -> Callable[[str], Any]:
     def parse(text: str) -> Any:
         try:
             value = cast(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"invalid {kind} value: {text!r}") from None
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(
+                f"invalid {kind} value: {text!r}{_reason(err)}") from None
         if kind == "float" or bounded:
             try:
                 value = _check_value(f, value, kind)

@@ -130,12 +130,26 @@ def int_text(text: str) -> int:
 
 
 def float_text(text: str) -> float:
-    """``float(text)`` for ASCII text without ``_`` only (see :func:`int_text`)."""
+    """``float(text)`` for ASCII text without ``_`` only (see :func:`int_text`), and not for a
+    number too small for a float: ``float("1e-400")`` is ``0.0``, and ``--move-timeout
+    1e-400``, a tiny limit, ran as 0, no limit at all.
+
+    >>> float_text("2.5e-3"), float_text("-0.0")
+    (0.0025, -0.0)
+    >>> float_text("1e-400")
+    Traceback (most recent call last):
+    ...
+    ValueError: could not convert string to float: '1e-400' (too small for a float: it would be 0)
+    """
     if not isinstance(text, str) or not text.isascii():
         raise ValueError(f"could not convert string to float: {text!r} (ASCII digits only)")
     if "_" in text:
         raise ValueError(f"could not convert string to float: {text!r} (digits only, no '_')")
-    return float(text)
+    value = float(text)
+    if value == 0 and any(c in "123456789" for c in text.lower().partition("e")[0]):
+        raise ValueError(f"could not convert string to float: {text!r} (too small for a float: "
+                         "it would be 0)")
+    return value
 
 
 def as_bool(name: str, value: Any, *, optional: bool = False) -> bool | None:
