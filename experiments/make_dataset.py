@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
 from agents import datasets
 from agents.arena import DEFAULT_MAX_HANDS
@@ -30,6 +29,7 @@ from dominoes_env.cli_support import (
     end_program,
     is_stdout_error,
     paths_in_specs,
+    print_error,
     run_command,
     say_finished,
     seed_value,
@@ -119,15 +119,15 @@ def _main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         if is_stdout_error(err):
             raise
         if err.errno not in NO_ROOM_ERRNOS:
-            print(f"error: {err}", file=sys.stderr)
+            print_error(str(err))
             return 2
         where = os.fsdecode(err.filename) if err.filename is not None else args.out
-        print(f"error: cannot write the dataset in {args.out!r} ({where}: "
-              f"{err.strerror or err}); the games finished there are kept: run the same "
-              "command again to finish", file=sys.stderr)  # a rerun resumes
+        print_error(f"cannot write the dataset in {args.out!r} ({where}: "
+                    f"{err.strerror or err}); the games finished there are kept: run the same "
+                    "command again to finish")  # a rerun resumes
         return 2
     except (ValueError, TypeError) as err:
-        print(f"error: {err}", file=sys.stderr)
+        print_error(str(err))
         return 2
     say_finished(f"{info['matches']} matches, {info['decisions']:,} decisions in "
                  f"{shown_path(args.out)}")

@@ -1035,7 +1035,7 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
 
         config.device_count(len(jax.devices()), on_cpu())
     except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print_error(str(err))
         return 2
     command = "python -m experiments.train_jax " + " ".join(
         shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
@@ -1059,7 +1059,7 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
         print_error(f"{err}; it was not written; {kept}")
         return 1
     except (FileExistsError, ValueError) as err:  # ValueError: a checkpoint's arrays
-        print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
+        print_error(str(err))
         return 2
     return 0
 

@@ -82,16 +82,18 @@ KINDS = {
 #: (empty) working directory
 #: a number in Arabic-Indic digits (Python's int and float read them; '٥', a five, looks like 0)
 NOT_ASCII = "\u0661"
+#: values of 100,000 characters: an error line quoted them whole (a 100 KB line)
+LONG_NUMBER, LONG_WORD = "9" * 100_000, "x" * 100_000
 ATTACKS = {
-    "int": ["0", "-1", HUGE, "nan", "inf", "", "abc", NOT_ASCII],
-    "float": ["0", "-1", "1e20", "nan", "inf", "", "abc", NOT_ASCII],
-    "choice": ["", "abc", "-1"],
+    "int": ["0", "-1", HUGE, "nan", "inf", "", "abc", NOT_ASCII, LONG_NUMBER],
+    "float": ["0", "-1", "1e20", "nan", "inf", "", "abc", NOT_ASCII, LONG_NUMBER],
+    "choice": ["", "abc", "-1", LONG_WORD],
     "text": ["", "abc"],
-    "match": ["", "abc", "-1", HUGE],
+    "match": ["", "abc", "-1", HUGE, LONG_WORD],
     "net": ["", "abc", "0", "-1", "nan", NET_HUGE, "\u0668"],
     "spec": ["", "nosuch", "search:sims=-1", "search:sims=\u0661\u0660", "ppo:{missing}",
              "ppo:{folder}", "ppo:{empty}", "ppo:{random}", "ppo:{truncated}",
-             "search:sims=2,,", "ppo:{policy},"],
+             "search:sims=2,,", "ppo:{policy},", LONG_WORD],
     "mix": ["", "abc", "greedy=-1", "greedy=nan", "greedy=inf", "nosuch=1"],
     "out_dir": ["", "{file}", "{file}/run", "/proc/attack/run", "{readonly}/run", "missing/run"],
     "out_file": ["", "{folder}", "{file}/out.x", "/proc/attack/out.x", "{readonly}/out.x",
@@ -180,6 +182,8 @@ KNOWN: dict[tuple[str, str, str], str] = {}
 ISOLATE: set[tuple[str, str, str]] = set()
 #: the limits of such a child process
 CHILD_SECONDS, CHILD_BYTES = 20, 8 * 2**30
+#: the longest error line an attack may get: a line says what was wrong, in a readable length
+MAX_ERROR_LINE = 2000
 
 
 def flag_kind(program: str, action: argparse.Action) -> str | None:
@@ -214,7 +218,8 @@ class Case:
 
     @property
     def id(self) -> str:
-        return f"{self.program.removeprefix('experiments.')} {self.flag}={self.value!r}"
+        value = self.value if len(self.value) <= 40 else f"{self.value[:3]}...x{len(self.value)}"
+        return f"{self.program.removeprefix('experiments.')} {self.flag}={value!r}"
 
 
 def cases() -> list[Case]:
@@ -465,6 +470,7 @@ def test_every_flag_refuses_every_bad_value(case: Case, files, tmp_path):
     assert "Traceback" not in err, err
     lines = [line for line in err.splitlines() if line.startswith("error:")]
     assert status == 2 and len(lines) == 1, (status, err[-2000:], argv)
+    assert len(lines[0]) <= MAX_ERROR_LINE, f"{case.id}: a line of {len(lines[0]):,} characters"
     assert sorted(os.listdir(cwd)) == [], f"{case.id} wrote {os.listdir(cwd)}"
     assert snapshot(files["root"]) == inputs, f"{case.id} changed its input files"
 

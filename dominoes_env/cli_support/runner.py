@@ -130,9 +130,33 @@ def lost_output_message(stream: QuietStream) -> str:
     return "standard output was closed before the output was written"
 
 
+#: the longest word (a run of characters without a space) an error line shows whole: a
+#: value the line quotes (``--agents X``, ``--players X``, ``replay X``) is cut to its first
+#: and last characters past it (a 100,000-character value made a 100 KB line)
+WORD_LIMIT = 500
+
+
+def cut_long_words(text: str, limit: int = WORD_LIMIT) -> str:
+    """``text`` with each word longer than ``limit`` characters cut to its first and last
+    characters, saying how many were cut.
+
+    >>> cut_long_words("bad value '" + "x" * 50 + "'", limit=20)
+    "bad value 'xxxxxxxxxxxxx...(34 characters cut)...xxx'"
+    """
+    def cut(match: Any) -> str:
+        word = match.group(0)
+        head, tail = limit * 3 // 4 - 1, limit // 4 - 1
+        return f"{word[:head]}...({len(word) - head - tail:,} characters cut)...{word[-tail:]}"
+
+    import re
+
+    return re.sub(rf"\S{{{limit + 1},}}", cut, text)
+
+
 def print_error(message: str) -> None:
-    """``error: <message>`` on stderr, on one line."""
-    text = " ".join(str(message).split()) or "unknown error"
+    """``error: <message>`` on stderr, on one line, its over-long words cut
+    (:func:`cut_long_words`)."""
+    text = cut_long_words(" ".join(str(message).split())) or "unknown error"
     if not text.isprintable():  # a name's escape sequence would reach the terminal as is
         text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
     try:

@@ -37,6 +37,7 @@ from dominoes_env.cli_support import (
     config_parser,
     end_program,
     paths_in_specs,
+    print_error,
     run_command,
     say_finished,
     shown_path,
@@ -160,12 +161,11 @@ def _main(args: argparse.Namespace) -> int:
     folder = check_run_folder(out, "experiments.tournament", config.to_dict(),
                               rerun_resumes=True, overwrite=args.overwrite, outputs=OUTPUTS,
                               inputs=paths_in_specs(config.agents))
-    err = sys.stderr
     try:  # the tournament extra, checked before any match is played
         for module in ("rich", "tqdm", "openskill") + (("matplotlib",) if args.plots else ()):
             require(module, "tournament", "dominoes-tournament")
     except ImportError as e:
-        print(f"error: {e}", file=err)
+        print_error(str(e))
         return 2
     try:
         run = run_tournament(config, out, workers=args.workers, backend=args.backend,
@@ -190,7 +190,7 @@ def _main(args: argparse.Namespace) -> int:
         raise CommandError(f"cannot write the report in {str(run.out)!r} ({e}); the matches "
                            f"are kept in {MATCHES_FILE}") from None
     print_summary(summary)
-    say_finished(f"results: {shown_path(run.out)}", err)
+    say_finished(f"results: {shown_path(run.out)}", sys.stderr)
     return 0
 
 
