@@ -245,7 +245,8 @@ def _main(args: argparse.Namespace) -> int:
                                  f"{args.out!r}")
         elif args.out is not None:  # the trainer's own run: new or empty, or --overwrite
             check_run_folder(args.out, "experiments.train_jax", {}, overwrite=args.overwrite,
-                             resume_hint=os.path.join(args.out, "checkpoint.npz"))
+                             resume_hint=os.path.join(args.out, "checkpoint.npz"),
+                             utf8_name=True)
         from agents import check_spec
 
         check_spec(args.agent, rules)  # its parameters, and whether it plays this table

@@ -569,7 +569,8 @@ def run_folder(config: Config):
     return check_run_folder(config.out, "experiments.train_jax", run_settings(config),
                             resume=config.resume, overwrite=config.overwrite, outputs=OUTPUTS,
                             resume_hint=str(Path(config.out) / "checkpoint.npz"),
-                            inputs=(config.resume, config.init, config.opp_policy))
+                            inputs=(config.resume, config.init, config.opp_policy),
+                            utf8_name=True)
 
 
 #: settings added after runs were made, with the value runs had before: a run's marker leaves

@@ -825,7 +825,7 @@ def check_run_dir(config: TrainConfig, out: Path):
     found = checkpoints_of(out) if os.path.isdir(out) else []
     try:
         folder = check_run_folder(out, "experiments.train_ppo", run_settings(config),
-                                  resume=config.resume,
+                                  resume=config.resume, utf8_name=True,
                                   overwrite=config.overwrite, outputs=OUTPUTS,
                                   resume_hint=str(found[-1] if found
                                                   else out / "checkpoints" / "last.zip"),

@@ -156,7 +156,8 @@ def run_folder(cfg: RllibConfig):
                 if k not in ("out", "resume", "overwrite", "iterations", "address", "num_cpus",
                              "eval_matches")}
     return check_run_folder(cfg.out, "experiments.train_rllib", settings, resume=cfg.resume,
-                            overwrite=cfg.overwrite, outputs=OUTPUTS, inputs=(cfg.resume,))
+                            overwrite=cfg.overwrite, outputs=OUTPUTS, inputs=(cfg.resume,),
+                            utf8_name=True)
 
 
 def check_run(cfg: RllibConfig) -> None:

@@ -315,6 +315,30 @@ def check_link_or_device(program: str, where: str, tmp_path: Path) -> None:
     assert os.listdir(target) == [] and os.listdir(cwd) == []
 
 
+#: the programs that write TensorBoard logs into their folder (best_response: its trainer's)
+TENSORBOARD = {"experiments.train_jax", "experiments.train_ppo", "experiments.train_rllib",
+               "experiments.best_response"}
+
+
+@pytest.mark.parametrize("program", folder_programs("not utf-8"))
+def test_a_folder_named_with_bytes_that_are_not_utf8(program, tmp_path):
+    """``train_ppo --out $'run\\xff'`` ended in a UnicodeEncodeError traceback of TensorBoard's
+    writer, ``train_jax`` and ``best_response`` in a line naming no file ("'utf-8' codec can't
+    encode character '\\udcff'"), each after making the run's folder: a program that writes
+    TensorBoard logs refuses such a name before anything is written; the others run there."""
+    needs(program)
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    out = os.fsdecode(os.fsencode(tmp_path) + b"/run\xff")
+    status, err = run(program, [*FOLDER_RUNS[program], "--out", out], cwd)
+    if program in TENSORBOARD:
+        assert_refused(status, err, "is not UTF-8 text")
+        assert not os.path.lexists(out)
+    else:
+        assert status == "started", (status, err[-1500:])
+    assert os.listdir(cwd) == []
+
+
 @pytest.mark.parametrize("program", in_process(OUT_IS_INPUT))
 def test_a_folder_output_that_holds_an_input_is_never_replaced(program, tmp_path):
     """``--out`` holding a file the command reads, with ``--overwrite``: refused (replacing the

@@ -112,10 +112,12 @@ def _cwd_gone(text: str) -> str:
     return ""
 
 
-def check_out_dir(out: str | os.PathLike, flag: str = "--out") -> None:
+def check_out_dir(out: str | os.PathLike, flag: str = "--out", *,
+                  utf8_name: bool = False) -> None:
     """:class:`RefusedError` unless ``out`` names a folder that exists or can be made: not
     empty, not a file, not inside a file, inside a folder this process can write into (tried
-    with a file made and removed). Nothing is left written.
+    with a file made and removed), and with ``utf8_name`` a name that is UTF-8 text (see
+    :func:`check_utf8_name`). Nothing is left written.
 
     >>> check_out_dir("", "--out")
     Traceback (most recent call last):
@@ -128,6 +130,8 @@ def check_out_dir(out: str | os.PathLike, flag: str = "--out") -> None:
     text = os.fspath(out)
     if not text.strip():
         raise RefusedError(f"{flag} is empty; name the run's folder")
+    if utf8_name:
+        check_utf8_name(text, flag)
     try:  # a name too long, a loop of links: one line naming the reason
         path = Path(text).absolute()
         if path.exists() and not path.is_dir():
@@ -149,6 +153,27 @@ def check_out_dir(out: str | os.PathLike, flag: str = "--out") -> None:
     except OSError as err:
         raise RefusedError(f"{flag} {text!r}: cannot write into {str(ancestor)!r} "
                            f"({err.strerror or err})") from None
+
+
+def check_utf8_name(text: str, flag: str = "--out") -> None:
+    r""":class:`RefusedError` unless the path ``text`` is UTF-8 text: a name with bytes that
+    are not (``--out $'run\xff'``, which Python holds as ``'run\udcff'``) is refused for the
+    folders of the trainers, whose TensorBoard writers take only such names (``train_ppo``
+    ended in a ``UnicodeEncodeError`` traceback, ``train_jax`` in a line naming no file, both
+    after making the run's folder).
+
+    >>> check_utf8_name("runs/é")
+    >>> check_utf8_name("runs/\udcff")
+    Traceback (most recent call last):
+    ...
+    dominoes_env.cli_support.errors.RefusedError: --out 'runs/\udcff' is not UTF-8 text ...
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise RefusedError(f"{flag} {quoted_path(text)} is not UTF-8 text (it holds bytes that "
+                           "no UTF-8 character is), and TensorBoard writes its logs under such "
+                           "names only; name the folder in UTF-8") from None
 
 
 #: the agent specs' parameters that name a policy file, by the spec's name: ``ppo:PATH`` (the

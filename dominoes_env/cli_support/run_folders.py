@@ -301,12 +301,13 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
                      rerun_resumes: bool = False, outputs: Sequence[str] = (),
                      resume_hint: str = "", resumable: bool = True,
                      inputs: Sequence[str | os.PathLike | None] = (),
-                     flag: str = "--out") -> RunFolder:
+                     flag: str = "--out", utf8_name: bool = False) -> RunFolder:
     """The output policy of a run's folder, checked before anything is written
     (:class:`RefusedError`, one line naming the folder and the flag to pass):
 
     ``flag`` names the folder in refusals: a command's ``--out``, or a function's argument
-    (``out``: then replacing the run is ``overwrite=True``, not ``--overwrite``).
+    (``out``: then replacing the run is ``overwrite=True``, not ``--overwrite``); ``utf8_name``:
+    the program writes TensorBoard logs, whose writer takes a folder named in UTF-8 only.
 
     - what :func:`check_out_dir` refuses (empty, a file, inside a file, unwritable), a symbolic
       link, and an input of the command (``inputs``: the folder is one, or inside one; with
@@ -340,7 +341,7 @@ def check_run_folder(out: str | os.PathLike, program: str, settings: Any, *,
 
     settings = json.loads(json.dumps(settings, sort_keys=True, default=str))  # as stored
     replace = f"pass {_overwrite_word(flag)} to replace"  # a function's out: overwrite=True
-    check_out_dir(out, flag)
+    check_out_dir(out, flag, utf8_name=utf8_name)
     text = os.fspath(out)
     if os.path.islink(text):
         raise RefusedError(f"{flag} {text!r} is a symbolic link; name the folder itself")
