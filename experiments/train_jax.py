@@ -811,7 +811,9 @@ def train(config: Config, command: str = "") -> Path:
     from dominoes_env.jax.policy_files import export_npz
     from dominoes_env.jax.watchdog import Watchdog
 
-    meta_resumed = checkpoints.read_checkpoint(config.resume, config) if config.resume else None
+    meta_resumed = (checkpoints.read_checkpoint(config.resume, config,
+                                                fields=checkpoints.RESUME_FIELDS)
+                    if config.resume else None)
     out = Path(config.out)
     folder = run_folder(config)  # another run in --out: refused before anything is written
     rules = config.rules()
@@ -1030,7 +1032,7 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
         from dominoes_env.jax import checkpoints
 
         if config.resume:
-            checkpoints.read_checkpoint(config.resume, config)
+            checkpoints.read_checkpoint(config.resume, config, fields=checkpoints.RESUME_FIELDS)
         if config.init:
             checkpoints.check_init(config.init, config)
 

@@ -69,6 +69,12 @@ SHAPE_FIELDS = ("players", "partnerships", "net", "critic", "obs_version", "num_
                 "num_steps", "snapshots")
 #: what a checkpoint written before a shape field existed was trained with
 SHAPE_DEFAULTS = {"critic": "obs", "obs_version": 2}
+#: what a `--resume` must share with its checkpoint: the shapes, and the seed the run was
+#: started with. The run's key goes on from the checkpoint, so another `--seed` (which the
+#: run's folder did not compare: it is no setting of the update) changed only the seeds of its
+#: evaluation matches, and its config.json and policy.json then named a seed it was not
+#: trained from
+RESUME_FIELDS = (*SHAPE_FIELDS, "seed")
 #: what a warm start (`--init`) from a checkpoint must share with it
 INIT_FIELDS = ("players", "partnerships", "net", "critic")
 

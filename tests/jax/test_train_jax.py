@@ -266,6 +266,20 @@ def test_a_checkpoint_that_is_no_file_is_named_for_what_it_is(tmp_path, capsys, 
     assert not (tmp_path / "never").exists()
 
 
+def test_resume_with_another_seed_exits_2(run, tmp_path, capsys):
+    """``--resume`` with another ``--seed`` trained on: the run's key goes on from its
+    checkpoint, so the seed changed only the seeds of its evaluation matches, and config.json and
+    policy.json then named a seed the run was not trained from (train_ppo refuses it)."""
+    checkpoint = run / "checkpoint.npz"
+    before = checkpoint.read_bytes()
+    for out in (run, tmp_path / "never"):
+        assert main([*TINY, "--total-steps", "128", "--seed", "4", "--out", str(out),
+                     "--resume", str(checkpoint)]) == 2
+        assert capsys.readouterr().err == (f"error: --resume {str(checkpoint)!r} was trained "
+                                           "with seed=3, this run has seed=4\n")
+    assert checkpoint.read_bytes() == before and not (tmp_path / "never").exists()
+
+
 def test_mismatched_or_foreign_checkpoint_exits_2(run, tmp_path, capsys):
     out = tmp_path / "never"
     assert main([*TINY, "--net", "32", "--out", str(out),
@@ -284,7 +298,8 @@ def test_mismatched_or_foreign_checkpoint_exits_2(run, tmp_path, capsys):
         arrays = {k: data[k] for k in data.files}
     leaf = next(k for k, v in arrays.items() if v.dtype == np.float32 and v.ndim == 2)
     np.savez(tmp_path / "nan.npz", **{**arrays, leaf: np.full_like(arrays[leaf], np.nan)})
-    assert main([*TINY, "--out", str(out), "--resume", str(tmp_path / "nan.npz")]) == 2
+    assert main([*TINY, "--seed", "3", "--out", str(out), "--resume",
+                 str(tmp_path / "nan.npz")]) == 2  # the run's seed: its arrays are the fault
     err = capsys.readouterr().err
     assert "holds NaN or infinite values" in err and err.count("\n") == 1
     assert not out.exists()
