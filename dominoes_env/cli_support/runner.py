@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -147,8 +148,6 @@ def cut_long_words(text: str, limit: int = WORD_LIMIT) -> str:
         word = match.group(0)
         head, tail = limit * 3 // 4 - 1, limit // 4 - 1
         return f"{word[:head]}...({len(word) - head - tail:,} characters cut)...{word[-tail:]}"
-
-    import re
 
     return re.sub(rf"\S{{{limit + 1},}}", cut, text)
 
