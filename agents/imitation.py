@@ -85,23 +85,34 @@ def _ignore_sigint() -> None:
             signal.signal(getattr(signal, name), signal.SIG_DFL)
 
 
+def demonstration_pool(workers: int):
+    """A pool of ``workers`` processes (Ctrl-C ignored in them: their parent stops them) for
+    :func:`collect_demonstrations`' ``pool``, forked from this process: a program that starts
+    JAX makes it before JAX starts (forking a process that runs JAX's threads can deadlock the
+    child, and JAX warns of it on every fork) and plays every round of matches in it."""
+    return mp.get_context("fork").Pool(workers, _ignore_sigint)
+
+
 def collect_demonstrations(teacher: str, opponents: list[str], rules: RuleConfig, matches: int,
                            seed: int = 0, workers: int = 1, progress: bool = False,
-                           finished: list | None = None) -> dict[str, np.ndarray]:
+                           finished: list | None = None, pool=None) -> dict[str, np.ndarray]:
     """The teacher's decisions (with more than one legal move) in ``matches`` matches against
     ``opponents`` (cycled; an opponent spelled like the teacher is the teacher too, and its
     decisions are recorded as well); ``values`` is the deciding side's margin in that hand
     over the best other side, scaled like the env's ``score_delta`` reward
     (1 / target_score). ``finished`` (a list) receives each match's decisions as it ends, in
     match order: what a caller keeps when the collection is interrupted
-    (:func:`join_demonstrations` makes them one set)."""
+    (:func:`join_demonstrations` makes them one set). The matches are played in ``pool``
+    (:func:`demonstration_pool`) when given, else in a pool of ``workers`` processes made for
+    this call when ``workers > 1``; the data is the same either way."""
     scale = 1.0 / rules.target_score
     jobs = [(teacher, opponents, rules, derive_seed(seed, "bc", i), scale) for i in range(matches)]
     parts = []
-    if workers > 1:
-        with mp.get_context("fork").Pool(workers, _ignore_sigint) as pool:
-            it = pool.imap(_play_and_record, jobs)  # in job order: the same data every run
-            parts = _with_progress(it, matches, progress, finished)
+    if pool is not None:  # in job order: the same data every run
+        parts = _with_progress(pool.imap(_play_and_record, jobs), matches, progress, finished)
+    elif workers > 1:
+        with demonstration_pool(workers) as own:
+            parts = _with_progress(own.imap(_play_and_record, jobs), matches, progress, finished)
     else:
         parts = _with_progress(map(_play_and_record, jobs), matches, progress, finished)
     return join_demonstrations(parts)

@@ -2,7 +2,7 @@
 files that ``ppo:PATH`` plays (:class:`agents.ppo.NumpyPolicy`), that the trainers write
 (:func:`agents.ppo_export.export_policy`, :func:`agents.rllib.export_module`,
 :func:`dominoes_env.jax.policy_files.export_npz`) and that
-the JAX trainer reads back (:func:`dominoes_env.jax.policy_files.load_actor`). numpy only.
+the JAX trainers read back (:func:`read_actor`). numpy only.
 
 ==================  ================================================================
 key                 contents
@@ -71,10 +71,12 @@ from .core.validation import (
 from .npz_files import NpzError, read_npz
 
 if TYPE_CHECKING:
+    from .core import RuleConfig
     from .obs import ObservationSpec
 
 __all__ = ["ACTIVATIONS", "FORMAT", "MAX_LAYERS", "MAX_POLICY_BYTES", "MAX_WEIGHT",
-           "PolicyFile", "PolicyFileError", "check_policy", "hidden_sizes", "read_policy",
+           "TRAINED_ACTIVATION", "PolicyFile", "PolicyFileError", "check_policy",
+           "hidden_sizes", "read_actor", "read_policy", "table_words", "trained_table",
            "write_policy"]
 
 #: the format string every policy file holds under ``format``
@@ -190,6 +192,60 @@ def read_policy(path: str | os.PathLike) -> PolicyFile:
             problem = problem.replace("not a readable .npz file", "not a policy .npz file", 1)
         raise PolicyFileError(path, problem) from None
     return _parse(path, data)
+
+
+#: the hidden layers' activation of the networks the JAX trainers write and read back
+#: (:mod:`dominoes_env.jax.networks`, :mod:`dominoes_env.jax.policy_files`)
+TRAINED_ACTIVATION = "tanh"
+
+
+def read_actor(path: str | os.PathLike, rules: RuleConfig, activation: str = TRAINED_ACTIVATION
+               ) -> tuple[list[dict[str, np.ndarray]], int]:
+    """The layers of the policy file at ``path`` as a network's parameters (``[{"w", "b"},
+    ...]``, float32, the action head last) and the observation version it reads;
+    :class:`PolicyFileError` naming the file unless it is a valid policy of ``activation`` for
+    ``rules`` (its input size that version's observation size, one output per action). numpy
+    only, so a program checks a policy before it starts JAX (the JAX trainers' reader,
+    :func:`dominoes_env.jax.policy_files.load_actor`, is this one)."""
+    policy = read_policy(path)
+    if policy.activation != activation:
+        raise PolicyFileError(path, f"uses {policy.activation}; the JAX networks play "
+                                    f"{activation} policies")
+    need = (policy.obs_spec.layout(rules).size, rules.num_tiles * 4)
+    if (policy.obs_size, policy.num_actions) != need:
+        trained = trained_table(policy.metadata)
+        table = (f"was trained for {trained}, not these rules' {table_words(rules)}: it "
+                 if trained not in (None, table_words(rules)) else "")
+        raise PolicyFileError(path, f"{table}takes {policy.obs_size} inputs and "
+                                    f"{policy.num_actions} actions; these rules need {need[0]} "
+                                    f"and {need[1]}")
+    actor = [{"w": w.astype(np.float32), "b": b.astype(np.float32)} for w, b in policy.layers]
+    return actor, policy.obs_spec.version
+
+
+def table_words(rules: RuleConfig) -> str:
+    """The table of ``rules`` as people name it: players, partnerships, and tiles other than
+    double-six (as :func:`agents.tables.describe_table` names the tables).
+
+    >>> from dominoes_env.core import RuleConfig
+    >>> table_words(RuleConfig(num_players=4, partnerships=False, max_pip=9))
+    '4 players without partnerships, double-9 tiles'
+    """
+    words = f"{rules.num_players} players"
+    if rules.num_players == 4:
+        words += " in partnerships" if rules.partnerships else " without partnerships"
+    return words + (f", double-{rules.max_pip} tiles" if rules.max_pip != 6 else "")
+
+
+def trained_table(metadata: dict[str, Any]) -> str | None:
+    """:func:`table_words` of a policy's training rules (its metadata's ``rules``), or
+    ``None`` where it records none that can be read."""
+    from .core import RuleConfig
+
+    try:
+        return table_words(RuleConfig.from_dict(metadata["rules"]))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
 def check_policy(path: str | os.PathLike, arrays: Mapping[str, Any], activation: str,

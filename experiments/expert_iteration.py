@@ -32,6 +32,7 @@ Needs the ``jax`` extra (jax, optax) for the fit.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
@@ -340,13 +341,14 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
         folder = check_args(args)  # the flags first: a bad one is refused before JAX starts
         from agents import check_spec
         from agents.guided import guided_policy_path
-        from dominoes_env.jax.policy_files import load_actor
+        from agents.imitation import demonstration_pool
+        from dominoes_env.policy_format import read_actor
 
         for spec in (args.teacher, *args.opponents, args.eval_against):
             check_spec(spec, rules)
         # demonstrations are encoded in observation version 2: start from the version 2 policy
         init = str(guided_policy_path(args.players)) if args.init == "ppo" else args.init
-        actor, version = load_actor(init, rules)
+        actor, version = read_actor(init, rules)  # the JAX networks' policy, read by numpy
         if version not in SERVED_OBS_VERSIONS:
             raise ValueError(f"--init {init!r} reads observation version {version}; expert "
                              f"iteration serves version "
@@ -355,6 +357,21 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
         data, teacher = load_demos(args.data, rules) if args.data else (None, "")
     except ValueError as err:
         raise CommandError(str(err)) from None
+    with contextlib.ExitStack() as stack:
+        # every input is checked, and JAX has not started: the teacher's matches are played in
+        # processes forked now (a fork of a process running JAX's threads can deadlock the
+        # child), one pool for every iteration
+        plays = data is None or args.iterations > 1
+        pool = (stack.enter_context(demonstration_pool(args.workers))
+                if plays and args.workers > 1 else None)
+        return _run(args, rules, folder, command, pool, init, actor, data, teacher)
+
+
+def _run(args: argparse.Namespace, rules: RuleConfig, folder, command: str, pool, init: str,
+         actor, data, teacher: str) -> int:
+    """The iterations, once every input is checked: from the policy `init` (its layers
+    `actor`), the first fitting `data` (`--data`'s decisions, by `teacher`) when given, the
+    matches played in `pool` (a process pool, or None to play them here)."""
     jax_in_32_bits("expert_iteration")
     out = Path(start_run_folder(folder))
     policy_path = init
@@ -368,7 +385,7 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
                    "fit": {}, "policy": None}
             if data is None:
                 teacher = now["teacher"] = teacher_spec(args, policy_path)
-                data = play(args, rules, teacher, here, it, now["finished"])
+                data = play(args, rules, teacher, here, it, now["finished"], pool)
             now["fitting"] = True
             try:
                 actor, stats = fit_actor(actor, data, args.epochs, args.batch_size, args.lr,
@@ -435,16 +452,17 @@ def teacher_spec(args, policy_path: str) -> str:
 
 
 def play(args, rules: RuleConfig, teacher: str, here: Path, it: int,
-         finished: list | None = None):
+         finished: list | None = None, pool=None):
     """The teacher's decisions in an iteration's matches, saved to ``here/demos.npz``;
-    ``finished`` receives each match's as it ends (:func:`collect_demonstrations`)."""
+    ``finished`` receives each match's as it ends (:func:`collect_demonstrations`, in
+    ``pool`` when given)."""
     from agents.arena import derive_seed
     from agents.imitation import collect_demonstrations
 
     started = time.time()
     data = collect_demonstrations(teacher, opponents_of(args, teacher), rules, args.matches,
                                   derive_seed(args.seed, "exit", it), args.workers,
-                                  progress=True, finished=finished)
+                                  progress=True, finished=finished, pool=pool)
     print(f"[play] {len(data['actions']):,} decisions of {teacher} in {args.matches} matches "
           f"({time.time() - started:.0f} s)", flush=True)
     save_demos(here / "demos.npz", data, demos_meta(args, rules, teacher, args.matches))

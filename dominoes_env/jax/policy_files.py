@@ -42,10 +42,16 @@ import numpy as np
 
 from dominoes_env.core import RuleConfig
 from dominoes_env.obs import DEFAULT_VERSION
-from dominoes_env.policy_format import PolicyFileError, check_policy, read_policy, write_policy
+from dominoes_env.policy_format import (
+    TRAINED_ACTIVATION,
+    PolicyFileError,
+    check_policy,
+    read_actor,
+    write_policy,
+)
 
 #: the activation of every hidden layer of the networks written and read here
-ACTIVATION = "tanh"
+ACTIVATION = TRAINED_ACTIVATION
 
 Actor = list[dict[str, np.ndarray]]
 
@@ -87,44 +93,8 @@ def is_policy_file(path: str | os.PathLike) -> bool:
 def load_actor(path: str | os.PathLike, rules: RuleConfig) -> tuple[Actor, int]:
     """The actor in the policy file at `path` (float32 layers, the action head last) and the
     observation version it reads; `PolicyFileError` (a `ValueError`) naming the file unless it
-    is a valid tanh policy for `rules` (its input size that version's observation size, one
-    output per action)."""
-    policy = read_policy(path)
-    if policy.activation != ACTIVATION:
-        raise PolicyFileError(path, f"uses {policy.activation}; the JAX networks play "
-                                    f"{ACTIVATION} policies")
-    need = (policy.obs_spec.layout(rules).size, rules.num_tiles * 4)
-    if (policy.obs_size, policy.num_actions) != need:
-        trained = trained_table(policy.metadata)
-        table = (f"was trained for {trained}, not these rules' {table_words(rules)}: it "
-                 if trained not in (None, table_words(rules)) else "")
-        raise PolicyFileError(path, f"{table}takes {policy.obs_size} inputs and "
-                                    f"{policy.num_actions} actions; these rules need {need[0]} "
-                                    f"and {need[1]}")
-    actor = [{"w": w.astype(np.float32), "b": b.astype(np.float32)} for w, b in policy.layers]
-    return actor, policy.obs_spec.version
-
-
-def table_words(rules: RuleConfig) -> str:
-    """The table of ``rules`` as people name it: players, partnerships, and tiles other than
-    double-six (as :func:`agents.tables.describe_table` names the tables).
-
-    >>> table_words(RuleConfig(num_players=4, partnerships=False, max_pip=9))
-    '4 players without partnerships, double-9 tiles'
-    """
-    words = f"{rules.num_players} players"
-    if rules.num_players == 4:
-        words += " in partnerships" if rules.partnerships else " without partnerships"
-    return words + (f", double-{rules.max_pip} tiles" if rules.max_pip != 6 else "")
-
-
-def trained_table(metadata: dict[str, Any]) -> str | None:
-    """:func:`table_words` of a policy's training rules (its metadata's ``rules``), or
-    ``None`` where it records none that can be read."""
-    try:
-        return table_words(RuleConfig.from_dict(metadata["rules"]))
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return None
+    is a valid tanh policy for `rules` (`dominoes_env.policy_format.read_actor`)."""
+    return read_actor(path, rules, ACTIVATION)
 
 
 def load_fixed_actor(path: str | os.PathLike, rules: RuleConfig,

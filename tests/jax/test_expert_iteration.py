@@ -165,7 +165,8 @@ def test_a_policy_or_demonstrations_of_another_observation_version_are_refused(t
 def test_stopped_while_playing_saves_the_finished_matches(tmp_path, signum, status):
     """A Ctrl-C while the teacher played ended in a traceback and SIGTERM killed the run: the
     matches played were lost either way. Now their decisions are saved, and the one line says
-    where."""
+    where. The matches are played in two processes forked before JAX started (JAX warned on
+    every fork: "os.fork() ... will likely lead to a deadlock")."""
     import re
     import signal
 
@@ -175,12 +176,13 @@ def test_stopped_while_playing_saves_the_finished_matches(tmp_path, signum, stat
     out = tmp_path / "exit"
     proc = spawn_program("experiments.expert_iteration", "--out", str(out), "--teacher",
                          "greedy", "--opponents", "random", "--matches", "100000", "--workers",
-                         "1", "--epochs", "1", "--batch-size", "8")
+                         "2", "--epochs", "1", "--batch-size", "8")
     seen = wait_for_text(proc.stderr, re.compile(r"\| [1-9]\d*/100000"), proc)  # a match ended
     proc.send_signal(getattr(signal, signum))
     _, err = proc.communicate(timeout=CHILD_TIMEOUT_S)
     err = seen + err
     assert proc.returncode == status, err
+    assert "os.fork()" not in err, err
     words = "interrupted" if signum == "SIGINT" else f"stopped by {signum}"
     [line] = error_lines(err)
     said = re.fullmatch(rf"error: {words}; the decisions of the (\d+) finished matches are "
