@@ -95,9 +95,15 @@ def check_distinct(parser, specs: list[str]) -> None:
 
 def table_positions(parser, args, specs: list[str]) -> list:
     """The positions that :func:`dominoes_env.cli_support.add_position_options`'s flags ask
-    for (``args.players``, ``args.partnerships``, ``args.positions``, ``args.seed``), once every
-    spec is known to play that table; a bad count, table or spec is ``parser.error`` (one line,
-    exit status 2)."""
+    for (``args.players``, ``args.partnerships``, ``args.positions``, ``args.seed``), once
+    :func:`check_table_args` has checked them."""
+    return positions(check_table_args(parser, args, specs), args.positions, args.seed)
+
+
+def check_table_args(parser, args, specs: list[str]) -> RuleConfig:
+    """The rules of the table :func:`dominoes_env.cli_support.add_position_options`'s flags
+    name, once every spec is known to play it; a bad count, table or spec is
+    ``parser.error`` (one line, exit status 2), before the program prints or does anything."""
     if args.positions < 1:
         parser.error(f"--positions must be >= 1, not {args.positions}")
     try:
@@ -110,4 +116,4 @@ def table_positions(parser, args, specs: list[str]) -> list:
             check_spec(spec, rules)
         except ValueError as err:
             parser.error(str(err))
-    return positions(rules, args.positions, args.seed)
+    return rules

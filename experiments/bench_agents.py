@@ -105,6 +105,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     args = parser.parse_args(argv)
     bench_positions.check_distinct(parser, args.specs)
     check_positions_fit(parser, args.positions)
+    bench_positions.check_table_args(parser, args, args.specs)  # before the first line
     rows: list[dict] = []
     status = cli_support.run_command(lambda: _run(parser, args, rows), errors=(AgentError,))
     if status:

@@ -95,11 +95,18 @@ def test_the_positions_can_be_four_players_without_partnerships(monkeypatch, cap
     assert {v.rules.partnerships for v in seen} == {True}
 
 
-def test_partnerships_at_three_players_are_one_line(capsys):
+@pytest.mark.parametrize(("flags", "says"), [
+    (["--players", "3", "--partnerships"], "partnerships=True is not allowed with num_players=3"),
+    (["--positions", "0"], "--positions must be >= 1, not 0"),
+    (["--players", "2", "search:sims=0"], "sims"),
+])
+def test_a_bad_table_is_one_line_and_nothing_on_stdout(capsys, flags, says):
+    """Refused before the first line: the load average went to stdout before the refusal."""
     with pytest.raises(SystemExit) as err:
-        bench_agents.main(["greedy", "--players", "3", "--partnerships"])
+        bench_agents.main(["greedy", *flags])
     assert err.value.code == 2
-    assert "partnerships=True is not allowed with num_players=3" in capsys.readouterr().err
+    out, err_text = capsys.readouterr()
+    assert says in err_text and out == ""
 
 
 def test_cpu_ms_is_the_processor_time_each_decision_took(monkeypatch):
