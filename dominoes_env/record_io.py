@@ -607,6 +607,8 @@ def read_record(path: str | os.PathLike, match: str | int | None = None) -> dict
                 records.append(_parse_line(*item))
         if len(records) == 1 and not damaged:
             return records[0]
+        if not records and not damaged:  # was "holds 0 records; choose one with --match"
+            raise RecordError(f"{path!r} holds no record")
         extra = f" and {len(damaged)} damaged gzip member(s) ({damaged[0]})" if damaged else ""
         raise RecordError(f"{path!r} holds {len(records)} records{extra}; choose one with "
                           "--match INDEX (or KEY) from matches.jsonl")

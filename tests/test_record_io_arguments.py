@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from dominoes_env.core.records import RecordError
 from dominoes_env.record_io import (
     MAX_SCHEDULE_INDEX,
     encode_record,
+    read_record,
     scan_gzip_members,
     scan_shard,
     shard_name,
@@ -39,3 +41,11 @@ def test_encode_record_refuses_what_is_no_record(record):
     """A shard's line is a JSON object: ``None`` was encoded as the line ``null``."""
     with pytest.raises(TypeError, match="a record is a dict, not"):
         encode_record(record)
+
+
+def test_an_empty_shard_holds_no_record(tmp_path):
+    """It was said to hold "0 records; choose one with --match", which no match would find."""
+    empty = tmp_path / "records-0000.jsonl.gz"
+    empty.write_bytes(b"")
+    with pytest.raises(RecordError, match=r"holds no record$"):
+        read_record(empty)
