@@ -1671,6 +1671,10 @@ def test_best_response_continues_the_run_its_stop_line_names(tmp_path, monkeypat
     flags = seen["flags"]
     assert flags[flags.index("--out") + 1] == str(out)
     assert run_of_checkpoint("r/checkpoints/last.zip") == "r"  # train_ppo's
+    # the run's folder itself: its parent was taken for the run ("holds files that are not a
+    # run's" about a folder the user never named)
+    assert program.main([*base, "--resume", str(out)]) == 2
+    assert "is a folder; name the checkpoint file in it" in capsys.readouterr().err
     assert program.main([*base, "--out", str(tmp_path / "other"), "--resume",
                          str(out / "checkpoint.npz")]) == 2
     assert "is not a checkpoint in --out" in capsys.readouterr().err

@@ -735,7 +735,13 @@ def run_of_checkpoint(checkpoint: str) -> str:
     ('runs/a', 'r')
     >>> run_of_checkpoint("checkpoint.npz")
     '.'
+
+    A folder is refused (``ValueError``): its parent was taken for the run, and the refusal
+    then named that folder as ``--out`` ("holds files that are not a run's").
     """
+    if os.path.isdir(checkpoint):
+        raise ValueError(f"--resume {checkpoint!r} is a folder; name the checkpoint file in it "
+                         "(the line that stopped its run says which)")
     folder = os.path.dirname(checkpoint) or "."
     if os.path.basename(os.path.normpath(folder)) == "checkpoints":
         folder = os.path.dirname(os.path.normpath(folder)) or "."

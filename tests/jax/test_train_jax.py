@@ -264,6 +264,12 @@ def test_a_checkpoint_that_is_no_file_is_named_for_what_it_is(tmp_path, capsys, 
         assert capsys.readouterr().err == (f"error: {flag} {str(tmp_path / name)!r}: it is "
                                            f"{kind}, not a checkpoint file\n")
     assert not (tmp_path / "never").exists()
+    if flag == "--resume":  # without --out the folder's parent was taken for the run, and the
+        # refusal named it: "--out ... holds files that are not a run's"
+        assert main([flag, str(tmp_path / "folder")]) == 2
+        assert capsys.readouterr().err == (f"error: --resume {str(tmp_path / 'folder')!r} is a "
+                                           "folder; name the checkpoint file in it (the line "
+                                           "that stopped its run says which)\n")
 
 
 def test_resume_with_another_seed_exits_2(run, tmp_path, capsys):
