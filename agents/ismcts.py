@@ -42,6 +42,9 @@ CPP_BOT_REFUSED = (
     "with a segmentation fault; use bot=python, OpenSpiel's own Python ISMCTSBot (the default)"
 )
 
+#: the fewest simulations a decision runs: OpenSpiel's first one only expands the root
+MIN_SIMS = 2
+
 
 def _openspiel():
     try:
@@ -59,7 +62,12 @@ class ISMCTSAgent(Agent):
     """OpenSpiel's ISMCTS with ``sims`` simulations per decision, exploration constant
     ``uct_c`` and ``rollouts`` random rollouts per leaf. ``bot`` is ``"python"``
     (``open_spiel.python.algorithms.ismcts.ISMCTSBot``); ``"cpp"`` is refused with
-    :data:`CPP_BOT_REFUSED`."""
+    :data:`CPP_BOT_REFUSED`.
+
+    ``sims`` is at least 2 (:data:`MIN_SIMS`): OpenSpiel's first simulation only expands the
+    root, and a decision after it ended in an ``AssertionError`` from inside the bot (its
+    root had no visits). ``sims * rollouts`` is at most :data:`~agents.base.MAX_SIMS`, the
+    rollouts a searching agent may run per decision: ``rollouts=100000000`` never ended."""
 
     name = "ismcts"
 
@@ -70,9 +78,13 @@ class ISMCTSAgent(Agent):
             raise ValueError(f"bot=cpp is refused: {CPP_BOT_REFUSED}")
         if bot != "python":
             raise ValueError(f"bot={bot!r} is not allowed; allowed: python (cpp is refused)")
-        self.sims = as_int("sims", sims, 1, MAX_SIMS)
+        self.sims = as_int("sims", sims, MIN_SIMS, MAX_SIMS)
         self.uct_c = as_float("uct_c", uct_c, 0)
         self.rollouts = as_int("rollouts", rollouts, 1)
+        if self.sims * self.rollouts > MAX_SIMS:
+            raise ValueError(f"sims={self.sims} with rollouts={self.rollouts} runs "
+                             f"{self.sims * self.rollouts:,} rollouts a decision; at most "
+                             f"{MAX_SIMS:,} (a decision would, in effect, never end)")
         self._openspiel, self._ismcts, self._mcts = _openspiel()
         self._games: dict[RuleConfig, object] = {}
 

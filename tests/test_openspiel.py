@@ -290,6 +290,24 @@ def test_ismcts_agent_plays_legal_reproducible_matches():
     assert four.winner in (0, 1)
 
 
+def test_ismcts_budgets_that_never_finish_a_decision_are_refused():
+    """One simulation only expands the root (the bot then failed an assertion inside
+    OpenSpiel), and a budget of rollouts past MAX_SIMS never ended; both are refused, naming
+    the parameter, and the smallest budget plays."""
+    from agents import make_agent
+    from agents.base import MAX_SIMS
+
+    with pytest.raises(ValueError, match="sims=1 is out of range"):
+        make_agent("ismcts:sims=1")
+    with pytest.raises(ValueError, match="rollouts=100000000"):
+        make_agent("ismcts:sims=2,rollouts=100000000")
+    make_agent(f"ismcts:sims={MAX_SIMS}")  # the product alone bounds them
+    match = MatchState(seed=4)
+    view = match.view(match.turn)
+    assert len(view.legal) > 1
+    assert make_agent("ismcts:sims=2", seed=0).act(view) in view.legal
+
+
 
 
 def _first_play(game):

@@ -112,7 +112,7 @@ def test_unknown_spec_lists_the_known_names():
     ("agents.greedy:NoSuchAgent", "has no 'NoSuchAgent'"),
     ("no_such_top_level_module:Agent", "cannot import module 'no_such_top_level_module'"),
     ("agents.greedy:Greedy Agent", "is not a class name"),
-    ("ismcts:sims=0", "sims=0 is out of range; allowed: 1[.][.]1000000"),
+    ("ismcts:sims=0", "sims=0 is out of range; allowed: 2[.][.]1000000"),
     ("ppo:", "ends in ':' with nothing after it"),  # quietly meant the shipped policy
     # a user class with a trailing ':' was accepted where 'random:' is refused
     ("agents.greedy:GreedyAgent:", "^agent spec 'agents.greedy:GreedyAgent:' ends in ':' with "
