@@ -205,6 +205,7 @@ class Env(pgx.Env):
         """:meth:`step` with the next hand (if one is dealt) given as ``deal``, so a test or a
         replay plays the same deals as the core. ``flip`` lays a lead high half left (records
         write the lead as it lies); action codes alone always lead low half left."""
+        self._check_state(state, "step")
         y, seat, illegal = self._move(state, action, flip)
         if self._deal_next:
             y = self.game.next_hand(y, deal)
@@ -221,6 +222,7 @@ class Env(pgx.Env):
         step's ``rewards`` and ``terminated``), at about half the cost: the step and the reset
         draw their deal from the same two keys as Pgx's wrapper, but only the deal that is used
         is drawn, and the observation and legal mask are computed once."""
+        self._check_state(state, "step_autoreset")
         _check_key(key, "step_autoreset")
         key1, key2 = rng.split(key)  # jax.random.split(key), fused (see .rng)
         ended = state.terminated | state.truncated
@@ -285,12 +287,52 @@ class Env(pgx.Env):
         outside jit (a Python, numpy or concrete JAX integer) is checked: ``ValueError`` for a
         seat the game does not have, ``TypeError`` for one that is no integer (a float was
         truncated to a seat). A traced seat's value cannot be checked, only its dtype."""
+        self._check_state(state, "observe")
         if player_id is None:
             player_id = state.current_player
         else:
             player_id = _check_seat(player_id, self.tables.n)
         obs = _observe_game(self.game, state._x, player_id, self.obs_version)
         return jax.lax.stop_gradient(obs)
+
+    def _check_state(self, state, method: str) -> None:
+        """``TypeError`` unless ``state`` is a :class:`State` of this env's game: every array
+        but the observation of the shape and dtype this env's states have (static shapes only,
+        as :func:`_check_key` reads: a tracer's too, so a compiled step pays nothing). A state
+        of another game (other players or tiles) ended in JAX's "incompatible shapes for
+        broadcasting" from inside the step, or was observed as if it were this env's (a
+        double-nine state read by a double-six env), and ``None`` in an ``AttributeError``.
+        The observation is left out: an env of another ``obs_version`` observes and steps the
+        same game."""
+        if not isinstance(state, State):
+            hint = (" (a GameState: pass the State that holds it)"
+                    if isinstance(state, GameState) else "")
+            raise TypeError(f"{method}'s state must be a State of this env (from its init or "
+                            f"step); got {_describe(state)}{hint}")
+        want = self._state_leaves
+        got = jax.tree.flatten_with_path(state)[0]
+        if len(got) != len(want):
+            raise TypeError(f"{method}'s state is not a State of this env: it holds "
+                            f"{len(got)} arrays, this env's hold {len(want)}")
+        for (path, leaf), (shape, dtype) in zip(got, want, strict=True):
+            have = tuple(getattr(leaf, "shape", ())), getattr(leaf, "dtype", None)
+            if have != (shape, dtype) and path != _OBSERVATION_PATH:
+                batch = have[0][len(have[0]) - len(shape):] == shape and len(have[0]) > len(shape)
+                hint = " (a batch of states: jax.vmap the env's methods)" if batch else ""
+                raise TypeError(
+                    f"{method}'s state is not a State of this env: "
+                    f"{jax.tree_util.keystr(path)} is {have[1]}{list(have[0])}, where this "
+                    f"env's states hold {dtype}{list(shape)} (num_players="
+                    f"{self.rules.num_players}, max_pip={self.rules.max_pip}, obs_version="
+                    f"{self.obs_version}){hint}")
+
+    @functools.cached_property
+    def _state_leaves(self) -> list[tuple[tuple[int, ...], np.dtype]]:
+        """The shape and dtype of every array of this env's states, in tree order (traced
+        once, without computing anything)."""
+        deal = Deal(jax.ShapeDtypeStruct((self.tables.T,), I32), jax.ShapeDtypeStruct((), I32))
+        spec = jax.eval_shape(self.init_deal, deal)
+        return [(tuple(leaf.shape), leaf.dtype) for leaf in jax.tree.leaves(spec)]
 
     def _observe_mask(self, state: State, mask: jax.Array) -> jax.Array:
         """The current player's observation, given the game's legal mask (computed once)."""
@@ -341,6 +383,10 @@ def _describe(value) -> str:
     if shape is not None and dtype is not None:
         return f"an array of shape {tuple(shape)} and dtype {dtype}"
     return f"{short_repr(value)} ({type(value).__name__})"
+
+
+#: where a State's tree holds its observation (left out of :meth:`Env._check_state`)
+_OBSERVATION_PATH = (jax.tree_util.GetAttrKey("observation"),)
 
 
 @functools.cache
