@@ -49,7 +49,14 @@ from .core.records import (
     record_text,
     replay_match,
 )
-from .core.validation import DuplicateKeyError, as_bool, as_int, parse_json, short_repr
+from .core.validation import (
+    DuplicateKeyError,
+    as_bool,
+    as_int,
+    dump_json,
+    parse_json,
+    short_repr,
+)
 
 SHARD_SUFFIXES = (".jsonl", ".jsonl.gz")
 #: a tournament's ``records/`` folder: shard ``k`` holds the matches with schedule index
@@ -80,10 +87,12 @@ def is_shard(path: str | os.PathLike) -> bool:
 def encode_record(record: dict) -> bytes:
     """One record as one gzip member holding one JSON line (what a shard appends); JSON has
     no NaN, so a value that is not JSON is a ``ValueError`` (``TypeError`` for a type, and
-    for a record that is not a JSON object: ``None`` was written as the line ``null``)."""
+    for a record that is not a JSON object: ``None`` was written as the line ``null``), and
+    its keys are text (:func:`~dominoes_env.core.validation.dump_json`: ``{1: 2, "1": 3}``
+    was written as a line holding a key twice, which the shard's readers refuse)."""
     if not isinstance(record, dict):
         raise TypeError(f"a record is a dict, not {type(record).__name__}")
-    return _gzip_line(json.dumps(record, separators=(",", ":"), allow_nan=False))
+    return _gzip_line(dump_json(record, (",", ":")))
 
 
 def _gzip_line(text: str) -> bytes:

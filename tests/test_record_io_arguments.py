@@ -49,3 +49,27 @@ def test_an_empty_shard_holds_no_record(tmp_path):
     empty.write_bytes(b"")
     with pytest.raises(RecordError, match=r"holds no record$"):
         read_record(empty)
+
+
+@pytest.mark.parametrize("keys", [{1: 2, "1": 3}, {True: 1, "true": 2}, {None: 1}, {2.5: 0}])
+def test_a_record_writer_refuses_keys_json_would_turn_into_text(keys, tmp_path):
+    """JSON writes every key as text: {1: 2, "1": 3} was written as an object holding "1"
+    twice, a file the project's own readers then refused (the writer made a file nobody
+    reads), and {1: 2} read back as {"1": 2}. Each writer refuses it, naming the key, and
+    writes nothing."""
+    from dominoes_env.core import MatchState, RecordError
+    from dominoes_env.core.records import write_record
+    from dominoes_env.record_io import append_records
+
+    record = {**MatchState(seed=1).to_record(), "match": {"seats": ["a", "b"], "notes": keys}}
+    key = next(iter(keys))
+    named = rf"the key {key!r} \({type(key).__name__}\) is not text"
+    with pytest.raises(TypeError, match=named):
+        encode_record(record)
+    with pytest.raises(RecordError, match=named):
+        write_record(record, tmp_path / "r.json")
+    with pytest.raises(RecordError, match=rf"record 1: not JSON \({named}"):
+        append_records(tmp_path / shard_name(0), [record])
+    assert list(tmp_path.iterdir()) == []
+    record["match"]["notes"] = {str(k): v for k, v in keys.items() if not isinstance(k, bool)}
+    write_record(record, tmp_path / "r.json")  # text keys are written

@@ -31,7 +31,7 @@ from .hand import HandState
 from .match import MatchState
 from .moves import END_NAMES, end_of, tile_of
 from .rules import RuleConfig
-from .validation import DuplicateKeyError, parse_json, short_repr
+from .validation import DuplicateKeyError, dump_json, parse_json, short_repr
 
 RECORD_KEYS = ("leader", "hands", "boneyard", "moves")
 
@@ -100,12 +100,15 @@ def record_shape_problem(value: Any) -> str | None:
 def record_text(record: Any, separators: tuple[str, str] | None = None) -> str:
     """The JSON text of ``record`` (``json.dumps`` with ``separators``), checked as every
     record writer checks it: a game record's shape (:func:`record_shape_problem`) and JSON
-    without NaN (NaN was written as ``NaN``); :class:`RecordError` naming the problem."""
+    that reads back as the record (:func:`~dominoes_env.core.validation.dump_json`: no NaN,
+    which was written as ``NaN``, and text keys only: ``{1: 2, "1": 3}`` was written as an
+    object holding a key twice, which no reader takes); :class:`RecordError` naming the
+    problem."""
     problem = record_shape_problem(record)
     if problem is not None:
         raise RecordError(problem)
     try:
-        return json.dumps(record, separators=separators, allow_nan=False)
+        return dump_json(record, separators)
     except (TypeError, ValueError, RecursionError) as err:
         raise RecordError(f"not JSON ({err})") from None
 

@@ -243,6 +243,39 @@ def parse_json(text: str | bytes) -> Any:
     return json.loads(text, object_pairs_hook=unique)
 
 
+def dump_json(value: Any, separators: tuple[str, str] | None = None) -> str:
+    """The JSON text of ``value`` that :func:`parse_json` reads back as ``value``: ``json.dumps``
+    without NaN or infinities (``allow_nan=False``) and with text keys only, else a
+    ``ValueError`` (``TypeError`` for what JSON cannot hold). ``json.dumps`` wrote the key
+    ``1`` as ``"1"``, so ``{1: "a", "1": "b"}`` became an object holding a key twice, which
+    every reader of the project's files then refused (and ``{1: "a"}`` read back as
+    ``{"1": "a"}``).
+
+    >>> dump_json({"a": [1, {"b": None}]})
+    '{"a": [1, {"b": null}]}'
+    >>> dump_json({"match": {1: "a", "1": "b"}})
+    Traceback (most recent call last):
+    ...
+    dominoes_env.core.validation.ParameterTypeError: the key 1 (int) is not text; JSON writes ...
+    """
+    import json
+
+    text = json.dumps(value, separators=separators, allow_nan=False)
+    stack = [value]
+    while stack:  # after dumps: what it wrote is finite, so the walk ends
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, inner in item.items():
+                if not isinstance(key, str):
+                    raise ParameterTypeError(
+                        f"the key {short_repr(key)} ({type(key).__name__}) is not text; JSON "
+                        "writes every key as text, so it would not read back as written")
+                stack.append(inner)
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return text
+
+
 def short_repr(value: Any, limit: int = 60) -> str:
     """``repr(value)`` cut to ``limit`` characters (a 5,000-digit integer stays readable)."""
     try:
