@@ -33,7 +33,7 @@ from math import comb
 
 from .hand import HandState
 from .tiles import TileSet, iter_bits
-from .validation import check_rng, short_repr
+from .validation import ParameterTypeError, as_int, check_rng, short_repr
 from .view import SeatView
 
 
@@ -45,6 +45,36 @@ def check_view(view: SeatView, name: str = "view") -> SeatView:
         raise TypeError(f"{name}={short_repr(view)} must be a SeatView, not "
                         f"{type(view).__name__}{hint}")
     return view
+
+
+def _checked(tiles: TileSet, unseen: int, sizes: Mapping[int, int], boneyard_size: int,
+             lacks: Mapping[int, int] | None) -> tuple[int, dict[int, int], int, dict[int, int]]:
+    """:class:`DealSampler`'s arguments as Python ints, checked: ``tiles`` a :class:`TileSet`,
+    ``unseen`` a mask of its tiles, ``sizes`` and ``lacks`` mappings from seats (integers
+    >= 0; a seat in ``lacks`` is one of ``sizes``) to integers, ``lacks`` masks of its pip
+    values; a ``TypeError`` / ``ValueError`` naming the argument otherwise. An unseen mask of
+    -1 or of bits past the set ended in an ``IndexError`` from the tables, a seat known to lack
+    values but holding no hidden tiles was ignored, and ``sizes=[1]`` or ``unseen=7.0`` ended
+    in an ``AttributeError``."""
+    if not isinstance(tiles, TileSet):
+        raise ParameterTypeError(f"tiles={short_repr(tiles)} must be a TileSet (rules.tiles or "
+                                 f"tile_set(max_pip)), not {type(tiles).__name__}")
+    unseen = as_int("unseen", unseen, 0, (1 << tiles.num_tiles) - 1)
+    for name, value in (("sizes", sizes), ("lacks", lacks)):
+        if not isinstance(value, Mapping) and not (name == "lacks" and value is None):
+            raise ParameterTypeError(f"{name}={short_repr(value)} must be a mapping from seats "
+                                     f"to integers, not {type(value).__name__}")
+    sizes = {as_int("a seat of sizes", seat, 0): as_int(f"sizes[{seat!r}]", n)
+             for seat, n in sizes.items()}
+    boneyard_size = as_int("boneyard_size", boneyard_size)
+    top = (1 << tiles.num_values) - 1
+    checked = {}
+    for seat, mask in (lacks or {}).items():
+        if as_int("a seat of lacks", seat, 0) not in sizes:
+            raise ValueError(f"lacks names seat {seat!r}, which is not a seat of sizes "
+                             f"({', '.join(map(str, sizes)) or 'none'})")
+        checked[int(seat)] = as_int(f"lacks[{seat!r}]", mask, 0, top)
+    return unseen, sizes, boneyard_size, checked
 
 
 class DealSampler:
@@ -68,7 +98,7 @@ class DealSampler:
 
     def __init__(self, tiles: TileSet, unseen: int, sizes: Mapping[int, int], boneyard_size: int,
                  lacks: Mapping[int, int] | None = None):
-        lacks = dict(lacks or {})
+        unseen, sizes, boneyard_size, lacks = _checked(tiles, unseen, sizes, boneyard_size, lacks)
         total = unseen.bit_count()
         if any(n < 0 for n in sizes.values()) or boneyard_size < 0:
             raise ValueError(
@@ -203,8 +233,13 @@ class DealSampler:
         deal (``givens[k][i]`` tiles to seat ``i``, the rest to the boneyard), the needs it
         leaves, and the running totals of the deals each way leads to (a way is taken with
         probability ``(cumulative[k] - cumulative[k - 1]) / cumulative[-1]``, the group's tiles
-        then shuffled uniformly)."""
-        return self._choices[j, need]
+        then shuffled uniformly). A state the walk cannot reach is a ``ValueError``."""
+        try:
+            return self._choices[j, need]
+        except (KeyError, TypeError):  # a KeyError named only the pair
+            raise ValueError(f"group {short_repr(j)} with needs {short_repr(need)} is no state "
+                             f"the walk reaches (groups 0..{len(self._groups) - 1}, needs a "
+                             "tuple of the tiles each seat still needs)") from None
 
     # -- sampling --------------------------------------------------------------------------
     def sample(self, rng: random.Random):
@@ -214,8 +249,10 @@ class DealSampler:
         bitmasks for every seat (the viewer's own hand included), ready for
         :meth:`HandState.from_view <dominoes_env.core.HandState.from_view>`; otherwise it is a
         dict ``{seat: bitmask}`` for the hidden seats. ``boneyard`` lists tile indices in draw
-        order.
+        order. ``rng`` is a ``random.Random`` (:func:`~.validation.check_rng`).
         """
+        if not isinstance(rng, random.Random):
+            check_rng("rng", rng)
         masks = [0] * len(self.seats)
         boneyard: list[int] = []
         need = self._need
@@ -249,5 +286,8 @@ def determinize(view: SeatView, rng: random.Random,
     check_rng("rng", rng)
     if sampler is None:
         sampler = DealSampler.from_view(view)
+    elif not isinstance(sampler, DealSampler):
+        raise ParameterTypeError(f"sampler={short_repr(sampler)} must be a DealSampler or None, "
+                                 f"not {type(sampler).__name__}")
     hands, boneyard = sampler.sample(rng)
     return HandState.from_view(view, hands, boneyard)

@@ -132,7 +132,14 @@ def tile_set(max_pip: int = 6) -> TileSet:
 
 
 def iter_bits(mask: int):
-    """Yield the indices of the set bits of ``mask``, lowest first."""
+    """Yield the indices of the set bits of ``mask``, lowest first. A negative ``mask`` (bits
+    without end: the loop never ended) is a ``ValueError`` when the first index is asked for.
+
+    >>> list(iter_bits(0b1010))
+    [1, 3]
+    """
+    if mask < 0:
+        raise ValueError(f"mask={short_repr(mask)} is negative; a set of tiles is a mask >= 0")
     while mask:
         low = mask & -mask
         yield low.bit_length() - 1

@@ -9,7 +9,16 @@ import random
 
 import pytest
 
-from dominoes_env.core import DealSampler, HandState, RuleConfig, TileSet, determinize
+from dominoes_env.core import (
+    DealSampler,
+    HandState,
+    MatchState,
+    RuleConfig,
+    TileSet,
+    determinize,
+    iter_bits,
+    tile_set,
+)
 from dominoes_env.core.hidden_history import refit_hand, sample_hand_history
 
 pytestmark = pytest.mark.timeout(60)
@@ -91,3 +100,45 @@ def test_the_history_samplers_refuse_a_code_outside_the_set(hand, code):
         refit_hand(hand, [code], 0, hand.hands, rng)
     with pytest.raises(TypeError, match="start=None must be a HandState"):
         refit_hand(None, [], 0, hand.hands, rng)
+
+
+def test_iter_bits_refuses_a_negative_mask():
+    """A negative mask has bits without end: the loop never ended."""
+    with pytest.raises(ValueError, match=r"mask=-1 is negative"):
+        list(iter_bits(-1))
+    assert list(iter_bits(0b1010)) == [1, 3]
+
+
+@pytest.mark.parametrize("args, problem", [
+    ((-1, {1: 0}, 1), r"unseen=-1 is out of range"),  # IndexError from the tables
+    ((1 << 40 | 1 << 41, {1: 1}, 1), r"unseen=\d+ is out of range; allowed: 0..268435455"),
+    ((7.0, {1: 1}, 2), r"unseen=7.0 must be an integer"),  # AttributeError
+    ((0b111, [1], 2), r"sizes=\[1\] must be a mapping"),  # AttributeError
+    ((0b111, {-1: 1}, 2), r"a seat of sizes=-1 is out of range"),
+    ((0b111, {1: 1.0}, 2), r"sizes\[1\]=1.0 must be an integer"),
+    ((0b111, {1: 1}, 2.0), r"boneyard_size=2.0 must be an integer"),  # dealt as 2
+    ((0b111, {1: 2}, True), r"boneyard_size=True must be an integer, not a boolean"),
+])
+def test_deal_sampler_checks_its_arguments(args, problem):
+    with pytest.raises((ValueError, TypeError), match=problem):
+        DealSampler(tile_set(6), *args)
+
+
+def test_deal_sampler_checks_lacks_tiles_and_the_generator():
+    ts = tile_set(6)
+    with pytest.raises(ValueError, match=r"lacks names seat 7, which is not a seat of sizes"):
+        DealSampler(ts, 0b111, {1: 1}, 2, lacks={7: 1})  # was ignored
+    with pytest.raises(ValueError, match=r"lacks\[1\]=128 is out of range; allowed: 0..127"):
+        DealSampler(ts, 0b111, {1: 1}, 2, lacks={1: 128})
+    with pytest.raises(TypeError, match=r"tiles=None must be a TileSet"):
+        DealSampler(None, 0b111, {1: 1}, 2)
+    unseen = 1 << ts.index(0, 0) | 1 << ts.index(0, 1) | 1 << ts.index(2, 3)
+    sampler = DealSampler(ts, unseen, {1: 1}, 2, lacks={1: 0b1})  # seat 1 holds no 0
+    with pytest.raises(TypeError, match=r"rng=None must be a random.Random"):
+        sampler.sample(None)  # AttributeError: no 'randrange'
+    with pytest.raises(ValueError, match=r"group 5 with needs \(1,\) is no state the walk"):
+        sampler.splits(5, (1,))  # a KeyError naming the pair
+    assert sampler.sample(random.Random(0))[0] == {1: 1 << ts.index(2, 3)}
+    view = MatchState(seed=1).view(0)
+    with pytest.raises(TypeError, match=r"sampler='x' must be a DealSampler or None"):
+        determinize(view, random.Random(0), "x")
