@@ -420,3 +420,13 @@ def test_as_float_refuses_an_integer_too_large_for_a_float(value):
         as_float("reward_scale", value)
     with pytest.raises(ValueError, match="reward_scale="):
         aec_env(reward_scale=value).reset()
+
+
+@pytest.mark.parametrize("value", [np.complex128(0.5 + 2j), np.complex64(1), np.array(1 + 0j),
+                                   complex(1, 0)])
+def test_as_float_refuses_a_complex_number(value):
+    """numpy's complex scalars are taken by float() with only a warning: 0.5+2j was 0.5."""
+    with pytest.raises(ParameterTypeError, match=r"^x=.* must be a real number, not complex"
+                                                 r"|^x=.* must be a real number, not ndarray"):
+        as_float("x", value)
+    assert as_float("x", np.float16(0.5)) == 0.5

@@ -165,9 +165,20 @@ def as_bool(name: str, value: Any, *, optional: bool = False) -> bool | None:
 def as_float(name: str, value: Any, low: float | None = None, high: float | None = None, *,
              low_open: bool = False, high_open: bool = False) -> float:
     """``value`` as a finite ``float`` (integers accepted, booleans and NaN/inf refused) within
-    ``low``/``high`` (inclusive unless ``low_open``/``high_open``)."""
+    ``low``/``high`` (inclusive unless ``low_open``/``high_open``). A complex number is
+    refused, numpy's too: ``float(np.complex128(0.5+2j))`` is 0.5, its imaginary part dropped
+    with only a warning.
+
+    >>> as_float("x", complex(0.5, 2))
+    Traceback (most recent call last):
+    ...
+    dominoes_env.core.validation.ParameterTypeError: x=(0.5+2j) must be a real number, not complex
+    """
     if is_bool(value) or isinstance(value, (str, bytes)):
         raise ParameterTypeError(f"{name}={short_repr(value)} must be a number")
+    if _is_complex(value):
+        raise ParameterTypeError(f"{name}={short_repr(value)} must be a real number, not "
+                                 f"{type(value).__name__}")
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -185,6 +196,16 @@ def as_float(name: str, value: Any, low: float | None = None, high: float | None
         raise ValueError(f"{name}={number!r} is out of range; allowed: "
                          f"{' and '.join(filter(None, (lo, hi)))}")
     return number
+
+
+def _is_complex(value: Any) -> bool:
+    """A complex number: Python's, numpy's scalars (registered as ``numbers.Complex``) and an
+    array of a complex dtype (without importing numpy)."""
+    import numbers
+
+    if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
+        return True
+    return getattr(getattr(value, "dtype", None), "kind", None) == "c"
 
 
 def as_path(name: str, value: Any) -> str:
