@@ -3,7 +3,9 @@ ratings."""
 
 from __future__ import annotations
 
+import math
 import random
+import re
 
 import pytest
 
@@ -174,3 +176,54 @@ def test_a_summary_that_is_not_one_is_named():
         plot_ratings({"agents": []}, "never.png")
     with pytest.raises(TypeError, match=r"^summary must be a tournament summary .*not list$"):
         win_matrix([])
+
+
+@pytest.mark.parametrize("change, problem", [
+    (lambda s: s["pairs"][0].update(a="zz"),  # KeyError: 'zz'
+     r"^summary's pairs: pair 0 names 'zz' and 'greedy', not two of the summary's agents$"),
+    (lambda s: s.update(agents=["random", "random"]),  # KeyError: 'greedy'
+     r"^summary's agents must be a list of distinct agent specs \(text\)"),
+    (lambda s: s["pairs"][0].update(a_win_rate=2.0),  # drawn as -1.0 for the other agent
+     r"^summary's pairs: pair 0 has a_win_rate=2.0; a win rate is in 0..1$"),
+    (lambda s: s["pairs"][0].update(a_win_rate=math.nan), r"a_win_rate=nan"),
+    (lambda s: s.update(pairs={}), r"^summary's pairs: must be a list of pairs, not \{\}$"),
+    (lambda s: s.update(ratings=5),  # AttributeError: 'int' object has no attribute 'items'
+     r"^summary's ratings: must be an object of agents' ratings, not 5$"),
+    (lambda s: s["ratings"]["random"].update(mu="x"), r"'random' is not a rating"),
+    (lambda s: s["agent_stats"].pop("random"), r"'random' has a rating but no agent_stats"),
+    (lambda s: s.update(last_run=[1]), r"^summary's last_run: must be null or an object"),
+])
+def test_a_summary_read_back_is_checked_before_it_is_shown(change, problem, tmp_path):
+    """summary.json is a file, read back as untrusted input: a pair naming an agent not in
+    ``agents`` was a bare KeyError, ``"ratings": 5`` an AttributeError, and a win rate of 2.0
+    was drawn. Every reader of the report names what is wrong instead."""
+    import copy
+    import io
+    import json
+
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("rich")
+    from rich.console import Console
+
+    from agents.tournament import TournamentConfig, build_summary, print_summary, run_tournament
+    from agents.tournament.report import plot_heatmap, plot_ratings
+
+    config = TournamentConfig(["random", "greedy"], RuleConfig(target_score=30), matches=2,
+                              seed=1)
+    good = json.loads(json.dumps(build_summary(run_tournament(config, tmp_path / "t",
+                                                              progress=False))))
+    summary = copy.deepcopy(good)
+    change(summary)
+    readers = [lambda s: win_matrix(s), lambda s: plot_heatmap(s, tmp_path / "h.png"),
+               lambda s: plot_ratings(s, tmp_path / "r.png"),
+               lambda s: print_summary(s, Console(file=io.StringIO(), width=100))]
+    refused = 0
+    for read in readers:
+        try:
+            read(summary)
+        except ValueError as err:
+            assert re.search(problem, str(err)), str(err)
+            refused += 1
+    assert refused
+    for read in readers:
+        read(good)
