@@ -11,6 +11,7 @@ True
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,11 +122,30 @@ class RuleConfig:
         return 2 if self.partnerships else self.num_players
 
     def side_of(self, seat: int) -> int:
-        """The side (scoring unit) of a seat: ``seat % 2`` in partnerships, else the seat."""
-        return seat % 2 if self.partnerships else seat
+        """The side (scoring unit) of a seat: ``seat % 2`` in partnerships, else the seat. A
+        seat these rules do not have is a ``ValueError`` (``TypeError`` for no integer): seat
+        99 was side 99, and ``"x"`` side ``"x"``."""
+        try:
+            if seat >= 0:
+                return self._sides[seat]
+        except (IndexError, TypeError):
+            pass
+        return self._sides[self._seat("seat", seat)]
+
+    @functools.cached_property
+    def _sides(self) -> tuple[int, ...]:
+        """The side of each seat (computed once: :meth:`side_of` is asked at every play)."""
+        return tuple(s % 2 if self.partnerships else s for s in range(self.num_players))
 
     def seats_of(self, side: int) -> tuple[int, ...]:
+        """The seats of a side, in turn order (a side these rules do not have is a
+        ``ValueError``: side 99 had no seats)."""
+        side = as_int("side", side, 0, self.num_sides - 1)
         return tuple(s for s in range(self.num_players) if self.side_of(s) == side)
+
+    def _seat(self, name: str, seat: Any) -> int:
+        """``seat`` as a seat of these rules, ``0..num_players - 1`` (:func:`as_int`)."""
+        return as_int(name, seat, 0, self.num_players - 1)
 
     def relative_seats(self, seat: int) -> tuple[int, ...]:
         """Every seat in turn order from ``seat``: relative seat ``k`` is ``(seat + k) % n``
@@ -135,6 +155,7 @@ class RuleConfig:
         (2, 0, 1)
         """
         n = self.num_players
+        seat = self._seat("seat", seat)  # seat 7 of two was read as seat 1
         return tuple((seat + k) % n for k in range(n))
 
     def relative_sides(self, seat: int) -> tuple[int, ...]:

@@ -142,3 +142,23 @@ def test_deal_sampler_checks_lacks_tiles_and_the_generator():
     view = MatchState(seed=1).view(0)
     with pytest.raises(TypeError, match=r"sampler='x' must be a DealSampler or None"):
         determinize(view, random.Random(0), "x")
+
+
+@pytest.mark.parametrize("call", [
+    lambda r: r.side_of(2), lambda r: r.side_of(-1), lambda r: r.side_of("x"),
+    lambda r: r.side_of(1.0), lambda r: r.seats_of(2), lambda r: r.relative_seats(7),
+    lambda r: r.relative_sides(-1), lambda r: r.relative_seats(None),
+])
+def test_the_seat_questions_of_the_rules_name_a_seat_they_have(call):
+    """Seat 99 was side 99, "x" side "x", side 99 had no seats, and seat 7 of two was read
+    as seat 1."""
+    with pytest.raises((ValueError, TypeError), match=r"^(seat|side)=.* (is out of range; "
+                                                      r"allowed: 0..1|must be an integer)"):
+        call(RuleConfig())
+
+
+def test_the_seat_questions_answer_every_seat():
+    four, three = RuleConfig(num_players=4), RuleConfig(num_players=3)
+    assert [four.side_of(s) for s in range(4)] == [0, 1, 0, 1]
+    assert [three.side_of(s) for s in range(3)] == [0, 1, 2]
+    assert four.seats_of(1) == (1, 3) and three.relative_sides(2) == (2, 0, 1)
