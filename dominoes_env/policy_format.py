@@ -281,7 +281,11 @@ def write_policy(path: str | os.PathLike, arrays: Mapping[str, Any], activation:
 # -- the checks ------------------------------------------------------------------------------
 def _payload(path, arrays: Mapping[str, Any], activation: str,
              metadata: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """Every array of the file that holds these."""
+    """Every array of the file that holds these. ``arrays`` is a mapping from text keys
+    (``TypeError`` otherwise: a string or a list ended in an ``AttributeError``)."""
+    if not isinstance(arrays, Mapping) or not all(isinstance(key, str) for key in arrays):
+        raise TypeError(f"arrays must be a mapping of the layers' names (w0, b0, ..., action_w, "
+                        f"action_b) to arrays, not {short_repr(arrays)}")
     try:
         text = json.dumps(metadata)
     except (TypeError, ValueError, RecursionError) as err:

@@ -147,3 +147,22 @@ def test_save_policy_npz_checks_what_it_writes(tmp_path):
     with pytest.raises(PolicyFileError, match="b0 holds NaN or infinite values"):
         save_policy_npz(path, {**_arrays(), "b0": np.full(8, np.nan)}, "tanh", META)
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("arrays", ["w0", ["w0"], None, {0: np.zeros(3)}])
+def test_arrays_that_are_no_mapping_of_layer_names_are_a_type_error(tmp_path, arrays):
+    """A string or a list of arrays ended in "AttributeError: 'str' object has no attribute
+    'items'" (or 'startswith'); nothing is written."""
+    meta = {"obs_size": 3, "num_actions": 2, "obs_version": 2}
+    for call in (check_policy, write_policy):
+        with pytest.raises(TypeError, match=r"^arrays must be a mapping of the layers' names"):
+            call(tmp_path / "p.npz", arrays, "tanh", meta)
+    assert not os.listdir(tmp_path)
+
+
+def test_state_vector_needs_a_match():
+    from dominoes_env.obs.v2 import state_vector
+
+    for bad in (None, 3, RuleConfig()):  # None was an AttributeError
+        with pytest.raises(TypeError, match=r"^state_vector needs a MatchState"):
+            state_vector(bad)

@@ -398,7 +398,10 @@ def state_vector(match, out: np.ndarray | None = None, hand: FullState | None = 
     >>> s.shape, int(s[: 2 * 28].sum()), int(s[2 * 28 : 3 * 28].sum())
     ((318,), 14, 14)
     """
-    rules = match.rules
+    rules = getattr(match, "rules", None)
+    if not isinstance(rules, RuleConfig):  # None was an AttributeError
+        raise TypeError(f"state_vector needs a MatchState (or a match with rules and a hand), "
+                        f"not {type(match).__name__}")
     lay = observation_layout(rules)
     check_out(out, lay.state_size, np.float32)
     if out is None:
