@@ -21,6 +21,7 @@ from __future__ import annotations
 import random
 import warnings
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from .errors import IllegalMoveError
 from .events import BLOCKED, DOMINO, DRAW, PASS, PLAY, Award, Draw, Outcome, Pass, Play, Result
@@ -103,7 +104,24 @@ class HandState:
     def __init__(
         self, rules: RuleConfig, hands: Sequence[int], boneyard: Sequence[int], leader: int
     ):
-        """Low-level constructor from bitmask hands; prefer :meth:`deal` / :meth:`from_tiles`."""
+        """Low-level constructor from a deal given as bitmask hands and the boneyard's tile
+        indices in draw order; prefer :meth:`deal` / :meth:`from_tiles`. The deal is checked
+        (:func:`_checked_deal`): a ``ValueError`` / ``TypeError`` names what is wrong. A
+        negative hand made the first play loop for ever, and hands that overlapped, a third
+        hand at two players or a boneyard tile 99 were played as a game."""
+        self._setup(rules, *_checked_deal(rules, hands, boneyard), leader)
+
+    @classmethod
+    def _unchecked(cls, rules: RuleConfig, hands: Sequence[int], boneyard: Sequence[int],
+                   leader: int) -> HandState:
+        """A hand from a deal its caller made or checked (:meth:`deal`, :meth:`from_tiles`,
+        :meth:`from_view`, :meth:`pop`), built without checking it again."""
+        new = cls.__new__(cls)
+        new._setup(rules, hands, boneyard, leader)
+        return new
+
+    def _setup(self, rules: RuleConfig, hands: Sequence[int], boneyard: Sequence[int],
+               leader: int) -> None:
         ts = rules.tiles
         n = rules.num_players
         leader = as_int("leader", leader, 0, n - 1)
@@ -154,7 +172,7 @@ class HandState:
             for t in order[s * h : (s + 1) * h]:
                 mask |= 1 << t
             hands.append(mask)
-        return cls(rules, hands, order[rules.num_players * h :], leader)
+        return cls._unchecked(rules, hands, order[rules.num_players * h :], leader)
 
     @classmethod
     def from_tiles(
@@ -199,7 +217,7 @@ class HandState:
             raise ValueError(
                 f"the deal must hold every tile of the set exactly once; missing: {missing}"
             )
-        return cls(rules, masks, bone, leader)
+        return cls._unchecked(rules, masks, bone, leader)
 
     @classmethod
     def from_view(cls, view: SeatView, hands: Sequence[int], boneyard: Sequence[int]) -> HandState:
@@ -219,7 +237,7 @@ class HandState:
                 f"the boneyard must hold {view.boneyard_left} tiles, got {len(boneyard)}"
             )
         drawn = rules.boneyard_size - view.boneyard_left
-        new = cls(rules, hands, [-1] * drawn + list(boneyard), view.leader)
+        new = cls._unchecked(rules, hands, [-1] * drawn + list(boneyard), view.leader)
         new._root = (view, tuple(hands), tuple(boneyard))
         new.drawn = drawn
         new.played = view.played
@@ -421,7 +439,7 @@ class HandState:
         last = self.move_stack[-1]
         root = self._root
         if root is None:
-            fresh = HandState(self.rules, self.dealt[0], self.boneyard, self.leader)
+            fresh = HandState._unchecked(self.rules, self.dealt[0], self.boneyard, self.leader)
         else:
             fresh = HandState.from_view(*root)
         for _seat, code, flip in self.moves[:-1]:
@@ -662,6 +680,41 @@ class _HandSizes(tuple):
             stacklevel=2,
         )
         return list(self)
+
+
+def _checked_deal(rules: RuleConfig, hands: Any, boneyard: Any) -> tuple[list[int], list[int]]:
+    """The hands and boneyard of :class:`HandState`'s constructor, checked as a deal of
+    ``rules``: one bitmask of ``hand_size`` tiles of the set per seat, boneyard tile indices
+    of the set, every tile of the set exactly once (as :meth:`HandState.from_tiles` checks a
+    deal given as tiles)."""
+    ts = _check_rules(rules).tiles
+    n = rules.num_players
+    if not isinstance(hands, (list, tuple)) or len(hands) != n:
+        raise ValueError(f"hands must be {n} bitmasks, one per seat; got {short_repr(hands)}")
+    if not isinstance(boneyard, (list, tuple)):
+        raise TypeError(f"boneyard must be a list of tile indices, not {short_repr(boneyard)}")
+    masks, seen = [], 0
+    for s, hand in enumerate(hands):
+        mask = as_int(f"hands[{s}]", hand, 0, ts.full_mask)
+        if mask.bit_count() != rules.hand_size:
+            raise ValueError(f"seat {s} was dealt {mask.bit_count()} tiles; hand_size is "
+                             f"{rules.hand_size}")
+        if seen & mask:
+            raise ValueError(f"tile {ts.tiles[(seen & mask).bit_length() - 1]} is dealt twice")
+        seen |= mask
+        masks.append(mask)
+    bone = []
+    for tile in boneyard:
+        t = as_int("a boneyard tile", tile, 0, ts.num_tiles - 1)
+        if seen >> t & 1:
+            raise ValueError(f"tile {ts.tiles[t]} is dealt twice")
+        seen |= 1 << t
+        bone.append(t)
+    if seen != ts.full_mask:
+        missing = ", ".join(str(t) for t in ts.mask_tiles(ts.full_mask & ~seen))
+        raise ValueError(f"the deal must hold every tile of the set exactly once; missing: "
+                         f"{missing}")
+    return masks, bone
 
 
 def _check_rules(rules) -> RuleConfig:

@@ -41,6 +41,9 @@ def leader_after(hand: HandState) -> int | None:
     >>> leader_after(hand)
     0
     """
+    if not isinstance(getattr(hand, "rules", None), RuleConfig):  # None: an AttributeError
+        raise TypeError(f"leader_after needs a HandState (its rules, leader and result), not "
+                        f"{type(hand).__name__}")
     if hand.rules.next_leader == "rotate":
         return (hand.leader + 1) % hand.rules.num_players
     if hand.result is not None and hand.result[0] == "domino":

@@ -162,3 +162,28 @@ def test_the_seat_questions_answer_every_seat():
     assert [four.side_of(s) for s in range(4)] == [0, 1, 0, 1]
     assert [three.side_of(s) for s in range(3)] == [0, 1, 2]
     assert four.seats_of(1) == (1, 3) and three.relative_sides(2) == (2, 0, 1)
+
+
+@pytest.mark.parametrize("hands, boneyard, problem", [
+    ([-1, 0b1111111 << 7], list(range(14, 28)), r"hands\[0\]=-1 is out of range"),  # hung
+    ([0b1111111, 0b1111111], list(range(7, 28)), r"tile \[0\|6\] is dealt twice"),
+    ([1, 2, 4], [], r"hands must be 2 bitmasks, one per seat"),  # a third hand was played
+    ([0b1111111, 0b1111111 << 7], [99], r"a boneyard tile=99 is out of range"),
+    ([0b1111111, 0b1111111 << 7], list(range(14, 27)), r"missing: \[6\|6\]"),
+    ([0b111, 0b111 << 3], list(range(6, 28)), r"seat 0 was dealt 3 tiles; hand_size is 7"),
+    ([1.0, 2], [], r"hands\[0\]=1.0 must be an integer"),
+    ([0b1111111, 0b1111111 << 7], "abc", r"boneyard must be a list of tile indices"),
+])
+def test_the_low_level_constructor_checks_its_deal(hands, boneyard, problem):
+    with pytest.raises((ValueError, TypeError), match=problem):
+        HandState(RuleConfig(), hands, boneyard, 0)
+
+
+def test_the_low_level_constructor_takes_every_deal_and_leader_after_a_hand():
+    from dominoes_env.core import leader_after
+
+    dealt = HandState.deal(RuleConfig(), random.Random(3), 1)
+    again = HandState(dealt.rules, *dealt.dealt, 1)
+    assert again.legal_actions() == dealt.legal_actions() and again.dealt == dealt.dealt
+    with pytest.raises(TypeError, match=r"^leader_after needs a HandState .*, not NoneType"):
+        leader_after(None)  # an AttributeError
