@@ -71,6 +71,7 @@ except ImportError as err:  # pragma: no cover - exercised only without the extr
 
 from .core import HandState, IllegalMoveError, MatchState, RuleConfig, SeatView
 from .core.hidden_history import sample_hand_history
+from .core.sampling import check_view
 from .core.validation import as_int, short_repr
 from .obs import DEFAULT_VERSION, observation_spec
 from .options import EPISODES, REWARD_MODES, delta_rewards, unique_top, win_loss_rewards
@@ -637,6 +638,10 @@ def state_from_view(game: StraightDominoesGame, view: SeatView, hands, boneyard
 
     The scores are the view's; the match's earlier hands are not replayed.
     """
+    check_view(view)  # None was an AttributeError
+    if not isinstance(game, StraightDominoesGame):
+        raise TypeError(f"game must be this module's game (load_game), not "
+                        f"{type(game).__name__}")
     if view.rules != game.rules:
         raise ValueError("the view's rules differ from the game's")
     if view.winner is not None or view.turn < 0:

@@ -225,17 +225,29 @@ class HandState:
 
         ``hands`` gives every seat's tiles as bitmasks (the viewer's own must match the view);
         ``boneyard`` the tiles left in the boneyard, in the order they would be drawn. Used by
-        search agents to simulate from a sampled deal (determinization).
+        search agents to simulate from a sampled deal (determinization). The guess must fit
+        the view (:func:`_guess_problem`): each seat holds as many tiles as the view says, and
+        the hands, the boneyard and the layout hold every tile once (hands holding tiles in the
+        layout, a hand short of its tiles or a boneyard of one tile repeated were played out).
         """
+        if not isinstance(view, SeatView):  # None was an AttributeError
+            raise TypeError(f"view={short_repr(view)} must be a SeatView, not "
+                            f"{type(view).__name__}")
         rules = view.rules
-        if len(hands) != rules.num_players or hands[view.seat] != view.hand:
+        if (not isinstance(hands, (list, tuple)) or len(hands) != rules.num_players
+                or hands[view.seat] != view.hand):
             raise ValueError(
                 "hands must give every seat, with the viewer's own tiles as in the view"
             )
+        if not isinstance(boneyard, (list, tuple)):
+            raise TypeError(f"boneyard must be a list of tile indices, not {short_repr(boneyard)}")
         if len(boneyard) != view.boneyard_left:
             raise ValueError(
                 f"the boneyard must hold {view.boneyard_left} tiles, got {len(boneyard)}"
             )
+        if not _fits_view(view, hands, boneyard):
+            raise ValueError("the guess does not fit the view: "
+                             f"{_guess_problem(view, hands, boneyard)}")
         drawn = rules.boneyard_size - view.boneyard_left
         new = cls._unchecked(rules, hands, [-1] * drawn + list(boneyard), view.leader)
         new._root = (view, tuple(hands), tuple(boneyard))
@@ -680,6 +692,50 @@ class _HandSizes(tuple):
             stacklevel=2,
         )
         return list(self)
+
+
+def _fits_view(view: SeatView, hands: Sequence[int], boneyard: Sequence[int]) -> bool:
+    """Whether the hands, the boneyard and the view's layout hold every tile once, each hand
+    as many as the view says (the fast test of :meth:`HandState.from_view`, a determinization's
+    every rollout; :func:`_guess_problem` says what is wrong)."""
+    seen = view.played
+    try:
+        for mask in hands:
+            if seen & mask or mask < 0:
+                return False
+            seen |= mask
+        for t in boneyard:
+            bit = 1 << t
+            if seen & bit:
+                return False
+            seen |= bit
+    except (TypeError, ValueError):  # no integers, a negative shift
+        return False
+    return (seen == view.rules.tiles.full_mask
+            and tuple(mask.bit_count() for mask in hands) == view.hand_sizes)
+
+
+def _guess_problem(view: SeatView, hands: Sequence[int], boneyard: Sequence[int]) -> str:
+    """What keeps a guess that :func:`_fits_view` refused from fitting ``view``."""
+    ts = view.rules.tiles
+    seen = view.played
+    for s, mask in enumerate(hands):
+        if s == view.seat:
+            continue
+        mask = as_int(f"hands[{s}]", mask, 0, ts.full_mask)
+        if mask.bit_count() != view.hand_sizes[s]:
+            return f"seat {s} holds {mask.bit_count()} tiles; the view says {view.hand_sizes[s]}"
+        if seen & mask:
+            return f"seat {s} holds {ts.tiles[(seen & mask).bit_length() - 1]}, seen elsewhere"
+        seen |= mask
+    seen |= view.hand
+    for tile in boneyard:
+        t = as_int("a boneyard tile", tile, 0, ts.num_tiles - 1)
+        if seen >> t & 1:
+            return f"the boneyard holds {ts.tiles[t]}, seen elsewhere"
+        seen |= 1 << t
+    missing = ", ".join(str(t) for t in ts.mask_tiles(ts.full_mask & ~seen))
+    return f"no hand nor the boneyard holds {missing}"
 
 
 def _checked_deal(rules: RuleConfig, hands: Any, boneyard: Any) -> tuple[list[int], list[int]]:

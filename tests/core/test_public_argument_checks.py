@@ -187,3 +187,29 @@ def test_the_low_level_constructor_takes_every_deal_and_leader_after_a_hand():
     assert again.legal_actions() == dealt.legal_actions() and again.dealt == dealt.dealt
     with pytest.raises(TypeError, match=r"^leader_after needs a HandState .*, not NoneType"):
         leader_after(None)  # an AttributeError
+
+
+def test_from_view_takes_only_a_guess_that_fits_the_view():
+    """Hands holding tiles of the layout, a hand short of its tiles and a boneyard of one
+    tile repeated were played out as a position; a view of None was an AttributeError."""
+    match = MatchState(RuleConfig(), seed=2)
+    rng = random.Random(0)
+    for _ in range(4):
+        match.play(rng.choice(match.legal_actions()))
+    view = match.view(match.turn)
+    hands, bone = DealSampler.from_view(view).sample(random.Random(1))
+    other = 1 - view.seat
+    for change, problem in [
+        (lambda h, b: h.__setitem__(other, h[other] | view.played), r"seat 1 holds 9 tiles"),
+        (lambda h, b: h.__setitem__(other, 0), r"seat 1 holds 0 tiles; the view says 5"),
+        (lambda h, b: b.__setitem__(0, b[1]), r"the boneyard holds \[\d\|\d\], seen elsewhere"),
+        (lambda h, b: h.__setitem__(other, -1), r"hands\[1\]=-1 is out of range"),
+        (lambda h, b: b.__setitem__(0, 99), r"a boneyard tile=99 is out of range"),
+    ]:
+        h, b = list(hands), list(bone)
+        change(h, b)
+        with pytest.raises(ValueError, match=problem):
+            HandState.from_view(view, h, b)
+    with pytest.raises(TypeError, match=r"^view=None must be a SeatView"):
+        HandState.from_view(None, hands, bone)
+    assert HandState.from_view(view, hands, bone).legal_actions() == list(view.legal)
