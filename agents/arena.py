@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.validation import as_float, as_int, short_repr
+from dominoes_env.core.validation import as_bool, as_float, as_int, short_repr
 from dominoes_env.driver import (  # noqa: F401 (the seeding scheme lives with the driver)
     DuplicateDealMatch,
     agent_seed,
@@ -50,6 +50,10 @@ DEFAULT_MAX_HANDS = 1000
 #: seconds an agent may think about one move (``--move-timeout``) before its match is stopped;
 #: the slowest built-in agent at its default budget needs well under a second
 DEFAULT_MOVE_TIMEOUT = 60.0
+#: the longest ``move_timeout`` (a day; the programs' ``--move-timeout`` takes the same): a
+#: time beyond what the platform's clocks hold made every agent fail in ``reset()`` with an
+#: ``OverflowError``, blamed on the agent
+MAX_MOVE_TIMEOUT = 86_400.0
 
 
 class AgentError(ValueError):
@@ -180,13 +184,15 @@ def play_match(
     rules = _coerce_rules(rules)
     seed = as_seed(seed)
     max_hands = as_int("max_hands", max_hands, 1)
+    keep_record = as_bool("keep_record", keep_record)  # 1 was taken as True
     n = rules.num_players
     if isinstance(agents, str) or len(agents) != n:
         count = 1 if isinstance(agents, str) else len(agents)
         raise ValueError(f"{count} agent(s) given for num_players={n}; give exactly one per seat")
 
     if move_timeout is not None:
-        move_timeout = as_float("move_timeout", move_timeout, 0, low_open=True)
+        move_timeout = as_float("move_timeout", move_timeout, 0, MAX_MOVE_TIMEOUT,
+                                low_open=True)
     start = time.perf_counter()
     players, names = [], []
     for seat, a in enumerate(agents):

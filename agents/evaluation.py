@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dominoes_env.cli_support import MAX_MATCHES
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.validation import as_int, short_repr
 
@@ -74,7 +75,7 @@ def evaluate(agent: str, opponent: str, rules: RuleConfig, *, matches: int,
     >>> evaluate("greedy", "random", RuleConfig(), matches=0, seed=1)
     Traceback (most recent call last):
     ...
-    ValueError: matches=0 is out of range; allowed: >= 1
+    ValueError: matches=0 is out of range; allowed: 1..10000000
     >>> evaluate("greedy", "nonsense", RuleConfig(), matches=2, seed=1)
     Traceback (most recent call last):
     ...
@@ -82,7 +83,7 @@ def evaluate(agent: str, opponent: str, rules: RuleConfig, *, matches: int,
     """
     if not isinstance(rules, RuleConfig):
         raise TypeError(f"rules must be a RuleConfig, got {short_repr(rules)}")
-    matches = as_int("matches", matches, 1)
+    matches = as_int("matches", matches, 1, MAX_MATCHES)  # 10**30 played for ever
     seed = as_seed(seed)
     players = _players("agent", agent, rules)
     others = _players("opponent", opponent, rules)

@@ -20,7 +20,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from agents.arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT
+from agents.arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT, MAX_MOVE_TIMEOUT
 from agents.benchmark import (
     CARD_FILE,
     CONFIG_FILE,
@@ -59,8 +59,6 @@ from dominoes_env.rule_args import add_rule_arguments, rule_options
 PROGRAM = "experiments.benchmark"
 #: the most worker processes
 MAX_WORKERS = 1024
-#: the longest --move-timeout (a day)
-MAX_MOVE_TIMEOUT = 86_400.0
 #: memory one scheduled match of a cell takes while it plays (as in the tournament)
 BYTES_PER_MATCH = 2048
 

@@ -430,3 +430,27 @@ def test_as_float_refuses_a_complex_number(value):
                                                  r"|^x=.* must be a real number, not ndarray"):
         as_float("x", value)
     assert as_float("x", np.float16(0.5)) == 0.5
+
+
+def test_the_arena_bounds_its_time_limit_and_match_counts():
+    """move_timeout=1e300 made every agent fail in reset() with an OverflowError blamed on
+    the agent, keep_record=1 was taken as True, and evaluate / make_schedule with 10**30
+    matches ran (or filled memory) for ever: each is refused at the programs' bounds."""
+    from agents.arena import MAX_MOVE_TIMEOUT, play_match
+    from agents.evaluation import evaluate
+    from agents.tournament import make_schedule
+    from dominoes_env.cli_support import MAX_MATCHES
+
+    rules = RuleConfig(target_score=20)
+    with pytest.raises(ValueError, match=r"^move_timeout=1e\+300 is out of range; allowed: > 0 "
+                                         r"and <= 86400.0$"):
+        play_match(["random", "random"], rules, seed=0, move_timeout=1e300)
+    with pytest.raises(TypeError, match=r"^keep_record=1 must be true or false"):
+        play_match(["random", "random"], rules, seed=0, keep_record=1)
+    assert play_match(["random", "random"], rules, seed=0,
+                      move_timeout=MAX_MOVE_TIMEOUT).winner in (0, 1)
+    too_many = rf"matches=10{'0' * 29} is out of range; allowed: 1..{MAX_MATCHES}$"
+    with pytest.raises(ValueError, match=too_many):
+        evaluate("random", "greedy", rules, matches=10**30, seed=0)
+    with pytest.raises(ValueError, match=too_many):
+        make_schedule(["random", "greedy"], rules, 10**30, 0)

@@ -34,6 +34,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from dominoes_env.cli_support import MAX_MATCHES
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.validation import as_int, as_seed
 
@@ -164,7 +165,7 @@ def make_schedule(agents: Sequence[str], rules: RuleConfig, matches: int, seed: 
     """Every match of a tournament, ordered deal by deal (so an interrupted run has played the
     pairings evenly)."""
     agents = check_agents(agents)
-    matches = as_int("matches", matches, 1)
+    matches = as_int("matches", matches, 1, MAX_MATCHES)  # 10**30 filled memory for ever
     seed = as_seed(seed)
     tables = tables_for(agents, rules)
     plan: list[list[list[tuple[str, ...]]]] = []  # per table, per deal: the seatings

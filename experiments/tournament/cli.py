@@ -17,7 +17,7 @@ import json
 import sys
 from dataclasses import dataclass
 
-from agents.arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT
+from agents.arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT, MAX_MOVE_TIMEOUT
 from agents.ray_cluster import RayStartError
 from agents.tournament.report import print_summary, write_outputs
 from agents.tournament.runner import (
@@ -52,9 +52,6 @@ from dominoes_env.optional import require
 from dominoes_env.record_io import RECORDS_DIR
 from dominoes_env.rule_args import add_rule_arguments, rule_options
 
-#: the longest --move-timeout (a day); a longer limit is no limit: 0 (a time beyond what the
-#: platform's clocks hold made every agent fail in reset() with an OverflowError)
-MAX_MOVE_TIMEOUT = 86_400.0
 #: memory a scheduled match takes while the tournament runs (its schedule entry, its result
 #: and its summary rows; about 300 bytes of schedule measured, rounded up generously)
 BYTES_PER_MATCH = 2048
