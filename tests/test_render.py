@@ -178,3 +178,18 @@ def test_viewer_steps_refuse_a_move_the_replay_refuses(where, message):
     with pytest.raises(RecordError, match=message) as stepped:
         record_steps(record)
     assert str(stepped.value) == str(replayed.value)
+
+
+@pytest.mark.parametrize("unit", [0, -5, float("nan"), float("inf"), 1e300, 1e-300, "22", None])
+def test_a_picture_size_that_draws_nothing_is_refused(unit):
+    """unit=NaN, inf, 0 or negative drew SVGs of 'nan' and 'inf' coordinates or negative
+    sizes, 1e-300 one of zeros and 1e300 numbers of 300 digits: none a viewer shows."""
+    from dominoes_env.render.svg import MAX_UNIT, MIN_UNIT, tile_svg
+
+    match = MatchState(seed=2)
+    for draw in (lambda: tile_svg(1, 2, unit), lambda: layout_svg(match.hand, unit=unit),
+                 lambda: match_svg(match, unit)):
+        with pytest.raises((ValueError, TypeError), match=r"^unit="):
+            draw()
+    for fine in (MIN_UNIT, MAX_UNIT):
+        assert "nan" not in tile_svg(1, 2, fine) + match_svg(match, fine)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from html import escape
 
+from ..core.validation import as_float
 from .layout import PlacedTile, ends_line, half_pips, place_tiles
 from .layout import captions as _captions
 
@@ -24,6 +25,22 @@ TILE_EDGE = "#3a3a3a"
 SPINNER_EDGE = "#c0392b"
 TABLE = "#1f6f4a"
 TEXT = "#ffffff"
+#: the range of ``unit`` (pixels a half tile takes): at the largest a double-twelve layout is
+#: some 100,000 pixels across. 0, a negative, NaN or infinite unit drew an SVG of ``nan`` and
+#: ``inf`` coordinates or negative sizes, which no viewer shows, and 1e-300 one of zeros
+MIN_UNIT, MAX_UNIT = 1.0, 1000.0
+
+
+def check_unit(unit: float) -> float:
+    """``unit`` as a float in ``MIN_UNIT..MAX_UNIT`` (``ValueError`` / ``TypeError`` naming
+    it).
+
+    >>> check_unit(float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: unit=nan must be a finite number
+    """
+    return as_float("unit", unit, MIN_UNIT, MAX_UNIT)
 
 
 def layout_svg(state, scores=None, *, hand_number: int | None = None, winner: int | None = None,
@@ -32,6 +49,7 @@ def layout_svg(state, scores=None, *, hand_number: int | None = None, winner: in
 
     ``unit`` is the length of a half tile in pixels; ``captions=False`` draws the table and
     its tiles only (the replay viewer writes its own captions around it)."""
+    unit = check_unit(unit)
     pic = place_tiles(state)
     x0, y0, x1, y1 = pic.box
     margin, line_h = 14.0, 18.0
@@ -74,6 +92,7 @@ def tile_svg(first: int, second: int, unit: float = 16.0, *, vertical: bool = Tr
     >>> tile_svg(6, 1).count("<circle")
     7
     """
+    unit = check_unit(unit)
     t = PlacedTile(-1, first, second, 0.0, 0.0, vertical, False, -1)
     w, h = t.width * unit, t.height * unit
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w + 2:.0f}" height="{h + 2:.0f}" '
