@@ -183,6 +183,42 @@ def test_the_picture_is_written_and_the_table_printed(card_dir, tmp_path, capsys
     assert row[:3] == ["2p", "random", "2"] and row[3].endswith("%")
 
 
+@pytest.mark.parametrize("change, problem", [
+    (lambda c: c.clear(), r"^not a benchmark card: "),  # KeyError: 'tables'
+    (lambda c: c["tables"][0]["cells"][0].update(win_rate=7),  # printed as 700.0%
+     r"table 0, cell 0: win_rate=7 with win_rate_ci95=\[.*\] is not a rate in 0..1"),
+    (lambda c: c["tables"][0]["cells"][0].update(decision_ms=None),  # a TypeError
+     r"table 0, cell 0: decision_ms=None is not an object of 'mean' and 'p95'"),
+    (lambda c: c["tables"][0]["cells"][0].update(win_rate_ci95=[0.1]),  # an unpacking error
+     r"win_rate_ci95=\[0.1\] is not a rate"),
+    (lambda c: c["tables"][0]["cells"][0].update(matches="x"), r"matches='x' is not a whole"),
+    (lambda c: c["tables"][0]["cells"][0].update(points_per_hand="x"),  # a format error
+     r"points_per_hand='x' is not a finite number"),
+])
+def test_a_card_read_back_is_checked_before_it_is_shown(card_dir, tmp_path, change, problem):
+    """card.json is a file, read back as untrusted input: every reader of it (the rows, the
+    printed table, the picture) names what is wrong with a damaged one."""
+    import copy
+    import io
+
+    pytest.importorskip("rich")
+    pytest.importorskip("matplotlib")
+    from rich.console import Console
+
+    from agents.benchmark import plot_card, print_card
+
+    good = json.loads(json.dumps(card_dir[0].card))
+    card = copy.deepcopy(good)
+    change(card)
+    for read in (card_rows, lambda c: print_card(c, Console(file=io.StringIO())),
+                 lambda c: plot_card(c, tmp_path / "p.png")):
+        with pytest.raises(ValueError, match=problem):
+            read(card)
+        read(good)
+    with pytest.raises(ValueError, match=r"an n/a cell gives its reason"):  # a KeyError
+        card_rows({"tables": [{"name": "2p", "cells": [{"opponent": "x", "status": "n/a"}]}]})
+
+
 def test_without_matplotlib_the_card_has_no_picture_and_says_so(tmp_path, capsys, monkeypatch):
     real = benchmark.require
 

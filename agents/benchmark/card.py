@@ -147,7 +147,76 @@ def card_problem(card: Any) -> str | None:
             if status not in ("ok", "n/a") or set(cell) != set(keys):
                 return (f"table {t}, cell {c} is not a cell (the keys {', '.join(keys)}, "
                         "'status' 'ok' or 'n/a')")
+    return tables_problem(card["tables"])
+
+
+def tables_problem(tables: Any) -> str | None:
+    """What keeps ``tables`` from being a card's tables as the card's readers
+    (:mod:`.render`) read them (``None``: nothing): a list of objects, each with a ``name``
+    (text) and a list of ``cells``, each a cell of the values :func:`cell_problem` allows. A
+    card is a file, read back as untrusted input: a cell's ``"win_rate": 7`` was printed as
+    700%, ``"decision_ms": null`` or a short interval ended the printed table in a
+    ``TypeError`` or an unpacking error, and an ``n/a`` cell without its reason in a
+    ``KeyError``."""
+    if not isinstance(tables, list):
+        return f"'tables' is not a list but {short_repr(tables)}"
+    for t, table in enumerate(tables):
+        if not (isinstance(table, dict) and isinstance(table.get("name"), str)
+                and isinstance(table.get("cells"), list)):
+            return f"table {t} is not an object with a 'name' (text) and a list of 'cells'"
+        for c, cell in enumerate(table["cells"]):
+            problem = cell_problem(cell)
+            if problem:
+                return f"table {t}, cell {c}: {problem}"
     return None
+
+
+def cell_problem(cell: Any) -> str | None:
+    """What keeps ``cell`` from being a card's cell as its readers read it (``None``:
+    nothing): an ``n/a`` cell names its opponent and the reason (text); an ``ok`` cell its
+    counts (whole numbers >= 0), ``complete`` (true or false), ``win_rate`` (``null`` or in
+    0..1) and its 95% interval ``[low, high]`` within 0..1, the points per hand (``null`` or
+    finite numbers) and ``decision_ms`` (an object whose ``mean`` and ``p95`` are ``null`` or
+    finite numbers >= 0)."""
+    if not isinstance(cell, dict) or cell.get("status") not in ("ok", "n/a"):
+        return "not a cell (an object whose 'status' is 'ok' or 'n/a')"
+    if not isinstance(cell.get("opponent"), str):
+        return f"its opponent {short_repr(cell.get('opponent'))} is not text"
+    if cell["status"] == "n/a":
+        return None if isinstance(cell.get("reason"), str) else "an n/a cell gives its reason"
+    for key in ("matches", "matches_scheduled", "wins", "losses", "draws"):
+        if not _count(cell.get(key)):
+            return f"{key}={short_repr(cell.get(key))} is not a whole number >= 0"
+    if type(cell.get("complete")) is not bool:
+        return f"complete={short_repr(cell.get('complete'))} is not true or false"
+    rate, ci = cell.get("win_rate"), cell.get("win_rate_ci95")
+    if not (rate is None or _rate(rate)) or not (
+            isinstance(ci, list) and len(ci) == 2 and all(map(_rate, ci)) and ci[0] <= ci[1]):
+        return (f"win_rate={short_repr(rate)} with win_rate_ci95={short_repr(ci)} is not a "
+                "rate in 0..1 (or null) with its interval [low, high] within 0..1")
+    for key in ("points_per_hand", "opponent_points_per_hand"):
+        if not (cell.get(key) is None or _finite(cell.get(key))):
+            return f"{key}={short_repr(cell.get(key))} is not a finite number (or null)"
+    ms = cell.get("decision_ms")
+    if not (isinstance(ms, dict) and all(ms.get(k) is None or (_finite(ms.get(k)) and ms[k] >= 0)
+                                         for k in ("mean", "p95"))):
+        return (f"decision_ms={short_repr(ms)} is not an object of 'mean' and 'p95' "
+                "milliseconds (finite numbers >= 0, or null)")
+    return None
+
+
+def _count(value: Any) -> bool:
+    return type(value) is int and value >= 0
+
+
+def _finite(value: Any) -> bool:
+    import math
+
+    return type(value) in (int, float) and math.isfinite(value)
+
+
+def _rate(value: Any) -> bool:
+    return _finite(value) and 0 <= value <= 1
 
 
 def write_card(card: dict[str, Any], path: str | os.PathLike, *,

@@ -9,6 +9,7 @@ from typing import Any
 from dominoes_env.optional import require
 
 from ..tournament.report import output_console, plain_text_figures, save_figure
+from .card import card_problem, tables_problem
 
 
 def _num(value: float | None, digits: int) -> str:
@@ -36,6 +37,18 @@ def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.3g}"
 
 
+def check_card(card: Any) -> dict[str, Any]:
+    """``card`` if it is a benchmark card (:func:`~.card.card_problem`), else a ``ValueError``
+    saying what is wrong (``TypeError`` for what is no dict): a card is a file, read back as
+    untrusted input, and ``print_card({})`` was a bare ``KeyError``."""
+    if not isinstance(card, dict):
+        raise TypeError(f"card must be a benchmark card (a dict), not {type(card).__name__}")
+    problem = card_problem(card)
+    if problem:
+        raise ValueError(f"not a benchmark card: {problem}")
+    return card
+
+
 def card_rows(card: dict[str, Any]) -> list[list[str]]:
     """The printed table's rows: table, opponent, matches, win rate, 95% interval, points per
     hand (agent-opponent), decision ms mean and p95, and a note (why a cell is ``n/a``, or how
@@ -46,6 +59,9 @@ def card_rows(card: dict[str, Any]) -> list[list[str]]:
     >>> card_rows(card)
     [['3p', 'ppo', '-', 'n/a', '-', '-', '-', '-', 'no policy']]
     """
+    problem = tables_problem(card.get("tables") if isinstance(card, dict) else None)
+    if problem:
+        raise ValueError(f"not a benchmark card: {problem}")
     rows = []
     for table in card["tables"]:
         for c in table["cells"]:
@@ -71,6 +87,7 @@ def print_card(card: dict[str, Any], console=None) -> None:
     require("rich", "tournament", "the benchmark card")
     from rich.table import Table
 
+    check_card(card)
     if console is None:
         console = output_console(140)
     state = "" if card["complete"] else " (incomplete: --resume plays the rest)"
@@ -91,6 +108,9 @@ def print_card(card: dict[str, Any], console=None) -> None:
 def plot_card(card: dict[str, Any], path: str | os.PathLike) -> Path:
     """One panel per table: the agent's win rate against each opponent with its 95% interval,
     50% marked; an ``n/a`` cell is written as such."""
+    check_card(card)
+    if not card["tables"] or not any(table["cells"] for table in card["tables"]):
+        raise ValueError("the benchmark card has no cells to draw")
     with plain_text_figures():
         return _plot_card(card, path)
 
