@@ -40,7 +40,7 @@ import random
 import numpy as np
 
 from dominoes_env.core import HandState, RuleConfig, leader_after
-from dominoes_env.core.validation import as_int
+from dominoes_env.core.validation import as_int, as_seed
 
 from .greedy import greedy_move
 
@@ -55,7 +55,10 @@ MAX_TARGET = 500
 def unsupported(rules: RuleConfig) -> str | None:
     """Why no match equity is built for ``rules``, or ``None`` if one is: a target of at most
     :data:`MAX_TARGET` points (two sides get a table, :func:`equity_table`; three or four the
-    race model of :mod:`agents.race_equity`)."""
+    race model of :mod:`agents.race_equity`). ``rules`` that are no ``RuleConfig`` are a
+    ``TypeError`` (``equity_table(None)`` was an ``AttributeError``)."""
+    if not isinstance(rules, RuleConfig):
+        raise TypeError(f"rules must be a RuleConfig, not {type(rules).__name__}")
     if rules.target_score > MAX_TARGET:
         return (f"a match equity table is built for targets up to {MAX_TARGET} points; "
                 f"target_score={rules.target_score}")
@@ -110,6 +113,7 @@ def equity_table(rules: RuleConfig, hands: int = DEFAULT_HANDS, seed: int = 0) -
         raise ValueError(f"a match equity table needs two sides (two players, or four in "
                          f"partnerships); this game has {rules.num_sides}")
     hands = as_int("hands", hands, 1)
+    seed = as_seed(seed)  # -1 dealt the hands of seed 1
     goal = -(-rules.target_score // UNIT)  # units that reach the target
     sampled = [(ev, nxt) for ev, nxt in sample_hands(rules, hands, seed) if ev]
     if not sampled:
@@ -182,7 +186,7 @@ class MatchEquity:
 
     def __init__(self, rules: RuleConfig, side: int, hands: int = DEFAULT_HANDS, seed: int = 0):
         self.table = equity_table(rules, hands, seed)
-        self.side = side
+        self.side = as_int("side", side, 0, 1)  # side -1 read the other side's scores
         self.target = rules.target_score
 
     def value(self, scores, next_side: int) -> float:

@@ -14,7 +14,7 @@ True
 from __future__ import annotations
 
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.validation import MAX_SEED
+from dominoes_env.core.validation import MAX_SEED, as_int, as_seed
 from dominoes_env.driver import check_answer, derive_seed, play_match_with, raised_words
 from dominoes_env.startup import stop_signal_came
 
@@ -28,7 +28,12 @@ __all__ = ["SeatAgents", "positions", "table_positions"]
 def positions(rules: RuleConfig, count: int, seed: int = 0) -> list:
     """``count`` views of the seat to play from greedy-vs-greedy matches, played by the shared
     match driver (match ``g`` is seeded ``derive_seed(seed, "positions", g)``), in the order
-    they were played."""
+    they were played. ``rules`` is a :class:`~dominoes_env.core.RuleConfig`, ``count`` an
+    integer >= 0 and ``seed`` a seed (``ValueError`` / ``TypeError`` naming them: a count of
+    -1 was no positions, and rules of 1.5 an ``AttributeError``)."""
+    if not isinstance(rules, RuleConfig):
+        raise TypeError(f"rules must be a RuleConfig, not {type(rules).__name__}")
+    count, seed = as_int("count", count, 0), as_seed(seed)
     out, game = [], 0
     while len(out) < count:
         players = [GreedyAgent() for _ in range(rules.num_players)]

@@ -454,3 +454,16 @@ def test_the_arena_bounds_its_time_limit_and_match_counts():
         evaluate("random", "greedy", rules, matches=10**30, seed=0)
     with pytest.raises(ValueError, match=too_many):
         make_schedule(["random", "greedy"], rules, 10**30, 0)
+
+
+def test_positions_checks_its_rules_count_and_seed():
+    """A count of -1 was no positions without a word, and rules of 1.5 an AttributeError."""
+    from agents.positions import positions
+
+    with pytest.raises(ValueError, match=r"^count=-1 is out of range; allowed: >= 0"):
+        positions(RuleConfig(), -1)
+    with pytest.raises(TypeError, match=r"^rules must be a RuleConfig, not float"):
+        positions(1.5, 2)
+    with pytest.raises(ValueError, match=r"^seed=-1 is out of range"):
+        positions(RuleConfig(), 2, seed=-1)
+    assert len(positions(RuleConfig(), 3, seed=1)) == 3

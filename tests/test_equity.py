@@ -202,3 +202,17 @@ def test_tables_of_any_two_sided_rules_are_chances(players, max_pip, target, win
         for nxt in (-1, 0, 1):
             v = eq.value([max(0, x) // UNIT * UNIT for x in scores], nxt)
             assert np.isfinite(v) and abs(v) <= target
+
+
+def test_the_equity_checks_its_rules_side_and_seed():
+    """equity_table(None) was an AttributeError, MatchEquity(rules, -1) read the other side's
+    scores (and side 5 an IndexError at its first value), and seed -1 dealt seed 1's hands."""
+    rules = RuleConfig(target_score=30)
+    with pytest.raises(TypeError, match=r"^rules must be a RuleConfig, not NoneType"):
+        equity_table(None)
+    for side in (-1, 2, True, 1.0):
+        with pytest.raises((ValueError, TypeError), match=rf"^side={side!r} "):
+            MatchEquity(rules, side, hands=50)
+    with pytest.raises(ValueError, match=r"^seed=-1 is out of range"):
+        equity_table(rules, 50, -1)
+    assert MatchEquity(rules, 1, hands=50).side == 1
