@@ -5,8 +5,9 @@
 loaded), whose header declares exactly the bytes the member holds (a header that declares a
 terabyte is refused before numpy allocates it), and the members together expand to at most
 ``max_bytes`` (a zip bomb stops there: the archive's declared sizes bound what is read, and
-its checksums are checked). Anything else is one :class:`NpzError` saying what is wrong; the
-callers name the file.
+its checksums are checked), and no member name appears twice (numpy reads the last such
+member, other zip readers the first). Anything else is one :class:`NpzError` saying what is
+wrong; the callers name the file.
 
 >>> import numpy as np, os, tempfile
 >>> path = os.path.join(tempfile.mkdtemp(), "a.npz")
@@ -73,6 +74,11 @@ def read_npz(path: str | os.PathLike, *, max_bytes: int,
             if f.read(len(_NPY_MAGIC)) == _NPY_MAGIC:
                 raise NpzError("a single .npy array, not an .npz file")
         with zipfile.ZipFile(path) as archive:
+            seen: set[str] = set()
+            for info in archive.infolist():
+                if info.filename in seen:  # numpy reads the last, another zip reader the first
+                    raise NpzError(f"it holds {info.filename!r} twice")
+                seen.add(info.filename)
             infos = [info for info in archive.infolist()
                      if names is None or info.filename.removesuffix(".npy") in names]
             total = sum(info.file_size for info in infos)

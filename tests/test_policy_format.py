@@ -166,3 +166,26 @@ def test_state_vector_needs_a_match():
     for bad in (None, 3, RuleConfig()):  # None was an AttributeError
         with pytest.raises(TypeError, match=r"^state_vector needs a MatchState"):
             state_vector(bad)
+
+
+def test_an_npz_that_holds_a_member_twice_is_refused(tmp_path):
+    """Two members named b0.npy: numpy read the last (here, other weights than the first's)
+    and another zip reader the first; the file is refused instead of played either way."""
+    import io
+    import warnings
+    import zipfile
+
+    from dominoes_env.npz_files import NpzError, read_npz
+
+    path = tmp_path / "p.npz"
+    write_policy(path, _arrays(), "tanh", META)
+    extra = io.BytesIO()
+    np.lib.format.write_array(extra, np.zeros(8))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile warns of the duplicate name
+        with zipfile.ZipFile(path, "a") as archive:
+            archive.writestr("b0.npy", extra.getvalue())
+    with pytest.raises(PolicyFileError, match=r"it holds 'b0.npy' twice"):
+        read_policy(path)
+    with pytest.raises(NpzError, match=r"^it holds 'b0.npy' twice$"):
+        read_npz(path, max_bytes=1 << 20, names=("metadata",))
