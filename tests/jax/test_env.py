@@ -343,30 +343,37 @@ def test_observe_checks_a_seat_of_any_kind_known_outside_jit():
 
 def test_a_state_of_another_env_is_a_type_error_naming_what_differs():
     # a 3-player or double-nine state ended in JAX's "incompatible shapes for broadcasting"
-    # inside the step, and a double-six env observed a double-nine state without a word
+    # inside the step, and a double-six env observed a double-nine state without a word. The
+    # check reads shapes and dtypes while tracing, so every call is traced only (eval_shape):
+    # run op by op they took 20 s
     env = make(num_players=2, episode="hand")
     key = jax.random.PRNGKey(0)
+
+    def traced(f, state):
+        return jax.eval_shape(f, state)
+
     for other in (make(num_players=3, episode="hand"), make(num_players=2, max_pip=9),
                   make(num_players=4, partnerships=False)):
-        state = other.init(key)
+        state = jax.eval_shape(other.init, key)
         for call in (lambda s: env.step(s, 0, key), lambda s: env.observe(s, 0),
                      lambda s: env.step_autoreset(s, 0, key)):
             with pytest.raises(TypeError, match=r"state is not a State of this env: "
                                                 r"\.\w+ is \w+\[\d*\], where this env's"):
-                call(state)
-    for bad, shown in ((None, "None"), ({}, "{}"), (env.init(key).game_state, "GameState")):
+                traced(call, state)
+    state = jax.eval_shape(env.init, key)
+    for bad, shown in ((None, "None"), ({}, "{}"), (state.game_state, "GameState")):
         with pytest.raises(TypeError, match=rf"^observe's state must be a State of this env "
                                             rf"\(from its init or step\); got {shown}"):
             env.observe(bad, 0)
-    batch = jax.vmap(env.init)(jax.random.split(key, 3))
+    batch = jax.eval_shape(jax.vmap(env.init), jax.random.split(key, 3))
     with pytest.raises(TypeError, match=r"\(a batch of states: jax.vmap the env's methods\)"):
-        env.observe(batch, 0)
-    state = env.init(key)  # a state of the same game is this env's, whatever it observes
-    assert make(num_players=2).observe(state, 1).shape == (env.obs_size,)
+        traced(lambda b: env.observe(b, 0), batch)
+    # a state of the same game is this env's, whatever it observes
+    assert traced(lambda s: make(num_players=2).observe(s, 1), state).shape == (env.obs_size,)
     v3 = make(num_players=2, obs_version=3)
-    assert v3.observe(state, 1).shape == (v3.obs_size,)
-    assert v3.step(state, 0, key).observation.shape == (v3.obs_size,)
-    assert jax.vmap(env.observe, in_axes=(0, None))(batch, 1).shape == (3, env.obs_size)
+    assert traced(lambda s: v3.observe(s, 1), state).shape == (v3.obs_size,)
+    assert traced(lambda s: v3.step(s, 0, key), state).observation.shape == (v3.obs_size,)
+    assert traced(jax.vmap(lambda s: env.observe(s, 1)), batch).shape == (3, env.obs_size)
 
 
 def test_greedy_tie_rank_is_agents_greedy():
