@@ -441,12 +441,12 @@ for opts in ({}, {"num_players": 4, "obs_version": 3},
     keys = jax.random.split(jax.random.PRNGKey(1), 8)
     state = jax.jit(jax.vmap(env.init))(keys)
     step = jax.jit(jax.vmap(env.step))
+    next_keys = jax.jit(jax.vmap(lambda k: jax.random.split(k)[0]))
+    by_random = jax.jit(jax.vmap(lambda s, k: random_policy(env, s, k)))
+    by_greedy = jax.jit(jax.vmap(lambda s: greedy_policy(env, s)))
     for i in range(24):
-        keys = jax.vmap(lambda k: jax.random.split(k)[0])(keys)
-        if i % 2:
-            actions = jax.vmap(lambda s, k: random_policy(env, s, k))(state, keys)
-        else:
-            actions = jax.vmap(lambda s: greedy_policy(env, s))(state)
+        keys = next_keys(keys)
+        actions = by_random(state, keys) if i % 2 else by_greedy(state)
         state = step(state, actions, keys)
         for leaf in jax.tree.leaves(state):
             digest.update(np.asarray(leaf).tobytes())
