@@ -62,6 +62,7 @@ from dominoes_env.core.validation import (
     as_bool,
     as_path,
     as_seed,
+    is_count,
     parse_json,
     short_repr,
 )
@@ -365,10 +366,6 @@ def specs_problem(specs: list[str]) -> str | None:
     return None
 
 
-def _is_count(value: Any, low: int = 0) -> bool:
-    return type(value) is int and value >= low
-
-
 def _info_problem(info: dict) -> str | None:
     """What in a parsed ``dataset.json`` this code cannot read (``None``: nothing)."""
     try:
@@ -394,7 +391,7 @@ def _info_problem(info: dict) -> str | None:
         if info.get(key) != value or type(info.get(key)) is not type(value):
             return f"{key} is {short_repr(info.get(key))}; these rules need {value}"
     for key in ("matches", "decisions"):
-        if not _is_count(info.get(key)):
+        if not is_count(info.get(key)):
             return f"{key} must be a count (an integer >= 0), not {short_repr(info.get(key))}"
     if "complete" in info and type(info["complete"]) is not bool:  # 'yes' was taken
         return f"complete must be true or false, not {short_repr(info['complete'])}"
@@ -402,7 +399,7 @@ def _info_problem(info: dict) -> str | None:
         as_seed(info.get("seed"))
     except (ValueError, TypeError) as err:  # NaN, a string, a negative number were taken
         return str(err)
-    if not _is_count(info.get("max_hands"), 1) or info["max_hands"] > MAX_HANDS:
+    if not is_count(info.get("max_hands"), 1) or info["max_hands"] > MAX_HANDS:
         return (f"max_hands must be an integer in 1..{MAX_HANDS:,}, not "
                 f"{short_repr(info.get('max_hands'))}")
     return None
@@ -485,7 +482,7 @@ def _match_problem(match: np.ndarray, path: Path, info: dict[str, Any]) -> str |
         high = min(low + SHARD_SIZE - 1, high)
         if low <= MAX_SCHEDULE_INDEX:  # past it, no records shard is named for them
             why = f" (the matches of {RECORDS_DIR}/{shard_name(low)})"
-    if info.get("complete") is True and _is_count(info.get("matches")) \
+    if info.get("complete") is True and is_count(info.get("matches")) \
             and info["matches"] - 1 < high:
         if info["matches"] - 1 < low:
             return (f"a dataset of {info['matches']:,} matches has no such file: it would hold "

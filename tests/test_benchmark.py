@@ -194,6 +194,9 @@ def test_the_picture_is_written_and_the_table_printed(card_dir, tmp_path, capsys
     (lambda c: c["tables"][0]["cells"][0].update(matches="x"), r"matches='x' is not a whole"),
     (lambda c: c["tables"][0]["cells"][0].update(points_per_hand="x"),  # a format error
      r"points_per_hand='x' is not a finite number"),
+    # an int no float holds: the check's own math.isfinite was an OverflowError
+    (lambda c: c["tables"][0]["cells"][0].update(points_per_hand=10**400),
+     r"points_per_hand=\d+.* is not a finite number"),
 ])
 def test_a_card_read_back_is_checked_before_it_is_shown(card_dir, tmp_path, change, problem):
     """card.json is a file, read back as untrusted input: every reader of it (the rows, the

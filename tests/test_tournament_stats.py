@@ -190,6 +190,10 @@ def test_a_summary_that_is_not_one_is_named():
     (lambda s: s.update(ratings=5),  # AttributeError: 'int' object has no attribute 'items'
      r"^summary's ratings: must be an object of agents' ratings, not 5$"),
     (lambda s: s["ratings"]["random"].update(mu="x"), r"'random' is not a rating"),
+    # an int no float holds: the check's own math.isfinite was an OverflowError
+    (lambda s: s["ratings"]["random"].update(mu=10**400), r"'random' is not a rating"),
+    (lambda s: s["agent_stats"]["random"].update(points_per_hand=-10**400),
+     r"'random' is not an agent's statistics"),
     (lambda s: s["agent_stats"].pop("random"), r"'random' has a rating but no agent_stats"),
     (lambda s: s.update(last_run=[1]), r"^summary's last_run: must be null or an object"),
 ])

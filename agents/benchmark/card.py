@@ -44,7 +44,13 @@ from pathlib import Path
 from typing import Any
 
 from dominoes_env.core.atomic_files import atomic_write, check_output_path
-from dominoes_env.core.validation import short_repr
+from dominoes_env.core.validation import (
+    is_count,
+    is_finite_number,
+    is_interval,
+    is_rate,
+    short_repr,
+)
 
 from ..tournament.schedule import format_of, tables_for
 from .tables import BenchmarkConfig
@@ -185,38 +191,24 @@ def cell_problem(cell: Any) -> str | None:
     if cell["status"] == "n/a":
         return None if isinstance(cell.get("reason"), str) else "an n/a cell gives its reason"
     for key in ("matches", "matches_scheduled", "wins", "losses", "draws"):
-        if not _count(cell.get(key)):
+        if not is_count(cell.get(key)):
             return f"{key}={short_repr(cell.get(key))} is not a whole number >= 0"
     if type(cell.get("complete")) is not bool:
         return f"complete={short_repr(cell.get('complete'))} is not true or false"
     rate, ci = cell.get("win_rate"), cell.get("win_rate_ci95")
-    if not (rate is None or _rate(rate)) or not (
-            isinstance(ci, list) and len(ci) == 2 and all(map(_rate, ci)) and ci[0] <= ci[1]):
+    if not (rate is None or is_rate(rate)) or not is_interval(ci, is_rate):
         return (f"win_rate={short_repr(rate)} with win_rate_ci95={short_repr(ci)} is not a "
                 "rate in 0..1 (or null) with its interval [low, high] within 0..1")
     for key in ("points_per_hand", "opponent_points_per_hand"):
-        if not (cell.get(key) is None or _finite(cell.get(key))):
+        if not (cell.get(key) is None or is_finite_number(cell.get(key))):
             return f"{key}={short_repr(cell.get(key))} is not a finite number (or null)"
     ms = cell.get("decision_ms")
-    if not (isinstance(ms, dict) and all(ms.get(k) is None or (_finite(ms.get(k)) and ms[k] >= 0)
+    if not (isinstance(ms, dict) and all(ms.get(k) is None
+                                         or (is_finite_number(ms.get(k)) and ms[k] >= 0)
                                          for k in ("mean", "p95"))):
         return (f"decision_ms={short_repr(ms)} is not an object of 'mean' and 'p95' "
                 "milliseconds (finite numbers >= 0, or null)")
     return None
-
-
-def _count(value: Any) -> bool:
-    return type(value) is int and value >= 0
-
-
-def _finite(value: Any) -> bool:
-    import math
-
-    return type(value) in (int, float) and math.isfinite(value)
-
-
-def _rate(value: Any) -> bool:
-    return _finite(value) and 0 <= value <= 1
 
 
 def write_card(card: dict[str, Any], path: str | os.PathLike, *,

@@ -29,6 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from dominoes_env.core.atomic_files import atomic_write, check_output_path
+from dominoes_env.core.validation import (
+    is_count,
+    is_finite_number,
+    is_interval,
+    is_rate,
+    short_repr,
+)
 from dominoes_env.optional import require
 
 from . import stats
@@ -122,7 +129,8 @@ def summary_problem(summary: dict, keys: tuple[str, ...]) -> str | None:
     if ("agents" in keys or "pairs" in keys) and not (
             isinstance(agents, list) and all(isinstance(a, str) for a in agents)
             and len(set(agents)) == len(agents)):
-        return f"agents must be a list of distinct agent specs (text); it holds {_shown(agents)}"
+        return ("agents must be a list of distinct agent specs (text); it holds "
+                f"{short_repr(agents)}")
     for key in keys:
         check = _FIELD_CHECKS.get(key)
         problem = check(summary[key], agents) if check else None
@@ -131,75 +139,52 @@ def summary_problem(summary: dict, keys: tuple[str, ...]) -> str | None:
     if "ratings" in keys and "agent_stats" in keys:  # the agent table: both, and the ordinal
         for name, r in summary["ratings"].items():
             if name not in summary["agent_stats"]:
-                return f"ratings: {_shown(name)} has a rating but no agent_stats"
+                return f"ratings: {short_repr(name)} has a rating but no agent_stats"
             if "ordinal" not in r:
-                return f"ratings: {_shown(name)} has no ordinal"
+                return f"ratings: {short_repr(name)} has no ordinal"
     return None
-
-
-def _shown(value: Any) -> str:
-    from dominoes_env.core.validation import short_repr
-
-    return short_repr(value)
-
-
-def _is_rate(value: Any) -> bool:
-    """A number in 0..1 (a win rate, JSON's float or int; not a bool, NaN or 2.0)."""
-    return type(value) in (int, float) and 0 <= value <= 1
-
-
-def _is_number(value: Any) -> bool:
-    return type(value) in (int, float) and math.isfinite(value)
-
-
-def _is_count(value: Any) -> bool:
-    return type(value) is int and value >= 0
-
-
-def _is_interval(value: Any, bound=_is_number) -> bool:
-    return (isinstance(value, list) and len(value) == 2 and all(map(bound, value))
-            and value[0] <= value[1])
 
 
 def _pairs_problem(pairs: Any, agents: list[str]) -> str | None:
     if not isinstance(pairs, list):
-        return f"must be a list of pairs, not {_shown(pairs)}"
+        return f"must be a list of pairs, not {short_repr(pairs)}"
     for i, p in enumerate(pairs):
         if not isinstance(p, dict) or not {"a", "b", "a_win_rate"} <= set(p):
             return f"pair {i} is not an object with 'a', 'b' and 'a_win_rate'"
         if p["a"] not in agents or p["b"] not in agents or p["a"] == p["b"]:
-            return (f"pair {i} names {_shown(p['a'])} and {_shown(p['b'])}, not two of the "
+            return (f"pair {i} names {short_repr(p['a'])} and {short_repr(p['b'])}, not two of the "
                     "summary's agents")
-        if p["a_win_rate"] is not None and not _is_rate(p["a_win_rate"]):
-            return f"pair {i} has a_win_rate={_shown(p['a_win_rate'])}; a win rate is in 0..1"
+        if p["a_win_rate"] is not None and not is_rate(p["a_win_rate"]):
+            return f"pair {i} has a_win_rate={short_repr(p['a_win_rate'])}; a win rate is in 0..1"
         counts = [p.get(k) for k in ("matches", "a_wins", "b_wins", "draws") if k in p]
-        if not all(map(_is_count, counts)):
+        if not all(map(is_count, counts)):
             return f"pair {i}'s counts of matches, wins and draws must be whole numbers >= 0"
-        if "a_win_rate_ci95" in p and not _is_interval(p["a_win_rate_ci95"], _is_rate):
-            return f"pair {i} has a_win_rate_ci95={_shown(p['a_win_rate_ci95'])}"
+        if "a_win_rate_ci95" in p and not is_interval(p["a_win_rate_ci95"], is_rate):
+            return f"pair {i} has a_win_rate_ci95={short_repr(p['a_win_rate_ci95'])}"
     return None
 
 
 def _ratings_problem(ratings: Any, agents: list[str] | None) -> str | None:
     if not isinstance(ratings, dict):
-        return f"must be an object of agents' ratings, not {_shown(ratings)}"
+        return f"must be an object of agents' ratings, not {short_repr(ratings)}"
     for name, r in ratings.items():
-        if not (isinstance(r, dict) and _is_number(r.get("mu")) and _is_interval(r.get("ci95"))
-                and ("ordinal" not in r or _is_number(r["ordinal"]))):
-            return (f"{_shown(name)} is not a rating (a finite number 'mu', 'ci95' [low, high] "
+        if not (isinstance(r, dict) and is_finite_number(r.get("mu")) and is_interval(r.get("ci95"))
+                and ("ordinal" not in r or is_finite_number(r["ordinal"]))):
+            return (f"{short_repr(name)} is not a rating (a finite number 'mu', 'ci95' [low, high] "
                     "and an 'ordinal' that is a finite number)")
     return None
 
 
 def _stats_problem(agent_stats: Any, agents: list[str] | None) -> str | None:
     if not isinstance(agent_stats, dict):
-        return f"must be an object of agents' statistics, not {_shown(agent_stats)}"
+        return f"must be an object of agents' statistics, not {short_repr(agent_stats)}"
     for name, s in agent_stats.items():
-        if not (isinstance(s, dict) and _is_count(s.get("matches"))
-                and (s.get("win_rate") is None or _is_rate(s.get("win_rate")))
-                and _is_interval(s.get("win_rate_ci95"), _is_rate)
-                and (s.get("points_per_hand") is None or _is_number(s.get("points_per_hand")))):
-            return (f"{_shown(name)} is not an agent's statistics ('matches', 'win_rate', "
+        if not (isinstance(s, dict) and is_count(s.get("matches"))
+                and (s.get("win_rate") is None or is_rate(s.get("win_rate")))
+                and is_interval(s.get("win_rate_ci95"), is_rate)
+                and (s.get("points_per_hand") is None
+                     or is_finite_number(s.get("points_per_hand")))):
+            return (f"{short_repr(name)} is not an agent's statistics ('matches', 'win_rate', "
                     "'win_rate_ci95', 'points_per_hand')")
     return None
 
@@ -208,22 +193,22 @@ def _last_run_problem(last: Any, agents: list[str] | None) -> str | None:
     """``last_run`` (optional): ``null`` or the figures of the run that wrote the summary."""
     if last is None:
         return None
-    if not (isinstance(last, dict) and _is_count(last.get("played"))
-            and _is_number(last.get("seconds"))
+    if not (isinstance(last, dict) and is_count(last.get("played"))
+            and is_finite_number(last.get("seconds"))
             and (last.get("matches_per_second") is None
-                 or _is_number(last.get("matches_per_second")))
-            and _is_count(last.get("workers")) and isinstance(last.get("backend"), str)):
+                 or is_finite_number(last.get("matches_per_second")))
+            and is_count(last.get("workers")) and isinstance(last.get("backend"), str)):
         return ("must be null or an object of 'played', 'seconds', 'matches_per_second', "
-                f"'workers' and 'backend', not {_shown(last)}")
+                f"'workers' and 'backend', not {short_repr(last)}")
     return None
 
 
 def _text_problem(value: Any, agents: list[str] | None) -> str | None:
-    return None if isinstance(value, str) else f"must be text, not {_shown(value)}"
+    return None if isinstance(value, str) else f"must be text, not {short_repr(value)}"
 
 
 def _count_problem(value: Any, agents: list[str] | None) -> str | None:
-    return None if _is_count(value) else f"must be a whole number >= 0, not {_shown(value)}"
+    return None if is_count(value) else f"must be a whole number >= 0, not {short_repr(value)}"
 
 
 #: the check of each field of a summary that the report reads

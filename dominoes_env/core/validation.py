@@ -38,6 +38,40 @@ def is_bool(value: Any) -> bool:
     return isinstance(value, bool) or type(value).__name__ in ("bool_", "bool")
 
 
+def is_count(value: Any, low: int = 0) -> bool:
+    """Whether ``value`` is a whole number >= ``low`` as JSON reads one: an ``int``, not a
+    bool or ``2.0`` (a count read back from a file)."""
+    return type(value) is int and value >= low
+
+
+def is_finite_number(value: Any) -> bool:
+    """Whether ``value`` is a finite number as JSON reads one: an ``int`` or a ``float`` that a
+    float holds finitely, not a bool, NaN or ``10**400`` (``math.isfinite`` of that is an
+    ``OverflowError``, as is every float format of it)."""
+    if type(value) not in (int, float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int past the largest float
+        return False
+
+
+def is_rate(value: Any) -> bool:
+    """Whether ``value`` is a rate read from a file: a finite number in 0..1."""
+    return is_finite_number(value) and 0 <= value <= 1
+
+
+def is_interval(value: Any, bound: Any = is_finite_number) -> bool:
+    """Whether ``value`` is an interval read from a file: ``[low, high]``, each end passing
+    ``bound`` (a finite number by default) and ``low <= high``.
+
+    >>> is_interval([0.2, 0.4], is_rate), is_interval([0.4, 0.2]), is_interval([0, 10**400])
+    (True, False, False)
+    """
+    return (isinstance(value, list) and len(value) == 2 and all(map(bound, value))
+            and value[0] <= value[1])
+
+
 def as_int(name: str, value: Any, low: int | None = None, high: int | None = None, *,
            optional: bool = False) -> int | None:
     """``value`` as a Python ``int`` after checking its type and range (``low``/``high``
