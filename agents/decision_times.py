@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dominoes_env.core.validation import short_repr
+from dominoes_env.core.validation import is_finite_number, short_repr
 
 #: histogram bins per factor of ten of seconds
 BINS_PER_DECADE = 20
@@ -106,7 +106,7 @@ class DecisionTimes:
         decisions, seconds, hist = data["decisions"], data["seconds"], data["histogram"]
         if type(decisions) is not int or decisions < 0:
             raise ValueError(f"decisions must be an integer >= 0, got {short_repr(decisions)}")
-        if (type(seconds) not in (int, float) or not math.isfinite(seconds) or seconds < 0):
+        if not is_finite_number(seconds) or seconds < 0:  # 10**400: math.isfinite overflowed
             raise ValueError(f"seconds must be a finite number >= 0, got {short_repr(seconds)}")
         out = cls(decisions, float(seconds))
         if not isinstance(hist, list):

@@ -26,14 +26,18 @@ such a save holds.
 from __future__ import annotations
 
 import json
-import math
 import re
 import zipfile
 from collections.abc import Callable
 from typing import IO, Any
 
 from dominoes_env.cli_support import MAX_TRAINER_SEED
-from dominoes_env.core.validation import DuplicateKeyError, parse_json, short_repr
+from dominoes_env.core.validation import (
+    DuplicateKeyError,
+    is_finite_number,
+    parse_json,
+    short_repr,
+)
 from dominoes_env.policy_format import MAX_STEPS  # a JSON number's exact integers
 
 #: the most the ``data`` entry may take once inflated (a real one is about 20 KB)
@@ -224,7 +228,7 @@ def _integer(low: int, high: int = MAX_STEPS) -> Callable[[Any], str | None]:
 
 def _number(low: float, high: float, low_open: bool = False) -> Callable[[Any], str | None]:
     def check(value: Any) -> str | None:
-        if (type(value) not in (int, float) or not math.isfinite(value) or value > high
+        if (not is_finite_number(value) or value > high
                 or value < low or (low_open and value == low)):
             return f"a number {'>' if low_open else '>='} {low} and <= {high} is expected"
         return None

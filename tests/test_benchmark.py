@@ -491,6 +491,8 @@ def test_bins_are_clamped_and_their_middles_lie_inside():
     ({"decisions": 1, "seconds": 0.1}, "must be an object"),
     ({"decisions": -1, "seconds": 0.1, "histogram": []}, "decisions must be an integer >= 0"),
     ({"decisions": 1, "seconds": math.nan, "histogram": [[0, 1]]}, "seconds must be a finite"),
+    # an int past the largest float: math.isfinite of it was an OverflowError
+    ({"decisions": 1, "seconds": 10**400, "histogram": [[0, 1]]}, "seconds must be a finite"),
     ({"decisions": 1, "seconds": 0.1, "histogram": [[10**9, 1]]}, "is not \\[bin, count\\]"),
     ({"decisions": 2, "seconds": 0.1, "histogram": [[0, 1], [0, 1]]}, "once"),
     ({"decisions": 1, "seconds": 0.1, "histogram": [[0, 0]]}, "count >= 1"),

@@ -237,6 +237,9 @@ IMPOSSIBLE_LINES = {
                        "duration_s must be a finite number >= 0, not nan"),
     "duration_s negative": (lambda r: r.update(duration_s=-1.0), "not -1.0"),
     "duration_s a string": (lambda r: r.update(duration_s="1"), "not '1'"),
+    # an int past the largest float: math.isfinite of it was an OverflowError
+    "duration_s huge": (lambda r: r.update(duration_s=10**400),
+                        "duration_s must be a finite number >= 0, not 1000"),
     "fewer plays than hands": (lambda r: r.update(plays=0), "plays must be an integer in"),
     "seat points past the score": (
         lambda r: r["seat_points"].__setitem__(_loser(r), r["scores"][_loser(r)] + 5),

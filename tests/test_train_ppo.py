@@ -671,6 +671,9 @@ STEPS = "an integer in 0..9,007,199,254,740,992 is expected"
      "its learning_rate is nan; a number > 0 and <= 1 is expected"),
     (dict(change=_set("learning_rate", "x")),
      "its learning_rate is 'x'; a number > 0 and <= 1 is expected"),
+    # an int past the largest float: math.isfinite of it was an OverflowError
+    (dict(change=_set("gamma", 10**400)),
+     f"its gamma is 1{'0' * 56}...; a number > 0 and <= 1 is expected"),
     (dict(change=_set("num_timesteps", "16")), f"its num_timesteps is '16'; {STEPS}"),
     (dict(change=_set("num_timesteps", 10**30)),
      f"its num_timesteps is 1000000000000000000000000000000; {STEPS}"),

@@ -26,7 +26,6 @@ Results do not depend on ``workers`` or ``backend``: each match is fully determi
 from __future__ import annotations
 
 import json
-import math
 import os
 import pickle
 import signal
@@ -55,6 +54,7 @@ from dominoes_env.core.validation import (
     as_int,
     as_path,
     as_seed,
+    is_finite_number,
     parse_json,
     short_repr,
 )
@@ -544,7 +544,7 @@ def _tally_problem(rec: dict, rules: RuleConfig) -> str | None:
     if type(leader) is not int or not 0 <= leader < n:
         return f"first_leader must be a seat (0..{n - 1})"
     seconds = rec["duration_s"]
-    if type(seconds) not in (int, float) or not math.isfinite(seconds) or seconds < 0:
+    if not is_finite_number(seconds) or seconds < 0:  # 10**400: math.isfinite overflowed
         return f"duration_s must be a finite number >= 0, not {short_repr(seconds)}"
     return None
 
