@@ -70,6 +70,30 @@ def pytest_configure(config: pytest.Config) -> None:
         sys.meta_path.insert(0, _JaxRefused())
 
 
+@pytest.fixture(autouse=True)
+def _stop_signal_handlers_kept(request: pytest.FixtureRequest):
+    """The handlers of SIGINT, SIGTERM and SIGHUP as each test found them: a test that leaves
+    one changed (ignored, or a handler of its own) turns the Ctrl-C of a later test in the same
+    worker into nothing (both SIGINT cases of
+    ``test_a_stop_that_a_library_turns_into_another_exception_is_the_stop`` failed so once in
+    a fresh clone's suite). The handlers are put back after each test, and the test that
+    changed them is named in a warning of the run's summary."""
+    import signal
+    import threading
+    import warnings
+
+    names = [n for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)]
+    main = threading.current_thread() is threading.main_thread()
+    before = {n: signal.getsignal(getattr(signal, n)) for n in names} if main else {}
+    yield
+    for name, handler in before.items():
+        now = signal.getsignal(getattr(signal, name))
+        if now is not handler and handler is not None:
+            signal.signal(getattr(signal, name), handler)
+            warnings.warn(f"{request.node.nodeid} left the {name} handler as {now!r}; it was "
+                          "put back", pytest.PytestWarning, stacklevel=1)
+
+
 @pytest.fixture
 def one_local_ray(tmp_path_factory: pytest.TempPathFactory):
     """Hold the suite's Ray lock: one test at a time starts a local Ray instance, whatever the
