@@ -70,23 +70,34 @@ def pytest_configure(config: pytest.Config) -> None:
         sys.meta_path.insert(0, _JaxRefused())
 
 
+def _stop_signal_handlers() -> dict:
+    import signal
+
+    return {n: signal.getsignal(getattr(signal, n)) for n in ("SIGINT", "SIGTERM", "SIGHUP")
+            if hasattr(signal, n)}
+
+
+#: the stop signals' handlers as the session started (this module is imported in each worker's
+#: main thread before any test runs)
+_SESSION_HANDLERS = _stop_signal_handlers()
+
+
 @pytest.fixture(autouse=True)
 def _stop_signal_handlers_kept(request: pytest.FixtureRequest):
-    """The handlers of SIGINT, SIGTERM and SIGHUP as each test found them: a test that leaves
-    one changed (ignored, or a handler of its own) turns the Ctrl-C of a later test in the same
-    worker into nothing (both SIGINT cases of
-    ``test_a_stop_that_a_library_turns_into_another_exception_is_the_stop`` failed so once in
-    a fresh clone's suite). The handlers are put back after each test, and the test that
-    changed them is named in a warning of the run's summary."""
+    """Every test starts with the handlers of SIGINT, SIGTERM and SIGHUP the session started
+    with: a test that leaves one changed (ignored, or a handler of its own) turned the Ctrl-C
+    of a later test in the same worker into nothing (both SIGINT cases of
+    ``test_a_stop_that_a_library_turns_into_another_exception_is_the_stop`` failed so in fresh
+    clones' suites). The handlers are put back after each test that changed them, and that
+    test is named in a warning of the run's summary."""
     import signal
     import threading
     import warnings
 
-    names = [n for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)]
-    main = threading.current_thread() is threading.main_thread()
-    before = {n: signal.getsignal(getattr(signal, n)) for n in names} if main else {}
     yield
-    for name, handler in before.items():
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for name, handler in _SESSION_HANDLERS.items():
         now = signal.getsignal(getattr(signal, name))
         if now is not handler and handler is not None:
             signal.signal(getattr(signal, name), handler)
