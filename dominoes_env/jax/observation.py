@@ -55,7 +55,6 @@ from .game import (
     pick_row,
     popcount,
     rows_of,
-    sum_one_float,
 )
 from .tables import SPINNER_FIRST, SPINNER_NONE
 
@@ -86,18 +85,20 @@ def observe(game: Game, s: GameState, seat: jax.Array, version: int = DEFAULT_VE
     rel = (seat + jnp.arange(1, n, dtype=I32)[:, None]) % n == jnp.arange(n, dtype=I32)[None, :]
     others_lacks = jnp.any(rel[:, :, None] & s.known_lacks[None, :, :], axis=1).reshape(-1)
 
-    count = pick(tb.count_f32, jnp.where(led, s.count, 0))
     seat_sizes = popcount(s.hands)
     sizes = jnp.sum(jnp.where(rel, seat_sizes[None, :], 0), axis=1, dtype=I32)
-    others_hand_size = _lookup(tb.hand_f32, sizes)
-    boneyard = _lookup(tb.bone_f32, jnp.stack([tb.B - s.drawn, tb.draw_limit - s.drawn]))
     # the sides in relative order: row ``seat`` of the static table, by one-hot
     side_order = jnp.sum(jnp.where((jnp.arange(n, dtype=I32) == seat)[:, None],
                                    jnp.asarray(tb.rel_sides), 0), axis=0, dtype=I32)  # fmt: skip
     side_scores = jnp.sum(jnp.where(side_order[:, None] == jnp.arange(S, dtype=I32)[None, :],
                                     s.scores[None, :], 0), axis=1, dtype=I32)  # fmt: skip
-    top_score = tb.score_f32.shape[0] - 1  # every score from there on shows SCORE_CAP
-    scores = jnp.asarray(tb.score_f32)[jnp.clip(side_scores, 0, top_score)]
+    # the scaled numbers (count, others_hand_size, boneyard, scores): their float32 values
+    # read from the tables in one gather of a few entries per game (a one-hot over each table
+    # cost as much as a third of the observation: measured)
+    scaled = _scaled_numbers(tb, jnp.where(led, s.count, 0), sizes,
+                             jnp.stack([tb.B - s.drawn, tb.draw_limit - s.drawn]), side_scores)
+    count, others_hand_size = scaled[:1], scaled[1:n]
+    boneyard, scores = scaled[n : n + 2], scaled[n + 2 :]
 
     # move_points: the points of each of this seat's legal moves when it is to play
     to_play = (game.legal_mask(s) if legal is None else legal) & (turn >= 0)
@@ -113,7 +114,7 @@ def observe(game: Game, s: GameState, seat: jax.Array, version: int = DEFAULT_VE
         end_open, end_double, has_spinner[None], spinner_value, s.spinner_free & has_spinner,
         count_mod5, turn_block, others_lacks,
     ]).astype(jnp.float32)  # fmt: skip
-    blocks = [binary, count[None], others_hand_size, boneyard, scores, move_points]
+    blocks = [binary, count, others_hand_size, boneyard, scores, move_points]
     if version >= 3:
         # only the seat to play has lookahead values (0 elsewhere): computed for that seat,
         # they do not depend on ``seat``, so under vmap over seats they are computed once
@@ -121,6 +122,22 @@ def observe(game: Game, s: GameState, seat: jax.Array, version: int = DEFAULT_VE
         blocks.extend(jnp.where(mine, block, jnp.float32(0))
                       for block in lookahead(game, s, turn, to_play, version))
     return jnp.concatenate(blocks)
+
+
+def _scaled_numbers(tb, count: jax.Array, sizes: jax.Array, boneyard: jax.Array,
+                    scores: jax.Array) -> jax.Array:
+    """``float32[1 + (n - 1) + 2 + S]``: ``count``'s, ``sizes``', ``boneyard``'s and ``scores``'
+    entries of the tables ``count_f32``, ``hand_f32``, ``bone_f32`` and ``score_f32`` (scores
+    clipped to the table: every score from its end on shows ``SCORE_CAP``), by one gather
+    from the four tables laid end to end."""
+    tables = (tb.count_f32, tb.hand_f32, tb.bone_f32, tb.score_f32)
+    starts = np.cumsum([0] + [len(t) for t in tables[:-1]])
+    index = jnp.concatenate([
+        jnp.clip(jnp.atleast_1d(values), 0, len(table) - 1) + start
+        for values, table, start in zip((count, sizes, boneyard, scores), tables, starts,
+                                        strict=True)
+    ])  # fmt: skip
+    return jnp.asarray(np.concatenate(tables))[index]
 
 
 def _fifths(count: jax.Array) -> jax.Array:
@@ -192,9 +209,9 @@ def lookahead(game: Game, s: GameState, seat: jax.Array, legal: jax.Array, versi
     if version >= 4:
         held = popcount(pick_row(s.hands, nxt))
         size = jnp.sum(possible, dtype=I32)
-        # this position's row of the table (one slice), then each code's entry: a gather (the
-        # one-hot of _lookup over T + 1 entries for each of 4T codes cost more than the rest of
-        # the block, measured)
+        # this position's row of the table (one slice), then each code's entry: a gather (a
+        # one-hot over T + 1 entries for each of 4T codes cost more than the rest of the block,
+        # measured)
         table = jnp.asarray(reply_chance_table(tb.T).reshape(-1, tb.T + 1))
         chance = table[held * (tb.T + 1) + size][jnp.clip(ints[1], 0, tb.T)]
         blocks.append(jnp.where(legal, chance, jnp.float32(0)))
@@ -402,10 +419,3 @@ def _play_by_code(game: Game, s: GameState, values: jax.Array) -> jax.Array:
     return jnp.sum(jnp.where(other[:, None] == jnp.arange(V, dtype=I32), rows, 0), axis=1,
                    dtype=I32)
 
-
-def _lookup(table, index: jax.Array) -> jax.Array:
-    """``table[index]`` for an array of indices into a small table, by one-hot (exact: one
-    nonzero term; for long tables or many indices a gather is faster)."""
-    table = jnp.asarray(table)
-    hot = index[..., None] == jnp.arange(table.shape[0], dtype=I32)
-    return sum_one_float(jnp.where(hot, table, jnp.float32(0)))
