@@ -54,10 +54,10 @@ def test_random_policy_on_double_nine_reaches_every_tile():
 
 
 @pytest.mark.parametrize("options", [{}, {"max_pip": 12, "num_players": 4, "hand_size": 15}])
-def test_random_policy_plays_the_kth_legal_code_for_k_its_word_mod_the_count(options):
-    """Exactly the ``k``-th legal code in code order, ``k`` the key's word modulo the number of
-    legal codes; across word boundaries (codes 31, 32, 63, 64 and the last), on double-six's
-    112 codes and double-twelve's 364; 0 when no code is legal."""
+def test_random_policy_plays_the_kth_legal_code_for_k_its_word_scaled_to_the_count(options):
+    """Exactly the ``k``-th legal code in code order, ``k = floor(word * count / 2**32)`` for the
+    key's word and the number of legal codes; across word boundaries (codes 31, 32, 63, 64 and
+    the last), on double-six's 112 codes and double-twelve's 364; 0 when no code is legal."""
     from dominoes_env.jax import rng
 
     env = make(**options)
@@ -75,4 +75,14 @@ def test_random_policy_plays_the_kth_legal_code_for_k_its_word_mod_the_count(opt
     words = np.asarray(jax.vmap(rng.bits)(keys))
     for mask, word, code in zip(masks, words, got, strict=True):
         legal = np.flatnonzero(mask)
-        assert code == (legal[int(word) % len(legal)] if len(legal) else 0)
+        assert code == (legal[(int(word) * len(legal)) >> 32] if len(legal) else 0)
+
+
+def test_the_random_index_is_the_high_half_of_the_product_at_the_extremes():
+    from dominoes_env.jax.policies import _below
+
+    words = np.array([0, 1, 0xFFFF, 0x10000, 0x7FFFFFFF, 0x80000000, 0xFFFF0000, 0xFFFFFFFF],
+                     np.uint32)
+    for count in (0, 1, 2, 3, 112, 364, 0xFFFF):
+        got = np.asarray(jax.vmap(lambda w, c=count: _below(w, jnp.int32(c)))(words))
+        assert got.tolist() == [(int(w) * count) >> 32 for w in words], count
