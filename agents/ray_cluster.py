@@ -140,11 +140,33 @@ def init_ray(*, address: str | None = None, num_cpus: int | None = None,
         return False
     address = address or ray_address_from_environment()
     before = _sigterm_handler()
+    original = (signal.getsignal(signal.SIGTERM)
+                if threading.current_thread() is threading.main_thread() else None)
     try:
-        return _init_ray(ray, address, num_cpus, code_search_path, attempts, kwargs)
+        started = _init_ray(ray, address, num_cpus, code_search_path, attempts, kwargs)
     finally:
         if before is not None:
             signal.signal(signal.SIGTERM, before)
+    if started and original is not None:
+        _SIGTERM_BEFORE_RAY[:] = [original]
+    return started
+
+
+#: the SIGTERM handler this process had before :func:`init_ray` started Ray (put back by
+#: :func:`shutdown_ray`)
+_SIGTERM_BEFORE_RAY: list = []
+
+
+def shutdown_ray() -> None:
+    """``ray.shutdown()``, then the SIGTERM handler the process had before :func:`init_ray`
+    started Ray: Ray's own (``sys.exit(15)``), which ``ray.init`` installs where the process
+    had none of its own, outlived the Ray it was there for (a SIGTERM after a Ray tournament
+    ended a user's process with status 15)."""
+    import ray
+
+    ray.shutdown()
+    if _SIGTERM_BEFORE_RAY and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _SIGTERM_BEFORE_RAY.pop())
 
 
 def _sigterm_handler():

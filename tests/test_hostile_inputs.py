@@ -704,8 +704,11 @@ def test_a_stop_that_a_library_turns_into_another_exception_is_the_stop(
     # a Ctrl-C reaches Python as KeyboardInterrupt, as in a terminal: the suite's worker may
     # have inherited another SIGINT handler (a suite started in the background inherits SIGINT
     # ignored), and the kill then did nothing
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    assert run_command(body) == status
+    was = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        assert run_command(body) == status
+    finally:
+        signal.signal(signal.SIGINT, was)
     assert capsys.readouterr().err == line
 
 

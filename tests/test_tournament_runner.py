@@ -59,10 +59,13 @@ def test_ray_backend_gives_the_same_results(tmp_path, one_local_ray):
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'ray[default]')")
     config = TournamentConfig(["random", "greedy"], FAST, matches=8, seed=5)
     local = run_tournament(config, tmp_path / "local", workers=1, progress=False)
+    handler = signal.getsignal(signal.SIGTERM)
     remote = run_tournament(config, tmp_path / "ray", workers=2, backend="ray", progress=False)
     assert remote.played == local.played == 8
     assert match_records(tmp_path / "ray") == match_records(tmp_path / "local")
     assert not ray.is_initialized()  # the Ray it started is shut down again
+    # and its SIGTERM handler (sys.exit(15)) with it: the process's own is back
+    assert signal.getsignal(signal.SIGTERM) is handler
 
 
 # -- resume ---------------------------------------------------------------------------------------

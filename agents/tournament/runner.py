@@ -300,7 +300,7 @@ def iter_ray(jobs: Sequence[MatchJob], config: TournamentConfig, workers: int,
         import ray
     except ImportError as err:
         raise ValueError(f"backend='ray' needs Ray: pip install 'ray[default]' ({err})") from None
-    from ..ray_cluster import init_ray
+    from ..ray_cluster import init_ray, shutdown_ray
 
     # the workers import agents by spec from this package and from this process's path
     # (code_search_path: no runtime environment to set up, no agent process to wait on)
@@ -325,7 +325,7 @@ def iter_ray(jobs: Sequence[MatchJob], config: TournamentConfig, workers: int,
         for ref in in_flight:
             ray.cancel(ref, force=True)
         if started:
-            ray.shutdown()
+            shutdown_ray()
 
 
 def _outcome(rec: dict) -> tuple:
@@ -767,9 +767,9 @@ def run_tournament(
                                  f"{err.strerror or err}); {kept}") from None
     finally:
         if joined:
-            import ray
+            from ..ray_cluster import shutdown_ray
 
-            ray.shutdown()
+            shutdown_ray()
 
 
 #: the program whose run a tournament's folder holds (its run marker names it)
