@@ -17,6 +17,7 @@ Run them as ``make test`` does::
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -81,7 +82,13 @@ def test_notebook_runs_on_a_fresh_kernel(name, tmp_path, monkeypatch):
         nb, timeout=CELL_TIMEOUT, kernel_name="python3", shutdown_kernel="immediate",
         resources={"metadata": {"path": str(NOTEBOOK_DIR)}},
     )
-    client.execute()  # raises CellExecutionError naming the failing cell
+    # Jupyter's client installs Python's Ctrl-C handler in this process: the worker's own is
+    # put back (conftest.py checks that no test leaves one changed)
+    was = signal.getsignal(signal.SIGINT)
+    try:
+        client.execute()  # raises CellExecutionError naming the failing cell
+    finally:
+        signal.signal(signal.SIGINT, was)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     kinds = {k for o in outputs for k in o.get("data", {})}

@@ -16,7 +16,9 @@ versions 3 and 2 (computed by the same code on each side; ``test_jax_env`` check
 prefixes against versions 2 and 3 themselves), so every version is held equal. In the greedy
 matches the jittable ``greedy_policy`` must choose what ``agents.greedy`` chose, step by step.
 
-``HANDS`` hands per configuration (default 2,000; ``DOMINOES_JAX_HANDS`` overrides it).
+``HANDS`` hands per configuration of a double-six set (default 2,000; ``DOMINOES_JAX_HANDS``
+overrides it); a set of ``T`` tiles deals ``HANDS * 28 / T`` (its hands are as many times
+longer, and its observations wider: about as many plays are compared, in as much time).
 """
 
 from __future__ import annotations
@@ -270,11 +272,17 @@ def mask_mismatch(masks, core: CoreRun, valid) -> str | None:
             f"JAX {bool(masks[g, k, code])} != core {bool(core.masks[g, k, code])}")
 
 
+def hands_for(rules: RuleConfig) -> int:
+    """The hands dealt for ``rules``: ``HANDS`` with a double-six set, fewer with more tiles."""
+    return -(-HANDS * 28 // rules.num_tiles)
+
+
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_jax_game_equals_core(name):
     rules = RuleConfig(**CONFIGS[name])
-    core = CoreRun(rules, HANDS, seed=sorted(CONFIGS).index(name))
-    assert core.hands >= HANDS
+    hands = hands_for(rules)
+    core = CoreRun(rules, hands, seed=sorted(CONFIGS).index(name))
+    assert core.hands >= hands
     env, run = jax_runner(name)
     (rows, obs_diff, masks, conventions), rewards, choices = run_in_chunks(run, core)
     G, L1 = core.scalars.shape[:2]
