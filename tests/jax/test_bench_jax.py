@@ -44,3 +44,19 @@ def test_reloaded_adds_a_row_per_step_timed_in_the_same_rounds(monkeypatch, caps
                     "JAX step_autoreset (reloaded)", "JAX pgx auto_reset (reloaded)"]
     assert asked == [("step_autoreset", False), ("pgx auto_reset", False),
                      ("step_autoreset", True), ("pgx auto_reset", True)]
+
+
+def test_the_header_says_how_many_cpus_xla_may_use(monkeypatch, capsys):
+    """A figure taken under ``taskset -c 0`` says so: XLA's hand-offs between threads cost
+    CPU time, so the same step gives other figures on one core than on two."""
+    import os
+
+    import dominoes_env.throughput
+
+    monkeypatch.setattr(bench_jax, "bench_jax", lambda *a, **k: ((0.5, 0.5), lambda: (2.0, 1.0)))
+    monkeypatch.setattr(dominoes_env.throughput, "run_aec", lambda make_env, seconds: 1.0)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert bench_jax.main(["--batches", "1", "--steps", "1", "--seconds", "0.01",
+                           "--repeats", "1"]) == 0
+    assert "1 of 2 CPUs for XLA's threads" in capsys.readouterr().out
