@@ -121,6 +121,11 @@ def _first_line(err: BaseException) -> str:
     return text.splitlines()[0]
 
 
+#: the SIGTERM handler this process had before :func:`init_ray` started Ray (put back by
+#: :func:`shutdown_ray`)
+_SIGTERM_BEFORE_RAY: list = []
+
+
 def init_ray(*, address: str | None = None, num_cpus: int | None = None,
              code_search_path: Sequence[str] = (), attempts: int = START_ATTEMPTS,
              **kwargs: Any) -> bool:
@@ -131,7 +136,8 @@ def init_ray(*, address: str | None = None, num_cpus: int | None = None,
     A SIGTERM handler the process had (a command's, from
     :func:`dominoes_env.cli_support.run_command`: work saved, one line, status 143) is put back
     after ``ray.init``, which puts in its own (``sys.exit(15)``: status 15, without a word,
-    nothing saved); without one, Ray's stays (it shuts Ray down on the way out)."""
+    nothing saved); without one, Ray's stays while Ray runs (it shuts Ray down on the way out),
+    and :func:`shutdown_ray` takes it away with Ray."""
     try:
         import ray
     except ImportError as err:
@@ -150,11 +156,6 @@ def init_ray(*, address: str | None = None, num_cpus: int | None = None,
     if started and original is not None:
         _SIGTERM_BEFORE_RAY[:] = [original]
     return started
-
-
-#: the SIGTERM handler this process had before :func:`init_ray` started Ray (put back by
-#: :func:`shutdown_ray`)
-_SIGTERM_BEFORE_RAY: list = []
 
 
 def shutdown_ray() -> None:
