@@ -145,14 +145,14 @@ def init_ray(*, address: str | None = None, num_cpus: int | None = None,
     if ray.is_initialized():
         return False
     address = address or ray_address_from_environment()
-    before = _sigterm_handler()
+    # SIGTERM's handler, on the main thread (where it can be put back), else None
     original = (signal.getsignal(signal.SIGTERM)
                 if threading.current_thread() is threading.main_thread() else None)
     try:
         started = _init_ray(ray, address, num_cpus, code_search_path, attempts, kwargs)
     finally:
-        if before is not None:
-            signal.signal(signal.SIGTERM, before)
+        if callable(original):  # a program's own handler: put back at once
+            signal.signal(signal.SIGTERM, original)
     if started and original is not None:
         _SIGTERM_BEFORE_RAY[:] = [original]
     return started
@@ -168,15 +168,6 @@ def shutdown_ray() -> None:
     ray.shutdown()
     if _SIGTERM_BEFORE_RAY and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _SIGTERM_BEFORE_RAY.pop())
-
-
-def _sigterm_handler():
-    """The SIGTERM handler a program set (a Python function; on the main thread, where it can
-    be put back), else ``None``."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    handler = signal.getsignal(signal.SIGTERM)
-    return handler if callable(handler) else None
 
 
 def _init_ray(ray, address: str | None, num_cpus: int | None, code_search_path: Sequence[str],
