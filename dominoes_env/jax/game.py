@@ -263,6 +263,9 @@ class Game:
         ``tests/jax/test_deal.py`` checks the places and the leader look uniform.)"""
         T, n = self.tb.T, self.tb.n
         seed = rng.bits(key, 2)  # jax.random.bits(key, (2,), uint32), fused (see .rng)
+        # computed once (an odd word is never 0: a False XLA cannot fold): left alone XLA
+        # computes the threefry block again for each of the hash's T + 1 words
+        seed = materialize(seed, never=(seed[0] | 1) == 0)
         words = mix32(mix32(seed[0] + jnp.arange(T + 1, dtype=jnp.uint32) * _GOLDEN) ^ seed[1])
         # computed once: left alone XLA recomputes the hash into each of the rank's T * T
         # comparisons (measured: the deal 7 times slower)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from dominoes_env.core import POINT_SCALE
 
@@ -33,18 +32,28 @@ def random_policy(env: Env, state: State, key: jax.Array) -> jax.Array:
     legal codes (off uniform by at most ``count / 2**32``, under 1e-7 for 364 codes); 0 when
     no code is legal.
 
-    The legal mask is packed into 32-bit words (the bits of a word summed: they are distinct
-    powers of two), so the ``k``-th code is found by population counts: the word that holds
-    it, then a binary search of that word's bits. Each step is element-wise over the batch: a
-    running sum over the codes (``cumsum``) is a sequential scan per game on XLA's CPU backend,
-    and a product with a triangular matrix of ones a library call (measured: this policy at a
-    third of their cost)."""
+    The legal mask is packed into 32-bit words, so the ``k``-th code is found by population
+    counts: the word that holds it, then a binary search of that word's bits. The packing
+    moves bytes, not bits: a tile's four codes are four adjacent bytes of the mask, read as
+    one 32-bit word (end ``e`` at bit ``8 e``; byte order little-endian, as XLA lays words out),
+    whose four bits one product gathers to bits 0-3, and eight tiles' nibbles make a word.
+    Each step is element-wise over the batch: a sum of the codes' bits over each word is a
+    reduction along the mask's rows, a running sum over the codes (``cumsum``) a sequential
+    scan per game and a product with a table of powers of two a library call on XLA's CPU
+    backend (measured: the byte packing took the bench's batch step from 2.8 to 2.6 ms
+    against the sum, with XLA on one core). (Reordering the bytes first, so that one read
+    gives a word in code order, is faster still, but XLA folds that reordering wrongly when
+    the mask is a constant.)"""
     mask = state.legal_action_mask
     A = mask.shape[-1]
     W = -(-A // 32)
-    bits = np.left_shift(np.uint32(1), np.arange(32 * W, dtype=np.uint32) % np.uint32(32))
-    ones = jnp.where(jnp.pad(mask, (0, 32 * W - A)), jnp.asarray(bits), jnp.uint32(0))
-    words = jnp.sum(ones.reshape(W, 32), axis=1, dtype=jnp.uint32)  # the mask, 32 codes a word
+    m = jnp.pad(mask, (0, 32 * W - A)).astype(jnp.uint8).reshape(8 * W, 4)
+    u = jax.lax.bitcast_convert_type(m, jnp.uint32)  # per tile: end e at bit 8 e
+    # bits 0, 8, 16, 24 to 21, 22, 23, 24: the product's partial sums never overlap
+    u = (((u * jnp.uint32(0x204081)) >> jnp.uint32(21)) & jnp.uint32(0xF)).reshape(W, 8)
+    words = u[:, 0]  # tile 8 w + g's codes at bits 4 g .. 4 g + 3 of word w: code order
+    for g in range(1, 8):
+        words = words | (u[:, g] << jnp.uint32(4 * g))
     counts = jax.lax.population_count(words).astype(jnp.int32)
     k = _below(rng.bits(key), jnp.sum(counts, dtype=jnp.int32))
     # the word holding the k-th legal code, by the legal codes before each word (a static

@@ -78,6 +78,26 @@ def test_random_policy_plays_the_kth_legal_code_for_k_its_word_scaled_to_the_cou
         assert code == (legal[(int(word) * len(legal)) >> 32] if len(legal) else 0)
 
 
+@pytest.mark.parametrize("options", [{}, {"max_pip": 9}])
+def test_random_policy_draws_the_same_codes_whether_xla_folds_the_mask_or_not(options):
+    """A state known when the policy is compiled (XLA folds the packing of its mask into a
+    constant) and the same state passed in draw the same codes: XLA folds a reordering of the
+    mask's bytes wrongly (a packing that read the mask through one drew codes past the last
+    here), so the packing must not rely on one."""
+    env = make(num_players=2, **options)
+    A = env.num_actions
+    state = jax.jit(env.init)(jax.random.PRNGKey(0))
+    mask = np.zeros(A, bool)
+    mask[[0, 1, 2, 3, 9, 40, 41, 63, A - 2, A - 1]] = True
+    state = state.replace(legal_action_mask=jnp.asarray(mask))
+    keys = jax.random.split(jax.random.PRNGKey(3), 256)
+    folded = jax.jit(jax.vmap(lambda k: random_policy(env, state, k)))(keys)
+    passed = jax.jit(jax.vmap(lambda s, k: random_policy(env, s, k), in_axes=(None, 0)))(
+        state, keys)
+    assert np.asarray(folded).tolist() == np.asarray(passed).tolist()
+    assert mask[np.asarray(folded)].all()
+
+
 def test_the_random_index_is_the_high_half_of_the_product_at_the_extremes():
     from dominoes_env.jax.policies import _below
 
