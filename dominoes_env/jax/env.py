@@ -211,10 +211,8 @@ class Env(pgx.Env):
             y = self.game.next_hand(y, deal)
         new = _materialize(self._after(state, y, seat, illegal))
         # one legal mask, from the materialized game: an episode that is over (by the rules,
-        # an illegal action, or before this step) shows every action legal (Pgx's convention);
-        # materialized too, so that its readers (the observation, a policy) do not each compute
-        # it again
-        mask = materialize(self.game.legal_mask(new._x), never=new._step_count < 0)
+        # an illegal action, or before this step) shows every action legal (Pgx's convention)
+        mask = self._stepped_mask(new)
         new = new.replace(legal_action_mask=mask | new.terminated)
         return new.replace(observation=self._observe_mask(new, mask))
 
@@ -247,9 +245,13 @@ class Env(pgx.Env):
         )  # fmt: skip
         new = _materialize(_select(stepped.terminated, reset, stepped))
         # the new match's first mask, or the mask after a step that did not end the episode
-        # (materialized, as in step_deal)
-        mask = materialize(self.game.legal_mask(new._x), never=new._step_count < 0)
+        mask = self._stepped_mask(new)
         return new.replace(legal_action_mask=mask, observation=self._observe_mask(new, mask))
+
+    def _stepped_mask(self, new: State) -> jax.Array:
+        """The legal mask of the game a step left in ``new`` (materialized), written out once so
+        that its readers (the observation, a policy) do not each compute it again."""
+        return materialize(self.game.legal_mask(new._x), never=new._step_count < 0)
 
     def _move(self, state: State, action: jax.Array, flip) -> tuple[GameState, jax.Array,
                                                                     jax.Array]:
