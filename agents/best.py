@@ -7,10 +7,12 @@ needs the table's own trained policy, and is ``best`` only where it was measured
 ======================  ============================  =========================================
 table                   spec                          why
 ======================  ============================  =========================================
-``2p``                  ``guided``                    won 2,460 of 4,000 matches against
-                                                      ``search`` (61.5%, Wilson interval
-                                                      60.0-63.0%; docs/results.md), where the
-                                                      reactive ``ppo`` wins about half (51.2%)
+``2p``                  ``guided:policy=ppo``         won 1,271 of 2,000 matches against
+                                                      ``search`` (63.6%, Wilson interval
+                                                      61.4-65.6%; docs/results.md), where
+                                                      ``guided`` (its own version 2 policy)
+                                                      won 61.5% of 4,000 and the reactive
+                                                      ``ppo`` wins about half (51.2%)
 ``3p``                  ``guided:infer=0,sims=1800``  won 615 of 1,008 field matches against
                                                       ``search`` (61.0%, Wilson interval
                                                       58.0-64.0%); with 600 rollouts
@@ -24,17 +26,19 @@ table                   spec                          why
                                                       54.4-60.5%)
 ======================  ============================  =========================================
 
-Each figure is in docs/results.md with its command (``python -m experiments.tournament
---agents best search --players N ...``). ``infer=0`` searches uniform deals as ``search``
-samples them and lets the table's policy play the rollouts. With three and four players the
-others' plays weighed by the policy's likelihood (``guided``'s default ``infer=1``, which wins
-at two players) lost to ``search``; a likely reason is that at four players no tile is left to
-draw, so every play since the start of the hand is evidence, and the weights concentrate on a
-few deals while the others (here ``search``) are not the policy.
+Each figure is in docs/results.md with its command (``python -m experiments.tournament --agents
+best search --players N ...``). ``policy=ppo`` plays the rollouts and weighs the deals with the
+table's shipped ``ppo`` policy (observation version 4) instead of ``guided``'s own version 2
+one: on the same 2,000 deals it won 1,271 where ``guided`` won 1,206. ``infer=0`` searches
+uniform deals as ``search`` samples them and lets the table's policy play the rollouts. With
+three and four players the others' plays weighed by the policy's likelihood (``guided``'s
+default ``infer=1``, which wins at two players) lost to ``search``; a likely reason is that at
+four players no tile is left to draw, so every play since the start of the hand is evidence, and
+the weights concentrate on a few deals while the others (here ``search``) are not the policy.
 At three players ``sims=1800`` (three times ``guided``'s 600 rollouts at most) won 315 of the
 same 504 deals where 600 rollouts won 271 (paired: z = 3.6).
-``best`` takes 16, 36, 30 and 28 ms a decision on average at two players, three, four in
-partnerships and four without on a quiet machine, 52-165 ms at the 95th percentile
+``best`` takes 43, 36, 30 and 28 ms a decision on average at two players, three, four in
+partnerships and four without on a quiet machine, 77-165 ms at the 95th percentile
 (``python -m experiments.bench_agents best --players 3 --positions 100``; docs/results.md).
 
 The table is known only once the agent sees it, so the choice is made then: by
@@ -56,7 +60,7 @@ from .base import Agent
 from .tables import as_table, table_of
 
 #: the spec ``best`` stands for, by table (:data:`agents.tables.TABLES`)
-BEST_BY_TABLE = {"2p": "guided", "3p": "guided:infer=0,sims=1800",
+BEST_BY_TABLE = {"2p": "guided:policy=ppo", "3p": "guided:infer=0,sims=1800",
                  "4p_partnerships": "guided:infer=0", "4p_free_for_all": "guided:infer=0"}
 
 
@@ -65,7 +69,7 @@ def best_spec(table) -> str:
     or a player count: its default rules, as :func:`agents.tables.as_table`).
 
     >>> best_spec(RuleConfig(num_players=2)), best_spec("4p_partnerships")
-    ('guided', 'guided:infer=0')
+    ('guided:policy=ppo', 'guided:infer=0')
     """
     return BEST_BY_TABLE[as_table(table)]
 

@@ -40,7 +40,9 @@ deals are searched ``chunk`` (32) at a time: the rollouts of a chunk share each 
 product (and, with a policy of observation version 2, 3 or 4, are played together with numpy:
 :mod:`agents.hand_batch`, ``batch=False`` plays them on the core), and a ``time_ms`` budget is
 checked after each chunk. ``policy=PATH`` plays another
-exported policy (trained for the table: a policy of another table is refused); without it
+exported policy (trained for the table: a policy of another table is refused), and
+``policy=ppo`` the policy the spec ``ppo`` plays at the table (``ppo_2p.npz``, ...;
+:func:`agents.ppo.shipped_policy_path`; a file named ``ppo`` is ``policy=./ppo``); without it
 :func:`guided_policy_path` names the table's own: ``ppo_2p_obs2.npz`` with two players,
 ``ppo_3p_obs2.npz`` with three, ``ppo_4p_partnerships_obs2.npz`` in four-player partnerships
 and ``ppo_4p_free_for_all_obs2.npz`` without (the observation-version-2 PPO policies every
@@ -118,6 +120,9 @@ class _Net:
         return x @ aw + ab
 
 
+#: ``policy=ppo``: the table's shipped ``ppo`` policy, whatever the table
+TABLE_PPO = "ppo"
+
 #: the policy ``guided`` reads by default where it is not the table's shipped ``ppo`` policy,
 #: by table (:data:`agents.tables.TABLES`): the one its figures were measured with, kept when a
 #: newer ``ppo`` policy is shipped (the observation-version-2 PPO policies)
@@ -139,18 +144,18 @@ class GuidedSearchAgent(Agent):
     """Determinized search on deals weighed by the policy's likelihood of the others' plays.
 
     Parameters: ``sims`` (rollouts per decision at most, default 600), ``time_ms`` (time per
-    decision; replaces ``sims``), ``policy`` (an exported policy ``.npz``; default:
-    :func:`guided_policy_path`), ``infer`` (power of the likelihood; 0 searches uniform deals like
-    ``search``), ``pool`` (deals sampled per deal searched), ``plies`` (policy moves at the
-    start of each rollout, then greedy; default: the whole rollout), ``min_per_move``,
-    ``chunk`` (deals per batch, default 32), ``value`` (how a rollout's end of the hand is
-    valued; the default ``"auto"``: by the chance of winning the match it leaves where the
-    rules allow a table, two sides and a target up to 500, else by its point margin; see
-    :data:`agents.search.VALUES`), ``race`` (drop a move once it trails the best by more than
-    this many standard errors, default 1.5; 0: search every move to the end of the budget),
-    ``batch`` (default ``True``: a chunk's rollouts are played together with numpy,
-    :class:`~agents.hand_batch.HandBatch`, where the policy reads observation version 2, 3 or
-    4, which :func:`~agents.batch_lookahead.batch_encoder` encodes in batches; ``False``, or a
+    decision; replaces ``sims``), ``policy`` (an exported policy ``.npz``, or ``"ppo"``: the
+    table's shipped ``ppo`` policy; default: :func:`guided_policy_path`), ``infer`` (power of
+    the likelihood; 0 searches uniform deals like ``search``), ``pool`` (deals sampled per deal
+    searched), ``plies`` (policy moves at the start of each rollout, then greedy; default: the
+    whole rollout), ``min_per_move``, ``chunk`` (deals per batch, default 32), ``value`` (how a
+    rollout's end of the hand is valued; the default ``"auto"``: by the chance of winning the
+    match it leaves where the rules allow a table, two sides and a target up to 500, else by its
+    point margin; see :data:`agents.search.VALUES`), ``race`` (drop a move once it trails the
+    best by more than this many standard errors, default 1.5; 0: search every move to the end of
+    the budget), ``batch`` (default ``True``: a chunk's rollouts are played together with numpy,
+    :class:`~agents.hand_batch.HandBatch`, where the policy reads observation version 2, 3 or 4,
+    which :func:`~agents.batch_lookahead.batch_encoder` encodes in batches; ``False``, or a
     policy of another version: on the core, one move at a time; both give the same values).
     """
 
@@ -173,8 +178,11 @@ class GuidedSearchAgent(Agent):
         self.value = check_value(value)
         self.race = as_float("race", race, 0)
         self.batch = as_bool("batch", batch)
-        self.policy_path = None if policy is None else Path(as_path("policy", policy))
-        self._ppo = PPOAgent(policy)
+        #: the table's shipped ``ppo`` policy (``policy=ppo``) rather than its own
+        self.table_ppo = policy == TABLE_PPO
+        self.policy_path = (None if policy is None or self.table_ppo
+                            else Path(as_path("policy", policy)))
+        self._ppo = PPOAgent(self.policy_path)
         self._net: _Net | None = None
         self._rules = None
         #: this seat's views at its decisions so far in the current hand
@@ -183,7 +191,8 @@ class GuidedSearchAgent(Agent):
 
     def __repr__(self) -> str:
         budget = f"time_ms={self.time_ms}" if self.time_ms is not None else f"sims={self.sims}"
-        where = "shipped" if self.policy_path is None else repr(str(self.policy_path))
+        where = ("ppo" if self.table_ppo else "shipped" if self.policy_path is None
+                 else repr(str(self.policy_path)))
         return (f"GuidedSearchAgent({budget}, policy={where}, infer={self.infer}, "
                 f"pool={self.pool}, plies={self.plies}, value={self.value!r}, race={self.race}, "
                 f"batch={self.batch})")
@@ -200,7 +209,8 @@ class GuidedSearchAgent(Agent):
         if self._net is None or self._rules != rules:
             check_value(self.value, rules)
             if self.policy_path is None:  # the table's, as this agent was measured with it
-                own = guided_policy_path(rules)
+                own = (shipped_policy_path(rules) if self.table_ppo
+                       else guided_policy_path(rules))
                 if own.is_file() and self._ppo.path != own:
                     self._ppo = PPOAgent(own)
                 elif not own.is_file() and self._ppo.path is not None:

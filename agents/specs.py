@@ -9,7 +9,8 @@ spec                       agent
 ``search:sims=400``        parameters as ``key=value`` pairs, comma-separated
 ``guided``                 search on deals weighed by the shipped PPO policy
                            (``guided:sims=600,race=1.5,infer=1,pool=3,plies=0,``
-                           ``value=margin,policy=PATH``)
+                           ``value=margin,policy=PATH``; ``policy=ppo``: the policy
+                           ``ppo`` plays at the table)
 ``best``                   the strongest shipped agent for the table (2 players, 3, 4 in
                            partnerships, 4 without: :data:`agents.best.BEST_BY_TABLE`)
 ``ppo``                    the shipped PPO policy for the game's table
@@ -207,7 +208,8 @@ def same_agent_key(spec: str, rules: Any = None) -> Any:
     except ValueError:
         return spec
     for key in POLICY_PARAMETERS.get(target, ()):
-        if isinstance(params.get(key), str) and params[key]:
+        if (isinstance(params.get(key), str) and params[key]
+                and params[key] not in POLICY_NAMES.get(target, ())):
             params[key] = _file_identity(params[key])
     if (rules is not None and target == BUILTIN["ppo"] and params.get("path") is not None
             and params["path"] == _shipped(rules)):
@@ -221,6 +223,9 @@ def same_agent_key(spec: str, rules: Any = None) -> Any:
 
 #: the parameters of built-in agents that name a policy file (compared by their bytes)
 POLICY_PARAMETERS = {BUILTIN["ppo"]: ("path",), BUILTIN["guided"]: ("policy",)}
+#: the values of those parameters that name a policy by its role, not a file
+#: (``guided:policy=ppo``: the table's shipped ``ppo`` policy)
+POLICY_NAMES = {BUILTIN["guided"]: ("ppo",)}
 
 
 def _file_identity(path: str) -> str:

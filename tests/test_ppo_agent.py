@@ -139,6 +139,31 @@ def test_guided_keeps_the_policy_its_figures_were_measured_with():
     assert agent._ppo.path == guided_policy_path(2) and agent._ppo.policy.obs_spec.version == 2
 
 
+@pytest.mark.parametrize("players, partnerships", [(2, False), (3, False), (4, True), (4, False)])
+def test_guided_policy_ppo_reads_the_policy_ppo_plays_at_each_table(players, partnerships,
+                                                                      tmp_path, monkeypatch):
+    """``guided:policy=ppo`` names no file: it reads the table's shipped ``ppo`` policy (version
+    4), where plain ``guided`` reads its own version 2 one; a file named ``ppo`` in the working
+    directory does not change that (``policy=./ppo`` reads it)."""
+    from agents.guided import guided_policy_path
+    from agents.ppo import shipped_policy_path
+    from agents.specs import same_agent_key
+
+    (tmp_path / "ppo").write_bytes(b"not a policy")
+    monkeypatch.chdir(tmp_path)
+    rules = RuleConfig(num_players=players, partnerships=partnerships)
+    agent = make_agent("guided:policy=ppo,sims=16", seed=0)
+    agent.check_rules(rules)
+    assert agent._ppo.path == shipped_policy_path(rules) != guided_policy_path(rules)
+    assert agent._ppo.policy.obs_spec.version == 4 and "policy=ppo" in repr(agent)
+    match = MatchState(rules=rules, seed=3)
+    assert agent.act(match.view(match.turn)) in match.legal_actions()
+    assert same_agent_key("guided:policy=ppo") == same_agent_key("guided:policy=ppo,sims=600")
+    assert same_agent_key("guided:policy=ppo") != same_agent_key("guided:policy=./ppo")
+    with pytest.raises(ValueError, match="ppo"):
+        make_agent("guided:policy=./ppo").check_rules(rules)
+
+
 def test_the_old_name_of_a_renamed_shipped_policy_still_loads_with_a_warning():
     from agents.ppo import POLICY_DIR
 
