@@ -37,9 +37,10 @@ four players no tile is left to draw, so every play since the start of the hand 
 the weights concentrate on a few deals while the others (here ``search``) are not the policy.
 At three players ``sims=1800`` (three times ``guided``'s 600 rollouts at most) won 315 of the
 same 504 deals where 600 rollouts won 271 (paired: z = 3.6).
-``best`` takes 43, 36, 30 and 28 ms a decision on average at two players, three, four in
-partnerships and four without on a quiet machine, 77-165 ms at the 95th percentile
-(``python -m experiments.bench_agents best --players 3 --positions 100``; docs/results.md).
+``best`` takes 50, 36, 30 and 28 ms a decision on average at two players, three, four in
+partnerships and four without (load 1.2 at two players, under 0.4 at the others), 77-181 ms at
+the 95th percentile (``python -m experiments.bench_agents best --players 3 --positions 100``;
+docs/results.md).
 
 The table is known only once the agent sees it, so the choice is made then: by
 :meth:`BestAgent.check_rules` (commands call it before a match starts) or at the first
