@@ -66,6 +66,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dominoes_env.cli_support import POLICY_NAMES
 from dominoes_env.core import DRAW, PLAY, HandState, SeatView, wins_by_play
 from dominoes_env.core.validation import as_bool, as_float, as_int, as_path
 from dominoes_env.obs.v2 import encode_hand_state
@@ -121,7 +122,7 @@ class _Net:
 
 
 #: ``policy=ppo``: the table's shipped ``ppo`` policy, whatever the table
-TABLE_PPO = "ppo"
+(TABLE_PPO,) = POLICY_NAMES["guided"]
 
 #: the policy ``guided`` reads by default where it is not the table's shipped ``ppo`` policy,
 #: by table (:data:`agents.tables.TABLES`): the one its figures were measured with, kept when a

@@ -39,6 +39,7 @@ import importlib
 import os
 from typing import Any
 
+from dominoes_env.cli_support import POLICY_NAMES as SPEC_POLICY_NAMES
 from dominoes_env.core.validation import float_text, int_text, short_repr
 
 from .base import Agent
@@ -224,8 +225,8 @@ def same_agent_key(spec: str, rules: Any = None) -> Any:
 #: the parameters of built-in agents that name a policy file (compared by their bytes)
 POLICY_PARAMETERS = {BUILTIN["ppo"]: ("path",), BUILTIN["guided"]: ("policy",)}
 #: the values of those parameters that name a policy by its role, not a file
-#: (``guided:policy=ppo``: the table's shipped ``ppo`` policy)
-POLICY_NAMES = {BUILTIN["guided"]: ("ppo",)}
+#: (``guided:policy=ppo``: the table's shipped ``ppo`` policy; the command-line checks' own)
+POLICY_NAMES = {BUILTIN[head]: names for head, names in SPEC_POLICY_NAMES.items()}
 
 
 def _file_identity(path: str) -> str:

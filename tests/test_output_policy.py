@@ -394,6 +394,23 @@ def test_a_folder_given_as_a_policy_file_is_named_as_such(program, tmp_path):
     assert "an input of this command" not in err and os.listdir(tmp_path) == []
 
 
+def test_guided_policy_ppo_names_no_file_even_beside_a_folder_of_that_name(tmp_path,
+                                                                           monkeypatch):
+    """``guided:policy=ppo`` (the table's shipped ``ppo`` policy) was refused as "'ppo' is a
+    folder, not a policy file" in a working directory holding a folder ``ppo``; it reads no
+    file there, so none is an input. ``policy=./ppo`` names the folder and is refused."""
+    from dominoes_env.cli_support import RefusedError, paths_in_specs
+
+    (tmp_path / "ppo").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert paths_in_specs(["guided:policy=ppo", "guided:sims=8,policy=ppo"]) == []
+    assert paths_in_specs(["ppo:ppo/p.npz"]) == []  # no such file
+    with pytest.raises(RefusedError, match="'./ppo' is a folder, not a policy file"):
+        paths_in_specs(["guided:policy=./ppo"])
+    with pytest.raises(RefusedError, match="'ppo' is a folder, not a policy file"):
+        paths_in_specs(["ppo:ppo"])  # ppo:PATH has no names: the folder is named
+
+
 def test_the_folder_policy_does_not_depend_on_a_program(tmp_path):
     """What the refusals above rest on, in one place: the run marker's settings decide whether
     a rerun or a ``--resume`` is the same run."""

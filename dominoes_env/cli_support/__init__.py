@@ -70,6 +70,7 @@ from .memory import (
 )
 from .paths import (
     POLICY_FILE_PARAMETERS,
+    POLICY_NAMES,
     QUOTE_LIMIT,
     check_out_dir,
     check_output_file,
@@ -159,6 +160,7 @@ __all__ = [
     "check_output_file",
     "check_out_dir",
     "POLICY_FILE_PARAMETERS",
+    "POLICY_NAMES",
     "paths_in_specs",
     "machine_memory",
     "check_fits_in_memory",

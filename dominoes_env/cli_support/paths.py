@@ -179,6 +179,10 @@ def check_utf8_name(text: str, flag: str = "--out") -> None:
 #: the agent specs' parameters that name a policy file, by the spec's name: ``ppo:PATH`` (the
 #: first parameter, or ``path=``) and ``guided:policy=PATH`` (see :mod:`agents.specs`)
 POLICY_FILE_PARAMETERS = {"ppo": ("", "path"), "guided": ("policy",)}
+#: the values of those parameters that name a policy by its role, not a file, by the spec's
+#: name: ``guided:policy=ppo`` (the table's shipped ``ppo`` policy; a file of that name is
+#: ``policy=./ppo``)
+POLICY_NAMES = {"guided": ("ppo",)}
 
 
 def paths_in_specs(specs: Sequence[str]) -> list[str]:
@@ -194,22 +198,29 @@ def paths_in_specs(specs: Sequence[str]) -> list[str]:
 
     found = []
     for spec in specs:
-        _check_policy_files(str(spec))
+        named = _policy_files(str(spec), names=True)
+        for value in _policy_files(str(spec)):
+            if os.path.isdir(value):
+                raise RefusedError(f"agent spec {spec!r}: {value!r} is a folder, not a policy "
+                                   "file (an .npz file is)")
         for token in re.split(r"[:,=]", str(spec))[1:]:
-            if token.strip() and os.path.exists(token) and token not in found:
+            if (token.strip() and token not in named and os.path.exists(token)
+                    and token not in found):
                 found.append(token)
     return found
 
 
-def _check_policy_files(spec: str) -> None:
-    """:class:`RefusedError` if a parameter of ``spec`` that names a policy file
-    (:data:`POLICY_FILE_PARAMETERS`) names a folder."""
+def _policy_files(spec: str, names: bool = False) -> list[str]:
+    """The values of ``spec``'s parameters that name a policy file
+    (:data:`POLICY_FILE_PARAMETERS`), or with ``names`` those that name a policy by its role
+    (:data:`POLICY_NAMES`: no file is read)."""
     head, _, rest = spec.strip().partition(":")
-    keys = POLICY_FILE_PARAMETERS.get(head, ())
+    keys, roles = POLICY_FILE_PARAMETERS.get(head, ()), POLICY_NAMES.get(head, ())
+    values = []
     for i, item in enumerate(rest.split(",")):
         key, sep, value = item.partition("=")
         if not sep:  # a bare first parameter: ppo:PATH
             key, value = ("", item) if i == 0 else (None, "")
-        if key in keys and value.strip() and os.path.isdir(value):
-            raise RefusedError(f"agent spec {spec!r}: {value!r} is a folder, not a policy file "
-                               "(an .npz file is)")
+        if key in keys and value.strip() and (value in roles) == names:
+            values.append(value)
+    return values
