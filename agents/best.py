@@ -7,9 +7,9 @@ needs the table's own trained policy, and is ``best`` only where it was measured
 ======================  ============================  =========================================
 table                   spec                          why
 ======================  ============================  =========================================
-``2p``                  ``guided:policy=ppo``         won 1,271 of 2,000 matches against
-                                                      ``search`` (63.6%, Wilson interval
-                                                      61.4-65.6%; docs/results.md), where
+``2p``                  ``guided:policy=ppo``         won 1,900 of 3,000 matches against
+                                                      ``search`` (63.3%, Wilson interval
+                                                      61.6-65.0%; docs/results.md), where
                                                       ``guided`` (its own version 2 policy)
                                                       won 61.5% of 4,000 and the reactive
                                                       ``ppo`` wins about half (51.2%)
