@@ -29,6 +29,10 @@ _ROOT = Path(__file__).resolve().parent
 # tests compile the same program): never the user's cache (~/.cache/straight-dominoes/jax),
 # which train_jax's setup_jax points a process at otherwise
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(_ROOT / ".pytest_cache" / "jax"))
+# Stable-Baselines3 gives the logger of a model trained without a TensorBoard folder a folder
+# of its own, tempdir/SB3-<time> (empty, and left behind by each quick MaskablePPO test): in
+# this checkout instead
+os.environ.setdefault("SB3_LOGDIR", str(_ROOT / ".pytest_cache" / "sb3"))
 #: the folders whose every file runs JAX: the JAX twin itself and its tests
 _JAX_FOLDERS = (_ROOT / "dominoes_env" / "jax", _ROOT / "tests" / "jax")
 

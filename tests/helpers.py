@@ -363,6 +363,15 @@ def match_records(out: Path) -> dict[str, dict]:
     return recs
 
 
+def jit_reset(self_play, key, n: int):
+    """``self_play.reset(key, n)`` (a ``dominoes_env.jax.selfplay.SelfPlay``) compiled as one
+    program, as a trainer runs it: called op by op it compiles a few hundred small programs,
+    10-20 s of a test."""
+    import jax
+
+    return jax.jit(self_play.reset, static_argnums=1)(key, n)
+
+
 def update_failing_at(make_train, call: int, fail):
     """``make_train`` (train_jax's) whose update calls ``fail()`` at its ``call``-th call, before
     updating (``fail`` raises, or sleeps as an update that never returns)."""

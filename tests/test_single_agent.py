@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import gymnasium
 import numpy as np
@@ -13,7 +14,7 @@ from dominoes_env import IllegalMoveError, SingleAgentEnv
 from dominoes_env.registration import GYM_ID
 from dominoes_env.single_agent import RandomPlayer
 
-from .helpers import ENV_CONFIGS, comparable_info  # noqa: E402
+from .helpers import ENV_CONFIGS, ROOT, comparable_info  # noqa: E402
 
 CONFIGS = ENV_CONFIGS
 
@@ -208,6 +209,16 @@ def test_maskable_ppo_learns_a_few_steps():
     obs, _ = env.reset(seed=1)
     action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
     assert env.action_masks()[int(action)]
+
+
+def test_a_quick_model_s_logger_writes_inside_the_checkout():
+    """Stable-Baselines3 gives a model trained without a TensorBoard folder (the test above) an
+    empty folder tempdir/SB3-<time>; each run of the suite left two behind outside the
+    checkout (conftest.py points SB3_LOGDIR into it)."""
+    pytest.importorskip("stable_baselines3")
+    from stable_baselines3.common.utils import configure_logger
+
+    assert Path(configure_logger().dir).resolve().is_relative_to(ROOT)
 
 
 def test_learner_side_plays_both_partners():

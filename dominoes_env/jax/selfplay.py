@@ -17,11 +17,12 @@ credited to no step (they do not depend on the learner's actions).
 >>> import jax, jax.numpy as jnp
 >>> from dominoes_env.core import RuleConfig
 >>> sp = SelfPlay(RuleConfig(), 8, opponents={"greedy": 1})
->>> games = sp.reset(jax.random.PRNGKey(0), 8)
+>>> reset, step = jax.jit(sp.reset, static_argnums=1), jax.jit(sp.step)  # as Pgx's envs
+>>> games = reset(jax.random.PRNGKey(0), 8)
 >>> games.state.observation.shape, games.state.legal_action_mask.shape
 ((8, 234), (8, 112))
 >>> first_legal = jnp.argmax(games.state.legal_action_mask, axis=1)
->>> games, reward, done = sp.step(games, first_legal, None, None, jax.random.PRNGKey(1))
+>>> games, reward, done = step(games, first_legal, None, None, jax.random.PRNGKey(1))
 >>> reward.shape, done.dtype
 ((8,), dtype('bool'))
 

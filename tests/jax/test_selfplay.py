@@ -20,6 +20,7 @@ from dominoes_env.jax.selfplay import (  # noqa: E402
     served_obs_versions,
 )
 from dominoes_env.obs import VERSIONS, observation_spec  # noqa: E402
+from tests.helpers import jit_reset  # noqa: E402
 
 
 @pytest.mark.parametrize("players, version", [(2, 2), (3, 3), (4, 4)])
@@ -31,10 +32,11 @@ def test_shapes_and_every_opponent_kind(players, version):
     sp = SelfPlay(rules, 10, opponents={kind: 1 for kind in OPPONENT_KINDS},
                   fixed_actor=actor, obs_version=version, full_critic=True)
     assert [kind for kind, _, _ in sp.slots] == [0, 1, 2, 3, 4]  # 2 envs each
-    games = sp.reset(jax.random.PRNGKey(1), 10)
+    games = jit_reset(sp, jax.random.PRNGKey(1), 10)
     assert games.state.observation.shape == (10, size) == (10, sp.obs_size)
     assert games.state.legal_action_mask.shape == (10, 112)
-    assert sp.hidden_info(games.state).shape == (10, sp.hidden_size) == (10, (players + 1) * 28)
+    assert jax.eval_shape(sp.hidden_info, games.state).shape == (10, sp.hidden_size) \
+        == (10, (players + 1) * 28)
     step = jax.jit(lambda g, a, k: sp.step(g, a, actor, actor, k))
     key = jax.random.PRNGKey(2)
     ended = 0
@@ -85,14 +87,15 @@ def test_a_new_game_that_ends_before_the_learner_moves_is_dealt_again():
     rules = RuleConfig(num_players=4, partnerships=False)
     sp = SelfPlay(rules, 2, opponents={"greedy": 1})
     deal = Deal(jnp.asarray(sum(NEVER_MOVES_DEAL, []), jnp.int32), jnp.int32(0))
-    state = sp.env.init_deal(deal)
+    init_deal = jax.jit(sp.env.init_deal)
+    state = init_deal(deal)
     seats = []  # the premise: greedy play ends the hand with seat 1 never to move
     play = jax.jit(lambda s: sp.env.step(s, greedy_policy(sp.env, s), None))
     while not bool(state.terminated):
         seats.append(int(state.current_player))
         state = play(state)
     assert 1 not in seats and len(seats) >= 8, seats
-    start = jax.tree.map(lambda x: jnp.stack([x, x]), sp.env.init_deal(deal))
+    start = jax.tree.map(lambda x: jnp.stack([x, x]), init_deal(deal))
     games = Games(start, jnp.asarray([1, 1], jnp.int32), sp.opp_of_env)
     never = jnp.zeros(2, bool)
     out, reward, done = jax.jit(lambda g, k: sp._play(g, jnp.zeros(2, jnp.int32), never, g,

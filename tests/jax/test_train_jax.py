@@ -24,7 +24,7 @@ from dominoes_env.jax.policy_files import export_npz  # noqa: E402
 from dominoes_env.jax.selfplay import SelfPlay  # noqa: E402
 from dominoes_env.obs import observation_spec  # noqa: E402
 from experiments.train_jax import Config, build_parser, main, make_train  # noqa: E402
-from tests.helpers import ROOT, update_failing_at  # noqa: E402
+from tests.helpers import ROOT, jit_reset, update_failing_at  # noqa: E402
 
 # 2 updates of 8 games x 4 decisions; evaluation with 2 matches per opponent
 TINY = ["--num-envs", "8", "--num-steps", "4", "--num-minibatches", "2", "--update-epochs",
@@ -484,8 +484,10 @@ def test_data_parallel_gradient_is_the_whole_minibatch_gradient():
     adv = jnp.asarray(rng.normal(size=n) * 3 + 1, jnp.float32)  # far from normalised
     target = jnp.asarray(rng.normal(size=n), jnp.float32)
 
-    whole = jax.grad(ppo_loss, has_aux=True)(params, batch, normalise_advantages(adv), target,
-                                             config)
+    # jitted, as the trainer runs it (op by op it compiled 160 small programs: 8 s)
+    grad = jax.jit(lambda params, batch, adv, target: jax.grad(ppo_loss, has_aux=True)(
+        params, batch, normalise_advantages(adv), target, config))
+    whole = grad(params, batch, adv, target)
 
     def per_device(params, batch, adv, target):
         g = jax.grad(ppo_loss, has_aux=True)(params, batch, normalise_advantages(adv, "d"),
@@ -497,9 +499,8 @@ def test_data_parallel_gradient_is_the_whole_minibatch_gradient():
     for a, b in zip(jax.tree.leaves(whole), jax.tree.leaves(split), strict=True):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-4, atol=1e-6)
     # the halves alone differ: the test would see a per-device normalisation
-    half = jax.grad(ppo_loss, has_aux=True)(params, jax.tree.map(lambda x: x[: n // 2], batch),
-                                            normalise_advantages(adv[: n // 2]),
-                                            target[: n // 2], config)
+    half = grad(params, jax.tree.map(lambda x: x[: n // 2], batch), adv[: n // 2],
+                target[: n // 2])
     assert not np.allclose(np.asarray(half[1]["policy_loss"]), np.asarray(whole[1]["policy_loss"]))
 
 
@@ -737,7 +738,7 @@ def test_match_scores_deal_a_share_of_hands_at_random_match_scores():
 
     def fresh(share):
         sp = SelfPlay(RuleConfig(target_score=100), 400, match_scores=share)
-        return sp, sp.reset(jax.random.PRNGKey(3), 400).state
+        return sp, jit_reset(sp, jax.random.PRNGKey(3), 400).state
 
     _, zero = fresh(0.0)
     assert not np.asarray(zero.game_state.scores).any()
@@ -749,7 +750,7 @@ def test_match_scores_deal_a_share_of_hands_at_random_match_scores():
     assert len(np.unique(scores[moved])) == 11  # 0, 5, ..., 50, both sides apart
     assert (scores[moved, 0] != scores[moved, 1]).mean() > 0.8
     np.testing.assert_array_equal(np.asarray(state.observation),
-                                  np.asarray(jax.vmap(sp.env.observe)(state)))
+                                  np.asarray(jax.jit(jax.vmap(sp.env.observe))(state)))
     assert not np.array_equal(np.asarray(state.observation)[moved],
                               np.asarray(zero.observation)[moved])
     _, every = fresh(1.0)
@@ -789,12 +790,13 @@ def test_full_critic_sees_every_other_hand_and_the_boneyard(players):
     lay = observation_layout(rules)
     t, hand_size, bone = 28, rules.hand_size, rules.boneyard_size
     step = jax.jit(lambda g, a, k: sp.step(g, a, None, None, k))
-    games = sp.reset(jax.random.PRNGKey(1), 64)
+    hidden_info = jax.jit(sp.hidden_info)
+    games = jit_reset(sp, jax.random.PRNGKey(1), 64)
     key = jax.random.PRNGKey(2)
     seen_draws = False
     for _ in range(16):
         obs = np.asarray(games.state.observation)
-        extra = np.asarray(sp.hidden_info(games.state))
+        extra = np.asarray(hidden_info(games.state))
         assert extra.shape == (64, (players + 1) * t)
         others = extra[:, : (players - 1) * t].reshape(64, players - 1, t)
         boneyard, order = extra[:, (players - 1) * t: players * t], extra[:, players * t:]
@@ -814,8 +816,8 @@ def test_full_critic_sees_every_other_hand_and_the_boneyard(players):
     # with a boneyard the hands grew by drawing from it, and every tile stayed placed
     assert seen_draws == (rules.boneyard_size > 0)
     no_extra = SelfPlay(rules, 8)
-    assert np.asarray(no_extra.hidden_info(no_extra.reset(jax.random.PRNGKey(0), 8).state)
-                      ).shape == (8, 0)
+    games = jax.eval_shape(lambda key: no_extra.reset(key, 8), jax.random.PRNGKey(0))
+    assert no_extra.hidden_info(games.state).shape == (8, 0)
 
 
 def test_tiny_run_with_the_full_critic_exports_an_observation_only_policy(tmp_path):
@@ -864,7 +866,7 @@ def test_a_new_hand_at_match_scores_waits_for_the_learner(players):
                   match_scores=1.0)
     params = init_params(jax.random.PRNGKey(0), sp.obs_size, sp.num_actions, [8])
     step = jax.jit(lambda g, a, k: sp.step(g, a, params["actor"], params["actor"], k))
-    games = sp.reset(jax.random.PRNGKey(1), 256)
+    games = jit_reset(sp, jax.random.PRNGKey(1), 256)
     key = jax.random.PRNGKey(2)
     for _ in range(12):
         key, k = jax.random.split(key)
