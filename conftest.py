@@ -27,7 +27,7 @@ _ROOT = Path(__file__).resolve().parent
 # the JAX session's compiled programs are kept in a cache of this checkout's own, shared by both
 # workers and by the programs the tests start (most of that session is compiling, and several
 # tests compile the same program): never the user's cache (~/.cache/straight-dominoes/jax),
-# which train_jax's setup_jax points a process at otherwise
+# which setup_jax (dominoes_env.cli_support) points a process at otherwise
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(_ROOT / ".pytest_cache" / "jax"))
 # Stable-Baselines3 gives the logger of a model trained without a TensorBoard folder a folder
 # of its own, tempdir/SB3-<time> (empty, and left behind by each quick MaskablePPO test): in

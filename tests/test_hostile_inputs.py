@@ -1760,7 +1760,7 @@ def test_train_jax_keeps_an_xla_flags_file_as_it_is(tmp_path):
 
     flags = tmp_path / "xla_flags.txt"
     flags.write_text("--xla_cpu_multi_thread_eigen=false\n")
-    code = ("from experiments.train_jax import setup_jax; setup_jax(); import jax.numpy as jnp; "
+    code = ("from dominoes_env.cli_support import setup_jax; setup_jax(); import jax.numpy as jnp; "
             "print(int(jnp.ones(3).sum()))")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "JAX_PLATFORMS": "cpu",
            "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "cache"), "XLA_FLAGS": str(flags)}

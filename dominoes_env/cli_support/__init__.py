@@ -11,6 +11,8 @@
   (:class:`Stopped`, :func:`signals_held`, :func:`say_finished`) and :func:`end_program`;
 - :mod:`.jax_start`: the ``XLA_FLAGS`` and ``JAX_*`` settings checked as JAX starts, and
   :func:`jax_in_32_bits`;
+- :mod:`.jax_process`: a JAX program's process set up before its first computation
+  (:func:`setup_jax`: its CPU devices, patient collectives, a checked compilation cache);
 - :mod:`.paths`: paths in result and error lines (:func:`shown_path`, :func:`quoted_path`),
   the output policy of a file (:func:`check_output_file`) and of an output folder
   (:func:`check_out_dir`), and the files agent specs name (:func:`paths_in_specs`);
@@ -24,10 +26,11 @@
 Every public name is re-exported here, and programs import them from here
 (``from dominoes_env.cli_support import run_command``). The modules import one another
 without a cycle: :mod:`.errors` imports none of them; :mod:`.paths`, :mod:`.memory` and
-:mod:`.jax_start` import :mod:`.errors`; :mod:`.run_folders` and :mod:`.eval_log` import
-:mod:`.paths`; :mod:`.runner` imports :mod:`.jax_start` and :mod:`.run_folders` (it installs
-the one and releases the locks of the other), and :mod:`.flags` imports :mod:`.runner` (a
-failed ``--help`` is said as a lost output is). Importing it costs what the one module did
+:mod:`.jax_start` import :mod:`.errors`; :mod:`.jax_process` imports :mod:`.jax_start`;
+:mod:`.run_folders` and :mod:`.eval_log` import :mod:`.paths`; :mod:`.runner` imports
+:mod:`.jax_start` and :mod:`.run_folders` (it installs the one and releases the locks of the
+other), and :mod:`.flags` imports :mod:`.runner` (a failed ``--help`` is said as a lost output
+is). Importing it costs what the one module did
 (argparse, dataclasses, importlib.abc; JAX and the rest are imported where they are used).
 """
 
@@ -56,6 +59,14 @@ from .flags import (
     config_parser,
     positive_seconds,
     seed_value,
+)
+from .jax_process import (
+    cache_entry_damaged,
+    cache_folder_problem,
+    checked_cache,
+    patient_collectives,
+    remove_damaged_cache_entries,
+    setup_jax,
 )
 from .jax_start import (
     check_jax_start,
@@ -154,6 +165,12 @@ __all__ = [
     "check_jax_start",
     "jax_cannot_start",
     "jax_in_32_bits",
+    "setup_jax",
+    "patient_collectives",
+    "checked_cache",
+    "cache_folder_problem",
+    "remove_damaged_cache_entries",
+    "cache_entry_damaged",
     "QUOTE_LIMIT",
     "shown_path",
     "quoted_path",

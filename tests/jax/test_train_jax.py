@@ -993,7 +993,8 @@ def test_init_from_an_exported_policy_starts_its_critic_from_the_actor(run, tmp_
     ("mlp", "dominoes_env.jax.networks"), ("sample_actions", "dominoes_env.jax.networks"),
     ("export_npz", "dominoes_env.jax.policy_files"), ("Games", "dominoes_env.jax.selfplay"),
     ("opponent_slots", "dominoes_env.jax.selfplay"),
-    ("warm_start", "dominoes_env.jax.checkpoints"),
+    ("warm_start", "dominoes_env.jax.checkpoints"), ("checked_cache", "dominoes_env.cli_support"),
+    ("COLLECTIVE_FLAGS", "dominoes_env.cli_support.jax_process"),
 ])  # fmt: skip
 def test_moved_names_still_import_from_train_jax_with_a_warning(name, home):
     import importlib

@@ -19,7 +19,7 @@ from tests.helpers import ROOT
 
 PROBE = """
 import os
-from experiments.train_jax import setup_jax
+from dominoes_env.cli_support import setup_jax
 setup_jax(int(os.environ["DEVICES"]))
 import jax, jax.numpy as jnp
 flags = dict(f.lstrip('-').split('=', 1) for f in os.environ['XLA_FLAGS'].split())
@@ -45,7 +45,7 @@ def test_setup_jax_gives_collectives_an_hour_and_keeps_the_users_xla_flags(tmp_p
 
 
 CACHE_PROBE = """
-from experiments.train_jax import setup_jax
+from dominoes_env.cli_support import setup_jax
 setup_jax()
 import jax, jax.numpy as jnp
 print(jax.config.jax_compilation_cache_dir, float(jax.jit(lambda x: x + 1)(jnp.float32(1))))
@@ -86,7 +86,7 @@ def test_a_cache_folder_that_cannot_be_used_is_warned_about_once_a_run(tmp_path)
 
 FULL_DISK_PROBE = """
 import os, resource, signal
-from experiments.train_jax import setup_jax
+from dominoes_env.cli_support import setup_jax
 setup_jax()
 import jax, jax.numpy as jnp
 jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)  # every compilation kept
@@ -138,8 +138,7 @@ def test_the_flags_train_jax_adds_are_flags_xla_takes():
     """``XLA_FLAGS`` is checked in a child process only where the user set it (train_jax
     started that child on every run, for flags of its own): so the program's own flags are
     checked here, against the installed jaxlib."""
-    from dominoes_env.cli_support import xla_flags_problem
-    from experiments.train_jax import patient_collectives
+    from dominoes_env.cli_support import patient_collectives, xla_flags_problem
 
     assert xla_flags_problem(patient_collectives("")) is None
     assert xla_flags_problem("--xla_no_such_flag=1") is not None  # the check can fail
