@@ -4,41 +4,49 @@ Which agent is strongest depends on the table (:mod:`agents.tables`): the policy
 needs the table's own trained policy, and is ``best`` only where it was measured to beat
 ``search``. :data:`BEST_BY_TABLE` names, per table, the spec ``best`` stands for, and why:
 
-======================  ============================  =========================================
-table                   spec                          why
-======================  ============================  =========================================
-``2p``                  ``guided:policy=ppo``         won 1,900 of 3,000 matches against
-                                                      ``search`` (63.3%, Wilson interval
-                                                      61.6-65.0%; docs/results.md), where
-                                                      ``guided`` (its own version 2 policy)
-                                                      won 61.5% of 4,000 and the reactive
-                                                      ``ppo`` wins about half (51.2%)
-``3p``                  ``guided:infer=0,sims=1800``  won 615 of 1,008 field matches against
-                                                      ``search`` (61.0%, Wilson interval
-                                                      58.0-64.0%); with 600 rollouts
-                                                      (``guided:infer=0``) 560 of 1,002 (55.9%)
-``4p_partnerships``     ``guided:infer=0``            won 629 of 1,000 matches against
-                                                      ``search`` (62.9%, Wilson interval
-                                                      59.9-65.8%), where ``guided`` won 29 of
-                                                      100 (29%)
-``4p_free_for_all``     ``guided:infer=0``            won 578 of 1,006 field matches against
-                                                      ``search`` (57.5%, Wilson interval
-                                                      54.4-60.5%)
-======================  ============================  =========================================
+======================  ================================  =====================================
+table                   spec                              why
+======================  ================================  =====================================
+``2p``                  ``guided:policy=ppo,infer=0.5``   won 1,350 of 2,000 matches against
+                                                          ``search`` (67.5%, Wilson interval
+                                                          65.4-69.5%; docs/results.md); with the
+                                                          full likelihood (``infer=1``) 1,900
+                                                          of 3,000 (63.3%), ``guided`` (its
+                                                          own version 2 policy) 61.5% of 4,000
+                                                          and the reactive ``ppo`` about half
+                                                          (51.2%)
+``3p``                  ``guided:infer=0,sims=1800``      won 615 of 1,008 field matches
+                                                          against ``search`` (61.0%, Wilson
+                                                          interval 58.0-64.0%); with 600
+                                                          rollouts (``guided:infer=0``) 560 of
+                                                          1,002 (55.9%)
+``4p_partnerships``     ``guided:infer=0``                won 629 of 1,000 matches against
+                                                          ``search`` (62.9%, Wilson interval
+                                                          59.9-65.8%), where ``guided`` won 29
+                                                          of 100 (29%)
+``4p_free_for_all``     ``guided:infer=0``                won 578 of 1,006 field matches
+                                                          against ``search`` (57.5%, Wilson
+                                                          interval 54.4-60.5%)
+======================  ================================  =====================================
 
 Each figure is in docs/results.md with its command (``python -m experiments.tournament --agents
 best search --players N ...``). ``policy=ppo`` plays the rollouts and weighs the deals with the
 table's shipped ``ppo`` policy (observation version 4) instead of ``guided``'s own version 2
-one: on the same 2,000 deals it won 1,271 where ``guided`` won 1,206. ``infer=0`` searches
-uniform deals as ``search`` samples them and lets the table's policy play the rollouts. With
-three and four players the others' plays weighed by the policy's likelihood (``guided``'s
-default ``infer=1``, which wins at two players) lost to ``search``; a likely reason is that at
-four players no tile is left to draw, so every play since the start of the hand is evidence, and
-the weights concentrate on a few deals while the others (here ``search``) are not the policy.
+one: on the same 2,000 deals it won 1,271 where ``guided`` won 1,206. ``infer`` is the power
+of the policy's likelihood of the others' plays that weighs each sampled deal: at two players
+its square root (``infer=0.5``) won 674 of 1,000 deals where the full likelihood won 629 (paired:
+203 matches won only with the square root, 158 only with the full likelihood, z = 2.37): the
+version 4 policy is sure of its reading, and the others are not that policy. ``infer=0``
+searches uniform deals as ``search`` samples them and lets the table's policy play the
+rollouts. With three and four players the others' plays weighed by the policy's likelihood
+(``guided``'s default ``infer=1``; ``infer=0.5`` too at four) lost to ``search``; a likely
+reason is that at four players no tile is left to draw, so every play since the start of the
+hand is evidence, and the weights concentrate on a few deals while the others (here
+``search``) are not the policy.
 At three players ``sims=1800`` (three times ``guided``'s 600 rollouts at most) won 315 of the
 same 504 deals where 600 rollouts won 271 (paired: z = 3.6).
-``best`` takes 50, 36, 30 and 28 ms a decision on average at two players, three, four in
-partnerships and four without (load 1.2 at two players, under 0.4 at the others), 77-181 ms at
+``best`` takes 43, 36, 30 and 28 ms a decision on average at two players, three, four in
+partnerships and four without (load 1.7 at two players, under 0.4 at the others), 77-165 ms at
 the 95th percentile (``python -m experiments.bench_agents best --players 3 --positions 100``;
 docs/results.md).
 
@@ -61,7 +69,7 @@ from .base import Agent
 from .tables import as_table, table_of
 
 #: the spec ``best`` stands for, by table (:data:`agents.tables.TABLES`)
-BEST_BY_TABLE = {"2p": "guided:policy=ppo", "3p": "guided:infer=0,sims=1800",
+BEST_BY_TABLE = {"2p": "guided:policy=ppo,infer=0.5", "3p": "guided:infer=0,sims=1800",
                  "4p_partnerships": "guided:infer=0", "4p_free_for_all": "guided:infer=0"}
 
 
@@ -70,7 +78,7 @@ def best_spec(table) -> str:
     or a player count: its default rules, as :func:`agents.tables.as_table`).
 
     >>> best_spec(RuleConfig(num_players=2)), best_spec("4p_partnerships")
-    ('guided:policy=ppo', 'guided:infer=0')
+    ('guided:policy=ppo,infer=0.5', 'guided:infer=0')
     """
     return BEST_BY_TABLE[as_table(table)]
 

@@ -366,10 +366,11 @@ def test_inference_stops_at_another_seats_draw(policies):
 
 # -- best ----------------------------------------------------------------------------------
 def test_best_names_the_strongest_agent_per_table():
-    assert BEST_BY_TABLE == {"2p": "guided:policy=ppo", "3p": "guided:infer=0,sims=1800",
+    assert BEST_BY_TABLE == {"2p": "guided:policy=ppo,infer=0.5",
+                             "3p": "guided:infer=0,sims=1800",
                              "4p_partnerships": "guided:infer=0",
                              "4p_free_for_all": "guided:infer=0"}
-    assert {n: best_spec(n) for n in (2, 3, 4)} == {2: "guided:policy=ppo",
+    assert {n: best_spec(n) for n in (2, 3, 4)} == {2: "guided:policy=ppo,infer=0.5",
                                                     3: "guided:infer=0,sims=1800",
                                                     4: "guided:infer=0"}
     with pytest.raises(ValueError, match="not a table: 5"):
@@ -400,4 +401,5 @@ def test_best_follows_the_table_and_its_seed():
     assert first == [reference.act(v) for v in views]
     match = MatchState(RuleConfig(num_players=2), seed=0)
     agent.act(match.view(match.turn))  # a two-player table: guided, with inference, now
-    assert type(agent.agent) is GuidedSearchAgent and agent.spec == "guided:policy=ppo"
+    assert type(agent.agent) is GuidedSearchAgent and agent.spec == "guided:policy=ppo,infer=0.5"
+    assert agent.agent.infer == 0.5 and agent.agent.table_ppo
