@@ -25,6 +25,7 @@ from agents.ppo import (
     shipped_tables,
 )
 from agents.search import SearchAgent
+from agents.specs import parse_spec
 from agents.tables import (
     TABLE_NAMES,
     TABLES,
@@ -121,7 +122,7 @@ def test_best_plays_every_table(table):
     rules = table_rules(table).replace(target_score=100)
     spec = BEST_BY_TABLE[table]
     assert best_spec(rules) == best_spec(table) == spec
-    name, _, params = spec.partition(":")
+    name = spec.partition(":")[0]
     if name == "guided":
         shipped_or_skip(table)
     agent = make_agent("best", seed=1)
@@ -130,8 +131,7 @@ def test_best_plays_every_table(table):
     assert type(agent.agent) is {"guided": GuidedSearchAgent, "search": SearchAgent}[name]
     if name == "guided":
         assert agent.agent._ppo.policy.table == table
-        given = dict(p.split("=") for p in params.split(",") if p)
-        assert agent.agent.infer == float(given.get("infer", 1.0))
+        assert agent.agent.infer == parse_spec(spec)[1].get("infer", 1.0)
     match = MatchState(rules, seed=2)
     view = match.view(match.turn)
     assert agent.act(view) in view.legal
