@@ -50,6 +50,11 @@ partnerships and four without (load 1.7 at two players, under 0.4 at the others)
 the 95th percentile (``python -m experiments.bench_agents best --players 3 --positions 100``;
 docs/results.md).
 
+Every shipped policy reads the double-six tiles of its table's default rules; with other tiles
+(``max_pip=9``, ``max_pip=12``) no policy can play, and ``best`` is :data:`ANY_TILES_SPEC`,
+``search``, the strongest agent that reads any tile set (``guided`` and ``ppo`` stop there with
+"no shipped policy plays double-9 tiles").
+
 The table is known only once the agent sees it, so the choice is made then: by
 :meth:`BestAgent.check_rules` (commands call it before a match starts) or at the first
 decision. Every call is passed on to that agent, built with this agent's seed.
@@ -59,6 +64,9 @@ decision. Every call is passed on to that agent, built with this agent's seed.
 >>> agent.check_rules(RuleConfig(num_players=4, partnerships=False))
 >>> agent.spec, type(agent.agent).__name__
 ('guided:infer=0', 'GuidedSearchAgent')
+>>> agent.check_rules(RuleConfig(num_players=4, partnerships=False, max_pip=9))
+>>> agent.spec, type(agent.agent).__name__
+('search', 'SearchAgent')
 """
 
 from __future__ import annotations
@@ -66,21 +74,29 @@ from __future__ import annotations
 from dominoes_env.core import RuleConfig, SeatView
 
 from .base import Agent
-from .tables import as_table, table_of
+from .tables import as_table, table_of, table_rules
 
 #: the spec ``best`` stands for, by table (:data:`agents.tables.TABLES`)
 BEST_BY_TABLE = {"2p": "guided:policy=ppo,infer=0.5", "3p": "guided:infer=0,sims=1800",
                  "4p_partnerships": "guided:infer=0", "4p_free_for_all": "guided:infer=0"}
+#: the spec ``best`` stands for where the tiles are not the table's default ones, which every
+#: shipped policy reads (``search`` plays any tile set)
+ANY_TILES_SPEC = "search"
 
 
 def best_spec(table) -> str:
     """The spec of the strongest shipped agent at ``table`` (a ``RuleConfig``, a table name,
-    or a player count: its default rules, as :func:`agents.tables.as_table`).
+    or a player count: its default rules, as :func:`agents.tables.as_table`): from
+    :data:`BEST_BY_TABLE`, or :data:`ANY_TILES_SPEC` for a ``RuleConfig`` with other tiles
+    than its table's default rules (no shipped policy reads them).
 
     >>> best_spec(RuleConfig(num_players=2)), best_spec("4p_partnerships")
     ('guided:policy=ppo,infer=0.5', 'guided:infer=0')
     """
-    return BEST_BY_TABLE[as_table(table)]
+    name = as_table(table)
+    if isinstance(table, RuleConfig) and table.max_pip != table_rules(name).max_pip:
+        return ANY_TILES_SPEC
+    return BEST_BY_TABLE[name]
 
 
 def __getattr__(name: str):
@@ -102,22 +118,23 @@ class BestAgent(Agent):
     def __init__(self, seed: int | None = None):
         super().__init__(seed)
         self._seed = seed
-        #: the spec and agent chosen for the table (``None`` until it is known)
+        #: the spec and agent chosen for the rules (``None`` until they are known)
         self.spec: str | None = None
         self.agent: Agent | None = None
-        self._table: str | None = None
+        self._chosen_for: tuple[str, str] | None = None  # (table, spec)
 
     def __repr__(self) -> str:
         return f"BestAgent({self.agent!r})" if self.agent is not None else "BestAgent(unresolved)"
 
     def _resolve(self, rules: RuleConfig) -> Agent:
-        table = table_of(rules)
-        if self.agent is None or self._table != table:
+        spec = best_spec(rules)
+        # the table too: the same spec at another table reads that table's policy
+        chosen_for = (table_of(rules), spec)
+        if self.agent is None or self._chosen_for != chosen_for:
             from .specs import make_agent
 
-            spec = best_spec(table)
             self.agent = make_agent(spec, seed=self._seed)
-            self.spec, self._table = spec, table
+            self.spec, self._chosen_for = spec, chosen_for
         return self.agent
 
     def check_rules(self, rules: RuleConfig) -> None:

@@ -13,7 +13,7 @@ import agents.guided as guided_module
 import agents.ppo as ppo_module
 from agents import check_spec, make_agent
 from agents.arena import play_match
-from agents.best import BEST_BY_TABLE, BestAgent, best_spec
+from agents.best import ANY_TILES_SPEC, BEST_BY_TABLE, BestAgent, best_spec
 from agents.guided import GUIDED_POLICIES, GuidedSearchAgent, guided_policy_path
 from agents.ppo import (
     POLICY_DIR,
@@ -246,3 +246,20 @@ def test_the_old_partnership_policy_path_loads_with_a_warning():
         agent = make_agent(f"ppo:{POLICY_DIR / 'ppo_4p.npz'}")
     assert agent.path == POLICY_DIR / "ppo_4p_partnerships.npz"
     assert agent.policy.table == "4p_partnerships"
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_best_plays_search_with_tiles_no_shipped_policy_reads(table):
+    """Every shipped policy reads its table's double-six tiles; with double-nine ``best`` is
+    ``search`` (it stopped at its first decision: "no shipped policy plays double-9 tiles")."""
+    rules = table_rules(table).replace(max_pip=9, target_score=100)
+    assert best_spec(rules) == ANY_TILES_SPEC == "search"
+    assert best_spec(table) == BEST_BY_TABLE[table]  # a table's name: its default tiles
+    agent = make_agent("best", seed=1)
+    agent.check_rules(rules)
+    assert agent.spec == "search" and type(agent.agent) is SearchAgent
+    match = MatchState(rules, seed=2)
+    view = match.view(match.turn)
+    assert agent.act(view) in view.legal
+    agent.check_rules(table_rules(table))  # back at the default tiles: the table's best again
+    assert agent.spec == BEST_BY_TABLE[table]
