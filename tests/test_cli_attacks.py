@@ -76,6 +76,8 @@ KINDS = {
     ("experiments.train_ppo", "opponents"): "mix", ("*", "net"): "net",
     ("*", "device"): "text", ("*", "address"): "text", ("*", "ray_address"): "text",
     ("*", "bc_agent"): "text", ("*", "match"): "match", ("*", "names"): "notebook",
+    ("experiments.paired", "run_a"): "in_dir", ("experiments.paired", "run_b"): "in_dir",
+    ("experiments.paired", "reference"): "text",
 }
 
 #: the bad values of each kind; ``{name}`` is a file of the ``files`` fixture, ``{cwd}`` the
@@ -157,6 +159,7 @@ BASE: dict[str, dict[str, list[str]]] = {
                                      "--workers": ["1"], "--eval-against": ["greedy"]},
     "experiments.make_dataset": {"--agents": ["random", "greedy"], "--matches": ["2"],
                                  "--out": ["run"], "--target-score": ["20"], "--quiet": []},
+    "experiments.paired": {"run_a": ["{run_a}"], "run_b": ["{run_b}"]},
     "experiments.tournament": {"--agents": ["random", "greedy"], "--matches": ["2"],
                                "--out": ["run"], "--target-score": ["20"], "--quiet": [],
                                "--no-plots": []},
@@ -295,7 +298,13 @@ def files(tmp_path_factory) -> dict[str, str]:
     record = helpers.random_match(RuleConfig(target_score=30), 3).to_record()
     append_records(d / "records.jsonl.gz",
                    [dict(record, match={"index": i, "key": str(i)}) for i in range(2)])
-    return {"file": str(d / "file.txt"), "folder": str(d / "folder"),
+    from agents.tournament import TournamentConfig, run_tournament
+
+    for name, agent in (("run_a", "greedy"), ("run_b", "random")):  # on the same deals
+        run_tournament(TournamentConfig([agent, "search:sims=2"], RuleConfig(target_score=20),
+                                        matches=2, seed=1), d / name, progress=False)
+    return {"run_a": str(d / "run_a"), "run_b": str(d / "run_b"),
+            "file": str(d / "file.txt"), "folder": str(d / "folder"),
             "empty": str(d / "empty.npz"), "random": str(d / "random.npz"),
             "truncated": str(d / "truncated.npz"), "missing": str(d / "missing" / "x.npz"),
             "existing": str(d / "existing.x"), "shard": str(d / "records.jsonl.gz"),

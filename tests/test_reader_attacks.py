@@ -106,7 +106,14 @@ def _init_policy(path):
 
 
 #: every public reader of a data file: name -> (what it reads, the call)
+def _read_run(path):
+    from agents.tournament.paired import read_run
+
+    return read_run(path)
+
+
 READERS: dict[str, tuple[str, Callable]] = {
+    "agents.tournament.paired.read_run": ("tournament", _read_run),
     "agents.datasets.dataset_info": ("dataset", _read_dataset_info),
     "agents.datasets.load_decisions": ("dataset", _load_decisions),
     "dominoes_env.record_io.read_record": ("record", _read_record),
@@ -160,9 +167,16 @@ def good_file(kind: str, d: Path) -> Path:
         save_checkpoint({"params": {"w": np.zeros((3, 2), np.float32)}}, _jax_settings(), 0,
                         0.0, d / "checkpoint.npz")
         return d / "checkpoint.npz"
+    from agents.tournament import TournamentConfig
+
+    if kind == "tournament":
+        from agents.tournament import run_tournament
+
+        run_tournament(TournamentConfig(["random", "greedy"], RuleConfig(target_score=20),
+                                        matches=2, seed=0), d / "run", progress=False)
+        return d / "run"
     assert kind == "dataset", kind
     from agents.datasets import build_dataset
-    from agents.tournament import TournamentConfig
 
     config = TournamentConfig(["random", "greedy"], RuleConfig(target_score=20), matches=2,
                               seed=0)
@@ -181,6 +195,8 @@ def damaged(kind: str, damage: str, reader: str, d: Path) -> tuple[Path, Path]:
     if kind == "dataset":  # the file inside the dataset that the reader reads last
         target = (next((good / "decisions").glob("*.npz")) if reader.endswith("load_decisions")
                   and damage != "folder" else good / "dataset.json")
+    if kind == "tournament":  # its configuration: its matches are checked against it
+        target = good / "config.json"
     data = target.read_bytes()
     if damage in ("fifo", "link to /dev/zero"):
         import shutil

@@ -561,14 +561,15 @@ def _winner_agent_problem(rec: dict, job: MatchJob, rules: RuleConfig) -> str | 
 
 
 def load_records(path: Path, schedule: Schedule, rules: RuleConfig,
-                 max_hands: int) -> list[dict]:
+                 max_hands: int, *, repair: bool = True) -> list[dict]:
     """The finished matches in ``path`` (a tournament's of ``rules`` and ``max_hands``), after
-    cutting off a half-written last line."""
+    cutting off a half-written last line (``repair=False``: only ignored, the file left as it
+    is, for a reader beside a run that may be writing that line now)."""
     if not path.exists():
         return []
     data = path.read_bytes()
     end = data.rfind(b"\n") + 1
-    if end < len(data):  # killed in the middle of a write: drop the unfinished line
+    if end < len(data) and repair:  # killed in the middle of a write: drop the unfinished line
         with open(path, "r+b") as f:
             f.truncate(end)
     jobs = {job.key: job for job in schedule.jobs}

@@ -1,0 +1,266 @@
+"""Two tournaments on the same deals, compared match by match: a paired sign test.
+
+Two agents that each played the same opponent on the same duplicate deals (the same ``--seed``,
+rules and agent count) can be compared match by match. Most matches end the same way for both
+(the cards decide them); only the matches one agent won and the other did not say which is the
+stronger. Counting those (a sign test, McNemar's test for paired proportions) separates a
+difference of 3 points in 1,000 matches, where the two win rates' Wilson intervals overlap.
+
+A match of one run is paired with the match of the other on the same deal (its ``seed``) whose
+seats hold the common opponent, the *reference*, at the same places; each agent's score in a
+match is 1 for a win, 0.5 for an undecided match, 0 for a loss.
+
+>>> import tempfile
+>>> from agents.tournament import RuleConfig, TournamentConfig, run_tournament
+>>> rules = RuleConfig(target_score=30)
+>>> with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+...     _ = run_tournament(TournamentConfig(["greedy", "random"], rules, 6, seed=3), a,
+...                        progress=False)
+...     _ = run_tournament(TournamentConfig(["random", "search:sims=8"], rules, 6, seed=3), b,
+...                        progress=False)
+...     result = compare_runs(read_run(a), read_run(b))
+>>> result.reference, result.agents, result.matches
+('random', ('greedy', 'search:sims=8'), 6)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from dominoes_env.core import RuleConfig
+from dominoes_env.core.atomic_files import path_kind
+from dominoes_env.core.validation import parse_json, short_repr
+
+from .runner import (
+    CONFIG_FILE,
+    MATCHES_FILE,
+    MAX_CONFIG_BYTES,
+    SCHEME_VERSION,
+    TournamentConfig,
+    TournamentDirError,
+    load_records,
+)
+from .stats import wilson_interval
+
+#: matches in discord up to which the sign test's p-value is the exact binomial sum (above it,
+#: the normal approximation with a continuity correction, within 1e-4 of it there)
+EXACT_UP_TO = 10_000
+
+
+@dataclass(frozen=True)
+class FinishedRun:
+    """A tournament's folder as :func:`read_run` read it: its configuration and its finished
+    matches (``matches.jsonl``'s lines, checked against the schedule)."""
+
+    folder: Path
+    config: TournamentConfig
+    records: list[dict[str, Any]]
+
+
+def _read_config(folder: Path) -> TournamentConfig:
+    path = folder / CONFIG_FILE
+    if not os.path.isfile(path) or os.path.islink(path):  # a FIFO blocked, /dev/zero filled
+        raise TournamentDirError(f"{path} is {path_kind(path)}, not a tournament's "
+                                 f"{CONFIG_FILE}")
+    try:
+        with open(path, "rb") as f:
+            text = f.read(MAX_CONFIG_BYTES + 1)
+        if len(text) > MAX_CONFIG_BYTES:
+            raise ValueError(f"larger than {MAX_CONFIG_BYTES:,} bytes")
+        data = parse_json(text)
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+        missing = [k for k in ("scheme", "agents", "matches", "seed", "max_hands", "rules")
+                   if k not in data]
+        if missing:
+            raise ValueError(f"missing {', '.join(missing)}")
+        if data["scheme"] != SCHEME_VERSION:
+            raise ValueError(f"its schedule scheme {short_repr(data['scheme'])} is not this "
+                             f"version's ({SCHEME_VERSION})")
+        if not isinstance(data["agents"], list):
+            raise ValueError("agents must be a list of agent specs")
+        return TournamentConfig(data["agents"], RuleConfig.from_dict(data["rules"]),
+                                matches=data["matches"], seed=data["seed"],
+                                max_hands=data["max_hands"])
+    except (OSError, ValueError, TypeError, RecursionError) as err:
+        raise TournamentDirError(f"{path} is not a tournament's {CONFIG_FILE} ({err})") from None
+
+
+def read_run(folder: str | os.PathLike) -> FinishedRun:
+    """The finished matches of the tournament in ``folder`` (a run of ``python -m
+    experiments.tournament``, finished or not). Nothing is written: a half-written last line
+    (a run writing it now, or one killed while writing it) is left out. A folder that is no
+    tournament's, or whose files are damaged, is a :class:`TournamentDirError` naming it."""
+    if not isinstance(folder, (str, os.PathLike)):
+        raise TypeError(f"folder must be a path, not {type(folder).__name__}")
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise TournamentDirError(f"{str(folder)!r} is {path_kind(folder)}, not a tournament's "
+                                 "folder")
+    config = _read_config(folder)
+    path = folder / MATCHES_FILE
+    if os.path.lexists(path) and (not path.is_file() or path.is_symlink()):
+        raise TournamentDirError(f"{path} is {path_kind(path)}, not a regular file")
+    try:
+        records = load_records(path, config.schedule(), config.rules, config.max_hands,
+                               repair=False)
+    except OSError as err:
+        raise TournamentDirError(f"{path}: {err.strerror or err}") from None
+    return FinishedRun(folder, config, records)
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """Two agents' results on the same matches (:func:`compare_runs`)."""
+
+    reference: str  #: the opponent both played
+    agents: tuple[str, str]  #: the agent of run A, of run B
+    runs: tuple[str, str]  #: their folders
+    matches: int  #: matches paired
+    scores: tuple[float, float]  #: each agent's wins in them (an undecided match: half)
+    better: tuple[int, int]  #: matches where A scored more than B, where B scored more than A
+    unpaired: tuple[int, int]  #: finished matches of A, of B, with no match in the other run
+    z: float  #: (A better - B better) / sqrt(their sum); 0 when no match differs
+    p_value: float  #: two-sided sign test of "A and B are as strong"
+
+    @property
+    def shares(self) -> tuple[float, float]:
+        """Each agent's share of the paired matches."""
+        return tuple(s / self.matches for s in self.scores)  # type: ignore[return-value]
+
+    @property
+    def intervals(self) -> tuple[tuple[float, float], tuple[float, float]]:
+        """Each share's Wilson 95% interval."""
+        a, b = (wilson_interval(s, self.matches) for s in self.scores)
+        return a, b
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: the fields, the shares and their intervals."""
+        return {**asdict(self), "shares": list(self.shares),
+                "intervals": [list(i) for i in self.intervals]}
+
+
+def sign_test_p(a: int, b: int) -> float:
+    """Two-sided p-value of ``a`` successes against ``b`` failures where each is as likely
+    (the binomial with p = 1/2): exact up to :data:`EXACT_UP_TO` trials.
+
+    >>> sign_test_p(0, 0), sign_test_p(3, 3)
+    (1.0, 1.0)
+    >>> round(sign_test_p(9, 1), 4)  # 2 * (1 + 10 + ...) / 2**10: 2 * 11 / 1024
+    0.0215
+    """
+    n, low = a + b, min(a, b)
+    if n == 0 or a == b:
+        return 1.0
+    if n <= EXACT_UP_TO:
+        tail = sum(math.comb(n, i) for i in range(low + 1))
+        return min(1.0, 2 * tail / 2**n)
+    z = (abs(a - b) - 1) / math.sqrt(n)
+    return min(1.0, math.erfc(z / math.sqrt(2)))
+
+
+def _reference(a: FinishedRun, b: FinishedRun, reference: str | None) -> str:
+    """The agent both runs played: ``reference`` if given (it must be in both), else the one
+    agent the two runs share."""
+    for run in (a, b):
+        if len(set(run.config.agents)) != 2:
+            raise ValueError(f"{run.folder} played {len(set(run.config.agents))} agents "
+                             f"({', '.join(map(repr, run.config.agents))}); a paired comparison "
+                             "takes two tournaments of two agents each, one of them the same")
+    common = sorted(set(a.config.agents) & set(b.config.agents))
+    if reference is None:
+        if len(common) != 1:
+            played = (f"({', '.join(map(repr, a.config.agents))} and "
+                      f"{', '.join(map(repr, b.config.agents))})")
+            if common:
+                raise ValueError(f"the runs share both agents {played}; give the reference "
+                                 "both played against (--reference)")
+            raise ValueError(f"the runs share no agent {played}: a paired comparison takes "
+                             "two runs against the same reference agent")
+        return common[0]
+    if not isinstance(reference, str):
+        raise TypeError(f"reference must be an agent spec, not {type(reference).__name__}")
+    if reference not in common:
+        raise ValueError(f"reference {short_repr(reference)} is not an agent of both runs "
+                         f"(they share: {', '.join(map(repr, common)) or 'none'})")
+    return reference
+
+
+def _by_match(run: FinishedRun, reference: str) -> dict[tuple, float]:
+    """Each finished match's score for the run's other agent, keyed by its deal's seed and the
+    seats the reference holds."""
+    other = next(x for x in run.config.agents if x != reference)
+    found: dict[tuple, float] = {}
+    for rec in run.records:
+        key = (rec["seed"], tuple(seat == reference for seat in rec["seats"]))
+        if key in found:  # a schedule deals each seed once per seating
+            raise TournamentDirError(f"{run.folder / MATCHES_FILE} holds two matches on the "
+                                     f"deal of seed {rec['seed']} with the same seats")
+        winner = rec["winner_agent"]
+        found[key] = 0.5 if winner is None else float(winner == other)
+    return found
+
+
+def compare_runs(a: FinishedRun, b: FinishedRun, reference: str | None = None
+                 ) -> PairedComparison:
+    """Run ``a``'s agent and run ``b``'s compared on the matches both runs finished on the same
+    deals against ``reference`` (default: the one agent both runs played). The runs must be of
+    the same rules and hand limit, and share at least one match: ``ValueError`` naming what
+    differs otherwise."""
+    for run in (a, b):
+        if not isinstance(run, FinishedRun):
+            raise TypeError(f"compare_runs takes FinishedRun objects (read_run), not "
+                            f"{type(run).__name__}")
+    if a.config.rules != b.config.rules:
+        diff = sorted(k for k, v in a.config.rules.to_dict().items()
+                      if b.config.rules.to_dict().get(k) != v)
+        raise ValueError(f"{a.folder} and {b.folder} were played under other rules "
+                         f"({', '.join(diff)} differ): their deals are not the same")
+    if a.config.max_hands != b.config.max_hands:
+        raise ValueError(f"{a.folder} and {b.folder} stop an undecided match after another "
+                         f"number of hands ({a.config.max_hands} and {b.config.max_hands})")
+    ref = _reference(a, b, reference)
+    agents = tuple(next(x for x in run.config.agents if x != ref) for run in (a, b))
+    score_a, score_b = _by_match(a, ref), _by_match(b, ref)
+    paired = sorted(score_a.keys() & score_b.keys())
+    if not paired:
+        why = (f"their --seed differ ({a.config.seed} and {b.config.seed})"
+               if a.config.seed != b.config.seed else "one of them has no finished match")
+        raise ValueError(f"{a.folder} and {b.folder} have no match on the same deal with the "
+                         f"same seats: {why}")
+    a_better = sum(score_a[k] > score_b[k] for k in paired)
+    b_better = sum(score_a[k] < score_b[k] for k in paired)
+    discord = a_better + b_better
+    return PairedComparison(
+        reference=ref, agents=agents, runs=(str(a.folder), str(b.folder)), matches=len(paired),
+        scores=(sum(score_a[k] for k in paired), sum(score_b[k] for k in paired)),
+        better=(a_better, b_better),
+        unpaired=(len(score_a) - len(paired), len(score_b) - len(paired)),
+        z=(a_better - b_better) / math.sqrt(discord) if discord else 0.0,
+        p_value=sign_test_p(a_better, b_better),
+    )  # fmt: skip
+
+
+def format_comparison(result: PairedComparison) -> str:
+    """The comparison as a few lines of text (``python -m experiments.paired``)."""
+    width = max(len(x) for x in result.agents) + 2
+    lines = [f"{result.matches:,} matches paired (the same deals and seats against "
+             f"{result.reference!r})"]
+    for name, agent, score, share, (lo, hi), unpaired in zip(
+            "AB", result.agents, result.scores, result.shares, result.intervals,
+            result.unpaired, strict=True):
+        extra = f"; {unpaired:,} unpaired" if unpaired else ""
+        lines.append(f"  {name}  {agent:<{width}}won {score:g} ({100 * share:.1f}%, Wilson "
+                     f"{100 * lo:.1f}-{100 * hi:.1f}%){extra}")
+    lines.append(f"won only by A (scored more): {result.better[0]:,}; only by B: "
+                 f"{result.better[1]:,}; z = {result.z:+.2f}, two-sided sign test p = "
+                 f"{result.p_value:.3g}")
+    return "\n".join(lines)
+
+
+__all__ = ["FinishedRun", "PairedComparison", "compare_runs", "format_comparison", "read_run",
+           "sign_test_p"]
