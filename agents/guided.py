@@ -198,6 +198,12 @@ class GuidedSearchAgent(Agent):
                 f"pool={self.pool}, plies={self.plies}, value={self.value!r}, race={self.race}, "
                 f"batch={self.batch})")
 
+    @property
+    def policy_agent(self) -> PPOAgent:
+        """The ``ppo`` agent whose policy plays the rollouts and weighs the deals (its ``path``
+        and ``policy``): the table's once :meth:`check_rules` has seen the rules."""
+        return self._ppo
+
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         self._memory = []

@@ -136,7 +136,8 @@ def test_guided_keeps_the_policy_its_figures_were_measured_with():
     assert shipped_policy_path(3) == POLICY_DIR / "ppo_3p.npz"
     agent = GuidedSearchAgent(seed=0, sims=16)
     agent.check_rules(RuleConfig())
-    assert agent._ppo.path == guided_policy_path(2) and agent._ppo.policy.obs_spec.version == 2
+    played = agent.policy_agent
+    assert played.path == guided_policy_path(2) and played.policy.obs_spec.version == 2
 
 
 @pytest.mark.parametrize("players, partnerships", [(2, False), (3, False), (4, True), (4, False)])
@@ -154,8 +155,8 @@ def test_guided_policy_ppo_reads_the_policy_ppo_plays_at_each_table(players, par
     rules = RuleConfig(num_players=players, partnerships=partnerships)
     agent = make_agent("guided:policy=ppo,sims=16", seed=0)
     agent.check_rules(rules)
-    assert agent._ppo.path == shipped_policy_path(rules) != guided_policy_path(rules)
-    assert agent._ppo.policy.obs_spec.version == 4 and "policy=ppo" in repr(agent)
+    assert agent.policy_agent.path == shipped_policy_path(rules) != guided_policy_path(rules)
+    assert agent.policy_agent.policy.obs_spec.version == 4 and "policy=ppo" in repr(agent)
     match = MatchState(rules=rules, seed=3)
     assert agent.act(match.view(match.turn)) in match.legal_actions()
     assert same_agent_key("guided:policy=ppo") == same_agent_key("guided:policy=ppo,sims=600")

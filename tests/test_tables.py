@@ -130,7 +130,7 @@ def test_best_plays_every_table(table):
     assert agent.spec == spec
     assert type(agent.agent) is {"guided": GuidedSearchAgent, "search": SearchAgent}[name]
     if name == "guided":
-        assert agent.agent._ppo.policy.table == table
+        assert agent.agent.policy_agent.policy.table == table
         assert agent.agent.infer == parse_spec(spec)[1].get("infer", 1.0)
     match = MatchState(rules, seed=2)
     view = match.view(match.turn)
@@ -214,7 +214,7 @@ def test_the_shipped_ppo_follows_the_table(policy_dir):
         match = MatchState(table_rules(table), seed=1)
         view = match.view(match.turn)
         assert agent.act(view) in view.legal and guided.act(view) in view.legal
-        assert agent.policy.table == table == guided._ppo.policy.table
+        assert agent.policy.table == table == guided.policy_agent.policy.table
         assert agent.policy.path == policy_dir / POLICY_FILES[table]
     assert repr(agent) == "PPOAgent(shipped, deterministic=True)"
 
