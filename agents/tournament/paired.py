@@ -33,16 +33,16 @@ from typing import Any
 
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import path_kind
-from dominoes_env.core.validation import parse_json, short_repr
+from dominoes_env.core.validation import short_repr
 
 from .runner import (
     CONFIG_FILE,
     MATCHES_FILE,
-    MAX_CONFIG_BYTES,
     SCHEME_VERSION,
     TournamentConfig,
     TournamentDirError,
     load_records,
+    read_config_json,
 )
 from .stats import wilson_interval
 
@@ -67,13 +67,7 @@ def _read_config(folder: Path) -> TournamentConfig:
         raise TournamentDirError(f"{path} is {path_kind(path)}, not a tournament's "
                                  f"{CONFIG_FILE}")
     try:
-        with open(path, "rb") as f:
-            text = f.read(MAX_CONFIG_BYTES + 1)
-        if len(text) > MAX_CONFIG_BYTES:
-            raise ValueError(f"larger than {MAX_CONFIG_BYTES:,} bytes")
-        data = parse_json(text)
-        if not isinstance(data, dict):
-            raise ValueError("not a JSON object")
+        data = read_config_json(path)
         missing = [k for k in ("scheme", "agents", "matches", "seed", "max_hands", "rules")
                    if k not in data]
         if missing:

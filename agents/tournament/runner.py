@@ -387,13 +387,7 @@ def prepare_dir(out: Path, config: TournamentConfig) -> None:
         wanted[AGENT_FILES] = files
     if path.exists():
         try:
-            with open(path, "rb") as f:  # a config is a few hundred bytes
-                text = f.read(MAX_CONFIG_BYTES + 1)
-            if len(text) > MAX_CONFIG_BYTES:
-                raise ValueError(f"larger than {MAX_CONFIG_BYTES:,} bytes")
-            old = parse_json(text)
-            if not isinstance(old, dict):
-                raise ValueError("not a JSON object")
+            old = read_config_json(path)
         except (OSError, ValueError, RecursionError) as err:
             raise TournamentDirError(f"{path} is unreadable ({err}); use another output "
                                      "folder") from None
@@ -421,6 +415,19 @@ def prepare_dir(out: Path, config: TournamentConfig) -> None:
         )
     with atomic_write(path) as f:
         f.write(json.dumps(wanted, indent=2) + "\n")
+
+
+def read_config_json(path: Path) -> dict[str, Any]:
+    """A run's ``config.json`` as a dict (at most :data:`MAX_CONFIG_BYTES`: a config is a few
+    hundred bytes); ``ValueError`` (or ``OSError``) if it is not one."""
+    with open(path, "rb") as f:
+        text = f.read(MAX_CONFIG_BYTES + 1)
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ValueError(f"larger than {MAX_CONFIG_BYTES:,} bytes")
+    data = parse_json(text)
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    return data
 
 
 #: the key of config.json that holds the files the agents' specs name, with their sha256
