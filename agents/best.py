@@ -4,30 +4,38 @@ Which agent is strongest depends on the table (:mod:`agents.tables`): the policy
 needs the table's own trained policy, and is ``best`` only where it was measured to beat
 ``search``. :data:`BEST_BY_TABLE` names, per table, the spec ``best`` stands for, and why:
 
-======================  ================================  =====================================
-table                   spec                              why
-======================  ================================  =====================================
-``2p``                  ``guided:policy=ppo,infer=0.5``   won 1,350 of 2,000 matches against
-                                                          ``search`` (67.5%, Wilson interval
-                                                          65.4-69.5%; docs/results.md); with the
-                                                          full likelihood (``infer=1``) 1,900
-                                                          of 3,000 (63.3%), ``guided`` (its
-                                                          own version 2 policy) 61.5% of 4,000
-                                                          and the reactive ``ppo`` about half
-                                                          (51.2%)
-``3p``                  ``guided:infer=0,sims=1800``      won 615 of 1,008 field matches
-                                                          against ``search`` (61.0%, Wilson
-                                                          interval 58.0-64.0%); with 600
-                                                          rollouts (``guided:infer=0``) 560 of
-                                                          1,002 (55.9%)
-``4p_partnerships``     ``guided:infer=0``                won 629 of 1,000 matches against
-                                                          ``search`` (62.9%, Wilson interval
-                                                          59.9-65.8%), where ``guided`` won 29
-                                                          of 100 (29%)
-``4p_free_for_all``     ``guided:infer=0``                won 578 of 1,006 field matches
-                                                          against ``search`` (57.5%, Wilson
-                                                          interval 54.4-60.5%)
-======================  ================================  =====================================
+=====================  =======================================  ==============================
+table                  spec                                     why
+=====================  =======================================  ==============================
+``2p``                 ``guided:policy=ppo,infer=0.5``          won 1,350 of 2,000 matches
+                                                                against ``search`` (67.5%,
+                                                                Wilson interval 65.4-69.5%;
+                                                                docs/results.md); with the
+                                                                full likelihood (``infer=1``)
+                                                                1,900 of 3,000 (63.3%),
+                                                                ``guided`` (its own version 2
+                                                                policy) 61.5% of 4,000 and the
+                                                                reactive ``ppo`` about half
+                                                                (51.2%)
+``3p``                 ``guided:infer=0,sims=1800``             won 615 of 1,008 field matches
+                                                                against ``search`` (61.0%,
+                                                                Wilson interval 58.0-64.0%);
+                                                                with 600 rollouts
+                                                                (``guided:infer=0``) 560 of
+                                                                1,002 (55.9%)
+``4p_partnerships``    ``guided:infer=0``                       won 629 of 1,000 matches
+                                                                against ``search`` (62.9%,
+                                                                Wilson interval 59.9-65.8%),
+                                                                where ``guided`` won 29 of 100
+``4p_free_for_all``    ``guided:infer=0,sims=1800,policy=ppo``  won 1,206 of 2,012 field
+                                                                matches against ``search``
+                                                                (59.9%, Wilson interval
+                                                                57.8-62.1%; 602 and 604 of
+                                                                1,006 on two sets of deals); on
+                                                                the first set
+                                                                ``guided:infer=0`` won 578
+                                                                (57.5%)
+=====================  =======================================  ==============================
 
 Each figure is in docs/results.md with its command (``python -m experiments.tournament --agents
 best search --players N ...``). ``policy=ppo`` plays the rollouts and weighs the deals with the
@@ -44,9 +52,11 @@ reason is that at four players no tile is left to draw, so every play since the 
 hand is evidence, and the weights concentrate on a few deals while the others (here
 ``search``) are not the policy.
 At three players ``sims=1800`` (three times ``guided``'s 600 rollouts at most) won 315 of the
-same 504 deals where 600 rollouts won 271 (paired: z = 3.6).
-``best`` takes 43, 36, 30 and 28 ms a decision on average at two players, three, four in
-partnerships and four without (load 1.7 at two players, under 0.4 at the others), 77-165 ms at
+same 504 deals where 600 rollouts won 271 (paired: z = 3.6). At four without partnerships the
+shipped version 4 policy and 1,800 rollouts each added a point or so on the same deals (57.5%
+with neither, 58.0% with the rollouts, 58.6% with the policy, 59.8% with both).
+``best`` takes 43, 36, 30 and 63 ms a decision on average at two players, three, four in
+partnerships and four without (load 1.7 at two players, under 1 at the others), 77-269 ms at
 the 95th percentile (``python -m experiments.bench_agents best --players 3 --positions 100``;
 docs/results.md).
 
@@ -63,7 +73,7 @@ decision. Every call is passed on to that agent, built with this agent's seed.
 >>> agent = BestAgent(seed=0)
 >>> agent.check_rules(RuleConfig(num_players=4, partnerships=False))
 >>> agent.spec, type(agent.agent).__name__
-('guided:infer=0', 'GuidedSearchAgent')
+('guided:infer=0,sims=1800,policy=ppo', 'GuidedSearchAgent')
 >>> agent.check_rules(RuleConfig(num_players=4, partnerships=False, max_pip=9))
 >>> agent.spec, type(agent.agent).__name__
 ('search', 'SearchAgent')
@@ -78,7 +88,8 @@ from .tables import as_table, table_of, table_rules
 
 #: the spec ``best`` stands for, by table (:data:`agents.tables.TABLES`)
 BEST_BY_TABLE = {"2p": "guided:policy=ppo,infer=0.5", "3p": "guided:infer=0,sims=1800",
-                 "4p_partnerships": "guided:infer=0", "4p_free_for_all": "guided:infer=0"}
+                 "4p_partnerships": "guided:infer=0",
+                 "4p_free_for_all": "guided:infer=0,sims=1800,policy=ppo"}
 #: the spec ``best`` stands for where the tiles are not the table's default ones, which every
 #: shipped policy reads (``search`` plays any tile set)
 ANY_TILES_SPEC = "search"

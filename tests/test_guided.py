@@ -369,7 +369,7 @@ def test_best_names_the_strongest_agent_per_table():
     assert BEST_BY_TABLE == {"2p": "guided:policy=ppo,infer=0.5",
                              "3p": "guided:infer=0,sims=1800",
                              "4p_partnerships": "guided:infer=0",
-                             "4p_free_for_all": "guided:infer=0"}
+                             "4p_free_for_all": "guided:infer=0,sims=1800,policy=ppo"}
     assert {n: best_spec(n) for n in (2, 3, 4)} == {2: "guided:policy=ppo,infer=0.5",
                                                     3: "guided:infer=0,sims=1800",
                                                     4: "guided:infer=0"}
@@ -392,12 +392,12 @@ def test_best_resolves_when_it_sees_the_table(n, cls):
 
 def test_best_follows_the_table_and_its_seed():
     agent = make_agent("best", seed=2)
-    ffa = RuleConfig(num_players=4, partnerships=False)  # best is guided:infer=0 there
-    views = [v for _, v in random_positions(ffa, 30, seed=1)]
+    ffa = RuleConfig(num_players=4, partnerships=False)
+    views = [v for _, v in random_positions(ffa, 20, seed=1)]
     first = [agent.act(v) for v in views]
     agent.reset(2)
     assert [agent.act(v) for v in views] == first
-    reference = make_agent("guided:infer=0", seed=2)
+    reference = make_agent(BEST_BY_TABLE["4p_free_for_all"], seed=2)
     assert first == [reference.act(v) for v in views]
     match = MatchState(RuleConfig(num_players=2), seed=0)
     agent.act(match.view(match.turn))  # a two-player table: guided, with inference, now
