@@ -84,7 +84,7 @@ from __future__ import annotations
 from dominoes_env.core import RuleConfig, SeatView
 
 from .base import Agent
-from .tables import as_table, table_of, table_rules
+from .tables import as_table, default_tiles, table_of
 
 #: the spec ``best`` stands for, by table (:data:`agents.tables.TABLES`)
 BEST_BY_TABLE = {"2p": "guided:policy=ppo,infer=0.5", "3p": "guided:infer=0,sims=1800",
@@ -104,10 +104,9 @@ def best_spec(table) -> str:
     >>> best_spec(RuleConfig(num_players=2)), best_spec("4p_partnerships")
     ('guided:policy=ppo,infer=0.5', 'guided:infer=0')
     """
-    name = as_table(table)
-    if isinstance(table, RuleConfig) and table.max_pip != table_rules(name).max_pip:
+    if isinstance(table, RuleConfig) and not default_tiles(table):
         return ANY_TILES_SPEC
-    return BEST_BY_TABLE[name]
+    return BEST_BY_TABLE[as_table(table)]
 
 
 def __getattr__(name: str):

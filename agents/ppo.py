@@ -58,7 +58,7 @@ from dominoes_env.policy_format import (
 from dominoes_env.policy_format import FORMAT as FORMAT  # the format's name, here too
 
 from .base import Agent
-from .tables import TABLES, as_table, describe_table, table_of, table_rules
+from .tables import TABLES, as_table, default_tiles, describe_table, table_of, table_rules
 
 #: the shipped policies: ``ppo_{table}.npz`` in this folder (:data:`POLICY_FILES`)
 POLICY_DIR = Path(__file__).resolve().parent / "policies"
@@ -225,16 +225,15 @@ def check_shipped_tiles(table: str | int | RuleConfig, path: Path) -> Path:
     """``path``, the shipped policy for ``table``, unless ``table`` is a :class:`RuleConfig`
     with other tiles than its table's default rules, which no shipped policy reads: then a
     ``ValueError`` naming both."""
-    if isinstance(table, RuleConfig):
+    if isinstance(table, RuleConfig) and not default_tiles(table):
         name = as_table(table)
         shipped = table_rules(name)
-        if table.max_pip != shipped.max_pip:
-            raise ValueError(
-                f"no shipped policy plays double-{table.max_pip} tiles (max_pip="
-                f"{table.max_pip}): {path.name} is for {describe_table(name)} with "
-                f"double-{shipped.max_pip} tiles (max_pip={shipped.max_pip}), whose "
-                "observations and actions are another size; give a policy file trained for "
-                "these rules (ppo:PATH, guided:policy=PATH)")
+        raise ValueError(
+            f"no shipped policy plays double-{table.max_pip} tiles (max_pip="
+            f"{table.max_pip}): {path.name} is for {describe_table(name)} with "
+            f"double-{shipped.max_pip} tiles (max_pip={shipped.max_pip}), whose "
+            "observations and actions are another size; give a policy file trained for "
+            "these rules (ppo:PATH, guided:policy=PATH)")
     return path
 
 

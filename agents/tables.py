@@ -78,6 +78,16 @@ def describe_table(table: str) -> str:
     return TABLE_NAMES[check_table(table)]
 
 
+def default_tiles(rules: RuleConfig) -> bool:
+    """Whether ``rules`` use the tiles of their table's default rules (double-six), which every
+    shipped policy reads.
+
+    >>> default_tiles(RuleConfig(num_players=3)), default_tiles(RuleConfig(max_pip=9))
+    (True, False)
+    """
+    return rules.max_pip == table_rules(table_of(rules)).max_pip
+
+
 def table_rules(table: str) -> RuleConfig:
     """The default rules at ``table``."""
     table = check_table(table)
