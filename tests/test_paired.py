@@ -65,12 +65,16 @@ def test_the_sign_test_is_the_exact_binomial_tail():
     assert sign_test_p(9, 1) == 2 * 11 / 1024 == sign_test_p(1, 9)
     assert sign_test_p(0, 0) == sign_test_p(5, 5) == 1.0
     assert sign_test_p(10, 0) == 2 / 1024
+    assert sign_test_p(60, 100) == 2 * sum(math.comb(160, i) for i in range(61)) / 2**160
     # beyond EXACT_UP_TO trials the normal approximation, within 1e-4 of the exact sum there
     for a, b in ((EXACT_UP_TO // 2 + 111, EXACT_UP_TO // 2 - 110),
                  (EXACT_UP_TO // 2 + 51, EXACT_UP_TO // 2 - 50)):
         assert a + b == EXACT_UP_TO + 1
-        exact = 2 * sum(math.comb(a + b, i) for i in range(b + 1)) / 2 ** (a + b)
-        assert sign_test_p(a, b) == pytest.approx(exact, abs=1e-4)
+        n, term, tail = a + b, 1, 1  # the tail's terms one from the next (math.comb: seconds)
+        for i in range(b):
+            term = term * (n - i) // (i + 1)
+            tail += term
+        assert sign_test_p(a, b) == pytest.approx(2 * tail / 2**n, abs=1e-4)
 
 
 @pytest.mark.parametrize("change, message", [

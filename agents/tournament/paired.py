@@ -150,8 +150,11 @@ def sign_test_p(a: int, b: int) -> float:
     n, low = a + b, min(a, b)
     if n == 0 or a == b:
         return 1.0
-    if n <= EXACT_UP_TO:
-        tail = sum(math.comb(n, i) for i in range(low + 1))
+    if n <= EXACT_UP_TO:  # the tail's terms by C(n, i + 1) = C(n, i) (n - i) / (i + 1), exact
+        term = tail = 1
+        for i in range(low):
+            term = term * (n - i) // (i + 1)
+            tail += term
         return min(1.0, 2 * tail / 2**n)
     z = (abs(a - b) - 1) / math.sqrt(n)
     return min(1.0, math.erfc(z / math.sqrt(2)))
