@@ -54,6 +54,7 @@ from dominoes_env.core.atomic_files import FolderReplacedError
 from dominoes_env.core.validation import MAX_SEED
 from dominoes_env.optional import require
 from dominoes_env.rule_args import add_rule_arguments, rule_options
+from dominoes_env.throughput import load_line
 
 #: the program's name in its run folder's marker (dominoes_env.cli_support.RUN_MARKER)
 PROGRAM = "experiments.benchmark"
@@ -147,6 +148,7 @@ def _main(args) -> int:
         except ImportError as err:
             print(f"note: no picture: {err}", file=sys.stderr)
             plot = False
+    print(load_line("start"), flush=True)
     try:
         run = run_card(bench, out, workers=config.workers, progress=config.progress,
                        resume=folder.resumes and os.path.isfile(os.path.join(out, CONFIG_FILE)),
@@ -166,6 +168,7 @@ def _main(args) -> int:
     if plot and any(c["status"] == "ok" for t in run.card["tables"] for c in t["cells"]):
         plot_card(run.card, run.out / PICTURE_FILE)
     print(f"card: {shown_path(run.out / CARD_FILE)}", file=sys.stderr)
+    print(load_line("end"))
     return 0
 
 

@@ -58,3 +58,19 @@ def test_load_line_reads_the_system_and_says_when_it_has_none(monkeypatch):
     assert throughput.load_average() is None
     assert throughput.load_line("end") == "load average at end: not available on this system " \
                                          "(2 CPUs)"
+
+
+def test_the_benchmark_card_prints_the_load_average_first_and_last(tmp_path, capsys):
+    """``python -m experiments.benchmark`` is a benchmark too (its card's decision times): its
+    table between the two load lines (it printed the table alone, and its card.json keeps
+    only the load at the end)."""
+    pytest.importorskip("rich")
+    from experiments import benchmark
+
+    assert benchmark.main(["greedy", "--panel", "random", "--tables", "2p", "--matches", "2",
+                           "--target-score", "30", "--out", str(tmp_path / "card"),
+                           "--no-progress", "--no-plot"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [LINE.fullmatch(lines[0]) and LINE.fullmatch(lines[0])[1],
+            LINE.fullmatch(lines[-1]) and LINE.fullmatch(lines[-1])[1]] == ["start", "end"], lines
+    assert any("benchmark card: greedy" in line for line in lines[1:-1])

@@ -51,6 +51,7 @@ from dominoes_env.core.validation import (
     is_rate,
     short_repr,
 )
+from dominoes_env.throughput import load_average
 
 from ..tournament.schedule import format_of, tables_for
 from .tables import BenchmarkConfig
@@ -86,13 +87,6 @@ def versions() -> dict[str, Any]:
     return {"straight_dominoes": dominoes_env.__version__, "env": ENV_NAME,
             "python": platform.python_version(), "numpy": numpy.__version__,
             "platform": platform.platform(), "policies": policy_hashes()}
-
-
-def load_average() -> list[float] | None:
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except (AttributeError, OSError):  # pragma: no cover - not POSIX
-        return None
 
 
 def build_card(config: BenchmarkConfig, rows: list[dict[str, Any]], *, wall_s: float,
