@@ -42,7 +42,6 @@ file and the problem;
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -55,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from dominoes_env.core import MatchState, RecordError, RuleConfig
-from dominoes_env.core.atomic_files import atomic_write
+from dominoes_env.core.atomic_files import atomic_write, write_json
 from dominoes_env.core.records import replay_steps
 from dominoes_env.core.validation import (
     DuplicateKeyError,
@@ -310,8 +309,7 @@ def build_dataset(config: TournamentConfig, out: str | os.PathLike, *, workers: 
         "max_hands": config.max_hands, "fields": list(FIELDS), **counts,
         "complete": run.complete,
     }  # fmt: skip
-    with atomic_write(out / INFO_FILE) as f:
-        f.write(json.dumps(info, indent=2) + "\n")
+    write_json(out / INFO_FILE, info)
     return info
 
 

@@ -248,16 +248,12 @@ def _file_identity(path: str) -> str:
 @functools.lru_cache(maxsize=64)
 def _sha256(path: str, inode: int, size: int, mtime_ns: int) -> str:
     """``"sha256:..."`` of the file at ``path``, read once for each version of it."""
-    import hashlib
+    from dominoes_env.core.atomic_files import file_sha256
 
-    digest = hashlib.sha256()
     try:
-        with open(path, "rb") as f:
-            while block := f.read(1 << 20):
-                digest.update(block)
+        return f"sha256:{file_sha256(path)}"
     except OSError:
         return path
-    return f"sha256:{digest.hexdigest()}"
 
 
 def _value_key(value: Any) -> tuple[str, Any]:

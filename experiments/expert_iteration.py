@@ -66,7 +66,7 @@ from dominoes_env.cli_support import (
     stop_status,
 )
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.atomic_files import atomic_write
+from dominoes_env.core.atomic_files import atomic_write, write_json
 from dominoes_env.core.validation import as_seed, parse_json, short_repr
 from dominoes_env.options import score_bound
 
@@ -488,8 +488,7 @@ def export(actor, path: str, rules: RuleConfig, args, teacher: str, init: str, s
             "trainer": "experiments.expert_iteration", "teacher": teacher, "init": init,
             "seed": args.seed, **stats, "command": command}
     export_npz(actor, Path(path), meta)
-    with atomic_write(Path(path).with_suffix(".json")) as f:
-        f.write(json.dumps(meta, indent=2))
+    write_json(Path(path).with_suffix(".json"), meta)
 
 
 def report(policy_path: str, rules: RuleConfig, args, it: int) -> None:

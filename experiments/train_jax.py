@@ -63,7 +63,7 @@ from dominoes_env.cli_support import (
 )
 from dominoes_env.cli_support import config_field as _f
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.atomic_files import atomic_copy, atomic_write
+from dominoes_env.core.atomic_files import atomic_copy, write_json
 from dominoes_env.core.validation import MAX_SEED
 from dominoes_env.deprecation import moved_names
 from dominoes_env.obs import DEFAULT_VERSION
@@ -624,11 +624,6 @@ def append_csv(path: Path, row: dict[str, Any]) -> None:
         if new:
             writer.writeheader()
         writer.writerow(row)
-
-
-def write_json(path: Path, data: dict[str, Any]) -> None:
-    with atomic_write(path) as f:
-        f.write(json.dumps(data, indent=2))
 
 
 # -- the run -------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ from dominoes_env.cli_support import (
 )
 from dominoes_env.cli_support import machine_memory as cli_machine_memory
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.atomic_files import atomic_write, path_kind
+from dominoes_env.core.atomic_files import path_kind, write_json
 from dominoes_env.policy_format import PolicyFileError, hidden_sizes
 
 SHARED_POLICY = "shared"
@@ -430,8 +430,7 @@ def train(cfg: RllibConfig) -> Path:
             if stop is None:
                 raise
             raise TrainingStopped(out, stop, done, str(err)) from None
-        with atomic_write(out / "policy.json") as f:
-            f.write(json.dumps(meta, indent=2) + "\n")
+        write_json(out / "policy.json", meta)
     finally:
         writer.close()
         algo.stop()

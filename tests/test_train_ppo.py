@@ -104,7 +104,7 @@ def test_checkpoint_rotation_removes_only_checkpoints(tmp_path):
     Only real checkpoints (a MaskablePPO save's zip members) go now."""
     import zipfile
 
-    from experiments.train_ppo import prune_checkpoints
+    from agents.sb3_run import prune_checkpoints
 
     for steps in (16, 32, 48):
         with zipfile.ZipFile(tmp_path / f"ppo_{steps}_steps.zip", "w") as z:

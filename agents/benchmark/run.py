@@ -9,7 +9,6 @@ another card is refused), ``card.json`` (:mod:`.card`), ``card.png`` and
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -19,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dominoes_env.core.atomic_files import atomic_write
+from dominoes_env.core.atomic_files import write_json
 from dominoes_env.core.validation import as_path, parse_json, short_repr
 
 from ..arena import DEFAULT_MOVE_TIMEOUT
@@ -225,8 +224,7 @@ def prepare_dir(out: Path, config: BenchmarkConfig, *, resume: bool, overwrite: 
                                 "(--overwrite) to start again, or choose another output "
                                 "folder")
     out.mkdir(parents=True, exist_ok=True)
-    with atomic_write(path) as f:
-        f.write(json.dumps(wanted, indent=2) + "\n")
+    write_json(path, wanted)
 
 
 def collect(config: BenchmarkConfig, out: Path, cells: list[Cell]) -> list[dict[str, Any]]:

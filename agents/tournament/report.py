@@ -22,13 +22,12 @@ half a win in every rate; intervals are 95% Wilson score intervals.
 from __future__ import annotations
 
 import errno
-import json
 import math
 import os
 from pathlib import Path
 from typing import Any
 
-from dominoes_env.core.atomic_files import atomic_write, check_output_path
+from dominoes_env.core.atomic_files import atomic_write, check_output_path, write_json
 from dominoes_env.core.validation import (
     is_count,
     is_finite_number,
@@ -86,8 +85,7 @@ def write_summary(summary: dict, out: str | os.PathLike, *, overwrite: bool = Tr
     ``ValueError`` (the rename replaced it); ``overwrite=False`` never replaces the file."""
     path = Path(out) / SUMMARY_FILE
     check_output_path(path, name="summary", overwrite=overwrite)
-    with atomic_write(path, overwrite=overwrite) as f:
-        f.write(json.dumps(summary, indent=2) + "\n")
+    write_json(path, summary, overwrite=overwrite)
     return path
 
 

@@ -41,9 +41,10 @@ from dominoes_env.core import RuleConfig, match_winner
 from dominoes_env.core.atomic_files import (
     FolderReplacedError,
     appending,
-    atomic_write,
     check_folder_there,
+    file_sha256,
     path_kind,
+    write_json,
     writes_to,
 )
 from dominoes_env.core.errors import RecordError
@@ -413,8 +414,7 @@ def prepare_dir(out: Path, config: TournamentConfig) -> None:
             f"matches cannot be resumed; put {CONFIG_FILE} back, start afresh there with "
             "overwrite=True (--overwrite), or use another output folder"
         )
-    with atomic_write(path) as f:
-        f.write(json.dumps(wanted, indent=2) + "\n")
+    write_json(path, wanted)
 
 
 def read_config_json(path: Path) -> dict[str, Any]:
@@ -438,18 +438,12 @@ def agent_files(specs: Sequence[str]) -> dict[str, str]:
     """The regular files that agent specs name (``ppo:p.npz``, ``guided:policy=p.npz``), each
     with the sha256 of its bytes: a tournament resumed after one was replaced would add the new
     policy's matches to the old one's under the same name."""
-    import hashlib
-
     from dominoes_env.cli_support import paths_in_specs
 
     found = {}
     for path in paths_in_specs(specs):
         if os.path.isfile(path):
-            digest = hashlib.sha256()
-            with open(path, "rb") as f:
-                while block := f.read(1 << 20):
-                    digest.update(block)
-            found[path] = digest.hexdigest()
+            found[path] = file_sha256(path)
     return found
 
 

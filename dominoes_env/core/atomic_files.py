@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
+import json
 import os
 import tempfile
 from collections.abc import Iterator
-from typing import IO
+from typing import IO, Any
 
 
 def _new_file_mode() -> int:
@@ -363,3 +365,36 @@ def path_kind(path: str | os.PathLike) -> str:
         return "missing"
     except OSError as err:
         return f"unreadable ({err.strerror or err})"
+
+
+def write_json(path: str | os.PathLike, data: Any, *, overwrite: bool = True,
+               indent: int = 2, sort_keys: bool = False) -> None:
+    """``data`` as JSON (``indent``, a newline at the end) in the file ``path``, written
+    atomically (:func:`atomic_write`): a reader sees the old file or the whole new one.
+
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     write_json(pathlib.Path(d, "a.json"), {"b": 1}, indent=None)
+    ...     pathlib.Path(d, "a.json").read_text()
+    '{"b": 1}\\n'
+    """
+    text = json.dumps(data, indent=indent, sort_keys=sort_keys)
+    with atomic_write(path, overwrite=overwrite) as f:
+        f.write(text + "\n")
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """The sha256 of the file at ``path`` in hex, read a megabyte at a time (``OSError`` when
+    it cannot be read).
+
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = pathlib.Path(d, "f").write_bytes(b"abc")
+    ...     file_sha256(pathlib.Path(d, "f"))[:16]
+    'ba7816bf8f01cfea'
+    """
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
