@@ -187,10 +187,15 @@ def _reference(a: FinishedRun, b: FinishedRun, reference: str | None) -> str:
     return reference
 
 
+def _other(run: FinishedRun, reference: str) -> str:
+    """The agent of ``run`` that is not ``reference``."""
+    return next(x for x in run.config.agents if x != reference)
+
+
 def _by_match(run: FinishedRun, reference: str) -> dict[tuple, float]:
     """Each finished match's score for the run's other agent, keyed by its deal's seed and the
     seats the reference holds."""
-    other = next(x for x in run.config.agents if x != reference)
+    other = _other(run, reference)
     found: dict[tuple, float] = {}
     for rec in run.records:
         key = (rec["seed"], tuple(seat == reference for seat in rec["seats"]))
@@ -221,7 +226,7 @@ def compare_runs(a: FinishedRun, b: FinishedRun, reference: str | None = None
         raise ValueError(f"{a.folder} and {b.folder} stop an undecided match after another "
                          f"number of hands ({a.config.max_hands} and {b.config.max_hands})")
     ref = _reference(a, b, reference)
-    agents = tuple(next(x for x in run.config.agents if x != ref) for run in (a, b))
+    agents = (_other(a, ref), _other(b, ref))
     score_a, score_b = _by_match(a, ref), _by_match(b, ref)
     paired = sorted(score_a.keys() & score_b.keys())
     if not paired:
