@@ -1,4 +1,4 @@
-"""Deprecated: the match arena moved to :mod:`agents.arena` (issue 31).
+"""Deprecated: the match arena moved to :mod:`agents.arena`.
 
 Importing a name from here still works for one version and emits a ``DeprecationWarning``;
 import it from :mod:`agents.arena` instead.

@@ -1,5 +1,5 @@
 """Deprecated: behaviour cloning (collect_demonstrations, dataset_demonstrations, pretrain_policy)
-moved to :mod:`agents.imitation` (issue 31).
+moved to :mod:`agents.imitation`.
 
 Every public name of the new module is still importable from here for one version, with a
 ``DeprecationWarning``; import it from :mod:`agents.imitation` instead.

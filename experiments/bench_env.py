@@ -14,7 +14,7 @@ average is printed at the start and at the end.
 
     python -m experiments.bench_env [--seconds 0.5] [--repeats 9]
 
-Target (issue 3): at least 5x OpenSpiel's ``python_block_dominoes`` (2 players) and
+The target: at least 5x OpenSpiel's ``python_block_dominoes`` (2 players) and
 ``python_team_dominoes`` (4 players) with ``observation_tensor``.
 """
 

@@ -23,7 +23,7 @@ over rounds of JAX / AEC from the same round.
 lookahead blocks). ``--reloaded`` adds a row per step for the same executable serialized
 and loaded back, as JAX's persistent compilation cache serves it, timed in the same rounds.
 
-Targets (issue 34): batch 4096 at least 20x the AEC loop's steps per CPU-second with both
+The targets: batch 4096 at least 20x the AEC loop's steps per CPU-second with both
 steps; compile under 30 s.
 """
 

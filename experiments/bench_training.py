@@ -70,7 +70,7 @@ from dominoes_env.cli_support import (
 from dominoes_env.optional import require
 from dominoes_env.throughput import load_average, load_line
 
-TARGET_RATIO = 4.0  #: per CPU-second (issue 34)
+TARGET_RATIO = 4.0  #: the target, per CPU-second
 #: the opponents of both trainers: kind -> share of the games ("network": a copy of the
 #: learner's policy network; train_jax splits it as its default mix does)
 OPPONENTS = {"network": 0.6, "greedy": 0.35, "random": 0.05}

@@ -1,5 +1,5 @@
-"""Deprecated: the RLlib env creator, masking RLModule and export moved to :mod:`agents.rllib`
-(issue 31).
+"""Deprecated: the RLlib env creator, masking RLModule and export moved to
+:mod:`agents.rllib`.
 
 Every public name of the new module is still importable from here for one version, with a
 ``DeprecationWarning``; import it from :mod:`agents.rllib` instead.

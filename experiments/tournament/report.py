@@ -1,5 +1,5 @@
 """Deprecated: the tournament report (summary, plots, the printed table) moved to
-:mod:`agents.tournament.report` (issue 31).
+:mod:`agents.tournament.report`.
 
 Every public name of the new module is still importable from here for one version, with a
 ``DeprecationWarning``; import it from :mod:`agents.tournament.report` instead.

@@ -1,5 +1,5 @@
 """Deprecated: the tournament runner (playing, the results folder, resuming) moved to
-:mod:`agents.tournament.runner` (issue 31).
+:mod:`agents.tournament.runner`.
 
 Every public name of the new module is still importable from here for one version, with a
 ``DeprecationWarning``; import it from :mod:`agents.tournament.runner` instead.

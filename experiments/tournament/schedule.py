@@ -1,5 +1,5 @@
 """Deprecated: the tournament schedule (who plays whom, seats, deals) moved to
-:mod:`agents.tournament.schedule` (issue 31).
+:mod:`agents.tournament.schedule`.
 
 Every public name of the new module is still importable from here for one version, with a
 ``DeprecationWarning``; import it from :mod:`agents.tournament.schedule` instead.

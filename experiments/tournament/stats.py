@@ -1,4 +1,4 @@
-"""Deprecated: the tournament statistics moved to :mod:`agents.tournament.stats` (issue 31).
+"""Deprecated: the tournament statistics moved to :mod:`agents.tournament.stats`.
 
 Every public name of the new module is still importable from here for one version, with a
 ``DeprecationWarning``; import it from :mod:`agents.tournament.stats` instead.
