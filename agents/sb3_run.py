@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import json
 import os
 import re
 from pathlib import Path
 
-from dominoes_env.core.atomic_files import atomic_write, file_sha256
+from dominoes_env.core.atomic_files import file_sha256, write_json
 from dominoes_env.core.validation import parse_json, short_repr
 
 from .sb3_checkpoint import CheckpointError, check_members
@@ -76,8 +75,7 @@ def record_pool_snapshot(path: Path) -> None:
     except RunDirError:
         digests = {}
     digests[path.name] = file_sha256(path)
-    with atomic_write(pool / POOL_DIGESTS) as f:
-        f.write(json.dumps(digests, indent=1, sort_keys=True))
+    write_json(pool / POOL_DIGESTS, digests, indent=1, sort_keys=True)
 
 
 def check_pool(out: Path) -> None:
