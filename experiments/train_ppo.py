@@ -22,7 +22,6 @@ import argparse
 import copy
 import csv
 import dataclasses
-import json
 import math
 import os
 import re
@@ -434,8 +433,7 @@ def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float, held
             summary = {"steps_per_update": config.n_steps * config.n_envs,
                        "update_s": [round(b[0] - a[0], 4) for a, b in spans],
                        "update_cpu_s": [round(b[1] - a[1], 4) for a, b in spans]}
-            with atomic_write(out / "throughput.json") as f:
-                f.write(json.dumps(summary))
+            write_json(out / "throughput.json", summary, indent=None)
 
     class LastCompletedUpdate(BaseCallback):
         """Keeps a copy of the model as each update left it (taken as the next rollout
