@@ -189,21 +189,26 @@ def jax_runner(name: str):
         st = jax.tree.map(lambda a, b: jnp.where(i == 0, a, b), st, moved)
         return st, (summary(st, want), st.rewards, choice)
 
+    # jitted on its own so that it is traced once: for the shapes of the loop's buffers, then
+    # (the same argument types, so JAX's cache of traces) inside the loop; a few seconds a
+    # configuration, the same compiled program
+    every_game = jax.jit(jax.vmap(one_state, in_axes=(None, 0, 0, 0, 0, 0)))
+
     def chunk(orders, leaders, actions, core_bits, steps):
         # time-major buffers [state, game, ...], written in place state by state; the loop
         # stops after state ``steps`` (the chunk's longest game), the rest stays zero
         st = jax.vmap(lambda o, lead: env.init_deal(Deal(o[0], lead[0])))(orders, leaders)
-        shapes = jax.eval_shape(jax.vmap(one_state, in_axes=(None, 0, 0, 0, 0, 0)), 0, st,
-                                orders, leaders, actions, core_bits[0])[1]
+        first = jnp.int32(0)
+        shapes = jax.eval_shape(every_game, first, st, orders, leaders, actions,
+                                core_bits[0])[1]
         out = jax.tree.map(lambda x: jnp.zeros((core_bits.shape[0], *x.shape), x.dtype), shapes)
 
         def body(i, carry):
             st, out = carry
-            st, res = jax.vmap(one_state, in_axes=(None, 0, 0, 0, 0, 0))(
-                i, st, orders, leaders, actions, core_bits[i])
+            st, res = every_game(i, st, orders, leaders, actions, core_bits[i])
             return st, jax.tree.map(lambda buf, x: buf.at[i].set(x), out, res)
 
-        _, (rows, rewards, choices) = jax.lax.fori_loop(0, steps + 1, body, (st, out))
+        _, (rows, rewards, choices) = jax.lax.fori_loop(first, steps + 1, body, (st, out))
         # the rewards and greedy choice of action k are those of state k + 1
         out = (rows, rewards[1:], choices[1:])
         return jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), out)
