@@ -89,6 +89,16 @@ def test_nothing_a_user_reads_points_outside_the_repository():
                 assert resolved.exists(), f"{path.relative_to(ROOT)}: {target} does not exist"
 
 
+def test_nothing_a_user_reads_cites_the_project_s_tracker():
+    """A user cannot open the tracker the project is planned in: "(issue 32)" in the changelog
+    or a page tells them nothing. (GitHub issues of other projects, linked, are fine.)"""
+    for path in _user_facing():
+        for line in path.read_text().splitlines():
+            cited = re.search(r"\b[Ii]ssues? \d+", line)
+            assert cited is None or "github.com" in line, (
+                f"{path.relative_to(ROOT)} cites {cited.group(0)!r}: {line.strip()[:100]}")
+
+
 def test_rst_docstrings_become_markdown():
     """Roles and double backticks become code spans, a simple table a Markdown table (not a
     code block showing its borders), literal and doctest blocks fenced code."""
