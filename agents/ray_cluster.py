@@ -63,7 +63,7 @@ def split_address(address: str) -> tuple[str, int] | None:
                          f"{expected}")
     rest = address.removeprefix("ray://")
     host, sep, port = rest.rpartition(":")
-    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+    if not sep or not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
         raise ValueError(f"Ray address {address!r} has no valid port; {expected}")
     if not host.strip("[]"):  # ":6379" was said to have no valid port
         raise ValueError(f"Ray address {address!r} has no host; {expected}")

@@ -364,7 +364,8 @@ def run_play(args) -> int:
             note = f"record saved to {written}"
         except (OSError, ValueError) as err:  # ValueError: a link or a device put there since
             status = 2
-            note = f"the record could not be written to {save!r} ({err.strerror or err})"
+            reason = getattr(err, "strerror", None) or err
+            note = f"the record could not be written to {save!r} ({reason})"
             rescued = rescue_record(game.match.to_record())
             if rescued is not None:
                 note += f"; it is saved in {rescued} instead"

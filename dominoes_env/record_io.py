@@ -527,7 +527,10 @@ def _match_line(path: str, match: str) -> dict | None:
             try:
                 line = parse_json(raw)
             except DuplicateKeyError as err:  # this match's line? another reader may take
-                line = json.loads(raw)        # the other value
+                try:                          # the other value
+                    line = json.loads(raw)
+                except (ValueError, RecursionError):  # nested too deeply, or a huge number
+                    continue
                 if isinstance(line, dict) and _matches({"match": line}, match):
                     raise RecordError(f"{path!r}: the line of match {match!r} is damaged "
                                       f"({err})") from None
@@ -578,7 +581,8 @@ def _find_in_dir(folder: str, match: str | None) -> dict:
             raise RecordError(f"{folder!r} holds no record of match {match!r} (its shard "
                               f"{name} is missing)")
         return _one(os.path.join(folder, name), match, line)
-    if (match.isdigit() and len(match) < 20 and int(match) <= MAX_SCHEDULE_INDEX
+    if (match.isascii() and match.isdigit() and len(match) < 20
+            and int(match) <= MAX_SCHEDULE_INDEX
             and shard_name(int(match)) in shards):  # the shard it must be in first
         shards.remove(shard_name(int(match)))
         shards.insert(0, shard_name(int(match)))

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
-import json
 import math
 import os
 import time
@@ -50,6 +49,7 @@ from dominoes_env.cli_support import (
 from dominoes_env.cli_support import machine_memory as cli_machine_memory
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import path_kind, write_json
+from dominoes_env.core.validation import parse_json
 from dominoes_env.policy_format import PolicyFileError, hidden_sizes
 
 SHARED_POLICY = "shared"
@@ -183,7 +183,7 @@ def check_run(cfg: RllibConfig) -> None:
                                  if os.path.lexists(meta) else "missing")
             if meta.stat().st_size > 1 << 20:
                 raise ValueError(f"{meta.stat().st_size:,} bytes; RLlib writes a few hundred")
-            json.loads(meta.read_text())
+            parse_json(meta.read_text())
         except (OSError, ValueError) as err:
             raise ValueError(f"--resume {cfg.resume!r} is not an RLlib checkpoint folder "
                              f"({meta.name}: {getattr(err, 'strerror', None) or err})") from None

@@ -185,7 +185,7 @@ def remove_stale_temporaries(path: str | os.PathLike) -> list[str]:
         if not (name.startswith(prefix) and name.endswith(".tmp")):
             continue
         pid = name[len(prefix):].split("-", 1)[0]
-        if not pid.isdigit() or _process_alive(int(pid)):
+        if not (pid.isascii() and pid.isdigit()) or _process_alive(int(pid)):
             continue
         with contextlib.suppress(OSError):
             os.unlink(os.path.join(folder, name))

@@ -276,7 +276,9 @@ def parse_json(text: str | bytes) -> Any:
     a dataset's ``dataset.json``): ``json.loads`` but for an object that holds a key twice,
     a :class:`DuplicateKeyError` (a ``ValueError``) naming the key. ``json.loads`` kept the last
     value without a word, so a record with two ``"rules"`` was replayed by the second, where
-    another JSON reader may take the first.
+    another JSON reader may take the first. Arrays or objects nested deeper than Python's
+    recursion limit are a ``ValueError`` too (``json.loads`` raised ``RecursionError``, which
+    readers that catch ``ValueError`` let through as a traceback).
 
     >>> parse_json('{"a": 1, "b": {"a": 2}}')
     {'a': 1, 'b': {'a': 2}}
@@ -284,6 +286,10 @@ def parse_json(text: str | bytes) -> Any:
     Traceback (most recent call last):
     ...
     dominoes_env.core.validation.DuplicateKeyError: the key 'rules' appears twice in one object
+    >>> parse_json("[" * 100_000 + "]" * 100_000)
+    Traceback (most recent call last):
+    ...
+    ValueError: JSON nested too deeply (arrays or objects ... beyond Python's recursion limit)
     """
     import json
 
@@ -295,7 +301,11 @@ def parse_json(text: str | bytes) -> Any:
             found[key] = value
         return found
 
-    return json.loads(text, object_pairs_hook=unique)
+    try:
+        return json.loads(text, object_pairs_hook=unique)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply (arrays or objects inside one another beyond "
+                         "Python's recursion limit)") from None
 
 
 def dump_json(value: Any, separators: tuple[str, str] | None = None) -> str:
