@@ -148,7 +148,8 @@ def _coerce_rules(rules: RuleConfig | Mapping | None) -> RuleConfig:
         return rules
     if isinstance(rules, Mapping):
         return RuleConfig.from_dict(dict(rules))
-    raise TypeError(f"rules must be a RuleConfig, a dict of its fields or None, got {rules!r}")
+    raise TypeError(f"rules must be a RuleConfig, a dict of its fields or None, got "
+                    f"{short_repr(rules)}")
 
 
 def _agent_name(agent: Any) -> str:

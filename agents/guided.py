@@ -173,9 +173,14 @@ class GuidedSearchAgent(Agent):
                         else as_float("time_ms", time_ms, 0, MAX_TIME_MS, low_open=True))
         self.plies = None if plies is None else as_int("plies", plies, 0)
         self.infer = as_float("infer", infer, 0)
-        self.pool = as_int("pool", pool, 1)
-        self.min_per_move = as_int("min_per_move", min_per_move, 1)
-        self.chunk = as_int("chunk", chunk, 1)
+        # each bounded as sims is: a decision must end, and its arrays fit in memory
+        self.pool = as_int("pool", pool, 1, MAX_SIMS)
+        self.min_per_move = as_int("min_per_move", min_per_move, 1, MAX_SIMS)
+        self.chunk = as_int("chunk", chunk, 1, MAX_SIMS)
+        if self.pool * self.chunk > MAX_SIMS:  # the deals sampled for a chunk's inference
+            raise ValueError(f"pool={self.pool} times chunk={self.chunk} is "
+                             f"{self.pool * self.chunk:,} deals a chunk; allowed: at most "
+                             f"{MAX_SIMS:,}")
         self.value = check_value(value)
         self.race = as_float("race", race, 0)
         self.batch = as_bool("batch", batch)

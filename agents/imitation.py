@@ -133,13 +133,11 @@ def dataset_demonstrations(path, agent: str | None = None,
     ``agent`` only, when given), ``values`` the acting side's hand margin scaled by
     1 / target_score. With ``rules``, a dataset played under other rules (another observation
     or action size, another target) is refused with a ``ValueError``."""
-    import json
-    from pathlib import Path
-
-    from .datasets import INFO_FILE, load_decisions
+    from .datasets import dataset_info, load_decisions
 
     data = load_decisions(path, agent=agent, unforced=True)
-    stored = RuleConfig.from_dict(json.loads((Path(path) / INFO_FILE).read_text())["rules"])
+    # read as load_decisions read it (a UTF-16 dataset.json was refused by a second, plain read)
+    stored = RuleConfig.from_dict(dataset_info(path)["rules"])
     if rules is not None and stored != rules:
         diffs = [f"{k}: {v!r} there, {rules.to_dict().get(k)!r} here"
                  for k, v in stored.to_dict().items() if rules.to_dict().get(k) != v]

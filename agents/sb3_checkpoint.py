@@ -154,7 +154,7 @@ def space_sizes(data: dict[str, Any]) -> tuple[Any, Any]:
     n = act.get("n") if isinstance(act, dict) else None
     try:
         n = int(n) if n is not None else None
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: Infinity
         n = None
     return (tuple(shape) if isinstance(shape, list) else None), n
 
@@ -178,7 +178,10 @@ def _constant(data: dict[str, Any], key: str) -> float:
     match = _CONSTANT.fullmatch(text) if isinstance(text, str) else None
     if match is None:
         raise CheckpointError(f"its {key} is not a constant schedule (only those are resumed)")
-    return float(match.group(1))
+    try:
+        return float(match.group(1))
+    except ValueError:  # the pattern lets '--' or '.' through
+        raise CheckpointError(f"its {key}'s constant {match.group(1)!r} is no number") from None
 
 
 def custom_objects(data: dict[str, Any], env, hidden: list[int], activation: str) -> dict:

@@ -100,7 +100,7 @@ class SearchAgent(Agent):
         self.sims = as_int("sims", sims, 1, MAX_SIMS)
         self.time_ms = (None if time_ms is None
                         else as_float("time_ms", time_ms, 0, MAX_TIME_MS, low_open=True))
-        self.min_per_move = as_int("min_per_move", min_per_move, 1)
+        self.min_per_move = as_int("min_per_move", min_per_move, 1, MAX_SIMS)  # as sims
         self.epsilon = as_float("epsilon", epsilon, 0, 1)
         self.value = check_value(value)
         self.batch = as_bool("batch", batch)

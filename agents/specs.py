@@ -259,8 +259,10 @@ def _sha256(path: str, inode: int, size: int, mtime_ns: int) -> str:
 def _value_key(value: Any) -> tuple[str, Any]:
     """A parameter's value as specs compare it: a number (not a bool) by its value, so ``0``
     and ``0.0`` are one; anything else by its type and value."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return "number", int(value) if float(value).is_integer() else value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return "number", value  # float() of a 400-digit integer raised OverflowError
+    if isinstance(value, float):
+        return "number", int(value) if value.is_integer() else value
     return type(value).__name__, value
 
 

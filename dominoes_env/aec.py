@@ -239,7 +239,7 @@ class raw_env(AECEnv, EzPickle):
         super().__init__()
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(
-                f"render_mode={render_mode!r} is not supported; allowed: None, "
+                f"render_mode={short_repr(render_mode)} is not supported; allowed: None, "
                 + ", ".join(map(repr, RENDER_MODES))
             )
         base = options.pop("rules", None)

@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from .core import RuleConfig
-from .core.validation import as_bool, as_float
+from .core.validation import as_bool, as_float, short_repr
 from .obs import DEFAULT_VERSION, observation_spec
 
 REWARD_MODES = ("score_delta", "win_loss")
@@ -109,7 +109,8 @@ class EnvOptions:
             value = getattr(self, name)
             if not isinstance(value, str) or value not in allowed:
                 raise ValueError(
-                    f"{name}={value!r} is not allowed; allowed: {', '.join(map(repr, allowed))}"
+                    f"{name}={short_repr(value)} is not allowed; allowed: "
+                    f"{', '.join(map(repr, allowed))}"
                 )
         if self.reward_scale is not None:
             object.__setattr__(self, "reward_scale",

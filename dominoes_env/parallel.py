@@ -70,7 +70,7 @@ class parallel_env(ParallelEnv, EzPickle):
         if not self.agents:
             raise RuntimeError("the episode is over (or never began): call reset()")
         if not isinstance(actions, dict):
-            raise TypeError(f"actions must be a dict of agent -> action, not {actions!r}")
+            raise TypeError(f"actions must be a dict of agent -> action, not {short_repr(actions)}")
         unknown = [key for key in actions if key not in self.possible_agents]
         if unknown:  # a misspelt agent was ignored, in silence
             raise ValueError(f"actions names no agent of this env: "

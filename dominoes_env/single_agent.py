@@ -77,11 +77,13 @@ class RandomPlayer:
     name = "random"
 
     def __init__(self, seed: int | None = None):
-        self.rng = random.Random(seed)
+        # checked as every seed is: random.Random(-1) is random.Random(1), and a str or a
+        # float seeded it without a word
+        self.rng = random.Random(as_seed(seed, optional=True))
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
-            self.rng.seed(seed)
+            self.rng.seed(as_seed(seed))
 
     def act(self, view: SeatView) -> int:
         legal = view.legal
@@ -110,8 +112,8 @@ class SingleAgentEnv(gymnasium.Env):
         rules = self.rules
         n = rules.num_players
         if render_mode is not None and render_mode not in RENDER_MODES:
-            raise ValueError(f"render_mode={render_mode!r} is not supported; allowed: None, "
-                             + ", ".join(map(repr, RENDER_MODES)))
+            raise ValueError(f"render_mode={short_repr(render_mode)} is not supported; allowed: "
+                             "None, " + ", ".join(map(repr, RENDER_MODES)))
         self.render_mode = render_mode
         if not (isinstance(seat, str) and seat == "random"):
             try:
@@ -121,7 +123,8 @@ class SingleAgentEnv(gymnasium.Env):
                                          f"'random' or 0..{n - 1}") from None
         self.seat_option = seat
         if learner not in ("seat", "side"):
-            raise ValueError(f"learner={learner!r} is not allowed; allowed: 'seat', 'side'")
+            raise ValueError(f"learner={short_repr(learner)} is not allowed; allowed: 'seat', "
+                             "'side'")
         if learner == "side" and not rules.partnerships:
             raise ValueError("learner='side' needs 4 players in partnerships")
         self.learner = learner
@@ -147,11 +150,11 @@ class SingleAgentEnv(gymnasium.Env):
         if not isinstance(opponents, (list, tuple)) or len(opponents) != count:
             raise ValueError(
                 f"opponents must be None, one agent object, or a list of {count} agent objects "
-                f"(one per seat the learner does not play), not {opponents!r}"
+                f"(one per seat the learner does not play), not {short_repr(opponents)}"
             )
         for k, opp in enumerate(opponents):
             if not callable(getattr(opp, "act", None)):
-                raise TypeError(f"opponents[{k}]={opp!r} has no act(view) method")
+                raise TypeError(f"opponents[{k}]={short_repr(opp)} has no act(view) method")
         return list(opponents)
 
     # -- episode -----------------------------------------------------------------------------
@@ -254,8 +257,8 @@ class SingleAgentEnv(gymnasium.Env):
             try:
                 self._play(check_action(code, self.num_actions), events, results)
             except (IllegalMoveError, TypeError, ValueError) as err:
-                raise ValueError(f"opponent {opp!r} at seat {turn} chose action {code!r}: {err}") \
-                    from err
+                raise ValueError(f"opponent {short_repr(opp, 160)} at seat {turn} chose action "
+                                 f"{short_repr(code)}: {err}") from err
 
     def _reward(self) -> float:
         side = self.rules.side_of(self.seat)

@@ -67,6 +67,7 @@ from dominoes_env.cli_support import (
     end_program,
     run_command,
 )
+from dominoes_env.core.validation import parse_json
 from dominoes_env.optional import require
 from dominoes_env.throughput import load_average, load_line
 
@@ -159,10 +160,10 @@ def read_throughput(name: str, path: Path, updates: int) -> Run:
     """The ``throughput.json`` a trainer wrote (``CommandError`` unless it holds at least
     ``updates`` updates' positive seconds)."""
     try:
-        data = json.loads(path.read_text())
+        data = parse_json(path.read_text())
         run = Run(name, int(data["steps_per_update"]), [float(x) for x in data["update_s"]],
                   [float(x) for x in data["update_cpu_s"]])
-    except (OSError, ValueError, KeyError, TypeError) as err:
+    except (OSError, ValueError, KeyError, TypeError, OverflowError) as err:
         raise CommandError(f"{name} wrote no readable {path.name} ({err})") from None
     if len(run.update_s) < updates or len(run.update_cpu_s) != len(run.update_s) \
             or min(run.update_s) <= 0 or run.steps_per_update < 1:

@@ -46,6 +46,7 @@ from dominoes_env.cli_support import (
     seed_value,
     stop_status,
 )
+from dominoes_env.core.validation import parse_json
 
 #: the observation versions experiments.train_ppo trains on
 PPO_OBS_VERSIONS = (2,)
@@ -321,7 +322,7 @@ def check_resumed_settings(trainer: str, flags: list[str], args) -> None:
 def trained_steps(out: Path, asked: int) -> int:
     """The steps the trainer says it trained (its ``policy.json``), else ``asked``."""
     try:
-        steps = json.loads((out / "policy.json").read_text())["steps"]
+        steps = parse_json((out / "policy.json").read_text())["steps"]
     except (OSError, ValueError, KeyError, TypeError):
         return asked
     return steps if isinstance(steps, int) and not isinstance(steps, bool) else asked

@@ -138,3 +138,74 @@ def test_train_rllib_refuses_a_checkpoint_whose_json_is_nested_too_deeply(tmp_pa
                  "--iterations", "1"]) == 2
     line = _one_error_line(capsys.readouterr().err)
     assert "is not an RLlib checkpoint folder" in line and "nested too deeply" in line
+
+
+# -- found by reading the code for the same kinds of slip ----------------------------------------
+def test_a_spec_parameter_too_large_for_a_float_is_refused_in_one_line(tmp_path, capsys):
+    """Two specs were compared by ``float(value)``: a 400-digit ``sims`` was an
+    ``OverflowError`` traceback before its range was checked."""
+    from experiments.tournament import main as tournament
+
+    huge = "9" * 400
+    assert tournament(["--agents", f"search:sims={huge}", "random", "--matches", "2",
+                       "--out", str(tmp_path / "t")]) == 2
+    assert "sims=" in _one_error_line(capsys.readouterr().err)
+
+
+def test_a_policy_file_named_in_bytes_that_are_no_utf8_is_drawn_with_an_escape(tmp_path):
+    """matplotlib refused the label ``ppo:p\\udcff.npz`` with a TypeError, after every match of
+    the tournament had been played."""
+    import shutil
+
+    from agents.ppo import shipped_policy_path
+    from experiments.tournament import main as tournament
+
+    odd = tmp_path / "p\udcff.npz"  # the byte 0xff in the file's name
+    shutil.copy(shipped_policy_path(2), odd)
+    out = tmp_path / "t"
+    assert tournament(["--agents", f"ppo:{odd}", "random", "--matches", "2", "--quiet",
+                       "--workers", "1", "--out", str(out)]) == 0
+    assert (out / "winrate_heatmap.png").stat().st_size > 0
+    assert (out / "ratings.png").stat().st_size > 0
+
+
+def test_the_viewer_page_of_a_record_whose_names_are_no_utf8_is_written(records_run, tmp_path,
+                                                                      capsys):
+    """A seat named in bytes that are no UTF-8 (a JSON escape ``\\udcff``, as such a
+    tournament writes it) was a UnicodeEncodeError traceback writing the page."""
+    from dominoes_env.cli import main
+    from dominoes_env.record_io import read_record
+
+    record = read_record(str(records_run), "0")
+    record["match"]["seats"] = ["\udcff", "greedy"]
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps(record))
+    page = tmp_path / "odd.html"
+    assert main(["replay", str(path), "--html", str(page)]) == 0
+    assert "\\udcff vs greedy" in page.read_text()
+
+
+def test_a_checkpoint_schedule_or_space_that_is_no_number_is_a_checkpoint_error():
+    from agents.sb3_checkpoint import CheckpointError, check_pickled, space_sizes
+
+    schedule = {"lr_schedule": {":serialized:": "x", "value_schedule": "ConstantSchedule(val=--)"}}
+    with pytest.raises(CheckpointError, match="constant '--' is no number"):  # ValueError
+        check_pickled(schedule)
+    assert space_sizes({"action_space": {"n": float("inf")}}) == (None, None)  # OverflowError
+
+
+def test_the_files_a_program_reads_back_from_its_own_trainer_may_be_nested_too_deeply(
+        tmp_path):
+    from dominoes_env.cli_support import CommandError
+    from experiments.bench_training import read_throughput
+    from experiments.best_response import trained_steps
+
+    (tmp_path / "throughput.json").write_text(DEEP)
+    with pytest.raises(CommandError, match="wrote no readable throughput.json"):
+        read_throughput("train_jax", tmp_path / "throughput.json", 1)
+    (tmp_path / "throughput.json").write_text('{"steps_per_update": Infinity, "update_s": [1],'
+                                              ' "update_cpu_s": [1]}')
+    with pytest.raises(CommandError, match="wrote no readable"):  # OverflowError
+        read_throughput("train_jax", tmp_path / "throughput.json", 1)
+    (tmp_path / "policy.json").write_text(DEEP)
+    assert trained_steps(tmp_path, 64) == 64

@@ -442,3 +442,17 @@ def test_make_dataset_on_records_it_cannot_read_is_one_line(ds, capsys):
     assert main([*ARGS, "--out", str(ds)]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.count("\n") == 1 and "records-0000" in err, err
+
+
+def test_imitation_reads_the_rules_of_a_dataset_json_as_the_dataset_reader_does(ds):
+    """``dataset_demonstrations`` read ``dataset.json`` a second time as plain UTF-8, so a
+    file the dataset reader takes (UTF-16, with its byte-order mark) was refused there with
+    a codec error."""
+    from agents.imitation import dataset_demonstrations
+    from dominoes_env.core import RuleConfig
+
+    info = (ds / INFO_FILE).read_text()
+    (ds / INFO_FILE).write_bytes(info.encode("utf-16"))
+    assert dataset_info(ds)["rules"]["target_score"] == 40  # the reader takes it
+    demos = dataset_demonstrations(ds, rules=RuleConfig(target_score=40))
+    assert len(demos["actions"]) > 0

@@ -8,7 +8,7 @@ from typing import Any
 
 from dominoes_env.optional import require
 
-from ..tournament.report import output_console, plain_text_figures, save_figure
+from ..tournament.report import label, output_console, plain_text_figures, save_figure
 from .card import card_problem, tables_problem
 
 
@@ -123,7 +123,7 @@ def _plot_card(card: dict[str, Any], path: str | os.PathLike) -> Path:
     fig = Figure(figsize=(3.4 * len(tables) + 0.8, height), layout="constrained")
     axes = fig.subplots(1, len(tables), sharey=True, squeeze=False)[0]
     for ax, table in zip(axes, tables, strict=True):
-        names = [c["opponent"] for c in table["cells"]]
+        names = [label(c["opponent"]) for c in table["cells"]]
         ax.axvline(0.5, color="grey", lw=1, ls="--")
         for y, c in enumerate(table["cells"]):
             if c["status"] != "ok" or c["win_rate"] is None:
@@ -140,5 +140,5 @@ def _plot_card(card: dict[str, Any], path: str | os.PathLike) -> Path:
         ax.set_title(table["name"])
         ax.set_xlabel("win rate (95% interval)")
         ax.grid(axis="x", alpha=0.3)
-    fig.suptitle(f"{card['agent']}: {card['matches']} matches per opponent and table")
+    fig.suptitle(f"{label(card['agent'])}: {card['matches']} matches per opponent and table")
     return save_figure(fig, path)

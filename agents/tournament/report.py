@@ -239,6 +239,17 @@ def plain_text_figures():
     return require("matplotlib", "tournament", "plotting").rc_context({"text.parse_math": False})
 
 
+def label(text: str) -> str:
+    r"""``text`` as a picture can show it: an agent spec naming a file whose name is not UTF-8
+    (held by Python as ``'\udcff'``) ended the run in a ``TypeError`` traceback from
+    matplotlib after its matches were played; such characters are written as escapes.
+
+    >>> label("ppo:p\udcff.npz"), label("search:sims=50")
+    ('ppo:p\\udcff.npz', 'search:sims=50')
+    """
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def plot_heatmap(summary: dict, path: str | os.PathLike, *, overwrite: bool = True) -> Path:
     """Head-to-head win-rate heatmap: row agent's win rate against the column agent
     (``path`` and ``overwrite`` as :func:`save_figure` takes them)."""
@@ -265,7 +276,7 @@ def save_figure(fig, path: str | os.PathLike, *, overwrite: bool = True) -> Path
 def _plot_heatmap(summary: dict, path: str | os.PathLike, overwrite: bool) -> Path:
     Figure = require("matplotlib.figure", "tournament", "plotting").Figure
 
-    agents, m = summary["agents"], win_matrix(summary)
+    agents, m = [label(a) for a in summary["agents"]], win_matrix(summary)
     n = len(agents)
     fig = Figure(figsize=(1.6 + 1.1 * n, 1.2 + 0.9 * n), layout="constrained")
     ax = fig.add_subplot()
@@ -301,7 +312,7 @@ def _plot_ratings(summary: dict, path: str | os.PathLike, overwrite: bool) -> Pa
     mus = [r["mu"] for _, r in items]
     err = [r["mu"] - r["ci95"][0] for _, r in items]
     ax.errorbar(mus, range(len(items)), xerr=err, fmt="o", capsize=4)
-    ax.set_yticks(range(len(items)), [a for a, _ in items])
+    ax.set_yticks(range(len(items)), [label(a) for a, _ in items])
     ax.set_xlabel("OpenSkill mu (95% interval)")
     ax.grid(axis="x", alpha=0.3)
     return save_figure(fig, path, overwrite=overwrite)

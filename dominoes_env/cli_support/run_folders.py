@@ -124,7 +124,7 @@ def _read_marker(folder: str | os.PathLike) -> tuple[dict[str, Any] | None, str]
     import stat
 
     from ..core.atomic_files import entry_kind
-    from ..core.validation import DuplicateKeyError, parse_json
+    from ..core.validation import DuplicateKeyError, NestedTooDeeplyError, parse_json
 
     path = os.path.join(os.fspath(folder), RUN_MARKER)
     try:
@@ -156,7 +156,7 @@ def _read_marker(folder: str | os.PathLike) -> tuple[dict[str, Any] | None, str]
         return {}, f"it is not UTF-8 text: byte {data[err.start]:#04x} at offset {err.start}"
     try:
         marker = parse_json(text)
-    except RecursionError:
+    except NestedTooDeeplyError:
         return {}, "it is nested too deeply"
     except DuplicateKeyError as err:
         return {}, str(err)

@@ -384,7 +384,7 @@ class HandState:
         # checked only once the table lookup fails. A negative code read the tables from their
         # end ([6|6] for -1), a huge one raised IndexError
         try:
-            if code < 0:
+            if code < 0 or code.__class__ is bool:  # True read code 1
                 _check_code(self, code)
             return count_after(
                 code,
@@ -699,17 +699,20 @@ def _fits_view(view: SeatView, hands: Sequence[int], boneyard: Sequence[int]) ->
     as many as the view says (the fast test of :meth:`HandState.from_view`, a determinization's
     every rollout; :func:`_guess_problem` says what is wrong)."""
     seen = view.played
+    limit = view.rules.num_tiles
     try:
         for mask in hands:
-            if seen & mask or mask < 0:
+            if mask.__class__ is bool or seen & mask or mask < 0:
                 return False
             seen |= mask
-        for t in boneyard:
-            bit = 1 << t
+        for t in boneyard:  # in range before the shift: 1 << 10**11 took all the memory
+            if t.__class__ is bool or not 0 <= t < limit:
+                return False
+            bit = 1 << int(t)
             if seen & bit:
                 return False
             seen |= bit
-    except (TypeError, ValueError):  # no integers, a negative shift
+    except (TypeError, ValueError, OverflowError):  # no integers; numpy's past 64 bits
         return False
     return (seen == view.rules.tiles.full_mask
             and tuple(mask.bit_count() for mask in hands) == view.hand_sizes)

@@ -31,7 +31,13 @@ from .hand import HandState
 from .match import MatchState
 from .moves import END_NAMES, end_of, tile_of
 from .rules import RuleConfig
-from .validation import DuplicateKeyError, dump_json, parse_json, short_repr
+from .validation import (
+    DuplicateKeyError,
+    NestedTooDeeplyError,
+    dump_json,
+    parse_json,
+    short_repr,
+)
 
 RECORD_KEYS = ("leader", "hands", "boneyard", "moves")
 
@@ -215,7 +221,7 @@ def parse_record(data: bytes | str, name: str = "the record") -> Any:
         raise RecordError(f"{name!r} is not valid JSON: {err}") from None
     except DuplicateKeyError as err:
         raise RecordError(f"{name!r} is not a record: {err}") from None
-    except RecursionError:
+    except NestedTooDeeplyError:
         raise RecordError(f"{name!r} is nested too deeply to be a record") from None
     except ValueError as err:  # an integer beyond Python's digit limit for str <-> int
         if "digits" in str(err):

@@ -126,9 +126,9 @@ class RuleConfig:
         seat these rules do not have is a ``ValueError`` (``TypeError`` for no integer): seat
         99 was side 99, and ``"x"`` side ``"x"``."""
         try:
-            if seat >= 0:
+            if seat.__class__ is not bool and seat >= 0:  # True was seat 1
                 return self._sides[seat]
-        except (IndexError, TypeError):
+        except (IndexError, TypeError, ValueError):  # ValueError: an array's truth value
             pass
         return self._sides[self._seat("seat", seat)]
 

@@ -86,6 +86,9 @@ def as_int(name: str, value: Any, low: int | None = None, high: int | None = Non
         raise ParameterTypeError(
             f"{name}={short_repr(value)} must be an integer, not {type(value).__name__}"
         ) from None
+    except Exception as err:  # noqa: BLE001 - an __index__ that raises anything else
+        raise ParameterTypeError(f"{name}={short_repr(value)} must be an integer (its "
+                                 f"__index__ raised {type(err).__name__})") from None
     if (low is not None and number < low) or (high is not None and number > high):
         if high is None:
             allowed = f">= {low}"
@@ -220,6 +223,9 @@ def as_float(name: str, value: Any, low: float | None = None, high: float | None
     except OverflowError:  # an integer past the largest float, ~1.8e308
         raise ValueError(f"{name}={short_repr(value)} must be a finite number (this one is "
                          "too large for a float)") from None
+    except Exception as err:  # noqa: BLE001 - a __float__ that raises anything else
+        raise ParameterTypeError(f"{name}={short_repr(value)} must be a number (its "
+                                 f"__float__ raised {type(err).__name__})") from None
     if not math.isfinite(number):
         raise ValueError(f"{name}={number!r} must be a finite number")
     below = low is not None and (number <= low if low_open else number < low)
@@ -271,14 +277,20 @@ class DuplicateKeyError(ValueError):
     """A JSON object of an untrusted file holds a key twice (:func:`parse_json`)."""
 
 
+class NestedTooDeeplyError(ValueError):
+    """JSON of an untrusted file nests arrays or objects beyond Python's recursion limit
+    (:func:`parse_json`; ``json.loads`` raised ``RecursionError``, no ``ValueError``)."""
+
+
 def parse_json(text: str | bytes) -> Any:
     """JSON text read from an untrusted file (a record, a policy's or a checkpoint's metadata,
     a dataset's ``dataset.json``): ``json.loads`` but for an object that holds a key twice,
     a :class:`DuplicateKeyError` (a ``ValueError``) naming the key. ``json.loads`` kept the last
     value without a word, so a record with two ``"rules"`` was replayed by the second, where
     another JSON reader may take the first. Arrays or objects nested deeper than Python's
-    recursion limit are a ``ValueError`` too (``json.loads`` raised ``RecursionError``, which
-    readers that catch ``ValueError`` let through as a traceback).
+    recursion limit are a :class:`NestedTooDeeplyError` (a ``ValueError``) too: ``json.loads``
+    raised ``RecursionError``, which readers that catch ``ValueError`` let through as a
+    traceback.
 
     >>> parse_json('{"a": 1, "b": {"a": 2}}')
     {'a': 1, 'b': {'a': 2}}
@@ -289,7 +301,7 @@ def parse_json(text: str | bytes) -> Any:
     >>> parse_json("[" * 100_000 + "]" * 100_000)
     Traceback (most recent call last):
     ...
-    ValueError: JSON nested too deeply (arrays or objects ... beyond Python's recursion limit)
+    dominoes_env.core.validation.NestedTooDeeplyError: JSON nested too deeply (arrays or ...
     """
     import json
 
@@ -304,8 +316,8 @@ def parse_json(text: str | bytes) -> Any:
     try:
         return json.loads(text, object_pairs_hook=unique)
     except RecursionError:
-        raise ValueError("JSON nested too deeply (arrays or objects inside one another beyond "
-                         "Python's recursion limit)") from None
+        raise NestedTooDeeplyError("JSON nested too deeply (arrays or objects inside one "
+                                   "another beyond Python's recursion limit)") from None
 
 
 def dump_json(value: Any, separators: tuple[str, str] | None = None) -> str:
@@ -351,4 +363,6 @@ def short_repr(value: Any, limit: int = 60) -> str:
         return f"<{type(value).__name__} holding a huge integer>"
     except RecursionError:  # a structure nested too deeply to print
         return f"<deeply nested {type(value).__name__}>"
+    except Exception:  # noqa: BLE001 - a __repr__ that raises: the message must still be made
+        return f"<{type(value).__name__} whose repr() fails>"
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -107,6 +107,9 @@ class Env(pgx.Env):
             raise ValueError(
                 "illegal_action='raise' is not possible in a compiled step; allowed: 'penalize'"
             )
+        if opts.info_events:  # accepted and ignored before: a JAX state has no infos
+            raise ValueError("info_events=True is not possible here: the JAX env's states "
+                             "carry no infos; allowed: False")
         self.rules: RuleConfig = rules
         self.options = opts
         self.tables: Tables = build_tables(rules)
@@ -148,6 +151,8 @@ class Env(pgx.Env):
 
     def deal_from_hand(self, hand: HandState) -> Deal:
         """The deal of a core ``HandState`` (its dealt hands, boneyard order and leader)."""
+        if not isinstance(hand, HandState):
+            raise TypeError(f"hand must be a HandState, not {type(hand).__name__}")
         if hand.rules != self.rules:
             raise ValueError("the hand was dealt under other rules than this env's")
         hands, boneyard = hand.dealt

@@ -86,8 +86,11 @@ def is_policy_file(path: str | os.PathLike) -> bool:
     try:
         with np.load(path, allow_pickle=False) as data:
             return "format" in data.files and "meta" not in data.files
-    except (OSError, ValueError, EOFError, AttributeError, zipfile.BadZipFile):
-        return False  # a missing file, a pickle, a damaged zip, a plain .npy array
+    except (OSError, ValueError, EOFError, AttributeError, TypeError, NotImplementedError,
+            zipfile.BadZipFile):
+        # a missing file, a pickle, a damaged zip, a plain .npy array (TypeError: it is no
+        # context manager), a zip of a version numpy's zipfile cannot read
+        return False
 
 
 def load_actor(path: str | os.PathLike, rules: RuleConfig) -> tuple[Actor, int]:

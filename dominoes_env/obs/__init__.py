@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..core import RuleConfig
-from ..core.validation import is_bool
+from ..core.validation import is_bool, short_repr
 
 #: the observation version used when none is named (the environments' ``obs_version``
 #: option, the JAX game, exported policies)
@@ -95,7 +95,7 @@ def observation_spec(version: int = DEFAULT_VERSION) -> ObservationSpec:
             spec = None
     if spec is None:
         allowed = ", ".join(map(str, sorted(VERSIONS)))
-        raise ValueError(f"obs_version={version!r} is not available; allowed: {allowed}")
+        raise ValueError(f"obs_version={short_repr(version)} is not available; allowed: {allowed}")
     return spec
 
 

@@ -17,10 +17,12 @@ import operator
 import numpy as np
 
 from ..core import END_NAMES, SeatView, code_of, end_of, tile_of
-from ..core.validation import as_int, is_bool
+from ..core.validation import as_int, is_bool, short_repr
 from . import NUM_ENDS, check_out
 
 _INT8 = np.dtype(np.int8)
+#: the most action codes a mask may have (double-twelve has 364)
+_MAX_CODES = 1 << 16
 
 
 def action_mask(view: SeatView, out: np.ndarray | None = None) -> np.ndarray:
@@ -48,10 +50,23 @@ def mask_of(codes, size: int) -> np.ndarray:
 
     >>> mask_of([1, 3], 4).tolist()
     [0, 1, 0, 1]
+    >>> mask_of([-1], 4)
+    Traceback (most recent call last):
+    ...
+    ValueError: codes=[-1] holds -1, which is no code of 0..3
     """
+    if size.__class__ is not int or not 0 <= size <= _MAX_CODES:
+        size = as_int("size", size, 0, _MAX_CODES)
     buf = bytearray(size)
-    for c in codes:
-        buf[c] = 1
+    c = buf  # no code yet: codes is no sequence
+    try:
+        for c in codes:
+            if c < 0 or c.__class__ is bool:  # -1 set the last code, True code 1
+                raise IndexError
+            buf[c] = 1
+    except (IndexError, TypeError):
+        what = (f"holds {short_repr(c)}, which is" if c is not buf else "is")
+        raise ValueError(f"codes={short_repr(codes)} {what} no code of 0..{size - 1}") from None
     return np.frombuffer(buf, _INT8)
 
 
@@ -64,6 +79,8 @@ def encode_action(tile_index: int, end: int | str | None = None,
     (108, 108, 14)
     """
     tile_index = as_int("tile_index", tile_index)
+    if num_tiles is not None:
+        num_tiles = as_int("num_tiles", num_tiles, 1)
     if tile_index < 0 or (num_tiles is not None and tile_index >= num_tiles):
         allowed = "a non-negative integer" if num_tiles is None else f"0..{num_tiles - 1}"
         raise ValueError(f"tile_index={tile_index} is out of range; allowed: {allowed}")
@@ -71,13 +88,14 @@ def encode_action(tile_index: int, end: int | str | None = None,
         e = 0
     elif isinstance(end, str):
         if end not in END_NAMES:
-            raise ValueError(f"unknown end {end!r}; allowed: {', '.join(END_NAMES)} or None")
+            raise ValueError(f"unknown end {short_repr(end)}; allowed: {', '.join(END_NAMES)} "
+                             "or None")
         e = END_NAMES.index(end)
     elif not is_bool(end) and hasattr(end, "__index__") and 0 <= operator.index(end) < NUM_ENDS:
         e = operator.index(end)
     else:
         raise ValueError(
-            f"end={end!r} is not an end; allowed: 0..3, {', '.join(END_NAMES)} or None"
+            f"end={short_repr(end)} is not an end; allowed: 0..3, {', '.join(END_NAMES)} or None"
         )
     return code_of(int(tile_index), e)
 
@@ -108,12 +126,13 @@ def check_action(action, num_actions: int) -> int:
     ValueError: action 112 is out of range; allowed: 0..111 (tile_index * 4 + end)
     """
     if isinstance(action, (bool, np.bool_)):
-        raise TypeError(f"an action is an integer code (tile_index * 4 + end), not {action!r}")
+        raise TypeError("an action is an integer code (tile_index * 4 + end), not "
+                        f"{short_repr(action)}")
     try:
         code = operator.index(action)
     except TypeError:
         raise TypeError(
-            f"an action is an integer code (tile_index * 4 + end), not {action!r} "
+            f"an action is an integer code (tile_index * 4 + end), not {short_repr(action)} "
             f"({type(action).__name__})"
         ) from None
     if not 0 <= code < num_actions:

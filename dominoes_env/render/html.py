@@ -140,6 +140,9 @@ def replay_html(record: dict, *, seat: int | None = None, title: str | None = No
         title = "Straight Dominoes replay" + (": " + " vs ".join(names) if names else "")
     elif not isinstance(title, str):
         raise TypeError(f"title must be a string, not {type(title).__name__}")
+    # a name that is no UTF-8 text (an agent spec naming a file whose name is not: Python
+    # holds its bytes as '\udcff') is written as an escape: the page could not be written
+    title = title.encode("utf-8", "backslashreplace").decode("utf-8")
     payload = embed_json(data)
     script = _SCRIPT.replace("__TABLE__", TABLE).replace("__TEXT__", TEXT)
     style = _STYLE.replace("__TABLE__", TABLE)

@@ -19,7 +19,12 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from ..core.validation import as_int, short_repr
 from .layout import captions, ends_line, half_pips, place_tiles
+
+#: the largest width or height of a picture (an image of 100,000 pixels a side took all the
+#: memory)
+MAX_SIDE = 4096
 
 SIZE = (960, 540)  # width, height in pixels
 SUPERSAMPLE = 2  # drawn this much larger, then scaled down (smooth edges)
@@ -43,7 +48,11 @@ def _font(size: int) -> ImageFont.ImageFont:
 
 def render_rgb(state, scores=None, *, hand_number: int | None = None, winner: int | None = None,
                size: tuple[int, int] = SIZE) -> np.ndarray:
-    """An ``H x W x 3`` ``uint8`` image of a hand (``HandState`` or ``SeatView``)."""
+    """An ``H x W x 3`` ``uint8`` image of a hand (``HandState`` or ``SeatView``); ``size`` is
+    ``(width, height)`` in pixels, each 64..4096."""
+    if not isinstance(size, (list, tuple)) or len(size) != 2:
+        raise ValueError(f"size must be (width, height), not {short_repr(size)}")
+    size = (as_int("width", size[0], 64, MAX_SIDE), as_int("height", size[1], 64, MAX_SIDE))
     k = SUPERSAMPLE
     W, H = size[0] * k, size[1] * k
     img = Image.new("RGB", (W, H), TABLE)

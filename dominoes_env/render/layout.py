@@ -23,6 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dominoes_env.core.moves import end_of, tile_of
+from dominoes_env.core.state import PublicState
+from dominoes_env.core.validation import as_int, short_repr
 
 GAP = 0.12  # space between neighbouring tiles, in tile units
 
@@ -109,8 +111,17 @@ def arms_of(state):
     return lead, left, arms, place
 
 
+def check_state(state) -> None:
+    """``TypeError`` unless ``state`` is a hand a picture can be drawn of: a ``HandState`` or a
+    ``SeatView`` (the :class:`~dominoes_env.core.state.PublicState` protocol). ``None`` was an
+    ``AttributeError`` from deep inside the drawing."""
+    if not isinstance(state, PublicState):
+        raise TypeError(f"state must be a HandState or a SeatView, not {type(state).__name__}")
+
+
 def place_tiles(state) -> LayoutPicture:
     """The picture of ``state``'s layout (see the module docstring)."""
+    check_state(state)
     lead, left, arms, place = arms_of(state)
     if lead < 0:
         return LayoutPicture((), (0.0, 0.0, 0.0, 0.0), (), (), ())
@@ -187,7 +198,16 @@ def captions(state, scores=None, hand_number=None, winner=None) -> tuple[str, st
     """Three lines of text around a picture: the title (hand, counted from 1 for people;
     count; whose turn or how the hand ended), the scores, and the hand sizes with the
     boneyard."""
+    check_state(state)
     rules = state.rules
+    if hand_number is not None:  # True was "hand 2"
+        hand_number = as_int("hand_number", hand_number, 0)
+    if scores is not None:  # None was written as a score
+        if (isinstance(scores, (str, bytes, dict)) or not hasattr(scores, "__len__")
+                or len(scores) != rules.num_sides):
+            raise ValueError(f"scores must be {rules.num_sides} integers, one per side; got "
+                             f"{short_repr(scores)}")
+        scores = [as_int(f"scores[{side}]", pts, 0) for side, pts in enumerate(scores)]
     title = ["Straight Dominoes"]
     if hand_number is not None:
         title.append(f"hand {hand_number + 1}")

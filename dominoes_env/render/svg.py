@@ -16,9 +16,14 @@ from __future__ import annotations
 
 from html import escape
 
-from ..core.validation import as_float
+from ..core import MatchState
+from ..core.tiles import SUPPORTED_MAX_PIPS
+from ..core.validation import as_float, as_int
 from .layout import PlacedTile, ends_line, half_pips, place_tiles
 from .layout import captions as _captions
+
+#: the most pips a half of a tile shows (double-twelve's)
+MAX_PIPS = max(SUPPORTED_MAX_PIPS)
 
 TILE_FILL = "#fffdf4"
 TILE_EDGE = "#3a3a3a"
@@ -93,6 +98,7 @@ def tile_svg(first: int, second: int, unit: float = 16.0, *, vertical: bool = Tr
     7
     """
     unit = check_unit(unit)
+    first, second = as_int("first", first, 0, MAX_PIPS), as_int("second", second, 0, MAX_PIPS)
     t = PlacedTile(-1, first, second, 0.0, 0.0, vertical, False, -1)
     w, h = t.width * unit, t.height * unit
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w + 2:.0f}" height="{h + 2:.0f}" '
@@ -128,6 +134,8 @@ def tile_parts(t: PlacedTile, tx: float, ty: float, unit: float) -> list[str]:
 
 def match_svg(match, unit: float = 22.0) -> str:
     """The SVG of a ``MatchState``'s current hand with the match scores."""
+    if not isinstance(match, MatchState):
+        raise TypeError(f"match must be a MatchState, not {type(match).__name__}")
     return layout_svg(match.hand, match.scores, hand_number=match.hand_number,
                       winner=match.winner, unit=unit)
 

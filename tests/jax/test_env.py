@@ -50,6 +50,10 @@ def test_invalid_env_options_raise_before_tracing():
         make(num_player=2)
     with pytest.raises(ValueError, match="illegal_action='raise' is not possible"):
         make(illegal_action="raise")
+    with pytest.raises(ValueError, match="info_events=True is not possible"):  # was ignored
+        make(info_events=True)
+    with pytest.raises(TypeError, match="hand must be a HandState, not NoneType"):
+        make().deal_from_hand(None)  # AttributeError
     with pytest.raises(ValueError, match=r"target_score=100000 is out of range; allowed: 1..65536"):
         make(target_score=100_000)
 

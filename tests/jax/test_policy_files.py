@@ -117,6 +117,23 @@ def test_a_pickle_a_damaged_zip_a_folder_or_nothing_is_refused(tmp_path):
         assert not is_policy_file(path)
 
 
+def test_a_plain_array_or_a_zip_numpy_cannot_read_is_no_policy_file(tmp_path):
+    """``np.load`` of a ``.npy`` named ``.npz`` gives an array, no context manager (TypeError),
+    and a zip of a version its reader does not know raises NotImplementedError: both ended
+    ``train_jax --init`` in a traceback."""
+    plain = tmp_path / "plain.npz"
+    with open(plain, "wb") as fh:
+        np.save(fh, np.zeros(3))
+    newer = tmp_path / "newer.npz"
+    export_npz(_actor(), newer, {})
+    data = bytearray(newer.read_bytes())
+    central = data.rfind(b"PK\x01\x02")  # the central directory's entry
+    data[central + 6] = 175  # "version needed to extract": 17.5
+    newer.write_bytes(bytes(data))
+    for path in (plain, newer):
+        assert not is_policy_file(path)
+
+
 def test_both_readers_refuse_a_bad_file_in_the_same_words(tmp_path):
     """NumpyPolicy and load_actor restated the format's checks: they refused one file in
     different words, and load_actor let json's RecursionError out and read an array header

@@ -1,0 +1,176 @@
+"""The public API against arguments found by another hostile pass: each was a hang, a
+``MemoryError``, an exception of another type (``AttributeError``, ``IndexError``,
+``OverflowError``, ``RecursionError``, a ``RuntimeError`` from the argument itself) or a silent
+wrong answer; each is now a ``ValueError`` or ``TypeError`` naming the problem."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import dominoes_env
+from agents import make_agent
+from agents.arena import play_match
+from dominoes_env import RandomPlayer, SingleAgentEnv
+from dominoes_env.core import DealSampler, HandState, MatchState, RuleConfig
+from dominoes_env.obs.actions import encode_action, mask_of
+
+BAD = (ValueError, TypeError)
+
+
+def _reset(env):
+    env.reset(seed=0)
+    return env
+
+
+def _deep(depth: int = 200_000) -> list:
+    top = here = []
+    for _ in range(depth):
+        here.append([])
+        here = here[0]
+    return top
+
+
+@pytest.mark.parametrize("spec", [
+    "search:sims=1,min_per_move=3000000",
+    "guided:sims=1,min_per_move=100000000000",
+    "guided:time_ms=50,chunk=100000000000",
+    "guided:sims=2,pool=100000000000",
+    "guided:pool=1000,chunk=1001",  # each in range, their product not
+])  # fmt: skip
+def test_a_search_budget_past_its_bound_is_refused_when_built(spec):
+    """Only ``sims`` was bounded: these hung a decision or asked for terabytes."""
+    with pytest.raises(ValueError, match="out of range|deals a chunk"):
+        make_agent(spec)
+
+
+@pytest.mark.parametrize("call", [
+    lambda deep: dominoes_env.env(reward_mode=deep),
+    lambda deep: dominoes_env.env(render_mode=deep),
+    lambda deep: SingleAgentEnv(learner=deep),
+    lambda deep: _reset(dominoes_env.env()).step(deep),
+    lambda deep: play_match(["random", "random"], rules=deep),
+    lambda deep: encode_action(0, deep),
+])  # fmt: skip
+def test_a_message_about_a_value_nested_too_deeply_to_print_is_still_made(call):
+    """The messages wrote the bad value with ``!r``, which raised ``RecursionError``."""
+    with pytest.raises(BAD, match="deeply nested list"):
+        call(_deep())
+
+
+def test_a_value_with_too_many_digits_to_print_is_named_by_its_size():
+    with pytest.raises(ValueError, match=r"reward_mode=<integer of about 5000 digits> is not"):
+        dominoes_env.env(reward_mode=10**4999 * 9)
+
+
+class _RaisingIndex:
+    def __index__(self):
+        raise RuntimeError("no")
+
+
+class _RaisingRepr:
+    def __repr__(self):
+        raise RuntimeError("no")
+
+
+def test_an_argument_whose_own_conversions_raise_is_a_type_error_naming_it():
+    with pytest.raises(TypeError, match=r"num_players=.* \(its __index__ raised RuntimeError\)"):
+        RuleConfig(num_players=_RaisingIndex())
+    with pytest.raises(BAD, match=r"next_leader=<_RaisingRepr whose repr\(\) fails>"):
+        RuleConfig(next_leader=_RaisingRepr())
+    with pytest.raises(BAD):
+        make_agent(_RaisingRepr())
+
+
+@pytest.fixture
+def guess():
+    """A view of double-twelve at four players and a deal that fits it."""
+    match = MatchState(RuleConfig(num_players=4, max_pip=12), seed=3)
+    view = match.view(match.turn)
+    hands, bone = DealSampler.from_view(view).sample(random.Random(0))
+    return view, hands, list(bone)
+
+
+@pytest.mark.parametrize("tile", [2**70, 10**11])
+def test_a_boneyard_tile_past_the_set_is_refused_without_shifting_by_it(guess, tile):
+    """``1 << tile`` came first: ``OverflowError``, or all the memory for ``1 << 10**11``."""
+    view, hands, bone = guess
+    with pytest.raises(ValueError, match="a boneyard tile=.* is out of range; allowed: 0..90"):
+        HandState.from_view(view, hands, [tile, *bone[1:]])
+
+
+def test_numpy_boneyard_tiles_of_a_large_set_fit_and_a_bool_does_not(guess):
+    view, hands, bone = guess
+    state = HandState.from_view(view, hands, [np.int64(t) for t in bone])  # OverflowError
+    assert state.boneyard_left == len(bone)
+    with pytest.raises(TypeError, match="must be an integer, not a boolean"):
+        HandState.from_view(view, hands, [True] + bone[1:])
+
+
+def test_bools_are_no_seats_or_codes():
+    """``True`` read as seat or code 1."""
+    rules = RuleConfig()
+    with pytest.raises(TypeError, match="seat=True"):
+        rules.side_of(True)
+    with pytest.raises(TypeError, match=r"seat=array\(\[0, 1\]\) must be an integer"):
+        rules.side_of(np.array([0, 1]))  # numpy's "truth value ... is ambiguous" named nothing
+    hand = MatchState(seed=1).hand
+    for method in (hand.count_after, hand.points_after):
+        with pytest.raises(TypeError, match="code=True"):
+            method(True)
+
+
+@pytest.mark.parametrize("codes, size, message", [
+    ([5], 4, r"codes=\[5\] holds 5, which is no code of 0..3"),  # IndexError
+    ([-1], 4, r"holds -1"),  # set the last code
+    ([True], 4, r"holds True"),  # set code 1
+    (5, 4, r"codes=5 is no code"),
+    ([], 10**12, r"size=1000000000000 is out of range"),  # MemoryError
+])  # fmt: skip
+def test_mask_of_refuses_what_is_no_code(codes, size, message):
+    with pytest.raises(ValueError, match=message):
+        mask_of(codes, size)
+
+
+def test_encode_action_checks_the_number_of_tiles():
+    with pytest.raises(TypeError, match="num_tiles=True"):
+        encode_action(0, None, num_tiles=True)
+    with pytest.raises(ValueError, match="num_tiles=-5 is out of range"):  # said "0..-6"
+        encode_action(0, None, num_tiles=-5)
+
+
+@pytest.mark.parametrize("seed", [-1, "abc", 1.5, True, 2**64])
+def test_random_player_checks_its_seed(seed):
+    """``RandomPlayer(seed=-1)`` played as seed 1, and a str or a float was taken."""
+    with pytest.raises(BAD, match="seed"):
+        RandomPlayer(seed=seed)
+    with pytest.raises(BAD, match="seed"):
+        RandomPlayer().reset(seed=seed)
+
+
+def test_the_pictures_check_what_they_draw():
+    from dominoes_env.render.ansi import render_ansi
+    from dominoes_env.render.image import render_rgb
+    from dominoes_env.render.svg import layout_svg, match_svg, tile_svg
+
+    hand = MatchState(seed=1).hand
+    for draw in (render_ansi, layout_svg, render_rgb):
+        with pytest.raises(TypeError, match="state must be a HandState or a SeatView"):
+            draw(None)
+    with pytest.raises(TypeError, match="match must be a MatchState"):
+        match_svg(None)
+    with pytest.raises(ValueError, match="size must be"):
+        render_rgb(hand, size=(5,))  # IndexError
+    for size in ((10**12, 1), (100_000, 100_000)):  # OverflowError, MemoryError
+        with pytest.raises(ValueError, match="out of range"):
+            render_rgb(hand, size=size)
+    for pips in ((99, 99), (-1, 0)):  # IndexError; a tile of -1 pips drawn
+        with pytest.raises(ValueError, match="first=.* is out of range; allowed: 0..12"):
+            tile_svg(*pips)
+    with pytest.raises(TypeError, match="hand_number=True"):  # "hand 2"
+        render_ansi(hand, hand_number=True)
+    with pytest.raises(TypeError, match=r"scores\[0\]=None"):  # "side 0 None"
+        render_ansi(hand, scores=[None, None])
+    assert "side 1 5" in render_ansi(hand, scores=np.array([3, 5]), hand_number=0)
