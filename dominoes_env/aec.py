@@ -25,7 +25,8 @@ pickling           ``EzPickle`` (the constructor arguments) plus the episode in 
 
 Forced draws and passes never ask an agent: they happen inside ``step`` (the core plays them
 after every play) and show in the next observations (hand sizes, boneyard, known lacks) and in
-``infos``. After each step every agent's info is the same read-only dict of one fixed structure
+``infos``. After each step every agent's info is one dict, shared (PettingZoo wants a ``dict``;
+copy it before changing it: a change shows in every agent's), of one fixed structure
 (the table in :mod:`.infos`: ``hand_number``, ``scores``, ``hand_end``, ``domino_seat``,
 ``award_side``, ``award_points``, ``illegal_action``), so libraries that stack infos can; with
 ``info_events=True`` it also holds ``"events"``, the public events of that step
@@ -63,7 +64,7 @@ from pettingzoo.utils.wrappers.order_enforcing import (
 )
 
 from .core import IllegalMoveError, MatchState
-from .core.validation import as_seed, short_repr
+from .core.validation import as_int, as_seed, short_repr
 from .infos import NO_HAND_END, hand_end_fields, scores_array
 from .obs import NUM_ENDS, observation_spec
 from .obs.actions import check_action, mask_of
@@ -191,7 +192,7 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
     def agent_iter(self, max_iter: int = 2**63):
         if not self._has_reset:
             raise _before_reset("agent_iter()")
-        return _Iterable(self, max_iter)
+        return _Iterable(self, as_int("max_iter", max_iter, 0))  # "x" failed on <=, 1.5 ran
 
 
 for _name in _HOT:
@@ -457,6 +458,17 @@ class raw_env(AECEnv, EzPickle):
         state = EzPickle.__getstate__(self)
         state["_episode"] = {k: self.__dict__[k] for k in _EPISODE_ATTRS if k in self.__dict__}
         return state
+
+    def agent_iter(self, max_iter: int = 2**63):
+        """PettingZoo's ``agent_iter``, ``max_iter`` checked."""
+        return super().agent_iter(as_int("max_iter", max_iter, 0))
+
+    def __getattr__(self, name: str):
+        # only for what normal lookup did not find: an episode's attribute before reset() was
+        # a bare AttributeError from step(), last(), agent_iter() or num_agents
+        if name in _EPISODE_ATTRS or name == "num_agents":  # num_agents: len(self.agents)
+            raise _before_reset(f"reading {name}")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __setstate__(self, state: dict) -> None:
         state = dict(state)

@@ -72,7 +72,7 @@ except ImportError as err:  # pragma: no cover - exercised only without the extr
 from .core import HandState, IllegalMoveError, MatchState, RuleConfig, SeatView
 from .core.hidden_history import sample_hand_history
 from .core.sampling import check_view
-from .core.validation import as_int, short_repr
+from .core.validation import as_int, int_text, short_repr
 from .obs import DEFAULT_VERSION, observation_spec
 from .options import EPISODES, REWARD_MODES, delta_rewards, unique_top, win_loss_rewards
 
@@ -244,11 +244,14 @@ class StraightDominoesGame(pyspiel.Game):
         history = lines[0][len(tags[0]):]
         for i, item in enumerate(history.split(",") if history else [], 1):
             player, _, action = item.partition(":")
-            try:
-                player, action = int(player), int(action)
+            try:  # ASCII digits only: int() read '1_0' as 10 and a '\u0665' as 5
+                player, action = int_text(player), int_text(action)
             except ValueError:
                 raise ValueError(f"history entry {i} ({short_repr(item)}) is not "
                                  "'player:action'") from None
+            if not 0 <= action < self.num_distinct_actions():  # -1 is OpenSpiel's invalid
+                raise ValueError(f"history entry {i} ({short_repr(item)}) holds no action "  # one
+                                 f"(0..{self.num_distinct_actions() - 1})")
             if player != state.current_player():
                 raise ValueError(f"history entry {i} ({item}) is a move of player {player}, "
                                  f"where player {state.current_player()} is to move")
@@ -708,7 +711,7 @@ class StraightDominoesObserver:
             self.spec.encode(state.match.view(player), out=self.tensor)
 
     def string_from(self, state: StraightDominoesState, player: int) -> str:
-        if self.perfect_recall:
+        if self.perfect_recall:  # checked there, as observation_string's view checks it
             return information_state_string(state, player)
         return observation_string(state, player)
 
@@ -728,6 +731,8 @@ def observation_string(state: StraightDominoesState, player: int) -> str:
 def information_state_string(state: StraightDominoesState, player: int) -> str:
     """Everything ``player`` has seen, in order: its own deal and draws, every leader and
     every move (the other seats' tiles show only as who received one)."""
+    # any player was taken ('p9 ...'), where the observation string refused it
+    player = as_int("player", player, 0, state.get_game().num_players() - 1)
     out = [f"p{player}"]
     for kind, seat, value in state.log:
         if kind == "P":

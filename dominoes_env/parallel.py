@@ -101,5 +101,18 @@ class parallel_env(ParallelEnv, EzPickle):
     def close(self) -> None:
         self.aec.close()
 
+    # -- pickling: constructor arguments (EzPickle) plus the episode in progress, as the AEC env
+    # (a copy made mid-episode came back with no agents and no match)
+    def __getstate__(self) -> dict:
+        state = EzPickle.__getstate__(self)
+        state["_episode"] = {"aec": self.aec, "agents": self.agents}
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        state = dict(state)
+        episode = state.pop("_episode", {})
+        EzPickle.__setstate__(self, state)
+        self.__dict__.update(episode)
+
     def __str__(self) -> str:
         return ENV_NAME

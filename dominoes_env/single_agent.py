@@ -145,6 +145,9 @@ class SingleAgentEnv(gymnasium.Env):
     def _check_opponents(opponents: Any, count: int) -> list:
         if opponents is None:
             return [RandomPlayer() for _ in range(count)]
+        if isinstance(opponents, type):  # the class, not an agent: reset() failed on 'self'
+            raise TypeError(f"opponents={opponents.__name__} is a class; pass an agent object "
+                            f"(an instance: {opponents.__name__}(...))")
         if callable(getattr(opponents, "act", None)):
             return [opponents] * count
         if not isinstance(opponents, (list, tuple)) or len(opponents) != count:
@@ -153,7 +156,7 @@ class SingleAgentEnv(gymnasium.Env):
                 f"(one per seat the learner does not play), not {short_repr(opponents)}"
             )
         for k, opp in enumerate(opponents):
-            if not callable(getattr(opp, "act", None)):
+            if isinstance(opp, type) or not callable(getattr(opp, "act", None)):
                 raise TypeError(f"opponents[{k}]={short_repr(opp)} has no act(view) method")
         return list(opponents)
 
@@ -284,7 +287,10 @@ class SingleAgentEnv(gymnasium.Env):
         match = self.match
         end, domino_seat, award_side, award_points = (
             hand_end_fields(results[-1][1], results[-1][3]) if results else NO_HAND_END)
-        info = {"seat": self.seat, "hand_number": match.hand_number,
+        # the hand on show: at the end of a hand episode the match has dealt the next one
+        # already, and the finished hand was called hand 1
+        hand_number = match.hand_number - (match.hand is not self._hand)
+        info = {"seat": self.seat, "hand_number": hand_number,
                 "scores": scores_array(match.scores), "hands_ended": len(results),
                 "hand_end": end, "domino_seat": domino_seat, "award_side": award_side,
                 "award_points": award_points, "illegal_action": illegal}

@@ -174,3 +174,115 @@ def test_the_pictures_check_what_they_draw():
     with pytest.raises(TypeError, match=r"scores\[0\]=None"):  # "side 0 None"
         render_ansi(hand, scores=[None, None])
     assert "side 1 5" in render_ansi(hand, scores=np.array([3, 5]), hand_number=0)
+
+
+# -- the environment wrappers -----------------------------------------------------------------
+def _play_hand_episode(env) -> dict:
+    obs, info = env.reset(seed=0)
+    done = False
+    while not done:
+        obs, _, done, _, info = env.step(int(np.flatnonzero(env.action_masks())[0]))
+    return info
+
+
+def test_a_hand_episode_s_last_info_and_picture_name_the_hand_played():
+    """The match had dealt its next hand already: the first hand's end said hand 1 (its info)
+    and "hand 2" (its picture)."""
+    env = SingleAgentEnv(num_players=2, seat=0, episode="hand", info_events=True,
+                         render_mode="ansi")
+    info = _play_hand_episode(env)
+    assert info["hand_number"] == 0 and [r[0] for r in info["hand_results"]] == [0]
+    assert "hand 1 ·" in env.render()
+    aec = dominoes_env.env(episode="hand", render_mode="ansi")
+    aec.reset(seed=0)
+    for _agent in aec.agent_iter():
+        obs, _, done, truncated, _ = aec.last()
+        aec.step(None if done or truncated else int(np.flatnonzero(obs["action_mask"])[0]))
+        if not aec.agents:
+            break
+    assert "hand 1 ·" in aec.render()
+
+
+def test_a_copy_of_a_parallel_env_mid_episode_goes_on_from_there():
+    """It was rebuilt from its constructor's arguments alone: no agents, no match."""
+    import copy
+    import pickle
+
+    env = dominoes_env.parallel_env(num_players=2)
+    obs, _ = env.reset(seed=0)
+    agent = env.agent_selection
+    env.step({agent: int(np.flatnonzero(obs[agent]["action_mask"])[0])})
+    for twin in (copy.deepcopy(env), pickle.loads(pickle.dumps(env))):
+        assert twin.agents == env.agents and twin.agent_selection == env.agent_selection
+        assert twin.state().tolist() == env.state().tolist()
+
+
+def test_the_raw_env_before_reset_says_reset_first():
+    """``step``, ``last``, ``agent_iter`` and ``num_agents`` of the unwrapped env were bare
+    AttributeErrors."""
+    from dominoes_env.aec import ResetFirstError, raw_env
+
+    env = raw_env()
+    for call in (lambda: env.step(0), env.last, lambda: list(env.agent_iter()),
+                 lambda: env.num_agents):
+        with pytest.raises(ResetFirstError, match="call reset"):
+            call()
+    assert getattr(env, "no_such_thing", None) is None  # other names: AttributeError as ever
+
+
+@pytest.mark.parametrize("max_iter", ["x", None, 1.5, -1])
+def test_agent_iter_checks_max_iter(max_iter):
+    env = dominoes_env.env()
+    env.reset(seed=0)
+    with pytest.raises(BAD, match="max_iter"):
+        env.agent_iter(max_iter)
+
+
+class _OverflowingIndex:
+    def __index__(self):
+        raise OverflowError("no")
+
+
+@pytest.mark.parametrize("action", [_OverflowingIndex(), np.ma.masked_array(1, mask=True)])
+def test_an_action_that_is_no_code_is_a_type_error(action):
+    """An ``__index__`` raising OverflowError went through; a masked value was played."""
+    env = SingleAgentEnv(num_players=2)
+    env.reset(seed=0)
+    with pytest.raises(TypeError, match="an action is an integer code"):
+        env.step(action)
+
+
+def test_an_agent_class_for_an_opponent_is_refused_naming_opponents():
+    from agents import RandomAgent
+
+    with pytest.raises(TypeError, match="opponents=RandomAgent is a class"):
+        SingleAgentEnv(opponents=RandomAgent)
+    with pytest.raises(TypeError, match=r"opponents\[0\]="):
+        SingleAgentEnv(opponents=[RandomAgent])
+
+
+def test_openspiel_deserialize_and_the_information_state_check_their_numbers():
+    pyspiel = pytest.importorskip("pyspiel")
+    import dominoes_env.openspiel as spiel
+
+    game = pyspiel.load_game("python_straight_dominoes")
+    for text, says in (("history=-1:0,-1:1_0\nmove_number=2\n__dict__=", "is not 'player:a"),
+                       ("history=-1:\u0665\nmove_number=1\n__dict__=", "is not 'player:action'"),
+                       ("history=-1:-1\nmove_number=1\n__dict__=", "holds no action"),  # Spiel
+                       ("history=-1:" + "9" * 30 + "\nmove_number=1\n__dict__=", "holds no")):
+        with pytest.raises(ValueError, match=says):
+            game.deserialize_state(text)
+    state = game.new_initial_state()
+    observer = game.make_py_observer(pyspiel.IIGObservationType(perfect_recall=True))
+    for player in (9, -1):  # 'p9 ...' was written
+        with pytest.raises(ValueError, match="player=.* is out of range"):
+            spiel.information_state_string(state, player)
+        with pytest.raises(ValueError, match="player=.* is out of range"):
+            observer.string_from(state, player)
+
+
+def test_an_unknown_rule_option_that_does_not_print_is_quoted_in_one_line():
+    """Found by the records fuzzer: a key ``'\\n'`` split the message in two."""
+    with pytest.raises(ValueError, match=r"unknown rule option\(s\) '\\n'; allowed") as err:
+        RuleConfig.from_dict({"\n": 1})
+    assert "\n" not in str(err.value)

@@ -192,7 +192,9 @@ class RuleConfig:
         unknown = [key for key in data if key not in cls.field_names()]
         if unknown:  # keys of any type (a dict from Python, not JSON), each named
             allowed = ", ".join(cls.field_names())
-            names = ", ".join(sorted(k if isinstance(k, str) else short_repr(k) for k in unknown))
+            # a name that does not print as it is ('\n', say) is quoted: the line stays one
+            names = ", ".join(sorted(k if isinstance(k, str) and k.isprintable()
+                                     else short_repr(k) for k in unknown))
             raise ValueError(f"unknown rule option(s) {names}; allowed: {allowed}")
         return cls(**data)
 

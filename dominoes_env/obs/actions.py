@@ -125,12 +125,13 @@ def check_action(action, num_actions: int) -> int:
     ...
     ValueError: action 112 is out of range; allowed: 0..111 (tile_index * 4 + end)
     """
-    if isinstance(action, (bool, np.bool_)):
+    if isinstance(action, (bool, np.bool_)) or (isinstance(action, np.ma.MaskedArray)
+                                                and np.ma.is_masked(action)):  # was played
         raise TypeError("an action is an integer code (tile_index * 4 + end), not "
                         f"{short_repr(action)}")
     try:
         code = operator.index(action)
-    except TypeError:
+    except Exception:  # noqa: BLE001 - TypeError, or whatever an odd __index__ raises
         raise TypeError(
             f"an action is an integer code (tile_index * 4 + end), not {short_repr(action)} "
             f"({type(action).__name__})"

@@ -9,7 +9,10 @@ def render_frame(render_mode: str, hand, match):
     """What an environment's ``render()`` returns for ``render_mode``: the ``"rgb_array"``
     image, the ``"ansi"`` text, or ``None`` after printing the text (``"human"``). ``hand`` is
     the hand on show (the finished one at an episode's end), ``match`` gives the scores."""
-    scene = dict(scores=match.scores, hand_number=match.hand_number, winner=match.winner)
+    # the number of the hand on show: the finished one of a hand episode was titled "hand 2",
+    # the match having dealt the next one already
+    number = match.hand_number - (match.hand is not hand)
+    scene = dict(scores=match.scores, hand_number=number, winner=match.winner)
     if render_mode == "rgb_array":
         from .image import render_rgb
 
