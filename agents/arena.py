@@ -187,6 +187,10 @@ def play_match(
     max_hands = as_int("max_hands", max_hands, 1)
     keep_record = as_bool("keep_record", keep_record)  # 1 was taken as True
     n = rules.num_players
+    if isinstance(agents, (dict, set)) or not hasattr(agents, "__len__"):
+        # None was "object of type 'NoneType' has no len()"; a dict played its keys
+        raise TypeError(f"agents must be a list of agent specs or objects, one per seat, not "
+                        f"{type(agents).__name__}")
     if isinstance(agents, str) or len(agents) != n:
         count = 1 if isinstance(agents, str) else len(agents)
         raise ValueError(f"{count} agent(s) given for num_players={n}; give exactly one per seat")

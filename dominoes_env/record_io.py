@@ -54,6 +54,7 @@ from .core.validation import (
     as_bool,
     as_int,
     dump_json,
+    is_bool,
     parse_json,
     short_repr,
 )
@@ -604,6 +605,9 @@ def read_record(path: str | os.PathLike, match: str | int | None = None) -> dict
     choice is ambiguous, or the record disagrees; a damaged gzip member that may have held it
     is named."""
     path = _path_text(path)
+    if match is not None and (is_bool(match) or not isinstance(match, (str, int))):
+        raise TypeError(f"match must be a match index or key (int or str), not "  # True was
+                        f"{short_repr(match)}")                                   # 'True'
     if os.path.isdir(path):
         return _find_in_dir(path, None if match is None else str(match))
     if not is_shard(path):

@@ -286,3 +286,25 @@ def test_an_unknown_rule_option_that_does_not_print_is_quoted_in_one_line():
     with pytest.raises(ValueError, match=r"unknown rule option\(s\) '\\n'; allowed") as err:
         RuleConfig.from_dict({"\n": 1})
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("agents", [None, {"random": 1, "greedy": 2}])
+def test_play_match_refuses_agents_that_are_no_list(agents):
+    """None said "object of type 'NoneType' has no len()"; a dict played its keys."""
+    with pytest.raises(TypeError, match="agents must be a list of agent specs or objects"):
+        play_match(agents)
+
+
+def test_a_boneyard_that_is_no_list_of_tiles_is_named():
+    hands = [[(6, 6), (6, 3), (1, 2), (0, 0), (2, 2), (3, 3), (4, 5)],
+             [(5, 5), (0, 1), (1, 1), (2, 3), (3, 4), (0, 6), (1, 6)]]
+    with pytest.raises(TypeError, match="boneyard must be a list of tiles, not 5"):
+        HandState.from_tiles(RuleConfig(), leader=0, hands=hands, boneyard=5)
+
+
+def test_read_record_refuses_a_match_that_is_no_index_or_key(tmp_path):
+    """``match=True`` looked for a match named 'True'."""
+    from dominoes_env.record_io import read_record
+
+    with pytest.raises(TypeError, match="match must be a match index or key"):
+        read_record(tmp_path, match=True)

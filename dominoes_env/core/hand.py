@@ -207,6 +207,9 @@ class HandState:
             bone = [i for i in range(ts.num_tiles) if not seen >> i & 1]
             seen = ts.full_mask
         else:
+            if isinstance(boneyard, (str, bytes)) or not hasattr(boneyard, "__iter__"):
+                raise TypeError(f"boneyard must be a list of tiles, not "  # 'int' object is
+                                f"{short_repr(boneyard)}")              # not iterable
             bone = [_tile_index(ts, t, "the boneyard") for t in boneyard]
             for i in bone:
                 if seen >> i & 1:
