@@ -107,6 +107,8 @@ def test_numpy_boneyard_tiles_of_a_large_set_fit_and_a_bool_does_not(guess):
     assert state.boneyard_left == len(bone)
     with pytest.raises(TypeError, match="must be an integer, not a boolean"):
         HandState.from_view(view, hands, [True] + bone[1:])
+    with pytest.raises(TypeError, match="must be an integer, not float"):  # never truncated
+        HandState.from_view(view, hands, [float(bone[0])] + bone[1:])
 
 
 def test_bools_are_no_seats_or_codes():

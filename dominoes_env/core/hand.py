@@ -18,6 +18,7 @@ and writes those draws and passes into the public history.
 
 from __future__ import annotations
 
+import operator
 import random
 import warnings
 from collections.abc import Iterable, Sequence
@@ -709,9 +710,13 @@ def _fits_view(view: SeatView, hands: Sequence[int], boneyard: Sequence[int]) ->
                 return False
             seen |= mask
         for t in boneyard:  # in range before the shift: 1 << 10**11 took all the memory
-            if t.__class__ is bool or not 0 <= t < limit:
+            if t.__class__ is not int:  # numpy's integers (past 64 bits they overflowed);
+                if t.__class__ is bool:  # no bool, no float (index refuses 1.5)
+                    return False
+                t = operator.index(t)
+            if not 0 <= t < limit:
                 return False
-            bit = 1 << int(t)
+            bit = 1 << t
             if seen & bit:
                 return False
             seen |= bit
