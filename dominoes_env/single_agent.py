@@ -235,7 +235,7 @@ class SingleAgentEnv(gymnasium.Env):
             match.play(code)  # raises IllegalMoveError naming the reason, state unchanged
         events.extend(hand.history[start:])
         if hand.turn < 0:
-            results.append((match.hand_number - (match.hand is not hand), hand.result, hand.award,
+            results.append((match.hand_number_of(hand), hand.result, hand.award,
                             match.awards[-1]))
         if match.winner is not None or (hand.turn < 0 and self.options.episode == "hand"):
             self._done = True
@@ -289,8 +289,7 @@ class SingleAgentEnv(gymnasium.Env):
             hand_end_fields(results[-1][1], results[-1][3]) if results else NO_HAND_END)
         # the hand on show: at the end of a hand episode the match has dealt the next one
         # already, and the finished hand was called hand 1
-        hand_number = match.hand_number - (match.hand is not self._hand)
-        info = {"seat": self.seat, "hand_number": hand_number,
+        info = {"seat": self.seat, "hand_number": match.hand_number_of(self._hand),
                 "scores": scores_array(match.scores), "hands_ended": len(results),
                 "hand_end": end, "domino_seat": domino_seat, "award_side": award_side,
                 "award_points": award_points, "illegal_action": illegal}

@@ -121,6 +121,16 @@ class MatchState:
         self.hand = hand
         return hand
 
+    def hand_number_of(self, hand: HandState) -> int:
+        """The number of ``hand``: the current hand's, or the one before for the hand the
+        match has just finished (a match deals its next hand as soon as one ends).
+
+        >>> m = MatchState(seed=1)
+        >>> m.hand_number_of(m.hand)
+        0
+        """
+        return self.hand_number - (hand is not self.hand)
+
     def next_leader(self) -> int | None:
         """Who leads the next hand by ``next_leader``, or ``None`` if it is drawn at random
         (:func:`leader_after` the current hand)."""

@@ -11,8 +11,8 @@ def render_frame(render_mode: str, hand, match):
     the hand on show (the finished one at an episode's end), ``match`` gives the scores."""
     # the number of the hand on show: the finished one of a hand episode was titled "hand 2",
     # the match having dealt the next one already
-    number = match.hand_number - (match.hand is not hand)
-    scene = dict(scores=match.scores, hand_number=number, winner=match.winner)
+    scene = dict(scores=match.scores, hand_number=match.hand_number_of(hand),
+                 winner=match.winner)
     if render_mode == "rgb_array":
         from .image import render_rgb
 
