@@ -79,6 +79,9 @@ def parse_params(text: str, spec: str) -> dict[str, Any]:
         if not sep or not key.isidentifier():
             raise ValueError(
                 f"bad parameter {item!r} in agent spec {spec!r}; write key=value pairs")
+        if value != value.strip():  # 'sims= 5' ran as 5 where 'sims=5 ' was refused
+            raise ValueError(f"agent spec {spec!r}: the value of {key!r} has spaces around "
+                             f"it; write {key}={value.strip()}")
         if key in params:  # search:sims=4,sims=400 played 400 without a word
             raise ValueError(f"agent spec {spec!r} gives {key!r} twice; give it once")
         params[key] = _parse_value(value)

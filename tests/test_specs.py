@@ -131,6 +131,10 @@ def test_unknown_spec_lists_the_known_names():
     ("search:,", "has an empty parameter"),
     ("search:,sims=5", "has an empty parameter"),
     ("ppo:agents/policies/ppo_2p.npz,", "has an empty parameter"),
+    # 'sims= 5' ran as sims=5 where 'sims=5 ' (the spec's own end) was refused
+    ("search:sims= 5", "^agent spec 'search:sims= 5': the value of 'sims' has spaces around "
+                       "it; write sims=5$"),
+    ("search:sims=5 ,epsilon=0", "the value of 'sims' has spaces around it"),
 ])
 def test_bad_specs(spec, fragment):
     with pytest.raises(ValueError, match=fragment):
