@@ -19,6 +19,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from dominoes_env.core.validation import short_repr
+
 try:
     import torch
     from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import (
@@ -39,10 +41,18 @@ ENV_NAME = "straight_dominoes_v1_rllib"
 
 
 def make_env(env_config: dict[str, Any] | None = None) -> PettingZooEnv:
-    """RLlib's multi-agent env over the AEC env; ``env_config`` holds the env's options."""
+    """RLlib's multi-agent env over the AEC env; ``env_config`` holds the env's options (a
+    mapping of option names to values: RLlib passes its ``EnvContext``, a dict)."""
+    from collections.abc import Mapping
+
     from dominoes_env import straight_dominoes_v1
 
-    return PettingZooEnv(straight_dominoes_v1.env(**dict(env_config or {})))
+    if env_config is None:
+        env_config = {}
+    if not isinstance(env_config, Mapping):  # 'ab' ended in dict()'s own ValueError
+        raise TypeError(f"env_config must be a dict of the env's options (RLlib's EnvContext), "
+                        f"not {short_repr(env_config)} ({type(env_config).__name__})")
+    return PettingZooEnv(straight_dominoes_v1.env(**env_config))
 
 
 def _split(batch: dict) -> tuple[dict, Any]:

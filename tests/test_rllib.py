@@ -23,6 +23,21 @@ from .helpers import CHILD_TIMEOUT_S, error_lines
 pytest.importorskip("ray.rllib")
 
 
+@pytest.mark.parametrize("config", ["ab", 5, [("num_players", 2)]])
+def test_make_env_names_an_env_config_that_is_no_mapping(config):
+    from agents.rllib import make_env
+
+    with pytest.raises(TypeError, match="^env_config must be a dict of the env's options"):
+        make_env(config)  # "ab": dict()'s own "dictionary update sequence element" ValueError
+
+
+def test_make_env_passes_its_options_on():
+    from agents.rllib import make_env
+
+    env = make_env({"num_players": 3})
+    assert len(env.get_agent_ids()) == 3
+
+
 def test_bad_flags_exit_2_with_one_line(capsys):
     for argv in (["--players", "7"], ["--iterations", "0"], ["--episode", "set"],
                  ["--minibatch-size", "500", "--train-batch-size", "100"]):
