@@ -43,6 +43,7 @@ from dominoes_env.options import split_options
 from . import rng
 from .game import I32, Deal, Game, GameState, materialize, pick
 from .observation import observe as _observe_game
+from .observation import observe_first as _observe_first
 from .tables import Tables, build_tables
 
 ENV_ID = "straight_dominoes"
@@ -165,7 +166,9 @@ class Env(pgx.Env):
         PRNG key (``jax.random.PRNGKey(seed)`` or ``jax.random.key(seed)``; under ``jax.vmap``
         one per game). Anything else is a ``TypeError`` before anything is traced."""
         _check_key(key, "init")
-        return super().init(key)
+        # not pgx.Env.init, which observes the state _init returns again: init_deal writes
+        # the observation from a new match's few blocks (observation.observe_first)
+        return self._init(key)
 
     def _init(self, key: jax.Array) -> State:
         return self.init_deal(self.game.random_deal(key))
@@ -187,7 +190,8 @@ class Env(pgx.Env):
             rewards=jnp.zeros(n, jnp.float32), terminated=jnp.bool_(False),
             truncated=jnp.bool_(False), legal_action_mask=mask, _step_count=jnp.int32(0), _x=x,
         )  # fmt: skip
-        return state.replace(observation=self._observe_mask(state, mask))
+        obs = _observe_first(self.game, x, mask, self.obs_version)
+        return state.replace(observation=jax.lax.stop_gradient(obs))
 
     def step(self, state: State, action: jax.Array, key: jax.Array | None = None) -> State:
         """Play ``action`` for ``state.current_player`` (then the forced draws and passes).

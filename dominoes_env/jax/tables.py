@@ -15,10 +15,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dominoes_env.core import RuleConfig, tie_rank
+from dominoes_env.core import MatchState, RuleConfig, tie_rank
 from dominoes_env.core.layout import SPINNER_FIRST, SPINNER_LEAD, SPINNER_MODES, SPINNER_NONE
 from dominoes_env.obs import NUM_ENDS
-from dominoes_env.obs.v2 import MOVE_POINTS_DIVISOR, SCORE_CAP, observation_layout
+from dominoes_env.obs.v2 import (
+    MOVE_POINTS_DIVISOR,
+    SCORE_CAP,
+    encode_observation,
+    observation_layout,
+)
 
 __all__ = ["SPINNER_FIRST", "SPINNER_LEAD", "SPINNER_NONE", "Tables", "build_tables"]
 
@@ -75,6 +80,9 @@ class Tables:
     pip_planes: np.ndarray  #: uint32[P, W]: the tiles whose pips have bit k set (k < P)
     code_word: np.ndarray  #: int32[4T]: the word of each code's tile
     code_bit: np.ndarray  #: uint32[4T]: the bit of each code's tile in its word
+    #: float32[version 2 size]: the version 2 observation of the seat to play in the first state
+    #: of every match, its ``hand`` and ``move_points`` blocks zeroed (:func:`first_observation`)
+    first_obs: np.ndarray
 
     @property
     def num_actions(self) -> int:
@@ -139,4 +147,27 @@ def build_tables(rules: RuleConfig) -> Tables:
         pip_planes=bit_words([(pips >> k) & 1 for k in range(int(pips.max()).bit_length())], W),
         code_word=np.repeat(np.arange(T, dtype=np.int32) // 32, NUM_ENDS),
         code_bit=np.repeat(np.arange(T, dtype=np.uint32) % 32, NUM_ENDS),
+        first_obs=first_observation(rules),
     )  # fmt: skip
+
+
+def first_observation(rules: RuleConfig) -> np.ndarray:
+    """``float32[size]``: the version 2 observation (:mod:`dominoes_env.obs.v2`) the seat to
+    play has in the first state of a match, with its ``hand`` and ``move_points`` blocks
+    zeroed: the rest is the same in every such state (nothing played, no score, every seat
+    holding its dealt hand, seen by the seat to play), so the JAX env's ``init`` writes only
+    those two blocks (``tests/jax/test_env.py`` checks it on many deals). Encoded by the core,
+    from one deal.
+
+    >>> obs = first_observation(RuleConfig())
+    >>> lay = observation_layout(RuleConfig())
+    >>> float(obs[lay.hand].sum()), float(obs[lay.move_points].sum()), obs[lay.others_hand_size]
+    (0.0, 0.0, array([1.], dtype=float32))
+    """
+    match = MatchState(rules, seed=0)
+    obs = encode_observation(match.view(match.turn))
+    lay = observation_layout(rules)
+    obs[lay.hand] = 0
+    obs[lay.move_points] = 0
+    obs.flags.writeable = False
+    return obs

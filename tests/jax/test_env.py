@@ -15,10 +15,13 @@ jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
 
 from dominoes_env.aec import raw_env  # noqa: E402
-from dominoes_env.core import RuleConfig, tie_rank  # noqa: E402
+from dominoes_env.core import MatchState, RuleConfig, tie_rank  # noqa: E402
 from dominoes_env.jax import Deal, greedy_policy, make, random_policy  # noqa: E402
+from dominoes_env.jax.tables import build_tables  # noqa: E402
 from dominoes_env.obs import DEFAULT_VERSION, observation_spec  # noqa: E402
 from dominoes_env.obs.v2 import observation_size  # noqa: E402
+
+from ..helpers import CONFIGS  # noqa: E402
 
 
 def test_import_dominoes_env_stays_free_of_jax():
@@ -202,6 +205,40 @@ def test_pgx_auto_reset_restarts_finished_games(env2):
     # terminated; play goes on from it
     assert np.asarray(fresh)[terminated].all()
     assert np.asarray(playable).all()
+
+
+@pytest.mark.parametrize("name", ["2p", "no-spinner", "double-twelve"])
+def test_init_writes_the_observation_observe_computes(name):
+    """``init`` writes a new match's observation from its few blocks that differ between
+    matches (the rest is ``Tables.first_obs``): the same bits as ``observe``, over 64 deals,
+    for every observation version (one program). (The differential tests compare every rule
+    configuration's first states, version 4, with the core.)"""
+    envs = [make(**CONFIGS[name], obs_version=v) for v in (2, 3, 4)]
+
+    def both(key):
+        states = [env.init(key) for env in envs]
+        return ([s.observation for s in states],
+                [env.observe(s) for env, s in zip(envs, states, strict=True)])
+
+    fast, full = jax.jit(jax.vmap(both))(jax.random.split(jax.random.PRNGKey(7), 64))
+    for got, want in zip(fast, full, strict=True):
+        np.testing.assert_array_equal(np.asarray(got).view(np.uint32),
+                                      np.asarray(want).view(np.uint32))
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_a_new_match_looks_the_same_but_for_the_hand_and_its_move_points(name):
+    """What ``Tables.first_obs`` stands for: the core's first observation of a match, hand and
+    move points aside, is the same for every deal and leader."""
+    rules = RuleConfig(**CONFIGS[name])
+    lay = observation_spec(2).layout(rules)
+    fixed = build_tables(rules).first_obs
+    for seed in range(40):
+        match = MatchState(rules, seed=seed)
+        obs = observation_spec(2).encode(match.view(match.turn))
+        assert obs[lay.hand].sum() == rules.hand_size
+        obs[lay.hand] = obs[lay.move_points] = 0
+        np.testing.assert_array_equal(obs, fixed)
 
 
 @pytest.mark.parametrize("options", [
