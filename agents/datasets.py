@@ -55,9 +55,10 @@ import numpy as np
 
 from dominoes_env.core import MatchState, RecordError, RuleConfig
 from dominoes_env.core.atomic_files import atomic_write, write_json
-from dominoes_env.core.records import replay_steps
+from dominoes_env.core.records import record_rules, replay_steps
 from dominoes_env.core.validation import (
     DuplicateKeyError,
+    ParameterTypeError,
     as_bool,
     as_path,
     as_seed,
@@ -99,9 +100,17 @@ def record_decisions(record: dict, agents: list[str], *,
     """Every play of a tournament's game record as rows of the arrays above (the record's
     ``match`` field gives the schedule index and the agents by seat). ``observations=False``
     leaves out ``obs`` and ``mask``, the costly part, where only the other columns are wanted."""
-    rules = RuleConfig.from_dict(record["rules"])
-    meta = record["match"]
-    seat_agent = [agents.index(spec) for spec in meta["seats"]]
+    if not isinstance(agents, (list, tuple)) or not all(isinstance(a, str) for a in agents):
+        raise ParameterTypeError(f"agents must be a list of agent specs, got "
+                                 f"{short_repr(agents)}")  # a str was searched for substrings
+    rules, _hands = record_rules(record)
+    index, seats = _match_of(record, rules)
+    seat_agent = []
+    for seat, spec in enumerate(seats):
+        if spec not in agents:
+            raise RecordError(f"the record's match.seats[{seat}] {short_repr(spec)} is none of "
+                              f"the agents {short_repr(list(agents))}")
+        seat_agent.append(agents.index(spec))
     match = MatchState(rules, auto_deal=False)
     cols: dict[str, list] = {k: [] for k in FIELDS}
     for step in replay_steps(record):  # each hand's positions, then where the record leaves it
@@ -118,7 +127,7 @@ def record_decisions(record: dict, agents: list[str], *,
             cols["action"].append(step.code)
             cols["seat"].append(seat)
             cols["agent"].append(seat_agent[seat])
-            cols["match"].append(meta["index"])
+            cols["match"].append(index)
             cols["hand"].append(step.hand)
             cols["points"].append(step.points)
             continue
@@ -133,6 +142,25 @@ def record_decisions(record: dict, agents: list[str], *,
     arrays = _arrays(cols, rules)
     return arrays if observations else {k: v for k, v in arrays.items()
                                         if k not in ("obs", "mask")}
+
+
+def _match_of(record: dict, rules: RuleConfig) -> tuple[int, list]:
+    """The schedule index (0..MAX_SCHEDULE_INDEX) and the agents by seat of a tournament's game
+    record (its ``match`` field), or a ``RecordError`` naming what is missing or wrong: a
+    missing key was a ``KeyError``, an index of ``2**70`` an ``OverflowError``, ``-3`` taken."""
+    meta = record.get("match")
+    if not isinstance(meta, dict):
+        raise RecordError("the record has no 'match' object (a tournament's game record holds "
+                          "its schedule index and seats there)")
+    index = meta.get("index")
+    if not is_count(index) or index > MAX_SCHEDULE_INDEX:
+        raise RecordError(f"the record's match.index {short_repr(index)} is no schedule index; "
+                          f"allowed: 0..{MAX_SCHEDULE_INDEX}")
+    seats = meta.get("seats")
+    if not isinstance(seats, list) or len(seats) != rules.num_players:
+        raise RecordError(f"the record's match.seats {short_repr(seats)} must list the agent "
+                          f"of each of its {rules.num_players} seats")
+    return index, seats
 
 
 def _arrays(cols: dict[str, list], rules: RuleConfig) -> dict[str, np.ndarray]:

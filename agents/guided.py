@@ -78,8 +78,14 @@ from .blas import single_thread
 from .deal_batch import DealBatchSampler, Deals
 from .hand_batch import HandBatch
 from .inference import PlayLikelihood
-from .ppo import POLICY_DIR, PPOAgent, check_shipped_tiles, shipped_policy_path
-from .search import GreedyRollout, best_mean, check_value, distinct_moves
+from .ppo import (
+    POLICY_DIR,
+    PPOAgent,
+    check_logits,
+    check_shipped_tiles,
+    shipped_policy_path,
+)
+from .search import GreedyRollout, best_mean, check_value, distinct_moves, per_move_cap
 from .tables import as_table
 
 #: rollouts per decision at most, and how many standard errors behind the best a move may fall
@@ -98,6 +104,7 @@ class _Net:
     def __init__(self, policy, rules):
         self.layers = [(w.astype(np.float32), b.astype(np.float32)) for w, b in policy.layers]
         self.head = (policy.action_w.astype(np.float32), policy.action_b.astype(np.float32))
+        self.path = policy.path  # named where its logits are not finite
         self.act = ACTIVATIONS[policy.activation]
         self.size = policy.obs_size
         self.num_actions = policy.num_actions
@@ -115,10 +122,12 @@ class _Net:
         return self.encode(self.layout, state, seat, scores, over, out=out)
 
     def logits(self, x: np.ndarray) -> np.ndarray:
-        for w, b in self.layers:
-            x = self.act(x @ w + b)
-        aw, ab = self.head
-        return x @ aw + ab
+        with np.errstate(over="ignore", invalid="ignore"):
+            for w, b in self.layers:
+                x = self.act(x @ w + b)
+            aw, ab = self.head
+            logits = x @ aw + ab
+        return check_logits(self.path, logits)
 
 
 #: ``policy=ppo``: the table's shipped ``ppo`` policy, whatever the table
@@ -274,7 +283,8 @@ class GuidedSearchAgent(Agent):
             deadline = time.perf_counter() + self.time_ms / 1000.0
             budget = None
         else:
-            budget = max(self.min_per_move * len(moves), self.sims)
+            # min_per_move's share at most MAX_SIMS in all, as sims is (it ran for ever)
+            budget = max(per_move_cap(self.min_per_move, len(moves)) * len(moves), self.sims)
         segments = self._segments(view) if self.infer > 0 else []
         batched = self.batch and net.batch_encoder is not None
         if batched:

@@ -17,16 +17,25 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import time
+from typing import Any
 
 import numpy as np
 
+from dominoes_env.cli_support import MAX_MATCHES
 from dominoes_env.core import RuleConfig
+from dominoes_env.core.validation import (
+    ParameterTypeError,
+    as_bool,
+    as_int,
+    as_seed,
+    short_repr,
+)
 from dominoes_env.driver import agent_seed, derive_seed, play_match_with
 from dominoes_env.obs.actions import action_mask
 from dominoes_env.obs.v2 import encode_observation
 from dominoes_env.optional import require
 
-from .specs import make_agent
+from .specs import check_spec, make_agent
 
 __all__ = ["collect_demonstrations", "dataset_demonstrations", "join_demonstrations",
            "pretrain_policy"]
@@ -105,8 +114,12 @@ def collect_demonstrations(teacher: str, opponents: list[str], rules: RuleConfig
     (:func:`join_demonstrations` makes them one set). The matches are played in ``pool``
     (:func:`demonstration_pool`) when given, else in a pool of ``workers`` processes made for
     this call when ``workers > 1``; the data is the same either way."""
+    matches, workers, seed = _check_collection(teacher, opponents, rules, matches, workers, seed)
+    progress = as_bool("progress", progress)
+    if finished is not None and not isinstance(finished, list):
+        raise ParameterTypeError(f"finished={short_repr(finished)} must be a list (or None)")
     scale = 1.0 / rules.target_score
-    jobs = [(teacher, opponents, rules, derive_seed(seed, "bc", i), scale) for i in range(matches)]
+    jobs = ((teacher, opponents, rules, derive_seed(seed, "bc", i), scale) for i in range(matches))
     parts = []
     if pool is not None:  # in job order: the same data every run
         parts = _with_progress(pool.imap(_play_and_record, jobs), matches, progress, finished)
@@ -116,6 +129,37 @@ def collect_demonstrations(teacher: str, opponents: list[str], rules: RuleConfig
     else:
         parts = _with_progress(map(_play_and_record, jobs), matches, progress, finished)
     return join_demonstrations(parts)
+
+
+def _check_collection(teacher: Any, opponents: Any, rules: Any, matches: Any, workers: Any,
+                      seed: Any) -> tuple[int, int, int]:
+    """:func:`collect_demonstrations`' arguments checked before a match is played, as
+    :func:`agents.evaluation.evaluate` checks its own: ``(matches, workers, seed)``. ``matches``
+    of 10**12 hung building the list of matches, ``opponents=[]`` was a ZeroDivisionError,
+    ``"random"`` was read letter by letter, ``rules=None`` an AttributeError and ``seed=-1``
+    named the deals of seed 1. ``workers`` past the CPUs this process may use is capped there
+    (the data is the same)."""
+    from .tournament.runner import max_workers
+
+    if not isinstance(rules, RuleConfig):
+        raise ParameterTypeError(f"rules must be a RuleConfig, got {short_repr(rules)}")
+    matches = as_int("matches", matches, 1, MAX_MATCHES)
+    workers = min(as_int("workers", workers, 1), max_workers(), matches)
+    seed = as_seed(seed)
+    if not isinstance(teacher, str):
+        raise ParameterTypeError(f"teacher must be an agent spec string such as 'search', got "
+                                 f"{short_repr(teacher)}")
+    if not isinstance(opponents, (list, tuple)) or not all(isinstance(o, str) for o in opponents):
+        raise ParameterTypeError(f"opponents must be a list of agent spec strings such as "
+                                 f"['random', 'greedy'], got {short_repr(opponents)}")
+    if not opponents:
+        raise ValueError("opponents is empty; give at least one agent spec")
+    for name, spec in [("teacher", teacher), *(("opponents", o) for o in dict.fromkeys(opponents))]:
+        try:
+            check_spec(spec, rules)
+        except ValueError as err:
+            raise ValueError(f"{name}: {err}") from None
+    return matches, workers, seed
 
 
 def join_demonstrations(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:

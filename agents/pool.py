@@ -13,11 +13,24 @@ the pool grows without drowning out the fixed agents.
 
 from __future__ import annotations
 
+import math
 import random
+from typing import Any
 
 from dominoes_env.core import SeatView
+from dominoes_env.core.validation import ParameterTypeError, as_float, as_int, short_repr
 
 from .base import Agent
+
+
+def _check_member(name: str, agent: Any) -> None:
+    """A ``TypeError`` naming ``name`` unless ``agent`` is an agent object: callable ``act``
+    and ``reset`` (:class:`~agents.base.AgentProtocol`); ``None`` was taken and failed at the
+    next ``reset()`` with an ``AttributeError``."""
+    if isinstance(agent, type) or not all(callable(getattr(agent, method, None))
+                                          for method in ("act", "reset")):
+        raise ParameterTypeError(f"{name}={short_repr(agent)} is no agent: a pool member has "
+                                 "act(view) and reset(seed) methods (see agents.base.Agent)")
 
 
 class OpponentPool(Agent):
@@ -28,24 +41,39 @@ class OpponentPool(Agent):
     def __init__(self, members: list[tuple[Agent, float]] | None = None, seed: int | None = None,
                  self_weight: float = 0.0):
         super().__init__(seed)
+        # NaN was taken (and no snapshot ever drawn), True as 1, "2" a bare TypeError
+        self.self_weight = as_float("self_weight", self_weight, 0)
+        if members is None:
+            members = []
+        if not isinstance(members, (list, tuple)):
+            raise ParameterTypeError(f"members={short_repr(members)} must be a list of "
+                                     "(agent, weight) pairs")
         self.fixed: list[tuple[Agent, float]] = []
-        for agent, weight in members or []:
-            self.add(agent, weight)
+        for k, pair in enumerate(members):
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                raise ParameterTypeError(f"members[{k}]={short_repr(pair)} must be an "
+                                         "(agent, weight) pair")
+            self.add(*pair)
         self.snapshots: list[Agent] = []
-        if self_weight < 0:
-            raise ValueError(f"self_weight={self_weight!r} must be >= 0")
-        self.self_weight = float(self_weight)
         self.current: Agent | None = None
         self.draws: dict[str, int] = {}
 
     def add(self, agent: Agent, weight: float) -> None:
-        """Add a fixed member with a positive weight."""
+        """Add a fixed member (an agent: ``act`` and ``reset`` methods) with a positive,
+        finite weight."""
+        _check_member("agent", agent)
+        weight = as_float("weight", weight)  # inf failed at the next reset, "2" a bare error
         if not weight > 0:
             raise ValueError(f"a pool member's weight must be positive, got {weight!r}")
-        self.fixed.append((agent, float(weight)))
+        if not math.isfinite(self.self_weight + sum(w for _, w in self.fixed) + weight):
+            raise ValueError(f"weight={weight!r}: the pool's weights would sum past what a "
+                             "float holds")
+        self.fixed.append((agent, weight))
 
     def add_snapshot(self, agent: Agent, max_snapshots: int | None = None) -> None:
         """Add a frozen snapshot of the learner (the oldest goes beyond ``max_snapshots``)."""
+        _check_member("agent", agent)
+        max_snapshots = as_int("max_snapshots", max_snapshots, 0, optional=True)
         self.snapshots.append(agent)
         if max_snapshots is not None and len(self.snapshots) > max_snapshots:
             del self.snapshots[0]
@@ -71,7 +99,9 @@ class OpponentPool(Agent):
     def begin_hand(self, view: SeatView) -> None:
         if self.current is None:
             self.reset()
-        self.current.begin_hand(view)
+        begin = getattr(self.current, "begin_hand", None)  # optional in the agent protocol
+        if callable(begin):
+            begin(view)
 
     def act(self, view: SeatView) -> int:
         if self.current is None:

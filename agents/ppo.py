@@ -128,9 +128,11 @@ class NumpyPolicy:
         return x
 
     def _forward(self, x: np.ndarray) -> np.ndarray:
-        for w, b in self.layers:
-            x = self._act(x @ w + b)
-        return x @ self.action_w + self.action_b
+        with np.errstate(over="ignore", invalid="ignore"):
+            for w, b in self.layers:
+                x = self._act(x @ w + b)
+            logits = x @ self.action_w + self.action_b
+        return check_logits(self.path, logits)
 
     def probabilities(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Action probabilities with illegal actions (``mask == 0``) at exactly 0; ``mask`` is
@@ -145,6 +147,17 @@ class NumpyPolicy:
         z = z - z.max(axis=-1, keepdims=True)
         e = np.exp(z)
         return e / e.sum(axis=-1, keepdims=True)
+
+
+def check_logits(path: str | os.PathLike, logits: np.ndarray) -> np.ndarray:
+    """``logits`` if they are all finite, else a :class:`PolicyFileError` naming the policy
+    file ``path``: weights that each pass the format's bound (``MAX_WEIGHT``) can still compound,
+    layer after layer, past what a float holds, and NaN probabilities were played as the first
+    (or last) legal move without a word."""
+    if not np.isfinite(logits).all():
+        raise PolicyFileError(path, "its network gives NaN or infinite logits (its weights "
+                                    "compound past what a float holds); it cannot be played")
+    return logits
 
 
 def _as_mask(mask: Any) -> np.ndarray:

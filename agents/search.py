@@ -138,7 +138,7 @@ class SearchAgent(Agent):
             chunk = TIME_CHUNK if self.batch else 1
             costs: list[tuple[int, float]] = []  # batched: (deals, seconds) of each batch
         else:
-            chunk = max(self.min_per_move, -(-self.sims // len(moves)))
+            chunk = max(per_move_cap(self.min_per_move, len(moves)), -(-self.sims // len(moves)))
         rollout = GreedyRollout(view, self.epsilon, self.value)
         play = self._batched if self.batch else self._one_by_one
         while True:
@@ -156,7 +156,8 @@ class SearchAgent(Agent):
             if self.batch:  # a batch is cheaper per deal the larger it is: fill the time left
                 costs.append((chunk, now - last))
                 last = now
-                chunk = next_time_chunk(costs, deadline - now)
+                chunk = min(next_time_chunk(costs, deadline - now),
+                            per_move_cap(MAX_SIMS, len(moves)))  # rows held at once
                 if chunk < 1:  # the smallest batch would end further past the budget than
                     break      # stopping now ends before it
         self.last_values, move = best_mean(view, moves, [runs] * len(moves),
@@ -181,6 +182,18 @@ class SearchAgent(Agent):
         batch.rollout_greedy(self.epsilon, np.random.default_rng(seeds)
                              if self.epsilon > 0 else None)
         return rollout.batch_values(batch).reshape(len(deals), len(moves)).sum(axis=0)
+
+
+def per_move_cap(min_per_move: int, moves: int) -> int:
+    """The rollouts of each of ``moves`` distinct moves that ``min_per_move`` asks for, at
+    most :data:`~agents.base.MAX_SIMS` in all (and at least 1): every deal plays every move at
+    once, so ``min_per_move=1000000`` with 7 moves held 7,000,000 rollouts (some 8.6 GB) and
+    played for minutes where ``sims`` is bounded to about one.
+
+    >>> per_move_cap(8, 7), per_move_cap(1_000_000, 7)
+    (8, 142857)
+    """
+    return max(1, min(min_per_move, MAX_SIMS // moves))
 
 
 def next_time_chunk(costs: list[tuple[int, float]], left: float) -> int:

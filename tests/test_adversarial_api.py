@@ -71,6 +71,18 @@ def test_as_bool_and_as_float():
             as_float("x", bad, 0, low_open=True)
 
 
+def test_as_float_refuses_a_bytearray_as_it_refuses_bytes():
+    """``float(bytearray(b"0.5"))`` reads the text, so ``SearchAgent(epsilon=bytearray(b"0.5"))``
+    was taken where ``b"0.5"`` and ``"0.5"`` are refused (``as_int`` refused all three)."""
+    from agents.search import SearchAgent
+
+    for text in ("0.5", b"0.5", bytearray(b"0.5")):
+        with pytest.raises(ParameterTypeError, match=r"^epsilon=.* must be a number$"):
+            SearchAgent(epsilon=text)
+    with pytest.raises(ParameterTypeError, match=r"must be an integer, not bytearray$"):
+        as_int("n", bytearray(b"5"))
+
+
 # -- the API uses it everywhere ------------------------------------------------------------
 
 

@@ -353,6 +353,43 @@ def test_a_spec_that_names_no_agent_is_refused_before_anything_is_written(tmp_pa
     assert not (tmp_path / "x").exists()
 
 
+def test_matches_whose_cells_would_schedule_more_than_max_matches_are_refused():
+    """A cell's tournament rounds each field table up to whole deals: 10**7 at three players
+    was 10,000,002 matches, which its TournamentConfig refuses, so the card stopped at that
+    table after writing its folder."""
+    with pytest.raises(ValueError, match=r"^matches=10000000 plays 10,000,002 matches against "
+                                         r"each opponent at 3p \(rounded up to whole deals\); "
+                                         r"a tournament schedules at most 10,000,000"):
+        tiny(tables=["2p", "3p"], matches=10**7)
+    assert tiny(tables=["2p"], matches=10**7).matches == 10**7
+
+
+@pytest.mark.parametrize("opponent", ["search:sims=5", "search:sims=05,epsilon=0.0"])
+def test_an_opponent_spelled_otherwise_than_the_agent_is_itself(tmp_path, opponent):
+    """plan() compared the specs' text, the cell's tournament the agents: the cell was played,
+    then the card stopped with "agent spec(s) given twice", its folder half written."""
+    config = BenchmarkConfig("search:sims=5,epsilon=0", panel=["random", opponent],
+                             tables=["2p"], matches=2, seed=3, rule_options=FAST)
+    card = run_card(config, tmp_path / "card", progress=False).card
+    (table,) = card["tables"]
+    assert [c["status"] for c in table["cells"]] == ["ok", "n/a"]
+    assert table["cells"][1]["reason"] == ITSELF
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"move_timeout": 1e9}, r"^move_timeout=1000000000\.0 is out of range; allowed: > 0 and "
+                            r"<= 86400\.0$"),
+    ({"workers": 2.5}, r"^workers=2\.5 must be an integer, not float$"),
+    ({"progress": 1}, r"^progress=1 must be true or false, not int$"),
+])  # fmt: skip
+def test_run_card_checks_what_its_cells_take_before_anything_is_written(tmp_path, changes,
+                                                                      message):
+    """Each was refused by the first cell's run_tournament, after benchmark.json was written."""
+    with pytest.raises(ValueError, match=message):
+        run_card(tiny(tables=["2p"]), tmp_path / "x", **{"progress": False, **changes})
+    assert not (tmp_path / "x").exists()
+
+
 def test_the_default_panel_is_the_issues():
     assert PANEL == ("random", "greedy", "search", "ppo", "best")
 

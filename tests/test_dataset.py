@@ -96,6 +96,56 @@ def test_dataset_rows_are_what_the_seats_saw(tmp_path):
     assert play_match(meta["seats"], rules, meta["seed"]).scores == tuple(match.scores)
 
 
+def _tournament_record() -> dict:
+    """A tournament's game record of one match, ``greedy`` in seat 0 (its ``match`` field)."""
+    from agents.tournament.record_store import game_line
+    from agents.tournament.runner import job_record
+    from agents.tournament.schedule import make_schedule
+
+    rules = RuleConfig(target_score=20)
+    job = make_schedule(["random", "greedy"], rules, 2, 0).jobs[1]
+    line = job_record(job, rules, 10, keep_record=True)
+    return game_line(line, line.pop("_game"))
+
+
+def _without_match(record: dict) -> dict:
+    return {k: v for k, v in record.items() if k != "match"}
+
+
+def _with_index(record: dict, index) -> dict:
+    return {**record, "match": {**record["match"], "index": index}}
+
+
+@pytest.mark.parametrize("agents, change, error, message", [
+    ("random greedy", None, TypeError, r"^agents must be a list of agent specs, got 'random "),
+    (None, None, TypeError, r"^agents must be a list of agent specs, got None$"),
+    (["random", "search"], None, ValueError,
+     r"^the record's match\.seats\[0\] 'greedy' is none of the agents \['random', 'search'\]$"),
+    (["random", "greedy"], _without_match, ValueError, r"^the record has no 'match' object"),
+    (["random", "greedy"], lambda r: _with_index(r, 2**70), ValueError,
+     r"^the record's match\.index 1180591620717411303424 is no schedule index; allowed: "
+     r"0\.\.9999999$"),
+    (["random", "greedy"], lambda r: _with_index(r, -3), ValueError,
+     r"^the record's match\.index -3 is no schedule index"),
+    (["random", "greedy"], lambda r: {**r, "match": {"index": 1}}, ValueError,
+     r"^the record's match\.seats None must list the agent of each of its 2 seats$"),
+    (["random", "greedy"], lambda r: None, ValueError, r"^a record must be a JSON object"),
+])  # fmt: skip
+def test_record_decisions_checks_its_agents_and_the_record_s_match(agents, change, error,
+                                                                   message):
+    """A str of agents was searched for substrings (wrong indexes, silently), a seat's agent
+    missing from them was "'greedy' is not in list", a missing key a KeyError, ``None`` not
+    subscriptable, an index of 2**70 an OverflowError and -3 was taken."""
+    from agents.datasets import record_decisions
+
+    record = _tournament_record()
+    rows = record_decisions(record, ["random", "greedy"])
+    by_seat = [["random", "greedy"].index(s) for s in record["match"]["seats"]]
+    assert rows["agent"].tolist() == [by_seat[s] for s in rows["seat"]]
+    with pytest.raises(error, match=message):
+        record_decisions(record if change is None else change(record), agents)
+
+
 def test_dataset_resumes_and_rewrites_nothing_finished(tmp_path):
     out = build(tmp_path)
     shard = next((out / DECISIONS_DIR).glob("*.npz"))

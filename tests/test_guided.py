@@ -200,6 +200,29 @@ def test_time_budget_stops_after_the_chunk_that_spends_it(policies, monkeypatch)
             assert {r for r, _ in agent.last_values.values()} == {15}
 
 
+def test_min_per_move_spends_at_most_max_sims_rollouts(policies, monkeypatch):
+    """The budget was ``min_per_move`` times the moves: ``min_per_move=1000000`` with 7 moves
+    played 7,000,000 rollouts, minutes where ``sims`` is bounded to about one."""
+    from agents.base import MAX_SIMS
+
+    played = [0]
+
+    def batched(self, view, net, rollout, deals, moves, end_double=None):
+        played[0] += len(deals) * len(moves)
+        assert played[0] <= 2 * MAX_SIMS, f"{played[0]:,} rollouts and counting"
+        return np.zeros((len(deals), len(moves)))
+
+    monkeypatch.setattr(GuidedSearchAgent, "_batched", batched)
+    agent = GuidedSearchAgent(seed=0, sims=1, min_per_move=1_000_000, chunk=1000, pool=1,
+                              infer=0, race=0, policy=policies[2])
+    match = MatchState(RULES[2], seed=2)
+    view = match.view(match.turn)
+    moves = len(distinct_moves(view))
+    assert moves > 1 and agent.act(view) in view.legal
+    spent = sum(r for r, _ in agent.last_values.values())
+    assert MAX_SIMS - moves < spent <= MAX_SIMS + moves
+
+
 # -- racing --------------------------------------------------------------------------------
 def test_race_keeps_the_moves_within_z_standard_errors():
     best = np.array([10.0, 12.0, 8.0, 10.0])  # one row per deal, one column per move

@@ -6,6 +6,7 @@ wrong answer; each is now a ``ValueError`` or ``TypeError`` naming the problem."
 from __future__ import annotations
 
 import random
+import re
 
 import numpy as np
 import pytest
@@ -310,3 +311,106 @@ def test_read_record_refuses_a_match_that_is_no_index_or_key(tmp_path):
 
     with pytest.raises(TypeError, match="match must be a match index or key"):
         read_record(tmp_path, match=True)
+
+
+def test_rules_given_as_a_dict_are_named_before_the_layout_cache_is_asked(tmp_path):
+    """The cache was looked up before the type was checked: "unhashable type: 'dict'"."""
+    from agents.ppo import random_policy_npz
+    from dominoes_env.obs.v2 import observation_layout
+
+    for call in (lambda rules: observation_layout(rules),
+                 lambda rules: random_policy_npz(tmp_path / "p.npz", rules)):
+        with pytest.raises(TypeError, match=r"^rules must be a RuleConfig, not dict$"):
+            call({"num_players": 2})
+    assert not (tmp_path / "p.npz").exists()
+
+
+def _overflowing_policy(path, rules) -> None:
+    """A policy file that passes every check of the format (64 layers at most, each weight
+    within MAX_WEIGHT) whose logits overflow: 60 ReLU layers of weights 1e6."""
+    from agents.ppo import random_policy_npz
+    from dominoes_env.policy_format import MAX_WEIGHT, read_policy, write_policy
+
+    random_policy_npz(path, rules, hidden=(4,) * 60, activation="relu")
+    policy = read_policy(path)
+    *hidden, (head_w, head_b) = policy.layers
+    arrays = {}
+    for i, (w, b) in enumerate(hidden):
+        arrays[f"w{i}"] = np.full(w.shape, MAX_WEIGHT, np.float32)
+        arrays[f"b{i}"] = np.full(b.shape, MAX_WEIGHT, np.float32)
+    arrays["action_w"] = np.full(head_w.shape, MAX_WEIGHT, np.float32)
+    arrays["action_b"] = np.zeros(head_b.shape, np.float32)
+    write_policy(path, arrays, "relu", policy.metadata, overwrite=True)
+
+
+@pytest.mark.parametrize("spec", ["ppo:{}", "ppo:{},deterministic=False",
+                                  "guided:policy={},sims=16",
+                                  "guided:policy={},sims=16,batch=False"])
+def test_a_policy_whose_logits_overflow_is_refused_naming_its_file(spec, tmp_path):
+    """NaN probabilities were played as the first (or last) legal move, and the guided
+    rollouts' policy moves as the first legal one, without a word."""
+    path = tmp_path / "overflow.npz"
+    match = MatchState(seed=2)
+    _overflowing_policy(path, match.rules)
+    agent = make_agent(spec.format(path), seed=0)
+    with pytest.raises(ValueError, match=rf"^policy file {re.escape(repr(str(path)))}: its "
+                                         "network gives NaN or infinite logits"):
+        agent.act(match.view(match.turn))
+
+
+@pytest.mark.parametrize("change, error, message", [
+    ({"matches": 10**12}, ValueError, r"^matches=10+ is out of range; allowed: 1\.\.10000000$"),
+    ({"matches": 2.5}, TypeError, r"^matches=2\.5 must be an integer, not float$"),
+    ({"matches": True}, TypeError, r"^matches=True must be an integer, not a boolean$"),
+    ({"workers": 2.5}, TypeError, r"^workers=2\.5 must be an integer, not float$"),
+    ({"workers": 0}, ValueError, r"^workers=0 is out of range; allowed: >= 1$"),
+    ({"opponents": []}, ValueError, r"^opponents is empty; give at least one agent spec$"),
+    ({"opponents": "random"}, TypeError, r"^opponents must be a list of agent spec strings"),
+    ({"opponents": ["nonsense"]}, ValueError, r"^opponents: unknown agent spec 'nonsense'"),
+    ({"teacher": None}, TypeError, r"^teacher must be an agent spec string"),
+    ({"rules": None}, TypeError, r"^rules must be a RuleConfig, got None$"),
+    ({"seed": -1}, ValueError, r"^seed=-1 is out of range; allowed: 0\.\.18446744073709551615$"),
+    ({"progress": 1}, TypeError, r"^progress=1 must be true or false, not int$"),
+    ({"finished": ()}, TypeError, r"^finished=\(\) must be a list \(or None\)$"),
+])  # fmt: skip
+@pytest.mark.timeout(60)
+def test_collect_demonstrations_checks_its_arguments_before_playing(change, error, message):
+    """10**12 matches hung building the list of matches, 2.5 was a bare TypeError and True one
+    match, ``[]`` a ZeroDivisionError, ``"random"`` was read letter by letter, ``None`` rules
+    an AttributeError and ``seed=-1`` played the deals of seed 1."""
+    from agents.imitation import collect_demonstrations
+
+    kwargs = {"teacher": "greedy", "opponents": ["random"], "rules": RuleConfig(target_score=20),
+              "matches": 1, "seed": 0, **change}
+    with pytest.raises(error, match=message):
+        collect_demonstrations(**kwargs)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda pool_cls, agent: pool_cls(self_weight=float("nan")), ValueError,
+     r"^self_weight=nan must be a finite number$"),  # snapshots were never drawn
+    (lambda pool_cls, agent: pool_cls(self_weight=True), TypeError,
+     r"^self_weight=True must be a number$"),
+    (lambda pool_cls, agent: pool_cls(self_weight="2"), TypeError,
+     r"^self_weight='2' must be a number$"),  # "'<' not supported"
+    (lambda pool_cls, agent: pool_cls(self_weight=-1), ValueError,
+     r"^self_weight=-1\.0 is out of range; allowed: >= 0$"),
+    (lambda pool_cls, agent: pool_cls([(agent, float("inf"))]), ValueError,
+     r"^weight=inf must be a finite number$"),  # failed at the next reset()
+    (lambda pool_cls, agent: pool_cls([(None, 1.0)]), TypeError,
+     r"^agent=None is no agent: a pool member has act\(view\) and reset\(seed\)"),
+    (lambda pool_cls, agent: pool_cls().add(type(agent), 1.0), TypeError, r"is no agent"),
+    (lambda pool_cls, agent: pool_cls().add_snapshot(None), TypeError, r"^agent=None is no"),
+    (lambda pool_cls, agent: pool_cls([agent]), TypeError,
+     r"^members\[0\]=.* must be an \(agent, weight\) pair$"),
+    (lambda pool_cls, agent: pool_cls(agent), TypeError,
+     r"^members=.* must be a list of \(agent, weight\) pairs$"),
+])  # fmt: skip
+def test_opponent_pool_checks_its_members_and_weights_when_given(call, error, message):
+    """``None`` was taken as a member and failed at ``reset()`` with an AttributeError, an
+    infinite weight at the next draw, and a NaN ``self_weight`` kept every snapshot out."""
+    from agents import RandomAgent
+    from agents.pool import OpponentPool
+
+    with pytest.raises(error, match=message):
+        call(OpponentPool, RandomAgent())

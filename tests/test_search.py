@@ -174,6 +174,46 @@ def test_a_time_budget_ends_its_batches_on_time(monkeypatch, fixed_ms, per_deal_
         assert 0.0095 - (fixed_ms + per_deal_ms) / 1000 <= clock[0] <= 0.0101, clock[0]
 
 
+@pytest.mark.parametrize("params", [{"sims": 1, "min_per_move": 1_000_000},
+                                    {"time_ms": 600_000}])
+def test_a_decision_holds_at_most_max_sims_rollouts_at_once(monkeypatch, params):
+    """Every deal plays every distinct move at once: ``min_per_move=1000000`` with 7 moves
+    asked for 7,000,000 rollouts (some 8.6 GB), and a long ``time_ms`` grew its batches past
+    any bound; each now stops at MAX_SIMS rollouts (``min_per_move``'s: split over the moves)."""
+    import agents.search as search
+    from agents.base import MAX_SIMS
+    from dominoes_env.core import MatchState
+
+    match = MatchState(seed=2)
+    view = match.view(match.turn)
+    moves = len(distinct_moves(view))
+    clock = [0.0]
+
+    class Sampler:  # the deals asked for, counted (and refused past the bound) before drawn
+        def __init__(self, view):
+            pass
+
+        def sample(self, rng, count):
+            assert count * moves <= MAX_SIMS, f"{count:,} deals of {moves} moves at once"
+            return range(count)
+
+    def batched(self, view, rollout, deals, seeds, moves):
+        clock[0] += 100.0  # 6 batches in the 600 s
+        return np.zeros(len(moves))
+
+    monkeypatch.setattr(search, "DealBatchSampler", Sampler)
+    monkeypatch.setattr(search.SearchAgent, "_batched", batched)
+    monkeypatch.setattr(search, "time", types.SimpleNamespace(perf_counter=lambda: clock[0]))
+    monkeypatch.setattr(search, "next_time_chunk", lambda costs, left: 10**9)
+    agent = search.SearchAgent(seed=0, **params)
+    assert moves == 7 and agent.act(view) in view.legal
+    runs = {r for r, _ in agent.last_values.values()}
+    if "sims" in params:
+        assert runs == {MAX_SIMS // moves}
+    else:
+        assert runs == {search.TIME_CHUNK + 5 * (MAX_SIMS // moves)}
+
+
 @pytest.mark.parametrize("bad", [{"sims": 0}, {"sims": 2.5}, {"time_ms": -1}, {"epsilon": 2},
                                  {"min_per_move": 0}])
 def test_search_rejects_bad_parameters(bad):

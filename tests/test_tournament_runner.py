@@ -579,3 +579,35 @@ def test_a_config_of_more_matches_than_max_matches_is_refused(matches):
     with pytest.raises(ValueError, match=r"^matches=\d+ is out of range; allowed: 1\.\.10000000$"):
         TournamentConfig(["random", "greedy"], matches=matches)
     assert TournamentConfig(["random", "greedy"], matches=MAX_MATCHES).matches == MAX_MATCHES
+
+
+@pytest.mark.timeout(60)
+def test_a_config_of_more_than_max_matches_in_all_its_pairings_is_refused(tmp_path):
+    """``matches`` per pairing was bounded, the pairings together not: 5 agents at four
+    players with 10**7 each asked .schedule() for some 45 GB; a forged config.json too."""
+    agents = ["random", "greedy", "search", "ppo", "best"]
+    free_for_all = RuleConfig(num_players=4, partnerships=False)
+    message = r"^matches=10000000 at each of the 5 tables of these 5 agents schedules 50,000,000"
+    with pytest.raises(ValueError, match=message):
+        TournamentConfig(agents, free_for_all, matches=MAX_MATCHES)
+    with pytest.raises(ValueError, match=r"at each of the 3 pairings .* schedules 30,000,000"):
+        TournamentConfig(agents[:3], matches=MAX_MATCHES)
+    folder = tmp_path / "forged"
+    folder.mkdir()
+    config = TournamentConfig(agents, free_for_all, matches=2).to_dict()
+    (folder / "config.json").write_text(json.dumps({**config, "matches": MAX_MATCHES}))
+    from agents.tournament.paired import read_run
+
+    with pytest.raises(TournamentDirError, match="schedules 50,000,000 matches"):
+        read_run(folder)
+
+
+def test_a_move_timeout_past_play_match_s_bound_is_refused_before_the_folder_is_written(
+        tmp_path):
+    """``move_timeout=1e9`` was refused by play_match only after run.json, config.json and
+    matches.jsonl were written."""
+    config = TournamentConfig(["random", "greedy"], RuleConfig(target_score=20), matches=2)
+    with pytest.raises(ValueError, match=r"^move_timeout=1000000000\.0 is out of range; "
+                                         r"allowed: > 0 and <= 86400\.0$"):
+        run_tournament(config, tmp_path / "out", move_timeout=1e9, progress=False)
+    assert not (tmp_path / "out").exists()

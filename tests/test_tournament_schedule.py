@@ -12,6 +12,7 @@ from agents.base import RandomAgent
 from agents.tournament.schedule import (
     circular_orders,
     make_schedule,
+    scheduled_matches,
     seatings,
     tables_for,
 )
@@ -93,6 +94,34 @@ def test_schedule_is_deterministic_and_seeded():
 def test_schedule_rejects_bad_input(agents, matches, message):
     with pytest.raises((ValueError, TypeError), match=message):
         make_schedule(agents, RuleConfig(), matches, 0)
+
+
+@pytest.mark.parametrize("rules", [RuleConfig(), RuleConfig(num_players=3),
+                                   RuleConfig(num_players=4),
+                                   RuleConfig(num_players=4, partnerships=False)])
+def test_scheduled_matches_counts_the_schedule_without_building_it(rules):
+    for count in range(2, 7):
+        agents = [f"a{i}" for i in range(count)]
+        for matches in (1, 2, 3, 5, 7, 12, 13):
+            schedule = make_schedule(agents, rules, matches, 0)
+            assert scheduled_matches(agents, rules, matches) == len(schedule.jobs)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("count, rules, matches", [
+    (5, RuleConfig(num_players=4, partnerships=False), 10**7),  # some 45 GB
+    (3, RuleConfig(), 10**7),
+    (2, RuleConfig(num_players=3), 10**7),  # 2 tables
+    (200, RuleConfig(num_players=4, partnerships=False), 1),  # 64,684,950 tables
+])  # fmt: skip
+def test_a_schedule_of_more_than_max_matches_in_all_is_refused_before_it_is_built(
+        count, rules, matches):
+    """``matches`` was bounded per pairing only: the pairings together asked for tens of GB."""
+    agents = [f"a{i}" for i in range(count)]
+    with pytest.raises(ValueError, match=r"^matches=\d+ at each of the [\d,]+ (pairings|tables) "
+                                         r"of these \d+ agents schedules [\d,]+ matches; a "
+                                         r"tournament schedules at most 10,000,000"):
+        make_schedule(agents, rules, matches, 0)
 
 
 # -- arena ------------------------------------------------------------------------------------

@@ -62,6 +62,20 @@ def test_wilson_rejects_bad_input(k, n):
         stats.wilson_interval(k, n)
 
 
+@pytest.mark.parametrize("args, error, message", [
+    ((3, 10, -1.96), ValueError, r"^z=-1\.96 is out of range; allowed: > 0$"),  # low > high
+    ((3, 10, float("nan")), ValueError, r"^z=nan must be a finite number$"),  # (0, 1) silently
+    ((3, 10, float("inf")), ValueError, r"^z=inf must be a finite number$"),
+    ((True, 10), TypeError, r"^successes=True must be a number$"),  # taken as one win
+    (("3", 10), TypeError, r"^successes='3' must be a number$"),  # "'<=' not supported"
+    ((3, 10**400), ValueError, r"^n=.* too large for a float"),  # an OverflowError
+])  # fmt: skip
+def test_wilson_checks_its_z_and_the_type_of_successes(args, error, message):
+    with pytest.raises(error, match=message):
+        stats.wilson_interval(*args)
+    assert stats.wilson_interval(3, 10, 1.0) == pytest.approx(stats.wilson_interval(3.0, 10, 1))
+
+
 # -- records ----------------------------------------------------------------------------------
 def rec(index, seats, scores, winner, hands=5, table=None):
     return {"index": index, "seats": list(seats), "scores": list(scores), "winner": winner,

@@ -19,10 +19,17 @@ from pathlib import Path
 from typing import Any
 
 from dominoes_env.core.atomic_files import write_json
-from dominoes_env.core.validation import as_path, parse_json, short_repr
+from dominoes_env.core.validation import (
+    as_bool,
+    as_float,
+    as_int,
+    as_path,
+    parse_json,
+    short_repr,
+)
 
-from ..arena import DEFAULT_MOVE_TIMEOUT
-from ..specs import check_spec, make_agent, parse_spec
+from ..arena import DEFAULT_MOVE_TIMEOUT, MAX_MOVE_TIMEOUT
+from ..specs import check_spec, make_agent, parse_spec, same_agent_key
 from ..tournament.runner import (
     MATCHES_FILE,
     TournamentConfig,
@@ -98,9 +105,12 @@ def plan(config: BenchmarkConfig) -> list[Cell]:
         mine = _reason(config.agent, rules)
         if mine:
             refused[table] = mine
+        agent_key = same_agent_key(config.agent, rules)
         for i, opponent in enumerate(config.panel):
-            reason = (mine if mine else ITSELF if opponent == config.agent
-                      else _reason(opponent, rules))
+            # compared as agents, as the cell's tournament compares them: search:sims=5 is
+            # search:sims=5,epsilon=0 (it played a cell, then stopped the card mid-run)
+            itself = same_agent_key(opponent, rules) == agent_key
+            reason = mine if mine else ITSELF if itself else _reason(opponent, rules)
             cells.append(Cell(table, opponent, reason, f"{CELLS_DIR}/{table}/{i:02d}-"
                                                        f"{spec_slug(opponent)}"))
     if len(refused) == len(config.tables):
@@ -282,6 +292,12 @@ def run_card(config: BenchmarkConfig, out: str | os.PathLike, *, workers: int = 
     ``before_writing()`` runs once every spec is checked, before anything is written (a
     program starts its run folder there: :func:`dominoes_env.cli_support.start_run_folder`)."""
     out = Path(as_path("out", out))  # '' would be the current directory
+    # the arguments each cell's run_tournament takes, checked before benchmark.json is written
+    workers = as_int("workers", workers, 1)
+    progress, resume = as_bool("progress", progress), as_bool("resume", resume)
+    overwrite = as_bool("overwrite", overwrite)
+    if move_timeout is not None:
+        move_timeout = as_float("move_timeout", move_timeout, 0, MAX_MOVE_TIMEOUT, low_open=True)
     cells = plan(config)
     if before_writing is not None:
         before_writing()

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dominoes_env.cli_support import MAX_MATCHES as MAX_SCHEDULED
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.validation import as_int, as_seed, short_repr
 from dominoes_env.rule_args import TABLE_FIELDS
@@ -23,7 +24,7 @@ from dominoes_env.rule_args import TABLE_FIELDS
 from ..arena import DEFAULT_MAX_HANDS
 from ..specs import repeated
 from ..tables import TABLES, check_table, table_rules
-from ..tournament.schedule import tables_for
+from ..tournament.schedule import scheduled_matches, tables_for
 
 #: the fixed panel every agent is measured against, weakest first
 PANEL = ("random", "greedy", "search", "ppo", "best")
@@ -90,6 +91,14 @@ class BenchmarkConfig:
         object.__setattr__(self, "rule_options", dict(self.rule_options))
         for name in self.tables:  # every table's rules are valid before anything is played
             rules_at(name, self.rule_options)
+            # and every cell's tournament within its bound (MAX_MATCHES in all), or the card
+            # stopped at that table's first cell, its folder written
+            total = scheduled_matches(("A", "B"), self.rules(name), self.per_field_table(name))
+            if total > MAX_SCHEDULED:
+                raise ValueError(f"matches={self.matches} plays {total:,} matches against each "
+                                 f"opponent at {name} (rounded up to whole deals); a "
+                                 f"tournament schedules at most {MAX_SCHEDULED:,}: lower "
+                                 "matches")
 
     def rules(self, table: str) -> RuleConfig:
         return rules_at(table, self.rule_options)

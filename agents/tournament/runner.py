@@ -63,9 +63,9 @@ from dominoes_env.optional import require
 from dominoes_env.options import score_bound
 from dominoes_env.record_io import RECORDS_DIR
 
-from ..arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT, play_match
+from ..arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT, MAX_MOVE_TIMEOUT, play_match
 from .record_store import RecordStore, game_line
-from .schedule import MatchJob, Schedule, check_agents, make_schedule
+from .schedule import MatchJob, Schedule, check_agents, check_schedule_size, make_schedule
 
 CONFIG_FILE = "config.json"
 MATCHES_FILE = "matches.jsonl"
@@ -94,8 +94,9 @@ class TournamentConfig:
 
     agents: Sequence[str]
     rules: RuleConfig = field(default_factory=RuleConfig)
-    #: per pairing (rounded up to whole duplicate groups), 1..MAX_MATCHES (10**7): the schedule
-    #: is built whole, so 10**12 ran for ever and 10**9 ended in MemoryError
+    #: per pairing (rounded up to whole duplicate groups), 1..MAX_MATCHES (10**7), and at most
+    #: MAX_MATCHES in all pairings together: the schedule is built whole, so 10**12 ran for
+    #: ever, 10**9 ended in MemoryError and 5 agents at four players with 10**7 asked for 45 GB
     matches: int = 100
     seed: int = 0
     max_hands: int = DEFAULT_MAX_HANDS
@@ -105,6 +106,8 @@ class TournamentConfig:
             raise TypeError(f"rules must be a RuleConfig, got {self.rules!r}")
         object.__setattr__(self, "agents", check_agents(self.agents, self.rules))
         object.__setattr__(self, "matches", as_int("matches", self.matches, 1, MAX_MATCHES))
+        # and at most MAX_MATCHES in all tables together (a forged config.json read back too)
+        check_schedule_size(self.agents, self.rules, self.matches)
         object.__setattr__(self, "seed", as_seed(self.seed))
         object.__setattr__(self, "max_hands", as_int("max_hands", self.max_hands, 1))
 
@@ -715,7 +718,8 @@ def run_tournament(
         raise ValueError("overwrite=True is for a folder run_tournament checks itself; a "
                          "caller passing before_writing checked its folder already")
     if move_timeout is not None:
-        move_timeout = as_float("move_timeout", move_timeout, 0, low_open=True)
+        # play_match's bound, checked before the run folder is written
+        move_timeout = as_float("move_timeout", move_timeout, 0, MAX_MOVE_TIMEOUT, low_open=True)
     if workers > max_workers() and backend == "local":
         print(f"warning: workers={workers} capped at {max_workers()} (the CPUs this process "
               "may use)", file=sys.stderr)

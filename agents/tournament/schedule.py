@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -161,12 +162,68 @@ def job_key(deal: int, seats: Sequence[str]) -> str:
     return json.dumps([deal, list(seats)], separators=(",", ":"))
 
 
+def table_matches(table: tuple[str, ...], rules: RuleConfig, matches: int) -> int:
+    """The matches :func:`make_schedule` plays at ``table``: ``matches`` rounded up to whole
+    deals (a deal is played in each of its :func:`seatings`), without building them.
+
+    >>> table_matches(("a", "b"), RuleConfig(), 5), table_matches(("a", "b", "c"), RuleConfig(
+    ...     num_players=3), 5)
+    (6, 6)
+    """
+    cycle = [len(seatings(table, rules, d))
+             for d in range(len(circular_orders(table)) if format_of(rules) == "free_for_all"
+                            else 1)]
+    rounds, left = divmod(matches, sum(cycle))
+    count = rounds * sum(cycle)
+    for size in cycle:  # the deals of the last, partial round, while matches are missing
+        if left <= 0:
+            break
+        count += size
+        left -= size
+    return count
+
+
+def scheduled_matches(agents: Sequence[str], rules: RuleConfig, matches: int) -> int:
+    """How many matches :func:`make_schedule` schedules for ``agents`` (distinct, as
+    :func:`check_agents` leaves them) with ``matches`` per table, without building them (the
+    tables are counted, not listed, where every one seats distinct agents).
+
+    >>> scheduled_matches(["a", "b", "c", "d", "e"], RuleConfig(num_players=4,
+    ...                   partnerships=False), 10**7)
+    50000000
+    """
+    n = rules.num_players
+    if format_of(rules) != "free_for_all":
+        return math.comb(len(agents), 2) * table_matches(tuple(agents[:2]), rules, matches)
+    if len(agents) >= n:  # every table n distinct agents: each alike
+        return math.comb(len(agents), n) * table_matches(tuple(agents[:n]), rules, matches)
+    return sum(table_matches(t, rules, matches) for t in tables_for(agents, rules))
+
+
+def check_schedule_size(agents: Sequence[str], rules: RuleConfig, matches: int) -> int:
+    """:func:`scheduled_matches`, or a ``ValueError`` where it is more than
+    :data:`~dominoes_env.cli_support.MAX_MATCHES` (10**7): ``matches`` is bounded per table,
+    and 5 agents at four players with 10**7 each asked for some 45 GB to hold the schedule."""
+    total = scheduled_matches(agents, rules, matches)
+    if total > MAX_MATCHES:
+        count = len(tables_for(agents, rules)) if len(agents) < rules.num_players else (
+            math.comb(len(agents), 2 if format_of(rules) != "free_for_all"
+                      else rules.num_players))
+        tables = "tables" if format_of(rules) == "free_for_all" else "pairings"
+        raise ValueError(f"matches={matches} at each of the {count:,} {tables} of these "
+                         f"{len(agents)} agents schedules {total:,} matches; a tournament "
+                         f"schedules at most {MAX_MATCHES:,} (MAX_MATCHES): lower matches")
+    return total
+
+
 def make_schedule(agents: Sequence[str], rules: RuleConfig, matches: int, seed: int) -> Schedule:
     """Every match of a tournament, ordered deal by deal (so an interrupted run has played the
-    pairings evenly)."""
+    pairings evenly); at most :data:`~dominoes_env.cli_support.MAX_MATCHES` in all
+    (:func:`check_schedule_size`)."""
     agents = check_agents(agents)
     matches = as_int("matches", matches, 1, MAX_MATCHES)  # 10**30 filled memory for ever
     seed = as_seed(seed)
+    check_schedule_size(agents, rules, matches)
     tables = tables_for(agents, rules)
     plan: list[list[list[tuple[str, ...]]]] = []  # per table, per deal: the seatings
     for t in tables:

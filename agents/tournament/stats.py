@@ -21,7 +21,7 @@ from itertools import combinations
 from typing import Any
 
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.validation import as_int
+from dominoes_env.core.validation import as_float, as_int, short_repr
 from dominoes_env.optional import require
 
 #: the two-sided 95% normal quantile, norm.ppf(0.975)
@@ -42,8 +42,12 @@ def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, fl
     ValueError: successes=11 must lie in 0..n=10
     """
     n = as_int("n", n, 0)
-    if not 0 <= successes <= n:
-        raise ValueError(f"successes={successes!r} must lie in 0..n={n}")
+    as_float("n", n)  # an int past what a float holds: the arithmetic below overflowed
+    wins = as_float("successes", successes)  # True was one win, "3" a bare TypeError
+    if not 0 <= wins <= n:
+        raise ValueError(f"successes={short_repr(successes)} must lie in 0..n={n}")
+    successes = wins
+    z = as_float("z", z, 0, low_open=True)  # -1.96 gave low > high, NaN (0, 1) silently
     if n == 0:
         return (0.0, 1.0)
     p = successes / n

@@ -211,7 +211,7 @@ def as_float(name: str, value: Any, low: float | None = None, high: float | None
     ...
     dominoes_env.core.validation.ParameterTypeError: x=(0.5+2j) must be a real number, not complex
     """
-    if is_bool(value) or isinstance(value, (str, bytes)):
+    if is_bool(value) or isinstance(value, (str, bytes, bytearray)):  # float() reads their text
         raise ParameterTypeError(f"{name}={short_repr(value)} must be a number")
     if _is_complex(value):
         raise ParameterTypeError(f"{name}={short_repr(value)} must be a real number, not "

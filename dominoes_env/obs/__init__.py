@@ -194,10 +194,10 @@ _LAYOUTS: dict[tuple[type, RuleConfig], ObservationLayout] = {}
 
 def cached_layout(cls: type[ObservationLayout], rules: RuleConfig) -> ObservationLayout:
     """The shared instance of the layout class ``cls`` (a version's layout) for ``rules``."""
+    if not isinstance(rules, RuleConfig):  # before the look-up: a dict is no key
+        raise TypeError(f"rules must be a RuleConfig, not {type(rules).__name__}")
     lay = _LAYOUTS.get((cls, rules))
     if lay is None:
-        if not isinstance(rules, RuleConfig):
-            raise TypeError(f"rules must be a RuleConfig, not {type(rules).__name__}")
         lay = _LAYOUTS[cls, rules] = cls(rules)
     return lay
 
