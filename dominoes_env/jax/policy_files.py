@@ -36,11 +36,13 @@ from __future__ import annotations
 
 import os
 import zipfile
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from dominoes_env.core import RuleConfig
+from dominoes_env.core.validation import ParameterTypeError, short_repr
 from dominoes_env.obs import DEFAULT_VERSION
 from dominoes_env.policy_format import (
     TRAINED_ACTIVATION,
@@ -62,19 +64,44 @@ def export_npz(actor, path: str | os.PathLike, metadata: dict[str, Any]) -> None
     `obs_version` (default `DEFAULT_VERSION`) filled in; `ValueError` if the file could not be
     read back (the observation version is not registered, a weight is not finite, ...) or the
     actor's input size is not that version's for `metadata["rules"]` (when given)."""
+    if not isinstance(actor, (list, tuple)):  # "ab" was indexed as layers, a dict sliced
+        raise ParameterTypeError(f"actor must be a list of layers ({{'w': ..., 'b': ...}}, "
+                                 f"the action head last), not {_describe(actor)}")
+    if not isinstance(metadata, Mapping):
+        raise ParameterTypeError(f"metadata must be a dict (a JSON object), not "
+                                 f"{_describe(metadata)}")
     if not actor:
         raise PolicyFileError(path, "an actor needs at least its action head")
+    names = [(f"w{i}", f"b{i}") for i in range(len(actor) - 1)] + [("action_w", "action_b")]
     arrays = {}
-    for i, layer in enumerate(actor[:-1]):
-        arrays[f"w{i}"] = np.asarray(layer["w"], np.float32)
-        arrays[f"b{i}"] = np.asarray(layer["b"], np.float32)
-    arrays["action_w"] = np.asarray(actor[-1]["w"], np.float32)
-    arrays["action_b"] = np.asarray(actor[-1]["b"], np.float32)
+    for i, (layer, (w, b)) in enumerate(zip(actor, names, strict=True)):
+        if not isinstance(layer, Mapping) or not {"w", "b"} <= layer.keys():
+            raise ParameterTypeError(f"actor[{i}] must be a layer {{'w': ..., 'b': ...}}, not "
+                                     f"{_describe(layer)}")
+        arrays[w] = _weights(path, w, layer["w"])
+        arrays[b] = _weights(path, b, layer["b"])
     meta = {"obs_size": int(arrays.get("w0", arrays["action_w"]).shape[0]),
             "num_actions": int(arrays["action_w"].shape[1]), "obs_version": DEFAULT_VERSION,
             **metadata}
     check_policy(path, arrays, ACTIVATION, meta)  # the sizes under meta["rules"] too
     write_policy(path, arrays, ACTIVATION, meta, check=False)  # checked above
+
+
+def _describe(value: Any) -> str:
+    return f"{short_repr(value)} ({type(value).__name__})"
+
+
+def _weights(path: str | os.PathLike, name: str, value: Any) -> np.ndarray:
+    """``value`` as the float32 array ``name`` of the file at ``path``, or a
+    :class:`PolicyFileError` unless it holds real numbers: a complex array lost its imaginary
+    part with only a warning, and text or objects ended in numpy's own errors."""
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError) as err:  # ragged lists
+        raise PolicyFileError(path, f"{name} is no array of numbers ({err})") from None
+    if array.dtype.kind not in "iuf":
+        raise PolicyFileError(path, f"{name} holds {array.dtype} values, not real numbers")
+    return array.astype(np.float32)
 
 
 def is_policy_file(path: str | os.PathLike) -> bool:

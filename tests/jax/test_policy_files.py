@@ -168,6 +168,21 @@ def test_export_refuses_what_it_could_not_read_back(tmp_path):
     assert not list(tmp_path.iterdir())  # nothing half written
 
 
+@pytest.mark.parametrize("actor, metadata, message", [
+    ("ab", {}, "^actor must be a list of layers"),  # indexed as layers: a bare TypeError
+    ({"w": 1}, {}, "^actor must be a list of layers"),  # "unhashable type: 'slice'"
+    ([{"w": np.zeros((234, 112))}], {}, "^actor.0. must be a layer"),  # KeyError 'b'
+    ([{"w": np.zeros((234, 112)) * 1j, "b": np.zeros(112)}], {},  # imaginary part dropped
+     "action_w holds complex128 values, not real numbers"),
+    ([{"w": [["a"] * 112] * 234, "b": np.zeros(112)}], {}, "action_w holds <U1 values"),
+    ([{"w": np.zeros((234, 112)), "b": np.zeros(112)}], None, "^metadata must be a dict"),
+])
+def test_export_names_an_actor_or_metadata_it_cannot_write(tmp_path, actor, metadata, message):
+    with pytest.raises(ValueError, match=message):
+        export_npz(actor, tmp_path / "p.npz", metadata)
+    assert not list(tmp_path.iterdir())
+
+
 # -- checkpoints ------------------------------------------------------------------------------
 SETTINGS = {"players": 2, "partnerships": None, "target_score": 250, "net": "8",
             "critic": "obs", "obs_version": 2, "num_envs": 4, "num_steps": 2, "snapshots": 1}
