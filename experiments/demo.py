@@ -20,7 +20,7 @@ from agents.tournament.runner import (
     matches_kept,
     run_tournament,
 )
-from agents.tournament.schedule import tables_for
+from agents.tournament.schedule import scheduled_matches
 from dominoes_env.cli_support import (
     CommandError,
     OneLineParser,
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(f"--workers must be >= 1, not {args.workers}")
         if not args.out.strip():
             raise ValueError("--out is empty; name the results directory")
-        total = config.matches * len(tables_for(config.agents, config.rules))
+        total = scheduled_matches(config.agents, config.rules, config.matches)  # not listed
         check_fits_in_memory(f"--matches {args.matches}", total, BYTES_PER_MATCH,
                              f"{total:,} matches")
         folder = check_run_folder(args.out, "experiments.demo", config.to_dict(),

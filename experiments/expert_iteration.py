@@ -112,6 +112,12 @@ def load_demos(path: str, rules: RuleConfig) -> tuple[dict[str, np.ndarray], str
     if RuleConfig.from_dict(meta["rules"]) != rules:
         raise ValueError(f"--data {path!r} was played under other rules than --players asks")
     obs, masks, actions, values = (data[k] for k in DEMO_KEYS)
+    flat = [f"{k} has {np.ndim(a)}" for k, a, rank in zip(DEMO_KEYS, (obs, masks, actions, values),
+                                                          (2, 2, 1, 1), strict=True)
+            if np.ndim(a) != rank]
+    if flat:  # len() of a 0-d actions array was a TypeError traceback
+        raise ValueError(f"--data {path!r}: arrays of the wrong number of dimensions "
+                         f"({', '.join(flat)}); obs and masks have 2, actions and values 1")
     n, width = len(actions), observation_spec(SERVED_OBS_VERSIONS[0]).layout(rules).size
     if obs.shape != (n, width) or masks.shape != (n, rules.num_tiles * 4) \
             or actions.shape != (n,) or values.shape != (n,):
@@ -355,7 +361,7 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
                              f"{', '.join(map(str, SERVED_OBS_VERSIONS))} (the demonstrations' "
                              f"encoding)")
         data, teacher = load_demos(args.data, rules) if args.data else (None, "")
-    except ValueError as err:
+    except (ValueError, TypeError) as err:  # what the readers raise: one line, never a trace
         raise CommandError(str(err)) from None
     with contextlib.ExitStack() as stack:
         # every input is checked, and JAX has not started: the teacher's matches are played in

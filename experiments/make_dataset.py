@@ -20,7 +20,7 @@ import os
 from agents import datasets
 from agents.arena import DEFAULT_MAX_HANDS
 from agents.tournament.runner import OUTPUT_FILES, TournamentConfig, matches_kept
-from agents.tournament.schedule import tables_for
+from agents.tournament.schedule import scheduled_matches
 from dominoes_env.cli_support import (
     OneLineParser,
     ascii_int,
@@ -97,7 +97,7 @@ def _main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         datasets.check_config(config)
         if not args.out.strip():
             raise ValueError("--out is empty; name the dataset directory")
-        total = config.matches * len(tables_for(config.agents, config.rules))
+        total = scheduled_matches(config.agents, config.rules, config.matches)  # not listed
         check_fits_in_memory(f"--matches {args.matches}", total, BYTES_PER_MATCH,
                              f"{total:,} matches")
         folder = check_run_folder(args.out, "experiments.make_dataset", config.to_dict(),

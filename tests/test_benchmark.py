@@ -466,6 +466,27 @@ def test_ctrl_c_keeps_the_card_so_far_and_resume_finishes_it_exactly(tmp_path):
 
 
 # -- the command line ----------------------------------------------------------------------------
+def test_a_huge_benchmark_json_is_refused_and_nothing_written(tmp_path, capsys):
+    """A 40 GB (sparse) benchmark.json was read whole: ``--resume`` ended in a MemoryError
+    traceback, and a new run.json was left behind (written before the card was read);
+    ``overwrite=True`` read it whole too, to see whether the folder was a card's."""
+    out = tmp_path / "bsp"
+    out.mkdir()
+    (out / "benchmark.json").touch()
+    os.truncate(out / "benchmark.json", 40 << 30)
+    argv = ["greedy", "--panel", "random", "--tables", "2p", "--matches", "2", "--target-score",
+            "20", "--no-plot", "--no-progress", "--out", str(out), "--resume"]
+    assert benchmark.main(argv) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == (f"error: {out / 'benchmark.json'} is unreadable (larger than 1,048,576 "
+                    "bytes); use overwrite=True (--overwrite) or another output folder")
+    assert os.listdir(out) == ["benchmark.json"]
+    with pytest.raises(BenchmarkDirError, match="benchmark.json is no card's configuration: "
+                                                "larger than 1,048,576 bytes"):
+        run_card(tiny(tables=["2p"]), out, overwrite=True, progress=False)
+    assert os.listdir(out) == ["benchmark.json"]
+
+
 def test_the_command_refuses_a_rerun_and_bad_flags(tmp_path, capsys):
     argv = ["random", "--panel", "greedy", "--tables", "2p", "--matches", "2",
             "--target-score", "30", "--out", str(tmp_path / "run"), "--no-progress",

@@ -127,6 +127,32 @@ def test_expert_iteration_refuses_demonstrations_nested_too_deeply(tmp_path, cap
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("array, value", [
+    ("actions", np.array(3)),  # 0-d: len() of it was a TypeError traceback
+    ("values", np.zeros((1, 1), np.float32)),
+    ("obs", np.zeros(234, np.float32)),
+])  # fmt: skip
+def test_expert_iteration_refuses_demonstrations_of_the_wrong_rank(tmp_path, capsys, array,
+                                                                   value):
+    import json
+
+    from dominoes_env.core import RuleConfig
+    from experiments.expert_iteration import main
+
+    meta = {"teacher": "greedy", "opponents": ["greedy"], "matches": 1, "seed": 0,
+            "rules": RuleConfig().to_dict()}
+    arrays = {"obs": np.zeros((1, 234), np.float32), "masks": np.zeros((1, 112), bool),
+              "actions": np.zeros(1, np.int64), "values": np.zeros(1, np.float32),
+              array: value}
+    data = tmp_path / "demos.npz"
+    np.savez(data, **arrays, meta=np.array(json.dumps(meta)))
+    assert main(["--out", str(tmp_path / "out"), "--data", str(data)]) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert f"{array} has {value.ndim}" in line and "arrays of the wrong number of dimensions" \
+        in line, line
+    assert not (tmp_path / "out").exists()
+
+
 def test_train_rllib_refuses_a_checkpoint_whose_json_is_nested_too_deeply(tmp_path, capsys):
     pytest.importorskip("ray")
     from experiments.train_rllib import main

@@ -165,3 +165,130 @@ def test_a_damaged_run_folder_is_one_error_line(runs, tmp_path, damage, capsys):
     assert program.main([str(folder), str(runs[1])]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("error: ") and str(folder) in line
+
+
+def _forged(runs, tmp_path, name="forged", **config):
+    """A copy of run A with its config.json changed as ``config`` says."""
+    import shutil
+
+    folder = tmp_path / name
+    shutil.copytree(runs[0], folder)
+    stored = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**stored, **config}))
+    return folder
+
+
+def _no_long_schedule(monkeypatch):
+    """Make building more than a few thousand deals of a schedule fail at once."""
+    from agents.tournament import schedule
+
+    calls, seatings = [0], schedule.seatings
+
+    def counted(*args):
+        calls[0] += 1
+        if calls[0] > 10_000:
+            raise AssertionError("a long schedule is being built")
+        return seatings(*args)
+
+    monkeypatch.setattr(schedule, "seatings", counted)
+
+
+def test_a_forged_match_count_builds_only_the_schedule_the_matches_reach(
+        runs, tmp_path, monkeypatch, capsys):
+    """A config.json saying ``"matches": 10000000`` (two agents: within MAX_MATCHES) built the
+    whole schedule, 10**7 jobs (some 5 GB, a minute), to read four lines."""
+    from dominoes_env.cli_support import MAX_MATCHES
+
+    folder = _forged(runs, tmp_path, matches=MAX_MATCHES)
+    _no_long_schedule(monkeypatch)
+    run = read_run(folder)
+    assert run.config.matches == MAX_MATCHES and len(run.records) == 4
+    assert run.records == read_run(runs[0]).records
+    assert program.main([str(folder), str(runs[1])]) == 0
+    assert capsys.readouterr().out.startswith("4 matches paired")
+
+
+def test_a_line_far_into_a_forged_schedule_is_refused_against_the_memory(
+        runs, tmp_path, monkeypatch, capsys):
+    """A line on deal 9,999,990 of such a run needs its whole schedule: refused in one line
+    where it would not fit, never built."""
+    from dominoes_env.cli_support import MAX_MATCHES, memory
+
+    folder = _forged(runs, tmp_path, matches=MAX_MATCHES)
+    line = json.loads((folder / MATCHES_FILE).read_text().splitlines()[0])
+    line["key"] = json.dumps([9_999_990, line["seats"]], separators=(",", ":"))
+    with open(folder / MATCHES_FILE, "a") as f:
+        f.write(json.dumps(line) + "\n")
+    _no_long_schedule(monkeypatch)
+    monkeypatch.setattr(memory, "machine_memory", lambda: 2**30)
+    with pytest.raises(TournamentDirError, match=r"schedule needs about 19 GiB of memory "
+                                                 r"\(10,000,000 matches\); this machine has 1"):
+        read_run(folder)
+    assert program.main([str(folder), str(runs[1])]) == 2
+    (error,) = capsys.readouterr().err.strip().splitlines()
+    assert error.startswith("error: ") and "GiB of memory" in error
+
+
+def test_a_run_of_many_agents_is_refused_before_its_schedule_is_counted(runs, tmp_path,
+                                                                        capsys):
+    """A config.json of 20,000 agents (189 KB) reached 3.8 GB and 20 s before the comparison
+    said it takes two agents."""
+    agents = ["random", "greedy"] + [f"search:sims={i}" for i in range(1, 19_999)]
+    folder = _forged(runs, tmp_path, agents=agents, matches=1)
+    assert program.main([str(folder), str(runs[1])]) == 2
+    (error,) = capsys.readouterr().err.strip().splitlines()
+    assert error.startswith("error: ") and "played 20,000 agents ('random', 'greedy'" in error
+    assert "a paired comparison takes two tournaments of 2 agents each" in error
+    with pytest.raises(TournamentDirError, match="played 3 agents"):
+        read_run(_forged(runs, tmp_path, "three", agents=["greedy", "random", "search"]),
+                 agents=2)
+
+
+@pytest.mark.parametrize("folder", ["same", "trailing slash", "link"])
+def test_a_run_compared_with_itself_is_refused(runs, tmp_path, folder, capsys):
+    """``paired A A --reference random`` compared a run with itself: p = 1, and no word."""
+    other = {"same": str(runs[0]), "trailing slash": str(runs[0]) + os.sep,
+             "link": str(tmp_path / "link")}[folder]
+    if folder == "link":
+        os.symlink(runs[0], other)
+    assert program.main([str(runs[0]), other, "--reference", "random"]) == 2
+    (error,) = capsys.readouterr().err.strip().splitlines()
+    assert error.startswith("error: ") and "are the same run" in error
+
+
+def test_a_huge_matches_file_is_refused_not_read(runs, tmp_path, capsys):
+    """A 40 GB (sparse) matches.jsonl was read whole: a MemoryError traceback."""
+    import shutil
+
+    folder = tmp_path / "huge"
+    shutil.copytree(runs[0], folder)
+    os.truncate(folder / MATCHES_FILE, 40 << 30)
+    with pytest.raises(TournamentDirError, match=r"matches.jsonl is 42,949,672,960 bytes; a "
+                                                 r"tournament of 4 matches writes at most "):
+        read_run(folder)
+    assert program.main([str(folder), str(runs[1])]) == 2
+    (error,) = capsys.readouterr().err.strip().splitlines()
+    assert error.startswith("error: ") and "42,949,672,960 bytes" in error
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-32", "utf-16-le"])
+@pytest.mark.parametrize("name", ["config.json", MATCHES_FILE])
+def test_a_run_file_that_is_not_utf8_is_refused(runs, tmp_path, encoding, name):
+    """``json.loads`` of bytes guesses their encoding: a config.json or a matches.jsonl in
+    UTF-16 or UTF-32 was read as the run, where the run marker's reader takes UTF-8 only."""
+    import shutil
+
+    folder = tmp_path / "encoded"
+    shutil.copytree(runs[0], folder)
+    path = folder / name
+    text = path.read_text(encoding="utf-8")
+    if name == MATCHES_FILE:  # each line encoded as json.loads reads it: a line at a time
+        path.write_bytes(b"\n".join(line.encode(encoding) for line in text.splitlines())
+                         + b"\n")
+    else:
+        path.write_bytes(text.encode(encoding))
+    with pytest.raises(TournamentDirError, match="not a tournament's config.json|not a match "
+                                                 "record"):
+        read_run(folder)
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())  # a byte order mark is still taken
+    assert len(read_run(folder).records) == 4

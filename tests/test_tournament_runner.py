@@ -611,3 +611,65 @@ def test_a_move_timeout_past_play_match_s_bound_is_refused_before_the_folder_is_
                                          r"allowed: > 0 and <= 86400\.0$"):
         run_tournament(config, tmp_path / "out", move_timeout=1e9, progress=False)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("program", ["experiments.tournament", "experiments.make_dataset"])
+def test_the_memory_check_counts_the_schedule_without_listing_its_tables(
+        tmp_path, monkeypatch, capsys, program):
+    """The memory check listed every table (``len(tables_for(...))``: 300 agents at four
+    players were 3.3e8 tables, a MemoryError traceback), and counted ``matches`` a table where
+    a free-for-all table plays whole deals of 4 rotations: 88 agents with ``--matches 1`` were
+    said to need 2,331,890 matches, not the 9,327,560 they schedule."""
+    import importlib
+
+    from agents.tournament import schedule
+    from dominoes_env.cli_support import memory
+
+    module = importlib.import_module(program)
+    module = importlib.import_module("experiments.tournament.cli") if program.endswith(
+        "tournament") else module
+
+    def listed(*args):
+        raise AssertionError("the tables were listed")
+
+    for owner in (schedule, module):
+        monkeypatch.setattr(owner, "tables_for", listed, raising=False)
+    monkeypatch.setattr(memory, "machine_memory", lambda: 2**30)
+    agents = [f"search:sims={i}" for i in range(1, 89)]
+    argv = ["--agents", *agents, "--players", "4", "--no-partnerships", "--matches", "1",
+            "--out", str(tmp_path / "out"), "--quiet"]
+    with contextlib.suppress(SystemExit):  # make_dataset's parser.error exits
+        assert module.main(argv) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("error: ") and "(9,327,560 matches); this machine has 1 GiB" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_huge_matches_file_is_refused_on_resume(tmp_path, capsys):
+    """A 40 GB (sparse) matches.jsonl was read whole when the run was resumed: a MemoryError
+    traceback. It is refused in one line, and left as it is."""
+    argv = ["--agents", "random", "greedy", "--matches", "2", "--target-score", "20", "--quiet",
+            "--no-plots", "--out", str(tmp_path / "run")]
+    assert main(argv) == 0
+    capsys.readouterr()
+    path = tmp_path / "run" / MATCHES_FILE
+    os.truncate(path, 40 << 30)
+    assert main(argv) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == (f"error: {path} is 42,949,672,960 bytes; a tournament of 2 matches writes "
+                    "at most 2,097,152 (MAX_LINE_BYTES a match): it is no matches file of this "
+                    "run; remove it, or use another output folder")
+    assert path.stat().st_size == 40 << 30
+
+
+def test_a_line_longer_than_max_line_bytes_is_refused(tmp_path):
+    from agents.tournament.runner import MAX_LINE_BYTES
+
+    config = TournamentConfig(["random", "greedy"], RuleConfig(target_score=20), matches=2)
+    run_tournament(config, tmp_path, progress=False)
+    with open(tmp_path / MATCHES_FILE, "ab") as f:
+        f.write(b" " * (MAX_LINE_BYTES + 1) + b"\n")
+    with pytest.raises(TournamentDirError, match=r"matches.jsonl:3 is longer than 1,048,576 "
+                                                 "bytes, no match record"):
+        run_tournament(config, tmp_path, progress=False)

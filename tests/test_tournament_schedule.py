@@ -124,6 +124,34 @@ def test_a_schedule_of_more_than_max_matches_in_all_is_refused_before_it_is_buil
         make_schedule(agents, rules, matches, 0)
 
 
+def test_max_agents_is_the_most_a_schedule_can_seat():
+    """No tournament that MAX_MATCHES admits is refused for its number of agents: the loosest
+    table is two players, two matches a pairing."""
+    import math
+
+    from agents.tournament.schedule import MAX_AGENTS
+    from dominoes_env.cli_support import MAX_MATCHES
+
+    assert scheduled_matches(["a"] * MAX_AGENTS, RuleConfig(), 1) == 2 * math.comb(
+        MAX_AGENTS, 2) <= MAX_MATCHES < 2 * math.comb(MAX_AGENTS + 1, 2)
+
+
+@pytest.mark.timeout(20)
+def test_twenty_thousand_agents_are_refused_before_their_specs_are_read():
+    """20,000 ``--agents`` took 22 s (each spec compared with every other, quadratic) before
+    the schedule they asked for was refused."""
+    from agents.tournament import TournamentConfig
+    from agents.tournament.schedule import MAX_AGENTS, check_agents
+
+    message = r"^a tournament takes at most 3,162 agents \(MAX_AGENTS: more play more than "
+    with pytest.raises(ValueError, match=message + r"10,000,000 matches\), got 3,163$"):
+        check_agents([None] * (MAX_AGENTS + 1))  # counted before any spec is looked at
+    agents = ["random", "greedy"] + [f"search:sims={i}" for i in range(1, 19_999)]
+    with pytest.raises(ValueError, match=message + r".*got 20,000$"):
+        TournamentConfig(agents, matches=1)
+    assert len(check_agents(agents[:MAX_AGENTS])) == MAX_AGENTS
+
+
 # -- arena ------------------------------------------------------------------------------------
 def test_derive_seed_is_stable():
     digest = hashlib.blake2b(b'[0,"deal",0]', digest_size=8).digest()

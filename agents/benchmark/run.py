@@ -24,7 +24,6 @@ from dominoes_env.core.validation import (
     as_float,
     as_int,
     as_path,
-    parse_json,
     short_repr,
 )
 
@@ -35,6 +34,7 @@ from ..tournament.runner import (
     TournamentConfig,
     TournamentDirError,
     load_records,
+    read_config_json,
     run_tournament,
 )
 from .card import build_card, write_card
@@ -189,17 +189,21 @@ def _card_proof(out: str) -> str | None:
     path = Path(out, CONFIG_FILE)
     if path.is_symlink() or not path.is_file():
         return f"no {CONFIG_FILE}" if not os.path.lexists(path) else f"{CONFIG_FILE} is no file"
-    try:
-        damage = _stored_damage(parse_json(path.read_text()))
+    try:  # capped: a 40 GB benchmark.json was read whole, into a MemoryError
+        damage = _stored_damage(read_config_json(path))
     except (OSError, ValueError, RecursionError) as err:
         damage = str(err)
     return f"{CONFIG_FILE} is no card's configuration: {damage}" if damage else None
 
 
-def prepare_dir(out: Path, config: BenchmarkConfig, *, resume: bool, overwrite: bool) -> None:
+def prepare_dir(out: Path, config: BenchmarkConfig, *, resume: bool, overwrite: bool,
+                before_writing: Callable[[], object] | None = None) -> None:
     """The output policy: a new folder; an existing card of the same configuration only with
     ``resume``; anything a card writes already there only with ``overwrite`` (it is removed
-    first). :class:`BenchmarkDirError` otherwise; then ``benchmark.json`` is written."""
+    first). :class:`BenchmarkDirError` otherwise; then ``before_writing()`` runs (a program's
+    run marker is written there: a refused ``--resume`` left a new ``run.json`` behind) and
+    ``benchmark.json`` is written."""
+    ready = before_writing if before_writing is not None else (lambda: None)
     if resume and overwrite:
         raise BenchmarkDirError("resume=True (--resume) continues a card and overwrite=True "
                                 "(--overwrite) starts it again: pass one")
@@ -209,13 +213,14 @@ def prepare_dir(out: Path, config: BenchmarkConfig, *, resume: bool, overwrite: 
     wanted = _stored(config)
     ours = [n for n in OUTPUT_NAMES if os.path.lexists(out / n)]
     if overwrite:
+        ready()
         clear_card(out)
     elif resume:
         if not path.is_file():
             raise BenchmarkDirError(f"{out} holds no benchmark card to resume ({CONFIG_FILE} "
                                     "is missing); leave out resume (--resume) to start one")
-        try:
-            old = parse_json(path.read_text())
+        try:  # capped: a 40 GB benchmark.json was read whole, into a MemoryError
+            old = read_config_json(path)
         except (OSError, ValueError, RecursionError) as err:
             raise BenchmarkDirError(f"{path} is unreadable ({err}); use overwrite=True "
                                     "(--overwrite) or another output folder") from None
@@ -227,12 +232,15 @@ def prepare_dir(out: Path, config: BenchmarkConfig, *, resume: bool, overwrite: 
             raise BenchmarkDirError(f"{out} holds a card with other arguments "
                                     f"({_differences(old, wanted)}); repeat them to resume it, "
                                     "or use overwrite=True (--overwrite) or another output folder")
+        ready()
         return
     elif ours:
         raise BenchmarkDirError(f"{out} holds a benchmark card already ({', '.join(ours)}); "
                                 "pass resume=True (--resume) to continue it, overwrite=True "
                                 "(--overwrite) to start again, or choose another output "
                                 "folder")
+    else:
+        ready()
     out.mkdir(parents=True, exist_ok=True)
     write_json(path, wanted)
 
@@ -299,9 +307,7 @@ def run_card(config: BenchmarkConfig, out: str | os.PathLike, *, workers: int = 
     if move_timeout is not None:
         move_timeout = as_float("move_timeout", move_timeout, 0, MAX_MOVE_TIMEOUT, low_open=True)
     cells = plan(config)
-    if before_writing is not None:
-        before_writing()
-    prepare_dir(out, config, resume=resume, overwrite=overwrite)
+    prepare_dir(out, config, resume=resume, overwrite=overwrite, before_writing=before_writing)
     start = time.perf_counter()
     played = 0
     try:

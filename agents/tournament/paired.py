@@ -31,9 +31,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from dominoes_env.cli_support import RefusedError, check_fits_in_memory
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import path_kind
-from dominoes_env.core.validation import short_repr
+from dominoes_env.core.validation import as_int, parse_json, short_repr
 
 from .runner import (
     CONFIG_FILE,
@@ -42,13 +43,18 @@ from .runner import (
     TournamentConfig,
     TournamentDirError,
     load_records,
+    match_lines,
     read_config_json,
 )
+from .schedule import make_schedule, scheduled_matches
 from .stats import wilson_interval
 
 #: matches in discord up to which the sign test's p-value is the exact binomial sum (above it,
 #: the normal approximation with a continuity correction, within 1e-4 of it there)
 EXACT_UP_TO = 10_000
+#: the memory a scheduled match is counted to take, its job and its record (as the tournament
+#: program counts it): a schedule that would not fit is refused, not built
+BYTES_PER_MATCH = 2048
 
 
 @dataclass(frozen=True)
@@ -61,7 +67,7 @@ class FinishedRun:
     records: list[dict[str, Any]]
 
 
-def _read_config(folder: Path) -> TournamentConfig:
+def _read_config(folder: Path, agents: int | None = None) -> TournamentConfig:
     path = folder / CONFIG_FILE
     if not os.path.isfile(path) or os.path.islink(path):  # a FIFO blocked, /dev/zero filled
         raise TournamentDirError(f"{path} is {path_kind(path)}, not a tournament's "
@@ -77,33 +83,83 @@ def _read_config(folder: Path) -> TournamentConfig:
                              f"version's ({SCHEME_VERSION})")
         if not isinstance(data["agents"], list):
             raise ValueError("agents must be a list of agent specs")
+        if agents is not None:  # before any spec is read or table counted: 20,000 took 3.8 GB
+            _check_agent_count(folder, data["agents"], agents)
         return TournamentConfig(data["agents"], RuleConfig.from_dict(data["rules"]),
                                 matches=data["matches"], seed=data["seed"],
                                 max_hands=data["max_hands"])
+    except TournamentDirError:
+        raise
     except (OSError, ValueError, TypeError, RecursionError) as err:
         raise TournamentDirError(f"{path} is not a tournament's {CONFIG_FILE} ({err})") from None
 
 
-def read_run(folder: str | os.PathLike) -> FinishedRun:
+def _check_agent_count(folder: Path, agents: list, count: int) -> None:
+    """:class:`TournamentDirError` unless ``agents`` (as config.json lists them) are ``count``
+    agents."""
+    distinct = len({a if isinstance(a, str) else repr(a) for a in agents})
+    if distinct != count:
+        shown = ", ".join(map(short_repr, agents[:4])) + (", ..." if len(agents) > 4 else "")
+        raise TournamentDirError(
+            f"{folder} played {distinct:,} agent{'' if distinct == 1 else 's'} ({shown}); a "
+            f"paired comparison takes two tournaments of {count} agents each, one of them the "
+            "same")
+
+
+def _last_deal(path: Path, matches: int) -> tuple[int | None, int]:
+    """The largest deal that a line of ``matches.jsonl`` names in its key (``None``: none),
+    and the offset of the end of its last complete line, read line by line."""
+    deal, end = None, 0
+    for _, line, offset in match_lines(path, matches):
+        end = offset
+        try:
+            key = parse_json(parse_json(line)["key"])
+        except (ValueError, RecursionError, TypeError, KeyError, IndexError):
+            continue  # load_records names what is wrong with the line
+        if isinstance(key, list) and key and type(key[0]) is int and key[0] >= 0:
+            deal = key[0] if deal is None else max(deal, key[0])
+    return deal, end
+
+
+def read_run(folder: str | os.PathLike, *, agents: int | None = None) -> FinishedRun:
     """The finished matches of the tournament in ``folder`` (a run of ``python -m
     experiments.tournament``, finished or not). Nothing is written: a half-written last line
     (a run writing it now, or one killed while writing it) is left out. A folder that is no
-    tournament's, or whose files are damaged, is a :class:`TournamentDirError` naming it."""
+    tournament's, or whose files are damaged, is a :class:`TournamentDirError` naming it; so
+    is, with ``agents``, a run of another number of agents (checked before anything else).
+
+    Only as much of the schedule is built as the deals in ``matches.jsonl`` reach (a
+    ``config.json`` saying ``"matches": 10000000`` built 10**7 jobs, some 5 GB, to read two
+    lines), and a schedule that would not fit in this machine's memory is refused."""
     if not isinstance(folder, (str, os.PathLike)):
         raise TypeError(f"folder must be a path, not {type(folder).__name__}")
+    if agents is not None:
+        agents = as_int("agents", agents, 2)
     folder = Path(folder)
     if not folder.is_dir():
         raise TournamentDirError(f"{str(folder)!r} is {path_kind(folder)}, not a tournament's "
                                  "folder")
-    config = _read_config(folder)
+    config = _read_config(folder, agents)
     path = folder / MATCHES_FILE
     if os.path.lexists(path) and (not path.is_file() or path.is_symlink()):
         raise TournamentDirError(f"{path} is {path_kind(path)}, not a regular file")
+    total = scheduled_matches(config.agents, config.rules, config.matches)
     try:
-        records = load_records(path, config.schedule(), config.rules, config.max_hands,
-                               repair=False)
+        deal, end = _last_deal(path, total) if path.exists() else (None, 0)
+        if deal is None:  # no line names a deal: no match to read (or the first is damaged)
+            matches = min(config.matches, config.rules.num_players)
+        else:  # a deal has at most num_players seatings: every table reaches deal ``deal``
+            matches = min(config.matches, (deal + 1) * config.rules.num_players)
+        needed = scheduled_matches(config.agents, config.rules, matches)
+        check_fits_in_memory(f"{path}'s schedule", needed, BYTES_PER_MATCH,
+                             f"{needed:,} matches")
+        schedule = make_schedule(config.agents, config.rules, matches, config.seed)
+        records = load_records(path, schedule, config.rules, config.max_hands, repair=False,
+                               end=end)
     except OSError as err:
         raise TournamentDirError(f"{path}: {err.strerror or err}") from None
+    except RefusedError as err:
+        raise TournamentDirError(str(err)) from None
     return FinishedRun(folder, config, records)
 
 
@@ -207,16 +263,29 @@ def _by_match(run: FinishedRun, reference: str) -> dict[tuple, float]:
     return found
 
 
+def _same_folder(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Whether ``a`` and ``b`` name one folder (through links, ``..``, another spelling)."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):  # not there (a FinishedRun made by hand)
+        return False
+
+
 def compare_runs(a: FinishedRun, b: FinishedRun, reference: str | None = None
                  ) -> PairedComparison:
     """Run ``a``'s agent and run ``b``'s compared on the matches both runs finished on the same
-    deals against ``reference`` (default: the one agent both runs played). The runs must be of
-    the same rules and hand limit, and share at least one match: ``ValueError`` naming what
-    differs otherwise."""
+    deals against ``reference`` (default: the one agent both runs played). The runs must be two
+    folders of the same rules and hand limit, and share at least one match: ``ValueError``
+    naming what differs otherwise."""
     for run in (a, b):
         if not isinstance(run, FinishedRun):
             raise TypeError(f"compare_runs takes FinishedRun objects (read_run), not "
                             f"{type(run).__name__}")
+    if _same_folder(a.folder, b.folder):  # compared with itself: p = 1, and nothing said
+        raise ValueError(f"{a.folder} and {b.folder} are the same run: a paired comparison "
+                         "takes two runs, one for each agent")
     if a.config.rules != b.config.rules:
         diff = sorted(k for k, v in a.config.rules.to_dict().items()
                       if b.config.rules.to_dict().get(k) != v)

@@ -71,6 +71,9 @@ CONFIG_FILE = "config.json"
 MATCHES_FILE = "matches.jsonl"
 #: the largest config.json read back (one is a few hundred bytes)
 MAX_CONFIG_BYTES = 1 << 20
+#: the longest line of matches.jsonl read back (one is some 300 bytes to a few KB with its
+#: decision times); a matches.jsonl is at most this many bytes per scheduled match
+MAX_LINE_BYTES = 1 << 20
 SUMMARY_FILE = "summary.json"
 HEATMAP_FILE = "winrate_heatmap.png"
 RATINGS_FILE = "ratings.png"
@@ -420,6 +423,16 @@ def prepare_dir(out: Path, config: TournamentConfig) -> None:
     write_json(path, wanted)
 
 
+def utf8_text(data: bytes, *, bom: bool = True) -> str:
+    """``data`` decoded as UTF-8 (with ``bom``, a byte order mark at the start allowed, as the
+    run marker's reader allows it); ``ValueError`` naming the first byte that is not."""
+    try:
+        return data.decode("utf-8-sig" if bom else "utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"it is not UTF-8 text: byte {data[err.start]:#04x} at offset "
+                         f"{err.start}") from None
+
+
 def read_config_json(path: Path) -> dict[str, Any]:
     """A run's ``config.json`` as a dict (at most :data:`MAX_CONFIG_BYTES`: a config is a few
     hundred bytes); ``ValueError`` (or ``OSError``) if it is not one."""
@@ -427,7 +440,7 @@ def read_config_json(path: Path) -> dict[str, Any]:
         text = f.read(MAX_CONFIG_BYTES + 1)
     if len(text) > MAX_CONFIG_BYTES:
         raise ValueError(f"larger than {MAX_CONFIG_BYTES:,} bytes")
-    data = parse_json(text)
+    data = parse_json(utf8_text(text))  # bytes: json.loads took UTF-16 and UTF-32 as well
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
     return data
@@ -564,33 +577,61 @@ def _winner_agent_problem(rec: dict, job: MatchJob, rules: RuleConfig) -> str | 
     return None
 
 
+def match_lines(path: Path, matches: int, *, end: int | None = None
+                ) -> Iterator[tuple[int, bytes, int]]:
+    """The complete lines of the ``matches.jsonl`` at ``path`` of a run of ``matches``
+    scheduled matches, each with its number and the offset just after it, read one at a time
+    (as far as offset ``end``, if given); a half-written last line is left out. A file larger
+    than :data:`MAX_LINE_BYTES` per scheduled match, or a line longer than that, is a
+    :class:`TournamentDirError`: a 40 GB file was read whole, into a ``MemoryError``."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        most = MAX_LINE_BYTES * max(matches, 1)
+        if size > most:
+            raise TournamentDirError(
+                f"{path} is {size:,} bytes; a tournament of {matches:,} matches writes at most "
+                f"{most:,} (MAX_LINE_BYTES a match): it is no matches file of this run; remove "
+                "it, or use another output folder")
+        number = offset = 0
+        while end is None or offset < end:
+            line = f.readline(MAX_LINE_BYTES + 1)
+            if len(line) > MAX_LINE_BYTES:
+                raise TournamentDirError(
+                    f"{path}:{number + 1} is longer than {MAX_LINE_BYTES:,} bytes, no match "
+                    "record; the file is damaged: remove that line, or use another output "
+                    "folder")
+            if not line.endswith(b"\n"):  # the end, or a line still being written
+                return
+            number, offset = number + 1, offset + len(line)
+            yield number, line, offset
+
+
 def load_records(path: Path, schedule: Schedule, rules: RuleConfig,
-                 max_hands: int, *, repair: bool = True) -> list[dict]:
+                 max_hands: int, *, repair: bool = True, end: int | None = None) -> list[dict]:
     """The finished matches in ``path`` (a tournament's of ``rules`` and ``max_hands``), after
     cutting off a half-written last line (``repair=False``: only ignored, the file left as it
-    is, for a reader beside a run that may be writing that line now)."""
+    is, for a reader beside a run that may be writing that line now), read line by line
+    (:func:`match_lines`; only as far as offset ``end``, if given) as strict UTF-8 text."""
     if not path.exists():
         return []
-    data = path.read_bytes()
-    end = data.rfind(b"\n") + 1
-    if end < len(data) and repair:  # killed in the middle of a write: drop the unfinished line
-        with open(path, "r+b") as f:
-            f.truncate(end)
     jobs = {job.key: job for job in schedule.jobs}
     records: dict[str, dict] = {}
     first: dict[str, int] = {}  # the line each match was read from
-    for number, line in enumerate(data[:end].splitlines(), 1):
+    complete = 0  # the bytes of the complete lines
+    for number, line, offset in match_lines(path, len(schedule.jobs), end=end):
+        complete = offset
         if not line.strip():
             continue
+        problem = None
         try:
-            rec = parse_json(line)
+            rec = parse_json(utf8_text(line, bom=number == 1))  # a mark only starts the file
         except DuplicateKeyError as err:  # another reader may take the other value
             raise TournamentDirError(f"{path}:{number} is not a match record of this tournament "
                                      f"({err}); the file is damaged: remove that line, or use "
                                      "another output folder") from None
-        except (ValueError, RecursionError):
-            rec = None
-        problem = _line_problem(rec, jobs, rules, max_hands)
+        except (ValueError, RecursionError) as err:  # bytes: json.loads took UTF-16 and -32
+            rec, problem = None, str(err) if str(err).startswith("it is not UTF-8") else None
+        problem = problem or _line_problem(rec, jobs, rules, max_hands)
         if problem:
             raise TournamentDirError(
                 f"{path}:{number} is not a match record of this tournament ({problem}); the "
@@ -603,6 +644,9 @@ def load_records(path: Path, schedule: Schedule, rules: RuleConfig,
                 f"{path}:{number} is a second record of match {short_repr(rec['key'])}, unlike "
                 f"the first (line {first[rec['key']]}); the file is damaged: remove the wrong "
                 "line, or use another output folder")
+    if repair and end is None and os.path.getsize(path) > complete:
+        with open(path, "r+b") as f:  # killed in the middle of a write: drop the unfinished line
+            f.truncate(complete)
     return sorted(records.values(), key=lambda r: r["index"])
 
 

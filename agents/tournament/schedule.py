@@ -44,6 +44,12 @@ from ..specs import check_spec_text, repeated
 
 FORMATS = ("head_to_head", "partnerships", "free_for_all")
 
+#: the most agents a tournament takes: 3,162, the most that :data:`MAX_MATCHES` matches can
+#: seat (at two players, ``n`` agents play ``n (n - 1) / 2`` pairings of 2 matches at least;
+#: more players, fewer agents), so no tournament that could be scheduled is refused. Checked
+#: first, before any spec is read: 20,000 agents took 22 s before their schedule was refused.
+MAX_AGENTS = (1 + math.isqrt(1 + 4 * MAX_MATCHES)) // 2
+
 
 @dataclass(frozen=True)
 class MatchJob:
@@ -80,14 +86,17 @@ def format_of(rules: RuleConfig) -> str:
 
 
 def check_agents(agents: Sequence[str], rules: RuleConfig | None = None) -> tuple[str, ...]:
-    """Agent specs as a tuple, refusing non-strings, spaces around a spec
-    (:func:`~agents.specs.check_spec_text`), fewer than two and repeats (one
+    """Agent specs as a tuple, refusing more than :data:`MAX_AGENTS`, non-strings, spaces
+    around a spec (:func:`~agents.specs.check_spec_text`), fewer than two and repeats (one
     agent spelt twice, ``ppo:PATH`` of the shipped policy for ``rules``' table next to ``ppo``
     too: :func:`~agents.specs.repeated`). The one check of a tournament's agents, the
     command's and :class:`~agents.tournament.TournamentConfig`'s."""
     if isinstance(agents, str) or not isinstance(agents, Sequence):
         raise TypeError(f"agents must be a list of agent specs, got {agents!r}")
     agents = tuple(agents)
+    if len(agents) > MAX_AGENTS:
+        raise ValueError(f"a tournament takes at most {MAX_AGENTS:,} agents (MAX_AGENTS: more "
+                         f"play more than {MAX_MATCHES:,} matches), got {len(agents):,}")
     for a in agents:
         check_spec_text(a)
     if len(agents) < 2:

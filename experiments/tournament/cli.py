@@ -28,7 +28,7 @@ from agents.tournament.runner import (
     matches_kept,
     run_tournament,
 )
-from agents.tournament.schedule import tables_for
+from agents.tournament.schedule import scheduled_matches
 from dominoes_env.cli_support import (
     CommandError,
     check_config,
@@ -127,7 +127,7 @@ def machine_memory() -> int:
 def check_fits_in_memory(config: TournamentConfig) -> None:
     """``ValueError`` unless the tournament's schedule fits in this machine's memory (the
     schedule and the results are held in memory: 10**20 matches filled it before failing)."""
-    total = config.matches * len(tables_for(config.agents, config.rules))
+    total = scheduled_matches(config.agents, config.rules, config.matches)  # counted, not listed
     check_bytes_fit(f"--matches {config.matches}", total, BYTES_PER_MATCH,
                     f"{total:,} matches")
 
