@@ -26,7 +26,10 @@ table                  rules                           shipped policy (``ppo``)
 
 from __future__ import annotations
 
+import operator
+
 from dominoes_env.core import RuleConfig
+from dominoes_env.core.validation import is_bool, short_repr
 
 #: every table, in the order commands list them
 TABLES = ("2p", "3p", "4p_partnerships", "4p_free_for_all")
@@ -60,6 +63,9 @@ def as_table(where: str | int | RuleConfig) -> str:
     """A table from a table name, a :class:`RuleConfig`, or a player count (the default rules
     for that many players: 4 means partnerships, as ``RuleConfig(num_players=4)``).
 
+    Any integer type counts players (numpy's too: ``np.int64(2)`` was "not a table", with
+    "give a player count 2..4"); a bool or a float does not.
+
     >>> as_table(2), as_table(4), as_table("4p_free_for_all")
     ('2p', '4p_partnerships', '4p_free_for_all')
     """
@@ -67,10 +73,16 @@ def as_table(where: str | int | RuleConfig) -> str:
         return table_of(where)
     if isinstance(where, str):
         return check_table(where)
-    if type(where) is int and 2 <= where <= 4:
-        return table_of(RuleConfig(num_players=where))
-    raise ValueError(f"not a table: {where!r}; give a RuleConfig, a player count 2..4 or one "
-                     f"of {', '.join(TABLES)}")
+    count = None
+    if not is_bool(where):
+        try:
+            count = operator.index(where)
+        except Exception:  # noqa: BLE001 - not an integer (a user __index__ may raise anything)
+            count = None
+    if count is not None and 2 <= count <= 4:
+        return table_of(RuleConfig(num_players=count))
+    raise ValueError(f"not a table: {short_repr(where)}; give a RuleConfig, a player count 2..4 "
+                     f"or one of {', '.join(TABLES)}")
 
 
 def describe_table(table: str) -> str:
@@ -85,7 +97,8 @@ def default_tiles(rules: RuleConfig) -> bool:
     >>> default_tiles(RuleConfig(num_players=3)), default_tiles(RuleConfig(max_pip=9))
     (True, False)
     """
-    return rules.max_pip == table_rules(table_of(rules)).max_pip
+    table = table_of(rules)  # TypeError for what is no RuleConfig (None was an AttributeError)
+    return rules.max_pip == table_rules(table).max_pip
 
 
 def table_rules(table: str) -> RuleConfig:

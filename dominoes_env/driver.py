@@ -189,6 +189,23 @@ def _value_error(seat: int, message: str) -> Exception:
     return ValueError(f"the agent at seat {seat} {message}")
 
 
+def _method_of(player: Any, name: str) -> Callable | None:
+    """``player``'s method ``name``, or ``None`` if it has none (or it is no callable). Run
+    through the ``call`` hook: reading an attribute is agent code too (a property may raise)."""
+    method = getattr(player, name, None)
+    return method if callable(method) else None
+
+
+def _act_of(player: Any) -> Callable[[SeatView], Any]:
+    """A function that reads ``player.act`` and calls it, so that the ``call`` hook wraps the
+    read as well as the call (an ``act`` property that raised on a later read escaped it)."""
+
+    def act(view: SeatView) -> Any:
+        return player.act(view)
+
+    return act
+
+
 def play_match_with(
     players: Sequence[Any],
     rules: RuleConfig,
@@ -205,8 +222,10 @@ def play_match_with(
     objects, ``players[s]`` at seat ``s``).
 
     Hooks: ``call(seat, method_name, fn, *args)`` runs every agent call (``reset``,
-    ``begin_hand``, ``act``: wrap it to time or translate errors); ``fault(seat, message)``
-    builds the error raised for an answer that is not a legal action code; ``on_hand(match)``
+    ``begin_hand``, ``act``, and the reads of those attributes: wrap it to time or translate
+    errors); ``fault(seat, message)`` builds the error raised for an answer that is not one of
+    the legal action codes of the position (as they were before the agent was asked: an agent
+    that alters its view changes nothing); ``on_hand(match)``
     runs when a hand begins (before the agents' ``begin_hand``); ``on_decision(seat, view,
     code)`` after a legal answer, before it is played; ``on_play(seat, code, points)`` after.
     """
@@ -215,10 +234,11 @@ def play_match_with(
         raise ValueError(f"{len(players)} agent(s) given for num_players={n}; "
                          "give exactly one per seat")
     for seat, player in enumerate(players):
-        if callable(getattr(player, "reset", None)):
-            call(seat, "reset", player.reset, agent_seed(seed, seat))
-    begin = [getattr(p, "begin_hand", None) for p in players]
-    begin = [b if callable(b) else None for b in begin]
+        reset = call(seat, "reset", _method_of, player, "reset")
+        if reset is not None:
+            call(seat, "reset", reset, agent_seed(seed, seat))
+    begin = [call(s, "begin_hand", _method_of, p, "begin_hand") for s, p in enumerate(players)]
+    acts = [_act_of(p) for p in players]
     match = DuplicateDealMatch(rules, seed)
     first_leader = match.hand.leader
     seat_points = [0] * n
@@ -238,9 +258,10 @@ def play_match_with(
                     call(s, "begin_hand", begin[s], match.view(s))
         seat = match.turn
         view = match.view(seat)
-        answer = call(seat, "act", players[seat].act, view)
+        legal = view.legal  # a tuple: an agent that rebinds view.legal does not change it
+        answer = call(seat, "act", acts[seat], view)
         try:
-            code = check_answer(answer, view.legal)
+            code = check_answer(answer, legal)
         except ValueError as err:
             raise fault(seat, str(err)) from None
         if on_decision is not None:

@@ -34,7 +34,8 @@ information state      (perfect recall) the seat's own deal and draws and every 
                        a string only (no tensor: see docs/openspiel.md)
 serialization          ``game.deserialize_state(state.serialize())`` replays the history (the
                        pickle OpenSpiel adds is never read: see
-                       :meth:`StraightDominoesGame.deserialize_state`)
+                       :meth:`StraightDominoesGame.deserialize_state`); a state built by
+                       :func:`state_from_view` has no such history and is refused
 resample               ``resample_from_infostate``: a state the seat cannot tell from this one,
                        its hidden tiles guessed afresh (OpenSpiel's Python ``ISMCTSBot`` runs
                        unchanged)
@@ -110,6 +111,10 @@ _GAME_TYPE = pyspiel.GameType(
     parameter_specification=PARAMETERS,
 )
 
+#: the line ``serialize()`` adds for a state built by :func:`state_from_view`, which
+#: ``deserialize_state`` refuses (its history does not rebuild it)
+_FROM_VIEW_TAG = "root=state_from_view"
+
 # chance node kinds
 _LEADER, _DEAL, _DRAW, _PLAY, _OVER = "leader", "deal", "draw", "play", "over"
 
@@ -179,8 +184,44 @@ def game_parameters(rules: RuleConfig, episode: str = "match",
     return params
 
 
+def check_parameters(params: dict[str, Any]) -> dict[str, Any]:
+    """Game parameters checked before OpenSpiel sees them: known names (:data:`PARAMETERS`),
+    each of its default's type (any integer type, numpy's included, as a Python ``int``; never
+    a bool for a number; a ``str`` for the words) and an allowed value (:func:`game_options`,
+    :func:`observation_version`). ``TypeError`` / ``ValueError`` naming the parameter: OpenSpiel
+    said "Unable to cast Python instance" for a number too large for its C++ ``int``, "'numpy.
+    int64' object is not iterable" for a numpy integer, and a bare ``SpielError`` for
+    ``partnerships=True``.
+
+    >>> check_parameters({"num_players": 3})
+    {'num_players': 3}
+    >>> check_parameters({"partnerships": True})
+    Traceback (most recent call last):
+    ...
+    TypeError: partnerships=True must be a str (auto, yes or no), not bool
+    """
+    unknown = sorted(set(params) - set(PARAMETERS))
+    if unknown:
+        raise ValueError(f"unknown parameter(s) {', '.join(map(short_repr, unknown))}; "
+                         f"allowed: {', '.join(PARAMETERS)}")
+    checked: dict[str, Any] = {}
+    for name, value in params.items():
+        if isinstance(PARAMETERS[name], str):
+            if not isinstance(value, str):
+                allowed = " (auto, yes or no)" if name == "partnerships" else ""
+                raise TypeError(f"{name}={short_repr(value)} must be a str{allowed}, not "
+                                f"{type(value).__name__}")
+            checked[name] = str(value)
+        else:
+            checked[name] = as_int(name, value)
+    game_options(checked)  # the values: ValueError naming the parameter and what is allowed
+    observation_version(checked)
+    return checked
+
+
 def load_game(rules: RuleConfig | None = None, **params: Any) -> pyspiel.Game:
-    """The game for ``rules`` (or the defaults) plus ``episode`` / ``reward_mode``.
+    """The game for ``rules`` (or the defaults) plus ``episode`` / ``reward_mode`` and any
+    other parameter (:data:`PARAMETERS`, checked by :func:`check_parameters`).
 
     >>> load_game(RuleConfig(num_players=3)).num_players()
     3
@@ -189,7 +230,7 @@ def load_game(rules: RuleConfig | None = None, **params: Any) -> pyspiel.Game:
         raise TypeError(f"rules must be a RuleConfig (or None: the defaults), not "
                         f"{type(rules).__name__}")
     base = game_parameters(rules) if rules is not None else {}
-    return pyspiel.load_game(GAME_NAME, {**base, **params})
+    return pyspiel.load_game(GAME_NAME, check_parameters({**base, **params}))
 
 
 class StraightDominoesGame(pyspiel.Game):
@@ -232,10 +273,21 @@ class StraightDominoesGame(pyspiel.Game):
         The third line (``__dict__=``, OpenSpiel's pickle of the state's Python attributes) is
         never read: unpickling it ran whatever code a crafted string held. OpenSpiel's own
         ``pyspiel.deserialize_game_and_state`` still unpickles it (every Python game's state
-        is written that way): give that function only strings you made."""
+        is written that way): give that function only strings you made.
+
+        A state built by :func:`state_from_view` (or one that follows from it) cannot be
+        rebuilt from its history: the position it starts from is not in it, and replaying
+        from the game's start made the initial chance node (or failed a move later, with a
+        misleading message). Its ``serialize()`` text says so (a ``root=state_from_view``
+        line) and is refused with a ``ValueError``; keep such a state with ``clone()``, or build
+        it again with :func:`state_from_view`."""
         if not isinstance(text, str):
             raise TypeError(f"a serialized state is a str, not {type(text).__name__}")
         lines = text.split("\n", 2)
+        if len(lines) == 3 and lines[2].startswith(_FROM_VIEW_TAG):
+            raise ValueError("a state built by state_from_view cannot be rebuilt from its "
+                             "history (the position it starts from is not in it); keep it "
+                             "with clone(), or build it again with state_from_view")
         tags = ("history=", "move_number=", "__dict__=")
         if len(lines) != 3 or not all(map(str.startswith, lines, tags)):
             raise ValueError("not a serialized state: three lines, 'history=...', "
@@ -341,6 +393,18 @@ class StraightDominoesState(pyspiel.State):
             super().__setattr__(name, value)
 
     # -- OpenSpiel API -----------------------------------------------------------------------
+    def serialize(self) -> str:
+        """OpenSpiel's text of the state (``history=``, ``move_number=``, ``__dict__=`` lines),
+        with a ``root=state_from_view`` line before the last for a state built by
+        :func:`state_from_view`: :meth:`StraightDominoesGame.deserialize_state` refuses that
+        one, since its history does not rebuild it. (OpenSpiel's C++ side, e.g.
+        ``pyspiel.serialize_game_and_state``, writes the three lines without it.)"""
+        text = super().serialize()
+        if self.root is None:
+            return text
+        history, move_number, rest = text.split("\n", 2)
+        return "\n".join((history, move_number, _FROM_VIEW_TAG, rest))
+
     def current_player(self) -> int:
         phase = self.phase
         if phase == _PLAY:
@@ -436,6 +500,11 @@ class StraightDominoesState(pyspiel.State):
                              f"{'chance outcomes' if n == len(tiles) else 'actions'} "
                              f"(0 to {n - 1})")
         if player == pyspiel.PlayerId.CHANCE:
+            if self.phase in (_PLAY, _OVER):  # 'Draw:[0|3]->-1' named no outcome of anything
+                raise ValueError(f"action_to_string for the chance player ({player}) is asked at "
+                                 "a chance node only; this state is " + (
+                                     "terminal" if self.phase == _OVER else
+                                     f"player {self.match.turn}'s turn"))
             if self.phase == _LEADER:
                 return f"Leader:{action}"
             if self.phase == _DEAL:

@@ -40,6 +40,10 @@ from .startup import stop_signal_came
 
 HUMAN = 0
 
+#: the most characters of one typed line that are read: the rest of a longer line is read in
+#: pieces of this size and dropped (a 300 MB line was read whole, and held three times over)
+LINE_LIMIT = 8192
+
 
 class QuitGame(Exception):
     """The human typed ``q`` or the input ended."""
@@ -74,9 +78,32 @@ class TerminalGame:
     def __init__(self, agents: list, rules: RuleConfig, seed: int | None = None,
                  names: list[str] | None = None, stdin: TextIO | None = None,
                  stdout: TextIO | None = None):
+        # checked here, not on the first turn (an AttributeError or IndexError mid-match)
+        if not isinstance(rules, RuleConfig):
+            raise TypeError(f"rules must be a RuleConfig, not {short_repr(rules)}")
+        if isinstance(agents, str | bytes | dict | set) or not hasattr(agents, "__len__"):
+            raise TypeError(f"agents must be a list of agent objects (seats 1, 2, ...), not "
+                            f"{type(agents).__name__}")
         if len(agents) != rules.num_players - 1:
             raise ValueError(f"{rules.num_players} players need {rules.num_players - 1} agents, "
                              f"got {len(agents)}")
+        agents = list(agents)
+        for seat, agent in enumerate(agents, start=1):
+            if not callable(getattr(agent, "act", None)):
+                raise TypeError(f"agent at seat {seat} ({short_repr(agent)}) has no act(view) "
+                                "method")
+        if names is not None:
+            if isinstance(names, str | bytes | dict | set) or not hasattr(names, "__len__"):
+                raise TypeError(f"names must be a list of the agents' names, not "
+                                f"{type(names).__name__}")
+            names = list(names)
+            if len(names) != len(agents):
+                raise ValueError(f"names must name the {len(agents)} agent(s) at seats 1.."
+                                 f"{len(agents)}, got {len(names)} name(s)")
+            for seat, name in enumerate(names, start=1):
+                if not isinstance(name, str):
+                    raise TypeError(f"the name of seat {seat} must be a str, not "
+                                    f"{short_repr(name)}")
         self.rules = rules
         #: the match seed (drawn at random when none is given): the same seed deals the same
         #: hands and seeds the agents the same way (:mod:`dominoes_env.driver`)
@@ -160,15 +187,18 @@ class TerminalGame:
         while True:
             self.stdout.write(f"Your move (1-{count}, q to quit): ")
             self.stdout.flush()
-            try:
-                line = self.stdin.readline()
-            except UnicodeError as err:  # not bad bytes (read as U+FFFD): no text at all
-                encoding = getattr(self.stdin, "encoding", None) or "its encoding"
-                raise UnreadableInput(f"standard input cannot be read as {encoding}: "
-                                      f"{err}") from None
+            line = self._read_line()
             if not line:
                 self.say()
                 raise QuitGame
+            if len(line) >= LINE_LIMIT and not line.endswith("\n"):  # the rest is dropped
+                while True:
+                    rest = self._read_line()
+                    if not rest or rest.endswith("\n"):
+                        break
+                self.say(f"Line too long (over {LINE_LIMIT} characters): type a move number "
+                         f"from 1 to {count}, or q to quit.")
+                continue
             text = line.strip()
             if text.lower() in ("q", "quit", "exit"):
                 raise QuitGame
@@ -178,13 +208,28 @@ class TerminalGame:
             try:
                 number = int_text(text)
             except ValueError:
-                self.say(f"{short_repr(text)} is not a number: type a move number from 1 to "
-                         f"{count}, or q to quit.")
+                digits = text[1:] if text[0] in "+-" else text
+                if text.isascii() and digits.isdigit():
+                    # more digits than Python's int() reads: a number, far out of range
+                    self.say(f"There is no move {text[:20]}... ({len(digits)} digits): choose "
+                             f"from 1 to {count}.")
+                else:
+                    self.say(f"{short_repr(text)} is not a number: type a move number from 1 "
+                             f"to {count}, or q to quit.")
                 continue
             if not 1 <= number <= count:
                 self.say(f"There is no move {short_repr(number)}: choose from 1 to {count}.")
                 continue
             return number
+
+    def _read_line(self) -> str:
+        """One line of standard input, at most :data:`LINE_LIMIT` characters of it."""
+        try:
+            return self.stdin.readline(LINE_LIMIT)
+        except UnicodeError as err:  # not bad bytes (read as U+FFFD): no text at all
+            encoding = getattr(self.stdin, "encoding", None) or "its encoding"
+            raise UnreadableInput(f"standard input cannot be read as {encoding}: "
+                                  f"{err}") from None
 
     def human_turn(self, view) -> int:
         """Show the table and the numbered legal moves; return the chosen action code."""
@@ -228,6 +273,16 @@ class TerminalGame:
             won = match.winner == self.rules.side_of(HUMAN)
             self.say(f"\nMatch over: {'you win' if won else f'side {match.winner} wins'}"
                      f" ({self.scores_line()}).")
+
+    def record(self) -> dict:
+        """The match's game record so far (``docs/rules.md``), with the ``"match"`` field a
+        tournament's records carry: the ``seats`` (names, ``"you"`` at seat 0) and the match
+        ``seed`` (``--seed`` with it deals the same hands and seeds the agents alike).
+        Readers of records ignore the field; ``replay --html`` shows the seats' names."""
+        if self.match is None:
+            raise ValueError("the match has not begun: there is no record yet")
+        return {**self.match.to_record(), "match": {"seats": list(self.names),
+                                                    "seed": self.seed}}
 
     def run(self) -> bool:
         """Play until the match ends (True) or the human quits (False)."""
@@ -344,7 +399,8 @@ def run_play(args) -> int:
         game = TerminalGame(agents, rules, seed=seed, names=list(args.opponents))
         game.intro = (f"Straight Dominoes to {rules.target_score}: you (seat 0) against "
                       f"{', '.join(args.opponents)}" + (" (partners: you and seat 2)"
-                                                       if rules.partnerships else "") + ".")
+                                                       if rules.partnerships else "")
+                      + f". Match seed {seed} (--seed {seed} deals this match again).")
         game.run()
     except Stopped as err:  # SIGTERM, or SIGHUP from a closed terminal: saved like Ctrl-C
         status, problem = 128 + err.signum, f"stopped by {signal.Signals(err.signum).name}"
@@ -360,13 +416,13 @@ def run_play(args) -> int:
     note = ""
     if save and game is not None and game.match is not None:
         try:
-            written = save_record(game.match.to_record(), save, overwrite)
+            written = save_record(game.record(), save, overwrite)
             note = f"record saved to {written}"
         except (OSError, ValueError) as err:  # ValueError: a link or a device put there since
             status = 2
             reason = getattr(err, "strerror", None) or err
             note = f"the record could not be written to {save!r} ({reason})"
-            rescued = rescue_record(game.match.to_record())
+            rescued = rescue_record(game.record())
             if rescued is not None:
                 note += f"; it is saved in {rescued} instead"
     if problem is None:
@@ -381,3 +437,10 @@ def run_play(args) -> int:
     if problem is not None:
         print_error(problem + (f"; {note}" if note else ""))
     return status
+
+
+if __name__ == "__main__":  # python -m dominoes_env.play: the play command (it did nothing)
+    from .cli import play_main
+    from .cli_support import end_program
+
+    end_program(play_main())

@@ -75,6 +75,66 @@ def test_driver_refuses_an_answer_that_is_not_a_legal_code():
         play_match_with([Bad(), Recorder()], RuleConfig(), seed=0)
 
 
+class Mutate(Recorder):
+    """Rebinds its view's legal actions to its own illegal answer."""
+
+    def act(self, view):
+        object.__setattr__(view, "legal", (999,))
+        return 999
+
+
+class ActProperty(Recorder):
+    """``act`` is a property that raises on its second read."""
+
+    reads = 0
+
+    @property
+    def act(self):
+        self.reads += 1
+        if self.reads > 1:
+            raise RuntimeError("prop boom")
+        return lambda view: view.legal[0]
+
+
+class RaisingAttribute(Recorder):
+    @property
+    def begin_hand(self):
+        raise RuntimeError("attribute boom")
+
+
+def test_driver_checks_the_answer_against_the_legal_actions_before_the_call():
+    # the agent's altered view.legal was the reference: 999 passed the check and match.play
+    # raised IllegalMoveError, outside every caller's error handling
+    with pytest.raises(ValueError, match=r"seat 1 returned 999, not a legal action; legal: "):
+        play_match_with([Recorder(), Mutate()], RuleConfig(), seed=0)
+    from agents.arena import AgentError
+
+    with pytest.raises(AgentError, match=r"returned 999, not a legal action"):
+        play_match([Recorder(), Mutate()], seed=1)
+
+
+def test_driver_reads_agent_attributes_inside_the_call_hook():
+    # players[seat].act was read outside call(...): a raising property escaped it
+    seen = []
+
+    def call(seat, method, fn, *args):
+        try:
+            return fn(*args)
+        except RuntimeError as err:
+            seen.append((seat, method))
+            raise ValueError(f"seat {seat} {method}: {err}") from None
+
+    with pytest.raises(ValueError, match="seat 1 act: prop boom"):
+        play_match_with([Recorder(), ActProperty()], RuleConfig(target_score=50), 0, call=call)
+    with pytest.raises(ValueError, match="seat 0 begin_hand: attribute boom"):
+        play_match_with([RaisingAttribute(), Recorder()], RuleConfig(), 0, call=call)
+    assert seen == [(1, "act"), (0, "begin_hand")]
+    from agents.arena import AgentError
+
+    with pytest.raises(AgentError, match=r"raised RuntimeError in act\(\): prop boom"):
+        play_match([Recorder(), ActProperty()], seed=1)
+
+
 def test_play_uses_the_same_seeding_as_tournaments():
     # a terminal game whose human always takes the first move deals the hands a tournament
     # match with the same seed deals, and seeds its agents the same way

@@ -72,6 +72,30 @@ def test_bad_parameters_are_named(text, message):
         pyspiel.load_game(f"{dos.GAME_NAME}({text})")
 
 
+@pytest.mark.parametrize("params, error, message", [
+    # OpenSpiel said "Unable to cast Python instance", "'numpy.int64' object is not
+    # iterable" and a bare SpielError
+    ({"target_score": 99999999999}, ValueError, "target_score=99999999999 is out of range"),
+    ({"partnerships": True}, TypeError, "partnerships=True must be a str (auto, yes or no)"),
+    ({"max_pip": True}, TypeError, "max_pip=True must be an integer, not a boolean"),
+    ({"max_pip": 6.0}, TypeError, "max_pip=6.0 must be an integer, not float"),
+    ({"episode": 3}, TypeError, "episode=3 must be a str, not int"),
+    ({"episode": "x"}, ValueError, "episode='x' is not allowed"),
+    ({"obs_version": 9}, ValueError, "obs_version=9 is not available"),
+    ({"foo": 1}, ValueError, "unknown parameter(s) 'foo'; allowed: num_players"),
+])
+def test_load_game_checks_its_parameters_first(params, error, message):
+    with pytest.raises(error) as err:
+        dos.load_game(**params)
+    assert message in str(err.value)
+
+
+def test_load_game_takes_numpy_integers():
+    game = dos.load_game(num_players=np.int64(3), target_score=np.int32(60))
+    assert game.num_players() == 3 and game.rules.target_score == 60
+    assert game.get_parameters()["num_players"] == 3
+
+
 @pytest.mark.parametrize("params", CONFIGS, ids=_config_id)
 def test_openspiel_random_simulations_with_serialization(params):
     """OpenSpiel's own checker: random games, every state's strings, tensors, legal actions,
@@ -279,6 +303,29 @@ def test_state_from_view_matches_the_view():
     assert len(strings) == 1  # the same observation whatever the hidden tiles are
 
 
+def test_a_state_built_from_a_view_is_not_rebuilt_as_another_state():
+    """Its text was turned back into the game's initial chance node with no error (and after
+    one move the round trip failed with a misleading message)."""
+    match = MatchState(seed=3)
+    held = match.hand.played
+    for hand in match.hand.hands:
+        held |= hand
+    rest = [t for t in range(28) if not held >> t & 1]
+    game = dos.load_game()
+    state = dos.state_from_view(game, match.hand.view(match.hand.turn), match.hand.hands, rest)
+    for s in (state, state.child(state.legal_actions()[0]), state.clone()):
+        assert "\nroot=state_from_view\n" in s.serialize()
+        with pytest.raises(ValueError, match="a state built by state_from_view cannot be "
+                                             "rebuilt from its history"):
+            game.deserialize_state(s.serialize())
+    # OpenSpiel's own round trip (its pickle) still restores it; a game's state still has none
+    _, back = pyspiel.deserialize_game_and_state(pyspiel.serialize_game_and_state(game, state))
+    assert str(back) == str(state) and back.legal_actions() == state.legal_actions()
+    fresh, _ = _play_randomly(game, 4)
+    assert "root=" not in fresh.serialize()
+    assert str(game.deserialize_state(fresh.serialize())) == str(fresh)
+
+
 def test_ismcts_agent_plays_legal_reproducible_matches():
     from agents.arena import play_match
 
@@ -447,3 +494,16 @@ def test_questions_a_state_cannot_answer_are_refused_not_made_up():
         state.action_to_string(state.current_player(), 999)
     with pytest.raises(ValueError, match="action 28 is not one of this game's chance outcomes"):
         state.action_to_string(pyspiel.PlayerId.CHANCE, 28)
+
+
+def test_action_to_string_for_the_chance_player_needs_a_chance_node():
+    """At a decision node or the end, the chance player's action named "Draw:[0|3]->-1"."""
+    state = dos.load_game().new_initial_state()
+    while state.is_chance_node():
+        state.apply_action(state.chance_outcomes()[0][0])
+    for player in (pyspiel.PlayerId.CHANCE, -1):
+        with pytest.raises(ValueError, match="chance node only; this state is player 0's turn"):
+            state.action_to_string(player, 3)
+    state, _ = _play_randomly(dos.load_game(target_score=20, episode="hand"), 3)
+    with pytest.raises(ValueError, match="chance node only; this state is terminal"):
+        state.action_to_string(pyspiel.PlayerId.CHANCE, 3)

@@ -31,6 +31,7 @@ from agents.tables import (
     TABLES,
     as_table,
     check_table,
+    default_tiles,
     describe_table,
     table_of,
     table_rules,
@@ -60,6 +61,24 @@ def test_what_is_not_a_table_is_refused(bad):
         as_table(bad)
     with pytest.raises(TypeError, match="rules must be a RuleConfig"):
         table_of(bad)
+
+
+def test_numpy_player_counts_name_their_table():
+    # as_table(np.int64(2)) was "not a table: np.int64(2); give ... a player count 2..4"
+    np = pytest.importorskip("numpy")
+    assert [as_table(np.int64(n)) for n in (2, 3, 4)] == list(TABLES[:3])
+    assert as_table(np.int8(3)) == "3p"
+    for bad in (np.int64(5), np.True_, np.float64(2.0)):
+        with pytest.raises(ValueError, match="not a table: "):
+            as_table(bad)
+
+
+@pytest.mark.parametrize("bad", [None, {"num_players": 2}, "2p", 2])
+def test_default_tiles_refuses_what_is_no_rule_set(bad):
+    # default_tiles(None) was AttributeError: 'NoneType' object has no attribute 'max_pip'
+    with pytest.raises(TypeError, match="rules must be a RuleConfig"):
+        default_tiles(bad)
+    assert default_tiles(RuleConfig(num_players=4, partnerships=False)) is True
 
 
 def test_check_table_names_the_allowed_tables():
