@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 from dominoes_env.core.atomic_files import file_sha256, write_json
-from dominoes_env.core.validation import parse_json, short_repr
+from dominoes_env.core.validation import as_int, as_path, parse_json, short_repr
 
 from .sb3_checkpoint import CheckpointError, check_members
 
@@ -135,7 +135,9 @@ def prune_checkpoints(folder: Path, steps: int, keep: int) -> list[Path]:
     go: ``last.zip``, links, a file of that name that is no checkpoint (the user's: a text
     file was deleted without a word) and anything else there stay, and so do checkpoints past
     ``steps`` (a run resumed from an older checkpoint writes them again as it goes on). Every
-    one was kept: a long run's checkpoints grew without end.
+    one was kept: a long run's checkpoints grew without end. ``keep`` is at least 1 and
+    ``steps`` at least 0 (integers), else a ``ValueError``/``TypeError`` naming it, before
+    anything is removed.
 
     >>> import tempfile, zipfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -152,8 +154,11 @@ def prune_checkpoints(folder: Path, steps: int, keep: int) -> list[Path]:
     >>> kept
     ['last.zip', 'ppo_200_steps.zip', 'ppo_300_steps.zip', 'ppo_400_steps.zip', 'ppo_50_steps.zip']
     """
+    # keep=0 removed every checkpoint, the one just written too; keep=2.5 was a bare TypeError
+    steps = as_int("steps", steps, 0)
+    keep = as_int("keep", keep, 1)
     found = []
-    with os.scandir(folder) as entries:
+    with os.scandir(as_path("folder", folder)) as entries:
         for entry in entries:
             name = CHECKPOINT_NAME.fullmatch(entry.name)
             if (name and entry.is_file(follow_symlinks=False) and int(name[1]) <= steps

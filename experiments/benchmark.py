@@ -83,7 +83,7 @@ class Config:
     max_hands: int = _f(DEFAULT_MAX_HANDS, "stop a match undecided (a draw) after this many "
                                            "hands", low=1)
     out: str | None = _f(None, "output folder (default: results/benchmark-<agent>-<hash of "
-                               "the arguments>)")
+                               "the arguments>)", path=True)
     resume: bool = _f(False, "continue the card in --out (same arguments)")
     overwrite: bool = _f(False, "start again, replacing the card in --out")
     plot: bool = _f(True, "draw card.png (skipped, with a note, without matplotlib)")

@@ -67,11 +67,27 @@ MAX_JAX_UPDATES = 2**31 - 1
 
 
 def jittable(spec: str) -> tuple[str, str] | None:
-    """``(kind, path)`` for the agents train_jax plays inside jit, else ``None``."""
+    """``(kind, path)`` for the agents train_jax plays inside jit, else ``None`` (the
+    MaskablePPO path). A ``ppo:PATH`` policy is jittable only with the activation the JAX
+    networks play (tanh): a relu policy went to train_jax, which refused it after the command
+    was printed. (A file that cannot be read stays with train_jax, whose check names why.)"""
     if spec in ("greedy", "random"):
         return spec, ""
     if spec == "ppo" or spec.startswith("ppo:"):
-        return "ppo", spec.partition(":")[2]
+        path = spec.partition(":")[2]
+        if path:
+            from dominoes_env.policy_format import (
+                TRAINED_ACTIVATION,
+                PolicyFileError,
+                read_policy,
+            )
+
+            try:
+                if read_policy(path).activation != TRAINED_ACTIVATION:
+                    return None
+            except PolicyFileError:
+                pass
+        return "ppo", path
     return None
 
 

@@ -28,6 +28,7 @@ import argparse
 import csv
 import dataclasses
 import functools
+import hashlib
 import json
 import math
 import os
@@ -134,7 +135,8 @@ class Config:
     opp_snapshot: float = _f(0.25, "share of the envs against a frozen snapshot", low=0)
     opp_greedy: float = _f(0.35, "share of the envs against greedy", low=0)
     opp_random: float = _f(0.05, "share of the envs against uniform random", low=0)
-    opp_policy: str = _f("", "a policy file (tanh) to play too, share --opp-policy-weight")
+    opp_policy: str = _f("", "a policy file (tanh) to play too, share --opp-policy-weight",
+                         path=True)
     opp_policy_weight: float = _f(0.0, "share of the envs against --opp-policy", low=0)
     match_scores: float = _f(0.0, "share of the hands dealt at random match scores, not 0-0",
                              low=0, high=1)
@@ -152,11 +154,12 @@ class Config:
     seed: int = _f(0, "seed of everything (same seed and devices, same run)", low=0,
                    high=MAX_SEED)
     out: str | None = _f(None, f"output directory (default: {DEFAULT_OUT}; with --resume, the "
-                               "checkpoint's own run folder)")
-    resume: str | None = _f(None, "a checkpoint.npz to continue (steps count from its start)")
+                               "checkpoint's own run folder)", path=True)
+    resume: str | None = _f(None, "a checkpoint.npz to continue (steps count from its start)",
+                            path=True)
     init: str | None = _f(None, "a checkpoint.npz or policy file whose networks a new run starts "
                                 "from (same players and --net; a lower observation version "
-                                "grows: zero weights for the new inputs)")
+                                "grows: zero weights for the new inputs)", path=True)
     ship: bool = _f(False, "copy policy.npz to the table's file in agents/policies/ if it "
                            "beats the shipped one")
     progress: bool = _f(True, "show a progress bar")
@@ -425,11 +428,27 @@ def make_train(config: Config):
 
     devices = config.device_count(len(jax.devices()), on_cpu())
     keep = {**dataclasses.asdict(config), **{k: getattr(Config(), k) for k in RUN_ONLY}}
-    return (*_make_train_cached(json.dumps(keep, sort_keys=True), devices), devices)
+    return (*_make_train_cached(json.dumps(keep, sort_keys=True), devices,
+                                _file_digest(config.opp_policy)), devices)
+
+
+def _file_digest(path: str) -> str | None:
+    """The SHA-256 of the file at ``path`` (``None`` for no path, or one that cannot be read:
+    its loader then names the problem): a cache key of what the file holds, not its name. The
+    update was cached by the --opp-policy path, so a file rewritten between two runs in one
+    process was still played as it was at the first."""
+    if not path:
+        return None
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 @functools.lru_cache(maxsize=4)
-def _make_train_cached(frozen: str, devices: int):
+def _make_train_cached(frozen: str, devices: int, opp_policy_digest: str | None):
+    """``opp_policy_digest`` is only a key: the same settings with another --opp-policy file's
+    contents are another update."""
     return _make_train(Config(**json.loads(frozen)), devices)
 
 

@@ -145,7 +145,8 @@ class TrainConfig:
         "the teacher's opponents while collecting demonstrations (teacher: the teacher itself)")
     bc_epochs: int = config_field(15, "epochs of behaviour cloning", low=1)
     bc_dataset: str = config_field("", "clone the decisions of a dataset DIR (python -m "
-                                       "experiments.make_dataset) instead of playing bc-teacher")
+                                       "experiments.make_dataset) instead of playing bc-teacher",
+                                   path=True)
     bc_agent: str = config_field("", "the agent of bc-dataset whose decisions are cloned (empty: "
                                      "every agent's)")
     workers: int = config_field(2, "processes collecting demonstrations", low=1)
@@ -164,11 +165,12 @@ class TrainConfig:
                                 high=MAX_TRAINER_SEED)
     out: str | None = config_field(None, "run directory (logs, checkpoints, pool, the exported "
                                          "policy; default: runs/ppo, with --resume the "
-                                         "checkpoint's own run folder)")
+                                         "checkpoint's own run folder)", path=True)
     resume: str | None = config_field(None, "a checkpoint .zip of this run to continue from (its "
                                             "architecture must match --net and --activation; it "
                                             "trains on with this command's other settings, "
-                                            "where a line names those it was trained with)")
+                                            "where a line names those it was trained with)",
+                                 path=True)
     ship: bool = config_field(False, "copy the exported policy to the table's file in "
                                      "agents/policies/ (ppo_3p.npz, ppo_4p_partnerships.npz, ...)")
     device: str = config_field("cpu", "torch device: cpu, cuda, cuda:N, mps or auto")
@@ -217,6 +219,11 @@ class TrainConfig:
         for spec in [self.bc_teacher, *self.bc_opponents] if self.bc_teacher else self.bc_opponents:
             if spec != "teacher":
                 check_spec(spec, self.rules())
+        # the opponents built and checked against the table too: ppo:PATH of a missing or
+        # foreign policy passed, and the run ended in a traceback after writing config.json,
+        # pool/ and run.json
+        for spec, _ in self.opponent_mix()[0]:
+            check_spec(spec, self.rules())
 
     def rules(self) -> RuleConfig:
         return RuleConfig(num_players=self.players, partnerships=self.partnerships,
@@ -767,6 +774,10 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
 
     from agents.ppo_export import export_policy
 
+    # before anything is written or started (a TrainConfig built in Python too: n_envs=10**7
+    # wrote config.json, pool/ and run.json, then forked its environments)
+    check_memory(config)
+    check_device(config)
     out = Path(config.out)
     folder = check_run_dir(config, out)  # every refusal comes before anything is written
     demonstrations = bc_dataset_demonstrations(config)

@@ -103,12 +103,12 @@ class RllibConfig:
                                 "the networks)", low=0,
                                 high=MAX_TRAINER_SEED)
     out: str = config_field("runs/rllib", "output folder: progress.csv, tb/, checkpoint/, "
-                                          "policy.npz, policy.json")
+                                          "policy.npz, policy.json", path=True)
     resume: str | None = config_field(None, "an RLlib checkpoint folder to continue from (e.g. "
                                             "OUT/checkpoint): only one that train_rllib wrote "
                                             "and nobody changed since (RLlib checkpoints are "
                                             "pickles, which run code when loaded; each file's "
-                                            "SHA-256 is checked first)")
+                                            "SHA-256 is checked first)", path=True)
     eval_matches: int = config_field(0, "after training, matches of the exported policy against "
                                         "random (each deal once per side); 0: none", low=0,
                                      high=MAX_MATCHES)

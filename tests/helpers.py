@@ -187,6 +187,15 @@ BAD_RECORDS = [
     (lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [6, 1]]), "a move is [seat, [a, b], end]"),
     (lambda r: r["hands"][0]["moves"].__setitem__(1, [1, [2, 6], "left"]), "still in the boneyard"),
     (lambda r: r["hands"].append(copy.deepcopy(r["hands"][0])), "hand 0 is not finished"),
+    # a seat equal to the right one but no integer (JSON's false, 1.0), and a tuple for a list:
+    # the JAX replay took them where the core refused them
+    (lambda r: r["hands"][0]["moves"][0].__setitem__(0, False),
+     "move 0 [false, [6, 6], null]: the seat False must be an integer"),
+    (lambda r: r["hands"][0]["moves"][1].__setitem__(0, 1.0), "the seat 1.0 must be an integer"),
+    (lambda r: r["hands"][0].update(hands=tuple(r["hands"][0]["hands"])),
+     "hand 0: 'hands' must be a list of tiles per seat"),
+    (lambda r: r["hands"][0].update(boneyard=tuple(r["hands"][0]["boneyard"])),
+     "hand 0: 'boneyard' must be a list of tiles"),
 ]
 
 

@@ -79,6 +79,38 @@ def test_the_dataclass_refuses_what_the_command_line_refuses(changes, error, mes
         Run(**changes)
 
 
+@dataclass
+class Typed:
+    fast: bool = config_field(False, "go fast")
+    where: str | None = config_field(None, "a folder", path=True)
+    specs: list[str] = config_field(lambda: ["a"], "specs")
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"fast": "no"}, "fast='no' must be true or false, not str"),
+    ({"fast": 1}, "fast=1 must be true or false, not int"),
+    ({"where": 5}, r"where=5 must be a path \(str or os.PathLike\), not int"),
+    ({"where": b"x"}, "where=b'x' must be a path"),
+    ({"specs": "ab"}, "specs='ab' must be a list, not str"),
+    ({"specs": ["a", 5]}, "specs=5 must be a str, not int"),
+])
+def test_every_field_is_checked_by_its_declared_type(changes, message):
+    """Only fields with choices or a range were checked: a bool field took ``"no"`` (as true),
+    a path field a number, a list field a string (read letter by letter)."""
+
+    @dataclass
+    class Checked(Typed):
+        def __post_init__(self):
+            check_config(self)
+
+    with pytest.raises(TypeError, match=f"^{message}"):
+        Checked(**changes)
+    from pathlib import Path
+
+    good = Checked(fast=True, where=Path("out"), specs=("b", "c"))
+    assert (good.fast, good.where, good.specs) == (True, "out", ["b", "c"])
+
+
 @pytest.mark.parametrize(("settings", "message"), [
     ({"lr": 0}, "lr=0.0 is out of range"),
     ({"steps": "5"}, "steps='5' must be an integer"),

@@ -117,6 +117,31 @@ def test_checkpoint_rotation_removes_only_checkpoints(tmp_path):
     assert (tmp_path / "ppo_20_steps.zip").read_text() == "mine\n"
 
 
+@pytest.mark.parametrize(("steps", "keep", "error", "says"), [
+    (48, 0, ValueError, "keep=0 is out of range; allowed: >= 1"),
+    (48, -1, ValueError, "keep=-1 is out of range"),
+    (48, 2.5, TypeError, "keep=2.5 must be an integer"),
+    (48, None, TypeError, "keep=None must be an integer"),
+    ("300", 1, TypeError, "steps='300' must be an integer"),
+    (-1, 1, ValueError, "steps=-1 is out of range"),
+])  # fmt: skip
+def test_checkpoint_rotation_refuses_a_bad_count_before_removing_anything(
+        tmp_path, steps, keep, error, says):
+    """``keep=0`` (or -1) removed every checkpoint, the one just written too, which the
+    docstring says is always kept; ``keep=2.5`` or ``steps="300"`` was a bare TypeError."""
+    import zipfile
+
+    from agents.sb3_run import prune_checkpoints
+
+    for n in (16, 32, 48):
+        with zipfile.ZipFile(tmp_path / f"ppo_{n}_steps.zip", "w") as z:
+            for member in ("data", "policy.pth", "policy.optimizer.pth"):
+                z.writestr(member, "")
+    with pytest.raises(error, match=f"^{says}"):
+        prune_checkpoints(tmp_path, steps, keep)
+    assert len(list(tmp_path.iterdir())) == 3
+
+
 POOLED = dict(n_envs=1, vec_env="dummy", n_steps=16, batch_size=16, n_epochs=1, net="8",
               eval_every=10**6, eval_matches=2, checkpoint_every=10**6, target_score=50)
 
@@ -275,6 +300,19 @@ def test_pool_keeps_the_newest_snapshots_and_rejects_bad_weights():
     # '' was read as the working directory: "--resume '.': it is a folder"
     ({"resume": ""}, "^--resume is empty; name a checkpoint .zip"),
     ({"resume": "  "}, "^--resume is empty"),
+    # each field by its declared type: "no" was taken as true (ship=True shipped the policy
+    # without a strength check), a number or bytes for a path or spec was a bare error later
+    ({"ship": "no"}, "^ship='no' must be true or false, not str"),
+    ({"overwrite": 0}, "^overwrite=0 must be true or false, not int"),
+    ({"out": 5}, r"^out=5 must be a path \(str or os.PathLike\), not int"),
+    ({"resume": b"r.zip"}, r"^resume=b'r.zip' must be a path"),
+    ({"opponents": ["greedy=1", 5]}, "^opponents=5 must be a str, not int"),
+    ({"opponents": "greedy=1"}, "^opponents='greedy=1' must be a list, not str"),
+    ({"net": 16}, "^net=16 must be a str, not int"),
+    # an opponent is built and checked against the table, as bc_opponents are: this passed,
+    # and the run died in a 41-line traceback after writing config.json, pool/ and run.json
+    ({"opponents": ["greedy=1", "ppo:/nonexistent.npz=1"]},
+     "policy file '/nonexistent.npz': no such file"),
 ])  # fmt: skip
 def test_bad_configuration_is_a_clear_error(changes, message, tmp_path, monkeypatch):
     import agents.ppo
@@ -282,6 +320,22 @@ def test_bad_configuration_is_a_clear_error(changes, message, tmp_path, monkeypa
     monkeypatch.setattr(agents.ppo, "POLICY_DIR", tmp_path)  # no shipped policy for any table
     with pytest.raises(ValueError, match=message):
         TrainConfig(**changes)
+
+
+def test_a_path_field_takes_a_pathlib_path_and_a_tuple_of_specs(tmp_path):
+    config = TrainConfig(out=tmp_path / "run", opponents=("greedy=1", "random=1"))
+    assert config.out == str(tmp_path / "run") and config.opponents == ["greedy=1", "random=1"]
+
+
+def test_train_from_python_checks_memory_before_writing_anything(tmp_path):
+    """Only the command line checked the run fitted in memory: ``train(TrainConfig(n_envs=
+    10**7))`` wrote config.json, pool/ and run.json and then started its environments."""
+    from dominoes_env.cli_support import RefusedError
+
+    out = tmp_path / "run"
+    with pytest.raises(RefusedError, match="this run needs about"):
+        train(TrainConfig(out=str(out), n_envs=10**7, vec_env="dummy"))
+    assert not out.exists()
 
 
 @pytest.mark.parametrize("device, gpus, mps, refused", [

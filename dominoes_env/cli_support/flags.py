@@ -19,12 +19,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..core.validation import (
     ParameterTypeError,
+    as_bool,
     as_float,
     as_int,
     as_seed,
@@ -134,12 +136,15 @@ def positive_seconds(text: str) -> float:
 
 def config_field(default: Any, help: str, *, choices: Sequence[Any] | None = None,
                  low: float | None = None, high: float | None = None, low_open: bool = False,
-                 high_open: bool = False) -> Any:
+                 high_open: bool = False, path: bool = False) -> Any:
     """A field of a program's configuration dataclass: its default, its ``--help`` text and the
     values it allows, which :func:`config_parser` (the command line) and :func:`check_config`
-    (the dataclass itself) both enforce: one of ``choices``, or a number within ``low`` ..
-    ``high`` (inclusive, unless ``low_open`` / ``high_open``; ``None``: unbounded). A callable
-    default (a ``list`` factory) is called for each instance.
+    (the dataclass itself) both enforce: a value of the field's declared type (a ``bool`` field
+    takes ``True``/``False`` only, a ``str`` field text, a ``list`` field a list of its item
+    type), one of ``choices``, or a number within ``low`` .. ``high`` (inclusive, unless
+    ``low_open`` / ``high_open``; ``None``: unbounded). A ``str`` field with ``path=True`` (a
+    file or folder) takes an ``os.PathLike`` too, stored as its text. A callable default (a
+    ``list`` factory) is called for each instance.
 
     >>> from dataclasses import dataclass
     >>> @dataclass
@@ -176,6 +181,8 @@ def config_field(default: Any, help: str, *, choices: Sequence[Any] | None = Non
         metadata["low_open"] = True
     if high_open:
         metadata["high_open"] = True
+    if path:
+        metadata["path"] = True
     if callable(default) and not isinstance(default, str):
         return dataclasses.field(default_factory=default, metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
@@ -216,41 +223,44 @@ def _check_value(f: dataclasses.Field, value: Any, kind: str) -> Any:
     return value
 
 
-#: what a value of each kind of field is, where :func:`_check_value` does not check the type
-_PLAIN_TYPES = {"bool": bool, "str": str}
-
-
-def _check_field(f: dataclasses.Field, value: Any, typed: bool = False) -> Any:
+def _check_field(f: dataclasses.Field, value: Any) -> Any:
     """``value`` checked against the field ``f`` (``None`` where the default is ``None``; a
-    list item by item) and coerced; with ``typed``, a ``bool`` or ``str`` field's value must be
-    of that type too, as its flag's is."""
+    list or tuple item by item, stored as a list) and coerced: a number by its range, a
+    ``bool`` field's value a real boolean (never ``"no"`` or ``0``), a ``str`` field's text (a
+    path field's ``os.PathLike`` as its text)."""
     if value is None and f.default is None:
         return None
     kind = _field_kind(f)
     if kind == "list":
-        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-            raise ParameterTypeError(f"{f.name}={short_repr(value)} must be a list")
-        return [_check_field_value(f, item, _item_kind(f), typed) for item in value]
-    return _check_field_value(f, value, kind, typed)
+        if not isinstance(value, (list, tuple)):
+            raise ParameterTypeError(f"{f.name}={short_repr(value)} must be a list, not "
+                                     f"{type(value).__name__}")
+        return [_check_field_value(f, item, _item_kind(f)) for item in value]
+    return _check_field_value(f, value, kind)
 
 
-def _check_field_value(f: dataclasses.Field, value: Any, kind: str, typed: bool) -> Any:
-    plain = _PLAIN_TYPES.get(kind)
-    if typed and plain is not None and not isinstance(value, plain):
-        raise ParameterTypeError(f"{f.name}={short_repr(value)} must be a {kind}, not "
-                                 f"{type(value).__name__}")
+def _check_field_value(f: dataclasses.Field, value: Any, kind: str) -> Any:
+    if kind == "bool":
+        value = as_bool(f.name, value)
+    elif kind == "str":
+        if f.metadata.get("path") and isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if not isinstance(value, str):
+            allowed = "a path (str or os.PathLike)" if f.metadata.get("path") else "a str"
+            raise ParameterTypeError(f"{f.name}={short_repr(value)} must be {allowed}, not "
+                                     f"{type(value).__name__}")
     return _check_value(f, value, kind)
 
 
 def check_config(config: Any) -> None:
-    """Check every field of a configuration dataclass against what its :func:`config_field`
-    allows (``choices``, ``low`` .. ``high``; a list field item by item; ``None`` where the
-    default is ``None``), and store the coerced values. Call it from ``__post_init__``, so a
-    configuration built in Python is held to the same rules as the command line; the first
-    bad field raises ``ValueError`` (``TypeError`` for a wrong type) naming it."""
+    """Check every field of a configuration dataclass against its declared type and what its
+    :func:`config_field` allows (``choices``, ``low`` .. ``high``; a list field item by item;
+    ``None`` where the default is ``None``), and store the coerced values. Call it from
+    ``__post_init__``, so a configuration built in Python is held to the same rules as the
+    command line (``overwrite="no"`` was taken as true); the first bad field raises
+    ``ValueError`` (``TypeError`` for a wrong type) naming it."""
     for f in dataclasses.fields(config):
-        if any(k in f.metadata for k in ("choices", "low", "high")):
-            object.__setattr__(config, f.name, _check_field(f, getattr(config, f.name)))
+        object.__setattr__(config, f.name, _check_field(f, getattr(config, f.name)))
 
 
 def check_settings(cls: type, settings: Mapping[str, Any]) -> None:
@@ -278,7 +288,7 @@ def check_settings(cls: type, settings: Mapping[str, Any]) -> None:
     """
     for f in dataclasses.fields(cls):
         if f.name in settings:
-            _check_field(f, settings[f.name], typed=True)
+            _check_field(f, settings[f.name])
 
 
 def _range_text(meta: Mapping[str, Any]) -> str:

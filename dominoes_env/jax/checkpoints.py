@@ -43,7 +43,7 @@ import numpy as np
 from dominoes_env.cli_support import check_settings
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_write, entry_kind
-from dominoes_env.core.validation import parse_json, short_repr
+from dominoes_env.core.validation import as_float, as_int, parse_json, short_repr
 from dominoes_env.npz_files import read_npz
 from dominoes_env.obs import VERSIONS, observation_spec
 from dominoes_env.policy_format import MAX_STEPS, MAX_WALL_S, hidden_sizes
@@ -102,9 +102,14 @@ def _table(settings: Mapping[str, Any]) -> tuple[RuleConfig, list[int]]:
 def save_checkpoint(runner: Mapping[str, Any], settings: Any, steps: int, wall: float,
                     path: str | os.PathLike) -> None:
     """Write everything `runner` carries but the games in play to `path`, atomically, with
-    `steps`, `wall` (seconds trained) and the run's `settings`."""
+    `steps`, `wall` (seconds trained) and the run's `settings`. `steps` (an integer in
+    0..`MAX_STEPS`) and `wall` (a number of seconds in 0..`MAX_WALL_S`) are checked first, by
+    the rules `read_checkpoint` reads them with: a NaN or a negative count replaced a good
+    checkpoint by one no `--resume` could read, and 2.7 or True was saved as 2 or 1."""
+    steps = as_int("steps", steps, 0, MAX_STEPS)
+    wall = as_float("wall", wall, 0, MAX_WALL_S)
     leaves = jax.tree.leaves(_saved(runner))
-    meta = {"format": FORMAT, "steps": int(steps), "wall_s": float(wall),
+    meta = {"format": FORMAT, "steps": steps, "wall_s": wall,
             "config": as_settings(settings)}
     payload = {f"leaf{i}": np.asarray(x) for i, x in enumerate(leaves)}
     payload["meta"] = np.array(json.dumps(meta))

@@ -165,7 +165,7 @@ class Env(pgx.Env):
         """The first state of a match (or hand episode), its first hand dealt from ``key``: one
         PRNG key (``jax.random.PRNGKey(seed)`` or ``jax.random.key(seed)``; under ``jax.vmap``
         one per game). Anything else is a ``TypeError`` before anything is traced."""
-        _check_key(key, "init")
+        check_key(key, "init")
         # not pgx.Env.init, which observes the state _init returns again: init_deal writes
         # the observation from a new match's few blocks (observation.observe_first)
         return self._init(key)
@@ -205,7 +205,7 @@ class Env(pgx.Env):
                                  "from it")
             deal = Deal(jnp.arange(self.tables.T, dtype=I32), jnp.int32(0))  # never used
         else:
-            _check_key(key, "step")
+            check_key(key, "step")
             deal = self.game.random_deal(key)
         return self.step_deal(state, action, deal)
 
@@ -214,7 +214,7 @@ class Env(pgx.Env):
         """:meth:`step` with the next hand (if one is dealt) given as ``deal``, so a test or a
         replay plays the same deals as the core. ``flip`` lays a lead high half left (records
         write the lead as it lies); action codes alone always lead low half left."""
-        self._check_state(state, "step")
+        self.check_state(state, "step")
         y, seat, illegal = self._move(state, action, flip)
         if self._deal_next:
             y = self.game.next_hand(y, deal)
@@ -231,8 +231,8 @@ class Env(pgx.Env):
         step's ``rewards`` and ``terminated``), at about half the cost: the step and the reset
         draw their deal from the same two keys as Pgx's wrapper, but only the deal that is used
         is drawn, and the observation and legal mask are computed once."""
-        self._check_state(state, "step_autoreset")
-        _check_key(key, "step_autoreset")
+        self.check_state(state, "step_autoreset")
+        check_key(key, "step_autoreset")
         key1, key2 = rng.split(key)  # jax.random.split(key), fused (see .rng)
         ended = state.terminated | state.truncated
         state = _select(ended, state.replace(terminated=jnp.bool_(False),
@@ -303,7 +303,7 @@ class Env(pgx.Env):
         outside jit (a Python, numpy or concrete JAX integer) is checked: ``ValueError`` for a
         seat the game does not have, ``TypeError`` for one that is no integer (a float was
         truncated to a seat). A traced seat's value cannot be checked, only its dtype."""
-        self._check_state(state, "observe")
+        self.check_state(state, "observe")
         if player_id is None:
             player_id = state.current_player
         else:
@@ -311,10 +311,10 @@ class Env(pgx.Env):
         obs = _observe_game(self.game, state._x, player_id, self.obs_version)
         return jax.lax.stop_gradient(obs)
 
-    def _check_state(self, state, method: str) -> None:
+    def check_state(self, state, method: str) -> None:
         """``TypeError`` unless ``state`` is a :class:`State` of this env's game: every array
         but the observation of the shape and dtype this env's states have (static shapes only,
-        as :func:`_check_key` reads: a tracer's too, so a compiled step pays nothing). A state
+        as :func:`check_key` reads: a tracer's too, so a compiled step pays nothing). A state
         of another game (other players or tiles) ended in JAX's "incompatible shapes for
         broadcasting" from inside the step, or was observed as if it were this env's (a
         double-nine state read by a double-six env), and ``None`` in an ``AttributeError``.
@@ -405,7 +405,7 @@ def _describe(value) -> str:
     return f"{short_repr(value)} ({type(value).__name__})"
 
 
-#: where a State's tree holds its observation (left out of :meth:`Env._check_state`)
+#: where a State's tree holds its observation (left out of :meth:`Env.check_state`)
 _OBSERVATION_PATH = (jax.tree_util.GetAttrKey("observation"),)
 
 
@@ -415,7 +415,7 @@ def _raw_key_shape() -> tuple[int, ...]:
     return tuple(jax.eval_shape(jax.random.PRNGKey, 0).shape)
 
 
-def _check_key(key, method: str) -> None:
+def check_key(key, method: str) -> None:
     """``TypeError`` naming ``key`` unless it is one PRNG key: a typed key of shape ``()`` or
     a raw ``uint32`` key of the default generator's shape. Only the static shape and dtype are
     read (a tracer's too), so the check costs nothing in a compiled step; ``None`` or an int
@@ -439,7 +439,7 @@ def _check_key(key, method: str) -> None:
 
 def _check_action(action, num_actions: int) -> None:
     """``TypeError`` unless ``action`` is an integer action code (a Python int or an integer
-    array of shape ``()``; static shape and dtype only, as :func:`_check_key`): a float was
+    array of shape ``()``; static shape and dtype only, as :func:`check_key`): a float was
     truncated to a code without a word. A value known outside jit that does not fit the int32
     the step computes in is a ``ValueError``: 2**40 ended in an ``OverflowError`` from JAX's
     dtype code, and numpy's ``int64(2**40)`` wrapped to code 0 and was played. (An int32

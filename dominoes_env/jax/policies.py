@@ -22,7 +22,7 @@ import jax.numpy as jnp
 from dominoes_env.core import POINT_SCALE
 
 from . import rng
-from .env import Env, State
+from .env import Env, State, check_key
 from .game import Game, materialize
 
 
@@ -43,7 +43,13 @@ def random_policy(env: Env, state: State, key: jax.Array) -> jax.Array:
     backend (measured: the byte packing took the bench's batch step from 2.8 to 2.6 ms
     against the sum, with XLA on one core). (Reordering the bytes first, so that one read
     gives a word in code order, is faster still, but XLA folds that reordering wrongly when
-    the mask is a constant.)"""
+    the mask is a constant.)
+
+    ``state`` must be one State of ``env`` and ``key`` one PRNG key (:meth:`Env.check_state`,
+    :func:`~dominoes_env.jax.env.check_key`; static shapes only, nothing added to a compiled
+    step): a double-nine state with a double-six env drew code 208, out of the env's range."""
+    env.check_state(state, "random_policy")
+    check_key(key, "random_policy")
     mask = state.legal_action_mask
     A = mask.shape[-1]
     W = -(-A // 32)
@@ -92,7 +98,9 @@ def _below(word: jax.Array, count: jax.Array) -> jax.Array:
 def greedy_policy(env: Env, state: State) -> jax.Array:
     """The greedy action code: the key ``points * POINT_SCALE + tie_rank[code]`` is largest,
     with the core's :data:`~dominoes_env.core.POINT_SCALE` and
-    :func:`~dominoes_env.core.tie_rank` (tabulated in the env's tables)."""
+    :func:`~dominoes_env.core.tie_rank` (tabulated in the env's tables). ``state`` must be
+    one State of ``env`` (:meth:`Env.check_state`)."""
+    env.check_state(state, "greedy_policy")
     points = Game.points_for_count(env.game.count_after_all(state.game_state))
     key = points * POINT_SCALE + jnp.asarray(env.tables.tie_rank)
     return jnp.argmax(jnp.where(state.legal_action_mask, key, -1)).astype(jnp.int32)

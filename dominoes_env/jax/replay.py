@@ -21,6 +21,7 @@ import numpy as np
 
 from dominoes_env.core import END_NAMES, RecordError, RuleConfig, code_of
 from dominoes_env.core.records import RECORD_KEYS, leader_contradiction, record_rules
+from dominoes_env.core.validation import short_repr
 
 from .env import Env, make
 from .game import RESULT_BLOCKED, RESULT_DOMINO, Deal, rows_of
@@ -103,12 +104,13 @@ def _deal(env: Env, entry: Any, i: int) -> Deal | RecordError:
     if not isinstance(entry["moves"], list):
         return RecordError(f"hand {i}: 'moves' must be a list of [seat, tile, end]")
     leader = entry["leader"]
-    if isinstance(leader, bool) or not isinstance(leader, int) or not (
-        0 <= leader < rules.num_players
-    ):
-        return RecordError(
-            f"hand {i}: leader {leader!r} is not a seat (0..{rules.num_players - 1})"
-        )
+    if type(leader) is not int or not 0 <= leader < rules.num_players:
+        return RecordError(f"hand {i}: leader {short_repr(leader)} is not a seat "
+                           f"(0..{rules.num_players - 1})")
+    for key in ("hands", "boneyard"):  # a tuple is no JSON: the core refuses it too
+        if not isinstance(entry[key], list):
+            return RecordError(f"hand {i}: '{key}' must be a list of tiles"
+                               + (" per seat" if key == "hands" else ""))
     try:
         return env.deal_from_tiles(entry["hands"], entry["boneyard"], leader)
     except (ValueError, TypeError) as err:
@@ -130,8 +132,10 @@ def _judge(env: Env, state, move: Any, where: str) -> tuple[int, bool]:
     seat, tile, end = move
     x = state.game_state
     turn = int(x.turn)
+    if type(seat) is not int:  # false or 1.0 equals a seat: the core refuses them
+        raise RecordError(f"{where}: the seat {short_repr(seat)} must be an integer")
     if seat != turn:
-        raise RecordError(f"{where}: it is seat {turn}'s turn, not seat {seat!r}'s")
+        raise RecordError(f"{where}: it is seat {turn}'s turn, not seat {short_repr(seat)}'s")
     if not isinstance(tile, list) or len(tile) != 2:
         raise RecordError(f"{where}: the tile must be a pair [a, b]")
     ts = env.rules.tiles

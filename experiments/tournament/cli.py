@@ -81,7 +81,7 @@ class Command:
                                                   "start a local Ray)")
     out: str | None = config_field(None, "results directory (default: results/tournament-<hash "
                                          "of the arguments>); the same command again resumes "
-                                         "the tournament there")
+                                         "the tournament there", path=True)
     overwrite: bool = config_field(False, "replace the run that --out holds (its files are "
                                           "removed)")
     max_hands: int = config_field(DEFAULT_MAX_HANDS, "stop a match undecided (a draw) after "

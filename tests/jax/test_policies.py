@@ -106,3 +106,25 @@ def test_the_random_index_is_the_high_half_of_the_product_at_the_extremes():
     for count in (0, 1, 2, 3, 112, 364, 0xFFFF):
         got = np.asarray(jax.vmap(lambda w, c=count: _below(w, jnp.int32(c)))(words))
         assert got.tolist() == [(int(w) * count) >> 32 for w in words], count
+
+
+def test_the_policies_refuse_a_state_or_key_of_another_kind():
+    """A double-nine state given to a double-six env's random_policy drew code 208, out of
+    the env's 0..111, without a word; greedy_policy ended in JAX's "Incompatible shapes for
+    broadcasting", a batched state in shape errors, a GameState or an int key in an
+    AttributeError. Each is a TypeError naming the policy."""
+    from dominoes_env.jax import greedy_policy
+
+    env, nine = make(num_players=2), make(num_players=2, max_pip=9)
+    key = jax.random.PRNGKey(0)
+    state, other = env.init(key), nine.init(key)
+    batch = jax.vmap(env.init)(jax.random.split(key, 3))
+    for policy, call in (("random_policy", lambda s, k=key: random_policy(env, s, k)),
+                         ("greedy_policy", lambda s, k=key: greedy_policy(env, s))):
+        for bad in (other, batch, state.game_state, None):
+            with pytest.raises(TypeError, match=f"^{policy}'s state"):
+                call(bad)
+        assert bool(state.legal_action_mask[call(state)])  # the env's own state plays
+    for bad in (3, None, jax.random.split(key, 2)):
+        with pytest.raises(TypeError, match="^random_policy's key must be one PRNG key"):
+            random_policy(env, state, bad)

@@ -254,6 +254,29 @@ def _train_jax_checkpoint(path):
     return config, runner, leaves
 
 
+@pytest.mark.parametrize(("steps", "wall", "error", "says"), [
+    (24, float("nan"), ValueError, "wall=nan must be a finite number"),
+    (24, float("inf"), ValueError, "wall=inf must be a finite number"),
+    (24, -1, ValueError, "wall=-1.0 is out of range"),
+    (-3, 1.5, ValueError, "steps=-3 is out of range"),
+    (10**20, 1.5, ValueError, "steps=100000000000000000000 is out of range"),
+    (2.7, 1.5, TypeError, "steps=2.7 must be an integer"),
+    (True, 1.5, TypeError, "steps=True must be an integer"),
+    ("5", 1.5, TypeError, "steps='5' must be an integer"),
+])  # fmt: skip
+def test_save_checkpoint_refuses_counts_read_checkpoint_would_refuse(tmp_path, steps, wall,
+                                                                     error, says):
+    """A NaN, infinite or negative wall, or steps out of range, replaced a good checkpoint by
+    one no --resume could read; steps of 2.7, True or "5" were saved as 2, 1 or 5."""
+    path = tmp_path / "checkpoint.npz"
+    checkpoints.save_checkpoint(_runner(), SETTINGS, 24, 1.5, path)
+    good = path.read_bytes()
+    with pytest.raises(error, match=f"^{says}"):
+        checkpoints.save_checkpoint(_runner(), SETTINGS, steps, wall, path)
+    assert path.read_bytes() == good
+    assert checkpoints.read_checkpoint(path, SETTINGS)["steps"] == 24
+
+
 @pytest.mark.parametrize("where, value, says", [
     ("['update']", -1, "(update) is -1; a count is never negative"),
     ("['update']", 2**31 - 1, "(update) is 2,147,483,647; its 32 steps in rollouts of 16 are "

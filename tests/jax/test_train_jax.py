@@ -354,6 +354,34 @@ def test_opponent_policy_is_checked_before_training(tmp_path, capsys):
     assert not out.exists()
 
 
+def test_make_train_keys_its_cache_by_the_opponent_policy_file_contents(tmp_path):
+    """The update was cached by the --opp-policy path: a file rewritten between two runs in
+    one process was still played as it was at the first."""
+    from agents.ppo import random_policy_npz
+
+    path = tmp_path / "opp.npz"
+    random_policy_npz(path, RuleConfig(), hidden=(8,), seed=1)
+    config = Config(num_envs=8, num_steps=4, num_minibatches=2, net="16", opp_policy=str(path),
+                    opp_policy_weight=1.0)
+    first = make_train(config)[1]
+    assert make_train(config)[1] is first  # the same file: the compiled update again
+    random_policy_npz(path, RuleConfig(), hidden=(8,), seed=2)
+    assert make_train(config)[1] is not first
+
+
+def test_best_response_plays_a_policy_train_jax_cannot_play_on_the_maskable_ppo_path(tmp_path):
+    """Every ppo:PATH went to train_jax, a relu policy too, which train_jax refused ("uses
+    relu") after the command was printed."""
+    from agents.ppo import random_policy_npz
+    from experiments.best_response import jittable
+
+    relu, tanh = tmp_path / "relu.npz", tmp_path / "tanh.npz"
+    random_policy_npz(relu, RuleConfig(), hidden=(8,), activation="relu")
+    random_policy_npz(tanh, RuleConfig(), hidden=(8,))
+    assert jittable(f"ppo:{relu}") is None
+    assert jittable(f"ppo:{tanh}") == ("ppo", str(tanh))
+
+
 def test_best_response_refuses_bad_input(tmp_path, capsys):
     from experiments.best_response import jittable
     from experiments.best_response import main as best_response
@@ -770,6 +798,27 @@ def test_a_config_built_in_python_is_checked_like_the_command_line():
                          ({"obs_version": 9}, "observation version 9 is not one the JAX game")):
         with pytest.raises(ValueError, match=says):
             Config(**kwargs)
+
+
+@pytest.mark.parametrize(("kwargs", "says"), [
+    ({"overwrite": "no"}, "overwrite='no' must be true or false, not str"),
+    ({"anneal_lr": "false"}, "anneal_lr='false' must be true or false, not str"),
+    ({"partnerships": 1, "players": 4}, "partnerships=1 must be true or false, not int"),
+    ({"resume": 5}, r"resume=5 must be a path \(str or os.PathLike\), not int"),
+    ({"out": 5}, "out=5 must be a path"),
+    ({"init": b"x"}, "init=b'x' must be a path"),
+    ({"opp_policy": 5, "opp_policy_weight": 1}, "opp_policy=5 must be a path"),
+    ({"net": 16}, "net=16 must be a str, not int"),
+    ({"players": True}, "players=True must be an integer, not a boolean"),
+])  # fmt: skip
+def test_a_config_field_of_the_wrong_type_is_refused_before_any_file(tmp_path, kwargs, says):
+    """Only fields with choices or a range were checked: ``overwrite="no"`` was taken as true
+    (and the previous run's files were removed), ``anneal_lr="false"`` annealed, and a number
+    for a path was a bare ``AttributeError``/``TypeError`` later."""
+    with pytest.raises((ValueError, TypeError), match=f"^{says}"):
+        Config(**{"out": str(tmp_path / "run"), **kwargs})
+    assert not (tmp_path / "run").exists()
+    assert Config(out=tmp_path / "run").out == str(tmp_path / "run")  # a Path still works
 
 
 @pytest.mark.parametrize("players", [2, 4])
