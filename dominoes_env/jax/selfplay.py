@@ -39,11 +39,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from dominoes_env.core import RuleConfig
+from dominoes_env.core.validation import ParameterTypeError, as_bool, as_float, as_int, short_repr
 from dominoes_env.obs import DEFAULT_VERSION, VERSIONS
 
 from .env import make
 from .game import rows_of
-from .networks import check_matmul_dtype, masked_logits, sample_actions
+from .networks import check_layers, check_matmul_dtype, masked_logits, sample_actions
 from .policies import greedy_policy, random_policy
 
 #: the opponent kinds, in the order of their codes (`Games.opp`)
@@ -123,7 +124,12 @@ class SelfPlay:
     `matmul_dtype` is how the current policy and its snapshots compute their layers
     (`dominoes_env.jax.networks.mlp`: the learner's own setting, so that its opponents play
     the policy it samples from); the fixed policy is always played in float32, as `agents.ppo`
-    plays it."""
+    plays it.
+
+    Every argument is checked here, before anything is traced: `fixed_actor` must be a network
+    (a list of layers `{"w", "b"}`) taking the observation (`obs_size` inputs) and giving one
+    logit per action (`num_actions`). `reset` deals exactly `num_envs` games (each env's
+    opponent kind is fixed), and `step` takes one action per game of such a batch."""
 
     #: the highest random start is this far below the target: the plays before the learner's
     #: first move of a hand score far less, so a new game rarely ends before the learner has
@@ -137,18 +143,24 @@ class SelfPlay:
                  matmul_dtype=jnp.float32):
         if not isinstance(rules, RuleConfig):
             raise TypeError(f"rules must be a RuleConfig, not {type(rules).__name__}")
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
-            raise ValueError(f"num_envs={num_envs!r} must be an integer >= 1")
+        num_envs = as_int("num_envs", num_envs, 1)
+        if opponents is not None and not isinstance(opponents, Mapping):
+            raise ParameterTypeError(f"opponents={short_repr(opponents)} must map opponent "
+                                     f"kinds to shares, not {type(opponents).__name__}")
         mix = dict({"self": 0.35, "snapshot": 0.25, "greedy": 0.35, "random": 0.05}
                    if opponents is None else opponents)
-        unknown = sorted(set(mix) - set(OPPONENT_KINDS))
+        unknown = sorted(map(str, set(mix) - set(OPPONENT_KINDS)))
         if unknown:
             raise ValueError(f"unknown opponent kind(s) {', '.join(unknown)}; allowed: "
                              f"{', '.join(OPPONENT_KINDS)}")
+        mix = {kind: as_float(f"opponents[{kind!r}]", share, 0) for kind, share in mix.items()}
         if mix.get("policy", 0) and fixed_actor is None:
             raise ValueError("opponent kind 'policy' needs fixed_actor")
-        if not 0 <= match_scores <= 1:
+        share = as_float("match_scores", match_scores)
+        if not 0 <= share <= 1:
             raise ValueError(f"match_scores={match_scores!r} is a share: between 0 and 1")
+        match_scores = share
+        full_critic = as_bool("full_critic", full_critic)
         self.env = make(**rules.to_dict(), episode="hand", reward_scale=reward_scale,
                         obs_version=check_obs_version(obs_version))
         tables = self.env.tables
@@ -157,13 +169,16 @@ class SelfPlay:
         self.seat_of_side = jnp.asarray([int(np.argmax(side == s)) for s in range(side.max() + 1)],
                                         jnp.int32)
         self.num_sides = int(side.max()) + 1
+        self.obs_size = self.env.observation_shape[0]
+        self.num_actions = self.env.num_actions
+        self.num_envs = num_envs
+        if fixed_actor is not None:
+            check_layers("fixed_actor", fixed_actor, self.obs_size, self.num_actions)
         self.fixed = fixed_actor
         self.slots = opponent_slots([float(mix.get(k, 0.0)) for k in OPPONENT_KINDS], num_envs)
         self.opp_of_env = jnp.asarray(np.concatenate(
             [np.full(b - a, kind, np.int32) for kind, a, b in self.slots]))
         self.match_scores = match_scores
-        self.obs_size = self.env.observation_shape[0]
-        self.num_actions = self.env.num_actions
         self.full_critic = full_critic
         self.matmul_dtype = check_matmul_dtype(matmul_dtype)
         # what the perfect-information critic sees: n - 1 hands, the boneyard and its order
@@ -178,8 +193,14 @@ class SelfPlay:
         boneyard's draw order (`1 - k / boneyard_size` for the tile the `k`-th next draw takes,
         `k` from 0; 0 for the tiles outside it): what the seat to play would need to know to
         play the hand out. An empty `[B, 0]` array otherwise. For training only: a policy must
-        never see it."""
-        batch = state.observation.shape[0]
+        never see it. `state` is a batch of states (`Games.state`: observations `[B, obs_size]`).
+        """
+        shape = tuple(getattr(getattr(state, "observation", None), "shape", None) or ())
+        if len(shape) != 2 or shape[1] != self.obs_size:
+            raise ValueError(f"state must be a batch of states (observations [B, "
+                             f"{self.obs_size}], as Games.state holds them), not one with "
+                             f"observations of shape {shape}")
+        batch = shape[0]
         if not self.full_critic:
             return jnp.zeros((batch, 0), jnp.float32)
         x = state.game_state
@@ -193,7 +214,13 @@ class SelfPlay:
                                1).astype(jnp.float32)
 
     def reset(self, key, n: int) -> Games:
-        """`n` new games, the learner at the seat to play first."""
+        """`n` new games, the learner at the seat to play first. `n` is `num_envs` (each env
+        keeps the opponent kind `opponent_slots` gave it); it is a Python integer, static under
+        `jax.jit`, as Pgx's `init` batch sizes are."""
+        n = as_int("n", n, 1)
+        if n != self.num_envs:
+            raise ValueError(f"n={n} games, but this SelfPlay plays num_envs={self.num_envs} "
+                             "(one opponent kind per env)")
         games = self._fresh(key, n)
         return games._replace(side=self.side_of[games.state.current_player])
 
@@ -201,7 +228,34 @@ class SelfPlay:
         """The learner plays `action` in every game; returns `(games, reward, done)` with
         finished games replaced by fresh ones already at the learner's turn. `actor` plays the
         opponents of kind `self`, `frozen_actor` (a snapshot) those of kind `snapshot` (either
-        may be `None` when no env has that kind)."""
+        may be `None` when no env has that kind). `games` is a batch of `num_envs` games (as
+        `reset` and `step` return them) and `action` one integer action per game."""
+        if not isinstance(games, Games):
+            raise ParameterTypeError(f"games must be Games (as reset returns them), not "
+                                     f"{type(games).__name__}")
+        side = tuple(getattr(games.side, "shape", ()) or ())
+        if side != (self.num_envs,):
+            raise ValueError(f"games holds a batch of shape {side}; this SelfPlay plays "
+                             f"num_envs={self.num_envs} games")
+        shape = getattr(action, "shape", None)
+        dtype = getattr(action, "dtype", None)
+        if shape is None or dtype is None:
+            raise ParameterTypeError(f"action={short_repr(action)} must be an array of one "
+                                     f"action per game, not {type(action).__name__}")
+        if tuple(shape) != (self.num_envs,):
+            raise ValueError(f"action has shape {tuple(shape)}; give one action per game, "
+                             f"shape ({self.num_envs},)")
+        if not jnp.issubdtype(dtype, jnp.integer):
+            raise ParameterTypeError(f"action has dtype {dtype}; actions are integer codes")
+        kinds = {kind for kind, _, _ in self.slots}
+        for name, layers, kind in (("actor", actor, OPP_SELF),
+                                   ("frozen_actor", frozen_actor, OPP_SNAPSHOT)):
+            if layers is None:
+                if kind in kinds:
+                    raise ValueError(f"{name} is None, but some envs play opponent kind "
+                                     f"{OPPONENT_KINDS[kind]!r}, which it plays")
+            else:
+                check_layers(name, layers, self.obs_size, self.num_actions)
         k_fresh, k_play = jax.random.split(key)
         fresh = self._fresh(k_fresh, action.shape[0])
         pending = jnp.ones(action.shape, bool)

@@ -121,3 +121,55 @@ def test_every_dtype_the_commands_offer_is_one_the_networks_compute_in():
 
     assert {check_matmul_dtype(name) for name in MATMUL_DTYPES} == {
         jnp.dtype(jnp.float32), jnp.dtype(jnp.bfloat16)}
+
+
+def test_bad_arguments_are_refused_by_name():
+    """NaN or infinite `head_scale` made NaN/inf weights without a word, `hidden_info=-1` a
+    critic of one input too few, `hidden="16"`, a size 2.5 or `True` and an empty network
+    bare errors from deep inside (TypeError, IndexError), 1-D logits or observations an
+    IndexError or "not enough values to unpack", `group=0` a ZeroDivisionError. Each is now a
+    ValueError (a `ParameterTypeError` for a wrong type) naming the argument."""
+    from dominoes_env.jax.networks import init_mlp, sample_actions
+
+    key = jax.random.PRNGKey(0)
+    for scale, says in ((float("nan"), "head_scale=nan must be a finite number"),
+                        (float("inf"), "head_scale=inf must be a finite number"),
+                        (0, "head_scale=0.0 is out of range; allowed: > 0"),
+                        ("0.1", "head_scale='0.1' must be a number")):
+        with pytest.raises(ValueError, match=says):
+            init_mlp(key, [4, 3, 2], scale)
+    for sizes, says in (([4, 2.5], r"sizes\[1\]=2.5 must be an integer"),
+                        ([True, 2], r"sizes\[0\]=True must be an integer, not a boolean"),
+                        ([4, 0], r"sizes\[1\]=0 is out of range"),
+                        ([4], "give at least an input and an output size"),
+                        ("42", "sizes='42' must be a list of layer sizes")):
+        with pytest.raises(ValueError, match=says):
+            init_mlp(key, sizes, 1.0)
+    for args, kwargs, says in (((6, 8, [4]), {"hidden_info": -1}, "hidden_info=-1 is out"),
+                               ((6, 8, "16"), {}, "hidden='16' must be a list of layer sizes"),
+                               ((6, 8, [True]), {}, r"hidden\[0\]=True must be an integer"),
+                               ((6, 8, [0]), {}, r"hidden\[0\]=0 is out of range"),
+                               ((6.0, 8, [4]), {}, "obs_size=6.0 must be an integer"),
+                               ((6, 0, [4]), {}, "num_actions=0 is out of range")):
+        with pytest.raises(ValueError, match=says):
+            init_params(key, *args, **kwargs)
+    params = init_params(key, 6, 8, [4], hidden_info=2)
+    assert [layer["w"].shape for layer in params["critic"]] == [(8, 4), (4, 1)]
+    with pytest.raises(ValueError, match=r"layers=\[\] holds no layers"):
+        mlp([], jnp.ones((2, 4)))
+    with pytest.raises(ValueError, match="layers takes 6 inputs, not the 5 given"):
+        mlp(params["actor"], jnp.ones((2, 5)))
+    with pytest.raises(ValueError, match=r"obs must be a batch of observations \[B, D\], not "
+                                         r"of shape \(6,\)"):
+        critic_value(params["critic"], jnp.ones(6), jnp.zeros(2))
+    with pytest.raises(ValueError, match=r"hidden_info must be \[B, H\] with B=3"):
+        critic_value(params["critic"], jnp.ones((3, 6)), jnp.zeros((2, 2)))
+    with pytest.raises(ValueError, match="critic takes 8 inputs, not the 6 given"):
+        critic_value(params["critic"], jnp.ones((3, 6)), jnp.zeros((3, 0)))
+    with pytest.raises(ValueError, match="critic gives 8 outputs, not the 1 needed"):
+        critic_value(params["actor"], jnp.ones((3, 6)), jnp.zeros((3, 0)))
+    with pytest.raises(ValueError, match=r"logits must be \[B, A\].*not of shape \(8,\)"):
+        sample_actions(key, jnp.zeros(8))
+    with pytest.raises(ValueError, match="group=0 is out of range; allowed: >= 1"):
+        sample_actions(key, jnp.zeros((2, 8)), group=0)
+    assert sample_actions(key, jnp.zeros((2, 8)), group=8).shape == (2,)

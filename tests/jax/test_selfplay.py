@@ -103,3 +103,60 @@ def test_a_new_game_that_ends_before_the_learner_moves_is_dealt_again():
     side = np.asarray(sp.side_of)[np.asarray(out.state.current_player)]
     assert (side == np.asarray(out.side)).all()  # every game waits for the learner
     assert np.asarray(done).all() and reward.shape == (2,)
+
+
+def test_wrong_arguments_are_refused_by_name_before_anything_is_traced():
+    """A fixed actor of the wrong sizes (or a file name in its place) was accepted and `step`
+    failed later in XLA ("dot_general requires contracting dimensions"); a missing actor for
+    the `self` envs ended in "'NoneType' object is not subscriptable", an action per game of
+    the wrong length in a broadcasting error, `reset` of another batch size in inconsistent
+    games ("vmap got inconsistent sizes" at the next step), an unbatched state's
+    `hidden_info` in a silent `[234, 0]` array, and `match_scores="0.5"` in a bare
+    "'<=' not supported". Each is now a `ValueError` (or `ParameterTypeError`) naming it."""
+    from dominoes_env.jax.selfplay import Games
+
+    rules, key = RuleConfig(), jax.random.PRNGKey(0)
+    narrow = init_params(key, 10, 8, [4])["actor"]
+    for fixed, says in ((narrow, "fixed_actor takes 10 inputs, not the 234 given"),
+                        (init_params(key, 234, 8, [4])["actor"],
+                         "fixed_actor gives 8 outputs, not the 112 needed"),
+                        ("x.npz", "fixed_actor='x.npz' must be a network"),
+                        ([], r"fixed_actor=\[\] holds no layers"),
+                        ([{"w": np.zeros((234, 112))}],
+                         r"fixed_actor\[0\] must be a layer.*not a dict with keys \['w'\]")):
+        with pytest.raises(ValueError, match=says):
+            SelfPlay(rules, 4, opponents={"policy": 1}, fixed_actor=fixed)
+    for share, says in (("0.5", "match_scores='0.5' must be a number"),
+                        (float("nan"), "match_scores=nan must be a finite number"),
+                        (-0.1, "match_scores=-0.1 is a share")):
+        with pytest.raises(ValueError, match=says):
+            SelfPlay(rules, 4, match_scores=share)
+    with pytest.raises(ValueError, match=r"opponents\['self'\]='x' must be a number"):
+        SelfPlay(rules, 4, opponents={"self": "x"})
+
+    sp = SelfPlay(rules, 4, opponents={"self": 1, "snapshot": 1}, full_critic=True)
+    with pytest.raises(ValueError, match="n=8 games, but this SelfPlay plays num_envs=4"):
+        sp.reset(key, 8)
+    games = jax.eval_shape(lambda k: sp.reset(k, 4), key)  # shapes only: nothing compiled
+    actor = init_params(key, sp.obs_size, sp.num_actions, [4])["actor"]
+    action = jnp.zeros(4, jnp.int32)
+    for args, says in (((games, action, None, actor), "actor is None, but some envs play "
+                                                       "opponent kind 'self'"),
+                       ((games, action, actor, None), "frozen_actor is None, but some envs "
+                                                      "play opponent kind 'snapshot'"),
+                       ((games, action, actor, narrow), "frozen_actor takes 10 inputs"),
+                       ((games, jnp.zeros(3, jnp.int32), actor, actor),
+                        r"action has shape \(3,\); give one action per game, shape \(4,\)"),
+                       ((games, jnp.zeros(4), actor, actor), "action has dtype float32"),
+                       ((games.state, action, actor, actor), "games must be Games")):
+        with pytest.raises(ValueError, match=says):
+            sp.step(*args, key)
+    other = jax.eval_shape(lambda k: SelfPlay(rules, 8).reset(k, 8), key)
+    with pytest.raises(ValueError, match=r"games holds a batch of shape \(8,\); this SelfPlay "
+                                         "plays num_envs=4"):
+        sp.step(Games(*other), jnp.zeros(8, jnp.int32), actor, actor, key)
+    one = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape[1:], x.dtype), games.state)
+    with pytest.raises(ValueError, match=r"state must be a batch of states \(observations "
+                                         r"\[B, 234\].*of shape \(234,\)"):
+        sp.hidden_info(one)
+    assert jax.eval_shape(sp.hidden_info, games.state).shape == (4, sp.hidden_size)
