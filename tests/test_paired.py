@@ -24,6 +24,14 @@ from experiments import paired as program
 RULES = RuleConfig(target_score=30)
 
 
+def _refused(capsys, argv: list[str]) -> str:
+    """The one error line ``python -m experiments.paired ARGV`` ends with, status 2."""
+    assert program.main(argv) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("error: "), line
+    return line
+
+
 def synthetic(agents, outcomes, rules=RULES, seed=0, folder="run"):
     """A run of ``agents`` (the second the reference) whose match ``i`` on deal seed ``i`` ends
     as ``outcomes[i]`` says for the first agent: 1 won, 0 lost, None undecided."""
@@ -162,9 +170,8 @@ def test_a_damaged_run_folder_is_one_error_line(runs, tmp_path, damage, capsys):
         (folder / "config.json").unlink()
     with pytest.raises(TournamentDirError, match=str(folder)):
         read_run(folder)
-    assert program.main([str(folder), str(runs[1])]) == 2
-    (line,) = capsys.readouterr().err.strip().splitlines()
-    assert line.startswith("error: ") and str(folder) in line
+    line = _refused(capsys, [str(folder), str(runs[1])])
+    assert str(folder) in line
 
 
 def _forged(runs, tmp_path, name="forged", **config):
@@ -224,9 +231,8 @@ def test_a_line_far_into_a_forged_schedule_is_refused_against_the_memory(
     with pytest.raises(TournamentDirError, match=r"schedule needs about 19 GiB of memory "
                                                  r"\(10,000,000 matches\); this machine has 1"):
         read_run(folder)
-    assert program.main([str(folder), str(runs[1])]) == 2
-    (error,) = capsys.readouterr().err.strip().splitlines()
-    assert error.startswith("error: ") and "GiB of memory" in error
+    error = _refused(capsys, [str(folder), str(runs[1])])
+    assert "GiB of memory" in error
 
 
 def test_a_run_of_many_agents_is_refused_before_its_schedule_is_counted(runs, tmp_path,
@@ -235,9 +241,8 @@ def test_a_run_of_many_agents_is_refused_before_its_schedule_is_counted(runs, tm
     said it takes two agents."""
     agents = ["random", "greedy"] + [f"search:sims={i}" for i in range(1, 19_999)]
     folder = _forged(runs, tmp_path, agents=agents, matches=1)
-    assert program.main([str(folder), str(runs[1])]) == 2
-    (error,) = capsys.readouterr().err.strip().splitlines()
-    assert error.startswith("error: ") and "played 20,000 agents ('random', 'greedy'" in error
+    error = _refused(capsys, [str(folder), str(runs[1])])
+    assert "played 20,000 agents ('random', 'greedy'" in error
     assert "a paired comparison takes two tournaments of 2 agents each" in error
     with pytest.raises(TournamentDirError, match="played 3 agents"):
         read_run(_forged(runs, tmp_path, "three", agents=["greedy", "random", "search"]),
@@ -251,9 +256,8 @@ def test_a_run_compared_with_itself_is_refused(runs, tmp_path, folder, capsys):
              "link": str(tmp_path / "link")}[folder]
     if folder == "link":
         os.symlink(runs[0], other)
-    assert program.main([str(runs[0]), other, "--reference", "random"]) == 2
-    (error,) = capsys.readouterr().err.strip().splitlines()
-    assert error.startswith("error: ") and "are the same run" in error
+    error = _refused(capsys, [str(runs[0]), other, "--reference", "random"])
+    assert "are the same run" in error
 
 
 def test_a_huge_matches_file_is_refused_not_read(runs, tmp_path, capsys):
@@ -266,9 +270,8 @@ def test_a_huge_matches_file_is_refused_not_read(runs, tmp_path, capsys):
     with pytest.raises(TournamentDirError, match=r"matches.jsonl is 42,949,672,960 bytes; a "
                                                  r"tournament of 4 matches writes at most "):
         read_run(folder)
-    assert program.main([str(folder), str(runs[1])]) == 2
-    (error,) = capsys.readouterr().err.strip().splitlines()
-    assert error.startswith("error: ") and "42,949,672,960 bytes" in error
+    error = _refused(capsys, [str(folder), str(runs[1])])
+    assert "42,949,672,960 bytes" in error
 
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-32", "utf-16-le"])
