@@ -58,6 +58,7 @@ from dominoes_env.core.validation import (
     is_finite_number,
     parse_json,
     short_repr,
+    utf8_text,
 )
 from dominoes_env.optional import require
 from dominoes_env.options import score_bound
@@ -421,16 +422,6 @@ def prepare_dir(out: Path, config: TournamentConfig) -> None:
             "overwrite=True (--overwrite), or use another output folder"
         )
     write_json(path, wanted)
-
-
-def utf8_text(data: bytes, *, bom: bool = True) -> str:
-    """``data`` decoded as UTF-8 (with ``bom``, a byte order mark at the start allowed, as the
-    run marker's reader allows it); ``ValueError`` naming the first byte that is not."""
-    try:
-        return data.decode("utf-8-sig" if bom else "utf-8")
-    except UnicodeDecodeError as err:
-        raise ValueError(f"it is not UTF-8 text: byte {data[err.start]:#04x} at offset "
-                         f"{err.start}") from None
 
 
 def read_config_json(path: Path) -> dict[str, Any]:

@@ -124,7 +124,12 @@ def _read_marker(folder: str | os.PathLike) -> tuple[dict[str, Any] | None, str]
     import stat
 
     from ..core.atomic_files import entry_kind
-    from ..core.validation import DuplicateKeyError, NestedTooDeeplyError, parse_json
+    from ..core.validation import (
+        DuplicateKeyError,
+        NestedTooDeeplyError,
+        parse_json,
+        utf8_text,
+    )
 
     path = os.path.join(os.fspath(folder), RUN_MARKER)
     try:
@@ -151,9 +156,9 @@ def _read_marker(folder: str | os.PathLike) -> tuple[dict[str, Any] | None, str]
     if not data.strip():
         return {}, "it is empty"
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        return {}, f"it is not UTF-8 text: byte {data[err.start]:#04x} at offset {err.start}"
+        text = utf8_text(data)
+    except ValueError as err:
+        return {}, str(err)
     try:
         marker = parse_json(text)
     except NestedTooDeeplyError:

@@ -282,6 +282,26 @@ class NestedTooDeeplyError(ValueError):
     (:func:`parse_json`; ``json.loads`` raised ``RecursionError``, no ``ValueError``)."""
 
 
+def utf8_text(data: bytes, *, bom: bool = True) -> str:
+    r"""``data`` decoded as UTF-8 (with ``bom``, a byte order mark at its start allowed), else a
+    ``ValueError`` naming the first byte that is not: what a reader of a JSON file written as
+    UTF-8 decodes before :func:`parse_json` (``json.loads`` of bytes guesses the encoding, and
+    took UTF-16 and UTF-32 files).
+
+    >>> utf8_text(b"\xef\xbb\xbf{}"), utf8_text(b"{}", bom=False)
+    ('{}', '{}')
+    >>> utf8_text(b"{\xff}")
+    Traceback (most recent call last):
+    ...
+    ValueError: it is not UTF-8 text: byte 0xff at offset 1
+    """
+    try:
+        return data.decode("utf-8-sig" if bom else "utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"it is not UTF-8 text: byte {data[err.start]:#04x} at offset "
+                         f"{err.start}") from None
+
+
 def parse_json(text: str | bytes) -> Any:
     """JSON text read from an untrusted file (a record, a policy's or a checkpoint's metadata,
     a dataset's ``dataset.json``): ``json.loads`` but for an object that holds a key twice,
