@@ -28,7 +28,6 @@ import argparse
 import csv
 import dataclasses
 import functools
-import hashlib
 import json
 import math
 import os
@@ -64,7 +63,7 @@ from dominoes_env.cli_support import (
 )
 from dominoes_env.cli_support import config_field as _f
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.atomic_files import atomic_copy, write_json
+from dominoes_env.core.atomic_files import atomic_copy, file_sha256, write_json
 from dominoes_env.core.validation import MAX_SEED
 from dominoes_env.deprecation import moved_names
 from dominoes_env.obs import DEFAULT_VERSION
@@ -440,7 +439,7 @@ def _file_digest(path: str) -> str | None:
     if not path:
         return None
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        return file_sha256(path)
     except OSError:
         return None
 
