@@ -12,8 +12,8 @@ does, with the policy as a model of how a player plays:
    :mod:`agents.deal_batch`), and for each deal rebuilds every play
    the other seats made since this seat's earliest remembered decision after which no other
    seat drew (a seat's hand then is its hand in the deal plus the tiles it has played since,
-   exactly; a draw would make it unknown, so the look-back stops there):
-   :func:`agents.inference.replay_others`;
+   exactly; a draw would make it unknown, so the look-back stops there), or since its
+   ``lookback``-th latest decision at most: :func:`agents.inference.replay_others`;
 3. it weighs each deal by the probability the policy gives those plays from those hands, raised
    to the power ``infer`` (a likelihood: deals in which the others would not have played as
    they did count less), and draws the deals to search from the pool in proportion to the
@@ -156,7 +156,9 @@ class GuidedSearchAgent(Agent):
     Parameters: ``sims`` (rollouts per decision at most, default 600), ``time_ms`` (time per
     decision; replaces ``sims``), ``policy`` (an exported policy ``.npz``, or ``"ppo"``: the
     table's shipped ``ppo`` policy; default: :func:`guided_policy_path`), ``infer`` (power of
-    the likelihood; 0 searches uniform deals like ``search``), ``pool`` (deals sampled per deal
+    the likelihood; 0 searches uniform deals like ``search``), ``lookback`` (the others' plays
+    after this seat's last ``lookback`` decisions at most are weighed; default: all since
+    another seat last drew), ``pool`` (deals sampled per deal
     searched), ``plies`` (policy moves at the start of each rollout, then greedy; default: the
     whole rollout), ``min_per_move``, ``chunk`` (deals per batch, default 32), ``value`` (how a
     rollout's end of the hand is valued; the default ``"auto"``: by the chance of winning the
@@ -175,13 +177,14 @@ class GuidedSearchAgent(Agent):
                  time_ms: float | None = None, policy: str | None = None,
                  plies: int | None = None, infer: float = 1.0, pool: int = 3,
                  min_per_move: int = 8, chunk: int = 32, value: str = "auto",
-                 race: float = DEFAULT_RACE, batch: bool = True):
+                 race: float = DEFAULT_RACE, batch: bool = True, lookback: int | None = None):
         super().__init__(seed)
         self.sims = as_int("sims", sims, 1, MAX_SIMS)
         self.time_ms = (None if time_ms is None
                         else as_float("time_ms", time_ms, 0, MAX_TIME_MS, low_open=True))
         self.plies = None if plies is None else as_int("plies", plies, 0)
         self.infer = as_float("infer", infer, 0)
+        self.lookback = None if lookback is None else as_int("lookback", lookback, 1, MAX_SIMS)
         # each bounded as sims is: a decision must end, and its arrays fit in memory
         self.pool = as_int("pool", pool, 1, MAX_SIMS)
         self.min_per_move = as_int("min_per_move", min_per_move, 1, MAX_SIMS)
@@ -209,8 +212,8 @@ class GuidedSearchAgent(Agent):
         where = ("ppo" if self.table_ppo else "shipped" if self.policy_path is None
                  else repr(str(self.policy_path)))
         return (f"GuidedSearchAgent({budget}, policy={where}, infer={self.infer}, "
-                f"pool={self.pool}, plies={self.plies}, value={self.value!r}, race={self.race}, "
-                f"batch={self.batch})")
+                f"lookback={self.lookback}, pool={self.pool}, plies={self.plies}, "
+                f"value={self.value!r}, race={self.race}, batch={self.batch})")
 
     @property
     def policy_agent(self) -> PPOAgent:
@@ -360,13 +363,14 @@ class GuidedSearchAgent(Agent):
 
     def _segments(self, view: SeatView) -> list[tuple[SeatView, int, list[tuple[int, int]]]]:
         """The remembered decisions, newest first, back to the last one after which another
-        seat drew: ``(view then, the code this seat played, [(seat, code) of the others' plays
-        after it])``. The moves are read from the hand's history (what was played, whoever
-        chose it)."""
+        seat drew (and ``lookback`` of them at most): ``(view then, the code this seat played,
+        [(seat, code) of the others' plays after it])``. The moves are read from the hand's
+        history (what was played, whoever chose it)."""
         out = []
         end = len(view.history)
         me = view.seat
-        for prev in reversed(self._memory):
+        memory = self._memory if self.lookback is None else self._memory[-self.lookback:]
+        for prev in reversed(memory):
             events = view.history[len(prev.history):end]
             end = len(prev.history)
             if (not events or events[0][0] != PLAY or events[0][1] != me

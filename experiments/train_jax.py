@@ -2,10 +2,10 @@
 
 Reads top to bottom, CleanRL / PureJaxRL style: the configuration (one dataclass, a ``--flag``
 per field), the jitted update (``lax.scan`` rollout of the self-play env, GAE, PPO epochs over
-minibatches; data-parallel over the devices, one per CPU core), then the run. What other
-programs share is library code in :mod:`dominoes_env.jax`: ``networks``, ``selfplay`` (the
-learner's seats against its current self, snapshots, greedy, random or a fixed policy),
-``policy_files`` and ``checkpoints``.
+minibatches; data-parallel over the devices: one on a CPU unless ``--devices N``), then the
+run. What other programs share is library code in :mod:`dominoes_env.jax`: ``networks``,
+``selfplay`` (the learner's seats against its current self, snapshots, greedy, random or a
+fixed policy), ``policy_files`` and ``checkpoints``.
 
     python -m experiments.train_jax --out runs/jax2p              # the from-scratch recipe
     python -m experiments.train_jax --players 4 --out runs/jax4p  # partnerships

@@ -65,6 +65,8 @@ def test_spec_and_parameters(policies):
     assert agent.policy_path == policies[2]
     assert make_agent("guided:time_ms=20").time_ms == 20
     assert make_agent("guided:race=2.5").race == 2.5
+    assert make_agent("guided").lookback is None
+    assert make_agent("guided:lookback=2").lookback == 2
 
 
 @pytest.mark.parametrize("spec, fragment", [
@@ -73,6 +75,8 @@ def test_spec_and_parameters(policies):
     ("guided:plies=-1", "plies"),
     ("guided:infer=-0.5", "infer"),
     ("guided:pool=0", "pool"),
+    ("guided:lookback=0", "lookback"),
+    ("guided:lookback=1.5", "lookback"),
     ("guided:race=-1", "race"),
     ("guided:policy=/no/such/file.npz", "no such file"),
     ("guided:depth=2", "bad parameters"),
@@ -385,6 +389,31 @@ def test_inference_stops_at_another_seats_draw(policies):
 
     play_match([agent, GreedyAgent()], RULES[2], seed=2, on_view=on_view)
     assert cut > 3
+
+
+def test_lookback_weighs_the_newest_decisions_only(policies):
+    """``lookback=k``: the segments are the first ``k`` of those the whole look-back uses
+    (the newest), at a table without draws where the whole look-back reaches the hand's
+    start."""
+    rules = RuleConfig(num_players=4, partnerships=False)
+    full = GuidedSearchAgent(seed=0, sims=8, min_per_move=1)
+    short = GuidedSearchAgent(seed=0, sims=8, min_per_move=1, lookback=2)
+    longest = 0
+
+    def on_view(match, view):
+        nonlocal longest
+        if view.seat != 0:
+            return
+        for agent in (full, short):
+            agent._remember(view)
+        whole, cut = full._segments(view), short._segments(view)
+        assert cut == whole[:2]
+        longest = max(longest, len(whole))
+        short._memory.append(view)  # what act() remembers after deciding
+
+    play_match([full, GreedyAgent(), GreedyAgent(), GreedyAgent()], rules, seed=3,
+               on_view=on_view)
+    assert longest > 2
 
 
 # -- best ----------------------------------------------------------------------------------
