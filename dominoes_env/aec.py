@@ -16,7 +16,8 @@ render modes       ``"ansi"`` (text), ``"human"`` (prints the text), ``"rgb_arra
 misuse             a method called before ``reset()``: :class:`ResetFirstError` (a
                    ``RuntimeError``); an agent not of this env: :class:`UnknownAgentError` (a
                    ``ValueError`` and a ``KeyError``); ``reset()`` or ``step()`` after
-                   ``close()``, ``last()`` once every agent is done: ``RuntimeError``
+                   ``close()``: :class:`~.lifecycle.ClosedEnvironmentError` (a
+                   ``RuntimeError``); ``last()`` once every agent is done: ``RuntimeError``
 registry id        ``dominoes/straight_dominoes-v1`` (``pettingzoo.make("aec", ...)``; the
                    parallel form in :mod:`.parallel`)
 pickling           ``EzPickle`` (the constructor arguments) plus the episode in progress, so
@@ -25,8 +26,8 @@ pickling           ``EzPickle`` (the constructor arguments) plus the episode in 
 
 Forced draws and passes never ask an agent: they happen inside ``step`` (the core plays them
 after every play) and show in the next observations (hand sizes, boneyard, known lacks) and in
-``infos``. After each step every agent's info is one dict, shared (PettingZoo wants a ``dict``;
-copy it before changing it: a change shows in every agent's), of one fixed structure
+``infos``. After each step every agent's info is a dict of its own (as in PettingZoo's envs),
+of one fixed structure
 (the table in :mod:`.infos`: ``hand_number``, ``scores``, ``hand_end``, ``domino_seat``,
 ``award_side``, ``award_points``, ``illegal_action``), so libraries that stack infos can; with
 ``info_events=True`` it also holds ``"events"``, the public events of that step
@@ -66,6 +67,7 @@ from pettingzoo.utils.wrappers.order_enforcing import (
 from .core import IllegalMoveError, MatchState
 from .core.validation import as_int, as_seed, short_repr
 from .infos import NO_HAND_END, hand_end_fields, scores_array
+from .lifecycle import closed_error
 from .obs import NUM_ENDS, observation_spec
 from .obs.actions import check_action, mask_of
 from .obs.v2 import state_bounds, state_vector
@@ -108,6 +110,10 @@ def unknown_agent(agent: Any, agents: list[str]) -> UnknownAgentError:
 
 def _before_reset(call: str) -> ResetFirstError:
     return ResetFirstError(f"call reset() before {call}")
+
+
+def _episode_over() -> RuntimeError:
+    return RuntimeError("the episode is over (every agent is done): call reset() to play another")
 
 
 # what a pickle carries beyond the constructor arguments (so a round trip resumes the episode)
@@ -153,8 +159,7 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
             raise _before_reset("last()")
         raw = self.env
         if not raw.agents:  # PettingZoo's own envs raise KeyError naming the last agent
-            raise RuntimeError("the episode is over (every agent is done): call reset() to play "
-                               "another")
+            raise _episode_over()
         agent = raw.agent_selection
         obs = raw.observe(agent) if observe else None
         return (obs, raw._cumulative_rewards[agent], raw.terminations[agent],
@@ -178,7 +183,7 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
     def step(self, action) -> None:
         if not self._has_reset:
             raise _before_reset("step()")
-        elif not self.env.agents:
+        elif not self.env.agents and not self.env._closed:  # closed: the raw env's error
             self._has_updated = True
             EnvLogger.warn_step_after_terminated_truncated()
         else:
@@ -296,9 +301,10 @@ class raw_env(AECEnv, EzPickle):
         """Start a new match. ``seed`` seeds a generator that draws each episode's match seed,
         so ``reset(seed=s)`` followed by seedless resets replays the same episodes. ``options``
         may hold keys of the caller's own; a rule or env option there is refused (they are fixed
-        when the environment is made). After :meth:`close`, ``RuntimeError``."""
+        when the environment is made). After :meth:`close`,
+        :class:`~.lifecycle.ClosedEnvironmentError`."""
         if self._closed:
-            raise RuntimeError("the environment is closed: make a new one to play on")
+            raise closed_error()
         check_reset_options(options)
         if seed is not None:
             self._seeder = random.Random(as_seed(seed))
@@ -317,13 +323,15 @@ class raw_env(AECEnv, EzPickle):
         info = self._info(0, NO_HAND_END, -1)
         if self._info_events:
             info["events"], info["illegal_reason"] = [], ""
-        self.infos = dict.fromkeys(self.agents, info)
+        self.infos = self._infos_of(self.agents, info)
         self.agent_selection = self._names[self.match.turn]
         self._skip_agent_selection = None
 
     def step(self, action) -> None:
         if self._closed:
-            raise RuntimeError("the environment is closed: make a new one to play on")
+            raise closed_error()
+        if not self.agents:  # every agent done and removed: KeyError 'player_0' from below
+            raise _episode_over()
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -378,7 +386,7 @@ class raw_env(AECEnv, EzPickle):
         elif not self._zero_rewards:  # all zeros stay the same (fresh) dict until a reward
             self.rewards = dict.fromkeys(agents, 0.0)
             self._zero_rewards = True
-        self.infos = dict.fromkeys(agents, info)
+        self.infos = self._infos_of(agents, info)
         if done:
             self.terminations = dict.fromkeys(agents, True)
             self.agent_selection = self._names[(self._seat[agent] + 1) % len(self._names)]
@@ -401,12 +409,21 @@ class raw_env(AECEnv, EzPickle):
         info = self._info(self.match.hand_number, NO_HAND_END, code)
         if self._info_events:
             info["events"], info["illegal_reason"] = [], err.reason
-        self.infos = dict.fromkeys(agents, info)
+        self.infos = self._infos_of(agents, info)
         self._accumulate_rewards()
         self._deads_step_first()
 
+    def _infos_of(self, agents: list[str], info: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        """Each agent a copy of ``info`` (and of its event list) of its own, as PettingZoo's envs
+        give: one dict shared by all, a change to one agent's info showed in every other's.
+        ``scores`` is read-only, so one array serves all."""
+        if self._info_events:
+            events = info["events"]
+            return {a: {**info, "events": events[:]} for a in agents}
+        return {a: info.copy() for a in agents}
+
     def _info(self, hand_number: int, hand_end: tuple, illegal: int) -> dict[str, Any]:
-        """The fixed-structure info of :mod:`.infos` (shared by every agent)."""
+        """The fixed-structure info of :mod:`.infos` (:meth:`_infos_of` copies it per agent)."""
         end, domino_seat, award_side, award_points = hand_end
         return {"hand_number": hand_number, "scores": self._scores_arr, "hand_end": end,
                 "domino_seat": domino_seat, "award_side": award_side,
@@ -449,8 +466,9 @@ class raw_env(AECEnv, EzPickle):
         return render_frame(self.render_mode, self._hand, self.match)
 
     def close(self) -> None:
-        """End the environment: a later ``reset()`` or ``step()`` raises ``RuntimeError`` (they
-        played on in silence, so a loop that closed the wrong env never knew)."""
+        """End the environment: a later ``reset()`` or ``step()`` raises
+        :class:`~.lifecycle.ClosedEnvironmentError`, a ``RuntimeError`` (they played on in
+        silence, so a loop that closed the wrong env never knew)."""
         self._closed = True
 
     # -- pickling: constructor arguments (EzPickle) plus the episode in progress -------------
@@ -458,6 +476,13 @@ class raw_env(AECEnv, EzPickle):
         state = EzPickle.__getstate__(self)
         state["_episode"] = {k: self.__dict__[k] for k in _EPISODE_ATTRS if k in self.__dict__}
         return state
+
+    def last(self, observe: bool = True):
+        """PettingZoo's ``last``; once every agent is done, ``RuntimeError`` saying so (it was
+        ``KeyError: 'player_0'``), as :func:`env`'s."""
+        if not self.agents:
+            raise _episode_over()
+        return super().last(observe)
 
     def agent_iter(self, max_iter: int = 2**63):
         """PettingZoo's ``agent_iter``, ``max_iter`` checked."""

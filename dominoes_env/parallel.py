@@ -30,6 +30,7 @@ from pettingzoo import ParallelEnv
 
 from .aec import ENV_NAME, raw_env
 from .core.validation import short_repr
+from .lifecycle import closed_error
 
 
 class parallel_env(ParallelEnv, EzPickle):
@@ -43,10 +44,14 @@ class parallel_env(ParallelEnv, EzPickle):
         self.render_mode = render_mode
         self.rules = self.aec.rules
         self.possible_agents = self.aec.possible_agents[:]
+        self._share_spaces()
+        self.agents: list[str] = []
+
+    def _share_spaces(self) -> None:
+        """The AEC env's space objects (one object per agent, whichever way it is asked for)."""
         self.observation_spaces = self.aec.observation_spaces
         self.action_spaces = self.aec.action_spaces
         self.state_space = self.aec.state_space
-        self.agents: list[str] = []
 
     def observation_space(self, agent: str):
         return self.aec.observation_space(agent)  # an unknown agent: UnknownAgentError
@@ -67,6 +72,8 @@ class parallel_env(ParallelEnv, EzPickle):
 
     def step(self, actions: dict):
         aec = self.aec
+        if aec._closed:  # before the agents: a closed env was "over", then reset said closed
+            raise closed_error()
         if not self.agents:
             raise RuntimeError("the episode is over (or never began): call reset()")
         if not isinstance(actions, dict):
@@ -113,6 +120,7 @@ class parallel_env(ParallelEnv, EzPickle):
         episode = state.pop("_episode", {})
         EzPickle.__setstate__(self, state)
         self.__dict__.update(episode)
+        self._share_spaces()  # the unpickled aec's: those of the env made by EzPickle differed
 
     def __str__(self) -> str:
         return ENV_NAME

@@ -29,6 +29,8 @@ partnerships), and so on.
   With ``info_events=True`` also ``events`` (the public events since the learner's previous
   decision, as in the AEC env), ``hand_results`` (``(hand_number, result, award)`` for each
   hand that ended meanwhile) and ``illegal_reason``.
+- ``reset()`` or ``step()`` after ``close()``: :class:`~.lifecycle.ClosedEnvironmentError` (a
+  ``RuntimeError`` and Gymnasium's ``ClosedEnvironmentError``), as in the PettingZoo envs.
 
 >>> env = SingleAgentEnv(num_players=2, seat=0)
 >>> obs, info = env.reset(seed=1)
@@ -48,6 +50,7 @@ from gymnasium import spaces
 from .core import IllegalMoveError, MatchState, SeatView
 from .core.validation import ParameterTypeError, as_int, as_seed, short_repr
 from .infos import NO_HAND_END, hand_end_fields, scores_array
+from .lifecycle import closed_error
 from .obs import NUM_ENDS, observation_spec
 from .obs.actions import check_action
 from .options import (
@@ -104,6 +107,7 @@ class SingleAgentEnv(gymnasium.Env):
     """
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 2}
+    _closed = False  # close() sets it
 
     def __init__(self, opponents: Any = None, seat: int | str = "random",
                  render_mode: str | None = None, learner: str = "seat", **options: Any):
@@ -164,7 +168,9 @@ class SingleAgentEnv(gymnasium.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Deal a new match (see the module docstring for seeding). ``options`` may hold keys
         of the caller's own; a rule or env option there is refused (they are fixed when the
-        environment is made)."""
+        environment is made). After :meth:`close`, :class:`~.lifecycle.ClosedEnvironmentError`."""
+        if self._closed:
+            raise closed_error()
         check_reset_options(options)
         super().reset(seed=as_seed(seed, optional=True))
         n = self.rules.num_players
@@ -198,6 +204,8 @@ class SingleAgentEnv(gymnasium.Env):
                            f"is target_score={self.rules.target_score} too small?")
 
     def step(self, action):
+        if self._closed:
+            raise closed_error()
         if self.match is None or self._done:
             raise RuntimeError("the episode is over (or never began): call reset()")
         if type(action) is int and 0 <= action < self.num_actions:
@@ -244,6 +252,17 @@ class SingleAgentEnv(gymnasium.Env):
             self._hand = match.hand
 
     def _play_others(self, events: list, results: list) -> None:
+        """The other seats' moves up to the learner's next decision or the episode's end. An
+        opponent that fails (raises, or chooses an illegal move) ends the episode: the seat to
+        play is not the learner's then, and the next ``step`` played the learner's action for
+        that opponent."""
+        try:
+            self._play_others_until_learner(events, results)
+        except BaseException:
+            self._done = True
+            raise
+
+    def _play_others_until_learner(self, events: list, results: list) -> None:
         match = self.match
         while not self._done:
             if self._began != match.hand_number:
@@ -325,6 +344,11 @@ class SingleAgentEnv(gymnasium.Env):
         if self.match is None:
             raise RuntimeError("call reset() before render()")
         return render_frame(self.render_mode, self._hand, self.match)
+
+    def close(self) -> None:
+        """End the environment (again: a no-op): a later ``reset()`` or ``step()`` raises
+        :class:`~.lifecycle.ClosedEnvironmentError` (they played on in silence)."""
+        self._closed = True
 
 
 register_gymnasium()
