@@ -34,9 +34,12 @@ from __future__ import annotations
 import numpy as np
 
 from dominoes_env.core import HandState, SeatView, iter_bits, tile_of
+from dominoes_env.core.view import make_view
+from dominoes_env.obs import observation_spec
 from dominoes_env.obs.v2 import ObservationLayoutV2, encode_hand_state
 
 from .deal_batch import Deals, bits_to_bool
+from .hand_batch import HandBatch
 
 
 def replay_others(view: SeatView, segments, hands, boneyard):
@@ -79,17 +82,26 @@ class PlayLikelihood:
     the scores, the hand sizes and the known lacks are public. So the decisions are replayed once,
     on the reference deal, keeping per decision the public part of the observation, the codes any
     tile could be played at and their points; a batch of deals then costs one array expression
-    and one network product (:meth:`__call__`). Another observation encoder is replayed deal by
-    deal (:meth:`replayed`, the definition, which the tests check the fast path against).
+    and one network product (:meth:`__call__`). With observation version 3 or 4, whose lookahead
+    blocks depend on the whole hand, each decision is rebuilt in every deal at once as a
+    :class:`~agents.hand_batch.HandBatch` and encoded by the rollouts' batched encoders
+    (:func:`~agents.batch_lookahead.batch_encoder`). Another observation encoder is replayed
+    deal by deal (:meth:`replayed`, the definition, which the tests check both paths against).
     """
 
     def __init__(self, view: SeatView, segments, net, reference):
         self.view, self.segments, self.net = view, segments, net
-        # the fast path knows this package's encoder; another one is replayed deal by deal
+        # the fast path knows this package's encoder; observation versions 3 and 4 are encoded
+        # in batches (:meth:`_prepare_batched`); another encoder is replayed deal by deal
         self.fast = (net.encode is encode_hand_state
                      and isinstance(net.layout, ObservationLayoutV2))
+        encoder = getattr(net, "batch_encoder", None)
+        self.batched = (not self.fast and encoder is not None
+                        and net.encode is observation_spec(encoder.version).encode_state)
         if self.fast:
             self._prepare(*reference)
+        elif self.batched:
+            self._prepare_batched(*reference)
 
     def _prepare(self, hands, boneyard) -> None:
         lay, net = self.net.layout, self.net
@@ -120,9 +132,69 @@ class PlayLikelihood:
             self._public, self._points = np.stack(public), np.stack(points)
             self._candidates = np.stack(candidates)
 
+    def _prepare_batched(self, hands, boneyard) -> None:
+        """Per decision, what :meth:`_batched` needs to rebuild it in any deal: the view of the
+        seat to play then, the code it played, and how a deal's hands give the hands then
+        (``(deal_hands & keep) | add``: the others' tiles in the deal plus those they have
+        played since, this seat's own as they were); the tiles this seat has drawn since sit
+        before the deal's boneyard."""
+        view, lay = self.view, self.net.layout
+        T, me = lay.num_tiles, view.seat
+        n = len(view.hand_sizes)
+        self._decisions = []
+        for state, seat, scores, code in replay_others(view, self.segments, hands, boneyard):
+            then = state.hands
+            add = [then[s] if s == me else then[s] & ~hands[s] for s in range(n)]
+            keep = np.ones((n, 1), bool)
+            keep[me] = False
+            drawn = state.boneyard[state.drawn:len(state.boneyard) - len(boneyard)]
+            seen = make_view(state, seat, tuple(scores), view.target_score, view.hand_number,
+                             None)
+            self._decisions.append((seen, code, keep, bits_to_bool(add, T),
+                                    np.array(drawn, np.int64)))
+
+    def _batched(self, deals: Deals) -> np.ndarray:
+        """:meth:`__call__` for a policy whose observation the batched encoders write
+        (:func:`~agents.batch_lookahead.batch_encoder`): each decision rebuilt in every deal at
+        once (:class:`~agents.hand_batch.HandBatch`), encoded, and one network product for all
+        of them."""
+        net, d = self.net, len(deals)
+        encoder, A = net.batch_encoder, net.num_actions
+        xs, legal, codes, where = [], [], [], []
+        for j, (seen, code, keep, add, drawn) in enumerate(self._decisions):
+            hands = (deals.hands & keep) | add
+            bone = np.concatenate([np.broadcast_to(drawn, (d, len(drawn))), deals.bone], axis=1)
+            batch = HandBatch(seen, Deals(hands, bone), [code])
+            idx = np.arange(d)
+            which, moves, counts = batch.moves(idx)
+            choice = np.bincount(which, minlength=d) > 1  # a single legal move counts nothing
+            rows = choice.nonzero()[0]
+            if not len(rows):
+                continue
+            mine = choice.take(which).nonzero()[0]  # the legal moves of those rows
+            local = rows.searchsorted(which.take(mine))
+            xs.append(encoder.encode(batch, rows, local, moves.take(mine), counts.take(mine)))
+            mask = np.zeros((len(rows), A), bool)
+            mask.ravel()[local * A + moves.take(mine)] = True
+            legal.append(mask)
+            codes.append(np.full(len(rows), code, np.intp))
+            where.append(rows * len(self._decisions) + j)
+        out = np.zeros(d * len(self._decisions))
+        if xs:
+            logp = _log_softmax_at(net.logits(np.concatenate(xs)), np.concatenate(legal),
+                                   np.concatenate(codes))
+            out[np.concatenate(where)] = logp
+        return out.reshape(d, -1).sum(axis=1)
+
     def __call__(self, deals) -> np.ndarray:
         """The log-likelihood of each of ``deals`` (a :class:`~agents.deal_batch.Deals`, or a
         list of ``(hands, boneyard)`` pairs), as float64."""
+        if self.batched:
+            if not self._decisions:
+                return np.zeros(len(deals))
+            if not isinstance(deals, Deals):
+                deals = Deals.from_list(deals, self.net.layout.num_tiles)
+            return self._batched(deals)
         if not self.fast:
             return self.replayed(deals)
         k, d = len(self._seats), len(deals)

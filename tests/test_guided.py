@@ -340,6 +340,37 @@ def test_batched_likelihood_equals_replaying_every_deal(n, policies):
     assert compared > 10
 
 
+@pytest.mark.parametrize("n, version", [(2, 3), (2, 4), (3, 4), (4, 4)])
+def test_lookahead_likelihood_in_batches_equals_replaying_every_deal(n, version, tmp_path):
+    """With a policy of observation version 3 or 4 (the shipped ``ppo`` policies) the others'
+    decisions are rebuilt in every deal at once and encoded by the batched encoders: the same
+    log-likelihoods as replaying and encoding each deal's decisions one by one."""
+    rules = RuleConfig(num_players=n, target_score=100)
+    path = tmp_path / f"v{version}.npz"
+    random_policy_npz(path, rules, hidden=(16, 16), seed=n, obs_version=version)
+    agent = GuidedSearchAgent(seed=0, sims=8, min_per_move=1, policy=path)
+    rng = random.Random(n)
+    compared = 0
+
+    def on_view(match, view):
+        nonlocal compared
+        if view.seat != 0:
+            return
+        sampler = DealSampler.from_view(view)
+        deals = [sampler.sample(rng) for _ in range(12)]
+        likelihood = agent.play_likelihood(view, deals[0])
+        assert likelihood.batched and not likelihood.fast
+        batched, slow = likelihood(deals), likelihood.replayed(deals)
+        assert batched.shape == (12,)
+        assert np.allclose(batched, slow, rtol=1e-5, atol=1e-5)
+        compared += int((slow != 0).any())
+
+    players = [agent] + [GreedyAgent() for _ in range(n - 1)]
+    for seed in range(3):
+        play_match(players, rules, seed=seed, on_view=on_view)
+    assert compared > 10
+
+
 def test_another_encoder_is_replayed_deal_by_deal(policies):
     """The batched path knows this package's encoder only; a net reading another one (a
     registered observation version, say) gets the per-deal replay."""
@@ -356,7 +387,7 @@ def test_another_encoder_is_replayed_deal_by_deal(policies):
     wrapped = copy.copy(net)
     wrapped.encode = lambda *args, **kw: net.encode(*args, **kw)
     slow = PlayLikelihood(view, agent._segments(view), wrapped, deals[0])
-    assert not slow.fast
+    assert not slow.fast and not slow.batched
     assert slow(deals).tolist() == slow.replayed(deals).tolist()
     assert (slow(deals) < 0).any()  # some of the others' plays had a choice
     fast = PlayLikelihood(view, agent._segments(view), net, deals[0])
