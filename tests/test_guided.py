@@ -313,38 +313,13 @@ def test_replayed_decisions_are_what_the_others_saw(n, policies):
     assert checked > 10
 
 
-@pytest.mark.parametrize("n", [2, 3, 4])
-def test_batched_likelihood_equals_replaying_every_deal(n, policies):
-    """The batched likelihood (the public part of the others' observations replayed once, the
-    hands filled in per deal) equals replaying and encoding each deal's decisions one by one."""
-    agent = GuidedSearchAgent(seed=0, sims=8, min_per_move=1, policy=policies[n])
-    rng = random.Random(n)
-    compared = 0
-
-    def on_view(match, view):
-        nonlocal compared
-        if view.seat != 0:
-            return
-        sampler = DealSampler.from_view(view)
-        deals = [sampler.sample(rng) for _ in range(12)]
-        likelihood = agent.play_likelihood(view, deals[0])
-        assert likelihood.fast
-        fast, slow = likelihood(deals), likelihood.replayed(deals)
-        assert fast.shape == (12,)
-        assert np.allclose(fast, slow, rtol=1e-5, atol=1e-5)
-        compared += int((slow != 0).any())
-
-    players = [agent] + [GreedyAgent() for _ in range(n - 1)]
-    for seed in range(3):
-        play_match(players, RULES[n], seed=seed, on_view=on_view)
-    assert compared > 10
-
-
-@pytest.mark.parametrize("n, version", [(2, 3), (2, 4), (3, 4), (4, 4)])
-def test_lookahead_likelihood_in_batches_equals_replaying_every_deal(n, version, tmp_path):
-    """With a policy of observation version 3 or 4 (the shipped ``ppo`` policies) the others'
-    decisions are rebuilt in every deal at once and encoded by the batched encoders: the same
-    log-likelihoods as replaying and encoding each deal's decisions one by one."""
+@pytest.mark.parametrize("n, version", [(2, 2), (3, 2), (4, 2), (2, 3), (2, 4), (3, 4), (4, 4)])
+def test_likelihood_in_batches_equals_replaying_every_deal(n, version, tmp_path):
+    """The likelihood of a whole batch of deals equals replaying and encoding each deal's
+    decisions one by one: with observation version 2 the public part of the others'
+    observations replayed once and the hands filled in per deal (``fast``); with versions 3
+    and 4 (the shipped ``ppo`` policies) every decision rebuilt in all deals at once and
+    encoded by the batched encoders (``batched``)."""
     rules = RuleConfig(num_players=n, target_score=100)
     path = tmp_path / f"v{version}.npz"
     random_policy_npz(path, rules, hidden=(16, 16), seed=n, obs_version=version)
@@ -359,10 +334,10 @@ def test_lookahead_likelihood_in_batches_equals_replaying_every_deal(n, version,
         sampler = DealSampler.from_view(view)
         deals = [sampler.sample(rng) for _ in range(12)]
         likelihood = agent.play_likelihood(view, deals[0])
-        assert likelihood.batched and not likelihood.fast
-        batched, slow = likelihood(deals), likelihood.replayed(deals)
-        assert batched.shape == (12,)
-        assert np.allclose(batched, slow, rtol=1e-5, atol=1e-5)
+        assert (likelihood.fast, likelihood.batched) == (version == 2, version != 2)
+        together, slow = likelihood(deals), likelihood.replayed(deals)
+        assert together.shape == (12,)
+        assert np.allclose(together, slow, rtol=1e-5, atol=1e-5)
         compared += int((slow != 0).any())
 
     players = [agent] + [GreedyAgent() for _ in range(n - 1)]
