@@ -215,12 +215,6 @@ def shipped_tables() -> list[str]:
     return [t for t in TABLES if shipped_policy_path(t).is_file()]
 
 
-def shipped_player_counts() -> list[int]:
-    """The player counts whose default rules have a shipped policy (4: in partnerships);
-    :func:`shipped_tables` tells the tables apart."""
-    return [n for n in (2, 3, 4) if shipped_policy_path(n).is_file()]
-
-
 def shipped_policy_path(table: str | int | RuleConfig) -> Path:
     """Where the shipped policy for a table lives (it may not exist yet): ``table`` is a
     :class:`RuleConfig`, a table name of :data:`agents.tables.TABLES`, or a player count (its

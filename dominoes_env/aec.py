@@ -183,7 +183,7 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
     def step(self, action) -> None:
         if not self._has_reset:
             raise _before_reset("step()")
-        elif not self.env.agents and not self.env._closed:  # closed: the raw env's error
+        elif not self.env.agents and not self.env.closed:  # closed: the raw env's error
             self._has_updated = True
             EnvLogger.warn_step_after_terminated_truncated()
         else:
@@ -464,6 +464,11 @@ class raw_env(AECEnv, EzPickle):
         if self.match is None:
             raise _before_reset("render()")
         return render_frame(self.render_mode, self._hand, self.match)
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called (``reset()`` and ``step()`` refuse then)."""
+        return self._closed
 
     def close(self) -> None:
         """End the environment: a later ``reset()`` or ``step()`` raises

@@ -72,7 +72,7 @@ class parallel_env(ParallelEnv, EzPickle):
 
     def step(self, actions: dict):
         aec = self.aec
-        if aec._closed:  # before the agents: a closed env was "over", then reset said closed
+        if aec.closed:  # before the agents: a closed env was "over", then reset said closed
             raise closed_error()
         if not self.agents:
             raise RuntimeError("the episode is over (or never began): call reset()")

@@ -64,7 +64,9 @@ def test_every_face_raises_the_same_error_after_close():
     par.close()
     raw = dominoes_env.raw_env()
     raw.reset(seed=0)
+    assert not raw.closed
     raw.close()
+    assert raw.closed and aec.unwrapped.closed and par.aec.closed
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no "step() called after all agents..." warning
         for call in (lambda: aec.step(None), aec.reset, lambda: par.step({}), par.reset,
