@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from .core import code_of, count_after, points_for_count, tile_of
-from .core.layout import Layout, place
+from .core.layout import Layout, open_ends, place
 
 
 def possible_tiles(src, seat: int, own: int) -> int:
@@ -121,7 +121,7 @@ def _answers(x: Layout, tiles: int, ts) -> tuple[int, int]:
     suit, pips, dbl = ts.suit_mask, ts.pips, ts.is_double
     ends, contrib, arm, lead, lead_pips = x.ends, x.contrib, x.arm, x.lead, x.lead_pips
     best = scoring = 0
-    for e in range(4 if x.cross_open else 2):
+    for e in open_ends(x):  # x has had a move played: the lead is down
         m = tiles & suit[ends[e]]
         while m:
             low = m & -m

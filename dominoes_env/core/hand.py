@@ -26,8 +26,8 @@ from typing import Any
 
 from .errors import IllegalMoveError
 from .events import BLOCKED, DOMINO, DRAW, PASS, PLAY, Award, Draw, Outcome, Pass, Play, Result
-from .layout import RULE_TABLES, place, set_rule_tables
-from .moves import DOWN, END_NAMES, LEFT, RIGHT, UP, Move, code_of, end_index, end_of, tile_of
+from .layout import RULE_TABLES, open_ends, place, set_rule_tables
+from .moves import END_NAMES, Move, code_of, end_index, end_of, tile_of
 from .rules import RuleConfig
 from .scoring import blocked_award, count_after, points_for_count, round_to_five
 from .tiles import Tile, iter_bits
@@ -331,10 +331,8 @@ class HandState:
         return self.rules.tiles.mask_tiles(self.hands[as_int("seat", seat, 0, self.n - 1)])
 
     def open_ends(self) -> list[int]:
-        """Indices of the ends that take tiles now."""
-        if self.lead < 0:
-            return []
-        return [LEFT, RIGHT, UP, DOWN] if self.cross_open else [LEFT, RIGHT]
+        """Indices of the ends that take tiles now (:func:`~dominoes_env.core.layout.open_ends`)."""
+        return list(open_ends(self))
 
     def legal_actions(self) -> list[int]:
         """Legal action codes for the seat to play (empty once the hand is over)."""

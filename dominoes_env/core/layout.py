@@ -35,6 +35,25 @@ LAYOUT_FIELDS = ("lead", "lead_pips", "ends", "contrib", "arm", "spinner", "spin
                  "spinner_sides", "cross_open", "count")
 
 
+#: the ends that take a tile once the lead is down: left and right, then up and down too once
+#: the spinner's cross is open (end codes, as :func:`~dominoes_env.core.end_of` reads them)
+LONG_ENDS, ALL_ENDS = (0, 1), (0, 1, 2, 3)
+
+
+def open_ends(src) -> tuple[int, ...]:
+    """The ends of ``src`` (a hand, a seat's view or a :class:`Layout`: anything with ``lead``
+    and ``cross_open``) that take a tile now: none before the lead, then :data:`LONG_ENDS`, and
+    :data:`ALL_ENDS` once the cross is open.
+
+    >>> from dominoes_env.core import MatchState
+    >>> open_ends(MatchState(seed=1).view(0))  # nothing led yet
+    ()
+    """
+    if src.lead < 0:
+        return ()
+    return ALL_ENDS if src.cross_open else LONG_ENDS
+
+
 #: the rule tables :func:`set_rule_tables` gives a :class:`Layout` or a
 #: :class:`~dominoes_env.core.HandState` and :func:`place` reads (public, read-only attributes)
 RULE_TABLES = ("tile_pips", "tile_double", "tile_low", "spinner_mode", "cross_now")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .layout import open_ends
 from .moves import END_NAMES, Move, end_of, tile_of
 from .rules import RuleConfig
 from .tiles import Tile
@@ -60,9 +61,8 @@ class SeatView:
 
     @property
     def open_ends(self) -> tuple[int, ...]:
-        if self.lead < 0:
-            return ()
-        return (0, 1, 2, 3) if self.cross_open else (0, 1)
+        """The ends that take tiles now (:func:`~dominoes_env.core.layout.open_ends`)."""
+        return open_ends(self)
 
     @property
     def unseen(self) -> int:

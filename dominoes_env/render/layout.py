@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dominoes_env.core.layout import open_ends
 from dominoes_env.core.moves import end_of, tile_of
 from dominoes_env.core.state import PublicState
 from dominoes_env.core.validation import as_int, short_repr
@@ -246,10 +247,10 @@ def ends_line(state) -> str:
     if state.lead < 0:
         return "ends: none (the next tile is the lead)"
     names = ("left", "right", "up", "down")
-    nopen = 4 if state.cross_open else 2
+    taking = open_ends(state)
     parts = []
     for e in range(4):
         v = state.ends[e]
         if v >= 0:
-            parts.append(f"{names[e]} {v}" + ("" if e < nopen else " (not open yet)"))
+            parts.append(f"{names[e]} {v}" + ("" if e in taking else " (not open yet)"))
     return "ends: " + " · ".join(parts)
