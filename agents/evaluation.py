@@ -29,6 +29,7 @@ The win rate means the same at every table: 50% between equals.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from dominoes_env.cli_support import MAX_MATCHES
@@ -40,7 +41,10 @@ from .specs import check_spec
 from .tournament.schedule import format_of, seatings, tables_for
 from .tournament.stats import wilson_interval
 
-__all__ = ["evaluate"]
+__all__ = ["EVAL_OPPONENTS", "evaluate", "evaluation_row"]
+
+#: the opponents of a trainer's evaluation, in the order of its ``eval.csv`` columns
+EVAL_OPPONENTS = ("greedy", "random")
 
 
 def _players(name: str, spec: Any, rules: RuleConfig) -> list:
@@ -105,6 +109,37 @@ def evaluate(agent: str, opponent: str, rules: RuleConfig, *, matches: int,
     low, high = wilson_interval(wins, played)
     return {"win_rate": wins / played, "ci_low": low, "ci_high": high,
             "margin": margin / played, "matches": played}
+
+
+def evaluation_row(agent: str, rules: RuleConfig, *, matches: int, seed: int,
+                   opponents: Sequence[str] = EVAL_OPPONENTS,
+                   on_result: Callable[[str, dict[str, float]], None] | None = None,
+                   ) -> dict[str, float]:
+    """A trainer's evaluation of ``agent`` (``"ppo:PATH"``: the policy it exported): the
+    figures of :func:`evaluate` against each of ``opponents`` in turn (``matches`` matches
+    each, on the deals of seed ``derive_seed(seed, "eval")``, ``seed`` being the run's), keyed
+    ``{figure}_vs_{opponent}`` and rounded to 4 places: the columns of its ``eval.csv`` after
+    ``steps`` and ``wall_s`` (:func:`dominoes_env.cli_support.append_eval_row` appends the
+    row). ``on_result(opponent, figures)``, when given, gets each opponent's figures before
+    they are rounded (what a TensorBoard log records).
+
+    >>> rules = RuleConfig(target_score=30)
+    >>> row = evaluation_row("greedy", rules, matches=2, seed=0)
+    >>> list(row)[:3], list(row)[5]
+    (['win_rate_vs_greedy', 'ci_low_vs_greedy', 'ci_high_vs_greedy'], 'win_rate_vs_random')
+    >>> len(row), row["matches_vs_random"]
+    (10, 2)
+    >>> full = evaluate("greedy", "random", rules, matches=2, seed=derive_seed(0, "eval"))
+    >>> row["ci_low_vs_random"] == round(full["ci_low"], 4)
+    True
+    """
+    row: dict[str, float] = {}
+    for opponent in opponents:
+        res = evaluate(agent, opponent, rules, matches=matches, seed=derive_seed(seed, "eval"))
+        if on_result is not None:
+            on_result(opponent, res)
+        row.update({f"{k}_vs_{opponent}": round(v, 4) for k, v in res.items()})
+    return row
 
 
 def _seatings(rules: RuleConfig, deal: int) -> list[tuple[bool, ...]]:

@@ -25,7 +25,6 @@ Needs the ``jax`` extra (jax, pgx, optax).
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import functools
 import json
@@ -45,6 +44,7 @@ import numpy as np
 from dominoes_env.cli_support import (
     MATMUL_DTYPES,
     MAX_MATCHES,
+    append_eval_row,
     check_config,
     check_fits_in_memory,
     check_run_folder,
@@ -622,26 +622,12 @@ class TensorBoard:
 def evaluate_policy(path: Path, config: Config, opponents=("greedy", "random"),
                     matches: int | None = None) -> dict[str, float]:
     """Win rates of the policy file at ``path`` against each opponent (Wilson intervals,
-    margins; :func:`agents.evaluation.evaluate`), keys suffixed ``_vs_{opponent}``."""
-    from agents.arena import derive_seed
-    from agents.evaluation import evaluate
+    margins; :func:`agents.evaluation.evaluation_row`), keys suffixed ``_vs_{opponent}``, over
+    ``matches`` matches (default ``config.eval_matches``)."""
+    from agents.evaluation import evaluation_row
 
-    row: dict[str, float] = {}
-    for opponent in opponents:
-        res = evaluate(f"ppo:{path}", opponent, config.rules(),
-                       matches=matches or config.eval_matches,
-                       seed=derive_seed(config.seed, "eval"))
-        row.update({f"{k}_vs_{opponent}": round(v, 4) for k, v in res.items()})
-    return row
-
-
-def append_csv(path: Path, row: dict[str, Any]) -> None:
-    new = not path.exists()
-    with open(path, "a", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(row))
-        if new:
-            writer.writeheader()
-        writer.writerow(row)
+    return evaluation_row(f"ppo:{path}", config.rules(), matches=matches or config.eval_matches,
+                          seed=config.seed, opponents=opponents)
 
 
 # -- the run -------------------------------------------------------------------------------
@@ -701,7 +687,7 @@ def train(config: Config, command: str = "") -> Path:
         row = {"steps": steps, "wall_s": wall(), **evaluate_policy(out / "eval_policy.npz",
                                                                     config)}
         tb.scalars({f"eval/{k}": v for k, v in row.items() if k not in ("steps",)}, steps)
-        append_csv(out / "eval.csv", row)
+        append_eval_row(out / "eval.csv", row)
         tqdm.write(f"[eval] steps {steps:,}: vs greedy {row['win_rate_vs_greedy']:.3f} "
                    f"[{row['ci_low_vs_greedy']:.3f}, {row['ci_high_vs_greedy']:.3f}], "
                    f"vs random {row['win_rate_vs_random']:.3f}")
@@ -928,7 +914,9 @@ _moved = moved_names(__name__, {name: f"dominoes_env.jax.{module}" for module, n
 def __getattr__(name: str):
     replaced = {"SelfPlay": (self_play, "dominoes_env.jax.selfplay.SelfPlay takes the rules"),
                 "enable_compilation_cache": (setup_jax, "use setup_jax"),
-                "one_device_per_core": (setup_jax, "use setup_jax")}
+                "one_device_per_core": (setup_jax, "use setup_jax"),
+                "append_csv": (append_eval_row,
+                               "use dominoes_env.cli_support.append_eval_row")}
     if name not in replaced:
         return _moved(name)
     warnings.warn(f"{__name__}.{name} is deprecated: {replaced[name][1]}", DeprecationWarning,

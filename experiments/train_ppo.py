@@ -1,8 +1,9 @@
 """Train a MaskablePPO agent with an opponent mix and a self-play pool; export it for ``ppo``.
 
 Reads top to bottom: the configuration (one dataclass, every field a command-line flag), the
-environments (``SingleAgentEnv`` whose opponents are drawn per episode from fixed agents and
-frozen snapshots of the learner), the callbacks (snapshots, evaluation, checkpoints), the run.
+environments (:class:`agents.pool_env.PoolEnv`: a ``SingleAgentEnv`` whose opponents are
+drawn per episode from fixed agents and frozen snapshots of the learner), the callbacks
+(snapshots, evaluation, checkpoints), the run.
 
     python -m experiments.train_ppo --total-steps 2000000 --n-envs 8 --seed 1 --out runs/ppo2p
 
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import csv
 import dataclasses
 import math
 import os
@@ -34,11 +34,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents import make_agent
 from agents.arena import derive_seed
 from agents.evaluation import evaluate as evaluate_agent
-from agents.pool import OpponentPool
-from agents.ppo import PPOAgent, shipped_policy_path
+from agents.evaluation import evaluation_row
+from agents.pool_env import PoolEnv
+from agents.ppo import shipped_policy_path
 from agents.sb3_checkpoint import (
     CheckpointError,
     check_entries,
@@ -63,6 +63,7 @@ from dominoes_env.cli_support import (
     MAX_TRAINER_SEED,
     CommandError,
     RefusedError,
+    append_eval_row,
     check_config,
     check_fits_in_memory,
     check_run_folder,
@@ -87,7 +88,6 @@ from dominoes_env.core.validation import float_text
 from dominoes_env.obs import DEFAULT_VERSION as OBS_VERSION
 from dominoes_env.optional import require
 from dominoes_env.policy_format import PolicyFileError, hidden_sizes
-from dominoes_env.single_agent import SingleAgentEnv
 
 # -- configuration -------------------------------------------------------------------------
 DEVICE_PATTERN = re.compile(r"^(cpu|auto|mps|cuda(:\d+)?)$")
@@ -269,43 +269,6 @@ def parser_for(cls: type) -> argparse.ArgumentParser:
 
 
 # -- environments --------------------------------------------------------------------------
-class PoolEnv(SingleAgentEnv):
-    """``SingleAgentEnv`` whose opponent seats each draw from an :class:`OpponentPool` (with
-    4 players in partnerships the learner plays both seats of its side)."""
-
-    def __init__(self, config: TrainConfig, rank: int):
-        fixed, self_weight = config.opponent_mix()
-        rules = config.rules()
-        # in partnerships the learner plays both seats of its side: the partner is the current
-        # policy; the pools play the other side
-        learner = "side" if rules.partnerships else "seat"
-        seats = rules.num_players - (2 if rules.partnerships else 1)
-        pools = []
-        for k in range(seats):
-            seed = derive_seed(config.seed, "pool", rank, k)
-            members = [(make_agent(spec, seed=derive_seed(seed, spec)), w) for spec, w in fixed]
-            pools.append(OpponentPool(members, seed=seed, self_weight=self_weight))
-        self.pools = pools
-        self.max_snapshots = config.max_snapshots
-        super().__init__(opponents=pools, seat="random", rules=rules, episode=config.episode,
-                         learner=learner)
-
-    def add_snapshot(self, path: str) -> int:
-        """Load a snapshot into every pool; returns the pool size."""
-        for k, pool in enumerate(self.pools):
-            agent = PPOAgent(path, seed=derive_seed(path, k), deterministic=False)  # diverse
-            agent.name = f"self:{Path(path).stem}"
-            pool.add_snapshot(agent, self.max_snapshots)
-        return len(self.pools[0].snapshots)
-
-    def pool_draws(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for pool in self.pools:
-            for key, n in pool.draws.items():
-                out[key] = out.get(key, 0) + n
-        return out
-
-
 def make_vec_env(config: TrainConfig):
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
@@ -315,7 +278,10 @@ def make_vec_env(config: TrainConfig):
         def build():
             if os.getpid() != parent:  # a SubprocVecEnv worker: Ctrl-C is the parent's to handle
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
-            env = PoolEnv(config, rank)
+            fixed, self_weight = config.opponent_mix()
+            env = PoolEnv(fixed, self_weight=self_weight, max_snapshots=config.max_snapshots,
+                          seed=config.seed, rank=rank, rules=config.rules(),
+                          episode=config.episode)
             env.reset(seed=derive_seed(config.seed, "env", rank))
             return env
 
@@ -393,14 +359,14 @@ def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float, held
             self.last_eval = steps
             path = out / "eval_policy.npz"
             export_policy(self.model, path, {"rules": rules.to_dict(), "steps": steps})
-            row = {"steps": steps, "wall_s": round(time.time() - started, 1)}
-            for opponent in ("greedy", "random"):
-                res = evaluate_agent(f"ppo:{path}", opponent, rules,
-                                     matches=config.eval_matches,
-                                     seed=derive_seed(config.seed, "eval"))
+
+            def record(opponent: str, res: dict[str, float]) -> None:  # TensorBoard: unrounded
                 for key, value in res.items():
                     self.logger.record(f"eval/{key}_vs_{opponent}", value)
-                row.update({f"{k}_vs_{opponent}": round(v, 4) for k, v in res.items()})
+
+            row = {"steps": steps, "wall_s": round(time.time() - started, 1),
+                   **evaluation_row(f"ppo:{path}", rules, matches=config.eval_matches,
+                                    seed=config.seed, on_result=record)}
             draws = vec_env.env_method("pool_draws")
             total: dict[str, int] = {}
             for d in draws:
@@ -410,12 +376,7 @@ def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float, held
             share = self_share / max(1, sum(total.values()))
             self.logger.record("selfplay/share_of_episodes", share)
             self.logger.dump(steps)
-            new = not (out / "eval.csv").exists()
-            with open(out / "eval.csv", "a", newline="") as f:
-                writer = csv.DictWriter(f, fieldnames=list(row))
-                if new:
-                    writer.writeheader()
-                writer.writerow(row)
+            append_eval_row(out / "eval.csv", row)
             print(f"[eval] steps {steps:,}: vs greedy {row['win_rate_vs_greedy']:.3f} "
                   f"(margin {row['margin_vs_greedy']:+.1f}), vs random "
                   f"{row['win_rate_vs_random']:.3f}", flush=True)

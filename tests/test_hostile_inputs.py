@@ -396,7 +396,7 @@ def demos(tmp_path):
     """A small valid demonstrations file of expert_iteration (greedy's decisions)."""
     import numpy as np
 
-    from experiments.expert_iteration import DEMO_KEYS, save_demos
+    from agents.demos import DEMO_KEYS, save_demos
 
     rules = RuleConfig()
     from dominoes_env.obs import observation_spec
@@ -419,7 +419,7 @@ def test_expert_iteration_data_that_is_a_fifo_or_declares_a_terabyte(demos, dama
     MemoryError traceback (``np.load`` straight, not the shared capped reader)."""
     import signal
 
-    from experiments.expert_iteration import load_demos
+    from agents.demos import load_demos
 
     from . import helpers
 
@@ -444,7 +444,7 @@ def test_expert_iteration_data_that_is_a_fifo_or_declares_a_terabyte(demos, dama
 
 
 def test_expert_iteration_reads_its_own_demonstrations(demos):
-    from experiments.expert_iteration import load_demos
+    from agents.demos import load_demos
 
     data, teacher = load_demos(str(demos), RuleConfig())
     assert teacher == "greedy" and data["obs"].shape[0] == 4
@@ -1529,7 +1529,7 @@ def test_expert_iteration_data_whose_metadata_names_a_key_twice_is_refused(demos
 
     import numpy as np
 
-    from experiments.expert_iteration import load_demos
+    from agents.demos import load_demos
 
     arrays = dict(np.load(demos))
     arrays["meta"] = np.array(str(arrays["meta"]).rstrip()[:-1] + ', "teacher": "search"}')
@@ -1573,7 +1573,7 @@ def test_expert_iteration_data_whose_metadata_or_values_are_nonsense_is_refused(
 
     import numpy as np
 
-    from experiments.expert_iteration import load_demos
+    from agents.demos import load_demos
 
     arrays = dict(np.load(demos))
     if isinstance(meta, list):

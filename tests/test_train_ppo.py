@@ -14,10 +14,10 @@ pytest.importorskip("sb3_contrib")
 
 from agents import RandomAgent, make_agent  # noqa: E402
 from agents.pool import OpponentPool  # noqa: E402
+from agents.pool_env import PoolEnv  # noqa: E402
 from agents.ppo import random_policy_npz  # noqa: E402
 from dominoes_env.core import MatchState, RuleConfig  # noqa: E402
 from experiments.train_ppo import (  # noqa: E402
-    PoolEnv,
     RunDirError,
     TrainConfig,
     main,
@@ -207,7 +207,8 @@ def test_a_resume_trains_only_against_the_pool_snapshots_the_run_wrote(tmp_path,
 
 
 def test_partnership_training_plays_the_partner_with_the_learner(tmp_path):
-    env = PoolEnv(TrainConfig(out=str(tmp_path), players=4, **TINY), rank=0)
+    env = PoolEnv([("greedy", 1.0), ("random", 1.0)], self_weight=1.0,
+                  rules=RuleConfig(num_players=4, target_score=50), episode="hand")
     assert env.learner == "side" and len(env.pools) == 2
     both = 0
     for seed in range(10):
@@ -243,13 +244,13 @@ def test_resume_without_out_continues_the_checkpoints_own_run():
 
 
 def test_pool_env_grows_and_samples_the_self_play_pool(tmp_path):
-    config = TrainConfig(out=str(tmp_path), players=3, **{**TINY, "opponents": ["random=1",
-                                                                              "self=9"]})
-    env = PoolEnv(config, rank=0)
+    rules = RuleConfig(num_players=3, target_score=50)
+    env = PoolEnv([("random", 1.0)], self_weight=9.0, max_snapshots=10, rules=rules,
+                  episode="hand")
     paths = []
     for i in range(3):
         path = tmp_path / f"snap{i}.npz"
-        random_policy_npz(path, config.rules(), hidden=(8,), seed=i)
+        random_policy_npz(path, rules, hidden=(8,), seed=i)
         paths.append(path)
     assert [env.add_snapshot(str(p)) for p in paths] == [1, 2, 3]
     for seed in range(30):
@@ -274,6 +275,28 @@ def test_pool_keeps_the_newest_snapshots_and_rejects_bad_weights():
         pool.add(RandomAgent(), 0)
     with pytest.raises(ValueError, match="empty"):
         OpponentPool(seed=0).reset(seed=1)
+
+
+@pytest.mark.parametrize("fixed, words", [
+    ([], "fixed is empty"),
+    (["greedy=1"], "pairs such as"),
+    ([("nosuch", 1.0)], "unknown agent spec 'nosuch'"),
+    ([("greedy", -1)], "positive"),
+])
+def test_pool_env_refuses_a_mix_it_cannot_draw_from(fixed, words):
+    with pytest.raises(ValueError, match=words):  # ParameterTypeError is a ValueError too
+        PoolEnv(fixed, rules=RuleConfig())
+
+
+def test_pool_env_seeds_its_pools_by_seed_rank_and_seat():
+    """What train_ppo's environments drew before PoolEnv took plain arguments: seat ``k``'s
+    pool of env ``rank`` is seeded ``derive_seed(seed, "pool", rank, k)``."""
+    from agents.arena import derive_seed
+
+    env = PoolEnv([("greedy", 1.0), ("random", 1.0)], rules=RuleConfig(num_players=3),
+                  seed=7, rank=2)
+    for k, pool in enumerate(env.pools):
+        assert pool.rng.getstate() == OpponentPool(seed=derive_seed(7, "pool", 2, k)).rng.getstate()
 
 
 @pytest.mark.parametrize("changes, message", [

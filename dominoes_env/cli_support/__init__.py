@@ -21,7 +21,8 @@
   :data:`PROGRAM_OUTPUTS`, :func:`check_run_folder`, :func:`start_run_folder`,
   :func:`clear_run`, their locks) and a trainer's ``--resume`` (:func:`run_of_checkpoint`,
   :func:`nothing_to_train`);
-- :mod:`.eval_log`: :func:`keep_numeric_rows`, a trainer's ``eval.csv`` kept readable.
+- :mod:`.eval_log`: a trainer's ``eval.csv``: :func:`append_eval_row` adds a row,
+  :func:`keep_numeric_rows` keeps it readable.
 
 Every public name is re-exported here, and programs import them from here
 (``from dominoes_env.cli_support import run_command``). The modules import one another
@@ -41,6 +42,7 @@ from .errors import (
     RefusedError,
 )
 from .eval_log import (
+    append_eval_row,
     keep_numeric_rows,
 )
 from .flags import (
@@ -197,5 +199,6 @@ __all__ = [
     "clear_run",
     "run_of_checkpoint",
     "nothing_to_train",
+    "append_eval_row",
     "keep_numeric_rows",
 ]

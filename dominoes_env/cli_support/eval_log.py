@@ -1,16 +1,45 @@
 """The log of a trainer's evaluations (``eval.csv``), kept readable across resumed runs.
 
-A trainer appends a row to its ``eval.csv`` at each evaluation, and a resumed run appends to
-the file the stopped one left: :func:`keep_numeric_rows` drops, before the run appends, the
-lines that are no row of numbers (a line cut by a kill, text put there, NaN), and sets aside
-a file whose header is damaged."""
+A trainer appends a row to its ``eval.csv`` at each evaluation (:func:`append_eval_row`; the
+row itself is :func:`agents.evaluation.evaluation_row`'s figures after ``steps`` and
+``wall_s``), and a resumed run appends to the file the stopped one left:
+:func:`keep_numeric_rows` drops, before the run appends, the lines that are no row of numbers
+(a line cut by a kill, text put there, NaN), and sets aside a file whose header is damaged."""
 
 from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
+from typing import Any
 
 from .paths import shown_path
+
+
+def append_eval_row(path: str | os.PathLike, row: Mapping[str, Any]) -> None:
+    """Append ``row`` (column name to value, in the columns' order) to the CSV log ``path``
+    (a trainer's ``eval.csv``), first writing the header of its column names when there is no
+    file yet. The row is appended, not the file written again: a kill mid-append leaves at
+    worst a cut last line, which :func:`keep_numeric_rows` drops when the run resumes.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "eval.csv")
+    ...     append_eval_row(path, {"steps": 0, "wall_s": 1.5, "win_rate_vs_greedy": 0.25})
+    ...     append_eval_row(path, {"steps": 512, "wall_s": 9.0, "win_rate_vs_greedy": 0.5})
+    ...     print(open(path).read(), end="")
+    steps,wall_s,win_rate_vs_greedy
+    0,1.5,0.25
+    512,9.0,0.5
+    """
+    import csv
+
+    new = not os.path.exists(path)
+    with open(path, "a", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(row))
+        if new:
+            writer.writeheader()
+        writer.writerow(row)
 
 
 def keep_numeric_rows(path: str | os.PathLike) -> str | None:

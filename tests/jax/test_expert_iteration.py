@@ -170,7 +170,7 @@ def test_stopped_while_playing_saves_the_finished_matches(tmp_path, signum, stat
     import re
     import signal
 
-    from experiments.expert_iteration import load_demos
+    from agents.demos import load_demos
     from tests.helpers import CHILD_TIMEOUT_S, error_lines, spawn_program, wait_for_text
 
     out = tmp_path / "exit"
@@ -202,7 +202,7 @@ def test_stopped_by_a_closed_terminal_while_fitting_exports_the_best_fit_so_far(
     import re
     import signal
 
-    from experiments.expert_iteration import save_demos
+    from agents.demos import save_demos
     from tests.helpers import CHILD_TIMEOUT_S, error_lines, spawn_program, wait_for_text
 
     rules = RuleConfig()
