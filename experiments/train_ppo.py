@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import copy
 import dataclasses
+import functools
 import math
 import os
 import re
@@ -29,6 +30,7 @@ import shlex
 import signal
 import sys
 import time
+import types
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -310,157 +312,203 @@ def evaluate(policy_path: str, rules: RuleConfig, opponent: str, matches: int,
     return evaluate_agent(f"ppo:{policy_path}", opponent, rules, matches=matches, seed=seed)
 
 
-def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float, held):
+# -- callbacks -----------------------------------------------------------------------------
+# What the run does between stable-baselines3's steps. Each callback below is written as the
+# hooks of SB3's BaseCallback (_on_training_start, _on_rollout_start, _on_step,
+# _on_training_end; self.model, self.logger and the counts are BaseCallback's), and
+# :func:`sb3_callback` builds it as one: importing this program (``--help``, a refusal, a
+# TrainConfig) never imports stable-baselines3 and torch.
+class SelfPlayAndEval:
+    """Every ``snapshot_every`` steps: export a frozen copy into the pool. Every
+    ``eval_every`` steps: evaluate against greedy and random and log it (TensorBoard,
+    ``eval.csv`` and a line)."""
+
+    def __init__(self, config: TrainConfig, out: Path, vec_env, started: float):
+        super().__init__()
+        self.config, self.out, self.vec_env, self.started = config, out, vec_env, started
+        self.rules = config.rules()
+        self.next_snapshot = 0
+        self.next_eval = 0
+        self.last_eval = -1
+
+    def _on_training_start(self) -> None:
+        steps = self.model.num_timesteps
+        for path in sorted((self.out / "pool").glob("*.npz"))[-self.config.max_snapshots:]:
+            self.vec_env.env_method("add_snapshot", str(path))  # resumed run: same pool
+        self.next_snapshot = steps if steps == 0 else steps + self.config.snapshot_every
+        self.next_eval = steps + self.config.eval_every
+        if steps == 0:
+            self.evaluate(0)  # the learning curve starts from the initial policy
+
+    def _on_step(self) -> bool:
+        steps = self.model.num_timesteps
+        if steps >= self.next_snapshot:
+            path = self.out / "pool" / f"snapshot_{steps:09d}.npz"
+            self.export(path, steps)
+            record_pool_snapshot(path)  # a resume trains against this file only
+            sizes = self.vec_env.env_method("add_snapshot", str(path))
+            self.logger.record("selfplay/pool_size", sizes[0])
+            self.next_snapshot += self.config.snapshot_every
+        if steps >= self.next_eval:
+            self.evaluate(steps)
+            self.next_eval += self.config.eval_every
+        return True
+
+    def _on_training_end(self) -> None:
+        # the final policy, unless an evaluation of it (within a rollout) was just made
+        if (self.model.num_timesteps - self.last_eval
+                >= self.model.n_steps * self.config.n_envs):
+            self.evaluate(self.model.num_timesteps)
+
+    def export(self, path: Path, steps: int) -> None:
+        """The policy as it is now, exported to ``path`` (the ``ppo:PATH`` format)."""
+        from agents.ppo_export import export_policy
+
+        export_policy(self.model, path, {"rules": self.rules.to_dict(), "steps": steps})
+
+    def evaluate(self, steps: int) -> None:
+        self.last_eval = steps
+        path = self.out / "eval_policy.npz"
+        self.export(path, steps)
+        row = {"steps": steps, "wall_s": round(time.time() - self.started, 1),
+               **evaluation_row(f"ppo:{path}", self.rules, matches=self.config.eval_matches,
+                                seed=self.config.seed, on_result=self.record)}
+        self.logger.record("selfplay/share_of_episodes", self.self_play_share())
+        self.logger.dump(steps)
+        append_eval_row(self.out / "eval.csv", row)
+        print(f"[eval] steps {steps:,}: vs greedy {row['win_rate_vs_greedy']:.3f} "
+              f"(margin {row['margin_vs_greedy']:+.1f}), vs random "
+              f"{row['win_rate_vs_random']:.3f}", flush=True)
+
+    def record(self, opponent: str, result: dict[str, float]) -> None:
+        """One opponent's evaluation, logged to TensorBoard (unrounded)."""
+        for key, value in result.items():
+            self.logger.record(f"eval/{key}_vs_{opponent}", value)
+
+    def self_play_share(self) -> float:
+        """The share of the episodes so far that the learner played against its snapshots."""
+        total: dict[str, int] = {}
+        for draws in self.vec_env.env_method("pool_draws"):
+            for key, n in draws.items():
+                total[key] = total.get(key, 0) + n
+        self_share = sum(n for k, n in total.items() if k.startswith("self:"))
+        return self_share / max(1, sum(total.values()))
+
+
+class Throughput:
+    """``throughput.json``: this process's wall and CPU seconds per update (rollout and
+    epochs), for ``experiments.bench_training``."""
+
+    def __init__(self, config: TrainConfig, out: Path):
+        super().__init__()
+        self.steps_per_update = config.n_steps * config.n_envs
+        self.path = out / "throughput.json"
+        self.marks: list[tuple[float, float]] = []
+
+    def _on_rollout_start(self) -> None:
+        self.marks.append((time.perf_counter(), time.process_time()))
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_training_end(self) -> None:
+        self._on_rollout_start()
+        spans = list(zip(self.marks, self.marks[1:], strict=False))
+        summary = {"steps_per_update": self.steps_per_update,
+                   "update_s": [round(b[0] - a[0], 4) for a, b in spans],
+                   "update_cpu_s": [round(b[1] - a[1], 4) for a, b in spans]}
+        write_json(self.path, summary, indent=None)
+
+
+class LastCompletedUpdate:
+    """Keeps a copy of the model as each update left it (taken as the next rollout
+    starts): its policy and optimizer state and its update count. A stop during an
+    update's epochs would otherwise save a half-applied update; :meth:`restore` puts the
+    copy back, so a stopped run is saved as its last completed update left it. Its step
+    count stays SB3's, the steps collected (as in SB3's own checkpoints, which are saved
+    when a rollout ends, before its update)."""
+
+    def __init__(self):
+        super().__init__()
+        self.kept: dict | None = None
+
+    def _on_rollout_start(self) -> None:
+        model = self.model
+        self.kept = {"policy": copy.deepcopy(model.policy.state_dict()),
+                     "optimizer": copy.deepcopy(model.policy.optimizer.state_dict()),
+                     "n_updates": model._n_updates}
+
+    def _on_step(self) -> bool:
+        return True
+
+    def restore(self) -> None:
+        """The model as the last completed update left it (if one was kept)."""
+        if self.kept is None:
+            return
+        model = self.model
+        model.policy.load_state_dict(self.kept["policy"])
+        model.policy.optimizer.load_state_dict(self.kept["optimizer"])
+        model._n_updates = self.kept["n_updates"]
+
+
+class Checkpoints:
+    """Every ``checkpoint_every`` steps (rounded to whole steps of the ``n_envs``
+    environments): ``checkpoints/ppo_<steps>_steps.zip``, written by :func:`save_model`
+    (SB3's ``CheckpointCallback`` wrote it in place, and a Ctrl-C in its middle left half a
+    file and a traceback); only the newest ``keep_checkpoints`` stay."""
+
+    def __init__(self, config: TrainConfig, out: Path):
+        super().__init__()
+        self.every = max(1, config.checkpoint_every // config.n_envs)
+        self.keep = config.keep_checkpoints
+        self.folder = out / "checkpoints"
+
+    def _on_step(self) -> bool:
+        if self.n_calls % self.every == 0:
+            steps = self.num_timesteps
+            save_model(self.model, self.folder / f"ppo_{steps}_steps.zip")
+            prune_checkpoints(self.folder, steps, self.keep)
+        return True
+
+
+class DeliverStops:
+    """At each environment step, the stop signal that ``held`` holds, if one came
+    (:class:`~dominoes_env.cli_support.HeldSignals`)."""
+
+    def __init__(self, held):
+        super().__init__()
+        self.held = held
+
+    def _on_step(self) -> bool:
+        self.held.deliver()
+        return True
+
+
+@functools.cache
+def sb3_class(hooks: type) -> type:
+    """``hooks`` (a callback class above) as a subclass of stable-baselines3's
+    ``BaseCallback``, of the same name: SB3 is imported here, when a run builds its
+    callbacks."""
     from stable_baselines3.common.callbacks import BaseCallback
 
-    from agents.ppo_export import export_policy
+    return types.new_class(hooks.__name__, (hooks, BaseCallback),
+                           exec_body=lambda ns: ns.update(__doc__=hooks.__doc__,
+                                                          __module__=hooks.__module__))
 
-    rules = config.rules()
 
-    class SelfPlayAndEval(BaseCallback):
-        """Every ``snapshot_every`` steps: export a frozen copy into the pool. Every
-        ``eval_every`` steps: evaluate against greedy and random and log it."""
+def sb3_callback(hooks: type, *args):
+    """A stable-baselines3 callback of class ``hooks`` (:func:`sb3_class`), built with
+    ``args``."""
+    return sb3_class(hooks)(*args)
 
-        def __init__(self):
-            super().__init__()
-            self.next_snapshot = 0
-            self.next_eval = 0
-            self.last_eval = -1
 
-        def _on_training_start(self) -> None:
-            steps = self.model.num_timesteps
-            for path in sorted((out / "pool").glob("*.npz"))[-config.max_snapshots:]:
-                vec_env.env_method("add_snapshot", str(path))  # resumed run: same pool
-            self.next_snapshot = steps if steps == 0 else steps + config.snapshot_every
-            self.next_eval = steps + config.eval_every
-            if steps == 0:
-                self.evaluate(0)  # the learning curve starts from the initial policy
-
-        def _on_step(self) -> bool:
-            steps = self.model.num_timesteps
-            if steps >= self.next_snapshot:
-                path = out / "pool" / f"snapshot_{steps:09d}.npz"
-                export_policy(self.model, path, {"rules": rules.to_dict(), "steps": steps})
-                record_pool_snapshot(path)  # a resume trains against this file only
-                sizes = vec_env.env_method("add_snapshot", str(path))
-                self.logger.record("selfplay/pool_size", sizes[0])
-                self.next_snapshot += config.snapshot_every
-            if steps >= self.next_eval:
-                self.evaluate(steps)
-                self.next_eval += config.eval_every
-            return True
-
-        def _on_training_end(self) -> None:
-            # the final policy, unless an evaluation of it (within a rollout) was just made
-            if self.model.num_timesteps - self.last_eval >= self.model.n_steps * config.n_envs:
-                self.evaluate(self.model.num_timesteps)
-
-        def evaluate(self, steps: int) -> None:
-            self.last_eval = steps
-            path = out / "eval_policy.npz"
-            export_policy(self.model, path, {"rules": rules.to_dict(), "steps": steps})
-
-            def record(opponent: str, res: dict[str, float]) -> None:  # TensorBoard: unrounded
-                for key, value in res.items():
-                    self.logger.record(f"eval/{key}_vs_{opponent}", value)
-
-            row = {"steps": steps, "wall_s": round(time.time() - started, 1),
-                   **evaluation_row(f"ppo:{path}", rules, matches=config.eval_matches,
-                                    seed=config.seed, on_result=record)}
-            draws = vec_env.env_method("pool_draws")
-            total: dict[str, int] = {}
-            for d in draws:
-                for key, n in d.items():
-                    total[key] = total.get(key, 0) + n
-            self_share = sum(n for k, n in total.items() if k.startswith("self:"))
-            share = self_share / max(1, sum(total.values()))
-            self.logger.record("selfplay/share_of_episodes", share)
-            self.logger.dump(steps)
-            append_eval_row(out / "eval.csv", row)
-            print(f"[eval] steps {steps:,}: vs greedy {row['win_rate_vs_greedy']:.3f} "
-                  f"(margin {row['margin_vs_greedy']:+.1f}), vs random "
-                  f"{row['win_rate_vs_random']:.3f}", flush=True)
-
-    class Throughput(BaseCallback):
-        """``throughput.json``: this process's wall and CPU seconds per update (rollout and
-        epochs), for ``experiments.bench_training``."""
-
-        def __init__(self):
-            super().__init__()
-            self.marks: list[tuple[float, float]] = []
-
-        def _on_rollout_start(self) -> None:
-            self.marks.append((time.perf_counter(), time.process_time()))
-
-        def _on_step(self) -> bool:
-            return True
-
-        def _on_training_end(self) -> None:
-            self._on_rollout_start()
-            spans = list(zip(self.marks, self.marks[1:], strict=False))
-            summary = {"steps_per_update": config.n_steps * config.n_envs,
-                       "update_s": [round(b[0] - a[0], 4) for a, b in spans],
-                       "update_cpu_s": [round(b[1] - a[1], 4) for a, b in spans]}
-            write_json(out / "throughput.json", summary, indent=None)
-
-    class LastCompletedUpdate(BaseCallback):
-        """Keeps a copy of the model as each update left it (taken as the next rollout
-        starts): its policy and optimizer state and its update count. A stop during an
-        update's epochs would otherwise save a half-applied update; :meth:`restore` puts the
-        copy back, so a stopped run is saved as its last completed update left it. Its step
-        count stays SB3's, the steps collected (as in SB3's own checkpoints, which are saved
-        when a rollout ends, before its update)."""
-
-        def __init__(self):
-            super().__init__()
-            self.kept: dict | None = None
-
-        def _on_rollout_start(self) -> None:
-            model = self.model
-            self.kept = {"policy": copy.deepcopy(model.policy.state_dict()),
-                         "optimizer": copy.deepcopy(model.policy.optimizer.state_dict()),
-                         "n_updates": model._n_updates}
-
-        def _on_step(self) -> bool:
-            return True
-
-        def restore(self) -> None:
-            """The model as the last completed update left it (if one was kept)."""
-            if self.kept is None:
-                return
-            model = self.model
-            model.policy.load_state_dict(self.kept["policy"])
-            model.policy.optimizer.load_state_dict(self.kept["optimizer"])
-            model._n_updates = self.kept["n_updates"]
-
-    class Checkpoints(BaseCallback):
-        """Every ``checkpoint_every`` steps (rounded to whole steps of the ``n_envs``
-        environments): ``checkpoints/ppo_<steps>_steps.zip``, written by :func:`save_model`
-        (SB3's ``CheckpointCallback`` wrote it in place, and a Ctrl-C in its middle left half a
-        file and a traceback)."""
-
-        def __init__(self):
-            super().__init__()
-            self.every = max(1, config.checkpoint_every // config.n_envs)
-
-        def _on_step(self) -> bool:
-            if self.n_calls % self.every == 0:
-                steps = self.num_timesteps
-                save_model(self.model, out / "checkpoints" / f"ppo_{steps}_steps.zip")
-                prune_checkpoints(out / "checkpoints", steps, config.keep_checkpoints)
-            return True
-
-    class DeliverStops(BaseCallback):
-        """At each environment step, the stop signal that ``held`` holds, if one came
-        (:class:`~dominoes_env.cli_support.HeldSignals`)."""
-
-        def _on_step(self) -> bool:
-            held.deliver()
-            return True
-
-    checkpoints = Checkpoints()
-    kept = LastCompletedUpdate()
-    return [Throughput(), kept, SelfPlayAndEval(), checkpoints, DeliverStops()], kept
+def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float, held):
+    """The run's callbacks, in the order stable-baselines3 calls them, and the one of them
+    that keeps the last completed update (restored after a stop)."""
+    kept = sb3_callback(LastCompletedUpdate)
+    return [sb3_callback(Throughput, config, out), kept,
+            sb3_callback(SelfPlayAndEval, config, out, vec_env, started),
+            sb3_callback(Checkpoints, config, out), sb3_callback(DeliverStops, held)], kept
 
 
 def save_model(model, path: Path) -> None:
@@ -724,61 +772,62 @@ def check_checkpoint(config: TrainConfig, path: Path) -> None:
                           f"{config.activation}; pass --activation {act}")
 
 
-
-def train(config: TrainConfig, command: str | None = None) -> Path:
-    """Train, export ``policy.npz`` + ``policy.json`` into ``config.out``; returns its path.
-    A Ctrl-C, SIGTERM or SIGHUP while it learns saves ``checkpoints/last.zip`` and exports the
-    policy as at the end (``policy.json`` says ``"stopped"``), then :class:`TrainingStopped`
-    is raised."""
-    torch = require("torch", "train", "training")
-    MaskablePPO = require("sb3_contrib", "train", "training").MaskablePPO
-
-    from agents.ppo_export import export_policy
-
-    # before anything is written or started (a TrainConfig built in Python too: n_envs=10**7
-    # wrote config.json, pool/ and run.json, then forked its environments)
-    check_memory(config)
-    check_device(config)
-    out = Path(config.out)
-    folder = check_run_dir(config, out)  # every refusal comes before anything is written
-    demonstrations = bc_dataset_demonstrations(config)
-    start_run_folder(folder)
-    note = keep_numeric_rows(out / "eval.csv")  # a resumed log: its rows after no garbage
+def print_note(note: str | None) -> None:
+    """``note`` (a line about the run's files or the resumed checkpoint) on stderr, if any."""
     if note:
         print(note, file=sys.stderr)
+
+
+def start_run(config: TrainConfig, out: Path, folder) -> None:
+    """The checked run folder made this run's (:func:`start_run_folder`), with its pool
+    folder and ``config.json``; a resumed ``eval.csv`` is kept to its rows of numbers."""
+    start_run_folder(folder)
+    print_note(keep_numeric_rows(out / "eval.csv"))  # a resumed log: its rows after no garbage
     (out / "pool").mkdir(parents=True, exist_ok=True)
     write_json(out / "config.json", dataclasses.asdict(config))
-    torch.manual_seed(config.seed)
-    torch.set_num_threads(1)
-    started = time.time()
-    vec_env = make_vec_env(config)
-    if config.resume:
-        # nothing unpickled from the file (agents.sb3_checkpoint): its pickled entries rebuilt
-        data = read_data(config.resume)
-        custom = custom_objects(data, vec_env, config.hidden(), config.activation)
-        model = MaskablePPO.load(config.resume, env=vec_env, device=config.device,
-                                 tensorboard_log=str(out / "tb"), custom_objects=custom,
-                                 verbose=0, **resumed_settings(config))
-        note = settings_note(config, data)
-        if note:
-            print(note, file=sys.stderr)
-        note = rewind_note(config, out, model.num_timesteps)
-        if note:
-            print(note, file=sys.stderr)
-        note = nothing_to_train(config.resume, model.num_timesteps, config.total_steps)
-        if note:
-            print(note, file=sys.stderr)
-    else:
-        act = torch.nn.Tanh if config.activation == "tanh" else torch.nn.ReLU
-        hidden = config.hidden()
-        model = MaskablePPO(
-            "MlpPolicy", vec_env, learning_rate=config.learning_rate, n_steps=config.n_steps,
-            batch_size=config.batch_size, n_epochs=config.n_epochs, gamma=config.gamma,
-            gae_lambda=config.gae_lambda, ent_coef=config.ent_coef, clip_range=config.clip_range,
-            policy_kwargs={"net_arch": {"pi": hidden, "vf": hidden}, "activation_fn": act},
-            tensorboard_log=str(out / "tb"), seed=config.seed, device=config.device, verbose=0)
-        if config.bc_teacher or config.bc_dataset:
-            clone_teacher(model, config, out, demonstrations)
+
+
+def new_model(config: TrainConfig, out: Path, vec_env, demonstrations: dict | None):
+    """A fresh MaskablePPO of ``config``'s network and settings, behaviour-cloned from
+    ``bc_teacher`` or ``bc_dataset`` if one is given (:func:`clone_teacher`)."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    act = torch.nn.Tanh if config.activation == "tanh" else torch.nn.ReLU
+    hidden = config.hidden()
+    model = MaskablePPO(
+        "MlpPolicy", vec_env, learning_rate=config.learning_rate, n_steps=config.n_steps,
+        batch_size=config.batch_size, n_epochs=config.n_epochs, gamma=config.gamma,
+        gae_lambda=config.gae_lambda, ent_coef=config.ent_coef, clip_range=config.clip_range,
+        policy_kwargs={"net_arch": {"pi": hidden, "vf": hidden}, "activation_fn": act},
+        tensorboard_log=str(out / "tb"), seed=config.seed, device=config.device, verbose=0)
+    if config.bc_teacher or config.bc_dataset:
+        clone_teacher(model, config, out, demonstrations)
+    return model
+
+
+def resumed_model(config: TrainConfig, out: Path, vec_env):
+    """The ``--resume`` checkpoint's MaskablePPO, going on with this command's settings
+    (:func:`resumed_settings`); a line says where they, or its step count, call for one."""
+    from sb3_contrib import MaskablePPO
+
+    # nothing unpickled from the file (agents.sb3_checkpoint): its pickled entries rebuilt
+    data = read_data(config.resume)
+    custom = custom_objects(data, vec_env, config.hidden(), config.activation)
+    model = MaskablePPO.load(config.resume, env=vec_env, device=config.device,
+                             tensorboard_log=str(out / "tb"), custom_objects=custom,
+                             verbose=0, **resumed_settings(config))
+    print_note(settings_note(config, data))
+    print_note(rewind_note(config, out, model.num_timesteps))
+    print_note(nothing_to_train(config.resume, model.num_timesteps, config.total_steps))
+    return model
+
+
+def learn(model, config: TrainConfig, out: Path, vec_env, started: float):
+    """Train ``model`` up to ``config.total_steps`` (:func:`steps_to_train`) with the run's
+    callbacks, then save ``checkpoints/last.zip`` and close the environments. Returns the
+    ``KeyboardInterrupt`` (Ctrl-C, SIGTERM or SIGHUP) that stopped it, the model put back as
+    its last completed update left it, or ``None``."""
     remaining = steps_to_train(config, model.num_timesteps)
     stop = None
     # Ctrl-C, SIGTERM and SIGHUP are held while SB3 and torch work and delivered between two
@@ -795,11 +844,19 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
         finally:
             save_model(model, out / "checkpoints" / "last.zip")
             vec_env.close()
-    wall = time.time() - started
-    rules = config.rules()
-    meta = {"rules": rules.to_dict(), "obs_version": OBS_VERSION, "steps": model.num_timesteps,
-            "wall_s": round(wall, 1), "seed": config.seed, "config": dataclasses.asdict(config),
-            "command": command or ""}
+    return stop
+
+
+def export_run(model, config: TrainConfig, out: Path, wall: float, command: str | None,
+               stop: KeyboardInterrupt | None) -> None:
+    """``policy.npz`` + ``policy.json`` of the trained ``model`` (``"stopped"`` in it after
+    ``stop``, and then :class:`TrainingStopped` is raised); a policy whose weights are not
+    finite is not written (:class:`PolicyFileError`)."""
+    from agents.ppo_export import export_policy
+
+    meta = {"rules": config.rules().to_dict(), "obs_version": OBS_VERSION,
+            "steps": model.num_timesteps, "wall_s": round(wall, 1), "seed": config.seed,
+            "config": dataclasses.asdict(config), "command": command or ""}
     if stop is not None:
         meta["stopped"] = stop_status(stop)[1]
     try:
@@ -811,17 +868,55 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
     write_json(out / "policy.json", meta)
     if stop is not None:  # saved and exported; the command still ends stopped (not shipped)
         raise TrainingStopped(out, stop, None)
-    if config.ship:
-        target = shipped_policy_path(rules)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_copy(out / "policy.npz", target)
-        atomic_copy(out / "policy.json", target.with_suffix(".json"))
-        print(f"shipped: {shown_path(target)}")
+
+
+def ship_policy(out: Path, rules: RuleConfig) -> None:
+    """The run's exported policy copied to the table's shipped policy (``--ship``)."""
+    target = shipped_policy_path(rules)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_copy(out / "policy.npz", target)
+    atomic_copy(out / "policy.json", target.with_suffix(".json"))
+    print(f"shipped: {shown_path(target)}")
+
+
+def trained_line(config: TrainConfig, steps: int, wall: float, out: Path) -> str:
+    """The run's last line: the steps it trained (past ``--total-steps``: why), its time and
+    its policy."""
     past = (f" (--total-steps {config.total_steps:,} rounded up to whole updates of "
-            f"{config.n_steps * config.n_envs:,})" if model.num_timesteps > config.total_steps
-            else "")
-    print(f"trained {model.num_timesteps:,} steps{past} in {wall:.0f} s; policy: "
-          f"{shown_path(out / 'policy.npz')}")
+            f"{config.n_steps * config.n_envs:,})" if steps > config.total_steps else "")
+    return (f"trained {steps:,} steps{past} in {wall:.0f} s; policy: "
+            f"{shown_path(out / 'policy.npz')}")
+
+
+def train(config: TrainConfig, command: str | None = None) -> Path:
+    """Train, export ``policy.npz`` + ``policy.json`` into ``config.out``; returns its path.
+    A Ctrl-C, SIGTERM or SIGHUP while it learns saves ``checkpoints/last.zip`` and exports the
+    policy as at the end (``policy.json`` says ``"stopped"``), then :class:`TrainingStopped`
+    is raised."""
+    torch = require("torch", "train", "training")
+    require("sb3_contrib", "train", "training")
+    # before anything is written or started (a TrainConfig built in Python too: n_envs=10**7
+    # wrote config.json, pool/ and run.json, then forked its environments)
+    check_memory(config)
+    check_device(config)
+    out = Path(config.out)
+    folder = check_run_dir(config, out)  # every refusal comes before anything is written
+    demonstrations = bc_dataset_demonstrations(config)
+    start_run(config, out, folder)
+    torch.manual_seed(config.seed)
+    torch.set_num_threads(1)
+    started = time.time()
+    vec_env = make_vec_env(config)
+    if config.resume:
+        model = resumed_model(config, out, vec_env)
+    else:
+        model = new_model(config, out, vec_env, demonstrations)
+    stop = learn(model, config, out, vec_env, started)
+    wall = time.time() - started
+    export_run(model, config, out, wall, command, stop)  # after a stop: TrainingStopped
+    if config.ship:
+        ship_policy(out, config.rules())
+    print(trained_line(config, model.num_timesteps, wall, out))
     return out / "policy.npz"
 
 
