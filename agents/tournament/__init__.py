@@ -7,10 +7,12 @@
 >>> summary["pairs"][0]["matches"], summary["complete"]
 (4, True)
 
-The pieces: :mod:`.schedule` (who plays whom, seats, duplicate deals), :mod:`.runner`
-(playing, the results directory, resuming), :mod:`.record_store` (the game records kept in step
-with the results), :mod:`.stats` (Wilson intervals, points per hand, OpenSkill ratings) and
-:mod:`.report` (``summary.json``, plots, the printed table). One match is
+The pieces: :mod:`.schedule` (who plays whom, seats, duplicate deals), :mod:`.runner` (the
+run: playing into the results directory, resuming) with :mod:`.jobs` (playing one match),
+:mod:`.backends` (local processes, Ray), :mod:`.results_dir` (the folder, ``config.json``) and
+:mod:`.matches_file` (``matches.jsonl`` read back and checked), :mod:`.record_store` (the game
+records kept in step with the results), :mod:`.stats` (Wilson intervals, points per hand,
+OpenSkill ratings) and :mod:`.report` (``summary.json``, plots, the printed table). One match is
 :func:`agents.arena.play_match`. The command line that drives the engine is the program
 ``python -m experiments.tournament``.
 """
