@@ -17,9 +17,13 @@
   the output policy of a file (:func:`check_output_file`) and of an output folder
   (:func:`check_out_dir`), and the files agent specs name (:func:`paths_in_specs`);
 - :mod:`.memory`: :func:`machine_memory` and :func:`check_fits_in_memory`;
-- :mod:`.run_folders`: the output policy of run folders (:data:`RUN_MARKER`,
-  :data:`PROGRAM_OUTPUTS`, :func:`check_run_folder`, :func:`start_run_folder`,
-  :func:`clear_run`, their locks) and a trainer's ``--resume`` (:func:`run_of_checkpoint`,
+- :mod:`.run_folders`: the output policy of run folders (:func:`check_run_folder`,
+  :func:`start_run_folder`), made of :mod:`.run_markers` (:data:`RUN_MARKER`,
+  :func:`read_run_marker`, :func:`settings_difference`), :mod:`.program_outputs`
+  (:data:`PROGRAM_OUTPUTS`), :mod:`.run_removal` (what ``--overwrite`` removes,
+  :func:`clear_run`) and :mod:`.folder_locks` (:func:`run_folder_locks`...), whose names it
+  re-exports;
+- :mod:`.trainer_resume`: a trainer's ``--resume`` (:func:`run_of_checkpoint`,
   :func:`nothing_to_train`);
 - :mod:`.eval_log`: a trainer's ``eval.csv``: :func:`append_eval_row` adds a row,
   :func:`keep_numeric_rows` keeps it readable.
@@ -28,11 +32,14 @@ Every public name is re-exported here, and programs import them from here
 (``from dominoes_env.cli_support import run_command``). The modules import one another
 without a cycle: :mod:`.errors` imports none of them; :mod:`.paths`, :mod:`.memory` and
 :mod:`.jax_start` import :mod:`.errors`; :mod:`.jax_process` imports :mod:`.jax_start`;
-:mod:`.run_folders` and :mod:`.eval_log` import :mod:`.paths`; :mod:`.runner` imports
-:mod:`.jax_start` and :mod:`.run_folders` (it installs the one and releases the locks of the
-other), and :mod:`.flags` imports :mod:`.runner` (a failed ``--help`` is said as a lost output
-is). Importing it costs what the one module did
-(argparse, dataclasses, importlib.abc; JAX and the rest are imported where they are used).
+:mod:`.program_outputs`, :mod:`.run_markers` and :mod:`.trainer_resume` import none of them;
+:mod:`.folder_locks` imports :mod:`.errors`; :mod:`.run_removal` imports :mod:`.paths`,
+:mod:`.program_outputs` and :mod:`.run_markers`; :mod:`.run_folders` imports :mod:`.paths`
+and those five (it re-exports their names); :mod:`.eval_log` imports :mod:`.paths`;
+:mod:`.runner` imports :mod:`.jax_start` and :mod:`.run_folders` (it installs the one and
+releases the locks of the other), and :mod:`.flags` imports :mod:`.runner` (a failed ``--help``
+is said as a lost output is). Importing it costs what the one module did (argparse,
+dataclasses, importlib.abc; JAX and the rest are imported where they are used).
 """
 
 from __future__ import annotations
@@ -61,6 +68,11 @@ from .flags import (
     config_parser,
     positive_seconds,
     seed_value,
+)
+from .folder_locks import (
+    release_run_locks,
+    run_folder_locks,
+    run_locks_held,
 )
 from .jax_process import (
     cache_entry_damaged,
@@ -91,24 +103,21 @@ from .paths import (
     quoted_path,
     shown_path,
 )
+from .program_outputs import PROGRAM_OUTPUTS
 from .run_folders import (
     MAX_ENTRIES_CHECKED,
-    MAX_MARKER_BYTES,
-    PROGRAM_OUTPUTS,
-    RUN_MARKER,
     RunFolder,
     check_run_folder,
-    clear_run,
-    marker_damage,
-    nothing_to_train,
-    read_run_marker,
-    release_run_locks,
-    run_folder_locks,
-    run_locks_held,
-    run_of_checkpoint,
-    settings_difference,
     start_run_folder,
 )
+from .run_markers import (
+    MAX_MARKER_BYTES,
+    RUN_MARKER,
+    marker_damage,
+    read_run_marker,
+    settings_difference,
+)
+from .run_removal import clear_run
 from .runner import (
     HeldSignals,
     QuietStream,
@@ -126,6 +135,10 @@ from .runner import (
     stop_note,
     stop_on_signals,
     stop_status,
+)
+from .trainer_resume import (
+    nothing_to_train,
+    run_of_checkpoint,
 )
 
 __all__ = [
