@@ -189,6 +189,8 @@ class PlayLikelihood:
     def __call__(self, deals) -> np.ndarray:
         """The log-likelihood of each of ``deals`` (a :class:`~agents.deal_batch.Deals`, or a
         list of ``(hands, boneyard)`` pairs), as float64."""
+        if len(deals) == 0:
+            return np.zeros(0)
         if self.batched:
             if not self._decisions:
                 return np.zeros(len(deals))

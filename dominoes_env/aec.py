@@ -119,7 +119,8 @@ def _episode_over() -> RuntimeError:
 # what a pickle carries beyond the constructor arguments (so a round trip resumes the episode)
 _EPISODE_ATTRS = ("match", "_hand", "_seeder", "agents", "rewards", "_cumulative_rewards",
                   "terminations", "truncations", "infos", "agent_selection",
-                  "_skip_agent_selection", "_zero_rewards", "_scores", "_scores_arr")  # fmt: skip
+                  "_skip_agent_selection", "_zero_rewards", "_scores", "_scores_arr",
+                  "_closed")  # fmt: skip
 
 
 def env(render_mode: str | None = None, **options: Any) -> AECEnv:

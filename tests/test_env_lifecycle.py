@@ -191,3 +191,18 @@ def test_parallel_env_spaces_are_one_object_per_agent_after_pickling():
             assert copy.action_spaces[agent] is copy.action_space(agent)
             assert copy.observation_space(agent) is copy.observation_space(agent)
         assert copy.state_space is copy.aec.state_space
+
+
+@pytest.mark.parametrize("face", ["aec", "raw", "parallel", "gymnasium"])
+def test_a_closed_env_stays_closed_through_a_pickle(face):
+    """Every face's copy of a closed env is closed: the AEC and parallel envs came back open
+    from a pickle (their episode state left ``close()`` out) while the Gymnasium one stayed
+    closed."""
+    make = {"aec": dominoes_env.env, "raw": dominoes_env.raw_env,
+            "parallel": dominoes_env.parallel_env, "gymnasium": SingleAgentEnv}[face]
+    env = make(num_players=2)
+    env.reset(seed=0)
+    env.close()
+    copy = pickle.loads(pickle.dumps(env))
+    with pytest.raises(ClosedEnvironmentError, match=f"^{CLOSED}$"):
+        copy.reset(seed=1)

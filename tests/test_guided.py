@@ -337,6 +337,7 @@ def test_likelihood_in_batches_equals_replaying_every_deal(n, version, tmp_path)
         assert (likelihood.fast, likelihood.batched) == (version == 2, version != 2)
         together, slow = likelihood(deals), likelihood.replayed(deals)
         assert together.shape == (12,)
+        assert likelihood([]).shape == (0,)  # no deals: no likelihoods (v3/4 raised)
         assert np.allclose(together, slow, rtol=1e-5, atol=1e-5)
         compared += int((slow != 0).any())
 

@@ -73,7 +73,7 @@ from .results_dir import (
     read_config_json,
     tournament_proof,
 )
-from .schedule import Schedule
+from .schedule import MatchJob, Schedule, make_schedule
 
 __all__ = [  # the run's own names, and the pieces' public names (importable from here too)
     "TournamentRun", "run_tournament",
@@ -85,6 +85,7 @@ __all__ = [  # the run's own names, and the pieces' public names (importable fro
     "TOURNAMENT_PROGRAMS", "TournamentConfig", "TournamentDirError", "agent_files",
     "check_folder", "clear_results", "matches_kept", "prepare_dir", "read_config_json",
     "tournament_proof",
+    "MatchJob", "make_schedule",  # the schedule's, which the run's signatures name
 ]  # fmt: skip
 
 
