@@ -55,9 +55,8 @@ At three players ``sims=1800`` (three times ``guided``'s 600 rollouts at most) w
 same 504 deals where 600 rollouts won 271 (paired: z = 3.6). At four without partnerships the
 shipped version 4 policy and 1,800 rollouts each added a point or so on the same deals (57.5%
 with neither, 58.0% with the rollouts, 58.6% with the policy, 59.8% with both).
-``best`` takes 27, 36, 30 and 63 ms a decision on average at two players, three, four in
-partnerships and four without (load 2.5 at two players, beside a tournament, under 1 at the
-others), 80-269 ms at the 95th percentile (``python -m experiments.bench_agents best --players 3
+``best`` takes 28, 36, 30 and 63 ms a decision on average at two players, three, four in
+partnerships and four without (load under 1), 83-269 ms at the 95th percentile (``python -m experiments.bench_agents best --players 3
 --positions 100``; docs/results.md).
 
 Every shipped policy reads the double-six tiles of its table's default rules; with other tiles
