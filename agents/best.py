@@ -56,8 +56,8 @@ same 504 deals where 600 rollouts won 271 (paired: z = 3.6). At four without par
 shipped version 4 policy and 1,800 rollouts each added a point or so on the same deals (57.5%
 with neither, 58.0% with the rollouts, 58.6% with the policy, 59.8% with both).
 ``best`` takes 28, 36, 30 and 63 ms a decision on average at two players, three, four in
-partnerships and four without (load under 1), 83-269 ms at the 95th percentile (``python -m experiments.bench_agents best --players 3
---positions 100``; docs/results.md).
+partnerships and four without (load under 1), 83-269 ms at the 95th percentile (``python -m
+experiments.bench_agents best --players 3 --positions 100``; docs/results.md).
 
 Every shipped policy reads the double-six tiles of its table's default rules; with other tiles
 (``max_pip=9``, ``max_pip=12``) no policy can play, and ``best`` is :data:`ANY_TILES_SPEC`,

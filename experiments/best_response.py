@@ -62,7 +62,9 @@ TRAINER_ENVS = {"train_jax": 512, "train_ppo": 16}
 STEPS_PER_GAME = {"train_jax": 32, "train_ppo": 256}
 #: train_ppo's minibatch (at most its rollout)
 PPO_BATCH = 512
-#: the most updates train_jax trains (its update counter is an int32)
+#: the most updates train_jax trains (its update counter is an int32): train_jax's MAX_UPDATES,
+#: restated as a program imports no other, and no library module holds it without importing
+#: JAX (which train_jax must set up first); refused here in this command's words
 MAX_JAX_UPDATES = 2**31 - 1
 
 
@@ -93,6 +95,15 @@ def jittable(spec: str) -> tuple[str, str] | None:
 
 #: the statuses of a program that was stopped and said so (and what it saved) in its own line
 STOPPED_STATUSES = (129, 130, 143)
+#: how long a trainer's ``--print-settings`` may take (it checks flags and prints a line)
+SETTINGS_TIMEOUT_S = 300
+
+
+def program_env() -> dict[str, str]:
+    """The environment a program runs in: this one, with this project first on its path."""
+    root = str(Path(__file__).resolve().parent.parent)
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (root, os.environ.get("PYTHONPATH", "")) if p)}
 
 
 def run_program(module: str, flags: list[str]) -> int:
@@ -106,10 +117,7 @@ def run_program(module: str, flags: list[str]) -> int:
     returned, its own line having said what it kept. The interruption is raised again (for
     :func:`run_command`'s line) when the program had ended already or died without saying
     so."""
-    root = str(Path(__file__).resolve().parent.parent)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        p for p in (root, os.environ.get("PYTHONPATH", "")) if p)}
-    proc = subprocess.Popen([sys.executable, "-m", module, *flags], env=env,
+    proc = subprocess.Popen([sys.executable, "-m", module, *flags], env=program_env(),
                             start_new_session=True)
     stop = None
     while True:
@@ -306,25 +314,26 @@ def check_resumed_settings(trainer: str, flags: list[str], args) -> None:
     ``trainer`` with other settings than ``flags`` (the trainer's, from this command's): the
     trainer refused it with "repeat its arguments to continue it", naming its own flags
     (``--net``, ``--devices``) that this command has not, for a plain train_jax run or a best
-    response to another agent."""
-    import importlib
-
+    response to another agent. The settings are the trainer's own ``--print-settings`` (a
+    subprocess: a program imports no other)."""
     from dominoes_env.cli_support import read_run_marker, settings_difference
 
     marker = read_run_marker(args.out)
     if not marker or marker.get("program") != f"experiments.{trainer}":
         return  # no run there, or another program's: the trainer says so in its own words
-    module = importlib.import_module(f"experiments.{trainer}")
-    argv = [*flags, "--out", args.out, "--resume", args.resume]
     try:
-        if trainer == "train_jax":
-            config = module.Config(**vars(module.build_parser().parse_args(argv)))
-        else:
-            config = module.TrainConfig(**vars(module.parser_for(module.TrainConfig)
-                                               .parse_args(argv)))
-    except ValueError:
-        return  # the trainer says what is wrong with its flags
-    settings = json.loads(json.dumps(module.run_settings(config), sort_keys=True, default=str))
+        done = subprocess.run([sys.executable, "-m", f"experiments.{trainer}", *flags, "--out",
+                               args.out, "--resume", args.resume, "--print-settings"],
+                              capture_output=True, text=True, env=program_env(),
+                              timeout=SETTINGS_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return  # the trainer run itself checks the resume
+    if done.returncode:
+        return  # the trainer says what is wrong with its flags when it runs
+    try:
+        settings = json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return
     if marker.get("settings") == settings:
         return
     raise ValueError(

@@ -163,6 +163,9 @@ class Config:
                            "beats the shipped one")
     progress: bool = _f(True, "show a progress bar")
     overwrite: bool = _f(False, "replace the run that --out holds (its files are removed)")
+    print_settings: bool = _f(False, "check the flags as a run does, print the settings a run's "
+                                     "marker holds (which a --resume must repeat) as one JSON "
+                                     "line and exit: nothing is written, --out is not checked")
 
     def __post_init__(self) -> None:
         from dominoes_env.jax.policy_files import load_fixed_actor
@@ -387,7 +390,7 @@ STALL_FLOOR_S = 600.0
 
 #: settings that do not change the update (left out of its cache key)
 RUN_ONLY = ("out", "resume", "init", "ship", "progress", "time_limit", "eval_every",
-            "eval_matches", "checkpoint_every", "seed", "overwrite")
+            "eval_matches", "checkpoint_every", "seed", "overwrite", "print_settings")
 #: what a run's folder holds (an --out holding only these, without a run marker, is a run's)
 OUTPUTS = ("config.json", "tb", "eval.csv", "eval.csv.damaged*", "eval_policy.npz",
            "checkpoint.npz", "throughput.json", "policy.npz", "policy.json")
@@ -850,7 +853,23 @@ def main(argv: list[str] | None = None) -> int:
     return run_command(lambda: _main(args, argv))
 
 
+def print_settings(args: argparse.Namespace) -> int:
+    """``--print-settings``: the flags checked as a run checks them (a refusal is one error
+    line, status 2), then :func:`run_settings` as one JSON line (as a run marker stores them),
+    status 0; nothing is written and ``--out`` is not checked (``best_response`` compares the
+    line with the run there)."""
+    try:
+        config = Config(**vars(args))
+    except ValueError as err:
+        print_error(str(err))
+        return 2
+    print(json.dumps(run_settings(config), sort_keys=True, default=str))
+    return 0
+
+
 def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
+    if args.print_settings:  # before setup_jax, which makes the compilation cache's folder
+        return print_settings(args)
     setup_jax(args.devices)
     try:
         config = Config(**vars(args))

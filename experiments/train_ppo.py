@@ -23,6 +23,7 @@ import argparse
 import copy
 import dataclasses
 import functools
+import json
 import math
 import os
 import re
@@ -178,6 +179,10 @@ class TrainConfig:
     device: str = config_field("cpu", "torch device: cpu, cuda, cuda:N, mps or auto")
     overwrite: bool = config_field(False, "replace the run that --out holds (its files are "
                                           "removed)")
+    print_settings: bool = config_field(False, "check the flags as a run does, print the "
+                                               "settings a run's marker holds (which a --resume "
+                                               "must repeat) as one JSON line and exit: nothing "
+                                               "is written, --out is not checked")
 
     def __post_init__(self) -> None:
         self.rules()  # validate the rule options early
@@ -646,11 +651,11 @@ class TrainingStopped(Exception):
 
 def run_settings(config: TrainConfig) -> dict[str, Any]:
     """The settings a run's marker holds, which a ``--resume`` must repeat: all but the
-    paths, ``--total-steps`` and those a resume may change (it may keep more or fewer
-    checkpoints)."""
+    paths, ``--total-steps``, those a resume may change (it may keep more or fewer
+    checkpoints) and ``--print-settings``."""
     return {k: v for k, v in dataclasses.asdict(config).items()
             if k not in ("out", "resume", "overwrite", "total_steps", "device", "ship",
-                         "keep_checkpoints")}
+                         "keep_checkpoints", "print_settings")}
 
 
 def check_run_dir(config: TrainConfig, out: Path):
@@ -932,6 +937,9 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
         check_device(config)  # before anything is written: mps or cuda:N that torch lacks
     except ValueError as err:
         raise CommandError(str(err)) from None
+    if config.print_settings:  # nothing written, --out not checked (best_response compares)
+        print(json.dumps(run_settings(config), sort_keys=True, default=str))
+        return 0
     command = "python -m experiments.train_ppo " + " ".join(
         shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
     os.environ.setdefault("OMP_NUM_THREADS", "1")

@@ -243,6 +243,29 @@ def test_resume_without_out_continues_the_checkpoints_own_run():
     assert TrainConfig(out="o", resume="r/checkpoints/last.zip").out == "o"
 
 
+def test_print_settings_prints_the_run_settings_and_writes_nothing(tmp_path, capsys):
+    """``--print-settings`` (what best_response compares with the run in ``--out``): the flags
+    checked as a run checks them, the settings a run's marker holds as one JSON line, status
+    0, and nothing written; a bad flag is still one error line, status 2."""
+    from experiments.train_ppo import run_settings
+
+    out = tmp_path / "run"
+    argv = ["--net", "16", "--n-envs", "2", "--n-steps", "32", "--batch-size", "32",
+            "--opponents", "random=1", "--out", str(out)]
+    assert main([*argv, "--print-settings"]) == 0
+    printed, err = capsys.readouterr()
+    (line,) = printed.splitlines()
+    config = TrainConfig(**vars(parser_for(TrainConfig).parse_args(argv)))
+    assert json.loads(line) == json.loads(json.dumps(run_settings(config), sort_keys=True,
+                                                     default=str))
+    assert "print_settings" not in json.loads(line)
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+    assert main([*argv, "--batch-size", "1000", "--print-settings"]) == 2
+    printed, err = capsys.readouterr()
+    assert printed == "" and len(error_lines(err)) == 1
+    assert not out.exists()
+
+
 def test_pool_env_grows_and_samples_the_self_play_pool(tmp_path):
     rules = RuleConfig(num_players=3, target_score=50)
     env = PoolEnv([("random", 1.0)], self_weight=9.0, max_snapshots=10, rules=rules,

@@ -437,6 +437,29 @@ def test_best_response_resuming_a_run_it_did_not_train_names_its_own_flags(run, 
     assert "repeat its arguments" not in line, line
 
 
+def test_print_settings_prints_the_run_settings_and_writes_nothing(tmp_path, capsys):
+    """``--print-settings`` (what best_response compares with the run in ``--out``): the flags
+    checked as a run checks them, the settings a run's marker holds as one JSON line, status
+    0, and nothing written; a bad flag is still one error line, status 2."""
+    from experiments.train_jax import run_settings
+    from tests.helpers import error_lines
+
+    out = tmp_path / "run"
+    argv = [*TINY, "--out", str(out)]
+    assert main([*argv, "--print-settings"]) == 0
+    printed, err = capsys.readouterr()
+    (line,) = printed.splitlines()
+    config = Config(**vars(build_parser().parse_args(argv)))
+    assert json.loads(line) == json.loads(json.dumps(run_settings(config), sort_keys=True,
+                                                     default=str))
+    assert json.loads(line)["net"] == "16" and "print_settings" not in json.loads(line)
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+    assert main([*argv, "--num-minibatches", "3", "--print-settings"]) == 2
+    printed, err = capsys.readouterr()
+    assert printed == "" and len(error_lines(err)) == 1
+    assert not out.exists()
+
+
 def test_sample_actions_follows_the_masked_softmax():
     """The two-level inverse-CDF sampler: the empirical frequencies of 40,000 draws match
     softmax(logits) within 4 standard errors, and a masked action is never drawn."""
