@@ -141,17 +141,16 @@ class PlayLikelihood:
         view, lay = self.view, self.net.layout
         T, me = lay.num_tiles, view.seat
         n = len(view.hand_sizes)
+        self._keep = np.ones((n, 1), bool)  # the others' tiles in the deal, none of this seat's
+        self._keep[me] = False
         self._decisions = []
         for state, seat, scores, code in replay_others(view, self.segments, hands, boneyard):
             then = state.hands
             add = [then[s] if s == me else then[s] & ~hands[s] for s in range(n)]
-            keep = np.ones((n, 1), bool)
-            keep[me] = False
             drawn = state.boneyard[state.drawn:len(state.boneyard) - len(boneyard)]
             seen = make_view(state, seat, tuple(scores), view.target_score, view.hand_number,
                              None)
-            self._decisions.append((seen, code, keep, bits_to_bool(add, T),
-                                    np.array(drawn, np.int64)))
+            self._decisions.append((seen, code, bits_to_bool(add, T), np.array(drawn, np.int64)))
 
     def _batched(self, deals: Deals) -> np.ndarray:
         """:meth:`__call__` for a policy whose observation the batched encoders write
@@ -159,14 +158,16 @@ class PlayLikelihood:
         once (:class:`~agents.hand_batch.HandBatch`), encoded, and one network product for all
         of them."""
         net, d = self.net, len(deals)
+        if not self._decisions:
+            return np.zeros(d)
         encoder, A = net.batch_encoder, net.num_actions
         xs, legal, codes, where = [], [], [], []
-        for j, (seen, code, keep, add, drawn) in enumerate(self._decisions):
-            hands = (deals.hands & keep) | add
+        every = np.arange(d)
+        for j, (seen, code, add, drawn) in enumerate(self._decisions):
+            hands = (deals.hands & self._keep) | add
             bone = np.concatenate([np.broadcast_to(drawn, (d, len(drawn))), deals.bone], axis=1)
             batch = HandBatch(seen, Deals(hands, bone), [code])
-            idx = np.arange(d)
-            which, moves, counts = batch.moves(idx)
+            which, moves, counts = batch.moves(every)
             choice = np.bincount(which, minlength=d) > 1  # a single legal move counts nothing
             rows = choice.nonzero()[0]
             if not len(rows):
@@ -191,20 +192,19 @@ class PlayLikelihood:
         list of ``(hands, boneyard)`` pairs), as float64."""
         if len(deals) == 0:
             return np.zeros(0)
-        if self.batched:
-            if not self._decisions:
-                return np.zeros(len(deals))
-            if not isinstance(deals, Deals):
-                deals = Deals.from_list(deals, self.net.layout.num_tiles)
-            return self._batched(deals)
-        if not self.fast:
+        if not (self.fast or self.batched):
             return self.replayed(deals)
+        if not isinstance(deals, Deals):
+            deals = Deals.from_list(deals, self.net.layout.num_tiles)
+        return self._batched(deals) if self.batched else self._public_filled(deals)
+
+    def _public_filled(self, deals: Deals) -> np.ndarray:
+        """:meth:`__call__` for observation version 2: the public part of each decision's
+        observation filled in with each deal's hands."""
         k, d = len(self._seats), len(deals)
         if k == 0:
             return np.zeros(d)
         lay, net = self.net.layout, self.net
-        if not isinstance(deals, Deals):
-            deals = Deals.from_list(deals, lay.num_tiles)
         # per deal and decision: the seat's hand then, its hand in the deal and what it has
         # played since
         seats = [s for s, _extra in self._seats]
