@@ -108,17 +108,6 @@ def best_spec(table) -> str:
     return BEST_BY_TABLE[as_table(table)]
 
 
-def __getattr__(name: str):
-    if name == "BEST_BY_PLAYERS":  # by player count until the tables were told apart
-        import warnings
-
-        warnings.warn("agents.best.BEST_BY_PLAYERS is deprecated; use BEST_BY_TABLE (4 players "
-                      "with and without partnerships are different tables)", DeprecationWarning,
-                      stacklevel=2)
-        return {n: best_spec(n) for n in (2, 3, 4)}
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 class BestAgent(Agent):
     """The agent :func:`best_spec` names for the table, chosen when the table is first seen."""
 

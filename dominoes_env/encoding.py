@@ -1,10 +1,10 @@
 """Deprecated: the observation encodings moved to :mod:`dominoes_env.obs`.
 
-Their names stay importable from here for one version, each with a ``DeprecationWarning``:
-the registry and the layout base (:mod:`dominoes_env.obs`: ``OBS_VERSION`` is
-``DEFAULT_VERSION``, ``OBSERVATION_SPECS`` is ``VERSIONS``, ``register_observation`` is
-``register``), version 2 (:mod:`dominoes_env.obs.v2`: ``ObservationLayout`` is
-``ObservationLayoutV2``) and the action helpers (:mod:`dominoes_env.obs.actions`).
+Its names of release 0.1.0 stay importable from here for one version, each with a
+``DeprecationWarning``: ``OBS_VERSION`` (now :data:`dominoes_env.obs.DEFAULT_VERSION`) and
+``NUM_ENDS`` (:mod:`dominoes_env.obs`), version 2 (:mod:`dominoes_env.obs.v2`:
+``ObservationLayout`` is ``ObservationLayoutV2``) and the action helpers
+(:mod:`dominoes_env.obs.actions`).
 
 >>> import warnings
 >>> with warnings.catch_warnings(record=True) as caught:
@@ -19,14 +19,9 @@ from __future__ import annotations
 import importlib
 import warnings
 
-#: old name -> (new module, new name)
+#: old name (as released in 0.1.0) -> (new module, new name)
 MOVED = {
     "OBS_VERSION": ("dominoes_env.obs", "DEFAULT_VERSION"),
-    "OBSERVATION_SPECS": ("dominoes_env.obs", "VERSIONS"),
-    "ObservationSpec": ("dominoes_env.obs", "ObservationSpec"),
-    "register_observation": ("dominoes_env.obs", "register"),
-    "observation_spec": ("dominoes_env.obs", "observation_spec"),
-    "cached_layout": ("dominoes_env.obs", "cached_layout"),
     "NUM_ENDS": ("dominoes_env.obs", "NUM_ENDS"),
     "ObservationLayout": ("dominoes_env.obs.v2", "ObservationLayoutV2"),
     "SCORE_CAP": ("dominoes_env.obs.v2", "SCORE_CAP"),

@@ -28,11 +28,9 @@ from dominoes_env import cli_support
 from dominoes_env.deprecation import moved_names
 from dominoes_env.throughput import load_line
 
-#: the positions moved to agents.positions (add_position_options to dominoes_env.cli_support);
-#: their names stay importable from here for one version, with a DeprecationWarning
-__getattr__ = moved_names(__name__, {
-    "positions": "agents.positions", "SeatAgents": "agents.positions",
-    "table_positions": "agents.positions", "add_position_options": "dominoes_env.cli_support"})
+#: positions(), this program's function in release 0.1.0, moved to agents.positions; it stays
+#: importable from here for one version, with a DeprecationWarning
+__getattr__ = moved_names(__name__, {"positions": "agents.positions"})
 
 
 #: memory one position takes while the benchmark runs (a seat's view: about 5.7 KB measured with

@@ -39,13 +39,8 @@ from dominoes_env.cli_support import (
 )
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import NO_ROOM_ERRNOS
-from dominoes_env.deprecation import moved_names
 from dominoes_env.record_io import RECORDS_DIR
 from dominoes_env.rule_args import add_rule_arguments, rule_options
-
-#: the library part of this program moved to agents.datasets; its names stay importable from
-#: here for one version, with a DeprecationWarning
-__getattr__ = moved_names(__name__, dict.fromkeys(datasets.__all__, "agents.datasets"))
 
 #: memory a match takes while its games are played: its schedule entry and its result, as
 #: experiments.tournament counts (the decision arrays are built one records shard at a time)

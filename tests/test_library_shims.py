@@ -1,6 +1,7 @@
-"""The library that moved out of ``experiments/`` (issue 31) is still importable from its old
-module paths for one version: the same object, with a ``DeprecationWarning`` naming the new
-home."""
+"""The names of release 0.1.0 that moved (the library out of ``experiments/``, issue 31, and
+modules renamed for what they hold) are still importable from their old module paths for one
+version: the same object, with a ``DeprecationWarning`` naming the new home. Names that moved
+before any release had them have no alias."""
 
 from __future__ import annotations
 
@@ -26,24 +27,12 @@ MOVED = [
     ("experiments.tournament.runner", "clear_results", "agents.tournament.runner"),
     ("experiments.tournament.schedule", "make_schedule", "agents.tournament.schedule"),
     ("experiments.tournament.report", "win_matrix", "agents.tournament.report"),
-    ("experiments.tournament.game_records", "game_line", "agents.tournament.record_store"),
-    ("experiments.tournament.game_records", "RecordStore", "agents.tournament.record_store"),
-    ("experiments.make_dataset", "load_decisions", "agents.datasets"),
-    ("experiments.make_dataset", "build_dataset", "agents.datasets"),
-    ("experiments.make_dataset", "INFO_FILE", "agents.datasets"),
-    ("experiments.make_dataset", "FIELDS", "agents.datasets"),
     ("experiments.behavior_cloning", "collect_demonstrations", "agents.imitation"),
     ("experiments.behavior_cloning", "dataset_demonstrations", "agents.imitation"),
     ("experiments.behavior_cloning", "pretrain_policy", "agents.imitation"),
     ("experiments.bench_agents", "positions", "agents.positions"),
-    ("experiments.bench_agents", "SeatAgents", "agents.positions"),
-    ("experiments.bench_agents", "table_positions", "agents.positions"),
-    ("experiments.bench_agents", "add_position_options", "dominoes_env.cli_support"),
     ("experiments.bench_env", "run_aec", "dominoes_env.throughput"),
-    # modules renamed for what they hold
-    ("dominoes_env.core.checks", "as_int", "dominoes_env.core.validation"),
-    ("dominoes_env.core.checks", "short_repr", "dominoes_env.core.validation"),
-    ("dominoes_env.core.files", "atomic_write", "dominoes_env.core.atomic_files"),
+    # a module renamed for what it holds
     ("dominoes_env.record_files", "read_record", "dominoes_env.record_io"),
     ("dominoes_env.record_files", "append_records", "dominoes_env.record_io"),
     # game logic the OpenSpiel game needs, moved below agents
@@ -81,19 +70,10 @@ def test_train_ppo_evaluate_is_the_one_evaluator(tmp_path):
     assert old == evaluate(f"ppo:{path}", "greedy", rules, matches=4, seed=2)
 
 
-def test_rllib_module_is_agents_rllib():
-    pytest.importorskip("ray.rllib")
-    import experiments.rllib_module as old
-    from agents import rllib
-
-    with pytest.warns(DeprecationWarning, match=r"agents\.rllib"):
-        assert old.MaskedPPOModule is rllib.MaskedPPOModule
-
-
 #: the old modules that are whole shims (the others are programs that kept a few names)
 SHIMS = sorted({old for old, _, _ in MOVED if old.startswith("experiments.")
-                and old not in ("experiments.tournament", "experiments.make_dataset",
-                                "experiments.bench_agents", "experiments.bench_env")})
+                and old not in ("experiments.tournament", "experiments.bench_agents",
+                                "experiments.bench_env")})
 
 
 @pytest.mark.parametrize("old", SHIMS)

@@ -13,9 +13,7 @@ from agents.specs import make_agent
 from dominoes_env import SingleAgentEnv, env
 from dominoes_env.core import MatchState, RuleConfig
 from dominoes_env.obs import DEFAULT_VERSION as OBS_VERSION
-from dominoes_env.obs import VERSIONS as OBSERVATION_SPECS
-from dominoes_env.obs import ObservationSpec, observation_spec
-from dominoes_env.obs import register as register_observation
+from dominoes_env.obs import VERSIONS, ObservationSpec, observation_spec, register
 from dominoes_env.obs.v2 import encode_hand_state, encode_observation, observation_layout
 from dominoes_env.options import EnvOptions
 from dominoes_env.policy_format import write_policy
@@ -33,11 +31,11 @@ def reversed_spec(version: int) -> ObservationSpec:
 
 
 def test_the_registry_holds_the_current_version():
-    assert OBS_VERSION in OBSERVATION_SPECS and observation_spec().version == OBS_VERSION
+    assert OBS_VERSION in VERSIONS and observation_spec().version == OBS_VERSION
     assert EnvOptions().obs_version == OBS_VERSION
     assert observation_spec(np.int64(OBS_VERSION)) is observation_spec()
     with pytest.raises(ValueError, match="already registered"):
-        register_observation(observation_spec())
+        register(observation_spec())
 
 
 @pytest.mark.parametrize("bad", [1, 5, "2", True, None])
@@ -49,7 +47,7 @@ def test_unknown_versions_are_refused_with_the_allowed_list(bad):
 
 
 def test_the_env_encodes_the_version_it_is_given(monkeypatch):
-    monkeypatch.setitem(OBSERVATION_SPECS, 99, reversed_spec(99))
+    monkeypatch.setitem(VERSIONS, 99, reversed_spec(99))
     current, other = env(), env(obs_version=99)
     current.reset(seed=3)
     other.reset(seed=3)
@@ -98,7 +96,7 @@ def test_ppo_refuses_a_policy_without_a_version(tmp_path):
 
 
 def test_ppo_encodes_with_the_version_its_policy_records(tmp_path, monkeypatch):
-    monkeypatch.setitem(OBSERVATION_SPECS, 99, reversed_spec(99))
+    monkeypatch.setitem(VERSIONS, 99, reversed_spec(99))
     path = tmp_path / "v99.npz"
     random_policy_npz(path, RuleConfig(), hidden=(8,))
     rewrite_metadata(path, obs_version=99)
@@ -110,16 +108,11 @@ def test_ppo_encodes_with_the_version_its_policy_records(tmp_path, monkeypatch):
     np.testing.assert_allclose(agent.probabilities(view), want)
 
 
-# -- the old modules: deprecated aliases of the registry and the version modules --------------
+# -- the old homes of release 0.1.0's names: deprecated aliases ------------------------------
 
 OLD_NAMES = {
     "dominoes_env.encoding": {
         "OBS_VERSION": ("dominoes_env.obs", "DEFAULT_VERSION"),
-        "OBSERVATION_SPECS": ("dominoes_env.obs", "VERSIONS"),
-        "register_observation": ("dominoes_env.obs", "register"),
-        "ObservationSpec": ("dominoes_env.obs", "ObservationSpec"),
-        "observation_spec": ("dominoes_env.obs", "observation_spec"),
-        "cached_layout": ("dominoes_env.obs", "cached_layout"),
         "NUM_ENDS": ("dominoes_env.obs", "NUM_ENDS"),
         "ObservationLayout": ("dominoes_env.obs.v2", "ObservationLayoutV2"),
         "SCORE_CAP": ("dominoes_env.obs.v2", "SCORE_CAP"),
@@ -136,12 +129,6 @@ OLD_NAMES = {
         "decode_action": ("dominoes_env.obs.actions", "decode_action"),
         "check_action": ("dominoes_env.obs.actions", "check_action"),
     },
-    "dominoes_env.encoding_v3": {name: ("dominoes_env.obs.v3", name) for name in (
-        "ObservationLayoutV3", "observation_layout_v3", "encode_observation_v3",
-        "encode_hand_state_v3")},
-    "dominoes_env.encoding_v4": {name: ("dominoes_env.obs.v4", name) for name in (
-        "ObservationLayoutV4", "observation_layout_v4", "encode_observation_v4",
-        "encode_hand_state_v4")},
     "agents.greedy": {name: ("dominoes_env.core", name)
                       for name in ("tie_rank", "POINT_SCALE")},
 }

@@ -165,15 +165,6 @@ def test_best_chooses_again_when_partnerships_change(monkeypatch):
     assert agent.spec == "greedy" and type(agent.agent).__name__ == "GreedyAgent"
 
 
-def test_best_by_players_is_deprecated():
-    import agents.best
-
-    with pytest.warns(DeprecationWarning, match="use BEST_BY_TABLE"):
-        old = agents.best.BEST_BY_PLAYERS
-    assert old == {2: BEST_BY_TABLE["2p"], 3: BEST_BY_TABLE["3p"],
-                   4: BEST_BY_TABLE["4p_partnerships"]}
-
-
 @pytest.fixture
 def policy_dir(tmp_path, monkeypatch):
     """An empty shipped-policy folder (``ppo`` and ``guided`` read it)."""
