@@ -42,15 +42,22 @@ def _interrupt_is_one_line(kind, value, traceback, previous=_sys.excepthook) -> 
     previous(kind, value, traceback)
 
 
-if _sys.argv[:1] == ["-m"]:  # python -m dominoes_env / experiments.X (see .startup): a Ctrl-C
-    _sys.excepthook = _interrupt_is_one_line  # while the program imports is one line
+# python -m dominoes_env / experiments.X (see .startup): a Ctrl-C while the program imports is
+# one line. The hook comes before any import, on the quick test (any python -m), and stays only
+# where .startup finds one of the project's programs
+_excepthook_before = _sys.excepthook
+if _sys.argv[:1] == ["-m"]:
+    _sys.excepthook = _interrupt_is_one_line
 
 from . import startup as _startup  # noqa: E402 - it imports nothing itself
 
-if _startup.started_by_python_m():
+if _startup.started_by_python_m():  # one of the project's programs (not python -m mylab.x)
     _startup.quiet_interrupt_at_startup()  # a Ctrl-C neither lost nor swallowed meanwhile
     _startup.fill_closed_standard_streams()  # <&-, >&-, 2>&- read and write /dev/null
     _startup.refuse_a_removed_working_directory()  # one line, before torch dies there
+elif _sys.excepthook is _interrupt_is_one_line:  # another package's python -m program that
+    _sys.excepthook = _excepthook_before  # imports this one: its hook is left as it was
+del _excepthook_before
 
 import importlib  # noqa: E402
 from typing import Any  # noqa: E402

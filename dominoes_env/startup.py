@@ -5,7 +5,10 @@ A program's imports take a second or two (numpy, JAX, torch); a Ctrl-C in that t
 package's ``sys.excepthook`` makes it one line (status 130, as the shared runner ends an
 interrupted command: :func:`dominoes_env.cli_support.run_command`). It is installed when the
 package is imported while Python looks for the module ``-m`` names (``sys.argv[0]`` is
-``"-m"`` then), so never in a program that only imports the package, and first of all, in
+``"-m"`` then) and that module is one of the project's programs (:func:`started_by_python_m`:
+a module of ``dominoes_env``, ``agents`` or ``experiments``, read from ``sys.orig_argv``), so
+never in a program that only imports the package, nor in another package's ``python -m``
+program that imports it, and first of all, in
 ``dominoes_env/__init__.py`` itself: until then a Ctrl-C is Python's traceback, a window kept
 as short as can be (Python's own start, then loading ``experiments/__init__.py`` and
 ``dominoes_env/__init__.py``). :func:`quiet_interrupt_at_startup` adds
@@ -307,6 +310,39 @@ def refuse_a_removed_working_directory() -> None:
         raise SystemExit(2) from None
 
 
+#: the packages whose modules are the project's ``python -m`` programs (``python -m
+#: dominoes_env``, ``python -m experiments.tournament``, ...)
+PROGRAM_PACKAGES = ("dominoes_env", "agents", "experiments")
+
+
+def program_run_by_python_m() -> str | None:
+    """The module ``python -m`` is looking for, while this import happens inside that search
+    (``sys.argv`` is ``["-m", *args]`` then), read from the command line Python was started
+    with (``sys.orig_argv``: ``-m NAME``, ``-mNAME``, ``-um NAME``, after any other option);
+    ``None`` at any other time."""
+    argv, orig = sys.argv, getattr(sys, "orig_argv", None)
+    if argv[:1] != ["-m"] or not orig:
+        return None
+    at = len(orig) - len(argv)  # the word that names the module: NAME, or -mNAME / -umNAME
+    if at < 1 or orig[at + 1:] != argv[1:]:
+        return None  # sys.argv was changed (not Python's own -m search)
+    word = orig[at]
+    if word.startswith("-"):  # the name glued to its option: -mNAME, -umNAME
+        if word.startswith("--") or "m" not in word:
+            return None
+        name = word[word.index("m") + 1:]
+    else:  # -m NAME (or -um NAME): the option is the word before
+        before = orig[at - 1]
+        if not (before.startswith("-") and not before.startswith("--") and before.endswith("m")):
+            return None
+        name = word
+    return name if name and all(part.isidentifier() for part in name.split(".")) else None
+
+
 def started_by_python_m() -> bool:
-    """Whether this import happens while ``python -m`` looks for the module it runs."""
-    return sys.argv[:1] == ["-m"]
+    """Whether this import happens while ``python -m`` looks for one of the project's own
+    programs (a module of :data:`PROGRAM_PACKAGES`: :func:`program_run_by_python_m`). A user's
+    ``python -m mylab.train``, whose ``mylab/__init__.py`` imports the package while Python
+    looks for ``mylab.train``, is not one: its hooks, handlers and streams are left alone."""
+    name = program_run_by_python_m()
+    return name is not None and name.partition(".")[0] in PROGRAM_PACKAGES

@@ -483,7 +483,9 @@ def test_a_ctrl_c_lost_in_a_finalizer_stops_any_python_m_program():
     """Outside the shared runner too (train_jax's own loop): under ``python -m`` a Ctrl-C
     that lands in a finalizer is delivered again (``dominoes_env.startup``); it was lost, and
     the program ran on to its end (status 0)."""
-    code = ("import signal, sys, time; sys.argv[:1] = ['-m']; import dominoes_env\n"
+    code = ("import signal, sys, time; sys.argv[:1] = ['-m']\n"
+            "sys.orig_argv = [sys.executable, '-m', 'experiments.train_jax']\n"
+            "import dominoes_env\n"
             # a Ctrl-C raises KeyboardInterrupt even if the suite runs with SIGINT ignored (a
             # background job of a non-interactive shell: `make test &`, `nohup`), as a terminal's
             # program has it
@@ -558,8 +560,10 @@ def test_ctrl_c_while_a_program_imports_is_one_line(started_by):
     catch it. Importing the package under ``python -m`` makes it one line and SIGINT's status
     (``dominoes_env.startup``); a program that only imports the package keeps Python's own
     handling."""
-    code = (f"import sys; sys.argv[:1] = [{started_by!r}]; import dominoes_env; "
-            "raise KeyboardInterrupt")
+    # what Python's command line holds while ``python -m experiments.tournament`` imports it
+    code = (f"import sys; sys.argv[:1] = [{started_by!r}]; "
+            "sys.orig_argv = [sys.executable, '-m', 'experiments.tournament']; "
+            "import dominoes_env; raise KeyboardInterrupt")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
                           timeout=CHILD_TIMEOUT_S)
     assert proc.returncode in (130, -signal.SIGINT), proc
@@ -567,6 +571,55 @@ def test_ctrl_c_while_a_program_imports_is_one_line(started_by):
         assert proc.stderr.decode() == "error: interrupted\n", proc.stderr
     else:
         assert b"Traceback" in proc.stderr and b"KeyboardInterrupt" in proc.stderr
+
+
+@pytest.mark.parametrize("package", ["mylab", "experiments_of_mine"])
+def test_another_python_m_program_that_imports_the_package_keeps_pythons_hooks(tmp_path,
+                                                                               package):
+    """The start-up block (the one-line Ctrl-C hook, SIGINT's handler, the unraisable hook,
+    closed standard streams, a removed working directory's exit) ran whenever the package was
+    imported while ``python -m`` looked for its module: a user's ``python -m mylab.prog``,
+    whose ``mylab/__init__.py`` imports ``dominoes_env``, had its hooks replaced. It runs only
+    for the project's own programs (``dominoes_env``, ``agents``, ``experiments``), whose
+    name is not just a prefix of the module's (``experiments_of_mine``)."""
+    lab = tmp_path / package
+    lab.mkdir()
+    (lab / "__init__.py").write_text("import dominoes_env  # noqa: F401\n")
+    (lab / "prog.py").write_text(
+        "import signal, sys\n"
+        "print(sys.excepthook is sys.__excepthook__, sys.unraisablehook is "
+        "sys.__unraisablehook__, not hasattr(signal.getsignal(signal.SIGINT), 'retire'))\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    proc = subprocess.run([sys.executable, "-m", f"{package}.prog"], capture_output=True,
+                          text=True, env=env, cwd=tmp_path, timeout=CHILD_TIMEOUT_S)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "True", "True"], proc
+
+
+@pytest.mark.parametrize("argv, program", [
+    (["python", "-m", "experiments.tournament", "--help"], "experiments.tournament"),
+    (["python", "-X", "importtime", "-u", "-m", "dominoes_env", "play"], "dominoes_env"),
+    (["python", "-mexperiments.demo"], "experiments.demo"),
+    (["python", "-um", "agents.x", "a"], "agents.x"),
+    (["python", "-umagents.x", "-m", "b"], "agents.x"),
+    (["python", "-Wignore", "-m", "mylab.train", "--out", "x"], "mylab.train"),
+    (["python", "-m", "experiments_of_mine.train"], "experiments_of_mine.train"),
+    (["python", "-c", "code", "-m"], None),
+])  # fmt: skip
+def test_the_module_python_m_runs_is_read_from_the_original_command_line(argv, program,
+                                                                          monkeypatch):
+    """:func:`dominoes_env.startup.program_run_by_python_m`: while Python looks for the module
+    ``-m`` names, ``sys.argv`` is ``["-m", *args]`` and ``sys.orig_argv`` the whole command
+    (``args``: what follows the module's name)."""
+    from dominoes_env import startup
+
+    rest = next(i for i, word in enumerate(argv) if word.endswith(program or "code")) + 1
+    monkeypatch.setattr(sys, "orig_argv", argv)
+    monkeypatch.setattr(sys, "argv", ["-m" if program else "-c", *argv[rest:]])
+    assert startup.program_run_by_python_m() == program
+    project = program is not None and program.split(".")[0] in ("dominoes_env", "agents",
+                                                                "experiments")
+    assert startup.started_by_python_m() is project
 
 
 #: a ``sitecustomize`` that raises ``KeyboardInterrupt`` (a Ctrl-C, deterministically) at the
