@@ -7,6 +7,9 @@
   all three under the env's version, as PettingZoo's classic envs do;
 - :class:`SingleAgentEnv`: a Gymnasium env for one learning seat (:mod:`.single_agent`);
 - the numpy observations (:mod:`.obs`, one module per version) and pictures (:mod:`.render`);
+  ``observation_size``, ``observation_layout`` and ``encode_observation`` here take the version
+  (``version=``, as the envs' ``obs_version``; left out, the envs' default), and
+  ``state_vector`` is the envs' ``state()``;
 - ``viewer(record_or_match)``: the replay viewer, inline in Jupyter (:mod:`.render.html`).
 
 The env faces are imported on first use, so ``import dominoes_env`` (and the core) never pulls
@@ -90,13 +93,9 @@ _LAZY = {
     "parallel_env": "dominoes_env.parallel",
     "SingleAgentEnv": "dominoes_env.single_agent",
     "RandomPlayer": "dominoes_env.single_agent",
-    "encode_observation": "dominoes_env.obs.v2",
     "action_mask": "dominoes_env.obs.actions",
-    "observation_size": "dominoes_env.obs.v2",
-    "observation_layout": "dominoes_env.obs.v2",
     "encode_action": "dominoes_env.obs.actions",
     "decode_action": "dominoes_env.obs.actions",
-    "state_vector": "dominoes_env.obs.v2",
     "DEFAULT_VERSION": "dominoes_env.obs",
     "register_envs": "dominoes_env.registration",
     "viewer": "dominoes_env.render.html",
@@ -108,6 +107,7 @@ __all__ = [
     "DOWN", "END_NAMES", "LEFT", "RIGHT", "UP",
     "HandState", "IllegalMoveError", "MatchState", "Move", "RecordError", "RuleConfig",
     "SeatView", "Tile", "__version__", "tile_set", *_LAZY,
+    "encode_observation", "observation_layout", "observation_size", "state_vector",
 ]  # fmt: skip
 
 
@@ -124,6 +124,101 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
+
+
+# -- the observation, in any version the envs take (obs_version) --------------------------------
+# The functions of dominoes_env.obs.v2 are version 2's; these follow the version they are given,
+# as the envs do, and import numpy only when called.
+
+
+def _observation_spec(version: int | None) -> Any:
+    """The registered spec of ``version`` (``None``: the envs' default), or a ``ValueError``
+    naming ``version=`` and the registered versions."""
+    from .obs import DEFAULT_VERSION, VERSIONS, observation_spec
+
+    try:
+        return observation_spec(DEFAULT_VERSION if version is None else version)
+    except ValueError:
+        from .core.validation import short_repr
+
+        allowed = ", ".join(map(str, sorted(VERSIONS)))
+        raise ValueError(f"version={short_repr(version)} is not an observation version; "
+                         f"allowed: {allowed}") from None
+
+
+def observation_layout(rules: RuleConfig, *, version: int | None = None) -> Any:
+    """The (cached) layout of observation ``version`` for ``rules``: its named blocks (each a
+    ``slice`` of the vector: ``obs[lay.hand]``), ``size``, the bounds ``low`` / ``high``, and
+    ``table()``, what each block holds.
+
+    ``version``: an observation version the envs take as ``obs_version`` (2, 3, 4:
+    :data:`dominoes_env.obs.VERSIONS`); left out, the envs' default
+    (:data:`dominoes_env.obs.DEFAULT_VERSION`). Another is a ``ValueError`` naming the
+    allowed ones.
+
+    >>> observation_layout(RuleConfig(), version=4).table().splitlines()[-1].split()[:3]
+    ['follow_up', '458:570', '112']
+    """
+    return _observation_spec(version).layout(rules)
+
+
+def observation_size(rules: RuleConfig, *, version: int | None = None) -> int:
+    """Length of observation ``version``'s vector for ``rules``: the env's
+    ``observation_space(agent)["observation"].shape[0]`` when it is made with these rules and
+    ``obs_version=version``. ``version`` as in :func:`observation_layout` (left out, the envs'
+    default).
+
+    >>> [observation_size(RuleConfig(num_players=n)) for n in (2, 3, 4)]
+    [234, 244, 252]
+    >>> [observation_size(RuleConfig(), version=v) for v in (2, 3, 4)]
+    [234, 346, 570]
+    """
+    return _observation_spec(version).layout(rules).size
+
+
+def encode_observation(view: SeatView, out: Any = None, *, version: int | None = None) -> Any:
+    """Observation ``version`` of a seat's view, as a ``float32`` vector: what the env made
+    with ``obs_version=version`` shows that seat. ``out``: an array of shape
+    ``(observation_size(rules, version=version),)`` and dtype ``float32`` to fill (every
+    element is written); otherwise a new array is returned. ``version`` as in
+    :func:`observation_layout` (left out, the envs' default).
+
+    >>> view = MatchState(seed=0).view(0)
+    >>> encode_observation(view).shape, encode_observation(view, version=4).shape
+    ((234,), (570,))
+    """
+    return _observation_spec(version).encode(view, out)
+
+
+def state_vector(match: MatchState, out: Any = None, hand: Any = None, *,
+                 version: int | None = None) -> Any:
+    """The full global state of a match (every hand, the boneyard, then seat 0's observation),
+    for centralised critics: the envs' ``state()``
+    (:func:`dominoes_env.obs.v2.state_vector`, where ``out`` and ``hand`` are described).
+
+    The envs' state holds version 2's observation whatever ``obs_version`` they observe, so
+    ``version`` has one value: 2 (left out, the same). Version 3, 4 or any other is a
+    ``ValueError``: seat 0's observation in such a version is
+    ``encode_observation(match.view(0), version=...)``.
+
+    >>> state_vector(MatchState(seed=1)).shape
+    (318,)
+    """
+    import operator
+
+    from .core.validation import is_bool, short_repr
+
+    try:
+        known = version is None or (not is_bool(version) and operator.index(version) == 2)
+    except TypeError:
+        known = False
+    if not known:
+        raise ValueError(f"version={short_repr(version)}: state_vector holds version 2's "
+                         "observation (the envs' state(), whatever their obs_version); "
+                         "allowed: 2")
+    from .obs.v2 import state_vector as state_vector_v2
+
+    return state_vector_v2(match, out, hand)
 
 
 # registry ids: registered now in Gymnasium / PettingZoo if already imported, else the moment

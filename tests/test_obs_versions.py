@@ -182,3 +182,60 @@ def test_versions_extend_each_other_through_the_public_api():
     assert [lay.version for lay in layouts] == [2, 3, 4]
     with pytest.raises(ValueError, match="already has a block"):
         layouts[0].add_block("hand", 1)
+
+
+@pytest.mark.parametrize("players, partnerships", [(2, None), (3, None), (4, True), (4, False)])
+def test_the_top_level_observation_helpers_take_the_version(players, partnerships):
+    """``dominoes_env.observation_size(rules)`` was version 2's (234 at two players) while
+    ``env(obs_version=4)`` observes 570 values and every shipped policy reads version 4: the
+    helpers take ``version=`` (default: the envs' default) and follow that version's spec."""
+    import dominoes_env
+
+    rules = RuleConfig(num_players=players, partnerships=partnerships)
+    view = MatchState(rules, seed=3).view(0)
+    for version in sorted(VERSIONS):
+        e = env(num_players=players, partnerships=partnerships, obs_version=version)
+        e.reset(seed=3)
+        space = e.observation_space(e.possible_agents[0])["observation"]
+        assert dominoes_env.observation_size(rules, version=version) == space.shape[0]
+        lay = dominoes_env.observation_layout(rules, version=version)
+        assert lay is observation_spec(version).layout(rules) and lay.version == version
+        obs = dominoes_env.encode_observation(view, version=version)
+        np.testing.assert_array_equal(obs, observation_spec(version).encode(view))
+        out = np.zeros(lay.size, np.float32)
+        assert dominoes_env.encode_observation(view, out, version=version) is out
+    # no version named: the envs' default, as before
+    assert dominoes_env.observation_size(rules) == observation_spec().layout(rules).size
+    e = env(num_players=players, partnerships=partnerships)
+    assert dominoes_env.observation_size(rules) == e.observation_space(
+        e.possible_agents[0])["observation"].shape[0]
+
+
+@pytest.mark.parametrize("helper", ["observation_size", "observation_layout",
+                                    "encode_observation", "state_vector"])
+@pytest.mark.parametrize("version", [1, 5, "4", 2.0, True])
+def test_the_top_level_observation_helpers_refuse_an_unknown_version(helper, version):
+    import dominoes_env
+
+    arg = MatchState(seed=0)
+    arg = {"observation_size": arg.rules, "observation_layout": arg.rules,
+           "encode_observation": arg.view(0), "state_vector": arg}[helper]
+    allowed = "2" if helper == "state_vector" else "2, 3, 4"
+    with pytest.raises(ValueError, match=f"allowed: {allowed}"):
+        getattr(dominoes_env, helper)(arg, version=version)
+
+
+@pytest.mark.parametrize("version", [3, 4])
+def test_state_vector_is_the_envs_state_and_holds_version_2(version):
+    """``env.state()`` is every hand plus seat 0's version-2 observation whatever the env's
+    ``obs_version``: ``state_vector`` has no other version, and says so."""
+    import dominoes_env
+
+    m = MatchState(seed=1)
+    np.testing.assert_array_equal(dominoes_env.state_vector(m, version=2),
+                                  dominoes_env.state_vector(m))
+    e = env(obs_version=version)
+    e.reset(seed=1)
+    np.testing.assert_array_equal(e.state(), dominoes_env.state_vector(e.unwrapped.match))
+    with pytest.raises(ValueError, match="state_vector holds version 2's observation"):
+        dominoes_env.state_vector(m, version=version)
