@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import email
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -151,8 +152,8 @@ def test_env_modules_import_only_base_dependencies_at_module_level():
 def test_pyproject_dependencies():
     tomllib = pytest.importorskip("tomllib")
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert project["dependencies"] == ["numpy", "gymnasium", "pettingzoo", "pillow",
-                                      "threadpoolctl"]
+    assert [_name(r) for r in project["dependencies"]] == [
+        "numpy", "gymnasium", "pettingzoo", "pillow", "threadpoolctl"]
     extras = project["optional-dependencies"]
     assert {"rich", "tqdm", "openskill", "matplotlib"} <= set(extras["tournament"])
     assert "torch" in extras["train"] and "open_spiel" in extras["openspiel"]
@@ -162,6 +163,46 @@ def test_pyproject_dependencies():
     makefile = (ROOT / "Makefile").read_text()
     line = next(x for x in makefile.splitlines() if x.startswith("EXTRAS :="))
     assert set(line.split(":=")[1].strip().split(",")) == set(extras)
+
+
+def _name(requirement: str) -> str:
+    """The distribution a requirement string names (``"pgx>=2.6,<2.7"``: ``pgx``)."""
+    return re.split(r"[\s<>=!~;\[(]", requirement, maxsplit=1)[0]
+
+
+def _private_part_pins() -> dict[str, str]:
+    """constraints.txt's exact pins of the libraries whose private parts the project reads
+    (the block of pins under the comment that says so): name -> version."""
+    text = (ROOT / "constraints.txt").read_text()
+    (block,) = [b for b in text.split("\n\n") if "private parts" in b]
+    pins = dict(line.split("==") for line in block.splitlines()
+                if line.strip() and not line.startswith("#"))
+    return {name.strip(): version.strip() for name, version in pins.items()}
+
+
+def test_libraries_read_privately_are_bounded_in_pyproject_too():
+    """``pip install .`` / ``pip install ".[jax]"`` (what README and the docs say) reads
+    pyproject.toml, not constraints.txt: its requirements left PettingZoo, Pgx, JAX and
+    stable-baselines3 unbounded, so a new release whose private parts differ (PettingZoo's
+    ``_has_updated``, ``pgx._src.struct``, ``jax._src.xla_bridge``) could be installed. Every
+    library constraints.txt pins for that reason has an upper bound in pyproject.toml wherever
+    it is required, and the pin is inside it."""
+    tomllib = pytest.importorskip("tomllib")
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    lists = {"dependencies": project["dependencies"], **project["optional-dependencies"]}
+    pins = _private_part_pins()
+    assert {"pettingzoo", "pgx", "jax", "jaxlib", "stable-baselines3", "sb3-contrib"} <= set(pins)
+    for name, version in pins.items():
+        found = [(where, Requirement(r)) for where, reqs in lists.items() for r in reqs
+                 if canonicalize_name(Requirement(r).name) == canonicalize_name(name)]
+        assert found, f"{name} (pinned in constraints.txt) is required nowhere in pyproject.toml"
+        for where, req in found:
+            upper = [s for s in req.specifier if s.operator in ("<", "<=", "==", "~=")]
+            assert upper, f"{where}: {req} has no upper bound"
+            assert req.specifier.contains(version), f"{where}: {req} excludes the pin {version}"
 
 
 def test_wheel_ships_py_typed_policies_and_metadata(tmp_path):
@@ -193,8 +234,10 @@ def test_wheel_ships_py_typed_policies_and_metadata(tmp_path):
     assert policy  # the policy's metadata is real JSON
     assert meta["License-Expression"] == "MIT"
     requires = meta.get_all("Requires-Dist")
-    base = sorted(r for r in requires if "extra ==" not in r)
+    base = sorted(_name(r) for r in requires if "extra ==" not in r)
     assert base == ["gymnasium", "numpy", "pettingzoo", "pillow", "threadpoolctl"]
+    # the bounds on the libraries whose private parts the project reads reach the wheel
+    assert any(r.startswith("pettingzoo") and "<1.28" in r for r in requires), requires
     assert {"tournament", "train", "notebooks", "openspiel", "docs"} <= set(
         meta.get_all("Provides-Extra"))
     assert meta["Description-Content-Type"] == "text/markdown"
