@@ -260,8 +260,7 @@ def missing_policy_message(table: str) -> str:
 
 #: shipped policy files renamed for what they are; the old path works for one version, with a
 #: ``DeprecationWarning``
-RENAMED_POLICIES = {"guided_2p.npz": "ppo_2p_obs2.npz",
-                    "ppo_4p.npz": "ppo_4p_partnerships.npz"}
+RENAMED_POLICIES = {"ppo_4p.npz": "ppo_4p_partnerships.npz"}
 
 
 def renamed_policy_path(path: str | os.PathLike) -> Path:

@@ -15,9 +15,11 @@ Every run is seeded and writes into ``--out``: ``config.json``, ``tb/`` (TensorB
 ``eval.csv`` (win rates with Wilson intervals, :func:`agents.evaluation.evaluate`),
 ``checkpoint.npz`` (``--resume`` continues it), ``throughput.json`` (this process's wall and CPU
 seconds per update, its logging included; the first compiles), and at the end ``policy.npz`` and
-``policy.json``, the policy file ``ppo:PATH`` plays (``--ship`` copies it to the table's
-shipped policy, ``agents/policies/ppo_{table}.npz`` of :data:`agents.ppo.POLICY_FILES`, if it
-beats the shipped one against greedy). Episodes are single hands with ``score_delta`` rewards.
+``policy.json``, the policy file ``ppo:PATH`` plays (``--ship`` then copies it to the table's
+shipped policy, ``agents/policies/ppo_{table}.npz`` of :data:`agents.ppo.POLICY_FILES`, only if
+it beats the shipped one against greedy over the same :data:`SHIP_MATCHES` matches:
+:func:`agents.shipping.ship_if_stronger`; a run under other rules than the table's default
+ones is refused before it trains). Episodes are single hands with ``score_delta`` rewards.
 
 Needs the ``jax`` extra (jax, pgx, optax).
 """
@@ -33,17 +35,19 @@ import os
 import shlex
 import sys
 import time
-import warnings
 from collections import namedtuple
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from agents.shipping import ship_if_stronger, shipping_target
 from dominoes_env.cli_support import (
     MATMUL_DTYPES,
     MAX_MATCHES,
+    RefusedError,
     append_eval_row,
     check_config,
     check_fits_in_memory,
@@ -63,9 +67,8 @@ from dominoes_env.cli_support import (
 )
 from dominoes_env.cli_support import config_field as _f
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.atomic_files import atomic_copy, file_sha256, write_json
+from dominoes_env.core.atomic_files import file_sha256, write_json
 from dominoes_env.core.validation import MAX_SEED
-from dominoes_env.deprecation import moved_names
 from dominoes_env.obs import DEFAULT_VERSION
 from dominoes_env.policy_format import PolicyFileError, hidden_sizes
 
@@ -88,6 +91,9 @@ MAX_REWARD_SCALE = 1000.0
 #: the largest --vf-coef: the weighted value loss stays inside float32 (1e300 overflowed it on
 #: the cast, before any update)
 MAX_LOSS_WEIGHT = 1000.0
+#: the matches against greedy (on the deals of the run's seed) that decide ``--ship``, as
+#: ``train_ppo``'s
+SHIP_MATCHES = 1000
 #: the largest --max-grad-norm: a clip this large is no clip at all for these networks, and
 #: stays a float32 (1e300 overflowed it)
 MAX_GRAD_NORM = 1e6
@@ -160,7 +166,8 @@ class Config:
                                 "from (same players and --net; a lower observation version "
                                 "grows: zero weights for the new inputs)", path=True)
     ship: bool = _f(False, "copy policy.npz to the table's file in agents/policies/ if it "
-                           "beats the shipped one")
+                           "beats the shipped one against greedy over the same "
+                           f"{SHIP_MATCHES} matches (the table's default rules only)")
     progress: bool = _f(True, "show a progress bar")
     overwrite: bool = _f(False, "replace the run that --out holds (its files are removed)")
     print_settings: bool = _f(False, "check the flags as a run does, print the settings a run's "
@@ -173,6 +180,11 @@ class Config:
 
         check_config(self)  # each field's type and range
         self.rules()  # validates players / partnerships / target_score
+        if self.ship:  # refused now, not after the training (a shipped policy has its table's
+            try:       # default rules: --target-score 100 --ship replaced ppo_2p.npz)
+                shipping_target(self.rules())
+            except ValueError as err:
+                raise ValueError(f"--ship: {err}") from None
         for flag, path in (("--resume", self.resume), ("--init", self.init)):
             if path is not None and not path.strip():
                 raise ValueError(f"{flag} is empty; name a checkpoint.npz (or leave {flag} out)")
@@ -634,20 +646,199 @@ def evaluate_policy(path: Path, config: Config, opponents=("greedy", "random"),
 
 
 # -- the run -------------------------------------------------------------------------------
-def train(config: Config, command: str = "") -> Path:
-    """Train; write ``policy.npz`` + ``policy.json`` into ``config.out``; returns its path."""
-    from tqdm import tqdm
+def print_note(note: str | None) -> None:
+    """``note`` (a line about the run's files or the resumed checkpoint) on stderr, if any."""
+    if note:
+        print(note, file=sys.stderr)
 
+
+@dataclass
+class TrainingRun:
+    """A run under way (:func:`train`): its networks and steps, and what it writes into its
+    folder (evaluations, checkpoints, policies)."""
+
+    config: Config
+    command: str  #: the command line that started it (in each exported policy's metadata)
+    update: Callable  #: the jitted update, ``update(runner) -> (runner, metrics)``
+    devices: int  #: the devices the update runs on
+    runner: dict[str, Any]  #: the networks, optimizer, snapshots, games and key
+    steps: int  #: learner decisions trained, a resumed run's before this process included
+    started: float  #: ``time.time()`` as this process started the run
+    wall_before: float  #: the wall seconds of a resumed run before this process
+    idle: bool  #: a --resume with nothing to train: nothing but its policy is written again
+    settings: dict[str, Any]  #: ``config.json`` (in each exported policy's metadata too)
+    tb: TensorBoard
+    #: ``throughput.json``: the wall and CPU seconds of each update, its logging included
+    timing: dict[str, Any] = field(init=False)
+    #: the steps of the checkpoint a --resume would continue (the resumed one, or the last
+    #: saved), ``None`` before the first
+    saved_steps: int | None = field(init=False)
+    saved_path: Path | None = field(default=None, init=False)  #: the last checkpoint saved
+    last_eval: int = field(init=False)  #: the steps of the last evaluation
+    #: stopped before --total-steps (the time limit, or a Ctrl-C, SIGTERM or SIGHUP)
+    interrupted: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        self.timing = {"steps_per_update": self.config.batch, "devices": self.devices,
+                       "update_s": [], "update_cpu_s": []}
+        self.saved_steps = self.steps if self.config.resume else None
+        self.last_eval = -1 if self.steps else 0
+
+    @property
+    def out(self) -> Path:
+        """The run's folder (``--out``)."""
+        return Path(self.config.out)
+
+    def wall(self) -> float:
+        """The run's wall seconds so far, a resumed run's before included (an idle run's
+        stay as they were)."""
+        return round(self.wall_before + (0.0 if self.idle else time.time() - self.started), 1)
+
+    def export(self, path: Path) -> dict[str, Any]:
+        """The policy as it is now written to ``path`` (the ``ppo:PATH`` policy file);
+        returns its metadata."""
+        from dominoes_env.jax.policy_files import export_npz
+
+        config = self.config
+        meta = {"rules": config.rules().to_dict(), "obs_version": config.obs_version,
+                "steps": self.steps, "wall_s": self.wall(), "seed": config.seed,
+                "devices": self.devices, "trainer": "experiments.train_jax",
+                "config": self.settings, "command": self.command}
+        export_npz(self.runner["params"]["actor"], path, meta)
+        return meta
+
+    def evaluate(self) -> None:
+        """The policy as it is now evaluated against greedy and random: a row of
+        ``eval.csv``, TensorBoard scalars and a line."""
+        from tqdm import tqdm
+
+        out, steps = self.out, self.steps
+        self.export(out / "eval_policy.npz")
+        row = {"steps": steps, "wall_s": self.wall(),
+               **evaluate_policy(out / "eval_policy.npz", self.config)}
+        self.tb.scalars({f"eval/{k}": v for k, v in row.items() if k not in ("steps",)}, steps)
+        append_eval_row(out / "eval.csv", row)
+        tqdm.write(f"[eval] steps {steps:,}: vs greedy {row['win_rate_vs_greedy']:.3f} "
+                   f"[{row['ci_low_vs_greedy']:.3f}, {row['ci_high_vs_greedy']:.3f}], "
+                   f"vs random {row['win_rate_vs_random']:.3f}")
+        self.last_eval = steps
+
+    def save(self) -> None:
+        """``checkpoint.npz`` (which ``--resume`` continues) and ``throughput.json``."""
+        from dominoes_env.jax import checkpoints
+
+        checkpoints.save_checkpoint(self.runner, self.config, self.steps, self.wall(),
+                                    self.out / "checkpoint.npz")
+        write_json(self.out / "throughput.json", self.timing)
+        self.saved_steps, self.saved_path = self.steps, self.out / "checkpoint.npz"
+
+    def stalled(self, seconds: float) -> None:
+        """The process ended with one line naming the checkpoint kept: an update has run
+        ``seconds``. On the watchdog's thread: the update never returns."""
+        where = (f"the last checkpoint ({self.saved_steps:,} steps) is kept: continue with "
+                 f"--resume {self.out / 'checkpoint.npz'}" if self.saved_steps is not None
+                 else "no checkpoint was written yet")
+        print(f"error: an update has not finished after {seconds:.0f} s (XLA's CPU runtime "
+              f"may be stuck: XLA_FLAGS=--xla_cpu_multi_thread_eigen=false avoids a known hang "
+              f"of its thread pool; if it happens with that set, please report it with this "
+              f"command); {where}", file=sys.stderr, flush=True)
+        os._exit(1)
+
+    def update_once(self, bar, dog) -> None:
+        """One update (rollout and PPO epochs, watched by ``dog``), checked finite before it
+        counts (:class:`Diverged`) and logged: TensorBoard, ``bar`` and its seconds."""
+        config = self.config
+        wall0, cpu0 = time.perf_counter(), time.process_time()
+        with dog.watch():
+            updated, metrics = self.update(self.runner)
+            m = {k: float(v) for k, v in metrics.items()}  # waits for the update
+        check_finite(updated, m, self.steps + config.batch, self.saved_path or config.resume)
+        self.runner = updated
+        self.steps += config.batch
+        bar.update(config.batch)
+        self.tb.scalars({f"train/{k}": v for k, v in m.items()}, self.steps)
+        bar.set_postfix(ret=f"{m['episode_return']:+.1f}", ent=f"{m['entropy']:.2f}",
+                        refresh=False)
+        # an update's seconds include its logging, as train_ppo's include its callbacks
+        self.timing["update_s"].append(round(time.perf_counter() - wall0, 4))
+        self.timing["update_cpu_s"].append(round(time.process_time() - cpu0, 4))
+
+    def learn(self, held, bar, dog) -> KeyboardInterrupt | None:
+        """Update until ``--total-steps`` or the time limit, evaluating and saving when due
+        and delivering ``held``'s stops between updates; at the end ``bar`` and ``dog`` are
+        closed and the run saved, unless it diverged (:class:`Diverged` goes on) or is idle.
+        Returns the stop (Ctrl-C, SIGTERM or SIGHUP) that ended it, or ``None``."""
+        from tqdm import tqdm
+
+        config = self.config
+        next_eval = ((self.steps // config.eval_every + 1) * config.eval_every
+                     if config.eval_every else 0)
+        next_ckpt = (self.steps // config.checkpoint_every + 1) * config.checkpoint_every
+        signalled, diverged = None, False
+        try:
+            while self.steps < config.total_steps:
+                held.deliver()
+                self.update_once(bar, dog)
+                if config.eval_every and self.steps >= next_eval:
+                    self.evaluate()
+                    next_eval += config.eval_every
+                if self.steps >= next_ckpt:
+                    self.save()
+                    next_ckpt += config.checkpoint_every
+                if config.time_limit and time.time() - self.started > config.time_limit * 60:
+                    tqdm.write(f"[time limit] {config.time_limit:g} minutes: stopping at "
+                               f"{self.steps:,} steps")
+                    self.interrupted = True
+                    break
+            held.deliver()  # a stop during the last update: the run still ends stopped
+        except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, SIGHUP: keep, evaluate, export
+            self.interrupted, signalled = True, stop
+        except Diverged:  # nothing of it is saved, evaluated or exported
+            diverged = True
+            self.tb.close()
+            raise
+        finally:
+            dog.stop()
+            bar.close()
+            if not diverged and not self.idle:
+                self.save()
+        return signalled
+
+    def export_trained(self, signalled: KeyboardInterrupt | None) -> dict[str, Any]:
+        """The trained policy evaluated (unless the last update's evaluation was made, or the
+        run is idle) and exported to ``policy.npz``; returns its metadata. Weights that are
+        not finite are not written: :class:`PolicyFileError`, or after a stop
+        (``signalled``) :class:`Interrupted`, naming why."""
+        try:
+            if self.last_eval != self.steps and not self.idle:
+                self.evaluate()
+            return self.export(self.out / "policy.npz")
+        except PolicyFileError as err:  # diverged (NaN weights): a stopped run still ends stopped
+            if signalled is None:
+                raise
+            raise Interrupted(self.out, signalled, str(err)) from None
+        finally:
+            self.tb.close()
+
+    def done_line(self) -> str:
+        """The run's last line: the steps it trained (or that it trained none), its time and
+        its policy."""
+        done = (f"nothing trained: the run stays at {self.steps:,} steps" if self.idle else
+                f"trained {self.steps:,} steps in {self.wall():.0f} s"
+                f"{' (interrupted)' if self.interrupted else ''}")
+        return f"{done}; policy: {shown_path(self.out / 'policy.npz')}"
+
+
+def start_run(config: Config, command: str) -> TrainingRun:
+    """The run's networks (new, ``--init``'s, or the ``--resume`` checkpoint's with its steps)
+    and its folder started (:func:`start_folder`), with TensorBoard; every refusal comes
+    before anything is written."""
     from dominoes_env.jax import checkpoints
-    from dominoes_env.jax.policy_files import export_npz
-    from dominoes_env.jax.watchdog import Watchdog
 
     meta_resumed = (checkpoints.read_checkpoint(config.resume, config,
                                                 fields=checkpoints.RESUME_FIELDS)
                     if config.resume else None)
-    out = Path(config.out)
     folder = run_folder(config)  # another run in --out: refused before anything is written
-    rules = config.rules()
     started = time.time()
     setup_jax(config.devices)
     init, update, devices = make_train(config)
@@ -660,132 +851,55 @@ def train(config: Config, command: str = "") -> Path:
         if note:  # nothing of the run is written again but its policy (killed before its
             # export?): a row of eval.csv for the same step each time, a checkpoint whose
             # wall_s grew by the seconds of a run that trained nothing
-            print(note, file=sys.stderr)
+            print_note(note)
             idle = True
     elif config.init:
         runner = checkpoints.warm_start(config.init, runner, config)
+    settings = start_folder(config, folder, idle)
+    return TrainingRun(config, command, update, devices, runner, steps, started, wall_before,
+                       idle, settings, TensorBoard(Path(config.out) / "tb"))
+
+
+def start_folder(config: Config, folder, idle: bool) -> dict[str, Any]:
+    """The checked run folder made this run's (:func:`start_run_folder`), a resumed
+    ``eval.csv`` kept to its rows of numbers, and ``config.json`` written (not by an ``idle``
+    resume); returns the settings it holds."""
+    out = Path(config.out)
     start_run_folder(folder)
-    note = keep_numeric_rows(out / "eval.csv")  # a resumed log: its rows after no garbage
-    if note:
-        print(note, file=sys.stderr)
+    print_note(keep_numeric_rows(out / "eval.csv"))  # a resumed log: its rows after no garbage
     settings = dataclasses.asdict(config)
     if not idle:
         write_json(out / "config.json", settings)
-    tb = TensorBoard(out / "tb")
-    timing: dict[str, Any] = {"steps_per_update": config.batch, "devices": devices,
-                              "update_s": [], "update_cpu_s": []}
+    return settings
 
-    def wall() -> float:
-        return round(wall_before + (0.0 if idle else time.time() - started), 1)
 
-    def export(path: Path) -> dict[str, Any]:
-        meta = {"rules": rules.to_dict(), "obs_version": config.obs_version, "steps": steps,
-                "wall_s": wall(), "seed": config.seed, "devices": devices,
-                "trainer": "experiments.train_jax", "config": settings, "command": command}
-        export_npz(runner["params"]["actor"], path, meta)
-        return meta
+def train(config: Config, command: str = "") -> Path:
+    """Train; write ``policy.npz`` + ``policy.json`` into ``config.out``; returns its path."""
+    from tqdm import tqdm
 
-    def evaluate_now() -> None:
-        export(out / "eval_policy.npz")
-        row = {"steps": steps, "wall_s": wall(), **evaluate_policy(out / "eval_policy.npz",
-                                                                    config)}
-        tb.scalars({f"eval/{k}": v for k, v in row.items() if k not in ("steps",)}, steps)
-        append_eval_row(out / "eval.csv", row)
-        tqdm.write(f"[eval] steps {steps:,}: vs greedy {row['win_rate_vs_greedy']:.3f} "
-                   f"[{row['ci_low_vs_greedy']:.3f}, {row['ci_high_vs_greedy']:.3f}], "
-                   f"vs random {row['win_rate_vs_random']:.3f}")
+    from dominoes_env.jax.watchdog import Watchdog
 
-    saved = {"steps": steps if config.resume else None, "path": None}
-
-    def save() -> None:
-        checkpoints.save_checkpoint(runner, config, steps, wall(), out / "checkpoint.npz")
-        write_json(out / "throughput.json", timing)
-        saved["steps"], saved["path"] = steps, out / "checkpoint.npz"
-
-    def stalled(seconds: float) -> None:  # on the watchdog's thread: the update never returns
-        where = (f"the last checkpoint ({saved['steps']:,} steps) is kept: continue with "
-                 f"--resume {out / 'checkpoint.npz'}" if saved["steps"] is not None
-                 else "no checkpoint was written yet")
-        print(f"error: an update has not finished after {seconds:.0f} s (XLA's CPU runtime "
-              f"may be stuck: XLA_FLAGS=--xla_cpu_multi_thread_eigen=false avoids a known hang "
-              f"of its thread pool; if it happens with that set, please report it with this "
-              f"command); {where}", file=sys.stderr, flush=True)
-        os._exit(1)
-
-    if steps == 0 and config.eval_every:
-        evaluate_now()  # the learning curve starts at the initial policy
-    next_eval = (steps // config.eval_every + 1) * config.eval_every if config.eval_every else 0
-    next_ckpt = (steps // config.checkpoint_every + 1) * config.checkpoint_every
-    bar = tqdm(total=config.num_updates() * config.batch, initial=steps, unit="step",
+    run = start_run(config, command)
+    if run.steps == 0 and config.eval_every:
+        run.evaluate()  # the learning curve starts at the initial policy
+    bar = tqdm(total=config.num_updates() * config.batch, initial=run.steps, unit="step",
                unit_scale=True, disable=not config.progress, dynamic_ncols=True)
-    last_eval = -1 if steps else 0
-    interrupted, signalled, diverged = False, None, False
-    dog = Watchdog(stalled, first_s=STALL_FIRST_S, floor_s=STALL_FLOOR_S).start()
+    # an update that never returns (XLA's CPU runtime wedged) ends the run with one line
+    dog = Watchdog(run.stalled, first_s=STALL_FIRST_S, floor_s=STALL_FLOOR_S).start()
     # Ctrl-C, SIGTERM and SIGHUP are held while an update runs and delivered between updates
     # (HeldSignals: raised inside JAX's or TensorBoard's code, such a signal left a lock taken
     # that the save after the stop needed, and the run never ended); once a stop is delivered,
     # later ones are dropped while the run is saved, evaluated and exported
     with signals_held() as held:
-        try:
-            while steps < config.total_steps:
-                held.deliver()
-                wall0, cpu0 = time.perf_counter(), time.process_time()
-                with dog.watch():
-                    updated, metrics = update(runner)
-                    m = {k: float(v) for k, v in metrics.items()}  # waits for the update
-                check_finite(updated, m, steps + config.batch, saved["path"] or config.resume)
-                runner = updated
-                steps += config.batch
-                bar.update(config.batch)
-                tb.scalars({f"train/{k}": v for k, v in m.items()}, steps)
-                bar.set_postfix(ret=f"{m['episode_return']:+.1f}", ent=f"{m['entropy']:.2f}",
-                                refresh=False)
-                # an update's seconds include its logging, as train_ppo's include its callbacks
-                timing["update_s"].append(round(time.perf_counter() - wall0, 4))
-                timing["update_cpu_s"].append(round(time.process_time() - cpu0, 4))
-                if config.eval_every and steps >= next_eval:
-                    evaluate_now()
-                    last_eval = steps
-                    next_eval += config.eval_every
-                if steps >= next_ckpt:
-                    save()
-                    next_ckpt += config.checkpoint_every
-                if config.time_limit and time.time() - started > config.time_limit * 60:
-                    tqdm.write(f"[time limit] {config.time_limit:g} minutes: stopping at "
-                               f"{steps:,} steps")
-                    interrupted = True
-                    break
-            held.deliver()  # a stop during the last update: the run still ends stopped
-        except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, SIGHUP: keep, evaluate, export
-            interrupted, signalled = True, stop
-        except Diverged:  # nothing of it is saved, evaluated or exported
-            diverged = True
-            tb.close()
-            raise
-        finally:
-            dog.stop()
-            bar.close()
-            if not diverged and not idle:
-                save()
-        try:
-            if last_eval != steps and not idle:
-                evaluate_now()
-            meta = export(out / "policy.npz")
-        except PolicyFileError as err:  # diverged (NaN weights): a stopped run still ends stopped
-            if signalled is None:
-                raise
-            raise Interrupted(out, signalled, str(err)) from None
-        finally:
-            tb.close()
-    write_json(out / "policy.json", meta)
-    done = (f"nothing trained: the run stays at {steps:,} steps" if idle else
-            f"trained {steps:,} steps in {wall():.0f} s{' (interrupted)' if interrupted else ''}")
-    print(f"{done}; policy: {shown_path(out / 'policy.npz')}")
-    if signalled is not None:  # the run is saved and exported; the command still ends stopped
-        raise Interrupted(out, signalled, None)
+        stop = run.learn(held, bar, dog)  # saved at its end, unless it diverged or is idle
+        meta = run.export_trained(stop)
+    write_json(run.out / "policy.json", meta)
+    print(run.done_line())
+    if stop is not None:  # the run is saved and exported; the command still ends stopped
+        raise Interrupted(run.out, stop, None)
     if config.ship:
-        ship(out, config)
-    return out / "policy.npz"
+        ship(run.out, config)
+    return run.out / "policy.npz"
 
 
 class Diverged(Exception):
@@ -826,26 +940,21 @@ class Interrupted(Exception):
     (a diverged run's weights), else ``None``."""
 
 
-def ship(out: Path, config: Config, matches: int = 1000) -> bool:
-    """Copy ``policy.npz`` (and its card ``policy.json``) to the table's shipped place
-    (:func:`agents.ppo.shipped_policy_path`: ``ppo_3p.npz``, ``ppo_4p_free_for_all.npz``, ...)
-    if it beats the shipped policy against greedy over the same ``matches`` matches; prints
-    both figures either way."""
-    from agents.ppo import shipped_policy_path
-
-    target = shipped_policy_path(config.rules())
-    new = evaluate_policy(out / "policy.npz", config, ("greedy",), matches)["win_rate_vs_greedy"]
-    old = (evaluate_policy(target, config, ("greedy",), matches)["win_rate_vs_greedy"]
-           if target.is_file() else -1.0)
-    print(f"vs greedy over {matches} matches: new {new:.3f}, shipped {old:.3f}")
-    if new <= old:
-        print(f"not shipped: {shown_path(target)} is at least as strong")
-        return False
-    for source, dest in ((out / "policy.json", target.with_suffix(".json")),
-                         (out / "policy.npz", target)):
-        atomic_copy(source, dest)
-    print(f"shipped: {shown_path(target)}")
-    return True
+def ship(out: Path, config: Config, matches: int = SHIP_MATCHES) -> bool:
+    """``--ship``: the run's ``policy.npz`` (and its card ``policy.json``) copied to the
+    table's shipped place (:func:`agents.ppo.shipped_policy_path`: ``ppo_3p.npz``,
+    ``ppo_4p_free_for_all.npz``, ...) only if it beats the shipped policy against greedy over
+    the same ``matches`` matches on the deals of the run's seed
+    (:func:`agents.shipping.ship_if_stronger`, which prints both win rates); returns whether
+    it shipped. A refusal is a :class:`~dominoes_env.cli_support.RefusedError` (an ``error:``
+    line, status 2), not a policy file's :class:`PolicyFileError` (a damaged shipped policy
+    is not a diverged run)."""
+    try:
+        return ship_if_stronger(out / "policy.npz", config.rules(), matches=matches,
+                                seed=config.seed)
+    except ValueError as err:
+        raise RefusedError(f"--ship: {err}; the run's policy is "
+                           f"{shown_path(out / 'policy.npz')}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -912,35 +1021,6 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
         print_error(str(err))
         return 2
     return 0
-
-
-# -- deprecated aliases: the library this file held until it moved to dominoes_env -----------
-_moved = moved_names(__name__, {name: f"dominoes_env.jax.{module}" for module, names in {
-    "networks": ("init_mlp", "mlp", "init_params", "critic_value", "masked_logits",
-                 "sample_actions"),
-    "policy_files": ("export_npz", "load_fixed_actor", "load_actor", "is_policy_file"),
-    "selfplay": ("Games", "opponent_slots", "OPP_SELF", "OPP_SNAPSHOT", "OPP_GREEDY",
-                 "OPP_RANDOM", "OPP_POLICY"),
-    "checkpoints": ("FORMAT", "INIT_FIELDS", "save_checkpoint", "read_checkpoint", "saved_field",
-                    "restore", "check_init", "init_policy", "policy_networks",
-                    "checkpoint_networks", "warm_start")}.items() for name in names} | {
-    name: "dominoes_env.cli_support" for name in (
-        "patient_collectives", "checked_cache", "cache_folder_problem",
-        "remove_damaged_cache_entries", "cache_entry_damaged")} | {
-    "COLLECTIVE_FLAGS": "dominoes_env.cli_support.jax_process"})
-
-
-def __getattr__(name: str):
-    replaced = {"SelfPlay": (self_play, "dominoes_env.jax.selfplay.SelfPlay takes the rules"),
-                "enable_compilation_cache": (setup_jax, "use setup_jax"),
-                "one_device_per_core": (setup_jax, "use setup_jax"),
-                "append_csv": (append_eval_row,
-                               "use dominoes_env.cli_support.append_eval_row")}
-    if name not in replaced:
-        return _moved(name)
-    warnings.warn(f"{__name__}.{name} is deprecated: {replaced[name][1]}", DeprecationWarning,
-                  stacklevel=2)
-    return replaced[name][0]
 
 
 if __name__ == "__main__":

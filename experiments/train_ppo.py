@@ -13,8 +13,9 @@ Every run is seeded and writes into ``--out``: TensorBoard logs (``tb/``: SB3 lo
 ``--keep-checkpoints`` and ``last.zip``; resume with ``--resume``),
 the self-play pool (``pool/*.npz``) and, at the end (or when Ctrl-C, SIGTERM or SIGHUP
 stops it), ``policy.npz`` + ``policy.json``: the numpy export that ``ppo:PATH`` loads
-(``--ship`` also copies it to the table's shipped policy, ``agents/policies/ppo_{table}.npz``
-of :data:`agents.ppo.POLICY_FILES`).
+(``--ship`` then copies it to the table's shipped policy, ``agents/policies/ppo_{table}.npz``
+of :data:`agents.ppo.POLICY_FILES`, only if it beats the shipped one against greedy over the
+same :data:`SHIP_MATCHES` matches: :func:`agents.shipping.ship_if_stronger`).
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ from agents.arena import derive_seed
 from agents.evaluation import evaluate as evaluate_agent
 from agents.evaluation import evaluation_row
 from agents.pool_env import PoolEnv
-from agents.ppo import shipped_policy_path
 from agents.sb3_checkpoint import (
     CheckpointError,
     check_entries,
@@ -61,6 +61,7 @@ from agents.sb3_run import (
     reached_steps,
     record_pool_snapshot,
 )
+from agents.shipping import ship_if_stronger, shipping_target
 from dominoes_env.cli_support import (
     MAX_MATCHES,
     MAX_TRAINER_SEED,
@@ -86,7 +87,7 @@ from dominoes_env.cli_support import (
     stop_status,
 )
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.atomic_files import atomic_copy, atomic_write, path_kind, write_json
+from dominoes_env.core.atomic_files import atomic_write, path_kind, write_json
 from dominoes_env.core.validation import float_text
 from dominoes_env.obs import DEFAULT_VERSION as OBS_VERSION
 from dominoes_env.optional import require
@@ -100,6 +101,9 @@ DEVICE_PATTERN = re.compile(r"^(cpu|auto|mps|cuda(:\d+)?)$")
 BYTES_PER_STEP = 4096
 BYTES_PER_ENV = 2**20
 BYTES_PER_PROCESS = 256 * 2**20
+#: the matches against greedy (on the deals of the run's seed) that decide ``--ship``, as
+#: ``train_jax``'s
+SHIP_MATCHES = 1000
 
 
 @dataclass
@@ -175,7 +179,10 @@ class TrainConfig:
                                             "where a line names those it was trained with)",
                                  path=True)
     ship: bool = config_field(False, "copy the exported policy to the table's file in "
-                                     "agents/policies/ (ppo_3p.npz, ppo_4p_partnerships.npz, ...)")
+                                     "agents/policies/ (ppo_3p.npz, ppo_4p_partnerships.npz, "
+                                     "...) if it beats the shipped one against greedy over the "
+                                     f"same {SHIP_MATCHES} matches (the table's default rules "
+                                     "only)")
     device: str = config_field("cpu", "torch device: cpu, cuda, cuda:N, mps or auto")
     overwrite: bool = config_field(False, "replace the run that --out holds (its files are "
                                           "removed)")
@@ -195,6 +202,11 @@ class TrainConfig:
             raise ValueError(f"device={self.device!r}; allowed: cpu, cuda, cuda:N, mps, auto")
         self.hidden()
         self.opponent_mix()
+        if self.ship:  # refused now, not after the training (a shipped policy has its table's
+            try:       # default rules: --target-score 100 --ship replaced ppo_2p.npz)
+                shipping_target(self.rules())
+            except ValueError as err:
+                raise ValueError(f"--ship: {err}") from None
         rollout = self.n_steps * self.n_envs
         if self.batch_size > rollout or rollout % self.batch_size == 1:
             # a minibatch of one row has no spread: the advantages became NaN and the update
@@ -875,13 +887,18 @@ def export_run(model, config: TrainConfig, out: Path, wall: float, command: str 
         raise TrainingStopped(out, stop, None)
 
 
-def ship_policy(out: Path, rules: RuleConfig) -> None:
-    """The run's exported policy copied to the table's shipped policy (``--ship``)."""
-    target = shipped_policy_path(rules)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    atomic_copy(out / "policy.npz", target)
-    atomic_copy(out / "policy.json", target.with_suffix(".json"))
-    print(f"shipped: {shown_path(target)}")
+def ship_policy(out: Path, config: TrainConfig) -> bool:
+    """``--ship``: the run's exported policy copied to the table's shipped policy only if it
+    beats the shipped one against greedy over the same :data:`SHIP_MATCHES` matches on the
+    deals of the run's seed (:func:`agents.shipping.ship_if_stronger`, which prints both win
+    rates); returns whether it shipped. A refusal is a
+    :class:`~dominoes_env.cli_support.RefusedError` (an ``error:`` line, status 2)."""
+    try:
+        return ship_if_stronger(out / "policy.npz", config.rules(), matches=SHIP_MATCHES,
+                                seed=config.seed)
+    except ValueError as err:
+        raise RefusedError(f"--ship: {err}; the run's policy is "
+                           f"{shown_path(out / 'policy.npz')}") from None
 
 
 def trained_line(config: TrainConfig, steps: int, wall: float, out: Path) -> str:
@@ -919,9 +936,9 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
     stop = learn(model, config, out, vec_env, started)
     wall = time.time() - started
     export_run(model, config, out, wall, command, stop)  # after a stop: TrainingStopped
-    if config.ship:
-        ship_policy(out, config.rules())
     print(trained_line(config, model.num_timesteps, wall, out))
+    if config.ship:
+        ship_policy(out, config)
     return out / "policy.npz"
 
 

@@ -165,15 +165,6 @@ def test_guided_policy_ppo_reads_the_policy_ppo_plays_at_each_table(players, par
         make_agent("guided:policy=./ppo").check_rules(rules)
 
 
-def test_the_old_name_of_a_renamed_shipped_policy_still_loads_with_a_warning():
-    from agents.ppo import POLICY_DIR
-
-    with pytest.warns(DeprecationWarning, match="guided_2p.npz is now ppo_2p_obs2.npz"):
-        agent = make_agent(f"ppo:{POLICY_DIR / 'guided_2p.npz'}")
-    assert agent.path == POLICY_DIR / "ppo_2p_obs2.npz"
-    assert agent.policy.obs_spec.version == 2
-
-
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
 def test_an_export_of_diverged_weights_is_refused_and_writes_nothing(tmp_path, bad):
     """export_policy wrote NaN/inf weights through an unchecked writer: the file of a diverged

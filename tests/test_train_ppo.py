@@ -15,7 +15,9 @@ pytest.importorskip("sb3_contrib")
 from agents import RandomAgent, make_agent  # noqa: E402
 from agents.pool import OpponentPool  # noqa: E402
 from agents.pool_env import PoolEnv  # noqa: E402
+from agents.ppo import POLICY_DIR as REAL_POLICIES  # noqa: E402
 from agents.ppo import random_policy_npz  # noqa: E402
+from agents.tables import describe_table  # noqa: E402
 from dominoes_env.core import MatchState, RuleConfig  # noqa: E402
 from experiments.train_ppo import (  # noqa: E402
     RunDirError,
@@ -426,6 +428,116 @@ def test_every_config_field_is_a_flag(capsys):
     assert config.opponent_mix() == ([("greedy", 1.0), ("search:sims=8", 0.5)], 0.0)
     assert main(["--net", "0"]) == 2
     assert "hidden sizes" in capsys.readouterr().err
+
+
+# -- --ship -----------------------------------------------------------------------------------
+#: a tiny run at the default rules (a shipped policy is one of the table's default rules), with
+#: --ship
+SHIP_FLAGS = ["--total-steps", "256", "--n-envs", "1", "--n-steps", "128", "--batch-size",
+              "128", "--n-epochs", "1", "--net", "16", "--snapshot-every", "10000",
+              "--eval-every", "10000", "--eval-matches", "2", "--checkpoint-every", "10000",
+              "--opponents", "greedy=1", "--vec-env", "dummy", "--seed", "1", "--ship"]
+
+
+@pytest.fixture
+def ship_dir(tmp_path, monkeypatch):
+    """The shipped policies' folder, pointed at an empty temporary one (``agents/policies/``
+    is never written), and the --ship evaluation cut to 20 matches."""
+    import agents.ppo
+    from experiments import train_ppo
+
+    folder = tmp_path / "policies"
+    folder.mkdir()
+    monkeypatch.setattr(agents.ppo, "POLICY_DIR", folder)
+    monkeypatch.setattr(train_ppo, "SHIP_MATCHES", 20)
+    return folder
+
+
+def test_ship_keeps_a_shipped_policy_that_is_stronger(tmp_path, ship_dir, capsys):
+    """``--ship`` copied a 256-step run's policy (observation version 2) over the table's
+    shipped one (version 4, trained for hours) unconditionally, and ``ppo`` and ``best``
+    played it. Both now play greedy on the same deals; the stronger shipped one stays."""
+    import shutil
+
+    import agents.ppo
+
+    real = agents.ppo.POLICY_FILES["2p"]
+    target = ship_dir / real
+    for source in (REAL_POLICIES / real, (REAL_POLICIES / real).with_suffix(".json")):
+        shutil.copy(source, ship_dir / source.name)
+    before = target.read_bytes(), target.with_suffix(".json").read_bytes()
+    out = tmp_path / "run"
+    assert main([*SHIP_FLAGS, "--out", str(out)]) == 0
+    assert (target.read_bytes(), target.with_suffix(".json").read_bytes()) == before
+    assert (out / "policy.npz").is_file()
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-3].startswith("trained 256 steps")
+    new, shipped = (float(x.split()[-1]) for x in lines[-2].split(": ", 1)[1].split(", "))
+    assert lines[-2].startswith("vs greedy over 20 matches: new ") and shipped > new
+    assert lines[-1] == f"not shipped: {target} is at least as strong"
+
+
+def test_ship_copies_a_policy_where_none_is_shipped_but_not_over_an_equal_one(
+        tmp_path, ship_dir, capsys):
+    from experiments.train_ppo import ship_policy
+
+    out = tmp_path / "run"
+    assert main([*SHIP_FLAGS, "--out", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    target = ship_dir / "ppo_2p.npz"
+    assert lines[-2].startswith("vs greedy over 20 matches: new ")
+    assert lines[-2].endswith(", shipped -1.000")
+    assert lines[-1] == f"shipped: {target}"
+    assert sorted(p.name for p in ship_dir.iterdir()) == ["ppo_2p.json", "ppo_2p.npz"]
+    assert target.read_bytes() == (out / "policy.npz").read_bytes()
+    assert target.with_suffix(".json").read_bytes() == (out / "policy.json").read_bytes()
+    # the same policy again: as strong on the same deals, not shipped (its card stays)
+    card = json.loads((out / "policy.json").read_text())
+    (out / "policy.json").write_text(json.dumps({**card, "steps": 1}))
+    assert not ship_policy(out, TrainConfig(out=str(out), seed=1, ship=True))
+    new, shipped = capsys.readouterr().out.splitlines()[0].split(": ", 1)[1].split(", ")
+    assert new.removeprefix("new ") == shipped.removeprefix("shipped ")
+    assert json.loads(target.with_suffix(".json").read_text())["steps"] == card["steps"]
+
+
+@pytest.mark.parametrize("fields, flags, table, ours", [
+    ({"target_score": 50}, ["--target-score", "50"], "2p", "target_score=50"),
+    ({"players": 4, "partnerships": False, "target_score": 100},
+     ["--players", "4", "--no-partnerships", "--target-score", "100"], "4p_free_for_all",
+     "target_score=100"),
+])
+def test_ship_refuses_rules_other_than_the_tables_default_before_training(
+        tmp_path, ship_dir, capsys, fields, flags, table, ours):
+    """The shipped file is the table's whatever the target score, so ``--target-score 50
+    --ship`` trained and then put a policy of matches to 50 in place of the policy of the
+    default rules. It is one error line naming both rule sets, status 2, before anything is
+    written."""
+    out = tmp_path / "run"
+    assert main([*SHIP_FLAGS, *flags, "--out", str(out)]) == 2
+    lines = error_lines(capsys.readouterr().err)
+    assert lines == [f"error: --ship: a policy trained for {ours} is not shipped: ppo_{table}.npz "
+                     f"is the policy of {describe_table(table)} under the default rules "
+                     "(target_score=250); play it as ppo:PATH"]
+    assert not out.exists() and list(ship_dir.iterdir()) == []
+    with pytest.raises(ValueError, match=f"^--ship: a policy trained for {ours} is not "):
+        TrainConfig(out=str(out), ship=True, opponents=["greedy=1"], **fields)
+    assert not out.exists()
+
+
+def test_ship_refused_after_training_is_an_error_line(tmp_path, ship_dir, capsys):
+    """A shipped file that cannot be played (damaged) is not replaced in silence: the run is
+    trained and exported, then one error line (status 2) says why it was not shipped."""
+    target = ship_dir / "ppo_2p.npz"
+    target.write_bytes(b"not a policy")
+    out = tmp_path / "run"
+    assert main([*SHIP_FLAGS, "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[-1].startswith("trained 256 steps")
+    lines = error_lines(captured.err)
+    assert len(lines) == 1 and lines[0].startswith("error: --ship: ")
+    assert lines[0].endswith(f"; the run's policy is {out / 'policy.npz'}")
+    assert str(target) in lines[0] and target.read_bytes() == b"not a policy"
+    assert not target.with_suffix(".json").exists()
 
 
 def test_behaviour_cloning_fits_a_deterministic_teacher():

@@ -1061,35 +1061,6 @@ def test_init_from_an_exported_policy_starts_its_critic_from_the_actor(run, tmp_
     assert not never.exists()
 
 
-@pytest.mark.parametrize("name, home", [
-    ("mlp", "dominoes_env.jax.networks"), ("sample_actions", "dominoes_env.jax.networks"),
-    ("export_npz", "dominoes_env.jax.policy_files"), ("Games", "dominoes_env.jax.selfplay"),
-    ("opponent_slots", "dominoes_env.jax.selfplay"),
-    ("warm_start", "dominoes_env.jax.checkpoints"), ("checked_cache", "dominoes_env.cli_support"),
-    ("COLLECTIVE_FLAGS", "dominoes_env.cli_support.jax_process"),
-])  # fmt: skip
-def test_moved_names_still_import_from_train_jax_with_a_warning(name, home):
-    import importlib
-
-    import experiments.train_jax as train_jax
-
-    with pytest.warns(DeprecationWarning, match=rf"{name} is deprecated; import it from "
-                                                rf"{home.replace('.', '[.]')}$"):
-        value = getattr(train_jax, name)
-    assert value is getattr(importlib.import_module(home), name)
-    with pytest.raises(AttributeError, match="no_such_name"):
-        train_jax.no_such_name  # noqa: B018
-
-
-def test_the_old_self_play_alias_takes_a_config():
-    import experiments.train_jax as train_jax
-
-    with pytest.warns(DeprecationWarning, match="dominoes_env.jax.selfplay.SelfPlay takes"):
-        old = train_jax.SelfPlay
-    sp = old(Config(opp_greedy=1, opp_self=0, opp_snapshot=0, opp_random=0), 4)
-    assert isinstance(sp, SelfPlay) and sp.slots == [(2, 0, 4)]
-
-
 STALL = """
 import sys, time
 import experiments.train_jax as train_jax
