@@ -14,18 +14,13 @@ import sys
 import time
 
 from agents.tournament.report import print_summary, write_outputs
-from agents.tournament.runner import (
-    OUTPUT_FILES,
-    TournamentConfig,
-    matches_kept,
-    run_tournament,
-)
-from agents.tournament.schedule import scheduled_matches
+from agents.tournament.results_dir import RUN_OUTPUTS, interrupted_note
+from agents.tournament.runner import TournamentConfig, run_tournament
+from agents.tournament.schedule import check_schedule_fits
 from dominoes_env.cli_support import (
     CommandError,
     OneLineParser,
     ascii_int,
-    check_fits_in_memory,
     check_run_folder,
     end_program,
     paths_in_specs,
@@ -37,14 +32,12 @@ from dominoes_env.cli_support import (
     stop_note,
 )
 from dominoes_env.core import RuleConfig
-from dominoes_env.record_io import RECORDS_DIR
 
 #: the search agent at a budget that keeps the demo short
 SEARCH_SPEC = "search:sims=100"
-#: memory a scheduled match takes while the tournament runs (as experiments.tournament counts)
-BYTES_PER_MATCH = 2048
-#: what a demo's folder holds (one holding only these, without a run marker, is a run's)
-OUTPUTS = (*OUTPUT_FILES, RECORDS_DIR)
+#: what a demo's folder holds (a tournament's: one holding only these, without a run marker,
+#: is a run's)
+OUTPUTS = RUN_OUTPUTS
 
 
 def demo_agents() -> list[str]:
@@ -75,11 +68,8 @@ def main(argv: list[str] | None = None) -> int:
                                   matches=args.matches, seed=args.seed)
         if args.workers < 1:
             raise ValueError(f"--workers must be >= 1, not {args.workers}")
-        if not args.out.strip():
-            raise ValueError("--out is empty; name the results directory")
-        total = scheduled_matches(config.agents, config.rules, config.matches)  # not listed
-        check_fits_in_memory(f"--matches {args.matches}", total, BYTES_PER_MATCH,
-                             f"{total:,} matches")
+        check_schedule_fits(config.agents, config.rules, config.matches)
+        # the output policy, an empty --out included
         folder = check_run_folder(args.out, "experiments.demo", config.to_dict(),
                                   overwrite=args.overwrite, outputs=OUTPUTS, rerun_resumes=True,
                                   inputs=paths_in_specs(specs))
@@ -96,10 +86,7 @@ def _play(config: TournamentConfig, specs: list[str], args, folder) -> int:
         run = run_tournament(config, args.out, workers=args.workers,
                              before_writing=lambda: start_run_folder(folder))
     except KeyboardInterrupt as stop:  # run_command's one line and status (130, 143, 129)
-        if matches_kept(args.out):
-            raise stop_note(stop, f"finished matches are saved in {args.out}; run the same "
-                                  "command again to play the rest") from None
-        raise stop_note(stop, "no match had finished") from None
+        raise stop_note(stop, interrupted_note(args.out)) from None  # what it kept, if anything
     except (ValueError, TypeError) as err:
         raise CommandError(str(err)) from None
     summary = write_outputs(run)

@@ -530,6 +530,56 @@ def test_demo_runs_and_prints_the_table(tmp_path, capsys):
     assert len(match_records(tmp_path)) == 2 * n * (n - 1) // 2  # 2 matches per pair
 
 
+@pytest.mark.parametrize("program", ["experiments.demo", "experiments.tournament"])
+def test_demo_and_tournament_share_the_librarys_schedule_count_outputs_and_stop_note(
+        program, tmp_path, monkeypatch, capsys):
+    """The demo restated the tournament command's definitions (``BYTES_PER_MATCH = 2048`` "as
+    experiments.tournament counts", its outputs, its Ctrl-C words), and the command kept a
+    ``machine_memory`` wrapper nothing called: both programs now read the one definition of
+    each in the library (:mod:`agents.tournament`)."""
+    import importlib
+
+    from agents.tournament import results_dir, schedule
+    from dominoes_env.cli_support import memory
+
+    module = importlib.import_module("experiments.tournament.cli" if program.endswith(
+        "tournament") else program)
+    assert module.OUTPUTS is results_dir.RUN_OUTPUTS
+    assert module.interrupted_note is results_dir.interrupted_note
+    assert not hasattr(module, "machine_memory") and not hasattr(module, "BYTES_PER_MATCH")
+    # the memory a match is counted to take is the library's: raising it there refuses the run
+    monkeypatch.setattr(memory, "machine_memory", lambda: 2**30)
+    monkeypatch.setattr(schedule, "BYTES_PER_MATCH", 2**30)
+    argv = ["--matches", "2", "--target-score", "30", "--out", str(tmp_path / "run")]
+    if program == "experiments.tournament":
+        argv = ["--agents", "random", "greedy", *argv]
+    with pytest.raises(SystemExit) if program == "experiments.demo" else contextlib.nullcontext():
+        assert importlib.import_module(program).main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--matches 2 needs about " in err and " matches); this machine has 1 GiB" in err, err
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_interrupted_tournament_says_what_it_kept(tmp_path):
+    from agents.tournament.results_dir import interrupted_note
+
+    assert interrupted_note(tmp_path) == "no match had finished"
+    (tmp_path / MATCHES_FILE).write_text("")
+    assert interrupted_note(tmp_path) == "no match had finished"
+    (tmp_path / MATCHES_FILE).write_text("{}\n")
+    assert interrupted_note(tmp_path) == (f"finished matches are saved in {tmp_path}; run the "
+                                          "same command again to play the rest")
+
+
+def test_the_demo_refuses_an_empty_out_in_the_output_policys_words(tmp_path, capsys):
+    from experiments import demo
+
+    with pytest.raises(SystemExit) as ended:
+        demo.main(["--matches", "2", "--out", " "])
+    assert ended.value.code == 2
+    assert "--out is empty; name the run's folder" in capsys.readouterr().err
+
+
 def test_a_closed_output_is_one_line_and_status_2_and_the_results_are_kept(tmp_path):
     # rich's console used to exit with status 1 and no word when nobody read the table
     import os

@@ -52,8 +52,8 @@ class TournamentConfig:
     agents: Sequence[str]
     rules: RuleConfig = field(default_factory=RuleConfig)
     #: per pairing (rounded up to whole duplicate groups), 1..MAX_MATCHES (10**7), and at most
-    #: MAX_MATCHES in all pairings together: the schedule is built whole, so 10**12 ran for
-    #: ever, 10**9 ended in MemoryError and 5 agents at four players with 10**7 asked for 45 GB
+    #: MAX_MATCHES in all pairings together: the schedule is built whole, in memory (10**9
+    #: matches would not fit, and 5 agents at four players with 10**7 each would need 45 GB)
     matches: int = 100
     seed: int = 0
     max_hands: int = DEFAULT_MAX_HANDS
@@ -157,8 +157,8 @@ AGENT_FILES = "agent_files"
 
 def agent_files(specs: Sequence[str]) -> dict[str, str]:
     """The regular files that agent specs name (``ppo:p.npz``, ``guided:policy=p.npz``), each
-    with the sha256 of its bytes: a tournament resumed after one was replaced would add the new
-    policy's matches to the old one's under the same name."""
+    with the sha256 of its bytes, so that a tournament resumed after one is replaced does not
+    add the new policy's matches to the old one's under the same name."""
     from dominoes_env.cli_support import paths_in_specs
 
     found = {}
@@ -185,8 +185,8 @@ def check_folder(out: str | os.PathLike, config: TournamentConfig, program: str,
     (:func:`dominoes_env.cli_support.check_run_folder`, its refusals a ``ValueError`` naming
     ``out`` and ``overwrite=True``, never a flag; a :class:`TournamentDirError`): a symbolic
     link, another program's run (a trainer's, a dataset's) or a folder of other files is
-    refused, as the command refuses them; they were written through, or diffed as "a
-    tournament with different arguments"."""
+    refused, as the command refuses them, never written through nor diffed as "a tournament
+    with different arguments"."""
     from dominoes_env.cli_support import RefusedError, check_run_folder, paths_in_specs
 
     try:
@@ -203,6 +203,16 @@ def matches_kept(out: str | os.PathLike) -> bool:
         return os.path.getsize(os.path.join(out, MATCHES_FILE)) > 0
     except OSError:
         return False
+
+
+def interrupted_note(out: str | os.PathLike) -> str:
+    """What a command that plays a tournament into ``out`` says when it is stopped (after
+    its stop line: :func:`dominoes_env.cli_support.stop_note`): where the finished matches
+    are and how to play the rest, or that no match had finished."""
+    if matches_kept(out):
+        return (f"finished matches are saved in {os.fspath(out)}; run the same command again "
+                "to play the rest")
+    return "no match had finished"
 
 
 def clear_results(out: str | os.PathLike) -> None:

@@ -35,7 +35,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dominoes_env.cli_support import MAX_MATCHES
+from dominoes_env.cli_support import MAX_MATCHES, check_fits_in_memory
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.validation import as_int, as_seed
 
@@ -47,7 +47,8 @@ FORMATS = ("head_to_head", "partnerships", "free_for_all")
 #: the most agents a tournament takes: 3,162, the most that :data:`MAX_MATCHES` matches can
 #: seat (at two players, ``n`` agents play ``n (n - 1) / 2`` pairings of 2 matches at least;
 #: more players, fewer agents), so no tournament that could be scheduled is refused. Checked
-#: first, before any spec is read: 20,000 agents took 22 s before their schedule was refused.
+#: first, before any spec is read (20,000 agents take 22 s to read, measured, before their
+#: schedule would be refused).
 MAX_AGENTS = (1 + math.isqrt(1 + 4 * MAX_MATCHES)) // 2
 
 
@@ -212,7 +213,8 @@ def scheduled_matches(agents: Sequence[str], rules: RuleConfig, matches: int) ->
 def check_schedule_size(agents: Sequence[str], rules: RuleConfig, matches: int) -> int:
     """:func:`scheduled_matches`, or a ``ValueError`` where it is more than
     :data:`~dominoes_env.cli_support.MAX_MATCHES` (10**7): ``matches`` is bounded per table,
-    and 5 agents at four players with 10**7 each asked for some 45 GB to hold the schedule."""
+    and the whole schedule must be bounded too (5 agents at four players with 10**7 each would
+    need some 45 GB to hold it)."""
     total = scheduled_matches(agents, rules, matches)
     if total > MAX_MATCHES:
         count = len(tables_for(agents, rules)) if len(agents) < rules.num_players else (
@@ -222,6 +224,28 @@ def check_schedule_size(agents: Sequence[str], rules: RuleConfig, matches: int) 
         raise ValueError(f"matches={matches} at each of the {count:,} {tables} of these "
                          f"{len(agents)} agents schedules {total:,} matches; a tournament "
                          f"schedules at most {MAX_MATCHES:,} (MAX_MATCHES): lower matches")
+    return total
+
+
+#: the memory a scheduled match is counted to take while a tournament runs (its schedule entry,
+#: its result and its summary rows: about 300 bytes of schedule measured, rounded up generously)
+BYTES_PER_MATCH = 2048
+
+
+def check_schedule_fits(agents: Sequence[str], rules: RuleConfig, matches: int,
+                        what: str | None = None) -> int:
+    """:func:`scheduled_matches`, or a ``ValueError`` (:class:`~dominoes_env.cli_support.
+    RefusedError`) where that many matches, at :data:`BYTES_PER_MATCH` each, would not fit in
+    this machine's memory: the schedule and the results are held in memory (10**20 matches
+    would fill it before failing). ``what`` names the request in the message (default: ``--matches
+    MATCHES``, the flag of the programs that play tournaments).
+
+    >>> check_schedule_fits(["random", "greedy"], RuleConfig(), 3)
+    4
+    """
+    total = scheduled_matches(agents, rules, matches)  # counted, not listed
+    check_fits_in_memory(what or f"--matches {matches}", total, BYTES_PER_MATCH,
+                         f"{total:,} matches")
     return total
 
 

@@ -20,15 +20,9 @@ from dataclasses import dataclass
 from agents.arena import DEFAULT_MAX_HANDS, DEFAULT_MOVE_TIMEOUT, MAX_MOVE_TIMEOUT
 from agents.ray_cluster import RayStartError
 from agents.tournament.report import print_summary, write_outputs
-from agents.tournament.runner import (
-    BACKENDS,
-    MATCHES_FILE,
-    OUTPUT_FILES,
-    TournamentConfig,
-    matches_kept,
-    run_tournament,
-)
-from agents.tournament.schedule import scheduled_matches
+from agents.tournament.results_dir import RUN_OUTPUTS, interrupted_note
+from agents.tournament.runner import BACKENDS, MATCHES_FILE, TournamentConfig, run_tournament
+from agents.tournament.schedule import check_schedule_fits
 from dominoes_env.cli_support import (
     CommandError,
     check_config,
@@ -44,19 +38,13 @@ from dominoes_env.cli_support import (
     start_run_folder,
     stop_note,
 )
-from dominoes_env.cli_support import check_fits_in_memory as check_bytes_fit
-from dominoes_env.cli_support import machine_memory as _machine_memory
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.validation import MAX_SEED
 from dominoes_env.optional import require
-from dominoes_env.record_io import RECORDS_DIR
 from dominoes_env.rule_args import add_rule_arguments, rule_options
 
-#: memory a scheduled match takes while the tournament runs (its schedule entry, its result
-#: and its summary rows; about 300 bytes of schedule measured, rounded up generously)
-BYTES_PER_MATCH = 2048
 #: what a tournament's folder holds (one holding only these, without a run marker, is a run's)
-OUTPUTS = (*OUTPUT_FILES, RECORDS_DIR)
+OUTPUTS = RUN_OUTPUTS
 
 
 @dataclass
@@ -115,21 +103,8 @@ def config_from_args(args: argparse.Namespace) -> TournamentConfig:
                        **rule_options(args))
     config = TournamentConfig(args.agents, rules, matches=args.matches, seed=args.seed,
                               max_hands=args.max_hands)
-    check_fits_in_memory(config)
+    check_schedule_fits(config.agents, config.rules, config.matches)  # the library's count
     return config
-
-
-def machine_memory() -> int:
-    """This machine's physical memory in bytes."""
-    return _machine_memory()
-
-
-def check_fits_in_memory(config: TournamentConfig) -> None:
-    """``ValueError`` unless the tournament's schedule fits in this machine's memory (the
-    schedule and the results are held in memory: 10**20 matches filled it before failing)."""
-    total = scheduled_matches(config.agents, config.rules, config.matches)  # counted, not listed
-    check_bytes_fit(f"--matches {config.matches}", total, BYTES_PER_MATCH,
-                    f"{total:,} matches")
 
 
 def default_out(config: TournamentConfig) -> str:
@@ -171,11 +146,7 @@ def _main(args: argparse.Namespace) -> int:
                              move_timeout=args.move_timeout or None,
                              before_writing=lambda: start_run_folder(folder))
     except KeyboardInterrupt as stop:  # run_command's one line and status (130, 143, 129)
-        if matches_kept(out):
-            raise stop_note(stop, f"finished matches are saved in {out}; run the same command "
-                                  "again to play the rest") from None
-        # stopped before a match ended (an agent's module, say): nothing to point at
-        raise stop_note(stop, "no match had finished") from None
+        raise stop_note(stop, interrupted_note(out)) from None  # what it kept, if anything
     except (ValueError, TypeError, RayStartError) as e:
         raise CommandError(str(e)) from None
     try:
