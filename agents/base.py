@@ -5,8 +5,10 @@ An agent sees only its seat's :class:`~dominoes_env.core.SeatView` (own tiles pl
 information) and returns an action code from ``view.legal``. It owns a seeded generator, so the
 same seed gives the same choices.
 
-Writing a new agent is one small class (``tile_of`` from :mod:`dominoes_env.core` gives the
-tile index of an action code)::
+Writing a new agent is one small class (``tile_of`` gives the tile index of an action code)::
+
+    from agents import Agent
+    from dominoes_env.core import tile_of
 
     class HeaviestFirst(Agent):
         name = "heaviest"
@@ -94,12 +96,15 @@ class Agent:
 
 
 class RandomAgent(Agent):
-    """Uniform over the legal moves."""
+    """Uniform over the legal moves: :class:`dominoes_env.RandomPlayer`, the single-agent env's
+    default opponent, as an :class:`Agent`. Its ``act`` is ``RandomPlayer.act`` run on this
+    agent's ``rng``, so the same seed gives the same moves as a ``RandomPlayer``."""
 
     name = "random"
 
     def act(self, view: SeatView) -> int:
-        legal = view.legal
-        if not legal:
-            raise ValueError(f"seat {view.seat} has no legal move: it is not its turn")
-        return legal[self.rng.randrange(len(legal))]
+        # imported here, not at the top: dominoes_env.single_agent brings in gymnasium, which
+        # `import agents` does not need (agents/__init__.py: numpy and the game only)
+        from dominoes_env.single_agent import RandomPlayer
+
+        return RandomPlayer.act(self, view)

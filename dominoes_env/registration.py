@@ -11,7 +11,7 @@ id                                         makes                                
 =========================================  ===========================================  =========
 
 The v0 ids are kept for one version as aliases of v1 (the v0 env itself is gone; the version
-history is in ``dominoes_env/README.md``).
+history is on the environment card, ``docs/environment.md``, "Version history").
 
 Registered whatever the import order: ``import dominoes_env`` registers the ids at once in a
 library that is already imported, and a light import hook registers them in Gymnasium /

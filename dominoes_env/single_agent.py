@@ -68,8 +68,8 @@ MAX_REDEALS = 1000
 
 
 class RandomPlayer:
-    """Uniformly random over the legal moves: the default opponent (same choices as
-    ``agents.RandomAgent`` for the same seed).
+    """Uniformly random over the legal moves: the default opponent. ``agents.RandomAgent`` is
+    this class's ``act`` behind the Agent protocol (the same seed gives the same moves).
 
     >>> from dominoes_env.core import MatchState
     >>> m = MatchState(seed=0)
@@ -89,6 +89,7 @@ class RandomPlayer:
             self.rng.seed(as_seed(seed))
 
     def act(self, view: SeatView) -> int:
+        # agents.RandomAgent runs this method on itself: it may read only ``self.rng``
         legal = view.legal
         if not legal:
             raise ValueError(f"seat {view.seat} has no legal move: it is not its turn")

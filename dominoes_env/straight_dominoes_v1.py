@@ -8,7 +8,8 @@ Import this module to pin the version your results depend on::
 
 The ids ``dominoes/straight_dominoes-v1`` (``pettingzoo.make("aec" | "parallel", ...)``) and
 ``dominoes/StraightDominoes-v1`` (``gymnasium.make``, the single-agent env) make the same
-environments. The version history is in ``dominoes_env/README.md``.
+environments. The version history is on the environment card (``docs/environment.md``,
+"Version history").
 
 >>> raw_env.metadata["name"], parallel_env.metadata["name"]
 ('straight_dominoes_v1', 'straight_dominoes_v1')

@@ -14,7 +14,7 @@ from dominoes_env import IllegalMoveError, SingleAgentEnv
 from dominoes_env.registration import GYM_ID
 from dominoes_env.single_agent import RandomPlayer
 
-from .helpers import ENV_CONFIGS, ROOT, comparable_info  # noqa: E402
+from .helpers import CHILD_TIMEOUT_S, ENV_CONFIGS, ROOT, comparable_info  # noqa: E402
 
 CONFIGS = ENV_CONFIGS
 
@@ -137,14 +137,61 @@ def test_one_object_plays_every_other_seat():
     assert {c[1] for c in opp.calls if c[0] == "act"} == {1, 2}
 
 
-def test_random_player_matches_agents_random_agent():
-    from agents.base import RandomAgent
+def _random_match_moves(make_player, seed, num_players):
+    """Every move of a match to 100 whose seats are all ``make_player(seat)``, reseeded."""
+    from dominoes_env.core import MatchState, RuleConfig
+
+    match = MatchState(RuleConfig(num_players=num_players, target_score=100), seed=seed)
+    players = [make_player(seat) for seat in range(num_players)]
+    for seat, player in enumerate(players):
+        player.reset(seed=seed * 10 + seat)  # reset(seed) restarts the generator
+    moves = []
+    while not match.is_over:
+        moves.append(players[match.turn].act(match.view(match.turn)))
+        match.play(moves[-1])
+    return moves
+
+
+@pytest.mark.parametrize("num_players", [2, 4])
+def test_random_player_matches_agents_random_agent(num_players):
+    # agents.RandomAgent is RandomPlayer's act behind the Agent protocol: the same seeds give
+    # the same moves, move for move over whole matches, and after reset(seed) too
+    from agents import Agent, RandomAgent
 
     env = SingleAgentEnv(num_players=2, seat=0)
     env.reset(seed=0)
     view = env.match.view(0)
     assert [RandomPlayer(seed=s).act(view) for s in range(10)] == \
         [RandomAgent(seed=s).act(view) for s in range(10)]
+    for seed in range(3):
+        player = _random_match_moves(lambda s: RandomPlayer(seed=s), seed, num_players)
+        agent = _random_match_moves(lambda s: RandomAgent(seed=s), seed, num_players)
+        assert player == agent and len(set(player)) > 1
+    # both public names keep their own shape: an Agent (view checked, its name, its repr)
+    # and the env's light default opponent
+    agent = RandomAgent(seed=1)
+    assert isinstance(agent, Agent) and agent.name == RandomPlayer.name == "random"
+    assert repr(agent) == "RandomAgent()" and repr(RandomPlayer()) == "RandomPlayer()"
+    with pytest.raises(TypeError, match="view must be a SeatView"):
+        agent.act(None)
+    with pytest.raises(ValueError, match="no legal move"):
+        agent.act(env.match.view(1 - env.match.turn))
+
+
+def test_import_agents_leaves_gymnasium_out():
+    # RandomAgent reaches RandomPlayer (dominoes_env.single_agent, which imports gymnasium)
+    # only when it acts: importing the agents package stays numpy and the game
+    import subprocess
+    import sys
+
+    code = ("import sys, agents\n"
+            "agents.RandomAgent(seed=0)\n"
+            "print(sorted(m for m in ('gymnasium', 'dominoes_env.single_agent') "
+            "if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=CHILD_TIMEOUT_S)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
 
 
 @pytest.mark.parametrize("opponents, error, match", [
