@@ -51,8 +51,8 @@ DEFAULT_MAX_HANDS = 1000
 #: the slowest built-in agent at its default budget needs well under a second
 DEFAULT_MOVE_TIMEOUT = 60.0
 #: the longest ``move_timeout`` (a day; the programs' ``--move-timeout`` takes the same): a
-#: time beyond what the platform's clocks hold made every agent fail in ``reset()`` with an
-#: ``OverflowError``, blamed on the agent
+#: time beyond what the platform's clocks hold would make every agent fail in ``reset()`` with
+#: an ``OverflowError``, blamed on the agent
 MAX_MOVE_TIMEOUT = 86_400.0
 
 

@@ -146,8 +146,8 @@ def record_decisions(record: dict, agents: list[str], *,
 
 def _match_of(record: dict, rules: RuleConfig) -> tuple[int, list]:
     """The schedule index (0..MAX_SCHEDULE_INDEX) and the agents by seat of a tournament's game
-    record (its ``match`` field), or a ``RecordError`` naming what is missing or wrong: a
-    missing key was a ``KeyError``, an index of ``2**70`` an ``OverflowError``, ``-3`` taken."""
+    record (its ``match`` field), or a ``RecordError`` naming what is missing or wrong (a
+    missing key, an index of ``2**70`` or ``-3``)."""
     meta = record.get("match")
     if not isinstance(meta, dict):
         raise RecordError("the record has no 'match' object (a tournament's game record holds "
@@ -221,7 +221,7 @@ def _joined(parts: list[dict[str, np.ndarray]], rules: RuleConfig) -> dict[str, 
     """The rows of ``parts`` (each match's :func:`record_decisions`) as one set of arrays, of
     no rows where there are none: a records shard may hold no record (a resume drops every
     record of a shard that holds none of the schedule's matches, and leaves it empty), and
-    numpy's "need at least one array to concatenate" ended the dataset without its files."""
+    the dataset's files are written all the same."""
     if not parts:
         return _arrays({k: [] for k in FIELDS}, rules)
     return {k: np.concatenate([p[k] for p in parts]) for k in FIELDS}
@@ -247,7 +247,8 @@ def _rows_problem(old: dict[str, np.ndarray], want: dict[str, np.ndarray],
     matches' game records replay to (``None``: they agree exactly): each match's plays, one
     row each in play order, every field compared. A file with a match's last rows cut, rows
     repeated, an action changed, an observation bit flipped or an illegal action marked legal
-    in a mask, readable and for the same matches, was kept and the dataset called complete."""
+    in a mask disagrees, even where it is readable and for the same matches, so it is never
+    kept in a dataset called complete."""
     for index in indexes:
         rows, wanted = old["match"] == index, want["match"] == index
         held, plays = int(rows.sum()), int(wanted.sum())
@@ -292,8 +293,8 @@ MAX_HANDS = int(np.iinfo(np.int16).max) + 1
 
 def check_config(config: TournamentConfig) -> None:
     """``ValueError`` unless the decision arrays can hold the games of ``config``: a
-    ``max_hands`` of 33,000 played every game, then failed to write hand 32,768 in int16 (a
-    traceback, the dataset left without its decisions)."""
+    ``max_hands`` past :data:`MAX_HANDS` (33,000, say) is refused before any game is played,
+    since hand 32,768 does not fit the int16 ``hand`` field."""
     if config.max_hands > MAX_HANDS:
         raise ValueError(f"max_hands={config.max_hands:,}: a dataset's hand numbers are int16; "
                          f"allowed: at most {MAX_HANDS:,}")
@@ -381,9 +382,9 @@ def specs_problem(specs: list[str]) -> str | None:
     """The first of ``specs`` (strings) that names no agent, said as
     :func:`~agents.specs.parse_spec` says it (``None``: each names one). Nothing is imported
     or built: a file may name an agent of a module this machine lacks, but not text that no
-    agent spec has (``"no::such spec"`` was read as a dataset's agent, and as the teacher
-    an expert iteration policy's card named). A dataset's agents and expert iteration's
-    teacher and opponents are checked here."""
+    agent spec has (``"no::such spec"``). A dataset's agents and expert iteration's teacher
+    and opponents are checked here, so such text never becomes a dataset's agent or the
+    teacher an expert iteration policy's card names."""
     for spec in specs:
         try:
             parse_spec(spec)
@@ -496,9 +497,10 @@ def _match_problem(match: np.ndarray, path: Path, info: dict[str, Any]) -> str |
     """A match index the file at ``path`` may not hold (``None``: none): outside its records
     shard's when it is named as :func:`write_decisions` names them (``decisions-0003.npz``:
     3000..3999), or at or past ``info["matches"]`` in a complete dataset (its schedule is
-    every match it holds). A match index of 2**62 was read as it stood, where nothing but a
-    damaged file puts it; a copy of ``decisions-0000.npz`` as ``decisions-0001.npz`` in a
-    2-match dataset was "outside 1000..1"."""
+    every match it holds). So a match index of 2**62, which nothing but a damaged file puts
+    there, is a problem, and a copy of ``decisions-0000.npz`` as ``decisions-0001.npz`` in a
+    2-match dataset is a file that dataset has no place for (it would hold matches
+    1,000..1,999)."""
     if not match.size:  # no rows (a records shard without records): no index to be outside
         return None
     low, high, why = 0, int(np.iinfo(np.int64).max), ""
@@ -591,9 +593,9 @@ def mask_problem(obs: np.ndarray, mask: np.ndarray, rules: RuleConfig) -> str | 
     """A mask no position has, against its row's observed hand (``None``: none): no legal
     action (a row is a play), more than 4 per tile in hand, or a play of a tile not in hand.
     ``obs``: rows of observation version 2 (:data:`OBS_VERSION`) under ``rules``, ``mask``:
-    boolean rows of their legal actions. Every mask all true was read as legal (112 actions
-    with 7 tiles in hand), in a dataset and in expert iteration's demonstrations alike: both
-    readers check their rows here."""
+    boolean rows of their legal actions. So a mask all true (112 actions with 7 tiles in hand)
+    is a problem, in a dataset and in expert iteration's demonstrations alike: both readers
+    check their rows here."""
     legal = mask.sum(axis=1)
     bad = np.flatnonzero(legal == 0)
     if bad.size:
@@ -662,7 +664,7 @@ def load_decisions(path: str | os.PathLike, *, agent: str | None = None,
     not refused: what it holds is whole (each decisions file is written whole, for whole
     matches), and ``python -m experiments.make_dataset`` run again with the same arguments
     and ``--out`` plays only the matches missing, so a partial dataset is a usable one that
-    can still grow. It loaded without a word, as if it were all the schedule."""
+    can still grow; the warning keeps it from being taken for the whole schedule."""
     unforced = as_bool("unforced", unforced)
     path = Path(as_path("path", path))  # not '' (the working directory), bytes or None
     info = dataset_info(path)

@@ -134,10 +134,10 @@ def load_demos(path: str, rules: RuleConfig) -> tuple[dict[str, np.ndarray], str
 def demos_meta_problem(meta: Any) -> str | None:
     """What in a demonstrations file's metadata (the ``meta`` :func:`save_demos` writes) cannot
     be taken (``None``: nothing), checked as ``agents.datasets`` checks a dataset's ``dataset.json``
-    (its agent specs by :func:`agents.datasets.specs_problem`): a JSON list was refused in
-    Python's words, and a meta without rules (the default ones assumed), with ``"matches":
-    -5`` or ``10**30``, ``"seed": NaN`` or ``"teacher": "no::such spec"`` (then named as the
-    fitted policy's teacher) was fitted in silence."""
+    (its agent specs by :func:`agents.datasets.specs_problem`): a JSON list, and a meta
+    without rules (no default ones are assumed), with ``"matches": -5`` or ``10**30``,
+    ``"seed": NaN`` or ``"teacher": "no::such spec"`` are each a problem said in words,
+    before anything is fitted."""
     from .datasets import specs_problem
 
     if not isinstance(meta, dict):

@@ -55,8 +55,8 @@ MAX_TARGET = 500
 def unsupported(rules: RuleConfig) -> str | None:
     """Why no match equity is built for ``rules``, or ``None`` if one is: a target of at most
     :data:`MAX_TARGET` points (two sides get a table, :func:`equity_table`; three or four the
-    race model of :mod:`agents.race_equity`). ``rules`` that are no ``RuleConfig`` are a
-    ``TypeError`` (``equity_table(None)`` was an ``AttributeError``)."""
+    race model of :mod:`agents.race_equity`). ``rules`` that are no ``RuleConfig`` (``None``
+    among them) are a ``TypeError`` naming them."""
     if not isinstance(rules, RuleConfig):
         raise TypeError(f"rules must be a RuleConfig, not {type(rules).__name__}")
     if rules.target_score > MAX_TARGET:

@@ -84,8 +84,8 @@ def _ignore_sigint() -> None:
     """Pool workers leave Ctrl-C to the parent (which stops the pool): no traceback per worker.
     SIGTERM and SIGHUP get their default action back: the pool's ``terminate`` stops its
     workers with SIGTERM, and a worker forked with the parent's Python handler for it (a
-    command's runner installs one) only ran that handler, so ``terminate`` waited forever in
-    ``join`` (a test sat there for ten minutes)."""
+    command's runner installs one) would only run that handler, so ``terminate`` would wait
+    forever in ``join`` (a test sat there for ten minutes)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -134,11 +134,12 @@ def collect_demonstrations(teacher: str, opponents: list[str], rules: RuleConfig
 def _check_collection(teacher: Any, opponents: Any, rules: Any, matches: Any, workers: Any,
                       seed: Any) -> tuple[int, int, int]:
     """:func:`collect_demonstrations`' arguments checked before a match is played, as
-    :func:`agents.evaluation.evaluate` checks its own: ``(matches, workers, seed)``. ``matches``
-    of 10**12 hung building the list of matches, ``opponents=[]`` was a ZeroDivisionError,
-    ``"random"`` was read letter by letter, ``rules=None`` an AttributeError and ``seed=-1``
-    named the deals of seed 1. ``workers`` past the CPUs this process may use is capped there
-    (the data is the same)."""
+    :func:`agents.evaluation.evaluate` checks its own: ``(matches, workers, seed)``.
+    ``rules`` must be a ``RuleConfig``, ``matches`` in ``1..MAX_MATCHES``, ``seed`` a seed
+    (0..2**64 - 1), ``teacher`` one agent spec and ``opponents`` a non-empty list of them
+    (``"random"`` alone is no list); a ``ValueError`` / ``TypeError`` names what is wrong
+    otherwise. ``workers`` past the CPUs this process may use is capped there (the data is the
+    same)."""
     from .tournament.runner import max_workers
 
     if not isinstance(rules, RuleConfig):

@@ -65,9 +65,9 @@ class ISMCTSAgent(Agent):
     :data:`CPP_BOT_REFUSED`.
 
     ``sims`` is at least 2 (:data:`MIN_SIMS`): OpenSpiel's first simulation only expands the
-    root, and a decision after it ended in an ``AssertionError`` from inside the bot (its
-    root had no visits). ``sims * rollouts`` is at most :data:`~agents.base.MAX_SIMS`, the
-    rollouts a searching agent may run per decision: ``rollouts=100000000`` never ended."""
+    root, which then has no visits to choose a move by. ``sims * rollouts`` is at most
+    :data:`~agents.base.MAX_SIMS`, the rollouts a searching agent may run per decision, so a
+    decision always ends. Values outside either bound are a ``ValueError`` naming them."""
 
     name = "ismcts"
 

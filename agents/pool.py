@@ -25,8 +25,8 @@ from .base import Agent
 
 def _check_member(name: str, agent: Any) -> None:
     """A ``TypeError`` naming ``name`` unless ``agent`` is an agent object: callable ``act``
-    and ``reset`` (:class:`~agents.base.AgentProtocol`); ``None`` was taken and failed at the
-    next ``reset()`` with an ``AttributeError``."""
+    and ``reset`` (:class:`~agents.base.AgentProtocol`); ``None`` and a class are refused
+    here, when the pool is built, not at its next ``reset()``."""
     if isinstance(agent, type) or not all(callable(getattr(agent, method, None))
                                           for method in ("act", "reset")):
         raise ParameterTypeError(f"{name}={short_repr(agent)} is no agent: a pool member has "

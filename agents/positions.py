@@ -29,8 +29,8 @@ def positions(rules: RuleConfig, count: int, seed: int = 0) -> list:
     """``count`` views of the seat to play from greedy-vs-greedy matches, played by the shared
     match driver (match ``g`` is seeded ``derive_seed(seed, "positions", g)``), in the order
     they were played. ``rules`` is a :class:`~dominoes_env.core.RuleConfig`, ``count`` an
-    integer >= 0 and ``seed`` a seed (``ValueError`` / ``TypeError`` naming them: a count of
-    -1 was no positions, and rules of 1.5 an ``AttributeError``)."""
+    integer >= 0 and ``seed`` a seed; a ``ValueError`` / ``TypeError`` names what is wrong
+    otherwise (a count of -1, rules of 1.5)."""
     if not isinstance(rules, RuleConfig):
         raise TypeError(f"rules must be a RuleConfig, not {type(rules).__name__}")
     count, seed = as_int("count", count, 0), as_seed(seed)

@@ -73,8 +73,8 @@ def split_address(address: str) -> tuple[str, int] | None:
 def ray_address_from_environment() -> str | None:
     """The cluster address ``RAY_ADDRESS`` names (``None`` when unset or blank): Ray joins it
     instead of starting a local Ray, so it is joined as ``--ray-address`` is, checked first
-    (with it set, a local start failed five times with "num_cpus and num_gpus must not be
-    provided", blamed on a busy machine)."""
+    (with it set, a local start fails five times with "num_cpus and num_gpus must not be
+    provided", which reads as a busy machine)."""
     return os.environ.get("RAY_ADDRESS", "").strip() or None
 
 
@@ -161,8 +161,8 @@ def init_ray(*, address: str | None = None, num_cpus: int | None = None,
 def shutdown_ray() -> None:
     """``ray.shutdown()``, then the SIGTERM handler the process had before :func:`init_ray`
     started Ray: Ray's own (``sys.exit(15)``), which ``ray.init`` installs where the process
-    had none of its own, outlived the Ray it was there for (a SIGTERM after a Ray tournament
-    ended a user's process with status 15)."""
+    had none of its own, must not outlive the Ray it is there for (a SIGTERM after a Ray
+    tournament would end a user's process with status 15)."""
     import ray
 
     ray.shutdown()

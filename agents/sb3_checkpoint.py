@@ -201,8 +201,8 @@ OPTIONAL_MEMBERS = ("pytorch_variables.pth", "_stable_baselines3_version", "syst
 def check_members(source: str | IO[bytes]) -> None:
     """:class:`CheckpointError` unless the zip ``source`` holds each of :data:`MEMBERS` once,
     and nothing but them and :data:`OPTIONAL_MEMBERS`: stable-baselines3 loads every ``.pth``
-    member as a network (``policy.pth`` missing ended in its ``KeyError``), and reads the last
-    of two members of one name."""
+    member as a network (and fails with a bare ``KeyError`` where ``policy.pth`` is missing),
+    and reads the last of two members of one name."""
     try:
         with zipfile.ZipFile(source) as z:
             names = z.namelist()
@@ -301,7 +301,7 @@ ENTRIES: dict[str, Callable[[Any], str | None]] = {
     "rollout_buffer_kwargs": _one_of({}),
     "tensorboard_log": _text,
 }
-#: the entries a checkpoint cannot do without (stable-baselines3 raised a KeyError for some;
+#: the entries a checkpoint cannot do without (stable-baselines3 raises a KeyError for some;
 #: without the step count a run would start again from step 0)
 REQUIRED = ("policy_class", "policy_kwargs", "observation_space", "action_space",
             "num_timesteps")

@@ -34,8 +34,8 @@ POOL_DIGESTS = "digests.json"
 def read_pool_digests(pool: Path) -> dict[str, str] | None:
     """The snapshots' digests the run recorded (``None``: there is no record);
     :class:`RunDirError` naming the file and its damage if it is damaged (not JSON, a key
-    twice, a name no snapshot's or a digest no sha256: the last of two values was taken, and
-    the snapshot it named was said to have changed)."""
+    twice, a name no snapshot's or a digest no sha256), never read as a record (where the last
+    of two values would count, and a good snapshot be said to have changed)."""
     path = pool / POOL_DIGESTS
     if not os.path.lexists(path):
         return None
@@ -80,10 +80,10 @@ def record_pool_snapshot(path: Path) -> None:
 
 def check_pool(out: Path) -> None:
     """A resumed run trains against the snapshots in ``pool/``: each must be one the run wrote,
-    unchanged (a snapshot replaced by another network, or one put there, was trained against in
-    silence), and readable (a damaged one ended the run with status 1, "it was not written").
+    unchanged (not replaced by another network, nor put there by anyone else), and readable;
+    :class:`RunDirError` naming the snapshot otherwise, before anything is trained.
     Snapshots without the record of their digests are refused too: with ``digests.json``
-    removed, a snapshot replaced by another valid policy was trained against in silence."""
+    removed, a snapshot replaced by another valid policy could not be told apart."""
     pool = out / "pool"
     if not pool.is_dir():
         return
@@ -132,10 +132,10 @@ def prune_checkpoints(folder: Path, steps: int, keep: int) -> list[Path]:
     """Remove the periodic checkpoints in ``folder`` older than the ``keep`` newest up to
     ``steps`` (the one just written, always kept); returns those removed, oldest first. Only
     regular files named ``ppo_<steps>_steps.zip`` that are checkpoints (:func:`is_checkpoint`)
-    go: ``last.zip``, links, a file of that name that is no checkpoint (the user's: a text
-    file was deleted without a word) and anything else there stay, and so do checkpoints past
-    ``steps`` (a run resumed from an older checkpoint writes them again as it goes on). Every
-    one was kept: a long run's checkpoints grew without end. ``keep`` is at least 1 and
+    go: ``last.zip``, links, a file of that name that is no checkpoint (the user's text file,
+    say) and anything else there stay, and so do checkpoints past ``steps`` (a run resumed
+    from an older checkpoint writes them again as it goes on). So a long run keeps ``keep``
+    checkpoints, not all it ever wrote. ``keep`` is at least 1 and
     ``steps`` at least 0 (integers), else a ``ValueError``/``TypeError`` naming it, before
     anything is removed.
 

@@ -70,8 +70,8 @@ def _parse_value(text: str) -> Any:
 
 def parse_params(text: str, spec: str) -> dict[str, Any]:
     """The ``key=value`` pairs of ``text`` (a spec's part after its name), separated by single
-    commas: an empty pair (``search:sims=5,,``, ``search:,``) is refused, as ``random:`` is,
-    where it was dropped and the spec ran as if it were not there."""
+    commas: an empty pair (``search:sims=5,,``, ``search:,``) is a ``ValueError``, as
+    ``random:`` is, never dropped as if it were not there."""
     params: dict[str, Any] = {}
     for item in text.split(",") if text else ():
         if not item:
@@ -95,7 +95,7 @@ def _empty_parameter(spec: str) -> ValueError:
 
 
 #: the most characters an error line quotes of what a user's spec names (its object, or the
-#: text of an error its module or class raised): ``sys:modules`` printed 34 KB on one line
+#: text of an error its module or class raised), so ``sys:modules`` is not 34 KB on one line
 QUOTE_LIMIT = 200
 
 
@@ -141,8 +141,8 @@ def _load_class(target: str, spec: str) -> type:
 
 
 def check_spec_text(spec: Any) -> str:
-    """``spec`` if it is a non-empty string without spaces around it (``' random'`` was a
-    second row next to ``random``), else a ``ValueError`` saying so: what any list of agents
+    """``spec`` if it is a non-empty string without spaces around it (``' random'`` would be a
+    second agent beside ``random``), else a ``ValueError`` saying so: what any list of agents
     checks first, before the names mean anything."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"an agent spec is a non-empty string, got {short_repr(spec)}")
@@ -154,7 +154,7 @@ def check_spec_text(spec: Any) -> str:
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """What a spec names, without importing anything: the agent class's ``"module:Class"``
     and its constructor parameters, parsed. ``ValueError`` for a spec that names no agent,
-    or has spaces around it (``' random'`` was a second row next to ``random``)."""
+    or has spaces around it (``' random'``: :func:`check_spec_text`)."""
     check_spec_text(spec)
     head, colon, rest = spec.partition(":")
     if colon and not rest.strip():

@@ -63,8 +63,8 @@ def as_table(where: str | int | RuleConfig) -> str:
     """A table from a table name, a :class:`RuleConfig`, or a player count (the default rules
     for that many players: 4 means partnerships, as ``RuleConfig(num_players=4)``).
 
-    Any integer type counts players (numpy's too: ``np.int64(2)`` was "not a table", with
-    "give a player count 2..4"); a bool or a float does not.
+    Any integer type counts players (numpy's too: ``np.int64(2)`` is ``"2p"``); a bool or a
+    float does not.
 
     >>> as_table(2), as_table(4), as_table("4p_free_for_all")
     ('2p', '4p_partnerships', '4p_free_for_all')

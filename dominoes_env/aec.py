@@ -88,15 +88,16 @@ RENDER_MODES = ("human", "ansi", "rgb_array")
 
 class ResetFirstError(RuntimeError, AssertionError, AttributeError):
     """A method of the environment called before ``reset()``: a ``RuntimeError``, as the
-    parallel and single-agent environments raise. It is also what PettingZoo's order wrapper
-    raised (an ``AssertionError`` from ``step``, ``observe``, ``agent_iter``..., an
-    ``AttributeError`` from ``last``), so code that caught those still does."""
+    parallel and single-agent environments raise. It is also an ``AssertionError`` and an
+    ``AttributeError``, what PettingZoo's order wrapper raises (the first from ``step``,
+    ``observe``, ``agent_iter``..., the second from ``last``), so code that catches those
+    catches it."""
 
 
 class UnknownAgentError(KeyError, ValueError):
     """An agent this environment does not have (``observe("zzz")``, ``action_space(None)``):
-    a ``ValueError`` naming it and the agents there are, and a ``KeyError`` (the bare
-    ``KeyError: 'zzz'`` it used to be)."""
+    a ``ValueError`` naming it and the agents there are, and a ``KeyError`` too, so code that
+    catches ``KeyError`` for an unknown agent catches it."""
 
     def __str__(self) -> str:  # a KeyError shows its argument's repr: the message as it is
         return str(self.args[0]) if self.args else ""
@@ -484,8 +485,8 @@ class raw_env(AECEnv, EzPickle):
         return state
 
     def last(self, observe: bool = True):
-        """PettingZoo's ``last``; once every agent is done, ``RuntimeError`` saying so (it was
-        ``KeyError: 'player_0'``), as :func:`env`'s."""
+        """PettingZoo's ``last``; once every agent is done, ``RuntimeError`` saying so (not a
+        bare ``KeyError``), as :func:`env`'s."""
         if not self.agents:
             raise _episode_over()
         return super().last(observe)

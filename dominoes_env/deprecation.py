@@ -44,8 +44,8 @@ def moved_module(old: str, new: str) -> Callable[[str], Any]:
     """A module ``__getattr__`` for ``old``, whose public names all moved to module ``new``.
 
     Run as a program (``python -m experiments.arena``: ``old`` is ``"__main__"``), the shim says
-    where its names moved, in one ``error:`` line, and exits with status 2: it ran nothing,
-    printed nothing and exited 0."""
+    where its names moved, in one ``error:`` line, and exits with status 2, never running
+    nothing in silence with status 0."""
     if old == "__main__":
         _not_a_program(new)
 

@@ -2,8 +2,9 @@
 hook of the shared runner).
 
 They live apart from :mod:`dominoes_env.startup`, which a ``python -m`` program imports first
-and so imports nothing but ``sys``: ``importlib.abc`` alone took about 8 ms (it imports
-``typing``, ``tempfile``, ``shutil``), in which a Ctrl-C was still a traceback.
+and so imports nothing but ``sys``: ``importlib.abc`` alone takes about 8 ms to import (it
+imports ``typing``, ``tempfile``, ``shutil``), time in which a Ctrl-C would still be a
+traceback.
 """
 
 from __future__ import annotations

@@ -271,13 +271,13 @@ class StraightDominoesGame(pyspiel.Game):
         the problem for text that is no such state.
 
         The third line (``__dict__=``, OpenSpiel's pickle of the state's Python attributes) is
-        never read: unpickling it ran whatever code a crafted string held. OpenSpiel's own
+        never read: unpickling it would run whatever code a crafted string held. OpenSpiel's own
         ``pyspiel.deserialize_game_and_state`` still unpickles it (every Python game's state
         is written that way): give that function only strings you made.
 
         A state built by :func:`state_from_view` (or one that follows from it) cannot be
         rebuilt from its history: the position it starts from is not in it, and replaying
-        from the game's start made the initial chance node (or failed a move later, with a
+        from the game's start would make the initial chance node (or fail a move later, with a
         misleading message). Its ``serialize()`` text says so (a ``root=state_from_view``
         line) and is refused with a ``ValueError``; keep such a state with ``clone()``, or build
         it again with :func:`state_from_view`."""

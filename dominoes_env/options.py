@@ -169,9 +169,9 @@ def check_reset_options(options: Any) -> None:
     """``reset(options=...)``: ``None`` or a mapping, and none of its keys a rule or env option.
 
     The rules and env options are fixed when the environment is made, so
-    ``reset(options={"num_players": 3})`` is refused (it was ignored: the next match was a
-    2-player one). Other keys are ignored, as Gymnasium and PettingZoo allow (PettingZoo's
-    ``api_test`` passes ``{"options": 1}``).
+    ``reset(options={"num_players": 3})`` is a ``ValueError`` naming the key, never a match
+    that quietly keeps the old rules. Other keys are ignored, as Gymnasium and PettingZoo allow
+    (PettingZoo's ``api_test`` passes ``{"options": 1}``).
     """
     if options is None:
         return

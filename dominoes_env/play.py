@@ -41,7 +41,7 @@ from .startup import stop_signal_came
 HUMAN = 0
 
 #: the most characters of one typed line that are read: the rest of a longer line is read in
-#: pieces of this size and dropped (a 300 MB line was read whole, and held three times over)
+#: pieces of this size and dropped, so a 300 MB line costs no more memory than a short one
 LINE_LIMIT = 8192
 
 
@@ -55,9 +55,8 @@ class AgentFault(Exception):
 
 class UnreadableInput(Exception):
     """Standard input cannot be decoded at all (``PYTHONIOENCODING=utf-16`` and typed text with
-    no byte-order mark: ``errors="replace"`` does not cover the stream's missing start, and
-    the game ended in a ``UnicodeError`` traceback). The match ends as on ``q``, with one line
-    that says why, and status 2."""
+    no byte-order mark: ``errors="replace"`` does not cover the stream's missing start). The
+    match ends as on ``q``, with one line that says why, and status 2."""
 
 
 def _agent_call(name: str, seat: int, what: str, call, *args):
@@ -344,8 +343,8 @@ def save_record(record: dict, path: str, overwrite: bool) -> str:
 def rescue_record(record: dict) -> str | None:
     """The record written to a new file in the temporary folder, when ``--save`` could not
     take it at the end (its folder removed or made read-only during the match, which could
-    have lasted an hour): the path, or ``None`` if that fails too (a full disk). Before, the
-    match was lost with the error line."""
+    have lasted an hour): the path, or ``None`` if that fails too (a full disk). The play
+    command's error line names that file, so a finished match is not lost."""
     path = None
     try:
         fd, path = tempfile.mkstemp(prefix="dominoes-record-", suffix=".json")
@@ -439,7 +438,7 @@ def run_play(args) -> int:
     return status
 
 
-if __name__ == "__main__":  # python -m dominoes_env.play: the play command (it did nothing)
+if __name__ == "__main__":  # python -m dominoes_env.play runs the play command
     from .cli import play_main
     from .cli_support import end_program
 

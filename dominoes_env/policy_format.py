@@ -90,23 +90,23 @@ MAX_POLICY_BYTES = 512 * 1024 * 1024
 
 #: the largest magnitude a policy's weights may hold (as a JAX checkpoint's arrays,
 #: ``dominoes_env.jax.checkpoints.MAX_MAGNITUDE``): trained weights stay within a few units
-#: (the shipped ones within 1.2). Weights finite in the file but not in the dtype a player
-#: computes in were played: 1e300 in float64 is inf in float32 (the JAX trainer, ``guided``),
-#: and the NaN probabilities of a tournament, or a run trained against them, went on in
-#: silence; finite float32 weights of 1e38 overflow the first layer's products the same way
+#: (the shipped ones within 1.2). A file holding more is refused: weights finite in the file
+#: need not be in the dtype a player computes in (1e300 in float64 is inf in float32: the JAX
+#: trainer, ``guided``), and finite float32 weights of 1e38 overflow the first layer's
+#: products; either way the policy's probabilities would be NaN without a word
 MAX_WEIGHT = 1e6
 #: the most steps and seconds a policy's card or a checkpoint may say it was trained (2**53: a
-#: billion steps a second for a hundred days; 10**9 s: thirty years): a larger value is damage,
-#: and 1e308 steps or wall_s reached a resumed run, which ended in "error: Value out of range:
-#: 1000...0" (300 digits), or printed "trained 56 steps in 1000...0 s"; 2**70 steps was a
-#: TypeError traceback
+#: billion steps a second for a hundred days; 10**9 s: thirty years): a larger value (1e308
+#: steps, 2**70) is damage, refused when the file is read, before a resumed run or a card
+#: uses it
 MAX_STEPS, MAX_WALL_S = 2**53, 1e9
 
 
 def hidden_sizes(net: str, name: str = "net") -> list[int]:
     """The hidden layer sizes a trainer's ``--net`` gives (``"256,256"``): positive integers,
-    at most :data:`MAX_LAYERS` of them, since the policy file a run exports holds no more (a
-    run of 65 layers trained, then could not be exported). ``ValueError`` naming ``name``.
+    at most :data:`MAX_LAYERS` of them, since the policy file a run exports holds no more (so
+    a run that could not be exported is refused before it trains). ``ValueError`` naming
+    ``name``.
 
     >>> hidden_sizes("64,32")
     [64, 32]
@@ -265,8 +265,8 @@ def write_policy(path: str | os.PathLike, arrays: Mapping[str, Any], activation:
     :func:`read_policy` would refuse; ``check=False`` writes them as given: only for tests,
     which write the files the reader refuses with it (every exporter writes checked).
     ``path`` follows :func:`~dominoes_env.core.atomic_files.check_output_path`: a symbolic
-    link, a folder, a device or a FIFO is a ``ValueError`` (the device node was replaced by
-    the file), and ``overwrite=False`` never replaces an existing file (``FileExistsError``)."""
+    link, a folder, a device or a FIFO is a ``ValueError`` (never replaced by the file), and
+    ``overwrite=False`` never replaces an existing file (``FileExistsError``)."""
     overwrite = as_bool("overwrite", overwrite)
     check_output_path(path, overwrite=overwrite)
     payload = _payload(path, arrays, activation, metadata)
@@ -282,7 +282,7 @@ def write_policy(path: str | os.PathLike, arrays: Mapping[str, Any], activation:
 def _payload(path, arrays: Mapping[str, Any], activation: str,
              metadata: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """Every array of the file that holds these. ``arrays`` is a mapping from text keys
-    (``TypeError`` otherwise: a string or a list ended in an ``AttributeError``)."""
+    (``TypeError`` otherwise: a string or a list is refused)."""
     if not isinstance(arrays, Mapping) or not all(isinstance(key, str) for key in arrays):
         raise TypeError(f"arrays must be a mapping of the layers' names (w0, b0, ..., action_w, "
                         f"action_b) to arrays, not {short_repr(arrays)}")
@@ -329,8 +329,9 @@ def _parse(path, data: Mapping[str, np.ndarray]) -> PolicyFile:
 
 def _check_rules(path, rules: dict, spec: ObservationSpec, sizes: dict[str, int]) -> None:
     """The metadata's training rules are rules (``RuleConfig.from_dict``) whose observation and
-    action sizes are the weights': a policy saying it was trained at double-12 with double-6
-    weights, or with a rule option no version has, was read and played without a word."""
+    action sizes are the weights', else a :class:`PolicyFileError`: a policy saying it was
+    trained at double-12 with double-6 weights, or with a rule option no version has, is
+    refused."""
     from .core import RuleConfig
 
     try:
@@ -347,8 +348,8 @@ def _check_rules(path, rules: dict, spec: ObservationSpec, sizes: dict[str, int]
 
 def _fitting(config, sizes: dict[str, int]) -> str:
     """Which observation versions the weights fit under ``config``, for the message that
-    refuses a policy whose metadata's rules and version need other sizes: an ``obs_version``
-    changed from 2 to 3 was reported as if the rules were wrong."""
+    refuses a policy whose metadata's rules and version need other sizes, so that a file whose
+    ``obs_version`` alone is wrong (2 changed to 3) is not reported as if the rules were."""
     from .obs import VERSIONS
 
     if sizes["num_actions"] != config.num_tiles * 4:
@@ -407,8 +408,8 @@ def _layers(path, data: Mapping[str, np.ndarray], n: int) -> tuple:
 def _weights_problem(key: str, array: np.ndarray, ndim: int) -> str | None:
     """What keeps ``array`` (``key``) from being a layer's weights or bias of rank ``ndim``
     (``None``: nothing): a float dtype the players compute in (float16, float32, float64; a
-    longdouble of 1e400 became inf as float64), finite, and no value above
-    :data:`MAX_WEIGHT` (1e300 in float64 became inf as float32)."""
+    longdouble of 1e400 would be inf as float64), finite, and no value above
+    :data:`MAX_WEIGHT` (1e300 in float64 would be inf as float32)."""
     if array.ndim != ndim or array.dtype.kind != "f":
         return f"{key} must be a {ndim}-D float array, got {array.dtype} {array.shape}"
     if array.dtype.itemsize > 8:
@@ -442,10 +443,10 @@ def _metadata(path, text: str) -> dict[str, Any]:
 
 
 #: the policy card's fields (the trainers write them; each optional), by key: the types allowed,
-#: the largest number (``None``: text) and the message's words. A card saying ``"steps": NaN``
-#: was read, then printed as the policy's training, and ``"steps": 10**400`` (JSON's integers
-#: have no limit) was an OverflowError, not the reader's error; the bounds are a checkpoint's
-#: (:data:`MAX_STEPS`, :data:`MAX_WALL_S`) and a seed's
+#: the largest number (``None``: text) and the message's words. A value of another type or
+#: past the bound (``"steps": NaN``, ``"steps": 10**400``: JSON's integers have no limit) is
+#: the reader's error naming the field; the bounds are a checkpoint's (:data:`MAX_STEPS`,
+#: :data:`MAX_WALL_S`) and a seed's
 _CARD = {"steps": ((int,), MAX_STEPS, f"a whole number of steps in 0..{MAX_STEPS:,}"),
          "wall_s": ((int, float), MAX_WALL_S, f"a number of seconds in 0..{MAX_WALL_S:,.0f}"),
          "seed": ((int,), MAX_SEED, f"a whole number in 0..{MAX_SEED:,}"),

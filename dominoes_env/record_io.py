@@ -88,9 +88,9 @@ def is_shard(path: str | os.PathLike) -> bool:
 def encode_record(record: dict) -> bytes:
     """One record as one gzip member holding one JSON line (what a shard appends); JSON has
     no NaN, so a value that is not JSON is a ``ValueError`` (``TypeError`` for a type, and
-    for a record that is not a JSON object: ``None`` was written as the line ``null``), and
-    its keys are text (:func:`~dominoes_env.core.validation.dump_json`: ``{1: 2, "1": 3}``
-    was written as a line holding a key twice, which the shard's readers refuse)."""
+    for a record that is not a JSON object, ``None`` among them), and its keys must be text
+    (:func:`~dominoes_env.core.validation.dump_json`: ``{1: 2, "1": 3}`` would be a line
+    holding a key twice, which the shard's readers refuse)."""
     if not isinstance(record, dict):
         raise TypeError(f"a record is a dict, not {type(record).__name__}")
     return _gzip_line(dump_json(record, (",", ":")))
@@ -105,7 +105,7 @@ def append_records(path: str | os.PathLike, records: Iterable[dict]) -> None:
 
     Every record is checked before anything is written, as :func:`write_record` checks one
     (a record's shape, JSON without NaN): :class:`RecordError` naming the record's place (1:
-    the first), and the shard is left as it was (``{}`` and ``"x"`` were appended as records
+    the first), and the shard is left as it was (so ``{}`` or ``"x"`` never becomes a record
     no reader takes). ``path`` must have a ``.jsonl.gz`` name and must not be a symbolic link, a
     folder, a device or a FIFO (``ValueError``)."""
     text = check_output_path(path, overwrite=True)
@@ -339,7 +339,7 @@ def game_record(value: Any, where: str) -> dict:
 
 def _path_text(path: Any) -> str:
     """``path`` (``str``, ``bytes`` or ``os.PathLike``) as text; ``TypeError`` naming the
-    parameter otherwise (``b"one.json"`` failed inside as a str / bytes mix-up)."""
+    parameter otherwise (bytes such as ``b"one.json"`` are decoded as a file name)."""
     try:
         return os.fsdecode(path)
     except TypeError:
@@ -397,8 +397,8 @@ def _pick(path: str, match: str) -> tuple[list[dict], list[ShardDamage | ShardCu
 
 
 def _none_found(path: str, match: str, damaged: list[ShardDamage | ShardCut]) -> RecordError:
-    """The error for a record not found, naming the damaged members and the cut-off ones (a
-    shard cut short was said to hold no record, as if whole) that may have held it."""
+    """The error for a record not found, naming the damaged members and the cut-off ones that
+    may have held it (a shard cut short is never reported as if whole and without it)."""
     broken = [d for d in damaged if isinstance(d, ShardDamage)]
     notes = [str(cut) for cut in damaged if isinstance(cut, ShardCut)]
     if broken:

@@ -199,7 +199,8 @@ def run_trainer(name: str, flags: list[str], out: Path, updates: int,
 def failure_line(output: str) -> str:
     r"""What a failed trainer said of its failure: its ``error:`` line, else the exception line
     of its traceback, else its last line. JAX ends a traceback with two lines of its own ("For
-    simplicity, JAX has removed its internal frames..."), which were all that was shown.
+    simplicity, JAX has removed its internal frames..."), which are skipped: they say nothing
+    of the failure.
 
     >>> failure_line("Traceback ...\nTypeError: bad dims\n-----\nFor simplicity, JAX has...")
     'TypeError: bad dims'

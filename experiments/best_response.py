@@ -71,8 +71,9 @@ MAX_JAX_UPDATES = 2**31 - 1
 def jittable(spec: str) -> tuple[str, str] | None:
     """``(kind, path)`` for the agents train_jax plays inside jit, else ``None`` (the
     MaskablePPO path). A ``ppo:PATH`` policy is jittable only with the activation the JAX
-    networks play (tanh): a relu policy went to train_jax, which refused it after the command
-    was printed. (A file that cannot be read stays with train_jax, whose check names why.)"""
+    networks play (tanh); a relu policy takes the MaskablePPO path, since train_jax would
+    refuse it only after the command is printed. (A file that cannot be read stays with
+    train_jax, whose check names why.)"""
     if spec in ("greedy", "random"):
         return spec, ""
     if spec == "ppo" or spec.startswith("ppo:"):

@@ -125,10 +125,10 @@ def execute(name: str, quick: bool) -> Path | None:
 def run_client(client) -> None:
     """``client.execute()`` (an ``nbclient.NotebookClient``) on a thread of its own, this one
     waiting: nbclient, on the main thread, puts its own SIGINT and SIGTERM handlers in place of
-    the command's (a SIGTERM ended in a traceback, and removing them left the default, so the
-    next SIGTERM killed the program) and leaves the kernel, in a session of its own, running
-    when SIGHUP ends the program. Here any of them stops the command as it stops the others
-    (:func:`run_command`) and the kernel is killed first."""
+    the command's (its SIGTERM handler raises a traceback, and removing them leaves the
+    default, so the next SIGTERM kills the program) and leaves the kernel, in a session of its
+    own, running when SIGHUP ends the program. Here any of them stops the command as it stops
+    the others (:func:`run_command`) and the kernel is killed first."""
     failed: list[BaseException] = []
 
     def work() -> None:

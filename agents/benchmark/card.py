@@ -154,10 +154,9 @@ def tables_problem(tables: Any) -> str | None:
     """What keeps ``tables`` from being a card's tables as the card's readers
     (:mod:`.render`) read them (``None``: nothing): a list of objects, each with a ``name``
     (text) and a list of ``cells``, each a cell of the values :func:`cell_problem` allows. A
-    card is a file, read back as untrusted input: a cell's ``"win_rate": 7`` was printed as
-    700%, ``"decision_ms": null`` or a short interval ended the printed table in a
-    ``TypeError`` or an unpacking error, and an ``n/a`` cell without its reason in a
-    ``KeyError``."""
+    card is a file, read back as untrusted input, so a cell's ``"win_rate": 7``,
+    ``"decision_ms": null``, a short interval or an ``n/a`` cell without its reason is a
+    problem named here, never a table printed wrong or cut short by a ``TypeError``."""
     if not isinstance(tables, list):
         return f"'tables' is not a list but {short_repr(tables)}"
     for t, table in enumerate(tables):
@@ -210,11 +209,11 @@ def write_card(card: dict[str, Any], path: str | os.PathLike, *,
     """Write ``card`` as JSON, atomically (a reader never sees half a card).
 
     ``card`` is a card (:func:`card_problem`, as :func:`build_card` makes one) and JSON (no
-    NaN): a ``ValueError`` naming the problem otherwise (``{}`` replaced a file in silence,
-    and ``{"x": NaN}`` was written as no JSON reader takes it), a ``TypeError`` for a
-    non-dict. ``path`` follows :func:`~dominoes_env.core.atomic_files.check_output_path`: a
-    symbolic link, a folder, a device or a FIFO is a ``ValueError`` (each was replaced by the
-    card), and ``overwrite=False`` never replaces an existing file: ``FileExistsError``."""
+    NaN): a ``ValueError`` naming the problem otherwise (``{}``, ``{"x": NaN}``), and nothing
+    is written; a ``TypeError`` for a non-dict. ``path`` follows
+    :func:`~dominoes_env.core.atomic_files.check_output_path`: a symbolic link, a folder, a
+    device or a FIFO is a ``ValueError`` (never replaced by the card), and ``overwrite=False``
+    never replaces an existing file: ``FileExistsError``."""
     check_output_path(path, overwrite=overwrite)
     if not isinstance(card, dict):
         raise TypeError(f"card must be a benchmark card (a dict), not {type(card).__name__}")

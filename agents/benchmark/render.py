@@ -40,7 +40,7 @@ def _ms(value: float | None) -> str:
 def check_card(card: Any) -> dict[str, Any]:
     """``card`` if it is a benchmark card (:func:`~.card.card_problem`), else a ``ValueError``
     saying what is wrong (``TypeError`` for what is no dict): a card is a file, read back as
-    untrusted input, and ``print_card({})`` was a bare ``KeyError``."""
+    untrusted input, so ``print_card({})`` says what the card lacks."""
     if not isinstance(card, dict):
         raise TypeError(f"card must be a benchmark card (a dict), not {type(card).__name__}")
     problem = card_problem(card)

@@ -141,7 +141,8 @@ def _stored_damage(old: Any) -> str | None:
     """What makes a read ``benchmark.json`` no card's configuration (``None``: it is one):
     not an object, another scheme, keys or values no :class:`BenchmarkConfig` has (``"matches":
     NaN``, a table ``'9p'``, a panel entry that names no agent, a rule option ``zzz``). Such a
-    file is damaged, and was offered to be repeated to resume the card."""
+    file is damaged: it is reported as such, never offered as the settings to repeat to
+    resume the card."""
     if not isinstance(old, dict):
         return "not a JSON object"
     if old.get("scheme") != SCHEME_VERSION:
@@ -172,7 +173,7 @@ def clear_card(out: str | os.PathLike) -> None:
     """Remove what a card run writes in ``out`` (and nothing else there): only from a card's
     folder, one whose run marker names ``experiments.benchmark`` or whose ``benchmark.json``
     is a card's configuration. Any other folder holding such names (the user's own
-    ``card.json`` and ``matches/``, which went without a word), or a symbolic link, is a
+    ``card.json`` and ``matches/``), or a symbolic link, is a
     :class:`BenchmarkDirError` naming it, and nothing is removed
     (:func:`dominoes_env.cli_support.clear_run`); a link in the folder goes as a link."""
     from dominoes_env.cli_support import RefusedError, clear_run

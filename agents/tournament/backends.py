@@ -104,7 +104,7 @@ def iter_local(jobs: Sequence[MatchJob], config: TournamentConfig, workers: int,
     Each worker has a pipe of its own and shares no lock or queue with the others, so a run
     that stops (an agent's error, a worker that died, Ctrl-C) can kill every worker at once
     and never waits on a lock that a killed or hung worker holds (``multiprocessing.Pool``'s
-    ``terminate`` can: it sat in ``Thread.join`` for minutes behind a hung agent)."""
+    ``terminate`` can: it sits in ``Thread.join`` for minutes behind a hung agent)."""
     rules = config.rules
     if workers == 1:
         for job in jobs:

@@ -35,8 +35,8 @@ def _line_problem(rec: Any, jobs: dict[str, MatchJob], rules: RuleConfig,
                   max_hands: int) -> str | None:
     """What is wrong with one line of ``matches.jsonl`` (``None``: a match of this schedule,
     ended as the rules let a match end). A line is untrusted: one whose scores no match can
-    reach (``[-5, 10**25]``), or whose winner the scores contradict, was counted as it said
-    by every table and card, where no game record is kept to replay it."""
+    reach (``[-5, 10**25]``), or whose winner the scores contradict, is a problem here, so no
+    table or card counts it, even where no game record is kept to replay it."""
     if not isinstance(rec, dict):
         return "not a JSON object"
     missing = [k for k in ("index", "key", "seats", "scores", "winner", "hands") if k not in rec]
@@ -136,7 +136,8 @@ def match_lines(path: Path, matches: int, *, end: int | None = None
     scheduled matches, each with its number and the offset just after it, read one at a time
     (as far as offset ``end``, if given); a half-written last line is left out. A file larger
     than :data:`MAX_LINE_BYTES` per scheduled match, or a line longer than that, is a
-    :class:`TournamentDirError`: a 40 GB file was read whole, into a ``MemoryError``."""
+    :class:`TournamentDirError`, so memory stays bounded (a 40 GB file is never read
+    whole)."""
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         most = MAX_LINE_BYTES * max(matches, 1)

@@ -226,8 +226,9 @@ def clear_records(out: str | os.PathLike) -> None:
     """Remove the record shards a tournament wrote into the folder ``out`` (and their folder
     when that leaves it empty). ``out`` must be a tournament's run folder, as
     :func:`~agents.tournament.runner.clear_results` checks it (a ``ValueError`` naming it
-    otherwise: a dataset's records went); a ``records`` that is a symbolic link is removed as
-    a link, its target left alone (the shards it led to, outside ``out``, were deleted)."""
+    otherwise, so a dataset's records are never cleared); a ``records`` that is a symbolic
+    link is removed as a link, its target left alone (the shards it leads to, outside
+    ``out``, stay)."""
     from dominoes_env.cli_support import RefusedError, clear_run
 
     from .runner import TOURNAMENT_PROGRAMS, TournamentDirError, tournament_proof

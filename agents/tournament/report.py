@@ -93,9 +93,9 @@ def check_summary(summary: Any, *keys: str) -> dict:
     """``summary`` if it is a dict holding ``keys`` (of :func:`build_summary`'s), each of the
     form the module's docstring gives (:func:`summary_problem`), else a ``TypeError`` /
     ``ValueError`` naming what it lacks or what is wrong. A ``summary.json`` read back is
-    untrusted: ``win_matrix({})`` was a bare ``KeyError: 'agents'``, a pair naming an agent
-    not in ``agents`` another ``KeyError``, ``"ratings": 5`` an ``AttributeError``, and an
-    ``a_win_rate`` of 2.0 was drawn as a win rate of -1.0 for the other agent.
+    untrusted, so every reader checks it here first: ``{}`` (no ``agents``), a pair naming an
+    agent not in ``agents``, ``"ratings": 5`` and an ``a_win_rate`` of 2.0 (which would draw
+    a win rate of -1.0 for the other agent) are each refused in words.
 
     >>> check_summary({"agents": []}, "agents", "pairs")
     Traceback (most recent call last):
@@ -234,15 +234,15 @@ def win_matrix(summary: dict) -> list[list[float]]:
 
 def plain_text_figures():
     """A context in which matplotlib draws text as it is: an agent spec or a path with ``$``
-    (``ppo:a$\\x$.npz``) was read as mathtext and ended the run in a ParseFatalException
-    traceback after its matches were played."""
+    (``ppo:a$\\x$.npz``) is drawn as written, never parsed as mathtext (which can fail with a
+    ``ParseFatalException`` after the matches are played)."""
     return require("matplotlib", "tournament", "plotting").rc_context({"text.parse_math": False})
 
 
 def label(text: str) -> str:
-    r"""``text`` as a picture can show it: an agent spec naming a file whose name is not UTF-8
-    (held by Python as ``'\udcff'``) ended the run in a ``TypeError`` traceback from
-    matplotlib after its matches were played; such characters are written as escapes.
+    r"""``text`` as a picture can show it: characters that are not UTF-8 (an agent spec naming
+    a file whose name is not, held by Python as ``'\udcff'``) are written as escapes, since
+    matplotlib cannot draw them.
 
     >>> label("ppo:p\udcff.npz"), label("search:sims=50")
     ('ppo:p\\udcff.npz', 'search:sims=50')

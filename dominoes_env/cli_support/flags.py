@@ -47,7 +47,8 @@ class OneLineParser(argparse.ArgumentParser):
 
     def _print_message(self, message: str, file=None) -> None:
         """``--help`` and ``--version`` written and flushed, or one line and status 2: argparse
-        drops a failed write, and ``--help > /dev/full`` ended with status 0 and no help."""
+        drops a failed write, so ``--help > /dev/full`` would otherwise end with status 0 and
+        no help."""
         if not message:
             return
         stream = file or sys.stderr
@@ -68,7 +69,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """``--help`` with each flag's default shown once: not where its help text already says it
-    (``"(default: on with 4 players)"`` was followed by ``"(default: None)"``), and not where
+    (``"(default: on with 4 players)"`` gets no second ``"(default: None)"``), and not where
     the default is ``None`` (no value: the help says what happens then)."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
@@ -83,12 +84,12 @@ MIN_SECONDS = 0.001
 
 
 #: the largest --seed of the trainers built on stable-baselines3 and RLlib: both seed numpy's
-#: legacy generator, which takes 32 bits (--seed 4294967296 ended train_ppo in a traceback)
+#: legacy generator, which takes 32 bits (a larger --seed is one ``error:`` line naming the range)
 MAX_TRAINER_SEED = 2**32 - 1
 
 
 #: the most matches an evaluation flag (a trainer's --eval-matches) may ask for: more would not
-#: end (10**11 evaluation matches at step 0 of train_jax ran with no output until killed); also
+#: end (10**11 evaluation matches at step 0 of train_jax run with no output until killed); also
 #: the most per pairing of ``agents.tournament.TournamentConfig``
 MAX_MATCHES = 10**7
 
@@ -100,7 +101,8 @@ MATMUL_DTYPES = ("float32", "bfloat16")
 
 def ascii_int(text: str) -> int:
     """The ``argparse`` type of an integer flag: ``int`` for ASCII text only
-    (:func:`~dominoes_env.core.validation.int_text`; ``--matches ١`` ran one match)."""
+    (:func:`~dominoes_env.core.validation.int_text`; ``--matches ١``, an Arabic-Indic digit,
+    is refused, not read as 1)."""
     return int_text(text)
 
 
@@ -257,8 +259,8 @@ def check_config(config: Any) -> None:
     :func:`config_field` allows (``choices``, ``low`` .. ``high``; a list field item by item;
     ``None`` where the default is ``None``), and store the coerced values. Call it from
     ``__post_init__``, so a configuration built in Python is held to the same rules as the
-    command line (``overwrite="no"`` was taken as true); the first bad field raises
-    ``ValueError`` (``TypeError`` for a wrong type) naming it."""
+    command line (``overwrite="no"`` is refused, not taken as true); the first bad field
+    raises ``ValueError`` (``TypeError`` for a wrong type) naming it."""
     for f in dataclasses.fields(config):
         object.__setattr__(config, f.name, _check_field(f, getattr(config, f.name)))
 
@@ -375,9 +377,8 @@ def config_parser(cls: type, prog: str, description: str, epilog: str | None = N
 
 def seed_value(text: str) -> int:
     """The ``argparse`` type of every ``--seed``: an integer 0..2**64 - 1
-    (:data:`~dominoes_env.core.validation.MAX_SEED`), the one rule for seeds; out of range, one
-    ``error:`` line naming the range (a negative seed ran in some programs and was refused by
-    others, and one past 2**63 ended train_jax in a traceback)."""
+    (:data:`~dominoes_env.core.validation.MAX_SEED`), the one rule for seeds in every program;
+    out of range (negative, or past 2**64 - 1), one ``error:`` line naming the range."""
     try:
         value = int_text(text)
     except ValueError:

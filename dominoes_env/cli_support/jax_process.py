@@ -5,10 +5,10 @@ checked for use, 32 bits), as ``python -m experiments.train_jax`` starts.
 The compilation cache matters on a CPU: compiling a trainer's update takes a minute on a
 small machine, and JAX keeps what it compiled on disk for the next run of the same settings.
 Two things can go wrong there that JAX does not handle in one line: a folder that cannot hold
-the cache (:func:`cache_folder_problem`: JAX warned in many lines at every compilation, the
+the cache (:func:`cache_folder_problem`: JAX warns in many lines at every compilation, the
 cache silently off) and an entry cut short by a full disk (:func:`cache_entry_damaged`: JAX
-never replaces an entry, so the damage was for good); :func:`checked_cache` says the first in
-one warning line and removes the second.
+never replaces an entry, so the damage would be for good); :func:`checked_cache` says the first
+in one warning line and removes the second.
 
 Nothing here imports JAX at import time; :func:`setup_jax` imports it, after setting
 ``XLA_FLAGS``."""
@@ -36,8 +36,8 @@ COLLECTIVE_FLAGS = {"xla_cpu_collective_call_terminate_timeout_seconds": 3600,
 def patient_collectives(flags: str) -> str:
     """``flags`` (an ``XLA_FLAGS`` value) with :data:`COLLECTIVE_FLAGS` added, keeping any of
     them the user set. A value that does not start with ``-`` names a file XLA reads its flags
-    from, and is kept as it is (flags added after it made XLA look for a file of that whole
-    name, so a good flags file failed).
+    from, and is kept as it is (flags added after it would make XLA look for a file of that
+    whole name, and a good flags file would fail).
 
     >>> flags = patient_collectives("--xla_cpu_collective_timeout_seconds=5").split()
     >>> flags[0], len(flags)
@@ -59,9 +59,9 @@ def setup_jax(devices: int = 0) -> None:
     ``~/.cache/straight-dominoes/jax``): compiling the game takes a minute on a small CPU.
 
     One CPU device is the default: two devices on 2 cores gave 4-7% more steps per second, but
-    XLA's CPU all-reduce can wait forever for the other device's thread (a 4-player run on a
-    quiet 2-core machine hung in its first update's rendezvous; a busy one aborted after 40 s),
-    and one device's intra-op threads use every core anyway.
+    XLA's CPU all-reduce can wait forever for the other device's thread (measured: a 4-player
+    run on a quiet 2-core machine hangs in its first update's rendezvous; a busy one aborts
+    after 40 s), and one device's intra-op threads use every core anyway.
 
     A run is 32-bit whatever ``JAX_ENABLE_X64`` says (:func:`jax_in_32_bits`)."""
     os.environ["XLA_FLAGS"] = patient_collectives(os.environ.get("XLA_FLAGS", ""))
@@ -80,7 +80,7 @@ def setup_jax(devices: int = 0) -> None:
 def checked_cache(cache: str) -> str | None:
     """``cache`` made ready to hold the compilation cache, or ``None`` when it cannot, with
     one warning line; once a process for each folder (``setup_jax`` runs at a command's start
-    and again as train_jax's run starts: a folder that could not be used was warned about twice)."""
+    and again as train_jax's run starts, and a folder that cannot be used is warned about once)."""
     problem = cache_folder_problem(cache)
     if problem:  # JAX warned in many lines at every compilation, the cache silently off
         print(f"warning: compiled updates are not kept on disk: {cache!r} {problem}",
@@ -121,8 +121,8 @@ def remove_damaged_cache_entries(folder: str) -> list[str]:
     (all of them at the first) that are damaged (:func:`cache_entry_damaged`); their names.
 
     JAX writes an entry in place and never replaces one that exists, so an entry cut short
-    by a full disk was kept for good: every later run of those settings warned "Error reading
-    persistent compilation cache entry" in many lines and compiled again. Removed, it is
+    by a full disk would stay for good: every later run of those settings would warn "Error
+    reading persistent compilation cache entry" in many lines and compile again. Removed, it is
     compiled and written whole by this run. (An entry that decompresses but that XLA cannot
     load is still JAX's to warn about.)"""
     stamp = os.path.join(folder, CACHE_CHECKED)

@@ -77,8 +77,8 @@ def jax_setting_problem(err: ValueError) -> str | None:
     JAX reads its ``JAX_*`` variables as it is imported and raises on a value it cannot take
     (``JAX_ENABLE_X64=banana``: "invalid truth value ..."; ``JAX_DEFAULT_MATMUL_PRECISION=bogus``:
     "Invalid value ... for JAX flag jax_default_matmul_precision"): train_jax, the JAX
-    benchmarks and ``replay --backend jax`` ended in a traceback of 30 to 40 lines. The
-    variable is the one the message names (by its own name or its flag's, the lower-case
+    benchmarks and ``replay --backend jax`` end with this line, not a traceback of 30 to 40
+    lines. The variable is the one the message names (by its own name or its flag's, the lower-case
     name); where the message names none, every ``JAX_*`` variable set is listed."""
     import re
 
@@ -165,9 +165,9 @@ def jax_cannot_start(err: BaseException) -> str | None:
     """Why JAX could not start the backend the environment asks for, if ``err`` is that
     (``None`` otherwise): ``JAX_PLATFORMS=tpu`` on a machine without one raises "Unable to
     initialize backend 'tpu': ...", and ``JAX_PLATFORMS=cuda`` without CUDA a bare
-    ``AssertionError`` (JAX finds no default backend). Both ended train_jax, the JAX benchmarks
-    and ``replay --backend jax`` in a traceback: the user's setting, not a fault of the
-    program."""
+    ``AssertionError`` (JAX finds no default backend). Both are the user's setting, not a fault
+    of the program: train_jax, the JAX benchmarks and ``replay --backend jax`` end with this
+    one line, not a traceback."""
     if type(err) is RuntimeError and str(err).startswith("Unable to initialize backend"):
         return str(err)
     platforms = os.environ.get("JAX_PLATFORMS")

@@ -17,15 +17,15 @@ from collections.abc import Sequence
 from ..core.validation import short_repr
 from .errors import CommandError, RefusedError
 
-#: the most characters of a path an error line quotes (an 8,000-character --html path made one
-#: error line of 8,383 characters)
+#: the most characters of a path an error line quotes (an 8,000-character --html path stays
+#: one short line)
 QUOTE_LIMIT = 200
 
 
 def shown_path(path: str | os.PathLike) -> str:
     r"""``path`` as a program's result line shows it: as it is where every character prints, else
-    quoted with Python's escapes (``--out $'esc\x1b[31mRED\nx'`` was shown raw: the terminal
-    turned red and the line split in two).
+    quoted with Python's escapes, so that a name with control characters
+    (``$'esc\x1b[31mRED\nx'``) neither colours the terminal nor splits the line.
 
     >>> shown_path("runs/a b"), shown_path("esc\x1b[31m\nx")
     ('runs/a b', "'esc\\x1b[31m\\nx'")
@@ -100,8 +100,8 @@ def check_output_file(path: str | os.PathLike, flag: str, *, overwrite: bool = F
 
 def _cwd_gone(text: str) -> str:
     """What to add to an error about the relative path ``text`` when the working directory no
-    longer exists (removed while a shell stood in it): ``play --save s.json`` there ended in a
-    FileNotFoundError traceback with no file name."""
+    longer exists (removed while a shell stood in it; ``play --save s.json`` there): a hint to
+    give an absolute path or cd to a folder that exists, else ``""``."""
     if os.path.isabs(text):
         return ""
     try:
@@ -158,9 +158,8 @@ def check_out_dir(out: str | os.PathLike, flag: str = "--out", *,
 def check_utf8_name(text: str, flag: str = "--out") -> None:
     r""":class:`RefusedError` unless the path ``text`` is UTF-8 text: a name with bytes that
     are not (``--out $'run\xff'``, which Python holds as ``'run\udcff'``) is refused for the
-    folders of the trainers, whose TensorBoard writers take only such names (``train_ppo``
-    ended in a ``UnicodeEncodeError`` traceback, ``train_jax`` in a line naming no file, both
-    after making the run's folder).
+    folders of the trainers, whose TensorBoard writers take only such names. Call it before
+    the run's folder is made: the refusal names the path and nothing is written.
 
     >>> check_utf8_name("runs/é")
     >>> check_utf8_name("runs/\udcff")
@@ -189,7 +188,7 @@ def paths_in_specs(specs: Sequence[str]) -> list[str]:
     """The files and folders that agent specs name (``ppo:runs/a/policy.npz``,
     ``guided:policy=p.npz``): the inputs a command that plays them reads. A folder where a
     policy file goes (``ppo:.``) is a :class:`RefusedError` saying so, before an output is
-    compared with it: it was refused as the input that ``--out`` lies in.
+    compared with it (so the refusal names the spec, not ``--out``).
 
     >>> paths_in_specs(["greedy", f"ppo:{os.devnull}"])
     ['/dev/null']

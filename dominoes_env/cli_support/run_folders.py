@@ -332,9 +332,9 @@ def _refuse_continuing(text: str, real: str, marker: dict[str, Any] | None, sett
 def _refuse_removing_the_working_directory(text: str, real: str, outputs: Sequence[str],
                                            flag: str) -> None:
     """:class:`RefusedError` if replacing the run in ``real`` (:func:`start_run_folder`) would
-    remove the working directory: ``--out .. --overwrite`` run from inside the run's
-    ``records/`` removed the old run, working directory and all, then could not write the new
-    one (``..`` no longer led anywhere) and said the finished matches were kept."""
+    remove the working directory (``--out .. --overwrite`` run from inside the run's
+    ``records/``): the new run could not be written once ``..`` leads nowhere, so nothing is
+    removed."""
     import fnmatch
 
     try:

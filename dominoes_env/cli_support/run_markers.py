@@ -38,9 +38,9 @@ def marker_damage(folder: str | os.PathLike) -> str:
 
 def read_marker(folder: str | os.PathLike) -> tuple[dict[str, Any] | None, str]:
     """``(marker, what is wrong with it)``: see :func:`read_run_marker`. Strict as the other
-    readers of untrusted JSON are: UTF-8 (a byte order mark allowed), no key twice in an
-    object; UTF-16 was taken (``json.loads`` of bytes guesses the encoding) and a second
-    ``"program"`` won without a word."""
+    readers of untrusted JSON are: UTF-8 only (a byte order mark allowed; UTF-16, which
+    ``json.loads`` of bytes would guess and take, is damage), and no key twice in an object (a
+    second ``"program"`` is damage, not the one that counts)."""
     import stat
 
     from ..core.atomic_files import entry_kind

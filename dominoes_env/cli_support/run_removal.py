@@ -110,14 +110,14 @@ def clear_run(out: str | os.PathLike, programs: Sequence[str], *,
     patterns) :data:`PROGRAM_OUTPUTS` lists for the run's program (``only``: those of them;
     ``None``: all, and the run marker last), as ``--overwrite`` does; the user's other files
     stay. Returns the names removed. A link among them is removed as a link: nothing outside
-    the folder is ever removed (a ``records`` link to the user's shards had them deleted).
+    the folder is ever removed (a ``records`` link to the user's shards leaves the shards).
 
     The folder must be such a run's: its run marker names one of ``programs``; or it has none
     (a run written before markers, or by a function that writes none) and ``proof(out)`` finds
     nothing wrong (it returns what is missing: ``"no benchmark.json"``). Anything else is a
     :class:`RefusedError` (a ``ValueError``) naming the folder, and nothing is removed: a
-    symbolic link, a damaged marker, another program's run (a dataset's ``config.json`` and
-    ``matches.jsonl`` went with a tournament's clear), a folder of the user's files. A folder
+    symbolic link, a damaged marker, another program's run (a tournament's clear never takes
+    a dataset's ``config.json`` and ``matches.jsonl``), a folder of the user's files. A folder
     that is missing or holds none of those names is left as it is."""
     import fnmatch
     import shutil

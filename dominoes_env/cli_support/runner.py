@@ -54,12 +54,11 @@ class QuietStream:
     one in ``sys.stderr`` and ``sys.stdout``): what it is given is written to the stream it
     wraps until a write or a flush fails (``2>/dev/full``, ``| head -c1``, a pipe whose reader
     went away), and dropped quietly from then on; ``error`` keeps the first failure.
-    Standard error carries progress bars and notes, never the work: a progress bar's failed
-    write ended ``train_jax`` after its first evaluation with no checkpoint, a tournament before
-    its first match, and a finished one with status 2 for its last line. A trainer's standard
-    output carries its progress lines: ``train_jax ... | head -c1`` stopped the training at its
-    first line with no checkpoint; the runner lets the command end its work and then says, on
-    one line, that the output was lost. Everything else is the wrapped stream's (``isatty``,
+    Standard error carries progress bars and notes, never the work, so a progress bar's failed
+    write stops no training, no tournament, and no finished run's last line. A trainer's
+    standard output carries its progress lines: under ``train_jax ... | head -c1`` the training
+    goes on to its checkpoint; the runner lets the command end its work and then says, on one
+    line, that the output was lost. Everything else is the wrapped stream's (``isatty``,
     ``encoding``, ``fileno``...)."""
 
     def __init__(self, stream: Any) -> None:
@@ -133,7 +132,7 @@ def lost_output_message(stream: QuietStream) -> str:
 
 #: the longest word (a run of characters without a space) an error line shows whole: a
 #: value the line quotes (``--agents X``, ``--players X``, ``replay X``) is cut to its first
-#: and last characters past it (a 100,000-character value made a 100 KB line)
+#: and last characters past it (so a 100,000-character value never makes a 100 KB line)
 WORD_LIMIT = 500
 
 
@@ -301,7 +300,7 @@ def _or_replace(mode: str) -> str:
     """The name of an error handler that does what ``mode`` does where it can and writes ``?``
     where it cannot (registered on first use): in the C locale Python writes standard output
     with ``surrogateescape``, which keeps a file name's undecodable bytes as they were but
-    failed on the pictures' ``·``; switching it to plain ``replace`` would turn those bytes
+    fails on the pictures' ``·``; switching it to plain ``replace`` would turn those bytes
     into ``?`` too. ``strict`` is plain ``replace``."""
     import codecs
 
@@ -331,9 +330,8 @@ def _tolerant_output() -> None:
     (``PYTHONIOENCODING=ascii``, an ASCII or cp1252 terminal, the C locale) shows ``?`` for the
     pictures' ``·`` and the tables' ``±`` instead of stopping the command with a
     ``UnicodeEncodeError`` traceback. Every error mode that is not already tolerant is
-    switched: the C locale's ``surrogateescape`` failed on ``·`` as ``strict`` does (``play``
-    ended in a traceback, ``replay`` and the tournament lost their output and said the output
-    was closed)."""
+    switched, the C locale's ``surrogateescape`` too (it fails on ``·`` as ``strict`` does), so
+    ``play``, ``replay`` and the tournament write their whole output."""
     import codecs
 
     for stream in (sys.stdout, sys.stderr):
@@ -362,9 +360,9 @@ def _ignore_signals(*names: str) -> None:
 def say_finished(line: str, file=None) -> None:
     """Print a command's last line (``"results: X"``), after which it has ended: Ctrl-C,
     SIGTERM and SIGHUP are ignored from here until :func:`run_command` returns (it puts the
-    handlers back). A Ctrl-C that landed just after the demo's "demo finished ...; results in
-    X" ended the finished run with status 130; one that lands before this line is printed
-    still stops the command, saying so."""
+    handlers back), so a Ctrl-C that lands just after the line (the demo's "demo finished ...;
+    results in X") leaves the finished run's status as it is; one that lands before this line
+    is printed still stops the command, saying so."""
     _ignore_signals("SIGINT", "SIGTERM", "SIGHUP")
     print(line, file=sys.stdout if file is None else file)
 
@@ -375,16 +373,16 @@ class HeldSignals:
     Delivered means passed to the handler the signal would have met, so a Ctrl-C raises
     ``KeyboardInterrupt`` and the runner's SIGTERM / SIGHUP raise :class:`Stopped` there, as
     they would have where the signal came. Once a stop is delivered, later signals are dropped
-    until the block ends (the runner drops a second SIGTERM the same way; a second Ctrl-C no
-    longer cuts short the save that follows a stop). :func:`signals_held` makes one.
+    until the block ends (the runner drops a second SIGTERM the same way, and a second Ctrl-C
+    never cuts short the save that follows a stop). :func:`signals_held` makes one.
 
-    Python raises a signal's exception wherever the main thread happens to be: inside torch's
-    zip writer (which then raised its own ``RuntimeError``, "unexpected pos", in place of the
-    interruption: a traceback, status 1, half a checkpoint), or inside JAX's or TensorBoard's
-    Python code while they hold a lock that the save after the stop needs again (``train_jax``
-    sent SIGTERM then never ended: nothing printed after 300 s). Held, it is raised only in
-    the program's own code. Outside the main thread (where handlers cannot be set) nothing is
-    held."""
+    Unheld, Python raises a signal's exception wherever the main thread happens to be: inside
+    torch's zip writer (which then raises its own ``RuntimeError``, "unexpected pos", in place
+    of the interruption: a traceback, status 1, half a checkpoint), or inside JAX's or
+    TensorBoard's Python code while they hold a lock that the save after the stop needs again
+    (``train_jax`` sent SIGTERM would then never end: nothing printed after 300 s). Held, it
+    is raised only in the program's own code. Outside the main thread (where handlers cannot
+    be set) nothing is held."""
 
     def __init__(self) -> None:
         self.came: list[int] = []
@@ -506,7 +504,7 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
             return 2
         if _file_named(err) is not None and err.errno is not None:
             # a file or folder removed, made read-only or replaced under a running command
-            # (train_jax's --out removed mid-run ended in a FileNotFoundError traceback)
+            # (train_jax's --out removed mid-run): one line, not a traceback
             print_error(f"{_file_named(err)!r}: {err.strerror or os.strerror(err.errno)}")
             return 2
         raise
@@ -558,9 +556,9 @@ def _stop_behind(err: Exception,
 
 def _file_named(err: OSError) -> str | None:
     """The name of the file ``err`` is about, or ``None`` where it names none. An error of a
-    file opened by its descriptor carries the descriptor (an ``int``) as its file name: the
-    runner's own handler ended in a ``TypeError`` traceback decoding it (a run folder whose
-    ``run.json`` was a folder); it is named as the descriptor."""
+    file opened by its descriptor carries the descriptor (an ``int``) as its file name (a run
+    folder whose ``run.json`` is a folder): it is named as the descriptor,
+    ``<file descriptor N>``, never decoded as a path."""
     name = err.filename
     if isinstance(name, int) and not isinstance(name, bool):
         return f"<file descriptor {name}>"
@@ -606,17 +604,17 @@ def end_program(status: int) -> None:
 
     A program stopped by a signal (status 129, 130, 143) after JAX has started ends at once,
     its output flushed, without the interpreter's teardown: a Ctrl-C that lands while XLA
-    compiles leaves XLA's threads at work, and the teardown beside them ended in a
-    segmentation fault (status -11 after ``error: interrupted``) in about a third of such
-    ``bench_jax`` runs. Every other ending is ``sys.exit(status)``.
+    compiles leaves XLA's threads at work, and a teardown beside them ends in a segmentation
+    fault (status -11 after ``error: interrupted``) in about a third of such ``bench_jax`` runs
+    (measured). Every other ending is ``sys.exit(status)``.
 
     A stopped program ignores further Ctrl-C, SIGTERM and SIGHUP while it ends: a second
-    Ctrl-C 20 ms after the first (a terminal sends it to the workers too) landed in the
-    teardown, and the program died of it (status -2) after saying how it had stopped. So does
-    a program that ended otherwise: it has said how it ended too, and a Ctrl-C in its teardown
-    (Python puts the signals' default actions back as it starts tearing down: only an
-    ignored signal stays ignored) killed the demo (status 130 in the shell) after its last
-    line said "demo finished"."""
+    Ctrl-C 20 ms after the first (a terminal sends it to the workers too) would land in the
+    teardown and kill the program (status -2) after it said how it had stopped. So does a
+    program that ended otherwise: it has said how it ended too, and a Ctrl-C in its teardown
+    (Python puts the signals' default actions back as it starts tearing down: only an ignored
+    signal stays ignored) would kill it (status 130 in the shell) after its last line (the
+    demo's "demo finished")."""
     _ignore_signals("SIGINT", "SIGTERM", "SIGHUP")
     if status in (129, 130, 143):
         sys.unraisablehook = _drop_unraisable  # what was left half-built stays quiet

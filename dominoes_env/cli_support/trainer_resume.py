@@ -10,16 +10,16 @@ import os
 def run_of_checkpoint(checkpoint: str) -> str:
     """The run folder of a trainer's checkpoint: ``X`` for ``X/checkpoint.npz`` (train_jax)
     and for ``X/checkpoints/last.zip`` (train_ppo), where ``--resume`` without ``--out``
-    continues the run (a stopped run says "continue with --resume X/checkpoint.npz"; without
-    ``--out`` the run went on in the trainer's default folder, in silence).
+    continues the run (a stopped run says "continue with --resume X/checkpoint.npz", and that
+    command continues in ``X``, not in the trainer's default folder).
 
     >>> run_of_checkpoint("runs/a/checkpoint.npz"), run_of_checkpoint("r/checkpoints/last.zip")
     ('runs/a', 'r')
     >>> run_of_checkpoint("checkpoint.npz")
     '.'
 
-    A folder is refused (``ValueError``): its parent was taken for the run, and the refusal
-    then named that folder as ``--out`` ("holds files that are not a run's").
+    A folder is refused (``ValueError`` naming it, with a hint to name the checkpoint file in
+    it), not taken for a checkpoint whose run is its parent.
     """
     if os.path.isdir(checkpoint):
         raise ValueError(f"--resume {checkpoint!r} is a folder; name the checkpoint file in it "
@@ -31,9 +31,9 @@ def run_of_checkpoint(checkpoint: str) -> str:
 
 
 def nothing_to_train(resume: str, steps: int, total: int) -> str | None:
-    """What to say when ``--resume`` is at ``--total-steps`` or past it: nothing is trained,
-    and the run's last line says it trained the checkpoint's steps ("trained 300,000 steps"
-    for --total-steps 200000, in silence)."""
+    """What to say when ``--resume`` is at ``--total-steps`` or past it (``None`` below it):
+    nothing is trained, and the note says so and how to train on, so that the run's last line
+    ("trained 300,000 steps" for --total-steps 200000) is not read as new training."""
     if steps < total:
         return None
     return (f"note: --resume {resume} is at step {steps:,}, not below --total-steps {total:,}: "

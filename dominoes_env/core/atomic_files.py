@@ -42,8 +42,8 @@ _MAX_TEMPORARY_STEM = 200
 
 def _temporary_prefix(path: str) -> str:
     """``.NAME-tmp-``: how the temporary files of ``path`` begin (the writer's process id
-    follows). A long ``NAME`` is cut, with a digest of the whole name after the cut (a file
-    named with 240 characters could not be written: its temporary file's name was too long).
+    follows). A long ``NAME`` is cut, with a digest of the whole name after the cut, so that
+    any file name the file system allows (240 characters, say) has a temporary name it allows.
 
     >>> len(_temporary_prefix("x" * 250).encode()) <= _MAX_TEMPORARY_STEM + 6
     True
@@ -113,10 +113,9 @@ _WATCHED: dict[str, tuple[str, int, int]] = {}
 def watch_folder(path: str | os.PathLike, fd: int) -> None:
     """Check, before each write inside the folder ``path`` (:func:`atomic_write`,
     :func:`appending`, :func:`writes_to`, :func:`check_folder_there`), that it is still the
-    folder open as ``fd``: a tournament whose ``--out`` was removed while it ran wrote on into
-    its unlinked ``matches.jsonl``, made the folder again for its next shard and summary, and
-    ended with status 0 and a summary calling the run complete, its matches lost
-    (:class:`FolderReplacedError` now). One ``stat`` a write."""
+    folder open as ``fd``, else :class:`FolderReplacedError`. So a run whose ``--out`` is
+    removed while it runs stops saying so: it never writes on into an unlinked file, makes the
+    folder again, or ends with status 0 calling the run complete. One ``stat`` a write."""
     info = os.fstat(fd)
     text = os.path.abspath(os.fspath(path))
     _WATCHED[os.path.realpath(text)] = (text, info.st_dev, info.st_ino)
@@ -321,8 +320,8 @@ def check_output_path(path: str | os.PathLike, *, name: str = "path",
     """The output policy of the library's file writers (records, policies), checked before
     anything is written; returns ``path`` as text. ``path`` is a new file or an existing
     regular one: a symbolic link, a folder, a device, a FIFO or a socket is a ``ValueError``
-    naming ``name`` (:func:`atomic_write`'s rename would put a regular file in its place: a
-    device node such as ``/dev/full``, a FIFO, the link itself were replaced); with
+    naming ``name`` (:func:`atomic_write`'s rename would put a regular file in its place,
+    replacing a device node such as ``/dev/full``, a FIFO or the link itself); with
     ``overwrite=False`` an existing file is a ``FileExistsError``; a non-path a ``TypeError``.
 
     >>> check_output_path("/dev/null")

@@ -8,8 +8,8 @@ fields (``ev.seat``, ``ev.tile``, ``isinstance(ev, Play)``).
 
 A finished hand's :attr:`~dominoes_env.core.HandState.outcome` is an :class:`Outcome`: how it
 ended (``"domino"`` or ``"blocked"``), who went out, and the :class:`Award` (``None`` for a
-blocked hand with tied fewest pips). ``result`` and ``award`` stay the 2-tuples they were
-(now :class:`Result` and :class:`Award`).
+blocked hand with tied fewest pips). ``result`` and ``award`` are 2-tuples (the named tuples
+:class:`Result` and :class:`Award`), so code that unpacks them as pairs reads them unchanged.
 
 >>> ev = Play(1, 109, 15)
 >>> ev, ev == ("play", 1, 109, 15), ev.tile, ev.end

@@ -107,9 +107,11 @@ class HandState:
     ):
         """Low-level constructor from a deal given as bitmask hands and the boneyard's tile
         indices in draw order; prefer :meth:`deal` / :meth:`from_tiles`. The deal is checked
-        (:func:`_checked_deal`): a ``ValueError`` / ``TypeError`` names what is wrong. A
-        negative hand made the first play loop for ever, and hands that overlapped, a third
-        hand at two players or a boneyard tile 99 were played as a game."""
+        (:func:`_checked_deal`): ``hands`` must be one bitmask per seat of ``hand_size``
+        tiles of the set each, ``boneyard`` tile indices of the set, and together they must
+        hold every tile of the set exactly once; a ``ValueError`` / ``TypeError`` names what is
+        wrong otherwise (a negative or overlapping hand, a hand too many, a tile index past
+        the set)."""
         self._setup(rules, *_checked_deal(rules, hands, boneyard), leader)
 
     @classmethod
@@ -231,8 +233,9 @@ class HandState:
         ``boneyard`` the tiles left in the boneyard, in the order they would be drawn. Used by
         search agents to simulate from a sampled deal (determinization). The guess must fit
         the view (:func:`_guess_problem`): each seat holds as many tiles as the view says, and
-        the hands, the boneyard and the layout hold every tile once (hands holding tiles in the
-        layout, a hand short of its tiles or a boneyard of one tile repeated were played out).
+        the hands, the boneyard and the layout hold every tile once; a guess that does not
+        (a hand holding a tile of the layout, a hand short of its tiles, a boneyard tile
+        repeated) is a ``ValueError`` naming what does not fit.
         """
         if not isinstance(view, SeatView):  # None was an AttributeError
             raise TypeError(f"view={short_repr(view)} must be a SeatView, not "

@@ -76,7 +76,8 @@ GZIP_RECORDS_SUFFIX = ".jsonl.gz"
 
 def is_gzip_records_name(path: str | os.PathLike) -> bool:
     """Whether ``path``'s name ends with :data:`GZIP_RECORDS_SUFFIX`, in any case: a file
-    system may keep ``X.JSONL.GZ`` as it was written, and it was written as plain JSON."""
+    system may keep ``X.JSONL.GZ`` as it was written, and such a name is written as a gzip
+    shard too, never as plain JSON."""
     return os.fspath(path).lower().endswith(GZIP_RECORDS_SUFFIX)
 
 
@@ -107,7 +108,7 @@ def record_text(record: Any, separators: tuple[str, str] | None = None) -> str:
     """The JSON text of ``record`` (``json.dumps`` with ``separators``), checked as every
     record writer checks it: a game record's shape (:func:`record_shape_problem`) and JSON
     that reads back as the record (:func:`~dominoes_env.core.validation.dump_json`: no NaN,
-    which was written as ``NaN``, and text keys only: ``{1: 2, "1": 3}`` was written as an
+    which JSON has no word for, and text keys only, since ``{1: 2, "1": 3}`` would be an
     object holding a key twice, which no reader takes); :class:`RecordError` naming the
     problem."""
     problem = record_shape_problem(record)
@@ -127,11 +128,11 @@ def write_record(record: dict[str, Any], path: str | os.PathLike, *,
 
     ``record`` has a game record's shape (:func:`record_shape_problem`), is JSON (no NaN) and
     replays, as the JSON written, by the rules (:func:`replay_steps`, the check of ``replay``
-    and the viewer): :class:`RecordError` naming the problem otherwise (``{}``, and a record
-    whose hand 0 had leader 5 or an illegal play, were written as "records" no replay takes).
+    and the viewer): :class:`RecordError` naming the problem otherwise (``{}``, a record whose
+    hand 0 has leader 5 or an illegal play), so nothing is written that no replay takes.
     ``path`` follows :func:`~dominoes_env.core.atomic_files.check_output_path`: a symbolic
-    link, a folder, a device or a FIFO is a ``ValueError`` (each was replaced by the file),
-    and ``overwrite=False`` never replaces an existing file: ``FileExistsError`` instead."""
+    link, a folder, a device or a FIFO is a ``ValueError`` (never replaced by the file), and
+    ``overwrite=False`` never replaces an existing file: ``FileExistsError`` instead."""
     check_output_path(path, overwrite=overwrite)
     check_record_name(path)
     if not isinstance(record, dict):

@@ -123,8 +123,8 @@ class RuleConfig:
 
     def side_of(self, seat: int) -> int:
         """The side (scoring unit) of a seat: ``seat % 2`` in partnerships, else the seat. A
-        seat these rules do not have is a ``ValueError`` (``TypeError`` for no integer): seat
-        99 was side 99, and ``"x"`` side ``"x"``."""
+        seat these rules do not have (99 at two players) is a ``ValueError``, and one that is
+        no integer (``"x"``) a ``TypeError``."""
         try:
             if seat.__class__ is not bool and seat >= 0:  # True was seat 1
                 return self._sides[seat]

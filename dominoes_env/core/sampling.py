@@ -38,8 +38,8 @@ from .view import SeatView
 
 
 def check_view(view: SeatView, name: str = "view") -> SeatView:
-    """``view`` if it is a :class:`SeatView`, else a ``TypeError`` naming what came instead (a
-    ``HandState`` or ``None`` ended in ``AttributeError``)."""
+    """``view`` if it is a :class:`SeatView`, else a ``TypeError`` naming what came instead
+    (``None``, or a ``HandState``, with a hint to take ``hand.view(seat)``)."""
     if not isinstance(view, SeatView):
         hint = "; take one with hand.view(seat)" if isinstance(view, HandState) else ""
         raise TypeError(f"{name}={short_repr(view)} must be a SeatView, not "
@@ -52,10 +52,8 @@ def _checked(tiles: TileSet, unseen: int, sizes: Mapping[int, int], boneyard_siz
     """:class:`DealSampler`'s arguments as Python ints, checked: ``tiles`` a :class:`TileSet`,
     ``unseen`` a mask of its tiles, ``sizes`` and ``lacks`` mappings from seats (integers
     >= 0; a seat in ``lacks`` is one of ``sizes``) to integers, ``lacks`` masks of its pip
-    values; a ``TypeError`` / ``ValueError`` naming the argument otherwise. An unseen mask of
-    -1 or of bits past the set ended in an ``IndexError`` from the tables, a seat known to lack
-    values but holding no hidden tiles was ignored, and ``sizes=[1]`` or ``unseen=7.0`` ended
-    in an ``AttributeError``."""
+    values; a ``TypeError`` / ``ValueError`` naming the argument otherwise (``unseen=-1``,
+    ``unseen=7.0``, ``sizes=[1]``, a seat of ``lacks`` that is no seat of ``sizes``)."""
     if not isinstance(tiles, TileSet):
         raise ParameterTypeError(f"tiles={short_repr(tiles)} must be a TileSet (rules.tiles or "
                                  f"tile_set(max_pip)), not {type(tiles).__name__}")

@@ -132,8 +132,8 @@ def tile_set(max_pip: int = 6) -> TileSet:
 
 
 def iter_bits(mask: int):
-    """Yield the indices of the set bits of ``mask``, lowest first. A negative ``mask`` (bits
-    without end: the loop never ended) is a ``ValueError`` when the first index is asked for.
+    """Yield the indices of the set bits of ``mask``, lowest first. ``mask`` must be >= 0: a
+    negative one (bits without end) is a ``ValueError`` when the first index is asked for.
 
     >>> list(iter_bits(0b1010))
     [1, 3]

@@ -102,10 +102,11 @@ def as_int(name: str, value: Any, low: int | None = None, high: int | None = Non
 
 #: the largest seed: a seed is an unsigned 64-bit integer, 0..2**64 - 1, everywhere (every
 #: --seed flag and every API that takes one), the range of the seeds the project derives
-#: (``derive_seed``) and draws (``fresh_seed``, the AEC env's match seeds). A negative seed named
-#: the same deals as its absolute value (``random.Random(-1)`` is ``random.Random(1)``), and one
-#: past 2**63 ended train_jax in a traceback after its run folder was made. (The trainers built
-#: on stable-baselines3 and RLlib take 0..2**32 - 1: those seed numpy's legacy generator.)
+#: (``derive_seed``) and draws (``fresh_seed``, the AEC env's match seeds). A seed outside it is
+#: a ``ValueError`` where it is given, before anything is written; a negative seed would name
+#: the same deals as its absolute value (``random.Random(-1)`` is ``random.Random(1)``). (The
+#: trainers built on stable-baselines3 and RLlib take 0..2**32 - 1: those seed numpy's legacy
+#: generator.)
 MAX_SEED = 2**64 - 1
 
 
@@ -124,8 +125,7 @@ def as_seed(value: Any, name: str = "seed", *, optional: bool = False) -> int | 
 
 def check_rng(name: str, value: Any) -> Any:
     """``value`` if it is a ``random.Random`` (the generator the core deals and samples with),
-    else a :class:`ParameterTypeError` naming it: ``None`` or a seed given in its place ended
-    in ``AttributeError: ... has no attribute 'shuffle'``.
+    else a :class:`ParameterTypeError` naming it (``None``, or a seed given in its place).
 
     >>> check_rng("rng", 5)
     Traceback (most recent call last):
@@ -144,8 +144,8 @@ def int_text(text: str) -> int:
     """The integer a flag, a spec parameter or a typed move writes: ``int(text)``, for ASCII
     text only. Python's ``int`` also reads the digits of other scripts (``'١'`` is 1, and
     ``'٥'``, a five, looks like a zero), so a value could run as another number than the one
-    its reader sees; some readers refused them (JSON) and others took them. Nor is ``_``
-    taken, which Python reads as digit grouping: ``--matches 1_0`` ran 10 matches.
+    its reader sees, and JSON readers refuse them; here they are a ``ValueError``. So is
+    ``_``, which Python reads as digit grouping (``--matches 1_0`` would run 10 matches).
 
     >>> int_text(" 42 "), int_text("-7")
     (42, -7)
@@ -168,8 +168,8 @@ def int_text(text: str) -> int:
 
 def float_text(text: str) -> float:
     """``float(text)`` for ASCII text without ``_`` only (see :func:`int_text`), and not for a
-    number too small for a float: ``float("1e-400")`` is ``0.0``, and ``--move-timeout
-    1e-400``, a tiny limit, ran as 0, no limit at all.
+    number too small for a float: ``float("1e-400")`` is ``0.0``, so ``--move-timeout
+    1e-400``, a tiny limit, would run as 0, no limit at all; it is a ``ValueError``.
 
     >>> float_text("2.5e-3"), float_text("-0.0")
     (0.0025, -0.0)
@@ -279,14 +279,14 @@ class DuplicateKeyError(ValueError):
 
 class NestedTooDeeplyError(ValueError):
     """JSON of an untrusted file nests arrays or objects beyond Python's recursion limit
-    (:func:`parse_json`; ``json.loads`` raised ``RecursionError``, no ``ValueError``)."""
+    (:func:`parse_json`; a ``ValueError``, where ``json.loads`` raises ``RecursionError``)."""
 
 
 def utf8_text(data: bytes, *, bom: bool = True) -> str:
     r"""``data`` decoded as UTF-8 (with ``bom``, a byte order mark at its start allowed), else a
     ``ValueError`` naming the first byte that is not: what a reader of a JSON file written as
     UTF-8 decodes before :func:`parse_json` (``json.loads`` of bytes guesses the encoding, and
-    took UTF-16 and UTF-32 files).
+    would take UTF-16 and UTF-32 files).
 
     >>> utf8_text(b"\xef\xbb\xbf{}"), utf8_text(b"{}", bom=False)
     ('{}', '{}')
@@ -305,12 +305,11 @@ def utf8_text(data: bytes, *, bom: bool = True) -> str:
 def parse_json(text: str | bytes) -> Any:
     """JSON text read from an untrusted file (a record, a policy's or a checkpoint's metadata,
     a dataset's ``dataset.json``): ``json.loads`` but for an object that holds a key twice,
-    a :class:`DuplicateKeyError` (a ``ValueError``) naming the key. ``json.loads`` kept the last
-    value without a word, so a record with two ``"rules"`` was replayed by the second, where
-    another JSON reader may take the first. Arrays or objects nested deeper than Python's
-    recursion limit are a :class:`NestedTooDeeplyError` (a ``ValueError``) too: ``json.loads``
-    raised ``RecursionError``, which readers that catch ``ValueError`` let through as a
-    traceback.
+    a :class:`DuplicateKeyError` (a ``ValueError``) naming the key (``json.loads`` keeps the
+    last value without a word, where another JSON reader may take the first). Arrays or objects
+    nested deeper than Python's recursion limit are a :class:`NestedTooDeeplyError` (a
+    ``ValueError``) too, not ``json.loads``'s ``RecursionError``, so a reader that catches
+    ``ValueError`` catches every refusal.
 
     >>> parse_json('{"a": 1, "b": {"a": 2}}')
     {'a': 1, 'b': {'a': 2}}

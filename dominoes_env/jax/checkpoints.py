@@ -57,8 +57,9 @@ FORMAT = "straight-dominoes-train-jax/1"
 #: declaring more is refused before anything is allocated
 MAX_META_BYTES = 16 * 1024 * 1024
 #: the largest magnitude a checkpoint's float arrays may hold: a network's weights stay within
-#: hundreds and Adam's moments within the clipped gradients; finite weights or moments of 3e38
-#: turned the resumed run's first update to NaN, and the NaN run was saved over the checkpoint
+#: hundreds and Adam's moments within the clipped gradients. A checkpoint holding more is a
+#: ``ValueError`` (finite weights or moments of 3e38 would turn the resumed run's first update
+#: to NaN, and that run would then be saved over the checkpoint)
 MAX_MAGNITUDE = 1e6
 #: the most an int32 counter counts (optax's step counts stop there)
 MAX_COUNT = 2**31 - 1
@@ -70,10 +71,9 @@ SHAPE_FIELDS = ("players", "partnerships", "net", "critic", "obs_version", "num_
 #: what a checkpoint written before a shape field existed was trained with
 SHAPE_DEFAULTS = {"critic": "obs", "obs_version": 2}
 #: what a `--resume` must share with its checkpoint: the shapes, and the seed the run was
-#: started with. The run's key goes on from the checkpoint, so another `--seed` (which the
-#: run's folder did not compare: it is no setting of the update) changed only the seeds of its
-#: evaluation matches, and its config.json and policy.json then named a seed it was not
-#: trained from
+#: started with. The run's key goes on from the checkpoint, so another `--seed` (no setting of
+#: the update) would change only the seeds of its evaluation matches, and its config.json and
+#: policy.json would name a seed it was not trained from; it is refused instead
 RESUME_FIELDS = (*SHAPE_FIELDS, "seed")
 #: what a warm start (`--init`) from a checkpoint must share with it
 INIT_FIELDS = ("players", "partnerships", "net", "critic")
@@ -104,8 +104,8 @@ def save_checkpoint(runner: Mapping[str, Any], settings: Any, steps: int, wall: 
     """Write everything `runner` carries but the games in play to `path`, atomically, with
     `steps`, `wall` (seconds trained) and the run's `settings`. `steps` (an integer in
     0..`MAX_STEPS`) and `wall` (a number of seconds in 0..`MAX_WALL_S`) are checked first, by
-    the rules `read_checkpoint` reads them with: a NaN or a negative count replaced a good
-    checkpoint by one no `--resume` could read, and 2.7 or True was saved as 2 or 1."""
+    the rules `read_checkpoint` reads them with (`ValueError` / `TypeError` naming them, and
+    nothing written: a NaN, a negative count, 2.7 or True never replaces a good checkpoint)."""
     steps = as_int("steps", steps, 0, MAX_STEPS)
     wall = as_float("wall", wall, 0, MAX_WALL_S)
     leaves = jax.tree.leaves(_saved(runner))
@@ -147,9 +147,9 @@ def _check_saved_settings(where: str, saved: Mapping[str, Any], settings: Any) -
     """`ValueError` naming the first setting of a checkpoint's `saved` config that no run
     could have had: its table (the rules' own checks) and its `net`, and where `settings` is a
     configuration dataclass (`experiments.train_jax.Config`), each of its fields by the rules
-    of that field's flag (`check_settings`). `--resume` of a checkpoint saying
-    matmul='float16', target_score=-5 or update_epochs=-1 (which turned off the check of
-    the optimizer's step count) trained on."""
+    of that field's flag (`check_settings`): a checkpoint saying matmul='float16',
+    target_score=-5 or update_epochs=-1 (which would turn off the check of the optimizer's
+    step count) is refused, as the same flags on the command line are."""
     table = {name: saved[key] for key, name in (("players", "num_players"),
                                                 ("partnerships", "partnerships"),
                                                 ("target_score", "target_score"))
@@ -259,9 +259,9 @@ def _load_leaves(path: str | os.PathLike, expected: list, flag: str,
 
 def _whole(where: str, config: Mapping[str, Any], name: str) -> int | None:
     """The count `name` of a checkpoint's `config` that a check of its counters needs (`None`
-    where the config has none); `ValueError` where it is no whole number >= 1 (the check it
-    gates was skipped in silence: `restore` of a checkpoint whose config said
-    update_epochs=-1 let any optimizer step count through)."""
+    where the config has none); `ValueError` where it is no whole number >= 1, so that the
+    check it gates always runs (a config saying update_epochs=-1 would let any optimizer step
+    count through)."""
     if name not in config:
         return None
     value = config[name]
@@ -275,7 +275,7 @@ def _check_counters(where: str, paths: list[tuple[str, ...]], loaded: list[np.nd
                     names: list[str], meta: Mapping[str, Any]) -> None:
     """`ValueError` naming the first counter of a checkpoint out of the range of the run that
     wrote it (its `meta`): a negative one (Adam's step count at -1 divides by zero: the resumed
-    run's first update was NaN), an update count other than its steps' (`steps` over the
+    run's first update would be NaN), an update count other than its steps' (`steps` over the
     rollout of `num_envs` x `num_steps`), an optimizer step count other than its updates'
     (`num_minibatches` x `update_epochs` each), a snapshot count or index outside the
     snapshots it keeps (JAX clamps an index out of range, in silence)."""

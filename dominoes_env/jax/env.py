@@ -197,8 +197,8 @@ class Env(pgx.Env):
         """Play ``action`` for ``state.current_player`` (then the forced draws and passes).
         ``key`` deals the next hand of a match; it may be ``None`` with ``episode="hand"``.
         ``action`` is one integer code and ``key`` one PRNG key (as :meth:`init`'s): anything
-        else is a ``TypeError`` while tracing (a float action was truncated to a code), and an
-        action known outside jit that no int32 holds a ``ValueError``."""
+        else (a float action among them) is a ``TypeError`` while tracing, and an action known
+        outside jit that no int32 holds a ``ValueError``."""
         if key is None:
             if self._deal_next:
                 raise ValueError("step needs a key with episode='match': new hands are dealt "
@@ -301,7 +301,7 @@ class Env(pgx.Env):
         """``player_id``'s observation (the current player's by default): the float32 vector of
         :mod:`dominoes_env.obs` (of this env's ``obs_version``), bit for bit. A seat known
         outside jit (a Python, numpy or concrete JAX integer) is checked: ``ValueError`` for a
-        seat the game does not have, ``TypeError`` for one that is no integer (a float was
+        seat the game does not have, ``TypeError`` for one that is no integer (a float is never
         truncated to a seat). A traced seat's value cannot be checked, only its dtype."""
         self.check_state(state, "observe")
         if player_id is None:
@@ -315,9 +315,8 @@ class Env(pgx.Env):
         """``TypeError`` unless ``state`` is a :class:`State` of this env's game: every array
         but the observation of the shape and dtype this env's states have (static shapes only,
         as :func:`check_key` reads: a tracer's too, so a compiled step pays nothing). A state
-        of another game (other players or tiles) ended in JAX's "incompatible shapes for
-        broadcasting" from inside the step, or was observed as if it were this env's (a
-        double-nine state read by a double-six env), and ``None`` in an ``AttributeError``.
+        of another game (other players or tiles: a double-nine state given to a double-six
+        env) and ``None`` are refused here, before the step or the observation reads them.
         The observation is left out: an env of another ``obs_version`` observes and steps the
         same game."""
         if not isinstance(state, State):
@@ -418,8 +417,9 @@ def _raw_key_shape() -> tuple[int, ...]:
 def check_key(key, method: str) -> None:
     """``TypeError`` naming ``key`` unless it is one PRNG key: a typed key of shape ``()`` or
     a raw ``uint32`` key of the default generator's shape. Only the static shape and dtype are
-    read (a tracer's too), so the check costs nothing in a compiled step; ``None`` or an int
-    ended in "'NoneType' object has no attribute 'dtype'" from inside the deal."""
+    read (a tracer's too), so the check costs nothing in a compiled step. ``None`` and an int
+    are refused here, before the deal reads them; a batch of keys is refused with a hint to
+    ``jax.vmap`` the env's methods."""
     shape, dtype = getattr(key, "shape", None), getattr(key, "dtype", None)
     batch = False
     if shape is not None and dtype is not None:
@@ -439,12 +439,11 @@ def check_key(key, method: str) -> None:
 
 def _check_action(action, num_actions: int) -> None:
     """``TypeError`` unless ``action`` is an integer action code (a Python int or an integer
-    array of shape ``()``; static shape and dtype only, as :func:`check_key`): a float was
-    truncated to a code without a word. A value known outside jit that does not fit the int32
-    the step computes in is a ``ValueError``: 2**40 ended in an ``OverflowError`` from JAX's
-    dtype code, and numpy's ``int64(2**40)`` wrapped to code 0 and was played. (An int32
-    outside ``0..num_actions - 1`` is an illegal action, penalised as the env's docstring
-    says.)"""
+    array of shape ``()``; static shape and dtype only, as :func:`check_key`): a float is
+    refused, never truncated to a code. A value known outside jit that does not fit the int32
+    the step computes in (``2**40``, numpy's ``int64(2**40)``) is a ``ValueError``, never
+    wrapped to another code. (An int32 outside ``0..num_actions - 1`` is an illegal action,
+    penalised as the env's docstring says.)"""
     if isinstance(action, int) and not isinstance(action, bool):
         value = action
     else:
@@ -476,9 +475,9 @@ def _check_seat(player_id, n: int):
     """``player_id`` as :meth:`Env.observe` reads it: a seat ``0..n - 1`` known outside jit (a
     Python int, a numpy or concrete JAX integer of shape ``()``) as a Python int, else
     ``ValueError`` / ``TypeError`` naming it; a traced seat (under jit or vmap) as it is, once
-    its static shape and dtype are those of one integer. A float seat (1.0) was truncated to a
-    seat, and a concrete ``jnp.int32(7)`` at two players returned a vector for a seat that does
-    not exist."""
+    its static shape and dtype are those of one integer. A float seat (``1.0``) is a
+    ``TypeError``, and a concrete seat out of range (``jnp.int32(7)`` at two players) a
+    ``ValueError``."""
     shape, dtype = getattr(player_id, "shape", None), getattr(player_id, "dtype", None)
     if shape is not None and dtype is not None and not (
             tuple(shape) == () and jnp.issubdtype(dtype, jnp.integer)):

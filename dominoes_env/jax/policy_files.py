@@ -93,8 +93,8 @@ def _describe(value: Any) -> str:
 
 def _weights(path: str | os.PathLike, name: str, value: Any) -> np.ndarray:
     """``value`` as the float32 array ``name`` of the file at ``path``, or a
-    :class:`PolicyFileError` unless it holds real numbers: a complex array lost its imaginary
-    part with only a warning, and text or objects ended in numpy's own errors."""
+    :class:`PolicyFileError` unless it holds real numbers: a complex array (never cast to its
+    real part), text or objects are refused with the file and the array named."""
     try:
         array = np.asarray(value)
     except (TypeError, ValueError) as err:  # ragged lists

@@ -90,8 +90,8 @@ def opponent_slots(weights, num_envs: int) -> list[tuple[int, int, int]]:
     """`(kind, start, stop)` blocks of env indices, one per opponent kind with a positive
     weight (`weights` in the order of `OPPONENT_KINDS`), sized in proportion to the weights
     (largest remainders). An env keeps its opponent kind for the whole run, so each opponent
-    network runs on its own block only (drawing the kind per episode ran every opponent on
-    every env).
+    network runs on its own block only (drawing the kind per episode would run every opponent
+    on every env).
 
     >>> opponent_slots([0.35, 0.25, 0.35, 0.05, 0.0], 512)
     [(0, 0, 179), (1, 179, 307), (2, 307, 486), (3, 486, 512)]
@@ -313,10 +313,11 @@ class SelfPlay:
 
         A new game can end before the learner's first move in it: at four players without
         partnerships and without a boneyard, the learner's seat may pass through a whole hand
-        (one hand is an episode here). Replaced by the same `fresh` game, it ended the same way
-        again under opponents that play it the same way (greedy, a fixed policy), and the loop
-        never ended (a 4-player `train_jax` run hung in its 35th update). Such a game gets a
-        deal of its own: when one ends a second time in a call, `fresh` is dealt anew."""
+        (one hand is an episode here). Replaced by the same `fresh` game, it would end the same
+        way again under opponents that play it the same way (greedy, a fixed policy), and the
+        loop would never end (a 4-player `train_jax` run meets such a deal within tens of
+        updates). So such a game gets a deal of its own: when one ends a second time in a call,
+        `fresh` is dealt anew, and the loop ends."""
         seat = self.seat_of_side[games.side]  # its reward is the learner's side's
         n = games.side.shape[0]
 

@@ -22,8 +22,8 @@ from PIL import Image, ImageDraw, ImageFont
 from ..core.validation import as_int, short_repr
 from .layout import captions, ends_line, half_pips, place_tiles
 
-#: the largest width or height of a picture (an image of 100,000 pixels a side took all the
-#: memory)
+#: the largest width or height of a picture (an image of 100,000 pixels a side would take all
+#: the memory)
 MAX_SIDE = 4096
 
 SIZE = (960, 540)  # width, height in pixels

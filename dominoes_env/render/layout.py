@@ -114,8 +114,8 @@ def arms_of(state):
 
 def check_state(state) -> None:
     """``TypeError`` unless ``state`` is a hand a picture can be drawn of: a ``HandState`` or a
-    ``SeatView`` (the :class:`~dominoes_env.core.state.PublicState` protocol). ``None`` was an
-    ``AttributeError`` from deep inside the drawing."""
+    ``SeatView`` (the :class:`~dominoes_env.core.state.PublicState` protocol), checked before
+    any drawing starts (``None`` too)."""
     if not isinstance(state, PublicState):
         raise TypeError(f"state must be a HandState or a SeatView, not {type(state).__name__}")
 
