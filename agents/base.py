@@ -44,9 +44,8 @@ class AgentProtocol(Protocol):
 
 
 def _checks_its_view(act):
-    """``act`` behind a check that its ``view`` is a :class:`SeatView`: ``act(None)`` was an
-    ``AttributeError`` from deep inside each agent ('NoneType' object has no attribute
-    'legal'), where the API says what it expects in a ``TypeError``."""
+    """``act`` behind a check that its ``view`` is a :class:`SeatView`: anything else (``None``
+    too) is a ``TypeError`` saying what ``act`` expects, before the agent reads it."""
 
     @functools.wraps(act)
     def checked_act(self, view):

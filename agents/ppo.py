@@ -96,9 +96,8 @@ class NumpyPolicy:
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """Unmasked action logits for one observation ``(D,)`` or a batch ``(B, D)`` of finite
         numbers: ``TypeError`` for what is not numbers, ``ValueError`` for another shape,
-        NaN / infinite entries (``None`` was an IndexError, NaN gave NaN logits) or, where the
-        policy's metadata names its rules, a value outside what the encoder of its table
-        writes at any hand size (``1e38`` was played as if it were an observation)."""
+        NaN / infinite entries, or, where the policy's metadata names its rules, a value
+        outside what the encoder of its table writes at any hand size (``1e38``)."""
         return self._forward(self._observations(obs))
 
     def _observations(self, obs: Any) -> np.ndarray:
@@ -152,8 +151,8 @@ class NumpyPolicy:
 def check_logits(path: str | os.PathLike, logits: np.ndarray) -> np.ndarray:
     """``logits`` if they are all finite, else a :class:`PolicyFileError` naming the policy
     file ``path``: weights that each pass the format's bound (``MAX_WEIGHT``) can still compound,
-    layer after layer, past what a float holds, and NaN probabilities were played as the first
-    (or last) legal move without a word."""
+    layer after layer, past what a float holds, so NaN probabilities are never played as a
+    legal move."""
     if not np.isfinite(logits).all():
         raise PolicyFileError(path, "its network gives NaN or infinite logits (its weights "
                                     "compound past what a float holds); it cannot be played")
@@ -162,7 +161,7 @@ def check_logits(path: str | os.PathLike, logits: np.ndarray) -> np.ndarray:
 
 def _as_mask(mask: Any) -> np.ndarray:
     """``mask`` as a boolean array: booleans, or numbers that are each 0 or 1; ``ValueError``
-    for other numbers (a NaN mask was read as all legal: NaN is true), ``TypeError`` for what
+    for other numbers (a NaN mask is refused, never read as all legal), ``TypeError`` for what
     is not numbers."""
     raw = np.asarray(mask)
     if raw.dtype.kind == "b":
@@ -220,7 +219,7 @@ def shipped_policy_path(table: str | int | RuleConfig) -> Path:
     :class:`RuleConfig`, a table name of :data:`agents.tables.TABLES`, or a player count (its
     default rules: 4 is partnerships). A shipped policy plays its table's tiles (the default
     rules' double-six): rules with other tiles are a ``ValueError`` naming both, as no shipped
-    policy reads their observations (``RuleConfig(max_pip=9)`` was given ``ppo_2p.npz``).
+    policy reads their observations (``RuleConfig(max_pip=9)`` with ``ppo_2p.npz`` is refused).
 
     >>> shipped_policy_path(RuleConfig(num_players=4, partnerships=False)).name
     'ppo_4p_free_for_all.npz'
@@ -393,9 +392,8 @@ def random_policy_npz(path: str | os.PathLike, rules: RuleConfig, hidden=(64, 64
 
 
 def _hidden_widths(hidden) -> list[int]:
-    """``hidden`` as a list of layer widths, or ``ValueError`` / ``TypeError`` naming it: a
-    width of 0 ended in a ZeroDivisionError, ``hidden=8`` in Python's "Value after * must be
-    an iterable"."""
+    """``hidden`` as a list of layer widths, or ``ValueError`` / ``TypeError`` naming it:
+    widths must be integers >= 1 in a list (``0`` and a bare ``8`` are refused)."""
     if isinstance(hidden, (str, bytes)) or not hasattr(hidden, "__iter__"):
         raise ParameterTypeError(f"hidden={short_repr(hidden)} must be a list of layer "
                                  "widths, like (64, 64)")

@@ -52,7 +52,7 @@ def shipping_target(rules: RuleConfig) -> Path:
     (:func:`agents.ppo.shipped_policy_path`), which may not exist yet. Rules other than the
     table's default rules (another target score, other tiles...) are a ``ValueError`` naming
     both: the shipped file is the policy of the default rules, which ``ppo`` plays whatever the
-    target score, and a policy of ``target_score=100`` put there replaced it in silence."""
+    target score, so a policy of ``target_score=100`` never replaces the shipped one."""
     if not isinstance(rules, RuleConfig):
         raise TypeError(f"rules must be a RuleConfig, got {short_repr(rules)}")
     table = table_of(rules)

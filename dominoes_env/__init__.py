@@ -34,7 +34,8 @@ def _interrupt_is_one_line(kind, value, traceback, previous=_sys.excepthook) -> 
     ``error: interrupted`` instead of a traceback (Python then ends the process by SIGINT,
     status 130, as the shared runner ends an interrupted command); every other exception is
     printed as before. It is installed here, before anything else the package imports (its
-    :mod:`.startup` module took 2 to 10 ms more to load, in which a Ctrl-C was a traceback)."""
+    :mod:`.startup` module takes 2 to 10 ms more to load), so a Ctrl-C during the rest of the
+    import is one line too."""
     if isinstance(kind, type) and issubclass(kind, KeyboardInterrupt):
         try:
             if _sys.stderr is not None:  # closed by the caller (2>&-): print would use stdout

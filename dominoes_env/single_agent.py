@@ -322,7 +322,7 @@ class SingleAgentEnv(gymnasium.Env):
     def action_masks(self) -> np.ndarray:
         """Boolean mask of the legal action codes now (all False once the episode is over);
         the method sb3-contrib's ``MaskablePPO`` calls. Before :meth:`reset` there is no
-        position: ``RuntimeError`` (it was a mask with no legal action)."""
+        position: ``RuntimeError``."""
         if self.match is None:
             raise RuntimeError("call reset() first")
         mask = np.zeros(self.num_actions, dtype=bool)
@@ -348,7 +348,7 @@ class SingleAgentEnv(gymnasium.Env):
 
     def close(self) -> None:
         """End the environment (again: a no-op): a later ``reset()`` or ``step()`` raises
-        :class:`~.lifecycle.ClosedEnvironmentError` (they played on in silence)."""
+        :class:`~.lifecycle.ClosedEnvironmentError`."""
         self._closed = True
 
 

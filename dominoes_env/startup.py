@@ -17,8 +17,8 @@ and :func:`defer_interrupts_in_imports`, so that one that lands in a library's i
 not swallowed there.
 
 This module is the package's first import and imports nothing but ``sys`` itself (whatever
-else it uses is imported inside the function that uses it): ``importlib.abc`` here took about
-8 ms (typing, tempfile, shutil), before anything was installed.
+else it uses is imported inside the function that uses it): ``importlib.abc`` alone takes
+about 8 ms to import (typing, tempfile, shutil).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def redeliver_lost_interrupts(previous):
 
     A ``KeyboardInterrupt`` that SIGINT's handler raises while Python runs a finalizer or a gc
     callback (JAX's ``_xla_gc_callback``, often, while XLA compiles) cannot propagate: Python
-    printed "Exception ignored in ..." and the program ran on to its end (status 0). This hook
+    would print "Exception ignored in ..." and run on to its end (status 0). This hook
     sends the signal again from a thread once the hook has returned (sent while the hook still
     runs, its handler would raise inside the hook and be lost again: the thread waits for the
     hook to end, however slowly a busy machine runs it, then a moment more), so that it lands
@@ -112,11 +112,11 @@ def interrupts_outside_imports():
     Code run by an import is not ours, and some of it swallows any exception: every Cython
     module with typed memoryviews (``numpy.random``, which numpy imports on first use, and many
     more) registers its types with ``collections.abc.Sequence`` in a bare ``try/except: pass``,
-    so a Ctrl-C that landed there in the first 10 ms of ``np.random.default_rng`` vanished and
-    the program ran on to its end (1 of 40 timed tries; a fresh clone's ``make test`` at load
-    10 failed on it). Where the main thread is importing, the handler starts a thread that
-    sends the signal again once no import is left on the main thread's stack; a second Ctrl-C
-    while it waits is raised at once (an import that never ends cannot hold the program).
+    so a Ctrl-C that lands there in the first 10 ms of ``np.random.default_rng`` would vanish
+    and the program would run on to its end (measured: 1 of 40 timed tries). Where the main
+    thread is importing, the handler starts a thread that sends the signal again once no
+    import is left on the main thread's stack; a second Ctrl-C while it waits is raised at
+    once (an import that never ends cannot hold the program).
 
     The handler's ``retire()`` drops a Ctrl-C still waiting: the shared runner retires it when
     its command returns, so that the signal does not reach whatever the process runs next."""
@@ -219,8 +219,8 @@ def stop_signal_came() -> bool:
     """Whether a ``KeyboardInterrupt`` caught now may be a real stop: a stop signal came since
     the running command began watching (:func:`watch_stop_signals`), or none watches (a
     library's caller: every ``KeyboardInterrupt`` is then taken for a Ctrl-C). An agent whose
-    ``act()`` raised ``KeyboardInterrupt`` itself was taken for a Ctrl-C (status 130,
-    "interrupted"): where no signal came, it is the agent's error."""
+    ``act()`` raises ``KeyboardInterrupt`` itself, with no signal, is the agent's error, not a
+    Ctrl-C."""
     return _STOPS_CAME is None or bool(_STOPS_CAME)
 
 
@@ -231,9 +231,8 @@ def fill_closed_standard_streams() -> None:
     ``sys.stderr`` (``None`` then) get a stream on it: the program reads the end of its input,
     and its messages are dropped. ``sys.stdout`` gets :func:`closed_output`, whose writes fail
     as a closed descriptor's do (``EBADF``), so a program whose output is lost says so (one line,
-    status 2, as with ``| head -c1``) instead of ending with status 0 and nothing written.
-    Before, ``play <&-`` and every program with ``>&-`` ended in an ``AttributeError`` traceback
-    on ``None``, and an error line with stderr closed went to stdout (``print(file=None)``
+    status 2, as with ``| head -c1``) instead of ending with status 0 and nothing written; and
+    an error line with stderr closed is dropped, never written to stdout (``print(file=None)``
     writes there)."""
     import os
 

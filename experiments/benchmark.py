@@ -36,6 +36,7 @@ from agents.benchmark import (
     spec_slug,
 )
 from agents.benchmark.tables import MAX_MATCHES
+from agents.tournament.schedule import BYTES_PER_MATCH
 from dominoes_env.cli_support import (
     CommandError,
     check_config,
@@ -60,8 +61,6 @@ from dominoes_env.throughput import load_line
 PROGRAM = "experiments.benchmark"
 #: the most worker processes
 MAX_WORKERS = 1024
-#: memory one scheduled match of a cell takes while it plays (as in the tournament)
-BYTES_PER_MATCH = 2048
 
 
 @dataclass
@@ -120,6 +119,7 @@ def _main(args) -> int:
         bench = BenchmarkConfig(args.agent, panel=config.panel, tables=config.tables,
                                 matches=config.matches, seed=config.seed,
                                 rule_options=rule_options(args), max_hands=config.max_hands)
+        # a cell's matches, each counted as a tournament's scheduled match
         check_fits_in_memory(f"--matches {config.matches}", config.matches, BYTES_PER_MATCH)
         if config.resume and config.overwrite:
             raise ValueError("--resume continues a card and --overwrite starts it again: "

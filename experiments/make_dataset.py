@@ -20,11 +20,10 @@ import os
 from agents import datasets
 from agents.arena import DEFAULT_MAX_HANDS
 from agents.tournament.runner import OUTPUT_FILES, TournamentConfig, matches_kept
-from agents.tournament.schedule import scheduled_matches
+from agents.tournament.schedule import check_schedule_fits
 from dominoes_env.cli_support import (
     OneLineParser,
     ascii_int,
-    check_fits_in_memory,
     check_run_folder,
     end_program,
     is_stdout_error,
@@ -42,9 +41,6 @@ from dominoes_env.core.atomic_files import NO_ROOM_ERRNOS
 from dominoes_env.record_io import RECORDS_DIR
 from dominoes_env.rule_args import add_rule_arguments, rule_options
 
-#: memory a match takes while its games are played: its schedule entry and its result, as
-#: experiments.tournament counts (the decision arrays are built one records shard at a time)
-BYTES_PER_MATCH = 2048
 #: what a dataset's folder holds (one holding only these, without a run marker, is a run's)
 OUTPUTS = (*OUTPUT_FILES, RECORDS_DIR, datasets.DECISIONS_DIR, datasets.INFO_FILE)
 
@@ -92,9 +88,10 @@ def _main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         datasets.check_config(config)
         if not args.out.strip():
             raise ValueError("--out is empty; name the dataset directory")
-        total = scheduled_matches(config.agents, config.rules, config.matches)  # not listed
-        check_fits_in_memory(f"--matches {args.matches}", total, BYTES_PER_MATCH,
-                             f"{total:,} matches")
+        # the schedule and its results, counted as the tournament counts them (the decision
+        # arrays are built one records shard at a time)
+        check_schedule_fits(config.agents, config.rules, config.matches,
+                            f"--matches {args.matches}")
         folder = check_run_folder(args.out, "experiments.make_dataset", config.to_dict(),
                                   rerun_resumes=True, overwrite=args.overwrite, outputs=OUTPUTS,
                                   inputs=paths_in_specs(config.agents))

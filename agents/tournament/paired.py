@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from dominoes_env.cli_support import RefusedError, check_fits_in_memory
+from dominoes_env.cli_support import RefusedError
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import path_kind
 from dominoes_env.core.validation import as_int, parse_json, short_repr
@@ -46,15 +46,12 @@ from .runner import (
     match_lines,
     read_config_json,
 )
-from .schedule import make_schedule, scheduled_matches
+from .schedule import check_schedule_fits, make_schedule, scheduled_matches
 from .stats import wilson_interval
 
 #: matches in discord up to which the sign test's p-value is the exact binomial sum (above it,
 #: the normal approximation with a continuity correction, within 1e-4 of it there)
 EXACT_UP_TO = 10_000
-#: the memory a scheduled match is counted to take, its job and its record (as the tournament
-#: program counts it): a schedule that would not fit is refused, not built
-BYTES_PER_MATCH = 2048
 
 
 @dataclass(frozen=True)
@@ -150,9 +147,8 @@ def read_run(folder: str | os.PathLike, *, agents: int | None = None) -> Finishe
             matches = min(config.matches, config.rules.num_players)
         else:  # a deal has at most num_players seatings: every table reaches deal ``deal``
             matches = min(config.matches, (deal + 1) * config.rules.num_players)
-        needed = scheduled_matches(config.agents, config.rules, matches)
-        check_fits_in_memory(f"{path}'s schedule", needed, BYTES_PER_MATCH,
-                             f"{needed:,} matches")
+        # a schedule that would not fit is refused, not built
+        check_schedule_fits(config.agents, config.rules, matches, f"{path}'s schedule")
         schedule = make_schedule(config.agents, config.rules, matches, config.seed)
         records = load_records(path, schedule, config.rules, config.max_hands, repair=False,
                                end=end)
