@@ -48,12 +48,14 @@ from dominoes_env.cli_support import (
     MATMUL_DTYPES,
     MAX_MATCHES,
     RefusedError,
+    TrainingStopped,
     append_eval_row,
     check_config,
     check_fits_in_memory,
     check_run_folder,
     config_parser,
     end_program,
+    end_stopped_training,
     keep_numeric_rows,
     nothing_to_train,
     print_error,
@@ -63,7 +65,6 @@ from dominoes_env.cli_support import (
     shown_path,
     signals_held,
     start_run_folder,
-    stop_status,
 )
 from dominoes_env.cli_support import config_field as _f
 from dominoes_env.core import RuleConfig
@@ -78,18 +79,18 @@ CRITICS = ("obs", "full")  #: what the value network may see (``--critic``)
 #: memory one game of the JAX twin holds, with its opponents' slots, rounded up (an estimate for
 #: the memory check: a state is a few hundred bytes of arrays)
 BYTES_PER_GAME = 4096
-#: the most updates a run may train: the update counter (and Adam's step) is an int32 (10**11
-#: steps of 16 was an OverflowError traceback at the first update)
+#: the most updates a run may train: the update counter (and Adam's step) is an int32, so a run
+#: needing more updates (10**11 steps of 16) is refused before training
 MAX_UPDATES = 2**31 - 1
 #: the most of any count the jitted update computes with (games, rollout steps, minibatches,
 #: epochs, snapshots, updates between snapshots, and the Adam steps of an update): they are
-#: int32 there (--snapshot-every 10**12 was an OverflowError traceback at the first update)
+#: int32 there; a larger flag (--snapshot-every 10**12) is an ``error:`` line naming it
 MAX_JIT_COUNT = 2**31 - 1
 #: the largest --reward-scale: a hand's points times it, squared in the value loss, stay far
-#: inside float32 (1e38 trained NaN weights, found only at the export)
+#: inside float32 (1e38 would train NaN weights, found only at the export)
 MAX_REWARD_SCALE = 1000.0
-#: the largest --vf-coef: the weighted value loss stays inside float32 (1e300 overflowed it on
-#: the cast, before any update)
+#: the largest --vf-coef: the weighted value loss stays inside float32 (1e300 would overflow it
+#: on the cast)
 MAX_LOSS_WEIGHT = 1000.0
 #: the matches against greedy (on the deals of the run's seed) that decide ``--ship``, as
 #: ``train_ppo``'s
@@ -448,9 +449,8 @@ def make_train(config: Config):
 
 def _file_digest(path: str) -> str | None:
     """The SHA-256 of the file at ``path`` (``None`` for no path, or one that cannot be read:
-    its loader then names the problem): a cache key of what the file holds, not its name. The
-    update was cached by the --opp-policy path, so a file rewritten between two runs in one
-    process was still played as it was at the first."""
+    its loader then names the problem): a cache key of what the file holds, not its name, so a
+    file rewritten between two runs in one process is played as it is now."""
     if not path:
         return None
     try:
@@ -601,8 +601,9 @@ def _make_train(config: Config, devices: int):
 
 def seed_key(seed: int):
     """The JAX key of a run's seed (0..2**64 - 1), made of both its 32-bit words:
-    ``jax.random.PRNGKey`` keeps the low word only while JAX's 64-bit mode is off, so
-    ``--seed 4294967296`` ran the run of ``--seed 0``. Below 2**32 it is ``PRNGKey(seed)``.
+    ``jax.random.PRNGKey`` keeps the low word only while JAX's 64-bit mode is off; both words
+    are kept, so ``--seed 4294967296`` and ``--seed 0`` are different runs. Below 2**32 it is
+    ``PRNGKey(seed)``.
 
     >>> import jax
     >>> bool((seed_key(7) == jax.random.PRNGKey(7)).all()), seed_key(2**32 + 7).tolist()
@@ -808,7 +809,7 @@ class TrainingRun:
         """The trained policy evaluated (unless the last update's evaluation was made, or the
         run is idle) and exported to ``policy.npz``; returns its metadata. Weights that are
         not finite are not written: :class:`PolicyFileError`, or after a stop
-        (``signalled``) :class:`Interrupted`, naming why."""
+        (``signalled``) :class:`~dominoes_env.cli_support.TrainingStopped`, naming why."""
         try:
             if self.last_eval != self.steps and not self.idle:
                 self.evaluate()
@@ -816,7 +817,7 @@ class TrainingRun:
         except PolicyFileError as err:  # diverged (NaN weights): a stopped run still ends stopped
             if signalled is None:
                 raise
-            raise Interrupted(self.out, signalled, str(err)) from None
+            raise TrainingStopped(self.out, signalled, export_error=str(err)) from None
         finally:
             self.tb.close()
 
@@ -896,7 +897,7 @@ def train(config: Config, command: str = "") -> Path:
     write_json(run.out / "policy.json", meta)
     print(run.done_line())
     if stop is not None:  # the run is saved and exported; the command still ends stopped
-        raise Interrupted(run.out, stop, None)
+        raise TrainingStopped(run.out, stop)
     if config.ship:
         ship(run.out, config)
     return run.out / "policy.npz"
@@ -911,8 +912,8 @@ def check_finite(runner: dict[str, Any], metrics: dict[str, float], steps: int,
                  kept: str | os.PathLike | None) -> None:
     """:class:`Diverged` unless the networks of ``runner`` (the update that reaches ``steps``)
     and its ``metrics`` (the losses) are finite; ``kept``: the checkpoint that is left as it
-    was (the run's last one, or the one it resumed), if any. Saved, one NaN update became the
-    checkpoint (which ``--resume`` refuses) over the last good one."""
+    was (the run's last one, or the one it resumed), if any; so a NaN update is never saved
+    over the last good checkpoint."""
     bad = sorted(k for k, v in metrics.items() if not math.isfinite(v))
     if bad or not _all_finite()(runner["params"]):
         what = f"non-finite {', '.join(bad)}" if bad else "non-finite weights"
@@ -931,13 +932,6 @@ def _all_finite():
 
     return jax.jit(lambda tree: jnp.all(jnp.stack([jnp.isfinite(x).all()
                                                    for x in jax.tree.leaves(tree)])))
-
-
-class Interrupted(Exception):
-    """A Ctrl-C, SIGTERM or SIGHUP (``args[1]``: the ``KeyboardInterrupt`` or ``Stopped``)
-    stopped :func:`train` after it saved, evaluated and exported the run in ``args[0]``
-    (``main`` ends with status 130, 143 or 129); ``args[2]``: why the export was refused
-    (a diverged run's weights), else ``None``."""
 
 
 def ship(out: Path, config: Config, matches: int = SHIP_MATCHES) -> bool:
@@ -1000,14 +994,12 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
         shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
     try:
         train(config, command)
-    except Interrupted as stopped:
-        out, stop, refused = stopped.args
-        status, words = stop_status(stop)
+    except TrainingStopped as stopped:  # saved (and exported): 130, 143, 129
+        out, refused = stopped.out, stopped.export_error
         kept = (f"saved in {str(out)!r} and its policy not exported ({refused})" if refused
                 else f"saved and exported in {str(out)!r}")
-        print_error(f"{words}; the run so far is {kept} "
-                    f"(continue with --resume {out / 'checkpoint.npz'})")
-        return status
+        return end_stopped_training(stopped, f"the run so far is {kept} (continue with "
+                                             f"--resume {out / 'checkpoint.npz'})")
     except Diverged as err:  # a failed run, not bad input
         print_error(str(err))
         return 1

@@ -67,6 +67,7 @@ from dominoes_env.cli_support import (
     MAX_TRAINER_SEED,
     CommandError,
     RefusedError,
+    TrainingStopped,
     append_eval_row,
     check_config,
     check_fits_in_memory,
@@ -74,6 +75,7 @@ from dominoes_env.cli_support import (
     config_field,
     config_parser,
     end_program,
+    end_stopped_training,
     keep_numeric_rows,
     nothing_to_train,
     paths_in_specs,
@@ -194,7 +196,8 @@ class TrainConfig:
     def __post_init__(self) -> None:
         self.rules()  # validate the rule options early
         check_config(self)  # every field's choices and range (config_field)
-        if self.resume is not None and not self.resume.strip():  # '' was read as the folder '.'
+        # '' is refused, not read as the folder '.'
+        if self.resume is not None and not self.resume.strip():
             raise ValueError("--resume is empty; name a checkpoint .zip (or leave --resume out)")
         if self.out is None:  # --resume continues its run where it is, as best_response does
             self.out = run_of_checkpoint(self.resume) if self.resume else "runs/ppo"
@@ -209,9 +212,8 @@ class TrainConfig:
                 raise ValueError(f"--ship: {err}") from None
         rollout = self.n_steps * self.n_envs
         if self.batch_size > rollout or rollout % self.batch_size == 1:
-            # a minibatch of one row has no spread: the advantages became NaN and the update
-            # ended in a torch ValueError traceback; a minibatch larger than the rollout was
-            # the whole rollout, whatever was asked
+            # a one-row minibatch has no spread: its advantages are NaN; a minibatch larger
+            # than the rollout would be the whole rollout, whatever was asked
             raise ValueError(f"batch_size={self.batch_size} must be at most the rollout "
                              f"(n_steps * n_envs = {rollout}) and leave no minibatch of one "
                              "row")
@@ -238,9 +240,8 @@ class TrainConfig:
         for spec in [self.bc_teacher, *self.bc_opponents] if self.bc_teacher else self.bc_opponents:
             if spec != "teacher":
                 check_spec(spec, self.rules())
-        # the opponents built and checked against the table too: ppo:PATH of a missing or
-        # foreign policy passed, and the run ended in a traceback after writing config.json,
-        # pool/ and run.json
+        # the opponents built and checked against the table too (ppo:PATH of a missing or
+        # foreign policy included): checked before config.json, pool/ or run.json is written
         for spec, _ in self.opponent_mix()[0]:
             check_spec(spec, self.rules())
 
@@ -262,7 +263,7 @@ class TrainConfig:
                 w = -1.0
             if not sep or not spec or not 0 <= w < math.inf:
                 raise ValueError(f"opponent {item!r}: write SPEC=WEIGHT, e.g. greedy=0.5")
-            if spec in seen:  # random=1 random=2 was taken without a word
+            if spec in seen:  # a spec given twice is refused
                 raise ValueError(f"opponent {spec!r} is given twice; give it once, with its "
                                  "whole weight")
             seen.add(spec)
@@ -541,8 +542,7 @@ def save_model(model, path: Path) -> None:
 def bc_dataset_demonstrations(config: TrainConfig) -> dict | None:
     """The decisions of ``config.bc_dataset`` that a fresh run clones (``None`` without one, or
     when it resumes), read before the run's folder is made: a damaged dataset (a decisions
-    file's bad field) is a :class:`RunDirError` naming the file, and nothing is written. Read
-    after, it ended the command in a traceback beside a new run folder."""
+    file's bad field) is a :class:`RunDirError` naming the file, and nothing is written."""
     if not config.bc_dataset or config.resume:
         return None
     from agents.datasets import IncompleteDatasetWarning
@@ -624,8 +624,8 @@ def settings_note(config: TrainConfig, data: dict[str, Any]) -> str | None:
 
 def steps_to_train(config: TrainConfig, done: int) -> int:
     """The steps from ``done`` to ``config.total_steps``, rounded up to whole updates: what
-    stable-baselines3 trains when asked for them (its progress bar counted up to the steps asked,
-    so a resumed run ended at "176/175" and "trained 6,401 steps").
+    stable-baselines3 trains when asked for them, so the progress bar and the last line count
+    the steps actually trained.
 
     >>> steps_to_train(TrainConfig(total_steps=6400, n_steps=16, n_envs=1, batch_size=16), 6225)
     176
@@ -651,14 +651,6 @@ def rewind_note(config: TrainConfig, out: Path, steps: int) -> str | None:
 #: what a run's folder holds (an --out holding only these, without a run marker, is a run's)
 OUTPUTS = ("pool", "config.json", "tb", "eval.csv", "eval.csv.damaged*", "eval_policy.npz",
            "throughput.json", "checkpoints", "bc.json", "policy.npz", "policy.json")
-
-
-class TrainingStopped(Exception):
-    """A Ctrl-C, SIGTERM or SIGHUP (``args[1]``: the ``KeyboardInterrupt`` or ``Stopped``)
-    stopped :func:`train` while it learned, after it saved ``checkpoints/last.zip`` and exported
-    ``policy.npz`` + ``policy.json`` of the run in ``args[0]`` (``main`` ends with status 130,
-    143 or 129); ``args[2]``, when given, is why the policy could not be exported (its weights
-    are not finite)."""
 
 
 def run_settings(config: TrainConfig) -> dict[str, Any]:
@@ -717,9 +709,8 @@ def check_memory(config: TrainConfig) -> None:
 
 def check_device(config: TrainConfig) -> None:
     """``ValueError`` unless torch can use ``config.device`` here, naming the devices it can
-    (``cpu`` and ``auto`` always can). ``--device mps`` on a torch built without it ended in
-    torch's ``RuntimeError`` traceback at the model's creation, after ``config.json``,
-    ``run.json`` and ``pool/`` were written; ``cuda:N`` past the last GPU the same way."""
+    (``cpu`` and ``auto`` always can). ``--device mps`` without MPS, or ``cuda:N`` past the last
+    GPU, is refused before anything is written."""
     device = config.device
     if device in ("cpu", "auto"):
         return
@@ -881,10 +872,10 @@ def export_run(model, config: TrainConfig, out: Path, wall: float, command: str 
     except PolicyFileError as err:  # diverged: a stopped run still ends as stopped
         if stop is None:
             raise
-        raise TrainingStopped(out, stop, str(err)) from None
+        raise TrainingStopped(out, stop, export_error=str(err)) from None
     write_json(out / "policy.json", meta)
     if stop is not None:  # saved and exported; the command still ends stopped (not shipped)
-        raise TrainingStopped(out, stop, None)
+        raise TrainingStopped(out, stop)
 
 
 def ship_policy(out: Path, config: TrainConfig) -> bool:
@@ -969,15 +960,12 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
         print_error(f"{err}; it was not written; the run is saved in {last}")
         return 1
     except TrainingStopped as stopped:  # saved and exported: 130, 143, 129
-        out, stop, refused = stopped.args
+        out, refused = stopped.out, stopped.export_error
         last = out / "checkpoints" / "last.zip"
-        quiet_teardown()
-        status, words = stop_status(stop)
         policy = (f"its policy not exported ({refused})" if refused else
                   f"its policy exported to {out / 'policy.npz'}")
-        print_error(f"{words}; the run is saved in {last} and {policy}: add --resume {last} to "
-                    "the same command to go on")
-        return status
+        return end_stopped_training(stopped, f"the run is saved in {last} and {policy}: add "
+                                             f"--resume {last} to the same command to go on")
     except KeyboardInterrupt as stop:  # before (or after) learning: 130, 143, 129
         last = Path(config.out) / "checkpoints" / "last.zip"
         note = (f"; the run is saved in {last}: add --resume {last} to the same command to go on"

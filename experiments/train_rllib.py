@@ -8,12 +8,14 @@ algorithm config (the AEC env through RLlib's ``PettingZooEnv``, every agent map
     python -m experiments.train_rllib --address HEAD_IP:6379 --env-runners 16   # a Ray cluster
 
 Every run is seeded and writes into ``--out``: ``progress.csv`` (one row per iteration),
-TensorBoard logs (``tb/``), the RLlib checkpoint (``checkpoint/``, resume with ``--resume``)
-and ``policy.npz`` + ``policy.json``: the shared policy exported to the numpy format that the
-agent spec ``ppo:PATH`` plays (no torch, no Ray). ``--eval-matches N`` then plays N matches of
-the exported policy against ``random`` (:func:`agents.evaluation.evaluate`) and prints its win
-rate. Needs the ``rllib`` extra (``pip install -e ".[rllib]"``); ``docs/rllib.md`` covers
-multi-node clusters.
+TensorBoard logs (``tb/``), ``eval.csv`` (the learning curve, as ``train_jax`` and
+``train_ppo`` write it: a row per evaluation of the shared policy against greedy and random,
+``--eval-matches`` matches each, with Wilson intervals: :func:`agents.evaluation.evaluation_row`;
+one before a new run's first iteration, one every ``--eval-every`` iterations, one at the
+end), the RLlib checkpoint (``checkpoint/``, resume with ``--resume``) and ``policy.npz`` +
+``policy.json``: the shared policy exported to the numpy format that the agent spec
+``ppo:PATH`` plays (no torch, no Ray). Needs the ``rllib`` extra (``pip install -e
+".[rllib]"``); ``docs/rllib.md`` covers multi-node clusters.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import csv
 import dataclasses
 import math
 import os
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,11 +37,15 @@ from dominoes_env.cli_support import (
     MAX_MATCHES,
     MAX_TRAINER_SEED,
     CommandError,
+    TrainingStopped,
+    append_eval_row,
     check_config,
     check_run_folder,
     config_field,
     config_parser,
     end_program,
+    end_stopped_training,
+    keep_numeric_rows,
     print_error,
     run_command,
     shown_path,
@@ -109,9 +116,13 @@ class RllibConfig:
                                             "and nobody changed since (RLlib checkpoints are "
                                             "pickles, which run code when loaded; each file's "
                                             "SHA-256 is checked first)", path=True)
-    eval_matches: int = config_field(0, "after training, matches of the exported policy against "
-                                        "random (each deal once per side); 0: none", low=0,
-                                     high=MAX_MATCHES)
+    eval_every: int = config_field(10, "training iterations between evaluations of the shared "
+                                       "policy against greedy and random (a row of eval.csv "
+                                       "each; one more before a new run's first iteration and "
+                                       "one at the end; 0: only at the end)", low=0)
+    eval_matches: int = config_field(200, "matches per evaluation, against greedy and random "
+                                          "each (each deal once per side); 0: no evaluation "
+                                          "and no eval.csv", low=0, high=MAX_MATCHES)
     overwrite: bool = config_field(False, "replace the run that --out holds (its files are "
                                           "removed)")
 
@@ -145,16 +156,17 @@ def machine_memory() -> int:
 
 
 #: what a run's folder holds (an --out holding only these, without a run marker, is a run's)
-OUTPUTS = ("progress.csv", "tb", "checkpoint", "policy.npz", "policy.json")
+OUTPUTS = ("progress.csv", "tb", "eval.csv", "eval.csv.damaged*", "eval_policy.npz",
+           "checkpoint", "policy.npz", "policy.json")
 
 
 def run_folder(cfg: RllibConfig):
     """``--out`` checked by the output policy (:func:`check_run_folder`): a new or empty folder,
     the same run with ``--resume`` of its own checkpoint (same settings, but for
-    ``--iterations`` and where Ray runs), or ``--overwrite``."""
+    ``--iterations``, where Ray runs and how often and long it evaluates), or ``--overwrite``."""
     settings = {k: v for k, v in dataclasses.asdict(cfg).items()
                 if k not in ("out", "resume", "overwrite", "iterations", "address", "num_cpus",
-                             "eval_matches")}
+                             "eval_every", "eval_matches")}
     return check_run_folder(cfg.out, "experiments.train_rllib", settings, resume=cfg.resume,
                             overwrite=cfg.overwrite, outputs=OUTPUTS, inputs=(cfg.resume,),
                             utf8_name=True)
@@ -297,20 +309,36 @@ def _metrics(result: dict) -> dict[str, float]:
     return row
 
 
-def evaluate(policy_path: Path, cfg: RllibConfig) -> dict[str, float]:
-    """``ppo:policy_path`` against ``random`` on ``eval_matches`` matches (each deal once with
-    the policy on each side): :func:`agents.evaluation.evaluate`, seeded by the run's seed."""
-    from agents.evaluation import evaluate as evaluate_agent
+def evaluate(module, cfg: RllibConfig, out: Path, steps: float, seconds: float,
+             writer) -> dict[str, float]:
+    """The shared policy ``module`` as it is now, exported to ``out/eval_policy.npz`` and
+    evaluated as ``train_jax`` and ``train_ppo`` evaluate theirs: ``--eval-matches`` matches
+    against greedy and against random each, on the deals of the run's seed
+    (:func:`agents.evaluation.evaluation_row`). Its row, ``steps`` (env steps sampled so far,
+    every seat's moves: all are the shared policy's) and ``wall_s`` (``seconds`` since this
+    process started training) first, is appended to ``out/eval.csv``
+    (:func:`~dominoes_env.cli_support.append_eval_row`) and logged to TensorBoard
+    (``eval/*``) and as a line; returns it. Weights that are not finite are not exported:
+    :class:`PolicyFileError`."""
+    from agents.evaluation import EVAL_OPPONENTS, evaluation_row
+    from agents.rllib import export_module
 
-    return evaluate_agent(f"ppo:{policy_path}", "random", cfg.rules(),
-                          matches=cfg.eval_matches, seed=cfg.seed)
-
-
-class TrainingStopped(Exception):
-    """A Ctrl-C, SIGTERM or SIGHUP (``args[1]``) stopped :func:`train` after it saved the
-    checkpoint and exported the policy of the run in ``args[0]``, or (``args[2]``, the
-    iterations finished, 0) before any iteration ended: nothing saved. ``args[3]``, when
-    present, is why the policy could not be exported (its weights are not finite)."""
+    path = out / "eval_policy.npz"
+    steps = int(steps) if math.isfinite(steps) else steps
+    export_module(module, path, {"rules": cfg.rules().to_dict(), "source": "rllib",
+                                 "algorithm": "PPO", "env_steps": steps})
+    row = {"steps": steps, "wall_s": round(seconds, 1),
+           **evaluation_row(f"ppo:{path}", cfg.rules(), matches=cfg.eval_matches, seed=cfg.seed,
+                            opponents=EVAL_OPPONENTS)}
+    append_eval_row(out / "eval.csv", row)
+    if isinstance(steps, int):
+        for name, value in row.items():
+            if name != "steps":
+                writer.add_scalar(f"eval/{name}", value, steps)
+    print(f"[eval] steps {steps:,}: vs greedy {row['win_rate_vs_greedy']:.3f} "
+          f"[{row['ci_low_vs_greedy']:.3f}, {row['ci_high_vs_greedy']:.3f}], vs random "
+          f"{row['win_rate_vs_random']:.3f}", flush=True)
+    return row
 
 
 def save_checkpoint(algo, path: Path) -> None:
@@ -358,10 +386,15 @@ def completed_state(algo) -> dict[str, Any]:
 
 
 def train(cfg: RllibConfig) -> Path:
-    """Run the training; returns the exported policy's path. A Ctrl-C, SIGTERM or SIGHUP
-    during an iteration abandons it: the algorithm goes back to its state after the last
-    completed iteration (the state kept after each, :func:`completed_state`), which is saved and
-    exported as at the end, then :class:`TrainingStopped` is raised.
+    """Run the training; returns the exported policy's path. With ``--eval-matches``, the
+    shared policy is evaluated (:func:`evaluate`: a row of ``eval.csv``) before the first
+    iteration of a new run, after every ``--eval-every`` iterations of this run and at its end.
+
+    A Ctrl-C, SIGTERM or SIGHUP during an iteration (or an evaluation) abandons it: the
+    algorithm goes back to its state after the last completed iteration (the state kept after
+    each, :func:`completed_state`), which is saved and exported as at the end (not evaluated:
+    the stop ends the command without waiting for matches), then
+    :class:`~dominoes_env.cli_support.TrainingStopped` is raised.
 
     The iteration under way is not finished instead: it takes as long as ``--train-batch-size``
     and ``--epochs`` make it (minutes, with no bound), and stopping inside it could save a
@@ -374,6 +407,9 @@ def train(cfg: RllibConfig) -> Path:
     init_ray(address=cfg.address, num_cpus=cfg.num_cpus, configure_logging=False,
              log_to_driver=False)  # before anything is written: a cluster may not be there
     out = Path(start_run_folder(run_folder(cfg)))
+    note = keep_numeric_rows(out / "eval.csv")  # a resumed log: its rows after no garbage
+    if note:
+        print(note, file=sys.stderr)
     algo = algorithm_config(cfg).build_algo()
     kept = None  # the state after the last completed iteration (or the resumed checkpoint's)
     if cfg.resume:
@@ -389,7 +425,15 @@ def train(cfg: RllibConfig) -> Path:
     writer = SummaryWriter(str(out / "tb"))
     progress = out / "progress.csv"
     fresh = not progress.exists() or not cfg.resume
-    stop, done, row = None, 0, {"env_steps": math.nan}
+    stop, diverged, done, row = None, None, 0, {"env_steps": math.nan}
+    evaluated = -1  # the iteration of this run whose policy was evaluated last
+
+    def evaluate_now(steps: float) -> None:
+        nonlocal evaluated
+        evaluate(algo.get_module(SHARED_POLICY), cfg, out, steps, time.perf_counter() - start,
+                 writer)
+        evaluated = done
+
     try:
         try:
             with open(progress, "w" if fresh else "a", newline="") as fh:
@@ -397,6 +441,8 @@ def train(cfg: RllibConfig) -> Path:
                 if fresh:
                     rows.writeheader()
                 start = time.perf_counter()
+                if cfg.eval_matches and cfg.eval_every and not cfg.resume:
+                    evaluate_now(0)  # the learning curve starts at the initial policy
                 for it in range(1, cfg.iterations + 1):
                     result = _metrics(algo.train())
                     kept = completed_state(algo)
@@ -411,12 +457,20 @@ def train(cfg: RllibConfig) -> Path:
                           f"{row['env_steps']:,.0f}  episode length "
                           f"{row['episode_len_mean']:.1f}  entropy {row['entropy']:.3f}  "
                           f"policy loss {row['policy_loss']:.4f}", flush=True)
+                    if cfg.eval_matches and cfg.eval_every and it % cfg.eval_every == 0:
+                        evaluate_now(row["env_steps"])
+                if cfg.eval_matches and evaluated != done:  # the trained policy, at the end
+                    evaluate_now(row["env_steps"])
         except KeyboardInterrupt as err:  # Ctrl-C, SIGTERM, SIGHUP: save and export below
             stop = err
             if kept is None:
-                raise TrainingStopped(out, stop, 0) from None
+                raise TrainingStopped(out, stop, nothing_saved=True) from None
             algo.set_state(kept)  # the iteration under way is abandoned (see the docstring)
+        except PolicyFileError as err:  # an evaluation's export: the weights diverged
+            diverged = err  # the run is saved, then it ends as a diverged run (status 1)
         save_checkpoint(algo, out / "checkpoint")
+        if diverged is not None:
+            raise diverged
         module = algo.get_module(SHARED_POLICY)
         meta = {"rules": cfg.rules().to_dict(), "source": "rllib", "algorithm": "PPO",
                 "config": dataclasses.asdict(cfg), "iterations": done,
@@ -429,20 +483,15 @@ def train(cfg: RllibConfig) -> Path:
         except PolicyFileError as err:  # diverged: a stopped run still ends as stopped
             if stop is None:
                 raise
-            raise TrainingStopped(out, stop, done, str(err)) from None
+            raise TrainingStopped(out, stop, export_error=str(err)) from None
         write_json(out / "policy.json", meta)
     finally:
         writer.close()
         algo.stop()
     if stop is not None:
-        raise TrainingStopped(out, stop, done)
+        raise TrainingStopped(out, stop)
     print(f"exported the shared policy to {shown_path(policy)} (play it with the agent spec "
           f"ppo:{shown_path(policy)})")
-    if cfg.eval_matches:
-        res = evaluate(policy, cfg)
-        print(f"evaluation: won {res['win_rate']:.1%} of {res['matches']} matches against "
-              f"random (95% interval {res['ci_low']:.1%} to {res['ci_high']:.1%}, mean margin "
-              f"{res['margin']:+.1f})")
     return policy
 
 
@@ -469,18 +518,16 @@ def _main(cfg: RllibConfig) -> int:
         print_error(f"{err}; it was not written; the run is saved in "
                     f"{Path(cfg.out) / 'checkpoint'}")
         return 1
-    except TrainingStopped as stopped:
-        out, stop, done, *refused = stopped.args
-        status, words = stop_status(stop)
-        if done or cfg.resume:
-            policy = (f"its policy not exported ({refused[0]})" if refused else
+    except TrainingStopped as stopped:  # saved and exported (or nothing yet): 130, 143, 129
+        out, refused = stopped.out, stopped.export_error
+        if stopped.nothing_saved:
+            kept = "no iteration had finished: nothing was saved"
+        else:
+            policy = (f"its policy not exported ({refused})" if refused else
                       f"its policy exported to {out / 'policy.npz'}")
             kept = (f"the run is saved in {out / 'checkpoint'} (continue with --resume "
                     f"{out / 'checkpoint'}) and {policy}")
-        else:
-            kept = "no iteration had finished: nothing was saved"
-        print_error(f"{words}; {kept}")
-        return status
+        return end_stopped_training(stopped, kept)
     return 0
 
 

@@ -172,7 +172,8 @@ BASE: dict[str, dict[str, list[str]]] = {
                               "--opponents": ["random=1"], "--out": ["run"]},
     "experiments.train_rllib": {"--iterations": ["1"], "--env-runners": ["0"],
                                 "--train-batch-size": ["64"], "--minibatch-size": ["32"],
-                                "--epochs": ["1"], "--net": ["8"], "--out": ["run"]},
+                                "--epochs": ["1"], "--net": ["8"], "--eval-matches": ["2"],
+                                "--out": ["run"]},
     "dominoes_env replay": {"file": ["{shard}"], "--match": ["0"]},
     "dominoes_env play": {"--opponents": ["random"], "--seed": ["1"], "--target-score": ["20"]},
 }

@@ -65,7 +65,7 @@ FOLDER_RUNS = {
                               "--opponents", "random=1"],
     "experiments.train_rllib": ["--iterations", "1", "--env-runners", "0",
                                 "--train-batch-size", "64", "--minibatch-size", "32",
-                                "--epochs", "1", "--net", "8"],
+                                "--epochs", "1", "--net", "8", "--eval-matches", "2"],
     "experiments.best_response": ["--agent", "greedy", "--steps", "64", "--matches", "2",
                                   "--num-envs", "2"],
     "experiments.benchmark": ["greedy", "--panel", "random", "--tables", "2p", "--matches", "2",

@@ -218,7 +218,7 @@ def test_a_tournament_and_rllib_training_run_on_a_two_node_cluster(tmp_path, two
     out = tmp_path / "rllib"
     run = run_module("experiments.train_rllib", "--address", cluster.address, "--iterations", "1",
                      "--env-runners", "2", "--train-batch-size", "100", "--minibatch-size", "50",
-                     "--epochs", "1", "--net", "16", "--seed", "1", "--out", str(out),
-                     env=cluster.env)
+                     "--epochs", "1", "--net", "16", "--seed", "1", "--eval-matches", "2",
+                     "--out", str(out), env=cluster.env)
     assert "[1/1]" in run.stdout
     assert (out / "policy.npz").is_file() and (out / "checkpoint").is_dir()

@@ -15,6 +15,7 @@ import pytest
 
 from agents.ppo import NumpyPolicy
 from dominoes_env import straight_dominoes_v1
+from dominoes_env.cli_support import TrainingStopped
 from dominoes_env.core import RuleConfig
 from experiments.train_rllib import main
 
@@ -73,10 +74,13 @@ def test_train_two_iterations_export_and_play(tmp_path, one_local_ray):
     cmd = [sys.executable, "-m", "experiments.train_rllib", "--iterations", "2",
            "--env-runners", "0", "--train-batch-size", "200", "--minibatch-size", "100",
            "--epochs", "1", "--net", "32,32", "--num-cpus", "1", "--seed", "3",
-           "--out", str(out), "--eval-matches", "2"]
+           "--out", str(out), "--eval-matches", "2", "--eval-every", "1"]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=840)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
     check_progress_and_files(out, run.stdout)
+    # the learning curve, as train_jax and train_ppo write it: the initial policy, then after
+    # each iteration (--eval-every 1), at RLlib's env steps
+    assert eval_steps(out) == [0, 200, 400]
     check_export_equals_the_rl_module(out)
     check_plays_legal_matches_as_an_agent_spec(out)
 
@@ -91,7 +95,24 @@ def check_progress_and_files(out, stdout):
     assert any((out / "tb").iterdir())
     meta = json.loads((out / "policy.json").read_text())
     assert meta["source"] == "rllib" and RuleConfig(**meta["rules"]) == RuleConfig()
-    assert "[2/2]" in stdout and "evaluation: won" in stdout
+    assert "[2/2]" in stdout and "[eval] steps 400: vs greedy" in stdout
+
+
+#: eval.csv's columns: those of train_jax and train_ppo (the same evaluation_row call)
+EVAL_COLUMNS = ["steps", "wall_s", *(f"{figure}_vs_{opponent}" for opponent in ("greedy", "random")
+                                     for figure in ("win_rate", "ci_low", "ci_high", "margin",
+                                                    "matches"))]
+
+
+def eval_steps(out) -> list[int]:
+    """The ``steps`` of each row of ``out/eval.csv``, its header checked, every row complete."""
+    with open(out / "eval.csv", newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0] == EVAL_COLUMNS
+    for row in rows[1:]:
+        assert len(row) == len(EVAL_COLUMNS) and all(float(v) == float(v) for v in row)
+        assert 0 <= float(row[2]) <= 1 and row[6] == row[11]  # a win rate; matches each
+    return [int(row[0]) for row in rows[1:]]
 
 
 def check_export_equals_the_rl_module(out):
@@ -271,9 +292,10 @@ def test_a_stop_inside_an_iteration_saves_the_last_completed_one(tmp_path, monke
     out = tmp_path / "run"
     cfg = program.parse_config(["--iterations", "5", "--out", str(out), "--eval-matches", "0",
                                 "--net", "8"])
-    with pytest.raises(program.TrainingStopped) as stopped:
+    with pytest.raises(TrainingStopped) as stopped:
         program.train(cfg)
-    assert stopped.value.args[2] == 1  # one iteration completed
+    assert stopped.value.out == out and isinstance(stopped.value.stop, KeyboardInterrupt)
+    assert not stopped.value.nothing_saved and stopped.value.export_error is None
     after_one = {**algo.initial, "pi.0.bias": algo.initial["pi.0.bias"] + 1,
                  "encoder.actor_encoder.0.bias": algo.initial["encoder.actor_encoder.0.bias"] + 1}
     saved = np.load(out / "checkpoint" / "weights.npz")
@@ -420,3 +442,97 @@ def test_a_checkpoint_replaced_after_the_check_is_not_unpickled(tmp_path, monkey
     assert program.main(["--iterations", "2", *args, "--resume", str(checkpoint)]) == 2
     assert not ran.exists()
     assert "algorithm_state.pkl differs from the file it wrote" in capsys.readouterr().err
+
+
+class CountingAlgorithm(PicklingAlgorithm):
+    """The pickling stand-in reporting RLlib's lifetime env steps (100 per iteration), which
+    a resumed run goes on counting."""
+
+    def train(self) -> dict:
+        super().train()
+        return {"num_env_steps_sampled_lifetime": 100 * self.iterations}
+
+
+def test_eval_csv_is_written_as_the_other_trainers_write_it(tmp_path, monkeypatch, capsys):
+    """train_rllib evaluated only at the end, against random only, and wrote no eval.csv: its
+    learning curves could not be set beside train_jax's and train_ppo's. Now the same rows
+    (evaluation_row against greedy and random, after steps and wall_s) go to eval.csv before
+    the first iteration, every --eval-every iterations and at the end; a resume appends to the
+    rows the run left, after dropping a line cut by a kill; --overwrite starts it again; with
+    --eval-matches 0 there is none. (No Ray: the algorithm is a stand-in.)"""
+    import experiments.train_rllib as program
+
+    _use_the_stand_in(monkeypatch, program, CountingAlgorithm())
+    out = tmp_path / "run"
+    args = ["--out", str(out), "--eval-matches", "2", "--net", "8"]
+    assert program.main(["--iterations", "5", "--eval-every", "2", *args]) == 0
+    assert eval_steps(out) == [0, 200, 400, 500]  # the initial policy, 2, 4, the end (5)
+    stdout = capsys.readouterr().out
+    assert "[eval] steps 0: vs greedy" in stdout and "[eval] steps 500: vs greedy" in stdout
+    assert NumpyPolicy(out / "eval_policy.npz").metadata["env_steps"] == 500
+    with open(out / "eval.csv", "a") as fh:
+        fh.write("700,1.5,0.2")  # a row cut by a kill
+
+    _use_the_stand_in(monkeypatch, program, CountingAlgorithm())
+    resumed = ["--iterations", "3", "--eval-every", "2", *args, "--resume",
+               str(out / "checkpoint")]
+    assert program.main(resumed) == 0, capsys.readouterr().err
+    assert eval_steps(out) == [0, 200, 400, 500, 700, 800]  # no second initial row
+    assert "line 6 held no row of this run's numbers" in capsys.readouterr().err
+
+    _use_the_stand_in(monkeypatch, program, CountingAlgorithm())
+    assert program.main(["--iterations", "2", "--eval-every", "0", *args, "--overwrite"]) == 0
+    assert eval_steps(out) == [200]  # --eval-every 0: at the end only
+
+    for extra in (["--eval-matches", "0"], []):
+        _use_the_stand_in(monkeypatch, program, CountingAlgorithm())
+        fresh = tmp_path / f"none{len(extra)}"
+        assert program.main(["--iterations", "1", "--out", str(fresh), "--net", "8", *extra,
+                             *(["--eval-every", "0"] if not extra else [])]) == 0
+        names = sorted(p.name for p in fresh.iterdir())
+        assert ("eval.csv" in names) == (not extra), names
+    assert eval_steps(tmp_path / "none0") == [100]  # default --eval-matches: evaluated
+    with open(tmp_path / "none0" / "eval.csv") as fh:
+        assert next(csv.DictReader(fh))["matches_vs_greedy"] == "200"
+
+
+def test_a_stop_before_the_first_iteration_saves_nothing_and_says_so(tmp_path, monkeypatch,
+                                                                     capsys):
+    """The one branch of train_rllib's stopped line that names no checkpoint: a new run
+    stopped before any iteration ended (its initial evaluation made) has none."""
+    import experiments.train_rllib as program
+
+    class StoppedAtOnce(CountingAlgorithm):
+        def train(self) -> dict:
+            raise KeyboardInterrupt
+
+    _use_the_stand_in(monkeypatch, program, StoppedAtOnce())
+    out = tmp_path / "run"
+    assert program.main(["--iterations", "3", "--out", str(out), "--eval-matches", "2",
+                         "--net", "8"]) == 130
+    assert error_lines(capsys.readouterr().err) == [
+        "error: interrupted; no iteration had finished: nothing was saved"]
+    assert eval_steps(out) == [0] and not (out / "checkpoint").exists()
+
+
+def test_a_policy_that_diverged_before_an_evaluation_ends_the_run_saved(tmp_path, monkeypatch,
+                                                                        capsys):
+    """An evaluation exports the policy first: weights that are not finite end the run there
+    as a diverged run ends (one line, status 1), its checkpoint saved, no policy written."""
+    import torch
+
+    import experiments.train_rllib as program
+
+    algo = CountingAlgorithm()
+    with torch.no_grad():
+        algo.module.pi[0].weight[0, 0] = float("nan")
+    _use_the_stand_in(monkeypatch, program, algo)
+    out = tmp_path / "run"
+    assert program.main(["--iterations", "3", "--out", str(out), "--eval-matches", "2",
+                         "--net", "8"]) == 1
+    checkpoint = out / "checkpoint"
+    assert error_lines(capsys.readouterr().err) == [
+        f"error: policy file {str(out / 'eval_policy.npz')!r}: action_w holds NaN or infinite "
+        f"values; it was not written; the run is saved in {checkpoint}"]
+    assert (checkpoint / "algorithm_state.pkl").is_file()
+    assert not any((out / name).exists() for name in ("policy.npz", "eval.csv"))

@@ -8,7 +8,8 @@
   and :func:`add_position_options`;
 - :mod:`.runner`: :func:`run_command`, which turns every bad ending of a command into one line
   and an exit status, the quiet standard streams, :func:`print_error`, the stop signals
-  (:class:`Stopped`, :func:`signals_held`, :func:`say_finished`) and :func:`end_program`;
+  (:class:`Stopped`, :func:`signals_held`, :func:`say_finished`), a trainer's stopped run
+  (:class:`TrainingStopped`, :func:`end_stopped_training`) and :func:`end_program`;
 - :mod:`.jax_start`: the ``XLA_FLAGS`` and ``JAX_*`` settings checked as JAX starts, and
   :func:`jax_in_32_bits`;
 - :mod:`.jax_process`: a JAX program's process set up before its first computation
@@ -122,7 +123,9 @@ from .runner import (
     HeldSignals,
     QuietStream,
     Stopped,
+    TrainingStopped,
     end_program,
+    end_stopped_training,
     is_stdout_error,
     lost_output_message,
     output_error_message,
@@ -168,6 +171,8 @@ __all__ = [
     "Stopped",
     "stop_status",
     "stop_note",
+    "TrainingStopped",
+    "end_stopped_training",
     "stop_on_signals",
     "say_finished",
     "HeldSignals",

@@ -24,7 +24,8 @@ PROGRAM_OUTPUTS: dict[str, tuple[str, ...]] = {
     "experiments.train_jax": ("config.json", "tb", "eval.csv", "eval.csv.damaged*",
                               "eval_policy.npz", "checkpoint.npz", "throughput.json",
                               "policy.npz", "policy.json"),
-    "experiments.train_rllib": ("progress.csv", "tb", "checkpoint", "policy.npz", "policy.json"),
+    "experiments.train_rllib": ("progress.csv", "tb", "eval.csv", "eval.csv.damaged*",
+                                "eval_policy.npz", "checkpoint", "policy.npz", "policy.json"),
     "experiments.expert_iteration": ("demos.npz", "policy.npz", "policy.json",
                                      "iteration[0-9]*"),
 }  # fmt: skip

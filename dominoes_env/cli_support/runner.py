@@ -17,7 +17,8 @@ line on stderr and an exit status, never a traceback:
 Beside it is what running a command takes: the standard streams for the length of a command
 (:class:`QuietStream`) and :func:`print_error`; the stop signals (:class:`Stopped`,
 :func:`stop_on_signals`, :func:`stop_status` and :func:`stop_note` for a command that saves its
-work on a stop; :func:`signals_held` holds them while a checkpoint is written;
+work on a stop, :class:`TrainingStopped` and :func:`end_stopped_training` for a trainer's;
+:func:`signals_held` holds them while a checkpoint is written;
 :func:`say_finished` ignores them after a command's last line); and :func:`end_program`, how a
 ``python -m`` program ends. The run folders' locks that the runner releases and the JAX
 start-up check it installs belong to their own modules (:mod:`.run_folders`,
@@ -225,6 +226,63 @@ def stop_note(stop: KeyboardInterrupt, kept: str) -> KeyboardInterrupt:
     """
     stop.kept = kept  # type: ignore[attr-defined]
     return stop
+
+
+class TrainingStopped(Exception):
+    """A Ctrl-C, SIGTERM or SIGHUP (``stop``: the ``KeyboardInterrupt`` or :class:`Stopped`)
+    ended a trainer's training (``train_jax``, ``train_ppo``, ``train_rllib``) after it saved
+    the run in the folder ``out`` and exported its policy (``policy.npz`` + ``policy.json``,
+    which says ``"stopped"``); the trainer's ``main`` then ends with the stop's status (130,
+    143 or 129) and one line saying what was kept (:func:`end_stopped_training`).
+
+    ``export_error``: why the policy could not be exported (its weights are not finite: the
+    run is saved, its policy not written), else ``None``. ``nothing_saved``: the stop came
+    before there was anything to save (``train_rllib`` before its first iteration ended), so
+    nothing was saved or exported.
+
+    >>> stopped = TrainingStopped("runs/a", KeyboardInterrupt())
+    >>> str(stopped.out), stopped.export_error, stopped.nothing_saved
+    ('runs/a', None, False)
+    >>> str(stopped)
+    "interrupted; the run in 'runs/a' is saved and its policy exported"
+    """
+
+    def __init__(self, out: str | os.PathLike, stop: KeyboardInterrupt,
+                 export_error: str | None = None, nothing_saved: bool = False) -> None:
+        super().__init__(out, stop, export_error, nothing_saved)  # a copy (pickle) rebuilds it
+        from pathlib import Path
+
+        self.out = Path(out)
+        self.stop = stop
+        self.export_error = export_error
+        self.nothing_saved = nothing_saved
+
+    def __str__(self) -> str:
+        words = stop_status(self.stop)[1]
+        if self.nothing_saved:
+            return f"{words}; nothing of the run in {str(self.out)!r} was saved"
+        policy = (f"its policy not exported ({self.export_error})" if self.export_error
+                  else "its policy exported")
+        return f"{words}; the run in {str(self.out)!r} is saved and {policy}"
+
+
+def _say_stopped(stop: KeyboardInterrupt, kept: str | None) -> int:
+    """One line for a command that ``stop`` ended, ``error: <how it stopped>; <kept>`` (only
+    the first part without ``kept``), what the stop left half-built kept quiet
+    (:func:`quiet_teardown`); returns the stop's status (:func:`stop_status`)."""
+    quiet_teardown()
+    status, words = stop_status(stop)
+    print_error(f"{words}; {kept}" if kept else words)
+    return status
+
+
+def end_stopped_training(stopped: TrainingStopped, kept: str) -> int:
+    """How a trainer's ``main`` ends on :class:`TrainingStopped`: one line on stderr, ``error:
+    interrupted; <kept>`` (``stopped by SIGTERM``, ``stopped by SIGHUP``), ``kept`` being the
+    trainer's words for what it kept and how to go on (each trainer says it its own way, from
+    ``stopped``'s fields); returns the exit status, 130, 143 or 129. It is the line
+    :func:`run_command` prints for a stop marked by :func:`stop_note`."""
+    return _say_stopped(stopped.stop, kept)
 
 
 def stop_on_signals() -> Callable[[], None]:
@@ -477,11 +535,7 @@ def run_command(body: Callable[[], int], errors: tuple[type[BaseException], ...]
         return status
     except KeyboardInterrupt as stop:  # Ctrl-C, or Stopped (SIGTERM, SIGHUP)
         _ignore_signals("SIGINT")  # a second Ctrl-C now would cut this line with a traceback
-        quiet_teardown()
-        status, words = stop_status(stop)
-        note = getattr(stop, "kept", None)
-        print_error(f"{words}; {note}" if note else words)
-        return status
+        return _say_stopped(stop, getattr(stop, "kept", None))
     except CommandError as err:
         print_error(str(err))
         return 2
