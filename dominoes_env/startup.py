@@ -1,9 +1,9 @@
 """What a ``python -m`` program of the project does before its own imports run.
 
-A program's imports take a second or two (numpy, JAX, torch); a Ctrl-C in that time raised a
-``KeyboardInterrupt`` no command had caught yet, and Python printed its traceback. The
-package's ``sys.excepthook`` makes it one line (status 130, as the shared runner ends an
-interrupted command: :func:`dominoes_env.cli_support.run_command`). It is installed when the
+A program's imports take a second or two (numpy, JAX, torch), before any command can catch a
+``KeyboardInterrupt``. A Ctrl-C in that time ends the program with one line and status 130, as
+the shared runner ends an interrupted command (:func:`dominoes_env.cli_support.run_command`),
+not with Python's traceback: the package's ``sys.excepthook`` does that. It is installed when the
 package is imported while Python looks for the module ``-m`` names (``sys.argv[0]`` is
 ``"-m"`` then) and that module is one of the project's programs (:func:`started_by_python_m`:
 a module of ``dominoes_env``, ``agents`` or ``experiments``, read from ``sys.orig_argv``), so
@@ -55,8 +55,8 @@ def redeliver_lost_interrupts(previous):
 
     The hook's ``retire()`` drops the signals it has not sent yet: the shared runner retires its
     hook when the command returns, so that a Ctrl-C lost in the command's last milliseconds
-    does not reach whatever runs next in the process (a test session's next test, where a
-    stray SIGINT stopped the whole session)."""
+    does not reach whatever runs next in the process (in a test session, the next test and the
+    session itself, which a SIGINT sent then would stop)."""
     import os
     import signal
     import threading

@@ -16,7 +16,7 @@ that batch size (its CPU time beside it: on a loaded machine the wall time mostl
 core). Each figure is the median over ``--repeats`` rounds; each ratio the median
 over rounds of JAX / AEC from the same round.
 
-    python -m experiments.bench_jax [--batches 1 256 4096] [--num-players 2] [--repeats 3]
+    python -m experiments.bench_jax [--batches 1 256 4096] [--players 2] [--repeats 3]
         [--obs-version 2] [--reloaded]
 
 ``--obs-version`` is the observation both contenders read (default 2; 3 and 4 add the
@@ -161,8 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batches", type=ascii_int, nargs="+", default=[1, 256, 4096],
                         help="batch sizes (games stepped at once) to time, each compiled apart "
                              "(as many as fit in this machine's memory)")
-    parser.add_argument("--num-players", type=ascii_int, default=2, choices=(2, 3, 4),
-                        help="players at the table (4: partnerships)")
+    parser.add_argument("--players", type=ascii_int, default=2, choices=(2, 3, 4),
+                        help="seats at the table: 2, 3 or 4 (4: partnerships)")
     parser.add_argument("--obs-version", type=ascii_int, default=2, choices=(2, 3, 4),
                         help="observation version read every step, by both contenders (3 and 4 "
                              "hold the lookahead blocks)")
@@ -228,7 +228,7 @@ def _run(args) -> int:
 
     print(load_line("start"), flush=True)
 
-    n = args.num_players
+    n = args.players
     env = make(num_players=n, obs_version=args.obs_version)
     check_batches_fit(env, args.batches)
     device = jax.devices()[0]

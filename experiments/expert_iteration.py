@@ -171,9 +171,10 @@ def build_parser() -> argparse.ArgumentParser:
 #: (:data:`~dominoes_env.cli_support.MAX_MATCHES`), which a demonstrations file's count is too
 MAX_ITERATIONS, MAX_EPOCHS, MAX_EVAL_MATCHES, MAX_LR = 10_000, 100_000, 10**7, 1.0
 #: memory estimates for the checks against this machine's: one match's demonstrations (a
-#: teacher's decisions, observation and mask each, rounded up), one decision of a minibatch
-#: (its input, activations and gradients), one worker process
-BYTES_PER_MATCH, BYTES_PER_DECISION, BYTES_PER_WORKER = 65536, 16384, 256 * 2**20
+#: teacher's decisions, observation and mask each, rounded up)
+DEMO_BYTES_PER_MATCH = 65536
+#: one decision of a minibatch (its input, activations and gradients), one worker process
+BYTES_PER_DECISION, BYTES_PER_WORKER = 16384, 256 * 2**20
 
 
 def check_args(args) -> None:
@@ -193,7 +194,7 @@ def check_args(args) -> None:
                              ("--eval-matches", args.eval_matches, MAX_EVAL_MATCHES)):
         if value > cap:
             raise ValueError(f"{flag} must be at most {cap:,}, not {value:,}")
-    check_fits_in_memory(f"--matches {args.matches}", args.matches, BYTES_PER_MATCH)
+    check_fits_in_memory(f"--matches {args.matches}", args.matches, DEMO_BYTES_PER_MATCH)
     check_fits_in_memory(f"--batch-size {args.batch_size}", args.batch_size, BYTES_PER_DECISION)
     check_fits_in_memory(f"--workers {args.workers}", args.workers, BYTES_PER_WORKER)
     return run_folder(args)

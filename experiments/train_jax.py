@@ -105,7 +105,7 @@ MAX_GRAD_NORM = 1e6
 class Config:
     """Everything a run depends on; the defaults are the from-scratch recipe."""
 
-    players: int = _f(2, "seats at the table: 2, 3 or 4")
+    players: int = _f(2, "seats at the table: 2, 3 or 4", choices=(2, 3, 4))
     partnerships: bool | None = _f(None, "4 players in two partnerships (default: on with 4)")
     target_score: int = _f(250, "match target of the evaluation matches (training plays hands)")
     total_steps: int = _f(20_000_000, "learner decisions to train for (whole updates, at most "
@@ -181,8 +181,10 @@ class Config:
 
         check_config(self)  # each field's type and range
         self.rules()  # validates players / partnerships / target_score
-        if self.ship:  # refused now, not after the training (a shipped policy has its table's
-            try:       # default rules: --target-score 100 --ship replaced ppo_2p.npz)
+        # --ship under rules other than the table's default rules is refused here, before any
+        # training: the shipped policy is the one of the default rules (agents.shipping)
+        if self.ship:
+            try:
                 shipping_target(self.rules())
             except ValueError as err:
                 raise ValueError(f"--ship: {err}") from None

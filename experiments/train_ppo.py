@@ -205,8 +205,10 @@ class TrainConfig:
             raise ValueError(f"device={self.device!r}; allowed: cpu, cuda, cuda:N, mps, auto")
         self.hidden()
         self.opponent_mix()
-        if self.ship:  # refused now, not after the training (a shipped policy has its table's
-            try:       # default rules: --target-score 100 --ship replaced ppo_2p.npz)
+        # --ship under rules other than the table's default rules is refused here, before any
+        # training: the shipped policy is the one of the default rules (agents.shipping)
+        if self.ship:
+            try:
                 shipping_target(self.rules())
             except ValueError as err:
                 raise ValueError(f"--ship: {err}") from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import jax
 import numpy as np
+import pytest
 
 from dominoes_env.jax import make
 from experiments import bench_jax
@@ -60,3 +61,23 @@ def test_the_header_says_how_many_cpus_xla_may_use(monkeypatch, capsys):
     assert bench_jax.main(["--batches", "1", "--steps", "1", "--seconds", "0.01",
                            "--repeats", "1"]) == 0
     assert "1 of 2 CPUs for XLA's threads" in capsys.readouterr().out
+
+
+def test_players_is_the_flag_every_program_takes(monkeypatch, capsys):
+    """``--players`` as every other program spells it (it was ``--num-players``), with the same
+    choices: 3 benchmarks a 3-seat table, 5 is one ``error:`` line and status 2."""
+    import dominoes_env.throughput
+
+    monkeypatch.setattr(bench_jax, "bench_jax", lambda *a, **k: ((0.5, 0.5), lambda: (2.0, 1.0)))
+    monkeypatch.setattr(dominoes_env.throughput, "run_aec", lambda make_env, seconds: 1.0)
+    assert bench_jax.main(["--batches", "1", "--steps", "1", "--seconds", "0.01",
+                           "--repeats", "1", "--players", "3"]) == 0
+    assert "\n3 players, random legal moves" in "\n" + capsys.readouterr().out
+    for argv, message in ((["--players", "5"], "argument --players: invalid choice: 5 "
+                                                "(choose from 2, 3, 4)"),
+                          (["--num-players", "3"], "unrecognized arguments: --num-players")):
+        with pytest.raises(SystemExit) as stopped:
+            bench_jax.main(argv)
+        assert stopped.value.code == 2
+        err = capsys.readouterr().err
+        assert message in err and err.startswith("error: ") and err.count("\n") == 1

@@ -211,7 +211,7 @@ def test_tiny_run_in_bfloat16_exports_a_float32_policy_close_to_its_network(tmp_
     (["--net", "abc"], "net='abc'"),
     (["--opp-greedy", "-1"], "opp_greedy=-1.0 is out of range; allowed: >= 0"),
     (["--num-envs", "3", "--num-minibatches", "2", "--num-steps", "1"], "not divisible"),
-    (["--players", "5"], "num_players=5"),
+    (["--players", "5"], "argument --players: invalid choice: 5 (choose from 2, 3, 4)"),
     (["--critic", "oracle"], "invalid choice: 'oracle'"),
     (["--matmul", "float16"], "invalid choice: 'float16'"),
     (["--obs-version", "1"], "observation version 1 is not one the JAX game serves; it serves "
