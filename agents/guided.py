@@ -13,7 +13,7 @@ does, with the policy as a model of how a player plays:
    the other seats made since this seat's earliest remembered decision after which no other
    seat drew (a seat's hand then is its hand in the deal plus the tiles it has played since,
    exactly; a draw would make it unknown, so the look-back stops there), or since its
-   ``lookback``-th latest decision at most: :func:`agents.inference.replay_others`;
+   ``lookback``-th latest decision at most: :func:`agents.likelihood.replay_others`;
 3. it weighs each deal by the probability the policy gives those plays from those hands, raised
    to the power ``infer`` (a likelihood: deals in which the others would not have played as
    they did count less), and draws the deals to search from the pool in proportion to the
@@ -77,7 +77,7 @@ from .batch_lookahead import batch_encoder
 from .blas import single_thread
 from .deal_batch import DealBatchSampler, Deals
 from .hand_batch import HandBatch
-from .inference import PlayLikelihood
+from .likelihood import PlayLikelihood
 from .ppo import (
     POLICY_DIR,
     PPOAgent,
@@ -356,7 +356,7 @@ class GuidedSearchAgent(Agent):
     # -- inference: how likely the others' plays since their last draw are in a deal ----------
     def play_likelihood(self, view: SeatView, reference) -> PlayLikelihood:
         """The likelihood of the others' plays this agent weighs the deals it samples for
-        ``view`` by (:class:`~agents.inference.PlayLikelihood`, built on the deal
+        ``view`` by (:class:`~agents.likelihood.PlayLikelihood`, built on the deal
         ``reference``), from the decisions it remembers in ``view``'s hand."""
         self._remember(view)
         return PlayLikelihood(view, self._segments(view), self._network(view), reference)

@@ -14,7 +14,7 @@ from agents import make_agent
 from agents.best import BEST_BY_TABLE, BestAgent, best_spec
 from agents.greedy import GreedyAgent
 from agents.guided import GuidedSearchAgent
-from agents.inference import PlayLikelihood, replay_others
+from agents.likelihood import PlayLikelihood, replay_others
 from agents.positions import positions
 from agents.ppo import POLICY_DIR, random_policy_npz
 from agents.search import SearchAgent, distinct_moves
