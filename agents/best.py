@@ -27,14 +27,12 @@ table                  spec                                     why
                                                                 against ``search`` (62.9%,
                                                                 Wilson interval 59.9-65.8%),
                                                                 where ``guided`` won 29 of 100
-``4p_free_for_all``    ``guided:infer=0,sims=1800,policy=ppo``  won 1,206 of 2,012 field
-                                                                matches against ``search``
-                                                                (59.9%, Wilson interval
-                                                                57.8-62.1%; 602 and 604 of
-                                                                1,006 on two sets of deals); on
-                                                                the first set
-                                                                ``guided:infer=0`` won 578
-                                                                (57.5%)
+``4p_free_for_all``    ``guided:infer=0,sims=3000,policy=ppo``  won 622 of 1,006 field matches
+                                                                against ``search`` (61.8%,
+                                                                Wilson interval 58.8-64.8%),
+                                                                where 1,800 rollouts won 602
+                                                                of the same deals (59.8%) and
+                                                                ``guided:infer=0`` 578 (57.5%)
 =====================  =======================================  ==============================
 
 Each figure is in docs/results.md with its command (``python -m experiments.tournament --agents
@@ -54,9 +52,10 @@ hand is evidence, and the weights concentrate on a few deals while the others (h
 At three players ``sims=1800`` (three times ``guided``'s 600 rollouts at most) won 315 of the
 same 504 deals where 600 rollouts won 271 (paired: z = 3.6). At four without partnerships the
 shipped version 4 policy and 1,800 rollouts each added a point or so on the same deals (57.5%
-with neither, 58.0% with the rollouts, 58.6% with the policy, 59.8% with both).
-``best`` takes 28, 36, 30 and 63 ms a decision on average at two players, three, four in
-partnerships and four without (load under 1), 83-269 ms at the 95th percentile (``python -m
+with neither, 58.0% with the rollouts, 58.6% with the policy, 59.8% with both), and 3,000
+rollouts two more (61.8%).
+``best`` takes 28, 36, 30 and 68 ms a decision on average at two players, three, four in
+partnerships and four without (load under 1), 83-276 ms at the 95th percentile (``python -m
 experiments.bench_agents best --players 3 --positions 100``; docs/results.md).
 
 Every shipped policy reads the double-six tiles of its table's default rules; with other tiles
@@ -72,7 +71,7 @@ decision. Every call is passed on to that agent, built with this agent's seed.
 >>> agent = BestAgent(seed=0)
 >>> agent.check_rules(RuleConfig(num_players=4, partnerships=False))
 >>> agent.spec, type(agent.agent).__name__
-('guided:infer=0,sims=1800,policy=ppo', 'GuidedSearchAgent')
+('guided:infer=0,sims=3000,policy=ppo', 'GuidedSearchAgent')
 >>> agent.check_rules(RuleConfig(num_players=4, partnerships=False, max_pip=9))
 >>> agent.spec, type(agent.agent).__name__
 ('search', 'SearchAgent')
@@ -88,7 +87,7 @@ from .tables import as_table, default_tiles, table_of
 #: the spec ``best`` stands for, by table (:data:`agents.tables.TABLES`)
 BEST_BY_TABLE = {"2p": "guided:policy=ppo,infer=0.5", "3p": "guided:infer=0,sims=1800",
                  "4p_partnerships": "guided:infer=0",
-                 "4p_free_for_all": "guided:infer=0,sims=1800,policy=ppo"}
+                 "4p_free_for_all": "guided:infer=0,sims=3000,policy=ppo"}
 #: the spec ``best`` stands for where the tiles are not the table's default ones, which every
 #: shipped policy reads (``search`` plays any tile set)
 ANY_TILES_SPEC = "search"

@@ -428,7 +428,7 @@ def test_best_names_the_strongest_agent_per_table():
     assert BEST_BY_TABLE == {"2p": "guided:policy=ppo,infer=0.5",
                              "3p": "guided:infer=0,sims=1800",
                              "4p_partnerships": "guided:infer=0",
-                             "4p_free_for_all": "guided:infer=0,sims=1800,policy=ppo"}
+                             "4p_free_for_all": "guided:infer=0,sims=3000,policy=ppo"}
     assert {n: best_spec(n) for n in (2, 3, 4)} == {2: "guided:policy=ppo,infer=0.5",
                                                     3: "guided:infer=0,sims=1800",
                                                     4: "guided:infer=0"}
