@@ -56,7 +56,9 @@ def expected_kept(program: str, out: Path, refused: str | None, nothing_saved: b
             f"{out / 'checkpoint'}) and {policy}")
 
 
-CASES = [(program, stop, refused, nothing_saved)
+# train_jax's main imports JAX: its cases run in the JAX session (conftest.py)
+CASES = [pytest.param(program, stop, refused, nothing_saved,
+                      marks=[pytest.mark.jax] if program == "train_jax" else [])
          for program in PROGRAMS for stop in STOPS for refused in (None, REFUSED)
          for nothing_saved in ((False, True) if program == "train_rllib" and not refused
                                else (False,))]
