@@ -28,7 +28,7 @@ from pathlib import Path
 
 from dominoes_env.cli_support import MAX_MATCHES, quoted_path, shown_path, signals_held
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.atomic_files import atomic_copy
+from dominoes_env.core.atomic_files import atomic_copy, atomic_write
 from dominoes_env.core.validation import as_int, as_path, as_seed, short_repr
 
 from . import evaluation, ppo
@@ -122,7 +122,25 @@ def ship_if_stronger(policy_path: str | os.PathLike, rules: RuleConfig, *, match
         return False
     target.parent.mkdir(parents=True, exist_ok=True)
     with signals_held():  # a stop between the two: the new card by the old policy
-        for source, dest in ((card, target.with_suffix(".json")), (path, target)):
-            atomic_copy(source, dest)
+        _ship_pair(card, path, target)
     out(f"shipped: {shown_path(target)}")
     return True
+
+
+def _ship_pair(card: Path, policy: Path, target: Path) -> None:
+    """Copy ``card`` and ``policy`` over the shipped pair at ``target`` (its ``.json`` card
+    first), each copy atomic; if the policy's copy fails (a full disk), the old card is put
+    back (or the new one removed where there was none), so the pair never describes another
+    policy than the one beside it."""
+    shipped_card = target.with_suffix(".json")
+    old_card = shipped_card.read_bytes() if shipped_card.is_file() else None
+    atomic_copy(card, shipped_card)
+    try:
+        atomic_copy(policy, target)
+    except BaseException:
+        if old_card is None:
+            shipped_card.unlink(missing_ok=True)
+        else:
+            with atomic_write(shipped_card, "wb") as f:
+                f.write(old_card)
+        raise

@@ -139,6 +139,34 @@ def test_the_card_is_copied_before_the_policy(tmp_path, policy_dir, monkeypatch)
     assert copies == [("policy.json", "ppo_2p.json"), ("policy.npz", "ppo_2p.npz")]
 
 
+@pytest.mark.parametrize("shipped_before", [True, False])
+def test_a_failed_copy_of_the_policy_leaves_the_card_of_the_policy_beside_it(
+        tmp_path, policy_dir, monkeypatch, shipped_before):
+    """A full disk while the policy is copied: the card copied just before is taken back (the
+    old one restored, or the new one removed where none was shipped), so the shipped card never
+    describes another policy than the one beside it."""
+    import errno
+
+    fake_rates(monkeypatch, {"run": 0.5, "policies": 0.1})
+    target = policy_dir / "ppo_2p.npz"
+    if shipped_before:
+        old = exported(policy_dir / "old", seed=9, steps=1)
+        shutil.move(old, target)
+        shutil.move(policy_dir / "old" / "policy.json", target.with_suffix(".json"))
+    before = {p.name: p.read_bytes() for p in policy_dir.glob("ppo_2p.*")}
+    real = shipping.atomic_copy
+
+    def copy(source, dest):
+        if dest == target:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(source, dest)
+
+    monkeypatch.setattr(shipping, "atomic_copy", copy)
+    with pytest.raises(OSError, match="No space left"):
+        ship_if_stronger(exported(tmp_path / "run", steps=5), RuleConfig(), matches=2, out=print)
+    assert {p.name: p.read_bytes() for p in policy_dir.glob("ppo_2p.*")} == before
+
+
 def test_ships_where_none_is_shipped_and_not_over_an_equal_copy(tmp_path, policy_dir, capsys):
     """Played for real (one deal in its 6 seatings against greedy): with no shipped policy
     the new one ships, and prints ``shipped -1.000`` as ``train_jax --ship`` does; the same
