@@ -342,6 +342,24 @@ def started_by_python_m() -> bool:
     """Whether this import happens while ``python -m`` looks for one of the project's own
     programs (a module of :data:`PROGRAM_PACKAGES`: :func:`program_run_by_python_m`). A user's
     ``python -m mylab.train``, whose ``mylab/__init__.py`` imports the package while Python
-    looks for ``mylab.train``, is not one: its hooks, handlers and streams are left alone."""
+    looks for ``mylab.train``, is not one: its hooks, handlers and streams are left alone; nor
+    is a user's own top-level package that happens to be called ``experiments`` or ``agents``
+    (the package must lie beside this one, where the project's packages are installed)."""
     name = program_run_by_python_m()
-    return name is not None and name.partition(".")[0] in PROGRAM_PACKAGES
+    if name is None:
+        return False
+    top = name.partition(".")[0]
+    if top not in PROGRAM_PACKAGES:
+        return False
+    if top == __name__.partition(".")[0]:
+        return True
+    package = getattr(sys.modules.get(top), "__file__", None)  # being imported: __file__ is set
+    return isinstance(package, str) and _folder_above(package) == _folder_above(__file__)
+
+
+def _folder_above(path: str) -> str:
+    """The folder that holds the package of the module file ``path`` (``/x/pkg/mod.py`` ->
+    ``/x``), with either separator (``os`` is not imported here)."""
+    for _ in range(2):
+        path = path[:max(path.rfind("/"), path.rfind("\\"), 0)]
+    return path

@@ -485,7 +485,7 @@ def test_a_ctrl_c_lost_in_a_finalizer_stops_any_python_m_program():
     the program ran on to its end (status 0)."""
     code = ("import signal, sys, time; sys.argv[:1] = ['-m']\n"
             "sys.orig_argv = [sys.executable, '-m', 'experiments.train_jax']\n"
-            "import dominoes_env\n"
+            "import experiments\n"
             # a Ctrl-C raises KeyboardInterrupt even if the suite runs with SIGINT ignored (a
             # background job of a non-interactive shell: `make test &`, `nohup`), as a terminal's
             # program has it
@@ -563,7 +563,7 @@ def test_ctrl_c_while_a_program_imports_is_one_line(started_by):
     # what Python's command line holds while ``python -m experiments.tournament`` imports it
     code = (f"import sys; sys.argv[:1] = [{started_by!r}]; "
             "sys.orig_argv = [sys.executable, '-m', 'experiments.tournament']; "
-            "import dominoes_env; raise KeyboardInterrupt")
+            "import experiments; raise KeyboardInterrupt")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
                           timeout=CHILD_TIMEOUT_S)
     assert proc.returncode in (130, -signal.SIGINT), proc
@@ -573,7 +573,7 @@ def test_ctrl_c_while_a_program_imports_is_one_line(started_by):
         assert b"Traceback" in proc.stderr and b"KeyboardInterrupt" in proc.stderr
 
 
-@pytest.mark.parametrize("package", ["mylab", "experiments_of_mine"])
+@pytest.mark.parametrize("package", ["mylab", "experiments_of_mine", "experiments", "agents"])
 def test_another_python_m_program_that_imports_the_package_keeps_pythons_hooks(tmp_path,
                                                                                package):
     """The start-up block (the one-line Ctrl-C hook, SIGINT's handler, the unraisable hook,
@@ -581,7 +581,9 @@ def test_another_python_m_program_that_imports_the_package_keeps_pythons_hooks(t
     imported while ``python -m`` looked for its module: a user's ``python -m mylab.prog``,
     whose ``mylab/__init__.py`` imports ``dominoes_env``, had its hooks replaced. It runs only
     for the project's own programs (``dominoes_env``, ``agents``, ``experiments``), whose
-    name is not just a prefix of the module's (``experiments_of_mine``)."""
+    name is not just a prefix of the module's (``experiments_of_mine``), and not a user's own
+    top-level package of the same name (``experiments``, ``agents`` found first on the path:
+    the project's packages lie beside ``dominoes_env``)."""
     lab = tmp_path / package
     lab.mkdir()
     (lab / "__init__.py").write_text("import dominoes_env  # noqa: F401\n")
@@ -610,7 +612,10 @@ def test_the_module_python_m_runs_is_read_from_the_original_command_line(argv, p
                                                                           monkeypatch):
     """:func:`dominoes_env.startup.program_run_by_python_m`: while Python looks for the module
     ``-m`` names, ``sys.argv`` is ``["-m", *args]`` and ``sys.orig_argv`` the whole command
-    (``args``: what follows the module's name)."""
+    (``args``: what follows the module's name). A project program's package is the one beside
+    ``dominoes_env`` (being imported then: in ``sys.modules``)."""
+    import agents  # noqa: F401 - the project's packages, as Python has them while it looks
+    import experiments  # noqa: F401
     from dominoes_env import startup
 
     rest = next(i for i, word in enumerate(argv) if word.endswith(program or "code")) + 1
