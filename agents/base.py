@@ -26,6 +26,7 @@ from typing import Protocol, runtime_checkable
 
 from dominoes_env.core import SeatView
 from dominoes_env.core.validation import as_seed, short_repr
+from dominoes_env.random_player import RandomPlayer  # the game alone: no gymnasium
 
 #: the most rollouts (``sims``) a searching agent may be given per decision: about a minute
 #: of a decision on one core; beyond it a decision would, in effect, never end
@@ -102,8 +103,4 @@ class RandomAgent(Agent):
     name = "random"
 
     def act(self, view: SeatView) -> int:
-        # imported here, not at the top: dominoes_env.single_agent brings in gymnasium, which
-        # `import agents` does not need (agents/__init__.py: numpy and the game only)
-        from dominoes_env.single_agent import RandomPlayer
-
         return RandomPlayer.act(self, view)

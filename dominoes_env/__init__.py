@@ -93,7 +93,7 @@ _LAZY = {
     "raw_env": "dominoes_env.aec",
     "parallel_env": "dominoes_env.parallel",
     "SingleAgentEnv": "dominoes_env.single_agent",
-    "RandomPlayer": "dominoes_env.single_agent",
+    "RandomPlayer": "dominoes_env.random_player",
     "action_mask": "dominoes_env.obs.actions",
     "encode_action": "dominoes_env.obs.actions",
     "decode_action": "dominoes_env.obs.actions",

@@ -3,10 +3,11 @@
 The other seats (opponents, and in partnerships the partner too) are played inside ``step`` by
 objects with the Agent protocol's shape, duck-typed: ``act(view) -> action code`` and, when they
 have them, ``reset(seed)`` at every episode and ``begin_hand(view)`` at every new hand.
-``opponents`` is ``None`` (a :class:`RandomPlayer` per seat), one object (it plays every other
-seat) or a list of ``num_players - 1`` objects in seat-relative order: ``opponents[0]`` plays
-the seat after the learner, ``opponents[1]`` the next one (the partner with 4 players in
-partnerships), and so on.
+``opponents`` is ``None`` (a :class:`RandomPlayer` per seat: :mod:`.random_player`'s, which
+this module re-exports), one object (it plays every other seat) or a list of
+``num_players - 1`` objects in seat-relative order: ``opponents[0]`` plays the seat after the
+learner, ``opponents[1]`` the next one (the partner with 4 players in partnerships), and so
+on.
 
 - observation: the seat-relative vector of :mod:`.obs` (``Box(D, float32)``);
 - action: ``Discrete(T * 4)``; :meth:`SingleAgentEnv.action_masks` for sb3-contrib's
@@ -40,7 +41,6 @@ partnerships), and so on.
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import gymnasium
@@ -60,43 +60,12 @@ from .options import (
     split_options,
     win_loss_rewards,
 )
+from .random_player import RandomPlayer
 from .registration import register_gymnasium
 from .render import render_frame
 
 RENDER_MODES = ("human", "ansi", "rgb_array")
 MAX_REDEALS = 1000
-
-
-class RandomPlayer:
-    """Uniformly random over the legal moves: the default opponent. ``agents.RandomAgent`` is
-    this class's ``act`` behind the Agent protocol (the same seed gives the same moves).
-
-    >>> from dominoes_env.core import MatchState
-    >>> m = MatchState(seed=0)
-    >>> RandomPlayer(seed=1).act(m.view(m.turn)) in m.legal_actions()
-    True
-    """
-
-    name = "random"
-
-    def __init__(self, seed: int | None = None):
-        # checked as every seed is: random.Random(-1) is random.Random(1), and a str or a
-        # float seeded it without a word
-        self.rng = random.Random(as_seed(seed, optional=True))
-
-    def reset(self, seed: int | None = None) -> None:
-        if seed is not None:
-            self.rng.seed(as_seed(seed))
-
-    def act(self, view: SeatView) -> int:
-        # agents.RandomAgent runs this method on itself: it may read only ``self.rng``
-        legal = view.legal
-        if not legal:
-            raise ValueError(f"seat {view.seat} has no legal move: it is not its turn")
-        return legal[self.rng.randrange(len(legal))]
-
-    def __repr__(self) -> str:
-        return "RandomPlayer()"
 
 
 class SingleAgentEnv(gymnasium.Env):

@@ -179,8 +179,8 @@ def test_random_player_matches_agents_random_agent(num_players):
 
 
 def test_import_agents_leaves_gymnasium_out():
-    # RandomAgent reaches RandomPlayer (dominoes_env.single_agent, which imports gymnasium)
-    # only when it acts: importing the agents package stays numpy and the game
+    # importing the agents package stays numpy and the game: RandomAgent's RandomPlayer lives
+    # in dominoes_env.random_player, not beside the Gymnasium env
     import subprocess
     import sys
 
@@ -192,6 +192,55 @@ def test_import_agents_leaves_gymnasium_out():
                          cwd=ROOT, timeout=CHILD_TIMEOUT_S)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_a_random_agents_first_move_leaves_gymnasium_out():
+    """RandomAgent.act imported RandomPlayer from dominoes_env.single_agent at its first call:
+    ~50 ms of Gymnasium's import charged to a tournament seat's first decision. RandomPlayer
+    lives in a module of the game alone now, and acting imports nothing more."""
+    import subprocess
+    import sys
+
+    code = ("import sys, agents\n"
+            "from dominoes_env.core import MatchState\n"
+            "m = MatchState(seed=0)\n"
+            "before = set(sys.modules)\n"
+            "move = agents.RandomAgent(seed=0).act(m.view(m.turn))\n"
+            "assert move in m.legal_actions()\n"
+            "print(sorted(set(sys.modules) - before), 'gymnasium' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=CHILD_TIMEOUT_S)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[] False"
+
+
+def test_random_player_is_one_class_under_its_three_names_and_pickles():
+    """``dominoes_env.RandomPlayer``, ``dominoes_env.single_agent.RandomPlayer`` (where it was
+    defined) and ``dominoes_env.random_player.RandomPlayer`` are one class; a player pickled
+    when it was defined in ``single_agent`` still loads, and plays on as it would have."""
+    import pickle
+
+    import dominoes_env
+    import dominoes_env.random_player
+    import dominoes_env.single_agent
+
+    assert (dominoes_env.RandomPlayer is dominoes_env.single_agent.RandomPlayer
+            is dominoes_env.random_player.RandomPlayer is RandomPlayer)
+    env = SingleAgentEnv(num_players=2, seat=0)
+    env.reset(seed=0)
+    view = env.match.view(0)
+    player = RandomPlayer(seed=3)
+    player.act(view)
+    old = pickle.dumps(player, protocol=0).replace(  # the class's path before it moved
+        b"dominoes_env.random_player\n", b"dominoes_env.single_agent\n")
+    assert b"dominoes_env.single_agent\nRandomPlayer" in old
+    new = pickle.dumps(player)
+    assert b"dominoes_env.random_player" in new
+    moves = [player.act(view) for _ in range(20)]
+    assert len(set(moves)) > 1
+    for twin in (pickle.loads(old), pickle.loads(new)):
+        assert type(twin) is RandomPlayer
+        assert [twin.act(view) for _ in range(20)] == moves
 
 
 @pytest.mark.parametrize("opponents, error, match", [
