@@ -32,6 +32,7 @@ from dominoes_env.core.atomic_files import atomic_copy, atomic_write
 from dominoes_env.core.validation import as_int, as_path, as_seed, short_repr
 
 from . import evaluation, ppo
+from .specs import check_spec_path
 from .tables import describe_table, table_of, table_rules
 
 __all__ = ["SHIP_OPPONENT", "ship_if_stronger", "shipping_target"]
@@ -95,6 +96,7 @@ def ship_if_stronger(policy_path: str | os.PathLike, rules: RuleConfig, *, match
     """
     target = shipping_target(rules)
     path = Path(as_path("policy_path", policy_path))
+    check_spec_path("policy_path", path)  # both policies are played as ppo:PATH specs
     matches = as_int("matches", matches, 1, MAX_MATCHES)
     seed = as_seed(seed)
     recorded = ppo.NumpyPolicy(path).metadata.get("rules")

@@ -188,6 +188,69 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
         f"unknown agent spec {spec!r}; known names: {known} (or module.path:ClassName)")
 
 
+def spec_safe_path(path: str | os.PathLike) -> bool:
+    """Whether an agent spec can name the policy file ``path``: ``ppo:PATH`` and
+    ``guided:policy=PATH`` parse back to ``path`` itself (:func:`parse_spec`). A path with
+    ``,`` (which separates a spec's parameters), with ``=`` (which gives one) or with spaces
+    at its start cannot be named, nor one that a spec reads as something else (``12``, a
+    number; ``ppo``, the shipped policy's name), nor one that is no text.
+
+    >>> spec_safe_path("runs/a b/policy.npz"), spec_safe_path("runs/lr=3e-4/policy.npz")
+    (True, False)
+    >>> spec_safe_path("runs/a,b/policy.npz")
+    False
+    """
+    try:
+        text = os.fspath(path)
+    except TypeError:
+        return False
+    if not isinstance(text, str) or not text or text in POLICY_NAMES[BUILTIN["guided"]]:
+        return False  # guided:policy=ppo is the shipped policy, not the file ./ppo
+    try:
+        return (parse_spec(f"ppo:{text}") == (BUILTIN["ppo"], {"path": text})
+                and parse_spec(f"guided:policy={text}") == (BUILTIN["guided"], {"policy": text}))
+    except ValueError:
+        return False
+
+
+#: the file name :func:`check_spec_path` tries inside a folder (the trainers' export)
+_POLICY_IN_FOLDER = "policy.npz"
+
+
+def check_spec_path(flag: str, path: str | os.PathLike, *, folder: bool = False) -> None:
+    """:class:`~dominoes_env.cli_support.RefusedError` (a ``ValueError``: one ``error:`` line
+    naming ``flag``, status 2) unless an agent spec can name the policy file ``path``
+    (:func:`spec_safe_path`), or with ``folder`` a policy file in the folder ``path``: what a
+    program checks before it starts when it plays a policy of its own by spec (a trainer's
+    evaluation plays ``ppo:OUT/eval_policy.npz``), so that a run folder such as
+    ``runs/lr=3e-4`` is refused at once, not after the run started.
+
+    >>> check_spec_path("--out", "runs/a b", folder=True)
+    >>> check_spec_path("--out", "runs/a,b", folder=True)
+    Traceback (most recent call last):
+    ...
+    dominoes_env.cli_support.errors.RefusedError: --out 'runs/a,b': a policy in it could not ...
+    """
+    from dominoes_env.cli_support import RefusedError, quoted_path
+
+    text = os.fsdecode(path)
+    if spec_safe_path(os.path.join(text, _POLICY_IN_FOLDER) if folder else text):
+        return
+    kind = "folder" if folder else "path"
+    if not text:
+        raise RefusedError(f"{flag} is empty; name a {'folder' if folder else 'file'}")
+    if "," in text or "=" in text:
+        why = f"',' and '=' separate a spec's parameters); choose a {kind} without them"
+    elif text != text.strip():
+        why = f"a spec does not keep spaces around a path); choose a {kind} without them"
+    else:  # '12', 'true', 'ppo': guided:policy=12 is the number 12, policy=ppo the shipped
+        why = ("a spec reads it as a number, true or false, or a policy's name); name it "
+               "another way (./NAME)")
+    it = "a policy in it" if folder else "it"
+    raise RefusedError(f"{flag} {quoted_path(text)}: {it} could not be named in an agent "
+                       f"spec ({why}")
+
+
 def resolve_spec(spec: str) -> tuple[type, dict[str, Any]]:
     """The agent class and constructor parameters a spec names (without building it)."""
     target, params = parse_spec(spec)

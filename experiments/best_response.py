@@ -239,6 +239,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(args: argparse.Namespace) -> int:
     try:
         from agents import resolve_spec
+        from agents.specs import check_spec_path
         from dominoes_env.core import RuleConfig
 
         rules = RuleConfig(num_players=args.players)
@@ -269,7 +270,13 @@ def _main(args: argparse.Namespace) -> int:
                     os.path.realpath(args.out).rstrip(os.sep) + os.sep):
                 raise ValueError(f"--resume {args.resume!r} is not a checkpoint in --out "
                                  f"{args.out!r}")
-        elif args.out is not None:  # the trainer's own run: new or empty, or --overwrite
+        # its response is evaluated as ppo:OUT/policy.npz: a folder an agent spec can name
+        if args.out is None:  # a temporary one, named by letters, digits and '_', in TMPDIR
+            check_spec_path("TMPDIR", tempfile.gettempdir(), folder=True)
+        else:
+            check_spec_path("--out", args.out, folder=True)
+        if args.resume is None and args.out is not None:  # the trainer's own run: new or
+            # empty, or --overwrite
             check_run_folder(args.out, "experiments.train_jax", {}, overwrite=args.overwrite,
                              resume_hint=os.path.join(args.out, "checkpoint.npz"),
                              utf8_name=True)

@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.demos import DEMO_OBS_VERSION, load_demos, save_demos
+from agents.specs import check_spec_path
 from dominoes_env.cli_support import (
     MAX_MATCHES,
     CommandError,
@@ -206,7 +207,10 @@ OUTPUTS = ("demos.npz", "policy.npz", "policy.json")
 
 def run_folder(args):
     """``--out`` checked by the output policy (:func:`check_run_folder`): a new or empty folder,
-    or ``--overwrite`` (a run is never continued); never one of its input files."""
+    or ``--overwrite`` (a run is never continued); never one of its input files; a folder
+    whose policies an agent spec can name (:func:`agents.specs.check_spec_path`: its
+    evaluation plays ``ppo:OUT/policy.npz``, its teacher ``guided:policy=OUT/policy.npz``)."""
+    check_spec_path("--out", args.out, folder=True)
     settings = {k: v for k, v in vars(args).items() if k not in ("out", "overwrite")}
     outputs = (*OUTPUTS, "iteration[0-9]*")  # an earlier run's iterations too
     init = args.init if args.init != "ppo" else None
@@ -237,6 +241,8 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
             check_spec(spec, rules)
         # demonstrations are encoded in observation version 2: start from the version 2 policy
         init = str(guided_policy_path(args.players)) if args.init == "ppo" else args.init
+        if args.teacher == "guided" and args.init != "ppo":  # its first teacher plays
+            check_spec_path("--init", init)  # guided:policy=INIT (teacher_spec)
         actor, version = read_actor(init, rules)  # the JAX networks' policy, read by numpy
         if version not in SERVED_OBS_VERSIONS:
             raise ValueError(f"--init {init!r} reads observation version {version}; expert "

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from agents.shipping import ship_if_stronger, shipping_target
+from agents.specs import check_spec_path
 from dominoes_env.cli_support import (
     MATMUL_DTYPES,
     MAX_MATCHES,
@@ -414,7 +415,10 @@ OUTPUTS = ("config.json", "tb", "eval.csv", "eval.csv.damaged*", "eval_policy.np
 def run_folder(config: Config):
     """``config.out`` checked by the output policy (:func:`check_run_folder`): a new or empty
     folder, the same run with ``--resume`` of its own checkpoint (same settings, but for
-    ``--total-steps`` and the run-only ones), or ``--overwrite``."""
+    ``--total-steps`` and the run-only ones), or ``--overwrite``; and a folder whose policies
+    an agent spec can name (:func:`check_spec_path`: its evaluation plays
+    ``ppo:OUT/eval_policy.npz``)."""
+    check_spec_path("--out", config.out, folder=True)
     return check_run_folder(config.out, "experiments.train_jax", run_settings(config),
                             resume=config.resume, overwrite=config.overwrite, outputs=OUTPUTS,
                             resume_hint=str(Path(config.out) / "checkpoint.npz"),

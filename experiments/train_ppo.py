@@ -62,6 +62,7 @@ from agents.sb3_run import (
     record_pool_snapshot,
 )
 from agents.shipping import ship_if_stronger, shipping_target
+from agents.specs import check_spec_path
 from dominoes_env.cli_support import (
     MAX_MATCHES,
     MAX_TRAINER_SEED,
@@ -668,12 +669,14 @@ def check_run_dir(config: TrainConfig, out: Path):
     """Refuse, before anything is written, what the output policy refuses
     (:func:`check_run_folder`: a file, a link, an input, a folder holding another run unless
     ``--resume`` of its own checkpoint with the same settings, but for ``--total-steps``, or
-    ``--overwrite``), and a ``--resume`` checkpoint that is missing, damaged or made for
-    another table or architecture. Returns the checked folder."""
+    ``--overwrite``) or no agent spec could name a policy in (:func:`check_spec_path`: its
+    evaluation plays ``ppo:OUT/eval_policy.npz``), and a ``--resume`` checkpoint that is
+    missing, damaged or made for another table or architecture. Returns the checked folder."""
     if config.resume is not None:
         check_checkpoint(config, Path(config.resume))
     found = checkpoints_of(out) if os.path.isdir(out) else []
     try:
+        check_spec_path("--out", config.out, folder=True)
         folder = check_run_folder(out, "experiments.train_ppo", run_settings(config),
                                   resume=config.resume, utf8_name=True,
                                   overwrite=config.overwrite, outputs=OUTPUTS,
@@ -961,6 +964,8 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
         last = Path(config.out) / "checkpoints" / "last.zip"
         print_error(f"{err}; it was not written; the run is saved in {last}")
         return 1
+    except ValueError as err:  # what a reader or an evaluation refuses: one line, never a trace
+        raise CommandError(str(err)) from None
     except TrainingStopped as stopped:  # saved and exported: 130, 143, 129
         out, refused = stopped.out, stopped.export_error
         last = out / "checkpoints" / "last.zip"

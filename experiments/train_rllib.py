@@ -33,6 +33,7 @@ from typing import Any
 
 from agents.ray_cluster import RayStartError, init_ray, split_address
 from agents.rllib_checkpoint import CheckpointChanged, verified_copy, write_manifest
+from agents.specs import check_spec_path
 from dominoes_env.cli_support import (
     MAX_MATCHES,
     MAX_TRAINER_SEED,
@@ -163,7 +164,10 @@ OUTPUTS = ("progress.csv", "tb", "eval.csv", "eval.csv.damaged*", "eval_policy.n
 def run_folder(cfg: RllibConfig):
     """``--out`` checked by the output policy (:func:`check_run_folder`): a new or empty folder,
     the same run with ``--resume`` of its own checkpoint (same settings, but for
-    ``--iterations``, where Ray runs and how often and long it evaluates), or ``--overwrite``."""
+    ``--iterations``, where Ray runs and how often and long it evaluates), or ``--overwrite``;
+    and a folder whose policies an agent spec can name (:func:`check_spec_path`: its
+    evaluation plays ``ppo:OUT/eval_policy.npz``)."""
+    check_spec_path("--out", cfg.out, folder=True)
     settings = {k: v for k, v in dataclasses.asdict(cfg).items()
                 if k not in ("out", "resume", "overwrite", "iterations", "address", "num_cpus",
                              "eval_every", "eval_matches")}
@@ -518,6 +522,8 @@ def _main(cfg: RllibConfig) -> int:
         print_error(f"{err}; it was not written; the run is saved in "
                     f"{Path(cfg.out) / 'checkpoint'}")
         return 1
+    except ValueError as err:  # what a reader or an evaluation refuses: one line, never a trace
+        raise CommandError(str(err)) from None
     except TrainingStopped as stopped:  # saved and exported (or nothing yet): 130, 143, 129
         out, refused = stopped.out, stopped.export_error
         if stopped.nothing_saved:

@@ -78,6 +78,9 @@ KINDS = {
     ("*", "bc_agent"): "text", ("*", "match"): "match", ("*", "names"): "notebook",
     ("experiments.paired", "run_a"): "in_dir", ("experiments.paired", "run_b"): "in_dir",
     ("experiments.paired", "reference"): "text",
+    # programs that play a policy of their run folder by its agent spec (ppo:OUT/policy.npz)
+    **{(f"experiments.{name}", "out"): "policy_out_dir" for name in (
+        "train_jax", "train_ppo", "train_rllib", "expert_iteration", "best_response")},
 }
 
 #: the bad values of each kind; ``{name}`` is a file of the ``files`` fixture, ``{cwd}`` the
@@ -98,6 +101,9 @@ ATTACKS = {
              "search:sims=2,,", "ppo:{policy},", LONG_WORD],
     "mix": ["", "abc", "greedy=-1", "greedy=nan", "greedy=inf", "nosuch=1"],
     "out_dir": ["", "{file}", "{file}/run", "/proc/attack/run", "{readonly}/run", "missing/run"],
+    # a folder no agent spec can name a policy in: ',' and '=' separate a spec's parameters
+    "policy_out_dir": ["", "{file}", "{file}/run", "/proc/attack/run", "{readonly}/run",
+                       "missing/run", "c,d/run", "lr=3e-4/run"],
     "out_file": ["", "{folder}", "{file}/out.x", "/proc/attack/out.x", "{readonly}/out.x",
                  "missing/out.x", "{existing}"],
     "in_file": ["", "{missing}", "{folder}", "{empty}", "{random}", "{truncated}"],

@@ -536,3 +536,43 @@ def test_a_policy_that_diverged_before_an_evaluation_ends_the_run_saved(tmp_path
         f"values; it was not written; the run is saved in {checkpoint}"]
     assert (checkpoint / "algorithm_state.pkl").is_file()
     assert not any((out / name).exists() for name in ("policy.npz", "eval.csv"))
+
+
+@pytest.mark.parametrize("name", ["c,d", "lr=3e-4"])
+def test_an_out_no_agent_spec_can_name_is_refused_before_ray_starts(tmp_path, monkeypatch,
+                                                                    capsys, name):
+    """A run folder with ',' or '=' in its path: the evaluation (on by default) plays
+    ``ppo:OUT/eval_policy.npz``, which the spec parser reads as parameters, and the run ended
+    in a ``ValueError`` traceback after Ray had started and the folder was made. Now one line
+    names --out and the reason, status 2, before Ray starts and with nothing written."""
+    import experiments.train_rllib as program
+
+    _use_the_stand_in(monkeypatch, program, CountingAlgorithm())
+    monkeypatch.setattr(program, "init_ray", lambda **kwargs: pytest.fail("Ray started"))
+    out = tmp_path / name / "run"
+    status = program.main(["--iterations", "1", "--out", str(out), "--net", "8",
+                           "--eval-matches", "2"])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert error_lines(err) == [
+        f"error: --out {str(out)!r}: a policy in it could not be named in an agent spec (',' "
+        "and '=' separate a spec's parameters); choose a folder without them"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_value_error_of_an_evaluation_is_one_error_line(tmp_path, monkeypatch, capsys):
+    """A ``ValueError`` from the run (an evaluation's agent spec refused, a reader's check)
+    reached a traceback; it is one ``error:`` line, status 2, as in the other trainers.
+    (No Ray: the algorithm is a stand-in.)"""
+    import experiments.train_rllib as program
+
+    def refused(*args, **kwargs):
+        raise ValueError("agent spec 'ppo:x': refused")
+
+    _use_the_stand_in(monkeypatch, program, CountingAlgorithm())
+    monkeypatch.setattr(program, "evaluate", refused)
+    status = program.main(["--iterations", "1", "--out", str(tmp_path / "run"), "--net", "8",
+                           "--eval-matches", "2"])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert error_lines(err) == ["error: agent spec 'ppo:x': refused"]

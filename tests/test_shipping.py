@@ -188,3 +188,14 @@ def test_ships_where_none_is_shipped_and_not_over_an_equal_copy(tmp_path, policy
     assert new.removeprefix("new ") == shipped.removeprefix("shipped ")
     assert json.loads(target.with_suffix(".json").read_text())["steps"] == 5  # kept
 
+
+
+def test_a_policy_path_no_agent_spec_can_name_is_refused_before_playing(tmp_path, policy_dir,
+                                                                        monkeypatch):
+    """Both policies are played as ``ppo:PATH`` specs, whose ``,`` and ``=`` separate
+    parameters: such a path is refused with one line before any match is played."""
+    calls = fake_rates(monkeypatch, {"a,b": 0.9, "policies": 0.1})
+    path = exported(tmp_path / "a,b")
+    with pytest.raises(ValueError, match=r"policy_path .*could not be named in an agent spec"):
+        ship_if_stronger(path, RuleConfig(), matches=2)
+    assert calls == [] and not list(policy_dir.iterdir())

@@ -293,3 +293,40 @@ def test_every_builtin_agent_class_is_a_name_of_the_package_imported_on_first_us
                           cwd=Path(__file__).resolve().parents[1], timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["[]", "True False"], proc.stdout
+
+
+@pytest.mark.parametrize("path, named", [
+    ("runs/a b/policy.npz", True), ("runs/x:y/policy.npz", True), ("run /policy.npz", True),
+    ("/tmp/x/c,d/run/eval_policy.npz", False), ("runs/lr=3e-4/policy.npz", False),
+    ("p.npz,", False), (" run/policy.npz", False), ("12", False), ("true", False),
+    ("ppo", False), ("", False), (b"p.npz", False), (None, False),
+])  # fmt: skip
+def test_spec_safe_path_says_whether_a_spec_names_the_file_itself(path, named):
+    """A run folder with ',' or '=' in its path broke the trainers' evaluation of
+    ``ppo:OUT/eval_policy.npz`` after the run had started; :func:`spec_safe_path` tells
+    beforehand whether ``ppo:PATH`` and ``guided:policy=PATH`` parse back to the path."""
+    from agents.specs import parse_spec, spec_safe_path
+
+    assert spec_safe_path(path) is named
+    if named:
+        assert parse_spec(f"ppo:{path}")[1] == {"path": path}
+        assert parse_spec(f"guided:policy={path}")[1] == {"policy": path}
+
+
+def test_check_spec_path_refuses_a_folder_or_file_no_spec_can_name(tmp_path):
+    from agents.specs import check_spec_path
+    from dominoes_env.cli_support import RefusedError
+
+    check_spec_path("--out", tmp_path / "a b", folder=True)
+    check_spec_path("--out", "run ", folder=True)  # run /policy.npz: named as it is
+    with pytest.raises(RefusedError, match=r"^--out '/tmp/x/c,d/run': a policy in it could not "
+                       r"be named in an agent spec \(',' and '=' separate a spec's parameters\); "
+                       r"choose a folder without them$"):
+        check_spec_path("--out", "/tmp/x/c,d/run", folder=True)
+    with pytest.raises(ValueError, match=r"^--out ' run': .*spaces around a path"):
+        check_spec_path("--out", " run", folder=True)
+    with pytest.raises(ValueError, match=r"^--init 'a=b.npz': it could not be named"):
+        check_spec_path("--init", "a=b.npz")
+    with pytest.raises(ValueError, match=r"^--init '12': .* a number.*\(\./NAME\)$"):
+        check_spec_path("--init", "12")
+    assert list(tmp_path.iterdir()) == []  # nothing made

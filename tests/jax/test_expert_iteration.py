@@ -225,3 +225,17 @@ def test_stopped_by_a_closed_terminal_while_fitting_exports_the_best_fit_so_far(
     assert max(play_match([make_agent(f"ppo:{out / 'policy.npz'}"), "random"],
                           RuleConfig(target_score=30), 3).scores) >= 30
     assert seen
+
+
+@pytest.mark.parametrize("flag", ["--out", "--init"])
+def test_a_path_no_agent_spec_can_name_is_refused_before_playing(tmp_path, capsys, flag):
+    """Its evaluation plays ``ppo:OUT/.../policy.npz`` and its guided teacher
+    ``guided:policy=INIT``: a path with ',' broke them after the run had started. Now one
+    line names the flag, status 2, and nothing is written."""
+    odd = str(tmp_path / "c,d" / ("run" if flag == "--out" else "p.npz"))
+    out = odd if flag == "--out" else str(tmp_path / "run")
+    assert main(["--out", out, *([flag, odd] if flag == "--init" else [])]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {flag} {odd!r}: ") and err.count("\n") == 1, err
+    assert "could not be named in an agent spec (',' and '='" in err
+    assert list(tmp_path.iterdir()) == []

@@ -1270,3 +1270,30 @@ def test_best_response_stopped_passes_the_signal_to_its_trainer_which_saves(tmp_
         f"(continue with --resume {out / 'checkpoint.npz'})"]
     assert json.loads((out / "policy.json").read_text())["steps"] > 0
     NumpyPolicy(out / "policy.npz")  # the response, whole
+
+
+@pytest.mark.parametrize("name", ["c,d", "lr=3e-4"])
+def test_an_out_no_agent_spec_can_name_is_refused_before_anything_is_written(tmp_path, capsys,
+                                                                              name):
+    """The evaluation plays ``ppo:OUT/eval_policy.npz``: a run folder with ',' or '=' in its
+    path trained, then ended in a cryptic line about a bad parameter of an agent spec. Now one
+    line names --out and the reason, status 2, before anything is compiled or written."""
+    out = tmp_path / name / "run"
+    assert main([*TINY, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"error: --out {str(out)!r}: a policy in it could not be named in an agent "
+                   "spec (',' and '=' separate a spec's parameters); choose a folder without "
+                   "them\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_best_response_refuses_an_out_no_agent_spec_can_name(tmp_path, capsys):
+    """best_response evaluates its response as ``ppo:OUT/policy.npz``, after training it."""
+    from experiments.best_response import main as best_response
+
+    out = tmp_path / "c,d"
+    assert best_response(["--agent", "greedy", "--steps", "64", "--num-envs", "2",
+                          "--matches", "2", "--out", str(out)]) == 2
+    assert capsys.readouterr().err.startswith(f"error: --out {str(out)!r}: a policy in it "
+                                              "could not be named in an agent spec")
+    assert list(tmp_path.iterdir()) == []
