@@ -26,7 +26,13 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from dominoes_env.cli_support import MAX_MATCHES, quoted_path, shown_path, signals_held
+from dominoes_env.cli_support import (
+    MAX_MATCHES,
+    RefusedError,
+    quoted_path,
+    shown_path,
+    signals_held,
+)
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import atomic_copy, atomic_write
 from dominoes_env.core.validation import as_int, as_path, as_seed, short_repr
@@ -127,6 +133,19 @@ def ship_if_stronger(policy_path: str | os.PathLike, rules: RuleConfig, *, match
         _ship_pair(card, path, target)
     out(f"shipped: {shown_path(target)}")
     return True
+
+
+def ship_run(out: str | os.PathLike, rules: RuleConfig, *, matches: int = 1000,
+             seed: int = 0) -> bool:
+    """A trainer's ``--ship``: :func:`ship_if_stronger` of the run's ``policy.npz`` in the
+    folder ``out``; a refusal is a :class:`~dominoes_env.cli_support.RefusedError` (the
+    program's ``error: --ship: ...`` line, status 2) naming the run's policy, never a policy
+    file's error (a damaged shipped policy is not a diverged run)."""
+    policy = Path(out) / "policy.npz"
+    try:
+        return ship_if_stronger(policy, rules, matches=matches, seed=seed)
+    except ValueError as err:
+        raise RefusedError(f"--ship: {err}; the run's policy is {shown_path(policy)}") from None
 
 
 def _ship_pair(card: Path, policy: Path, target: Path) -> None:

@@ -43,12 +43,11 @@ from typing import Any
 
 import numpy as np
 
-from agents.shipping import ship_if_stronger, shipping_target
+from agents.shipping import ship_run, shipping_target
 from agents.specs import check_spec_path
 from dominoes_env.cli_support import (
     MATMUL_DTYPES,
     MAX_MATCHES,
-    RefusedError,
     TrainingStopped,
     append_eval_row,
     check_config,
@@ -949,12 +948,7 @@ def ship(out: Path, config: Config, matches: int = SHIP_MATCHES) -> bool:
     it shipped. A refusal is a :class:`~dominoes_env.cli_support.RefusedError` (an ``error:``
     line, status 2), not a policy file's :class:`PolicyFileError` (a damaged shipped policy
     is not a diverged run)."""
-    try:
-        return ship_if_stronger(out / "policy.npz", config.rules(), matches=matches,
-                                seed=config.seed)
-    except ValueError as err:
-        raise RefusedError(f"--ship: {err}; the run's policy is "
-                           f"{shown_path(out / 'policy.npz')}") from None
+    return ship_run(out, config.rules(), matches=matches, seed=config.seed)
 
 
 def main(argv: list[str] | None = None) -> int:

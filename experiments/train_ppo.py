@@ -61,7 +61,7 @@ from agents.sb3_run import (
     reached_steps,
     record_pool_snapshot,
 )
-from agents.shipping import ship_if_stronger, shipping_target
+from agents.shipping import ship_run, shipping_target
 from agents.specs import check_spec_path
 from dominoes_env.cli_support import (
     MAX_MATCHES,
@@ -889,12 +889,7 @@ def ship_policy(out: Path, config: TrainConfig) -> bool:
     deals of the run's seed (:func:`agents.shipping.ship_if_stronger`, which prints both win
     rates); returns whether it shipped. A refusal is a
     :class:`~dominoes_env.cli_support.RefusedError` (an ``error:`` line, status 2)."""
-    try:
-        return ship_if_stronger(out / "policy.npz", config.rules(), matches=SHIP_MATCHES,
-                                seed=config.seed)
-    except ValueError as err:
-        raise RefusedError(f"--ship: {err}; the run's policy is "
-                           f"{shown_path(out / 'policy.npz')}") from None
+    return ship_run(out, config.rules(), matches=SHIP_MATCHES, seed=config.seed)
 
 
 def trained_line(config: TrainConfig, steps: int, wall: float, out: Path) -> str:
