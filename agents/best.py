@@ -27,12 +27,14 @@ table                  spec                                     why
                                                                 against ``search`` (62.9%,
                                                                 Wilson interval 59.9-65.8%),
                                                                 where ``guided`` won 29 of 100
-``4p_free_for_all``    ``guided:infer=0,sims=3000,policy=ppo``  won 622 of 1,006 field matches
-                                                                against ``search`` (61.8%,
-                                                                Wilson interval 58.8-64.8%),
-                                                                where 1,800 rollouts won 602
-                                                                of the same deals (59.8%) and
-                                                                ``guided:infer=0`` 578 (57.5%)
+``4p_free_for_all``    ``guided:infer=0,sims=3000,policy=ppo``  won 928 of 1,510 field matches
+                                                                against ``search`` (61.5%,
+                                                                Wilson interval 59.0-63.9%; 622
+                                                                of 1,006 and 306 of 504 on two
+                                                                sets of deals); on the first,
+                                                                1,800 rollouts won 602 (59.8%)
+                                                                and ``guided:infer=0`` 578
+                                                                (57.5%)
 =====================  =======================================  ==============================
 
 Each figure is in docs/results.md with its command (``python -m experiments.tournament --agents
