@@ -460,3 +460,31 @@ def fitting_deals(ts, tiles: list[int], sizes: dict[int, int], lacks: dict[int, 
                      [t for t in tiles if not any(t in g for g in deal)], size)
                  if fits(seat, group)}
     return deals
+
+
+def shipped_policies_in(folder: Path, monkeypatch) -> Path:
+    """``folder`` (created) made the shipped policies' folder (:data:`agents.ppo.POLICY_DIR`),
+    so a test of shipping never touches the real ones in ``agents/policies/``."""
+    import agents.ppo
+
+    folder.mkdir()
+    monkeypatch.setattr(agents.ppo, "POLICY_DIR", folder)
+    return folder
+
+
+def fake_shipping_rates(monkeypatch, rates: dict[str, float]) -> list[tuple]:
+    """The evaluation against greedy that :mod:`agents.shipping` plays
+    (:func:`agents.evaluation.evaluation_row`) made to answer ``rates[folder name]`` for a
+    policy in that folder (``"policies"``: the shipped one); each call's ``(agent, matches,
+    seed, opponents)`` recorded in the list returned, every call against greedy alone."""
+    import agents.evaluation
+
+    calls = []
+
+    def row(agent, rules, *, matches, seed, opponents):
+        assert opponents == ("greedy",)
+        calls.append((agent, matches, seed, opponents))
+        return {"win_rate_vs_greedy": rates[Path(agent.removeprefix("ppo:")).parent.name]}
+
+    monkeypatch.setattr(agents.evaluation, "evaluation_row", row)
+    return calls

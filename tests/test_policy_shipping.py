@@ -7,15 +7,15 @@ rules: refused before anything is trained or written. A refusal after the traini
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 import agents.evaluation
-import agents.ppo as ppo_module
 from agents.ppo import NumpyPolicy, random_policy_npz
 from agents.tables import TABLES, table_rules
 from experiments import train_jax
+
+from .helpers import fake_shipping_rates, shipped_policies_in
 
 #: train_jax's Config checks its observation version and opponents against the JAX game, so
 #: every test here starts JAX: they run in the JAX session (conftest.py)
@@ -35,27 +35,15 @@ def run_folder(tmp_path, table):
 
 @pytest.fixture
 def policy_dir(tmp_path, monkeypatch):
-    folder = tmp_path / "policies"
-    folder.mkdir()
-    monkeypatch.setattr(ppo_module, "POLICY_DIR", folder)
-    return folder
+    return shipped_policies_in(tmp_path / "policies", monkeypatch)
 
 
-def fake_rates(monkeypatch, rates):
-    """The evaluation against greedy (:func:`agents.evaluation.evaluation_row`, which
-    :mod:`agents.shipping` plays) made to answer ``rates[folder name]`` for a policy in that
-    folder (``"policies"``: the shipped one)."""
-    def row(agent, rules, *, matches, seed, opponents):
-        assert opponents == ("greedy",)
-        return {"win_rate_vs_greedy": rates[Path(agent.removeprefix("ppo:")).parent.name]}
-
-    monkeypatch.setattr(agents.evaluation, "evaluation_row", row)
 
 
 @pytest.mark.parametrize("table", TABLES)
 def test_ship_copies_to_the_tables_file(tmp_path, policy_dir, monkeypatch, table):
     rates = {}
-    fake_rates(monkeypatch, rates)
+    fake_shipping_rates(monkeypatch, rates)
     out, config = run_folder(tmp_path, table)
     rates["run"] = 0.6
     assert train_jax.ship(out, config, matches=10)

@@ -11,21 +11,18 @@ import shutil
 
 import pytest
 
-import agents.evaluation
-import agents.ppo as ppo_module
 from agents import shipping
 from agents.ppo import random_policy_npz
 from agents.shipping import ship_if_stronger, shipping_target
 from agents.tables import TABLES, table_rules
 from dominoes_env.core import RuleConfig
 
+from .helpers import fake_shipping_rates, shipped_policies_in
+
 
 @pytest.fixture
 def policy_dir(tmp_path, monkeypatch):
-    folder = tmp_path / "policies"
-    folder.mkdir()
-    monkeypatch.setattr(ppo_module, "POLICY_DIR", folder)
-    return folder
+    return shipped_policies_in(tmp_path / "policies", monkeypatch)
 
 
 def exported(folder, rules=None, seed=1, steps=5):
@@ -38,18 +35,6 @@ def exported(folder, rules=None, seed=1, steps=5):
     return path
 
 
-def fake_rates(monkeypatch, rates):
-    """The evaluation against greedy made to answer ``rates[folder name]`` for a policy in that
-    folder (``"policies"``: the shipped one); every call recorded."""
-    calls = []
-
-    def row(agent, rules, *, matches, seed, opponents):
-        calls.append((agent, matches, seed, opponents))
-        folder = agent.removeprefix("ppo:").rsplit("/", 2)[-2]
-        return {"win_rate_vs_greedy": rates[folder]}
-
-    monkeypatch.setattr(agents.evaluation, "evaluation_row", row)
-    return calls
 
 
 @pytest.mark.parametrize("table", TABLES)
@@ -83,7 +68,7 @@ def test_rules_other_than_the_tables_default_are_refused_naming_both(
 
 def test_a_policy_trained_under_other_rules_than_given_is_refused(tmp_path, policy_dir,
                                                                    monkeypatch):
-    calls = fake_rates(monkeypatch, {"run": 1.0, "policies": 0.0})
+    calls = fake_shipping_rates(monkeypatch, {"run": 1.0, "policies": 0.0})
     path = exported(tmp_path / "run", RuleConfig(target_score=50))
     with pytest.raises(ValueError, match=r"^the policy at '.*policy\.npz' was trained for "
                                          r"target_score=50, not these rules \(target_score=250\);"
@@ -96,7 +81,7 @@ def test_a_policy_trained_under_other_rules_than_given_is_refused(tmp_path, poli
 
 
 def test_a_policy_without_its_card_is_refused(tmp_path, policy_dir, monkeypatch):
-    calls = fake_rates(monkeypatch, {"run": 1.0, "policies": 0.0})
+    calls = fake_shipping_rates(monkeypatch, {"run": 1.0, "policies": 0.0})
     path = exported(tmp_path / "run")
     (tmp_path / "run" / "policy.json").unlink()
     with pytest.raises(ValueError, match="has no card policy.json beside it"):
@@ -107,7 +92,7 @@ def test_a_policy_without_its_card_is_refused(tmp_path, policy_dir, monkeypatch)
 @pytest.mark.parametrize("shipped_rate, ships", [(0.4, True), (0.6, False), (0.5, False)])
 def test_only_a_strictly_stronger_policy_ships(tmp_path, policy_dir, monkeypatch, capsys,
                                                shipped_rate, ships):
-    calls = fake_rates(monkeypatch, {"run": 0.5, "policies": shipped_rate})
+    calls = fake_shipping_rates(monkeypatch, {"run": 0.5, "policies": shipped_rate})
     old = exported(policy_dir / "old", seed=9, steps=1)
     target = policy_dir / "ppo_2p.npz"
     shutil.move(old, target)
@@ -131,7 +116,7 @@ def test_only_a_strictly_stronger_policy_ships(tmp_path, policy_dir, monkeypatch
 
 
 def test_the_card_is_copied_before_the_policy(tmp_path, policy_dir, monkeypatch):
-    fake_rates(monkeypatch, {"run": 0.5})
+    fake_shipping_rates(monkeypatch, {"run": 0.5})
     copies = []
     monkeypatch.setattr(shipping, "atomic_copy", lambda source, dest: copies.append(
         (source.name, dest.name)))
@@ -147,7 +132,7 @@ def test_a_failed_copy_of_the_policy_leaves_the_card_of_the_policy_beside_it(
     describes another policy than the one beside it."""
     import errno
 
-    fake_rates(monkeypatch, {"run": 0.5, "policies": 0.1})
+    fake_shipping_rates(monkeypatch, {"run": 0.5, "policies": 0.1})
     target = policy_dir / "ppo_2p.npz"
     if shipped_before:
         old = exported(policy_dir / "old", seed=9, steps=1)
@@ -194,7 +179,7 @@ def test_a_policy_path_no_agent_spec_can_name_is_refused_before_playing(tmp_path
                                                                         monkeypatch):
     """Both policies are played as ``ppo:PATH`` specs, whose ``,`` and ``=`` separate
     parameters: such a path is refused with one line before any match is played."""
-    calls = fake_rates(monkeypatch, {"a,b": 0.9, "policies": 0.1})
+    calls = fake_shipping_rates(monkeypatch, {"a,b": 0.9, "policies": 0.1})
     path = exported(tmp_path / "a,b")
     with pytest.raises(ValueError, match=r"policy_path .*could not be named in an agent spec"):
         ship_if_stronger(path, RuleConfig(), matches=2)
