@@ -45,6 +45,9 @@ __all__ = ["SHIP_OPPONENT", "ship_if_stronger", "shipping_target"]
 
 #: the opponent that decides whether a policy ships
 SHIP_OPPONENT = "greedy"
+#: the matches against it (on the deals of a trainer's run seed) that decide it: both
+#: trainers' ``--ship``
+SHIP_MATCHES = 1000
 
 
 def _differences(ours: RuleConfig, theirs: RuleConfig) -> tuple[str, str]:
@@ -80,7 +83,8 @@ def _win_rate(path: Path, rules: RuleConfig, matches: int, seed: int) -> float:
     return row[f"win_rate_vs_{SHIP_OPPONENT}"]
 
 
-def ship_if_stronger(policy_path: str | os.PathLike, rules: RuleConfig, *, matches: int = 1000,
+def ship_if_stronger(policy_path: str | os.PathLike, rules: RuleConfig, *,
+                     matches: int = SHIP_MATCHES,
                      seed: int = 0, out: Callable[[str], object] = print) -> bool:
     """Ship the policy at ``policy_path`` (an exported ``.npz`` with its card, the ``.json``
     of the same name beside it) as the shipped policy of ``rules``' table
@@ -135,7 +139,7 @@ def ship_if_stronger(policy_path: str | os.PathLike, rules: RuleConfig, *, match
     return True
 
 
-def ship_run(out: str | os.PathLike, rules: RuleConfig, *, matches: int = 1000,
+def ship_run(out: str | os.PathLike, rules: RuleConfig, *, matches: int = SHIP_MATCHES,
              seed: int = 0) -> bool:
     """A trainer's ``--ship``: :func:`ship_if_stronger` of the run's ``policy.npz`` in the
     folder ``out``; a refusal is a :class:`~dominoes_env.cli_support.RefusedError` (the

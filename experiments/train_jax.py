@@ -17,9 +17,10 @@ Every run is seeded and writes into ``--out``: ``config.json``, ``tb/`` (TensorB
 seconds per update, its logging included; the first compiles), and at the end ``policy.npz`` and
 ``policy.json``, the policy file ``ppo:PATH`` plays (``--ship`` then copies it to the table's
 shipped policy, ``agents/policies/ppo_{table}.npz`` of :data:`agents.ppo.POLICY_FILES`, only if
-it beats the shipped one against greedy over the same :data:`SHIP_MATCHES` matches:
-:func:`agents.shipping.ship_if_stronger`; a run under other rules than the table's default
-ones is refused before it trains). Episodes are single hands with ``score_delta`` rewards.
+it beats the shipped one against greedy over the same
+:data:`~agents.shipping.SHIP_MATCHES` matches: :func:`agents.shipping.ship_if_stronger`; a run
+under other rules than the table's default ones is refused before it trains). Episodes are
+single hands with ``score_delta`` rewards.
 
 Needs the ``jax`` extra (jax, pgx, optax).
 """
@@ -43,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.shipping import ship_run, shipping_target
+from agents.shipping import SHIP_MATCHES, ship_run, shipping_target
 from agents.specs import check_spec_path
 from dominoes_env.cli_support import (
     MATMUL_DTYPES,
@@ -92,9 +93,6 @@ MAX_REWARD_SCALE = 1000.0
 #: the largest --vf-coef: the weighted value loss stays inside float32 (1e300 would overflow it
 #: on the cast)
 MAX_LOSS_WEIGHT = 1000.0
-#: the matches against greedy (on the deals of the run's seed) that decide ``--ship``, as
-#: ``train_ppo``'s
-SHIP_MATCHES = 1000
 #: the largest --max-grad-norm: a clip this large is no clip at all for these networks, and
 #: stays a float32 (1e300 overflowed it)
 MAX_GRAD_NORM = 1e6

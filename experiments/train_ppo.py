@@ -15,7 +15,7 @@ the self-play pool (``pool/*.npz``) and, at the end (or when Ctrl-C, SIGTERM or 
 stops it), ``policy.npz`` + ``policy.json``: the numpy export that ``ppo:PATH`` loads
 (``--ship`` then copies it to the table's shipped policy, ``agents/policies/ppo_{table}.npz``
 of :data:`agents.ppo.POLICY_FILES`, only if it beats the shipped one against greedy over the
-same :data:`SHIP_MATCHES` matches: :func:`agents.shipping.ship_if_stronger`).
+same :data:`~agents.shipping.SHIP_MATCHES` matches: :func:`agents.shipping.ship_if_stronger`).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ from agents.sb3_run import (
     reached_steps,
     record_pool_snapshot,
 )
-from agents.shipping import ship_run, shipping_target
+from agents.shipping import SHIP_MATCHES, ship_run, shipping_target
 from agents.specs import check_spec_path
 from dominoes_env.cli_support import (
     MAX_MATCHES,
@@ -104,9 +104,6 @@ DEVICE_PATTERN = re.compile(r"^(cpu|auto|mps|cuda(:\d+)?)$")
 BYTES_PER_STEP = 4096
 BYTES_PER_ENV = 2**20
 BYTES_PER_PROCESS = 256 * 2**20
-#: the matches against greedy (on the deals of the run's seed) that decide ``--ship``, as
-#: ``train_jax``'s
-SHIP_MATCHES = 1000
 
 
 @dataclass
@@ -885,10 +882,11 @@ def export_run(model, config: TrainConfig, out: Path, wall: float, command: str 
 
 def ship_policy(out: Path, config: TrainConfig) -> bool:
     """``--ship``: the run's exported policy copied to the table's shipped policy only if it
-    beats the shipped one against greedy over the same :data:`SHIP_MATCHES` matches on the
-    deals of the run's seed (:func:`agents.shipping.ship_if_stronger`, which prints both win
-    rates); returns whether it shipped. A refusal is a
-    :class:`~dominoes_env.cli_support.RefusedError` (an ``error:`` line, status 2)."""
+    beats the shipped one against greedy over the same
+    :data:`~agents.shipping.SHIP_MATCHES` matches on the deals of the run's seed
+    (:func:`agents.shipping.ship_if_stronger`, which prints both win rates); returns whether
+    it shipped. A refusal is a :class:`~dominoes_env.cli_support.RefusedError` (an ``error:``
+    line, status 2)."""
     return ship_run(out, config.rules(), matches=SHIP_MATCHES, seed=config.seed)
 
 
