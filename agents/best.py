@@ -37,7 +37,8 @@ table                  spec                                     why
                                                                 (57.5%)
 =====================  =======================================  ==============================
 
-Each figure is in docs/results.md with its command (``python -m experiments.tournament --agents
+Each figure is in docs/results.md (the current ones) or docs/history.md (the comparisons)
+with its command (``python -m experiments.tournament --agents
 best search --players N ...``). ``policy=ppo`` plays the rollouts and weighs the deals with the
 table's shipped ``ppo`` policy (observation version 4) instead of ``guided``'s own version 2
 one: on the same 2,000 deals it won 1,271 where ``guided`` won 1,206. ``infer`` is the power
