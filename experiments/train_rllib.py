@@ -16,6 +16,18 @@ end), the RLlib checkpoint (``checkpoint/``, resume with ``--resume``) and ``pol
 ``policy.json``: the shared policy exported to the numpy format that the agent spec
 ``ppo:PATH`` plays (no torch, no Ray). Needs the ``rllib`` extra (``pip install -e
 ".[rllib]"``); ``docs/rllib.md`` covers multi-node clusters.
+
+The wall seconds it records (``wall_s`` in ``eval.csv`` and ``policy.json``, ``seconds`` in
+``progress.csv``) are the run's seconds of training, a resumed run's before included: each
+checkpoint records them (``checkpoint/train_rllib_run.json``) and ``--resume`` goes on from
+there.
+
+Exit status: 0, trained and exported; 1, the training diverged: an iteration made losses or
+weights that are not finite (NaN or infinite), or an evaluation found the weights not finite;
+one line says so, nothing of that state is saved or exported, and ``checkpoint/`` holds the
+run's last finite iteration (or the checkpoint it resumed, as it was; or nothing, when none
+finished); 2, a refused flag or input (one ``error:`` line); 130, 143 or 129, stopped by
+Ctrl-C, SIGTERM or SIGHUP (saved and exported as its last completed iteration left it).
 """
 
 from __future__ import annotations
@@ -24,6 +36,7 @@ import argparse
 import csv
 import dataclasses
 import math
+import numbers
 import os
 import sys
 import time
@@ -313,16 +326,86 @@ def _metrics(result: dict) -> dict[str, float]:
     return row
 
 
+#: the progress.csv columns that are losses of the iteration's update: one that is not finite
+#: ends the run as diverged (:func:`check_finite`)
+LOSSES = ("policy_loss", "vf_loss", "entropy", "mean_kl")
+#: the file each checkpoint folder holds beside RLlib's: ``{"wall_s": ...}``, the run's wall
+#: seconds when it was saved, from which a ``--resume`` goes on counting
+RUN_FILE = "train_rllib_run.json"
+
+
+class WallClock:
+    """The run's wall seconds of training: ``before`` (those the checkpoint that ``--resume``
+    continues recorded; 0 for a new run) plus this process's since :meth:`start` (none
+    before it)."""
+
+    def __init__(self, before: float = 0.0) -> None:
+        self.before = before
+        self._started: float | None = None
+
+    def start(self) -> None:
+        self._started = time.perf_counter()
+
+    def seconds(self) -> float:
+        if self._started is None:
+            return self.before
+        return self.before + time.perf_counter() - self._started
+
+
+class Diverged(Exception):
+    """The training diverged: an iteration made losses or weights that are not finite (NaN or
+    infinite), or an evaluation found the weights so. Its message is the run's one line, which
+    says what was kept (:func:`end_diverged`); ``main`` ends with status 1."""
+
+
+def check_finite(result: dict, module, it: int) -> None:
+    """:class:`Diverged` (without the words on what was kept: :func:`end_diverged` adds them)
+    unless iteration ``it``'s losses (:data:`LOSSES` in RLlib's ``result``; one the result
+    lacks is not checked) and the weights of the shared policy's ``module`` are finite."""
+    import torch
+
+    bad = [name for name in LOSSES
+           if isinstance(value := _get(result, *METRICS[name], default=None), numbers.Real)
+           and not math.isfinite(value)]
+    with torch.no_grad():
+        if not all(bool(torch.isfinite(p).all()) for p in module.parameters()):
+            bad.append("weights")
+    if bad:
+        steps = _metrics(result)["env_steps"]
+        which = (f"the iteration reaching {int(steps):,} env steps" if math.isfinite(steps)
+                 else f"iteration {it}")
+        raise Diverged(f"{which} made non-finite {', '.join(bad)} (NaN or infinite: the "
+                       "training diverged; try a smaller --lr); nothing of it was saved")
+
+
+def end_diverged(problem: str, algo, kept: dict[str, Any] | None, finished: int, cfg: RllibConfig,
+             out: Path, clock: WallClock) -> Diverged:
+    """The :class:`Diverged` that ends a run whose state went non-finite (``problem`` says
+    how), after keeping what was finite: the run's last completed iteration (``kept``, when
+    ``finished`` > 0 iterations of this command completed) is saved in ``out/checkpoint``;
+    else the checkpoint there, the one ``--resume`` read or none, stays as it was. The
+    non-finite state is never saved and no policy is exported."""
+    checkpoint = out / "checkpoint"
+    if finished and kept is not None:
+        algo.set_state(kept)
+        save_checkpoint(algo, checkpoint, clock.seconds())
+        where = f"the run as its last finite iteration left it is saved in {checkpoint}"
+    elif cfg.resume:
+        where = f"the last checkpoint {cfg.resume!r} is kept as it was"
+    else:
+        where = "no checkpoint of the run was saved"
+    return Diverged(f"{problem}; {where}")
+
+
 def evaluate(module, cfg: RllibConfig, out: Path, steps: float, seconds: float,
              writer) -> dict[str, float]:
     """The shared policy ``module`` as it is now, exported to ``out/eval_policy.npz`` and
     evaluated as ``train_jax`` and ``train_ppo`` evaluate theirs: ``--eval-matches`` matches
     against greedy and against random each, on the deals of the run's seed
     (:func:`agents.evaluation.evaluation_row`). Its row, ``steps`` (env steps sampled so far,
-    every seat's moves: all are the shared policy's) and ``wall_s`` (``seconds`` since this
-    process started training) first, is appended to ``out/eval.csv``
-    (:func:`~dominoes_env.cli_support.append_eval_row`) and logged to TensorBoard
-    (``eval/*``) and as a line; returns it. Weights that are not finite are not exported:
+    every seat's moves: all are the shared policy's) and ``wall_s`` (``seconds``, the run's
+    wall seconds: :class:`WallClock`) first, is appended to ``out/eval.csv`` and logged
+    (:func:`log_evaluation`); returns it. Weights that are not finite are not exported:
     :class:`PolicyFileError`."""
     from agents.evaluation import EVAL_OPPONENTS, evaluation_row
     from agents.rllib import export_module
@@ -334,22 +417,50 @@ def evaluate(module, cfg: RllibConfig, out: Path, steps: float, seconds: float,
     row = {"steps": steps, "wall_s": round(seconds, 1),
            **evaluation_row(f"ppo:{path}", cfg.rules(), matches=cfg.eval_matches, seed=cfg.seed,
                             opponents=EVAL_OPPONENTS)}
-    append_eval_row(out / "eval.csv", row)
-    if isinstance(steps, int):
-        for name, value in row.items():
-            if name != "steps":
-                writer.add_scalar(f"eval/{name}", value, steps)
-    print(f"[eval] steps {steps:,}: vs greedy {row['win_rate_vs_greedy']:.3f} "
-          f"[{row['ci_low_vs_greedy']:.3f}, {row['ci_high_vs_greedy']:.3f}], vs random "
-          f"{row['win_rate_vs_random']:.3f}", flush=True)
+    log_evaluation(out, row, writer)
     return row
 
 
-def save_checkpoint(algo, path: Path) -> None:
+def log_evaluation(out: Path, row: dict[str, Any], writer) -> None:
+    """An evaluation's ``row`` appended to ``out/eval.csv``
+    (:func:`~dominoes_env.cli_support.append_eval_row`), logged to TensorBoard (``eval/*`` at
+    its ``steps``, when they are known) and as a line. Ctrl-C, SIGTERM and SIGHUP wait until
+    all of it is written (:func:`signals_held`): a stop inside it left a row without its
+    scalars, or TensorBoard's writer cut inside its own code (which the writer's close at the
+    end of the run goes through again)."""
+    steps = row["steps"]
+    with signals_held():
+        append_eval_row(out / "eval.csv", row)
+        if isinstance(steps, int):
+            for name, value in row.items():
+                if name != "steps":
+                    writer.add_scalar(f"eval/{name}", value, steps)
+        print(f"[eval] steps {steps:,}: vs greedy {row['win_rate_vs_greedy']:.3f} "
+              f"[{row['ci_low_vs_greedy']:.3f}, {row['ci_high_vs_greedy']:.3f}], vs random "
+              f"{row['win_rate_vs_random']:.3f}", flush=True)
+
+
+def log_iteration(rows: csv.DictWriter, fh, writer, it: int, iterations: int, seconds: float,
+                  row: dict[str, float]) -> None:
+    """Iteration ``it``'s ``row`` (:data:`METRICS`) as a row of ``progress.csv`` (``rows``
+    writing to ``fh``, flushed), TensorBoard scalars (``rllib/*``, NaN ones left out) and a
+    line; ``seconds``: the run's wall seconds (:class:`WallClock`). The caller holds the stop
+    signals around it (:func:`train`)."""
+    rows.writerow({"iteration": it, "seconds": round(seconds, 2), **row})
+    fh.flush()
+    for name, value in row.items():
+        if not math.isnan(value):
+            writer.add_scalar(f"rllib/{name}", value, it)
+    print(f"[{it}/{iterations}] {seconds:6.1f} s  env steps {row['env_steps']:,.0f}  episode "
+          f"length {row['episode_len_mean']:.1f}  entropy {row['entropy']:.3f}  policy loss "
+          f"{row['policy_loss']:.4f}", flush=True)
+
+
+def save_checkpoint(algo, path: Path, wall_s: float) -> None:
     """``algo``'s checkpoint in the folder ``path``, whole or not at all: written beside it,
-    then put in its place, with the digests of its files inside (:func:`write_manifest`: a
-    resume checks them before RLlib unpickles anything). Ctrl-C, SIGTERM and SIGHUP wait until
-    it is done
+    then put in its place, with the run's wall seconds ``wall_s`` (:data:`RUN_FILE`) and the
+    digests of its files inside (:func:`write_manifest`: a resume checks them before RLlib
+    unpickles anything). Ctrl-C, SIGTERM and SIGHUP wait until it is done
     (:func:`signals_held`): torch's writer, interrupted, raises its own error in place of the
     interruption, and a stop between the two renames would leave no checkpoint at all."""
     import shutil
@@ -359,6 +470,7 @@ def save_checkpoint(algo, path: Path) -> None:
         for leftover in (new, old):
             shutil.rmtree(leftover, ignore_errors=True)
         algo.save_to_path(os.path.abspath(new))
+        write_json(new / RUN_FILE, {"wall_s": round(wall_s, 1)})
         write_manifest(new)
         if path.exists():
             path.rename(old)
@@ -366,10 +478,11 @@ def save_checkpoint(algo, path: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def restore(algo, checkpoint: str) -> None:
+def restore(algo, checkpoint: str) -> float:
     """Restore ``algo`` from a private copy of the checkpoint folder ``checkpoint`` whose bytes
     were checked against its digests while copied (:func:`check_own_checkpoint`): a file
-    replaced after :func:`check_run` looked at the folder is never unpickled."""
+    replaced after :func:`check_run` looked at the folder is never unpickled. Returns the run's
+    wall seconds that the checkpoint recorded (:func:`recorded_wall`)."""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="train_rllib-resume-") as copy:
@@ -377,7 +490,23 @@ def restore(algo, checkpoint: str) -> None:
             check_own_checkpoint(checkpoint, copy)
         except ValueError as err:
             raise CommandError(str(err)) from None
+        wall_s = recorded_wall(Path(copy))
         algo.restore_from_path(copy)
+    return wall_s
+
+
+def recorded_wall(folder: Path) -> float:
+    """The run's wall seconds that the checkpoint folder ``folder`` recorded when it was saved
+    (:data:`RUN_FILE`); 0 for a checkpoint saved before train_rllib recorded them.
+    ``ValueError`` for a file that holds no such number."""
+    path = folder / RUN_FILE
+    if not path.is_file():
+        return 0.0
+    wall_s = _get(parse_json(path.read_text()), "wall_s", default=None)
+    if (not isinstance(wall_s, (int, float)) or isinstance(wall_s, bool)
+            or not math.isfinite(wall_s) or wall_s < 0):
+        raise ValueError(f"{RUN_FILE} holds no wall seconds (a number, 0 or more)")
+    return float(wall_s)
 
 
 def completed_state(algo) -> dict[str, Any]:
@@ -389,10 +518,51 @@ def completed_state(algo) -> dict[str, Any]:
     return copy.deepcopy(algo.get_state())
 
 
+def export_policy(module, out: Path, meta: dict[str, Any],
+                  stop: KeyboardInterrupt | None) -> Path:
+    """The shared policy ``module`` exported to ``out/policy.npz`` with its card
+    ``policy.json`` (``meta``); returns its path. Ctrl-C, SIGTERM and SIGHUP wait until both
+    are written (:func:`signals_held`). Weights that are not finite are not written:
+    :class:`PolicyFileError`, or after a stop (``stop``)
+    :class:`~dominoes_env.cli_support.TrainingStopped` naming why."""
+    from agents.rllib import export_module
+
+    policy = out / "policy.npz"
+    with signals_held():
+        try:
+            export_module(module, policy, meta)
+        except PolicyFileError as err:  # diverged: a stopped run still ends as stopped
+            if stop is None:
+                raise
+            raise TrainingStopped(out, stop, export_error=str(err)) from None
+        write_json(out / "policy.json", meta)
+    return policy
+
+
+def resume_algo(algo, checkpoint: str) -> float:
+    """``algo`` restored from ``--resume``'s ``checkpoint`` (:func:`restore`); returns the
+    run's wall seconds it recorded. A checkpoint that cannot be restored is a
+    :class:`CommandError` naming it."""
+    try:
+        return restore(algo, checkpoint)
+    except CommandError:
+        raise
+    except Exception as err:  # a damaged checkpoint: UnpicklingError, EOFError, KeyError...
+        lines = str(err).strip().splitlines()
+        raise CommandError(f"--resume {checkpoint!r} cannot be restored "
+                           f"({type(err).__name__}: {lines[-1] if lines else ''})") from None
+
+
 def train(cfg: RllibConfig) -> Path:
     """Run the training; returns the exported policy's path. With ``--eval-matches``, the
     shared policy is evaluated (:func:`evaluate`: a row of ``eval.csv``) before the first
     iteration of a new run, after every ``--eval-every`` iterations of this run and at its end.
+
+    Each iteration is checked finite before it counts (:func:`check_finite`): one that is not
+    ends the run with :class:`Diverged` (:func:`end_diverged`: the last finite iteration saved,
+    nothing exported). What an iteration leaves (the state kept, its ``progress.csv`` row,
+    TensorBoard scalars and line) is written with the stop signals held, so a stop lands before
+    or after all of it.
 
     A Ctrl-C, SIGTERM or SIGHUP during an iteration (or an evaluation) abandons it: the
     algorithm goes back to its state after the last completed iteration (the state kept after
@@ -406,8 +576,6 @@ def train(cfg: RllibConfig) -> Path:
     the weights, the env runners' weights behind the learner's)."""
     from tensorboardX import SummaryWriter
 
-    from agents.rllib import export_module
-
     init_ray(address=cfg.address, num_cpus=cfg.num_cpus, configure_logging=False,
              log_to_driver=False)  # before anything is written: a cluster may not be there
     out = Path(start_run_folder(run_folder(cfg)))
@@ -415,27 +583,20 @@ def train(cfg: RllibConfig) -> Path:
     if note:
         print(note, file=sys.stderr)
     algo = algorithm_config(cfg).build_algo()
+    clock = WallClock()
     kept = None  # the state after the last completed iteration (or the resumed checkpoint's)
     if cfg.resume:
-        try:
-            restore(algo, cfg.resume)
-        except CommandError:
-            raise
-        except Exception as err:  # a damaged checkpoint: UnpicklingError, EOFError, KeyError...
-            lines = str(err).strip().splitlines()
-            raise CommandError(f"--resume {cfg.resume!r} cannot be restored "
-                               f"({type(err).__name__}: {lines[-1] if lines else ''})") from None
+        clock.before = resume_algo(algo, cfg.resume)
         kept = completed_state(algo)
     writer = SummaryWriter(str(out / "tb"))
     progress = out / "progress.csv"
     fresh = not progress.exists() or not cfg.resume
-    stop, diverged, done, row = None, None, 0, {"env_steps": math.nan}
+    stop, done, row = None, 0, {"env_steps": math.nan}
     evaluated = -1  # the iteration of this run whose policy was evaluated last
 
     def evaluate_now(steps: float) -> None:
         nonlocal evaluated
-        evaluate(algo.get_module(SHARED_POLICY), cfg, out, steps, time.perf_counter() - start,
-                 writer)
+        evaluate(algo.get_module(SHARED_POLICY), cfg, out, steps, clock.seconds(), writer)
         evaluated = done
 
     try:
@@ -444,23 +605,16 @@ def train(cfg: RllibConfig) -> Path:
                 rows = csv.DictWriter(fh, fieldnames=["iteration", "seconds", *METRICS])
                 if fresh:
                     rows.writeheader()
-                start = time.perf_counter()
+                clock.start()
                 if cfg.eval_matches and cfg.eval_every and not cfg.resume:
                     evaluate_now(0)  # the learning curve starts at the initial policy
                 for it in range(1, cfg.iterations + 1):
-                    result = _metrics(algo.train())
-                    kept = completed_state(algo)
-                    done, row = it, result
-                    seconds = time.perf_counter() - start
-                    rows.writerow({"iteration": it, "seconds": round(seconds, 2), **row})
-                    fh.flush()
-                    for name, value in row.items():
-                        if not math.isnan(value):
-                            writer.add_scalar(f"rllib/{name}", value, it)
-                    print(f"[{it}/{cfg.iterations}] {seconds:6.1f} s  env steps "
-                          f"{row['env_steps']:,.0f}  episode length "
-                          f"{row['episode_len_mean']:.1f}  entropy {row['entropy']:.3f}  "
-                          f"policy loss {row['policy_loss']:.4f}", flush=True)
+                    result = algo.train()
+                    check_finite(result, algo.get_module(SHARED_POLICY), it)
+                    with signals_held():  # a stop lands before or after all of it
+                        kept = completed_state(algo)
+                        done, row = it, _metrics(result)
+                        log_iteration(rows, fh, writer, it, cfg.iterations, clock.seconds(), row)
                     if cfg.eval_matches and cfg.eval_every and it % cfg.eval_every == 0:
                         evaluate_now(row["env_steps"])
                 if cfg.eval_matches and evaluated != done:  # the trained policy, at the end
@@ -470,25 +624,19 @@ def train(cfg: RllibConfig) -> Path:
             if kept is None:
                 raise TrainingStopped(out, stop, nothing_saved=True) from None
             algo.set_state(kept)  # the iteration under way is abandoned (see the docstring)
-        except PolicyFileError as err:  # an evaluation's export: the weights diverged
-            diverged = err  # the run is saved, then it ends as a diverged run (status 1)
-        save_checkpoint(algo, out / "checkpoint")
-        if diverged is not None:
-            raise diverged
-        module = algo.get_module(SHARED_POLICY)
+        except Diverged as err:
+            raise end_diverged(str(err), algo, kept, done, cfg, out, clock) from None
+        except PolicyFileError as err:  # an evaluation's export: the weights are not finite
+            raise end_diverged(f"{err}; it was not written", algo, kept, done, cfg, out,
+                               clock) from None
+        wall_s = clock.seconds()
+        save_checkpoint(algo, out / "checkpoint", wall_s)
         meta = {"rules": cfg.rules().to_dict(), "source": "rllib", "algorithm": "PPO",
                 "config": dataclasses.asdict(cfg), "iterations": done,
-                "env_steps": row["env_steps"]}
+                "env_steps": row["env_steps"], "wall_s": round(wall_s, 1)}
         if stop is not None:
             meta["stopped"] = stop_status(stop)[1]
-        policy = out / "policy.npz"
-        try:
-            export_module(module, policy, meta)
-        except PolicyFileError as err:  # diverged: a stopped run still ends as stopped
-            if stop is None:
-                raise
-            raise TrainingStopped(out, stop, export_error=str(err)) from None
-        write_json(out / "policy.json", meta)
+        policy = export_policy(algo.get_module(SHARED_POLICY), out, meta, stop)
     finally:
         writer.close()
         algo.stop()
@@ -518,7 +666,10 @@ def _main(cfg: RllibConfig) -> int:
         train(cfg)
     except RayStartError as err:
         raise CommandError(str(err)) from None
-    except PolicyFileError as err:  # a diverged run (NaN weights): a failed run, not bad input
+    except Diverged as err:  # a failed run, not bad input: its line says what was kept
+        print_error(str(err))
+        return 1
+    except PolicyFileError as err:  # the final export's weights (each iteration is checked)
         print_error(f"{err}; it was not written; the run is saved in "
                     f"{Path(cfg.out) / 'checkpoint'}")
         return 1

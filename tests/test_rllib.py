@@ -193,6 +193,8 @@ def test_sigterm_saves_the_checkpoint_and_exports_the_policy(tmp_path, one_local
     with open(out / "progress.csv") as fh:
         steps = [float(r["env_steps"]) for r in csv.DictReader(fh)]
     assert len(steps) == meta["iterations"] + 1 and steps[-1] == steps[-2] + 200
+    # the checkpoint recorded the run's wall seconds, which the resumed run goes on from
+    assert json.loads((out / "policy.json").read_text())["wall_s"] > meta["wall_s"] > 0
 
 
 @pytest.mark.parametrize("bad", [np.nan, -np.inf])
@@ -307,13 +309,12 @@ def test_a_stop_inside_an_iteration_saves_the_last_completed_one(tmp_path, monke
     np.testing.assert_allclose(policy.action_b, after_one["pi.0.bias"])
 
 
-@pytest.mark.parametrize("iterations", [1, 5])  # 5: stopped in the second (HalfUpdated...)
-def test_a_diverged_run_is_one_line_and_no_policy_file(tmp_path, monkeypatch, capsys,
-                                                       iterations):
+def test_weights_that_are_not_finite_from_the_start_end_the_run_with_nothing_saved(
+        tmp_path, monkeypatch, capsys):
     """A run whose weights went NaN wrote a policy.npz that ppo:PATH then refused (or, once
-    the export was checked, ended in a traceback); now one line names the file and the problem,
-    and the checkpoint is kept; status 1 (a failed run, not bad input), or the stop's status
-    when a Ctrl-C ended the run. (No Ray: the algorithm is a stand-in.)"""
+    the export was checked, saved the NaN state as its checkpoint); now its first iteration is
+    found not finite: one line says so and that nothing was saved, status 1 (a failed run, not
+    bad input). (No Ray: the algorithm is a stand-in.)"""
     import torch
 
     import experiments.train_rllib as program
@@ -324,20 +325,15 @@ def test_a_diverged_run_is_one_line_and_no_policy_file(tmp_path, monkeypatch, ca
 
     _use_the_stand_in(monkeypatch, program, algo)
     out = tmp_path / "run"
-    status = program.main(["--iterations", str(iterations), "--out", str(out),
-                           "--eval-matches", "0", "--net", "8"])
+    status = program.main(["--iterations", "5", "--out", str(out), "--eval-matches", "0",
+                           "--net", "8"])
     err = capsys.readouterr().err
-    refused = (f"policy file {str(out / 'policy.npz')!r}: action_w holds NaN or infinite "
-               "values")
-    checkpoint = out / "checkpoint"
-    assert status == (1 if iterations == 1 else 130), err
+    assert status == 1, err
     assert error_lines(err) == [
-        f"error: {refused}; it was not written; the run is saved in {checkpoint}"
-        if iterations == 1 else
-        f"error: interrupted; the run is saved in {checkpoint} (continue with --resume "
-        f"{checkpoint}) and its policy not exported ({refused})"]
-    assert (out / "checkpoint" / "weights.npz").is_file()
-    assert not (out / "policy.npz").exists() and not (out / "policy.json").exists()
+        "error: iteration 1 made non-finite weights (NaN or infinite: the training diverged; "
+        "try a smaller --lr); nothing of it was saved; no checkpoint of the run was saved"]
+    assert not any((out / name).exists() for name in ("checkpoint", "policy.npz",
+                                                      "policy.json"))
 
 
 class PicklingAlgorithm(HalfUpdatedAlgorithm):
@@ -515,10 +511,11 @@ def test_a_stop_before_the_first_iteration_saves_nothing_and_says_so(tmp_path, m
     assert eval_steps(out) == [0] and not (out / "checkpoint").exists()
 
 
-def test_a_policy_that_diverged_before_an_evaluation_ends_the_run_saved(tmp_path, monkeypatch,
-                                                                        capsys):
+def test_a_policy_that_diverged_before_an_evaluation_ends_the_run_with_nothing_saved(
+        tmp_path, monkeypatch, capsys):
     """An evaluation exports the policy first: weights that are not finite end the run there
-    as a diverged run ends (one line, status 1), its checkpoint saved, no policy written."""
+    as a diverged run ends (one line, status 1), no policy written; the NaN state is not saved
+    either (it was saved as the run's checkpoint)."""
     import torch
 
     import experiments.train_rllib as program
@@ -530,12 +527,10 @@ def test_a_policy_that_diverged_before_an_evaluation_ends_the_run_saved(tmp_path
     out = tmp_path / "run"
     assert program.main(["--iterations", "3", "--out", str(out), "--eval-matches", "2",
                          "--net", "8"]) == 1
-    checkpoint = out / "checkpoint"
     assert error_lines(capsys.readouterr().err) == [
         f"error: policy file {str(out / 'eval_policy.npz')!r}: action_w holds NaN or infinite "
-        f"values; it was not written; the run is saved in {checkpoint}"]
-    assert (checkpoint / "algorithm_state.pkl").is_file()
-    assert not any((out / name).exists() for name in ("policy.npz", "eval.csv"))
+        "values; it was not written; no checkpoint of the run was saved"]
+    assert not any((out / name).exists() for name in ("checkpoint", "policy.npz", "eval.csv"))
 
 
 @pytest.mark.parametrize("name", ["c,d", "lr=3e-4"])
@@ -576,3 +571,228 @@ def test_a_value_error_of_an_evaluation_is_one_error_line(tmp_path, monkeypatch,
     err = capsys.readouterr().err
     assert status == 2, err
     assert error_lines(err) == ["error: agent spec 'ppo:x': refused"]
+
+
+#: the losses RLlib reports for the shared policy, as ReportingAlgorithm gives them
+LOSSES = {"policy_loss": 0.5, "vf_loss": 1.0, "entropy": 2.0, "mean_kl_loss": 0.01}
+
+
+class ReportingAlgorithm(CountingAlgorithm):
+    """The counting stand-in reporting the learner's losses too, where RLlib's result has
+    them (``progress.csv``'s ``policy_loss``... columns and ``rllib/*`` scalars)."""
+
+    def train(self) -> dict:
+        return {**super().train(), "learners": {"shared": dict(LOSSES)}}
+
+
+class DivergingAlgorithm(ReportingAlgorithm):
+    """The reporting stand-in whose iteration ``at`` (counted from this instance's first)
+    diverges as an update can: it makes the head's weights NaN (``what="weights"``), or
+    reports a NaN policy loss with weights still finite (``what="policy_loss"``)."""
+
+    def __init__(self, at: int, what: str):
+        super().__init__()
+        self.at, self.what, self.trained = at, what, 0
+
+    def train(self) -> dict:
+        import torch
+
+        result = super().train()
+        self.trained += 1
+        if self.trained == self.at:
+            if self.what == "weights":
+                with torch.no_grad():
+                    self.module.pi[0].weight[0, 0] = float("nan")
+            else:
+                result["learners"]["shared"][self.what] = float("nan")
+        return result
+
+
+def saved_state(checkpoint) -> dict:
+    """The state the pickling stand-in saved in the folder ``checkpoint``."""
+    import pickle
+
+    with open(checkpoint / "algorithm_state.pkl", "rb") as f:
+        return pickle.load(f)
+
+
+def progress_rows(out) -> list[dict]:
+    with open(out / "progress.csv", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.mark.parametrize("what", ["weights", "policy_loss"])
+def test_a_diverged_iteration_is_not_saved_and_the_last_finite_one_is(tmp_path, monkeypatch,
+                                                                      capsys, what):
+    """An iteration that made NaN weights went on to be saved as the run's checkpoint, and
+    the divergence was reported only when the policy's export refused it (a NaN loss with
+    finite weights was never reported). Now each iteration is checked before it counts: the
+    diverged one is neither logged nor saved, the checkpoint holds the last finite iteration,
+    no policy is exported, one line says so, status 1. (No Ray: the algorithm is a stand-in.)"""
+    import experiments.train_rllib as program
+
+    _use_the_stand_in(monkeypatch, program, DivergingAlgorithm(at=3, what=what))
+    out = tmp_path / "run"
+    status = program.main(["--iterations", "5", "--out", str(out), "--eval-matches", "0",
+                           "--net", "8"])
+    err = capsys.readouterr().err
+    assert status == 1, err
+    checkpoint = out / "checkpoint"
+    assert error_lines(err) == [
+        f"error: the iteration reaching 300 env steps made non-finite {what} (NaN or infinite: "
+        "the training diverged; try a smaller --lr); nothing of it was saved; the run as its "
+        f"last finite iteration left it is saved in {checkpoint}"]
+    state = saved_state(checkpoint)
+    assert state["iterations"] == 2
+    assert all(np.isfinite(w).all() for w in state["weights"].values())
+    assert len(progress_rows(out)) == 2
+    assert not (out / "policy.npz").exists() and not (out / "policy.json").exists()
+
+
+def test_a_resume_that_diverges_keeps_the_checkpoint_and_policy_it_found(tmp_path, monkeypatch,
+                                                                         capsys):
+    """A resumed run whose first iteration diverged saved its NaN state over the good
+    checkpoint it had resumed: nothing was left to go on from. Now the checkpoint and the
+    policy stay byte for byte as they were, and the line says so."""
+    import experiments.train_rllib as program
+
+    out = tmp_path / "run"
+    checkpoint = out / "checkpoint"
+    args = ["--out", str(out), "--eval-matches", "0", "--net", "8"]
+    _use_the_stand_in(monkeypatch, program, ReportingAlgorithm())
+    assert program.main(["--iterations", "2", *args]) == 0
+
+    def contents() -> dict[str, bytes]:
+        """The run's files, but its marker and TensorBoard's (each run writes an events file)."""
+        return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*"))
+                if p.is_file() and p.name != "run.json" and p.parent.name != "tb"}
+
+    before = contents()
+    _use_the_stand_in(monkeypatch, program, DivergingAlgorithm(at=1, what="weights"))
+    capsys.readouterr()
+    status = program.main(["--iterations", "3", *args, "--resume", str(checkpoint)])
+    err = capsys.readouterr().err
+    assert status == 1, err
+    assert error_lines(err) == [
+        "error: the iteration reaching 300 env steps made non-finite weights (NaN or infinite: "
+        "the training diverged; try a smaller --lr); nothing of it was saved; the last "
+        f"checkpoint {str(checkpoint)!r} is kept as it was"]
+    after = contents()
+    assert [name for name in before if after.get(name) != before[name]] == []
+    assert {"checkpoint/algorithm_state.pkl", "policy.npz", "policy.json"} <= set(after)
+
+
+class RecordingWriter:
+    """Stands for TensorBoard's ``SummaryWriter``: keeps the ``(tag, step)`` of each scalar,
+    and sends itself a Ctrl-C as the scalar ``stop_at`` is added."""
+
+    stop_at: tuple[str, int] | None = None
+    scalars: list[tuple[str, int]] = []
+
+    def __init__(self, logdir):
+        RecordingWriter.scalars = []
+
+    def add_scalar(self, tag, value, step):
+        import signal
+
+        if (tag, step) == self.stop_at:
+            signal.raise_signal(signal.SIGINT)
+        self.scalars.append((tag, step))
+
+    def close(self):
+        pass
+
+
+#: the scalars each log holds at a step: an iteration's (the NaN columns left out) and an
+#: evaluation's
+ITERATION_SCALARS = {f"rllib/{name}" for name in ("env_steps", "policy_loss", "vf_loss",
+                                                  "entropy", "mean_kl")}
+EVAL_SCALARS = {f"eval/{name}" for name in EVAL_COLUMNS[1:]}
+
+
+@pytest.mark.parametrize("where", ["iteration scalars", "evaluation scalars", "eval.csv row"])
+def test_a_stop_while_the_logs_are_written_lets_them_finish(tmp_path, monkeypatch, capsys,
+                                                            where):
+    """A Ctrl-C landing while an iteration's or an evaluation's logs were written cut them
+    there: TensorBoard got part of a step's scalars (and a scalar cut inside the writer can
+    leave its lock taken), eval.csv lost the row whose scalars were logged. Now the stop
+    waits until the logs of the iteration (or evaluation) are whole, and the run saved is
+    the one they describe. (No Ray: the algorithm is a stand-in.)"""
+    import signal
+
+    import tensorboardX
+
+    import experiments.train_rllib as program
+
+    monkeypatch.setattr(RecordingWriter, "stop_at", {
+        "iteration scalars": ("rllib/policy_loss", 2),
+        "evaluation scalars": ("eval/win_rate_vs_greedy", 200), "eval.csv row": None}[where])
+    monkeypatch.setattr(tensorboardX, "SummaryWriter", RecordingWriter)
+    real_append = program.append_eval_row
+
+    def append_stopped(path, row):
+        if row["steps"] == 200:
+            signal.raise_signal(signal.SIGINT)
+        real_append(path, row)
+
+    if where == "eval.csv row":
+        monkeypatch.setattr(program, "append_eval_row", append_stopped)
+    _use_the_stand_in(monkeypatch, program, ReportingAlgorithm())
+    out = tmp_path / "run"
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)  # as at a terminal
+    try:
+        status = program.main(["--iterations", "5", "--eval-every", "2", "--eval-matches", "2",
+                               "--out", str(out), "--net", "8"])
+    finally:
+        signal.signal(signal.SIGINT, old)
+    assert status == 130, capsys.readouterr().err
+    logged: dict[int, set[str]] = {}
+    for tag, step in RecordingWriter.scalars:
+        logged.setdefault(step if tag.startswith("rllib/") else -step - 1, set()).add(tag)
+    evaluated = [0] if where == "iteration scalars" else [0, 200]
+    assert logged == {**{it: ITERATION_SCALARS for it in (1, 2)},
+                      **{-steps - 1: EVAL_SCALARS for steps in evaluated}}
+    assert eval_steps(out) == evaluated
+    assert len(progress_rows(out)) == 2 == saved_state(out / "checkpoint")["iterations"]
+    assert json.loads((out / "policy.json").read_text())["iterations"] == 2
+
+
+class SlowAlgorithm(ReportingAlgorithm):
+    """The reporting stand-in whose iterations take a quarter of a second each."""
+
+    def train(self) -> dict:
+        import time
+
+        time.sleep(0.25)
+        return super().train()
+
+
+def test_wall_seconds_go_on_from_the_checkpoint_at_a_resume(tmp_path, monkeypatch, capsys):
+    """A resumed run counted its wall seconds from 0 again: eval.csv's wall_s (and
+    progress.csv's seconds) fell back at each resume, and the policy's card had none. Now the
+    checkpoint records them and a resume goes on from there, as train_jax's does."""
+    import experiments.train_rllib as program
+
+    out = tmp_path / "run"
+    args = ["--out", str(out), "--eval-matches", "2", "--eval-every", "1", "--net", "8"]
+
+    def eval_walls() -> list[tuple[int, float]]:
+        with open(out / "eval.csv", newline="") as fh:
+            return [(int(r["steps"]), float(r["wall_s"])) for r in csv.DictReader(fh)]
+
+    _use_the_stand_in(monkeypatch, program, SlowAlgorithm())
+    assert program.main(["--iterations", "2", *args]) == 0, capsys.readouterr().err
+    last = eval_walls()[-1][1]
+    assert last >= 0.5  # each iteration sleeps 0.25 s; wall_s is rounded to 0.1 s
+
+    _use_the_stand_in(monkeypatch, program, SlowAlgorithm())
+    assert program.main(["--iterations", "2", *args, "--resume", str(out / "checkpoint")]) == 0
+    walls = eval_walls()
+    assert [steps for steps, _ in walls] == [0, 100, 200, 300, 400]
+    assert [wall for _, wall in walls] == sorted(wall for _, wall in walls), walls
+    assert all(wall >= last + 0.2 for steps, wall in walls if steps > 200), walls
+    seconds = [float(r["seconds"]) for r in progress_rows(out)]
+    assert seconds == sorted(seconds) and seconds[2] >= last + 0.2, seconds
+    # the checkpoint recorded the run's seconds as the card says them; a resume adds its own
+    recorded = json.loads((out / "checkpoint" / program.RUN_FILE).read_text())["wall_s"]
+    assert json.loads((out / "policy.json").read_text())["wall_s"] == recorded >= last + 0.45
