@@ -97,9 +97,14 @@ DEFAULT_RACE = 1.5
 AHEAD_ROWS = 512
 
 
-class _Net:
+class PolicyNet:
     """The policy network of a :class:`~agents.ppo.NumpyPolicy` in float32, with the
-    observation encoder it reads."""
+    observation encoder it reads: what plays the rollouts of :class:`GuidedSearchAgent` and
+    what :class:`~agents.likelihood.PlayLikelihood` weighs the deals by
+    (:meth:`GuidedSearchAgent.network`). ``encode(layout, state, seat, scores, over)`` is the
+    policy's observation encoder and ``layout`` its layout at the rules; ``batch_encoder`` the
+    batched rollouts' encoder of its observation version (2, 3 or 4), else ``None``;
+    :meth:`logits` the network's output for a batch of observations."""
 
     def __init__(self, policy, rules):
         self.layers = [(w.astype(np.float32), b.astype(np.float32)) for w, b in policy.layers]
@@ -201,7 +206,7 @@ class GuidedSearchAgent(Agent):
         self.policy_path = (None if policy is None or self.table_ppo
                             else Path(as_path("policy", policy)))
         self._ppo = PPOAgent(self.policy_path)
-        self._net: _Net | None = None
+        self._net: PolicyNet | None = None
         self._rules = None
         #: this seat's views at its decisions so far in the current hand
         self._memory: list[SeatView] = []
@@ -240,12 +245,20 @@ class GuidedSearchAgent(Agent):
                 elif not own.is_file() and self._ppo.path is not None:
                     self._ppo = PPOAgent()  # the shipped one; it names the missing file
             self._ppo.check_rules(rules)
-            self._net = _Net(self._ppo.policy, rules)
+            self._net = PolicyNet(self._ppo.policy, rules)
             self._rules = rules
 
-    def _network(self, view: SeatView) -> _Net:
-        self.check_rules(view.rules)
+    def network(self, rules) -> PolicyNet:
+        """The policy network that plays the rollouts and weighs the deals at ``rules``
+        (:meth:`check_rules` loads it)."""
+        self.check_rules(rules)
         return self._net
+
+    @property
+    def memory(self) -> tuple[SeatView, ...]:
+        """This seat's views at its decisions so far in the current hand, oldest first (what
+        :meth:`act` remembers; :meth:`segments` reads them)."""
+        return tuple(self._memory)
 
     def _remember(self, view: SeatView) -> None:
         """Forget the remembered decisions unless they are of the hand ``view`` is in."""
@@ -276,7 +289,7 @@ class GuidedSearchAgent(Agent):
         self.last_values = {}
         if len(moves) == 1:
             return moves[0]
-        net = self._network(view)
+        net = self.network(view.rules)
         sampler = DealBatchSampler(view)
         rng = self.rng
         deal_rng = np.random.default_rng(rng.getrandbits(64))  # the deals, on both paths
@@ -288,7 +301,7 @@ class GuidedSearchAgent(Agent):
         else:
             # min_per_move's share at most MAX_SIMS in all, as sims is (it ran for ever)
             budget = max(per_move_cap(self.min_per_move, len(moves)) * len(moves), self.sims)
-        segments = self._segments(view) if self.infer > 0 else []
+        segments = self.segments(view) if self.infer > 0 else []
         batched = self.batch and net.batch_encoder is not None
         if batched:
             rollouts = functools.partial(self._batched,
@@ -302,9 +315,13 @@ class GuidedSearchAgent(Agent):
         ahead = 1  # chunks played together (batched): 1, 2, 4, ... while the search goes on
 
         def chunk_size(spent: int) -> int:
+            """The deals of the next chunk: the budget left shared among the moves still in,
+            rounded up to whole deals, but never past MAX_SIMS rollouts in all (0: none fits;
+            sims=MAX_SIMS with 7 moves rounded its last chunk up to 1,000,006 rollouts)."""
             if budget is None:
                 return self.chunk
-            return min(self.chunk, max(1, -(-(budget - spent) // len(alive))))
+            share = max(1, -(-(budget - spent) // len(alive)))
+            return min(self.chunk, share, (MAX_SIMS - spent) // len(alive))
 
         done = False
         while not done:
@@ -316,6 +333,8 @@ class GuidedSearchAgent(Agent):
                 if budget is not None and planned >= budget and plan:
                     break
                 todo = chunk_size(planned)
+                if todo < 1:  # MAX_SIMS reached (never the first: the search is not done)
+                    break
                 state = draw.state()
                 plan.append((todo, draw(todo), state))
                 planned += todo * len(alive)
@@ -337,11 +356,11 @@ class GuidedSearchAgent(Agent):
                 spent += todo * len(alive)
                 runs += todo
                 if self.race > 0 and runs >= max(self.chunk, self.min_per_move, 2):
-                    alive = _race(np.concatenate(values)[:, alive], alive, self.race)
+                    alive = still_in_race(np.concatenate(values)[:, alive], alive, self.race)
                 if deadline is not None:
                     done = time.perf_counter() >= deadline or len(alive) == 1
                 else:
-                    done = spent >= budget or len(alive) == 1
+                    done = spent >= budget or len(alive) == 1 or chunk_size(spent) < 1
                 if done:
                     if i + 1 < len(plan):
                         draw.restore(plan[i + 1][2])
@@ -358,14 +377,16 @@ class GuidedSearchAgent(Agent):
         """The likelihood of the others' plays this agent weighs the deals it samples for
         ``view`` by (:class:`~agents.likelihood.PlayLikelihood`, built on the deal
         ``reference``), from the decisions it remembers in ``view``'s hand."""
-        self._remember(view)
-        return PlayLikelihood(view, self._segments(view), self._network(view), reference)
+        return PlayLikelihood(view, self.segments(view), self.network(view.rules), reference)
 
-    def _segments(self, view: SeatView) -> list[tuple[SeatView, int, list[tuple[int, int]]]]:
-        """The remembered decisions, newest first, back to the last one after which another
-        seat drew (and ``lookback`` of them at most): ``(view then, the code this seat played,
-        [(seat, code) of the others' plays after it])``. The moves are read from the hand's
-        history (what was played, whoever chose it)."""
+    def segments(self, view: SeatView) -> list[tuple[SeatView, int, list[tuple[int, int]]]]:
+        """The remembered decisions (:attr:`memory`; those of another hand than ``view``'s are
+        forgotten first), newest first, back to the last one after which another seat drew
+        (and ``lookback`` of them at most): ``(view then, the code this seat played,
+        [(seat, code) of the others' plays after it])``, what the inference at ``view`` weighs
+        the deals by. The moves are read from the hand's history (what was played, whoever
+        chose it)."""
+        self._remember(view)
         out = []
         end = len(view.history)
         me = view.seat
@@ -381,7 +402,7 @@ class GuidedSearchAgent(Agent):
         return out
 
     # -- rollouts --------------------------------------------------------------------------
-    def _batched(self, view, net: _Net, rollout: GreedyRollout, deals, moves,
+    def _batched(self, view, net: PolicyNet, rollout: GreedyRollout, deals, moves,
                  end_double=None) -> np.ndarray:
         """Every move of ``moves`` played in every deal and the hand finished, the policy
         playing every seat: the values, one row per deal, one column per move; all rollouts
@@ -421,7 +442,8 @@ class GuidedSearchAgent(Agent):
             batch.play(idx, codes.take(pick), counts.take(pick))
         return rollout.batch_values(batch).reshape(len(deals), len(moves))
 
-    def _one_by_one(self, view, net: _Net, rollout: GreedyRollout, deals, moves) -> np.ndarray:
+    def _one_by_one(self, view, net: PolicyNet, rollout: GreedyRollout, deals, moves
+                    ) -> np.ndarray:
         """Every move of ``moves`` played in every deal and the hand finished, the policy
         playing every seat: the values, one row per deal, one column per move; on the core,
         one rollout at a time but the policy's moves of all rollouts in one batch."""
@@ -482,9 +504,15 @@ class GuidedSearchAgent(Agent):
         return values.reshape(len(deals), len(moves))
 
 
-def _race(values: np.ndarray, alive: list[int], z: float) -> list[int]:
+def still_in_race(values: np.ndarray, alive: list[int], z: float) -> list[int]:
     """The moves of ``alive`` (columns of ``values``, one row per shared deal) not behind the
-    best mean by more than ``z`` standard errors of their paired difference."""
+    best mean by more than ``z`` standard errors of their paired difference: those a
+    :class:`GuidedSearchAgent` with ``race=z`` keeps searching.
+
+    >>> values = np.array([[10.0, 9.0], [12.0, 11.0], [8.0, 7.0]])  # 1 behind on every deal
+    >>> still_in_race(values, [3, 5], 1.5)
+    [3]
+    """
     n = len(values)
     means = values.mean(axis=0)
     b = int(means.argmax())

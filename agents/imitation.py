@@ -38,11 +38,20 @@ from dominoes_env.optional import require
 from .specs import check_spec, make_agent
 
 __all__ = ["collect_demonstrations", "dataset_demonstrations", "join_demonstrations",
-           "pretrain_policy"]
+           "play_and_record", "pretrain_policy"]
 
 
-def _play_and_record(args) -> dict[str, np.ndarray]:
-    teacher_spec, opponents, rules, match_seed, scale = args
+def play_and_record(job) -> dict[str, np.ndarray]:
+    """One match of :func:`collect_demonstrations`, played and recorded (what it maps over its
+    matches, in its pool's workers): ``job`` is ``(teacher, opponents, rules, match_seed,
+    scale)``, and the result the teacher's decisions in that match, as
+    :func:`collect_demonstrations` returns them for all.
+
+    >>> job = ("greedy", ["random"], RuleConfig(target_score=30), 7, 1 / 30)
+    >>> sorted(play_and_record(job))
+    ['actions', 'masks', 'obs', 'values']
+    """
+    teacher_spec, opponents, rules, match_seed, scale = job
     n = rules.num_players
     k = match_seed % 2  # the teacher's side alternates
     opponent = opponents[match_seed % len(opponents)]
@@ -122,12 +131,12 @@ def collect_demonstrations(teacher: str, opponents: list[str], rules: RuleConfig
     jobs = ((teacher, opponents, rules, derive_seed(seed, "bc", i), scale) for i in range(matches))
     parts = []
     if pool is not None:  # in job order: the same data every run
-        parts = _with_progress(pool.imap(_play_and_record, jobs), matches, progress, finished)
+        parts = _with_progress(pool.imap(play_and_record, jobs), matches, progress, finished)
     elif workers > 1:
         with demonstration_pool(workers) as own:
-            parts = _with_progress(own.imap(_play_and_record, jobs), matches, progress, finished)
+            parts = _with_progress(own.imap(play_and_record, jobs), matches, progress, finished)
     else:
-        parts = _with_progress(map(_play_and_record, jobs), matches, progress, finished)
+        parts = _with_progress(map(play_and_record, jobs), matches, progress, finished)
     return join_demonstrations(parts)
 
 

@@ -3,10 +3,11 @@
 
 A decision of ``guided`` remembers its seat's own decisions in the hand; each with the plays the
 other seats made after it (``segments``, newest first, back to the last draw by another seat;
-:meth:`agents.guided.GuidedSearchAgent.play_likelihood` builds them). For a sampled deal,
-:func:`replay_others` rebuilds the positions those seats played from, had they held that
-deal's tiles, and :class:`PlayLikelihood` gives the log-probability a policy network assigns to
-the plays they made there, for a whole batch of deals at once.
+:meth:`agents.guided.GuidedSearchAgent.segments` lists them and
+:meth:`~agents.guided.GuidedSearchAgent.play_likelihood` builds the likelihood on them). For a
+sampled deal, :func:`replay_others` rebuilds the positions those seats played from, had they
+held that deal's tiles, and :class:`PlayLikelihood` gives the log-probability a policy network
+assigns to the plays they made there, for a whole batch of deals at once.
 
 >>> import random
 >>> from agents.guided import GuidedSearchAgent
@@ -72,8 +73,9 @@ def replay_others(view: SeatView, segments, hands, boneyard):
 
 
 class PlayLikelihood:
-    """Per sampled deal, the log-probability under the policy network ``net`` of the plays the
-    other seats made in ``segments`` (decisions with a single legal move count for nothing).
+    """Per sampled deal, the log-probability under the policy network ``net`` (a
+    :class:`~agents.guided.PolicyNet`) of the plays the other seats made in ``segments``
+    (decisions with a single legal move count for nothing).
 
     Built once per decision, from one ``reference`` deal. With the package's observation layout
     (:class:`~dominoes_env.obs.v2.ObservationLayoutV2`), what a seat observed at one of its past

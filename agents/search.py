@@ -138,7 +138,9 @@ class SearchAgent(Agent):
             chunk = TIME_CHUNK if self.batch else 1
             costs: list[tuple[int, float]] = []  # batched: (deals, seconds) of each batch
         else:
-            chunk = max(per_move_cap(self.min_per_move, len(moves)), -(-self.sims // len(moves)))
+            # sims shared among the moves, rounded up to whole deals, but MAX_SIMS at most in
+            # all: sims=MAX_SIMS with 7 moves rounded up to 1,000,006 rollouts
+            chunk = per_move_cap(max(self.min_per_move, -(-self.sims // len(moves))), len(moves))
         rollout = GreedyRollout(view, self.epsilon, self.value)
         play = self._batched if self.batch else self._one_by_one
         while True:
@@ -185,10 +187,11 @@ class SearchAgent(Agent):
 
 
 def per_move_cap(min_per_move: int, moves: int) -> int:
-    """The rollouts of each of ``moves`` distinct moves that ``min_per_move`` asks for, at
-    most :data:`~agents.base.MAX_SIMS` in all (and at least 1): every deal plays every move at
-    once, so ``min_per_move=1000000`` with 7 moves held 7,000,000 rollouts (some 8.6 GB) and
-    played for minutes where ``sims`` is bounded to about one.
+    """The rollouts of each of ``moves`` distinct moves that ``min_per_move`` (or ``sims``
+    shared among them, rounded up) asks for, at most :data:`~agents.base.MAX_SIMS` in all (and
+    at least 1): every deal plays every move at once, so ``min_per_move=1000000`` with 7 moves
+    held 7,000,000 rollouts (some 8.6 GB) and played for minutes where ``sims`` is bounded to
+    about one, and ``sims=1000000`` with 7 moves rounded up to 1,000,006 rollouts.
 
     >>> per_move_cap(8, 7), per_move_cap(1_000_000, 7)
     (8, 142857)

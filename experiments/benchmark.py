@@ -36,7 +36,7 @@ from agents.benchmark import (
     spec_slug,
 )
 from agents.benchmark.tables import MAX_MATCHES
-from agents.tournament.schedule import BYTES_PER_MATCH
+from agents.tournament import schedule
 from dominoes_env.cli_support import (
     CommandError,
     check_config,
@@ -119,8 +119,10 @@ def _main(args) -> int:
         bench = BenchmarkConfig(args.agent, panel=config.panel, tables=config.tables,
                                 matches=config.matches, seed=config.seed,
                                 rule_options=rule_options(args), max_hands=config.max_hands)
-        # a cell's matches, each counted as a tournament's scheduled match
-        check_fits_in_memory(f"--matches {config.matches}", config.matches, BYTES_PER_MATCH)
+        # a cell's matches, each counted as a tournament's scheduled match (read through the
+        # module, so the library's one definition is the one used)
+        check_fits_in_memory(f"--matches {config.matches}", config.matches,
+                             schedule.BYTES_PER_MATCH)
         if config.resume and config.overwrite:
             raise ValueError("--resume continues a card and --overwrite starts it again: "
                              "pass one")

@@ -32,6 +32,7 @@ import tempfile
 from pathlib import Path
 
 from dominoes_env.cli_support import (
+    MAX_JAX_UPDATES,
     CommandError,
     OneLineParser,
     Stopped,
@@ -62,10 +63,6 @@ TRAINER_ENVS = {"train_jax": 512, "train_ppo": 16}
 STEPS_PER_GAME = {"train_jax": 32, "train_ppo": 256}
 #: train_ppo's minibatch (at most its rollout)
 PPO_BATCH = 512
-#: the most updates train_jax trains (its update counter is an int32): train_jax's MAX_UPDATES,
-#: restated as a program imports no other, and no library module holds it without importing
-#: JAX (which train_jax must set up first); refused here in this command's words
-MAX_JAX_UPDATES = 2**31 - 1
 
 
 def jittable(spec: str) -> tuple[str, str] | None:
@@ -209,7 +206,8 @@ def build_parser() -> OneLineParser:
                         "(--num-envs games x 32 steps with train_jax, x 256 with train_ppo), "
                         "so at least one update and rounded up to whole ones; the report "
                         "gives the steps trained")
-    p.add_argument("--players", type=ascii_int, default=2, help="2, 3 or 4 (4: partnerships)")
+    p.add_argument("--players", type=ascii_int, choices=(2, 3, 4), default=2,
+                   help="2, 3 or 4 (4: partnerships)")
     p.add_argument("--matches", type=ascii_int, default=1000,
                    help="evaluation matches, as whole deals each played in every seating (2 "
                         "seatings at two sides, 6 at three players): rounded down, at least "

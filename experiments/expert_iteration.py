@@ -141,7 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=DefaultsHelpFormatter)
     p.add_argument("--out", required=True, help="output directory (demos.npz, policy.npz, "
                    "policy.json, one folder per iteration after the first)")
-    p.add_argument("--players", type=ascii_int, default=2, help="2, 3 or 4 (4: partnerships)")
+    p.add_argument("--players", type=ascii_int, choices=(2, 3, 4), default=2,
+                   help="2, 3 or 4 (4: partnerships)")
     p.add_argument("--teacher", default="guided", help="the agent spec whose moves are learned; "
                    "'guided' searches with the policy being fitted from the second iteration")
     p.add_argument("--opponents", nargs="+", default=["guided", "search"],

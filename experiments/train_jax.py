@@ -48,6 +48,7 @@ from agents.shipping import SHIP_MATCHES, ship_run, shipping_target
 from agents.specs import check_spec_path
 from dominoes_env.cli_support import (
     MATMUL_DTYPES,
+    MAX_JAX_UPDATES,
     MAX_MATCHES,
     TrainingStopped,
     append_eval_row,
@@ -80,9 +81,9 @@ CRITICS = ("obs", "full")  #: what the value network may see (``--critic``)
 #: memory one game of the JAX twin holds, with its opponents' slots, rounded up (an estimate for
 #: the memory check: a state is a few hundred bytes of arrays)
 BYTES_PER_GAME = 4096
-#: the most updates a run may train: the update counter (and Adam's step) is an int32, so a run
-#: needing more updates (10**11 steps of 16) is refused before training
-MAX_UPDATES = 2**31 - 1
+#: the most updates a run may train (the library's :data:`MAX_JAX_UPDATES`: the update counter
+#: and Adam's step are int32), so a run needing more (10**11 steps of 16) is refused first
+MAX_UPDATES = MAX_JAX_UPDATES
 #: the most of any count the jitted update computes with (games, rollout steps, minibatches,
 #: epochs, snapshots, updates between snapshots, and the Adam steps of an update): they are
 #: int32 there; a larger flag (--snapshot-every 10**12) is an ``error:`` line naming it

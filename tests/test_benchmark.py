@@ -505,6 +505,24 @@ def test_the_command_refuses_a_rerun_and_bad_flags(tmp_path, capsys):
     assert stop.value.code == 2
 
 
+def test_the_memory_a_match_takes_is_the_tournament_librarys(tmp_path, monkeypatch, capsys):
+    """The command imported ``BYTES_PER_MATCH`` by value, a copy that raising the library's one
+    definition did not reach: it now reads it through :mod:`agents.tournament.schedule`."""
+    from agents.tournament import schedule
+    from dominoes_env.cli_support import memory
+
+    assert not hasattr(benchmark, "BYTES_PER_MATCH")
+    monkeypatch.setattr(memory, "machine_memory", lambda: 2**30)
+    monkeypatch.setattr(schedule, "BYTES_PER_MATCH", 2**30)
+    argv = ["random", "--panel", "greedy", "--tables", "2p", "--matches", "2",
+            "--target-score", "30", "--out", str(tmp_path / "run"), "--no-progress",
+            "--no-plot"]
+    assert benchmark.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--matches 2 needs about " in err and "this machine has 1 GiB" in err, err
+    assert not (tmp_path / "run").exists()
+
+
 def test_default_out_names_the_agent_and_the_arguments():
     a, b = (benchmark.default_out(tiny(seed=s)) for s in (1, 2))
     assert a.startswith("results/benchmark-greedy-") and a != b

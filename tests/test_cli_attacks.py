@@ -508,6 +508,32 @@ def test_every_program_found_has_a_baseline():
 
 
 # -- flags that must mean what they say ------------------------------------------------------------
+def test_every_players_flag_offers_the_same_tables():
+    """best_response and expert_iteration took any ``--players`` (5 reached their trainer or
+    RuleConfig), where every other program offers 2, 3 or 4 in its usage and refuses the rest
+    at the parse."""
+    found = []
+    for program in PROGRAMS:
+        for _prefix, parser in program_parsers(program):
+            for action in parser._actions:
+                if "--players" in action.option_strings:
+                    found.append(program)
+                    assert tuple(action.choices or ()) == (2, 3, 4), program
+    assert {"experiments.best_response", "experiments.expert_iteration"} <= set(found)
+
+
+def test_best_response_and_train_jax_refuse_the_same_number_of_updates():
+    """best_response restated train_jax's ``MAX_UPDATES`` (2**31 - 1, an int32 update
+    counter) as its own ``MAX_JAX_UPDATES``: it now imports the library's one, which
+    train_jax's equals."""
+    import experiments.best_response as best_response
+    import experiments.train_jax as train_jax
+    from dominoes_env import cli_support
+
+    assert best_response.MAX_JAX_UPDATES is cli_support.MAX_JAX_UPDATES
+    assert train_jax.MAX_UPDATES == cli_support.MAX_JAX_UPDATES == 2**31 - 1
+
+
 def test_best_response_trains_whole_updates_and_reports_the_steps_trained(tmp_path,
                                                                          monkeypatch, capsys):
     """``best_response --agent guided:sims=2 --steps 16`` trained 4,096 steps (one train_ppo

@@ -14,7 +14,7 @@ from pettingzoo.utils import wrappers
 import dominoes_env
 from dominoes_env import IllegalMoveError, aec
 from dominoes_env.infos import INFO_KEYS
-from dominoes_env.obs.v2 import encode_observation
+from dominoes_env.obs.v2 import encode_observation, state_vector
 from dominoes_env.registration import AEC_ID
 
 with warnings.catch_warnings():  # pettingzoo.test imports connect_four_v3 the deprecated way
@@ -264,7 +264,10 @@ def test_hand_episode_ends_with_the_first_hand():
     seen = play(env, seed=4)
     last = seen[-1]
     assert last[3] is True and last[5]["hand_end"] in (1, 2)
-    assert env.unwrapped.match.finished_hands[0] is env.unwrapped._hand
+    # the env shows the finished hand, not the next one the match has dealt
+    match = env.unwrapped.match
+    assert np.array_equal(env.state(), state_vector(match, hand=match.finished_hands[0]))
+    assert not np.array_equal(env.state(), state_vector(match))
     lay = dominoes_env.observation_layout(env.unwrapped.rules)
     assert not last[1]["observation"][lay.turn].any()  # the finished hand: nobody to play
 

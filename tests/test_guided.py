@@ -11,9 +11,10 @@ import pytest
 
 import agents.guided as guided_module
 from agents import make_agent
+from agents.base import MAX_SIMS
 from agents.best import BEST_BY_TABLE, BestAgent, best_spec
 from agents.greedy import GreedyAgent
-from agents.guided import GuidedSearchAgent
+from agents.guided import GuidedSearchAgent, still_in_race
 from agents.likelihood import PlayLikelihood, replay_others
 from agents.positions import positions
 from agents.ppo import POLICY_DIR, random_policy_npz
@@ -151,7 +152,7 @@ def test_batched_rollouts_give_the_one_by_one_values(n, options, tmp_path):
         pair = agents.setdefault(view.seat, [
             GuidedSearchAgent(seed=view.seat, policy=policy, batch=batch, **options)
             for batch in (True, False)])
-        assert pair[0]._network(view).batch_encoder is not None
+        assert pair[0].network(view.rules).batch_encoder is not None
         codes = [agent.act(view) for agent in pair]
         assert codes[0] == codes[1]
         assert pair[0].last_values == pair[1].last_values
@@ -204,11 +205,13 @@ def test_time_budget_stops_after_the_chunk_that_spends_it(policies, monkeypatch)
             assert {r for r, _ in agent.last_values.values()} == {15}
 
 
-def test_min_per_move_spends_at_most_max_sims_rollouts(policies, monkeypatch):
+@pytest.mark.parametrize("budget", [{"sims": 1, "min_per_move": 1_000_000},
+                                    {"sims": MAX_SIMS}])
+def test_a_decision_spends_at_most_max_sims_rollouts(policies, monkeypatch, budget):
     """The budget was ``min_per_move`` times the moves: ``min_per_move=1000000`` with 7 moves
-    played 7,000,000 rollouts, minutes where ``sims`` is bounded to about one."""
-    from agents.base import MAX_SIMS
-
+    played 7,000,000 rollouts, minutes where ``sims`` is bounded to about one; and the last
+    chunk rounded its share up to whole deals: ``sims=MAX_SIMS`` with 7 moves played
+    1,000,006."""
     played = [0]
 
     def batched(self, view, net, rollout, deals, moves, end_double=None):
@@ -217,14 +220,14 @@ def test_min_per_move_spends_at_most_max_sims_rollouts(policies, monkeypatch):
         return np.zeros((len(deals), len(moves)))
 
     monkeypatch.setattr(GuidedSearchAgent, "_batched", batched)
-    agent = GuidedSearchAgent(seed=0, sims=1, min_per_move=1_000_000, chunk=1000, pool=1,
-                              infer=0, race=0, policy=policies[2])
+    agent = GuidedSearchAgent(seed=0, chunk=1000, pool=1, infer=0, race=0,
+                              policy=policies[2], **budget)
     match = MatchState(RULES[2], seed=2)
     view = match.view(match.turn)
     moves = len(distinct_moves(view))
     assert moves > 1 and agent.act(view) in view.legal
     spent = sum(r for r, _ in agent.last_values.values())
-    assert MAX_SIMS - moves < spent <= MAX_SIMS + moves
+    assert MAX_SIMS - moves < spent <= played[0] <= MAX_SIMS
 
 
 # -- racing --------------------------------------------------------------------------------
@@ -235,9 +238,9 @@ def test_race_keeps_the_moves_within_z_standard_errors():
                        best,
                        best - np.array([3, 1, 3, 1])], axis=1)  # 2 behind, 3.46 standard errors
     alive = [1, 4, 5, 7]  # the columns' move indices
-    assert guided_module._race(values, alive, 3.0) == [4, 5]
-    assert guided_module._race(values, alive, 4.0) == [4, 5, 7]
-    assert guided_module._race(values[:, 1:3], [4, 5], 0.5) == [5]
+    assert still_in_race(values, alive, 3.0) == [4, 5]
+    assert still_in_race(values, alive, 4.0) == [4, 5, 7]
+    assert still_in_race(values[:, 1:3], [4, 5], 0.5) == [5]
 
 
 def test_race_spends_the_budget_on_the_moves_left(policies):
@@ -296,14 +299,13 @@ def test_replayed_decisions_are_what_the_others_saw(n, policies):
         seen[view.seat, len(view.history), match.hand_number] = view
         if view.seat != 0:
             return
-        agent._remember(view)
         hand = match.hand
         boneyard = hand.boneyard[hand.drawn:]
-        segments = agent._segments(view)
+        segments = agent.segments(view)
+        net = agent.network(view.rules)
         for state, seat, scores, code in replay_others(view, segments, hand.hands, boneyard):
             theirs = seen[seat, len(state.history), match.hand_number]
-            lay = agent._network(view).layout
-            ours = agent._network(view).encode(lay, state, seat, scores, False)
+            ours = net.encode(net.layout, state, seat, scores, False)
             assert ours.tolist() == encode_observation(theirs).tolist()
             assert code in theirs.legal
             checked += 1
@@ -352,21 +354,21 @@ def test_another_encoder_is_replayed_deal_by_deal(policies):
     registered observation version, say) gets the per-deal replay."""
     agent = GuidedSearchAgent(seed=0, sims=8, min_per_move=1, policy=policies[2])
     match = MatchState(RULES[2], seed=5)
-    while match.turn != 0 or len(agent._memory) < 2:
+    while match.turn != 0 or len(agent.memory) < 2:
         view = match.view(match.turn)
         match.play(agent.act(view) if match.turn == 0 else view.legal[0])
     view = match.view(0)
-    agent._remember(view)
-    net = agent._network(view)
+    segments = agent.segments(view)
+    net = agent.network(view.rules)
     sampler = DealSampler.from_view(view)
     deals = [sampler.sample(random.Random(i)) for i in range(6)]
     wrapped = copy.copy(net)
     wrapped.encode = lambda *args, **kw: net.encode(*args, **kw)
-    slow = PlayLikelihood(view, agent._segments(view), wrapped, deals[0])
+    slow = PlayLikelihood(view, segments, wrapped, deals[0])
     assert not slow.fast and not slow.batched
     assert slow(deals).tolist() == slow.replayed(deals).tolist()
     assert (slow(deals) < 0).any()  # some of the others' plays had a choice
-    fast = PlayLikelihood(view, agent._segments(view), net, deals[0])
+    fast = PlayLikelihood(view, segments, net, deals[0])
     assert fast.fast and np.allclose(fast(deals), slow(deals), atol=1e-5)
 
 
@@ -383,8 +385,8 @@ def test_inference_stops_at_another_seats_draw(policies):
         nonlocal cut
         if view.seat != 0:
             return
-        agent._remember(view)
-        memory, segments = agent._memory, agent._segments(view)
+        segments = agent.segments(view)  # the memory of another hand forgotten first
+        memory = agent.memory
         assert [s[0] for s in segments] == list(reversed(memory))[:len(segments)]
         bounds = [len(v.history) for v in memory] + [len(view.history)]
         for j in range(len(memory) - len(segments), len(memory)):
@@ -411,12 +413,10 @@ def test_lookback_weighs_the_newest_decisions_only(policies):
         nonlocal longest
         if view.seat != 0:
             return
-        for agent in (full, short):
-            agent._remember(view)
-        whole, cut = full._segments(view), short._segments(view)
+        whole, cut = full.segments(view), short.segments(view)
         assert cut == whole[:2]
         longest = max(longest, len(whole))
-        short._memory.append(view)  # what act() remembers after deciding
+        short.act(view)  # short decides here too, and remembers it as full does
 
     play_match([full, GreedyAgent(), GreedyAgent(), GreedyAgent()], rules, seed=3,
                on_view=on_view)

@@ -101,7 +101,9 @@ def test_shipped_policies_play_legal_moves_from_their_spec(options):
     seats = ["ppo" if rules.side_of(s) == 0 else "greedy" for s in range(rules.num_players)]
     result = play_match(seats, rules, seed=3)  # raises if an agent returns an illegal action
     assert result.winner in (0, 1) and max(result.scores) >= 100
-    meta = make_agent("ppo", seed=0)._policy_for(MatchState(rules, seed=0).view(0)).metadata
+    agent = make_agent("ppo", seed=0)
+    agent.check_rules(rules)  # loads the table's shipped policy
+    meta = agent.policy.metadata
     # both read observation version 4 (reply_points, reply_chance, follow_up)
     assert meta["rules"]["num_players"] == rules.num_players and meta["obs_version"] == 4
 

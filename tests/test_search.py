@@ -9,6 +9,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from agents.base import MAX_SIMS
 from agents.search import SearchAgent, distinct_moves
 from dominoes_env.core import HandState, RuleConfig, tile_set
 from dominoes_env.core.sampling import DealSampler, determinize
@@ -175,13 +176,13 @@ def test_a_time_budget_ends_its_batches_on_time(monkeypatch, fixed_ms, per_deal_
 
 
 @pytest.mark.parametrize("params", [{"sims": 1, "min_per_move": 1_000_000},
-                                    {"time_ms": 600_000}])
+                                    {"sims": MAX_SIMS}, {"time_ms": 600_000}])
 def test_a_decision_holds_at_most_max_sims_rollouts_at_once(monkeypatch, params):
     """Every deal plays every distinct move at once: ``min_per_move=1000000`` with 7 moves
-    asked for 7,000,000 rollouts (some 8.6 GB), and a long ``time_ms`` grew its batches past
-    any bound; each now stops at MAX_SIMS rollouts (``min_per_move``'s: split over the moves)."""
+    asked for 7,000,000 rollouts (some 8.6 GB), ``sims=MAX_SIMS`` rounded up to whole deals
+    played 1,000,006, and a long ``time_ms`` grew its batches past any bound; each now stops at
+    MAX_SIMS rollouts (``min_per_move``'s and ``sims``': split over the moves, rounded down)."""
     import agents.search as search
-    from agents.base import MAX_SIMS
     from dominoes_env.core import MatchState
 
     match = MatchState(seed=2)

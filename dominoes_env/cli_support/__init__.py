@@ -30,21 +30,25 @@
   :func:`keep_numeric_rows` keeps it readable.
 
 Every public name is re-exported here, and programs import them from here
-(``from dominoes_env.cli_support import run_command``). The modules import one another
-without a cycle: :mod:`.errors` imports none of them; :mod:`.paths`, :mod:`.memory` and
-:mod:`.jax_start` import :mod:`.errors`; :mod:`.jax_process` imports :mod:`.jax_start`;
-:mod:`.program_outputs`, :mod:`.run_markers` and :mod:`.trainer_resume` import none of them;
-:mod:`.folder_locks` imports :mod:`.errors`; :mod:`.run_removal` imports :mod:`.paths`,
-:mod:`.program_outputs` and :mod:`.run_markers`; :mod:`.run_folders` imports :mod:`.paths`
-and those five (it re-exports their names); :mod:`.eval_log` imports :mod:`.paths`;
-:mod:`.runner` imports :mod:`.jax_start` and :mod:`.run_folders` (it installs the one and
-releases the locks of the other), and :mod:`.flags` imports :mod:`.runner` (a failed ``--help``
-is said as a lost output is). Importing it costs what the one module did (argparse,
-dataclasses, importlib.abc; JAX and the rest are imported where they are used).
+(``from dominoes_env.cli_support import run_command``); those of :mod:`.run_folders` and its
+parts are its ``__all__``, read rather than restated, so the two lists cannot drift apart.
+
+The modules import one another without a cycle: :mod:`.errors` imports none of them;
+:mod:`.paths`, :mod:`.memory` and :mod:`.jax_start` import :mod:`.errors`; :mod:`.jax_process`
+imports :mod:`.jax_start`; :mod:`.program_outputs`, :mod:`.run_markers` and
+:mod:`.trainer_resume` import none of them; :mod:`.folder_locks` imports :mod:`.errors`;
+:mod:`.run_removal` imports :mod:`.paths`, :mod:`.program_outputs` and :mod:`.run_markers`;
+:mod:`.run_folders` imports :mod:`.paths` and those five (it re-exports their names);
+:mod:`.eval_log` imports :mod:`.paths`; :mod:`.runner` imports :mod:`.jax_start` and
+:mod:`.run_folders` (it installs the one and releases the locks of the other), and
+:mod:`.flags` imports :mod:`.runner` (a failed ``--help`` is said as a lost output is).
+Importing it costs what the one module did (argparse, dataclasses, importlib.abc; JAX and the
+rest are imported where they are used).
 """
 
 from __future__ import annotations
 
+from . import run_folders
 from .errors import (
     CommandError,
     RefusedError,
@@ -55,6 +59,7 @@ from .eval_log import (
 )
 from .flags import (
     MATMUL_DTYPES,
+    MAX_JAX_UPDATES,
     MAX_MATCHES,
     MAX_TRAINER_SEED,
     MIN_SECONDS,
@@ -69,11 +74,6 @@ from .flags import (
     config_parser,
     positive_seconds,
     seed_value,
-)
-from .folder_locks import (
-    release_run_locks,
-    run_folder_locks,
-    run_locks_held,
 )
 from .jax_process import (
     cache_entry_damaged,
@@ -104,21 +104,7 @@ from .paths import (
     quoted_path,
     shown_path,
 )
-from .program_outputs import PROGRAM_OUTPUTS
-from .run_folders import (
-    MAX_ENTRIES_CHECKED,
-    RunFolder,
-    check_run_folder,
-    start_run_folder,
-)
-from .run_markers import (
-    MAX_MARKER_BYTES,
-    RUN_MARKER,
-    marker_damage,
-    read_run_marker,
-    settings_difference,
-)
-from .run_removal import clear_run
+from .run_folders import *  # noqa: F403  (run_folders.__all__: its names and its parts')
 from .runner import (
     HeldSignals,
     QuietStream,
@@ -139,10 +125,6 @@ from .runner import (
     stop_on_signals,
     stop_status,
 )
-from .trainer_resume import (
-    nothing_to_train,
-    run_of_checkpoint,
-)
 
 __all__ = [
     "CommandError",
@@ -152,6 +134,7 @@ __all__ = [
     "MIN_SECONDS",
     "MAX_TRAINER_SEED",
     "MAX_MATCHES",
+    "MAX_JAX_UPDATES",
     "MATMUL_DTYPES",
     "ascii_int",
     "ascii_float",
@@ -201,22 +184,7 @@ __all__ = [
     "paths_in_specs",
     "machine_memory",
     "check_fits_in_memory",
-    "RUN_MARKER",
-    "MAX_MARKER_BYTES",
-    "PROGRAM_OUTPUTS",
-    "RunFolder",
-    "read_run_marker",
-    "marker_damage",
-    "settings_difference",
-    "MAX_ENTRIES_CHECKED",
-    "check_run_folder",
-    "run_folder_locks",
-    "run_locks_held",
-    "release_run_locks",
-    "start_run_folder",
-    "clear_run",
-    "run_of_checkpoint",
-    "nothing_to_train",
     "append_eval_row",
     "keep_numeric_rows",
+    *run_folders.__all__,
 ]

@@ -3,8 +3,9 @@
 - :class:`OneLineParser`: an ``ArgumentParser`` whose usage errors are one line, status 2;
 - the ``argparse`` types of numbers (:func:`ascii_int`, :func:`ascii_float`,
   :func:`positive_seconds`, :func:`seed_value`) and the limits of the flags that share them
-  (:data:`MIN_SECONDS`, :data:`MAX_TRAINER_SEED`, :data:`MAX_MATCHES`), and the dtypes the JAX
-  trainers' products may read (:data:`MATMUL_DTYPES`);
+  (:data:`MIN_SECONDS`, :data:`MAX_TRAINER_SEED`, :data:`MAX_MATCHES`), the most updates of
+  the JAX trainer (:data:`MAX_JAX_UPDATES`) and the dtypes the JAX trainers' products may read
+  (:data:`MATMUL_DTYPES`);
 - a program's configuration dataclass as its flags: :func:`config_field` declares a field and
   the values it allows, :func:`check_config` holds a dataclass built in Python to them,
   :func:`check_settings` the settings a file saved (a checkpoint's), and :func:`config_parser`
@@ -92,6 +93,12 @@ MAX_TRAINER_SEED = 2**32 - 1
 #: end (10**11 evaluation matches at step 0 of train_jax run with no output until killed); also
 #: the most per pairing of ``agents.tournament.TournamentConfig``
 MAX_MATCHES = 10**7
+
+
+#: the most updates a run of the JAX trainer (``python -m experiments.train_jax``) may train:
+#: its update counter (and Adam's step) is an int32; held here, where JAX is not imported, so
+#: that a program starting that trainer (``experiments.best_response``) refuses more first
+MAX_JAX_UPDATES = 2**31 - 1
 
 
 #: what the JAX trainers' network products may read (``train_jax --matmul``, ``bench_training

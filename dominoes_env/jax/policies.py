@@ -61,7 +61,7 @@ def random_policy(env: Env, state: State, key: jax.Array) -> jax.Array:
     for g in range(1, 8):
         words = words | (u[:, g] << jnp.uint32(4 * g))
     counts = jax.lax.population_count(words).astype(jnp.int32)
-    k = _below(rng.bits(key), jnp.sum(counts, dtype=jnp.int32))
+    k = uniform_index(rng.bits(key), jnp.sum(counts, dtype=jnp.int32))
     # the word holding the k-th legal code, by the legal codes before each word (a static
     # loop: at most 12 words)
     word, before, w, upto = jnp.uint32(0), jnp.int32(0), jnp.int32(0), jnp.int32(0)
@@ -86,10 +86,15 @@ def random_policy(env: Env, state: State, key: jax.Array) -> jax.Array:
     return materialize(code, never=upto < 0)
 
 
-def _below(word: jax.Array, count: jax.Array) -> jax.Array:
+def uniform_index(word: jax.Array, count: jax.Array) -> jax.Array:
     """``floor(word * count / 2**32)`` for a ``uint32`` ``word`` and ``0 <= count < 2**16``
     (int32): the high half of a 32 x 32-bit product, from 16-bit halves (no 64-bit integers,
-    no division)."""
+    no division). An index in ``0..count - 1`` for a uniform random ``word``, the ``k`` of
+    :func:`random_policy` (0 where ``count`` is 0).
+
+    >>> int(uniform_index(jnp.uint32(0xFFFFFFFF), jnp.int32(112)))
+    111
+    """
     c = count.astype(jnp.uint32)
     hi, lo = word >> jnp.uint32(16), word & jnp.uint32(0xFFFF)
     return ((hi * c + ((lo * c) >> jnp.uint32(16))) >> jnp.uint32(16)).astype(jnp.int32)

@@ -133,7 +133,7 @@ class SelfPlay:
 
     #: the highest random start is this far below the target: the plays before the learner's
     #: first move of a hand score far less, so a new game rarely ends before the learner has
-    #: moved (`_play` deals such a game again)
+    #: moved (`play_to_learner` deals such a game again)
     START_BELOW_TARGET = 50
 
     def __init__(self, rules: RuleConfig, num_envs: int, *,
@@ -230,6 +230,14 @@ class SelfPlay:
         opponents of kind `self`, `frozen_actor` (a snapshot) those of kind `snapshot` (either
         may be `None` when no env has that kind). `games` is a batch of `num_envs` games (as
         `reset` and `step` return them) and `action` one integer action per game."""
+        self._check_step(games, action, actor, frozen_actor)
+        k_fresh, k_play = jax.random.split(key)
+        fresh = self._fresh(k_fresh, action.shape[0])
+        pending = jnp.ones(action.shape, bool)
+        return self.play_to_learner(games, action, pending, fresh, actor, frozen_actor, k_play)
+
+    def _check_step(self, games: Games, action, actor, frozen_actor) -> None:
+        """`step`'s arguments checked, before anything is traced."""
         if not isinstance(games, Games):
             raise ParameterTypeError(f"games must be Games (as reset returns them), not "
                                      f"{type(games).__name__}")
@@ -256,10 +264,6 @@ class SelfPlay:
                                      f"{OPPONENT_KINDS[kind]!r}, which it plays")
             else:
                 check_layers(name, layers, self.obs_size, self.num_actions)
-        k_fresh, k_play = jax.random.split(key)
-        fresh = self._fresh(k_fresh, action.shape[0])
-        pending = jnp.ones(action.shape, bool)
-        return self._play(games, action, pending, fresh, actor, frozen_actor, k_play)
 
     def _fresh(self, key, n: int) -> Games:
         k_init, k_side, k_scores = jax.random.split(key, 3)
@@ -305,11 +309,15 @@ class SelfPlay:
             parts.append(act.astype(jnp.int32))
         return jnp.concatenate(parts)
 
-    def _play(self, games: Games, action, pending, fresh: Games, actor, frozen_actor, key):
-        """Play until every game waits for the learner: first the learner's `action` where
-        `pending`, then its opponents. A game that ends is replaced by `fresh` (a new deal)
-        and played on to the learner's first turn. Returns the games, the learner's reward in
-        the game it moved in, and whether that game ended.
+    def play_to_learner(self, games: Games, action, pending, fresh: Games, actor, frozen_actor,
+                        key):
+        """`step`'s play, with the new deals given: play until every game waits for the
+        learner, first the learner's `action` where `pending` (one flag per game; `step`:
+        everywhere), then its opponents. A game that ends is replaced by `fresh` (a batch of
+        new games, as `reset` deals them) and played on to the learner's first turn. Returns
+        the games, the learner's reward in the game it moved in, and whether that game ended.
+        The arguments are checked as `step` checks them, and `pending` and `fresh` are of the
+        batch's size.
 
         A new game can end before the learner's first move in it: at four players without
         partnerships and without a boneyard, the learner's seat may pass through a whole hand
@@ -318,6 +326,12 @@ class SelfPlay:
         loop would never end (a 4-player `train_jax` run meets such a deal within tens of
         updates). So such a game gets a deal of its own: when one ends a second time in a call,
         `fresh` is dealt anew, and the loop ends."""
+        self._check_step(games, action, actor, frozen_actor)
+        for name, shape in (("pending", getattr(pending, "shape", None)),
+                            ("fresh", getattr(getattr(fresh, "side", None), "shape", None))):
+            if shape is None or tuple(shape) != (self.num_envs,):
+                raise ValueError(f"{name} must hold one entry per game, shape "
+                                 f"({self.num_envs},), not {short_repr(shape)}")
         seat = self.seat_of_side[games.side]  # its reward is the learner's side's
         n = games.side.shape[0]
 

@@ -99,12 +99,12 @@ def test_random_policy_draws_the_same_codes_whether_xla_folds_the_mask_or_not(op
 
 
 def test_the_random_index_is_the_high_half_of_the_product_at_the_extremes():
-    from dominoes_env.jax.policies import _below
+    from dominoes_env.jax.policies import uniform_index
 
     words = np.array([0, 1, 0xFFFF, 0x10000, 0x7FFFFFFF, 0x80000000, 0xFFFF0000, 0xFFFFFFFF],
                      np.uint32)
     for count in (0, 1, 2, 3, 112, 364, 0xFFFF):
-        got = np.asarray(jax.vmap(lambda w, c=count: _below(w, jnp.int32(c)))(words))
+        got = np.asarray(jax.vmap(lambda w, c=count: uniform_index(w, jnp.int32(c)))(words))
         assert got.tolist() == [(int(w) * count) >> 32 for w in words], count
 
 

@@ -79,7 +79,7 @@ NEVER_MOVES_DEAL = ([3, 5, 11, 20, 21, 22, 25], [0, 4, 7, 8, 12, 13, 15],
 def test_a_new_game_that_ends_before_the_learner_moves_is_dealt_again():
     """The learner at seat 1 of that deal, against greedy opponents: its game ends before the
     learner's first move. Replaced by the same new game, it ended the same way again, and
-    `_play` never returned (a 4-player train_jax run hung in its 35th update)."""
+    `play_to_learner` never returned (a 4-player train_jax run hung in its 35th update)."""
     from dominoes_env.jax.game import Deal
     from dominoes_env.jax.policies import greedy_policy
     from dominoes_env.jax.selfplay import Games
@@ -98,8 +98,8 @@ def test_a_new_game_that_ends_before_the_learner_moves_is_dealt_again():
     start = jax.tree.map(lambda x: jnp.stack([x, x]), init_deal(deal))
     games = Games(start, jnp.asarray([1, 1], jnp.int32), sp.opp_of_env)
     never = jnp.zeros(2, bool)
-    out, reward, done = jax.jit(lambda g, k: sp._play(g, jnp.zeros(2, jnp.int32), never, g,
-                                                      None, None, k))(games, jax.random.PRNGKey(3))
+    out, reward, done = jax.jit(lambda g, k: sp.play_to_learner(
+        g, jnp.zeros(2, jnp.int32), never, g, None, None, k))(games, jax.random.PRNGKey(3))
     side = np.asarray(sp.side_of)[np.asarray(out.state.current_player)]
     assert (side == np.asarray(out.side)).all()  # every game waits for the learner
     assert np.asarray(done).all() and reward.shape == (2,)
@@ -155,6 +155,15 @@ def test_wrong_arguments_are_refused_by_name_before_anything_is_traced():
     with pytest.raises(ValueError, match=r"games holds a batch of shape \(8,\); this SelfPlay "
                                          "plays num_envs=4"):
         sp.step(Games(*other), jnp.zeros(8, jnp.int32), actor, actor, key)
+    # step's play with the new deals given checks them as well
+    pending = jnp.ones(4, bool)
+    for args, says in (((games, action, pending, Games(*other), actor, actor),
+                        r"fresh must hold one entry per game, shape \(4,\), not \(8,\)"),
+                       ((games, action, jnp.ones(3, bool), games, actor, actor),
+                        r"pending must hold one entry per game, shape \(4,\), not \(3,\)"),
+                       ((games, action, pending, games, None, actor), "actor is None")):
+        with pytest.raises(ValueError, match=says):
+            sp.play_to_learner(*args, key)
     one = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape[1:], x.dtype), games.state)
     with pytest.raises(ValueError, match=r"state must be a batch of states \(observations "
                                          r"\[B, 234\].*of shape \(234,\)"):
