@@ -265,9 +265,14 @@ def _text(value: Any) -> str | None:
     return None if value is None or isinstance(value, str) else "a text or null is expected"
 
 
+#: train_ppo's own entry of a checkpoint's ``data``, an attribute it gives the model (whose
+#: attributes stable-baselines3 saves, and sets again as it loads them): the run's wall seconds
+#: when it was saved, from which a ``--resume`` counts on; a checkpoint saved before train_ppo
+#: recorded them has none (0 seconds)
+WALL_ENTRY = "wall_s"
 #: every entry of a MaskablePPO save's ``data`` and what it may hold: the training settings in
 #: the ranges of train_ppo's flags (tests.test_train_ppo holds them equal), the counters within
-#: :data:`MAX_STEPS`, and those train_ppo never sets at their defaults
+#: :data:`MAX_STEPS`, those train_ppo never sets at their defaults, and :data:`WALL_ENTRY`
 ENTRIES: dict[str, Callable[[Any], str | None]] = {
     **dict.fromkeys(REBUILT, _pickled_or_null),
     **dict.fromkeys(("policy_class", "policy_kwargs", "observation_space", "action_space"),
@@ -300,6 +305,7 @@ ENTRIES: dict[str, Callable[[Any], str | None]] = {
     "action_noise": _one_of(None),
     "rollout_buffer_kwargs": _one_of({}),
     "tensorboard_log": _text,
+    WALL_ENTRY: _number(0, MAX_STEPS),
 }
 #: the entries a checkpoint cannot do without (stable-baselines3 raises a KeyError for some;
 #: without the step count a run would start again from step 0)

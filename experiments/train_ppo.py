@@ -16,6 +16,18 @@ stops it), ``policy.npz`` + ``policy.json``: the numpy export that ``ppo:PATH`` 
 (``--ship`` then copies it to the table's shipped policy, ``agents/policies/ppo_{table}.npz``
 of :data:`agents.ppo.POLICY_FILES`, only if it beats the shipped one against greedy over the
 same :data:`~agents.shipping.SHIP_MATCHES` matches: :func:`agents.shipping.ship_if_stronger`).
+
+The wall seconds it records (``wall_s`` in ``eval.csv`` and ``policy.json``) are the run's
+seconds of training, a resumed run's before included: each checkpoint records them (the
+``wall_s`` entry of its data: :data:`agents.sb3_checkpoint.WALL_ENTRY`) and ``--resume`` counts
+on from there (from 0 for a checkpoint saved before they were recorded).
+
+Exit status: 0, trained and exported (and, with ``--ship``, shipped or kept out, as a line
+says); 1, the trained policy's weights are not finite (the training diverged: one line, no
+policy written, the run saved in ``checkpoints/last.zip``); 2, a refused flag or input, a
+damaged ``--resume`` checkpoint among them (one ``error:`` line); 130, 143 or 129, stopped by
+Ctrl-C, SIGTERM or SIGHUP (saved and exported as its last completed update left it; later
+signals are ignored while it saves and exports).
 """
 
 from __future__ import annotations
@@ -43,6 +55,7 @@ from agents.evaluation import evaluate as evaluate_agent
 from agents.evaluation import evaluation_row
 from agents.pool_env import PoolEnv
 from agents.sb3_checkpoint import (
+    WALL_ENTRY,
     CheckpointError,
     check_entries,
     check_members,
@@ -330,6 +343,19 @@ def evaluate(policy_path: str, rules: RuleConfig, opponent: str, matches: int,
     return evaluate_agent(f"ppo:{policy_path}", opponent, rules, matches=matches, seed=seed)
 
 
+class WallClock:
+    """The run's wall seconds of training: ``before`` (those the checkpoint that ``--resume``
+    continues recorded: :func:`recorded_wall`; 0 for a new run) plus this process's since the
+    clock was made."""
+
+    def __init__(self, before: float = 0.0) -> None:
+        self.before = before
+        self.started = time.perf_counter()
+
+    def seconds(self) -> float:
+        return self.before + time.perf_counter() - self.started
+
+
 # -- callbacks -----------------------------------------------------------------------------
 # What the run does between stable-baselines3's steps. Each callback below is written as the
 # hooks of SB3's BaseCallback (_on_training_start, _on_rollout_start, _on_step,
@@ -341,9 +367,9 @@ class SelfPlayAndEval:
     ``eval_every`` steps: evaluate against greedy and random and log it (TensorBoard,
     ``eval.csv`` and a line)."""
 
-    def __init__(self, config: TrainConfig, out: Path, vec_env, started: float):
+    def __init__(self, config: TrainConfig, out: Path, vec_env, clock: WallClock):
         super().__init__()
-        self.config, self.out, self.vec_env, self.started = config, out, vec_env, started
+        self.config, self.out, self.vec_env, self.clock = config, out, vec_env, clock
         self.rules = config.rules()
         self.next_snapshot = 0
         self.next_eval = 0
@@ -388,7 +414,7 @@ class SelfPlayAndEval:
         self.last_eval = steps
         path = self.out / "eval_policy.npz"
         self.export(path, steps)
-        row = {"steps": steps, "wall_s": round(time.time() - self.started, 1),
+        row = {"steps": steps, "wall_s": round(self.clock.seconds(), 1),
                **evaluation_row(f"ppo:{path}", self.rules, matches=self.config.eval_matches,
                                 seed=self.config.seed, on_result=self.record)}
         self.logger.record("selfplay/share_of_episodes", self.self_play_share())
@@ -473,18 +499,20 @@ class Checkpoints:
     """Every ``checkpoint_every`` steps (rounded to whole steps of the ``n_envs``
     environments): ``checkpoints/ppo_<steps>_steps.zip``, written by :func:`save_model`
     (SB3's ``CheckpointCallback`` wrote it in place, and a Ctrl-C in its middle left half a
-    file and a traceback); only the newest ``keep_checkpoints`` stay."""
+    file and a traceback), with the run's wall seconds (``clock``); only the newest
+    ``keep_checkpoints`` stay."""
 
-    def __init__(self, config: TrainConfig, out: Path):
+    def __init__(self, config: TrainConfig, out: Path, clock: WallClock):
         super().__init__()
         self.every = max(1, config.checkpoint_every // config.n_envs)
         self.keep = config.keep_checkpoints
         self.folder = out / "checkpoints"
+        self.clock = clock
 
     def _on_step(self) -> bool:
         if self.n_calls % self.every == 0:
             steps = self.num_timesteps
-            save_model(self.model, self.folder / f"ppo_{steps}_steps.zip")
+            save_model(self.model, self.folder / f"ppo_{steps}_steps.zip", self.clock.seconds())
             prune_checkpoints(self.folder, steps, self.keep)
         return True
 
@@ -520,20 +548,23 @@ def sb3_callback(hooks: type, *args):
     return sb3_class(hooks)(*args)
 
 
-def make_callbacks(config: TrainConfig, out: Path, vec_env, started: float, held):
+def make_callbacks(config: TrainConfig, out: Path, vec_env, clock: WallClock, held):
     """The run's callbacks, in the order stable-baselines3 calls them, and the one of them
     that keeps the last completed update (restored after a stop)."""
     kept = sb3_callback(LastCompletedUpdate)
     return [sb3_callback(Throughput, config, out), kept,
-            sb3_callback(SelfPlayAndEval, config, out, vec_env, started),
-            sb3_callback(Checkpoints, config, out), sb3_callback(DeliverStops, held)], kept
+            sb3_callback(SelfPlayAndEval, config, out, vec_env, clock),
+            sb3_callback(Checkpoints, config, out, clock), sb3_callback(DeliverStops, held)], kept
 
 
-def save_model(model, path: Path) -> None:
-    """``model`` saved to ``path`` whole or not at all (:func:`atomic_write`), with Ctrl-C,
-    SIGTERM and SIGHUP held until it is written (:func:`signals_held`): torch's zip writer,
-    interrupted, raises its own error in place of the interruption."""
+def save_model(model, path: Path, wall_s: float) -> None:
+    """``model`` saved to ``path`` whole or not at all (:func:`atomic_write`), with the run's
+    wall seconds ``wall_s`` in its data (:data:`~agents.sb3_checkpoint.WALL_ENTRY`, which a
+    ``--resume`` counts on from) and Ctrl-C, SIGTERM and SIGHUP held until it is written
+    (:func:`signals_held`): torch's zip writer, interrupted, raises its own error in place of
+    the interruption."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    setattr(model, WALL_ENTRY, round(wall_s, 1))  # stable-baselines3 saves its attributes
     with signals_held(), atomic_write(path, "wb") as f:
         model.save(f)
 
@@ -733,6 +764,28 @@ def check_device(config: TrainConfig) -> None:
                          f"{', '.join(available)}")
 
 
+def checkpoint_data(path: Path) -> dict[str, Any]:
+    """The ``data`` entry of the ``--resume`` checkpoint ``path``, read as JSON alone
+    (stable-baselines3 would unpickle the objects in it: code from the file) and checked
+    (:func:`~agents.sb3_checkpoint.check_entries`); a :class:`RunDirError` naming the file for
+    one that is not such a zip or holds an entry a run's save would not."""
+    try:
+        check_members(path)
+        data = read_data(path)
+        check_entries(data)
+    except CheckpointError as err:
+        raise RunDirError(f"--resume {str(path)!r} is not a readable checkpoint ({err})") \
+            from None
+    return data
+
+
+def recorded_wall(data: dict[str, Any]) -> float:
+    """The run's wall seconds that a checkpoint's ``data`` (:func:`checkpoint_data`, which
+    checks them) recorded when it was saved (:data:`~agents.sb3_checkpoint.WALL_ENTRY`); 0 for
+    one saved before train_ppo recorded them."""
+    return float(data.get(WALL_ENTRY, 0.0))
+
+
 def check_checkpoint(config: TrainConfig, path: Path) -> None:
     """A ``--resume`` checkpoint must be a readable stable-baselines3 zip whose spaces fit this
     table and whose network matches ``--net`` / ``--activation``."""
@@ -743,14 +796,7 @@ def check_checkpoint(config: TrainConfig, path: Path) -> None:
         raise RunDirError(f"--resume {str(path)!r}: "
                           + ("no such file" if not os.path.lexists(path)
                              else f"it is {path_kind(path)}, not a checkpoint file"))
-    # the JSON alone: stable-baselines3 would unpickle the objects in it (code from the file)
-    try:
-        check_members(path)
-        data = read_data(path)
-        check_entries(data)
-    except CheckpointError as err:
-        raise RunDirError(f"--resume {str(path)!r} is not a readable checkpoint ({err})") \
-            from None
+    data = checkpoint_data(path)
     try:  # the networks, read by torch as tensors only; no entry of the JSON unpickled
         from stable_baselines3.common.save_util import load_from_zip_file
 
@@ -818,11 +864,12 @@ def new_model(config: TrainConfig, out: Path, vec_env, demonstrations: dict | No
 
 def resumed_model(config: TrainConfig, out: Path, vec_env):
     """The ``--resume`` checkpoint's MaskablePPO, going on with this command's settings
-    (:func:`resumed_settings`); a line says where they, or its step count, call for one."""
+    (:func:`resumed_settings`), and the run's wall seconds it recorded (:func:`recorded_wall`);
+    a line says where its settings, or its step count, call for one."""
     from sb3_contrib import MaskablePPO
 
     # nothing unpickled from the file (agents.sb3_checkpoint): its pickled entries rebuilt
-    data = read_data(config.resume)
+    data = checkpoint_data(Path(config.resume))
     custom = custom_objects(data, vec_env, config.hidden(), config.activation)
     model = MaskablePPO.load(config.resume, env=vec_env, device=config.device,
                              tensorboard_log=str(out / "tb"), custom_objects=custom,
@@ -830,30 +877,29 @@ def resumed_model(config: TrainConfig, out: Path, vec_env):
     print_note(settings_note(config, data))
     print_note(rewind_note(config, out, model.num_timesteps))
     print_note(nothing_to_train(config.resume, model.num_timesteps, config.total_steps))
-    return model
+    return model, recorded_wall(data)
 
 
-def learn(model, config: TrainConfig, out: Path, vec_env, started: float):
+def learn(model, config: TrainConfig, out: Path, vec_env, clock: WallClock, held):
     """Train ``model`` up to ``config.total_steps`` (:func:`steps_to_train`) with the run's
-    callbacks, then save ``checkpoints/last.zip`` and close the environments. Returns the
+    callbacks, delivering the stops that ``held`` holds (Ctrl-C, SIGTERM and SIGHUP:
+    :func:`signals_held`) between two environment steps, then save ``checkpoints/last.zip``
+    with the run's wall seconds (``clock``) and close the environments. Returns the
     ``KeyboardInterrupt`` (Ctrl-C, SIGTERM or SIGHUP) that stopped it, the model put back as
     its last completed update left it, or ``None``."""
     remaining = steps_to_train(config, model.num_timesteps)
     stop = None
-    # Ctrl-C, SIGTERM and SIGHUP are held while SB3 and torch work and delivered between two
-    # environment steps (HeldSignals: raised inside a library's code they can leave it broken)
-    with signals_held() as held:
-        callbacks, last_update = make_callbacks(config, out, vec_env, started, held)
-        try:
-            model.learn(remaining, callback=callbacks, progress_bar=True,
-                        reset_num_timesteps=config.resume is None, tb_log_name="ppo")
-            held.deliver()  # a stop during the last update: the run still ends stopped
-        except KeyboardInterrupt as err:  # Ctrl-C, SIGTERM, SIGHUP: save and export
-            stop = err
-            last_update.restore()  # not a half-applied update
-        finally:
-            save_model(model, out / "checkpoints" / "last.zip")
-            vec_env.close()
+    callbacks, last_update = make_callbacks(config, out, vec_env, clock, held)
+    try:
+        model.learn(remaining, callback=callbacks, progress_bar=True,
+                    reset_num_timesteps=config.resume is None, tb_log_name="ppo")
+        held.deliver()  # a stop during the last update: the run still ends stopped
+    except KeyboardInterrupt as err:  # Ctrl-C, SIGTERM, SIGHUP: save and export
+        stop = err
+        last_update.restore()  # not a half-applied update
+    finally:
+        save_model(model, out / "checkpoints" / "last.zip", clock.seconds())
+        vec_env.close()
     return stop
 
 
@@ -916,15 +962,21 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
     start_run(config, out, folder)
     torch.manual_seed(config.seed)
     torch.set_num_threads(1)
-    started = time.time()
+    clock = WallClock()  # the run's wall seconds, a resumed run's before this process included
     vec_env = make_vec_env(config)
     if config.resume:
-        model = resumed_model(config, out, vec_env)
+        model, clock.before = resumed_model(config, out, vec_env)
     else:
         model = new_model(config, out, vec_env, demonstrations)
-    stop = learn(model, config, out, vec_env, started)
-    wall = time.time() - started
-    export_run(model, config, out, wall, command, stop)  # after a stop: TrainingStopped
+    # Ctrl-C, SIGTERM and SIGHUP are held while SB3 and torch work and delivered between two
+    # environment steps (HeldSignals: raised inside a library's code they can leave it
+    # broken); once a stop is delivered, later ones are dropped while the run is saved and
+    # exported (a second Ctrl-C or a SIGTERM cut the export short, and the command ended with
+    # its words and status, the policy not exported)
+    with signals_held() as held:
+        stop = learn(model, config, out, vec_env, clock, held)
+        wall = clock.seconds()
+        export_run(model, config, out, wall, command, stop)  # after a stop: TrainingStopped
     print(trained_line(config, model.num_timesteps, wall, out))
     if config.ship:
         ship_policy(out, config)

@@ -876,6 +876,7 @@ def _set(key, value):
 
 
 STEPS = "an integer in 0..9,007,199,254,740,992 is expected"
+WALL = "a number >= 0 and <= 9007199254740992 is expected"
 
 
 @pytest.mark.parametrize("edit, why", [
@@ -905,6 +906,11 @@ STEPS = "an integer in 0..9,007,199,254,740,992 is expected"
     (dict(text=lambda t: t.replace('"num_timesteps": 256', '"num_timesteps": 256, '
                                    '"num_timesteps": 999')),
      "its data entry is ambiguous (the key 'num_timesteps' appears twice in one object)"),
+    # the run's wall seconds it recorded (train_ppo's own entry), from which a resume counts on
+    (dict(change=_set("wall_s", "12")), f"its wall_s is '12'; {WALL}"),
+    (dict(change=_set("wall_s", -1.5)), f"its wall_s is -1.5; {WALL}"),
+    (dict(change=_set("wall_s", float("inf"))), f"its wall_s is inf; {WALL}"),
+    (dict(change=_set("wall_s", True)), f"its wall_s is True; {WALL}"),
     (dict(drop=("policy.pth",)), "it has no 'policy.pth' member"),
     (dict(drop=("policy.optimizer.pth",)), "it has no 'policy.optimizer.pth' member"),
 ])
@@ -1072,3 +1078,94 @@ def test_a_value_error_out_of_the_run_is_one_error_line(tmp_path, capsys, monkey
     err = capsys.readouterr().err
     assert status == 2, err
     assert error_lines(err) == ["error: agent spec 'ppo:x': refused"]
+
+
+def test_a_resumed_run_counts_its_wall_seconds_on_from_its_checkpoint(tmp_path, monkeypatch):
+    """``wall_s`` (eval.csv, policy.json) counted this process's seconds only: a run resumed
+    from its checkpoint started its learning curve's wall time again near 0, where train_jax and
+    train_rllib carry it across ``--resume``. Each checkpoint now records the run's wall
+    seconds, and a resume counts on from them."""
+    import time
+
+    import experiments.train_ppo as program
+    from agents.sb3_checkpoint import read_data
+
+    real = program.make_vec_env
+
+    def slow(config):  # the first run takes 2 s more than the resumed one
+        time.sleep(2)
+        return real(config)
+
+    out = tmp_path / "run"
+    monkeypatch.setattr(program, "make_vec_env", slow)
+    train(TrainConfig(out=str(out), seed=1, **SMALL))
+    monkeypatch.setattr(program, "make_vec_env", real)
+    first = json.loads((out / "policy.json").read_text())["wall_s"]
+    last = out / "checkpoints" / "last.zip"
+    train(TrainConfig(out=str(out), seed=1, resume=str(last), **{**SMALL, "total_steps": 512}))
+    rows = list(csv.DictReader(open(out / "eval.csv")))
+    assert [int(r["steps"]) for r in rows] == [0, 256, 512]
+    walls = [float(r["wall_s"]) for r in rows]
+    assert walls == sorted(walls) and walls[1] >= 2, walls  # on from the first run's
+    assert json.loads((out / "policy.json").read_text())["wall_s"] >= first >= walls[1]
+    # every checkpoint records the run's wall seconds when it was saved
+    saved = [read_data(out / "checkpoints" / name)["wall_s"]
+             for name in ("ppo_256_steps.zip", "ppo_512_steps.zip", "last.zip")]
+    assert walls[0] <= saved[0] <= walls[1] <= saved[1] <= walls[2] <= saved[2], (walls, saved)
+
+
+def test_a_checkpoint_saved_before_wall_seconds_were_recorded_resumes_from_0(
+        tmp_path, capsys, small_checkpoint):
+    """A checkpoint that records no wall seconds (saved before train_ppo recorded them) is
+    resumed, its run's seconds before it counted as 0, in silence."""
+    zipped = _edited(small_checkpoint, tmp_path / "old.zip", lambda data: data.pop("wall_s"))
+    out = tmp_path / "run"
+    assert main([*SMALL_FLAGS, "--out", str(out), "--resume", str(zipped)]) == 0
+    assert error_lines(capsys.readouterr().err) == []
+    assert json.loads((out / "policy.json").read_text())["wall_s"] >= 0
+
+
+def test_a_second_stop_while_a_stopped_run_is_exported_is_dropped(tmp_path, monkeypatch,
+                                                                   capsys):
+    """A stopped run saved its checkpoint with the stop signals held but exported its policy
+    without: a SIGTERM (or a second Ctrl-C) then cut the export short, and the command ended
+    with the second stop's words and status ("stopped by SIGTERM", 143) and no policy. As in
+    train_jax, once a stop is delivered later ones are dropped until the run is saved and
+    exported: the first stop's line and status."""
+    import signal
+
+    import sb3_contrib
+
+    import agents.ppo_export
+
+    real_export, real_learn = agents.ppo_export.export_policy, sb3_contrib.MaskablePPO.learn
+
+    def learn_then_ctrl_c(self, *args, **kwargs):
+        result = real_learn(self, *args, **kwargs)
+        signal.raise_signal(signal.SIGINT)  # held, delivered as the learning returns
+        return result
+
+    def export_with_more_stops(model, path, metadata=None):
+        if path.name == "policy.npz":
+            signal.raise_signal(signal.SIGTERM)
+            signal.raise_signal(signal.SIGINT)
+        return real_export(model, path, metadata)
+
+    monkeypatch.setattr(sb3_contrib.MaskablePPO, "learn", learn_then_ctrl_c)
+    monkeypatch.setattr(agents.ppo_export, "export_policy", export_with_more_stops)
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)  # as at a terminal
+    try:
+        out = tmp_path / "run"
+        status = main(["--total-steps", "128", "--n-envs", "1", "--n-steps", "128",
+                       "--batch-size", "128", "--n-epochs", "1", "--net", "16", "--eval-every",
+                       str(10**9), "--eval-matches", "2", "--target-score", "50",
+                       "--opponents", "greedy=1", "--out", str(out)])
+    finally:
+        signal.signal(signal.SIGINT, old)
+    err = capsys.readouterr().err
+    last = out / "checkpoints" / "last.zip"
+    assert status == 130, err[-3000:]
+    assert error_lines(err) == [f"error: interrupted; the run is saved in {last} and its policy "
+                                f"exported to {out / 'policy.npz'}: add --resume {last} to the "
+                                "same command to go on"]
+    assert json.loads((out / "policy.json").read_text())["stopped"] == "interrupted"
