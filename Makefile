@@ -23,7 +23,18 @@ $(CHROMIUM):
 	command -v chromium >/dev/null || (apt-get update && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium)
 
-demo: $(STAMP)
+# `make demo` installs only what a tournament needs (no torch, JAX, Ray or Jupyter), unless
+# `make install` / `make test` already installed everything since the last change of the
+# requirements; `make test` adds the rest.
+DEMO_STAMP := $(VENV)/.installed-demo
+$(DEMO_STAMP): pyproject.toml constraints.txt
+	if [ $(STAMP) -nt pyproject.toml ] && [ $(STAMP) -nt constraints.txt ]; then :; else \
+		{ test -x $(PY) || python3 -m venv $(VENV); } && \
+		$(PY) -m pip install --upgrade pip && \
+		$(PY) -m pip install -c constraints.txt -e ".[tournament]"; fi
+	touch $@
+
+demo: $(DEMO_STAMP)
 	$(PY) -m experiments.demo --overwrite
 
 test: $(STAMP) $(CHROMIUM)
