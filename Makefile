@@ -3,6 +3,10 @@ PY := $(VENV)/bin/python
 EXTRAS := tournament,train,notebooks,openspiel,ray,rllib,tianshou,bench,jax,docs,dev
 STAMP := $(VENV)/.installed
 
+# One recipe at a time, even under `make -j`: `demo` and `test` may both create and fill .venv
+# (the suite runs its tests on two cores by itself)
+.NOTPARALLEL:
+
 .PHONY: install demo test test-under-load bench lint clean browser docs docs-notebooks mutation
 
 install: $(STAMP)
