@@ -40,8 +40,9 @@ def export_policy(model, path: str | os.PathLike, metadata: dict[str, Any] | Non
     Raises ``ValueError`` for a policy this format cannot hold (a non-flat observation, a
     features extractor other than flattening, an unsupported activation), and
     :class:`~dominoes_env.policy_format.PolicyFileError` (a ``ValueError`` naming ``path``) for
-    weights ``ppo:PATH`` would refuse (NaN or infinite: a diverged run), before anything is
-    written.
+    weights ``ppo:PATH`` would refuse (NaN, infinite or above
+    :data:`~dominoes_env.policy_format.MAX_WEIGHT`: a diverged run;
+    :func:`~dominoes_env.policy_format.weights_problem`), before anything is written.
     """
     torch = require("torch", "train", "exporting a policy")
     from stable_baselines3.common.torch_layers import FlattenExtractor

@@ -148,8 +148,9 @@ def export_module(module: nn.Module, path: str | os.PathLike, metadata: dict[str
     """Write the policy of ``module`` (a :class:`MaskedPPOModule`) to ``path`` for
     ``ppo:PATH`` (:class:`agents.ppo.PPOAgent`), atomically;
     :class:`~dominoes_env.policy_format.PolicyFileError` (a ``ValueError`` naming ``path``) for
-    weights ``ppo:PATH`` would refuse (NaN or infinite: a diverged run), before anything is
-    written."""
+    weights ``ppo:PATH`` would refuse (NaN, infinite or above
+    :data:`~dominoes_env.policy_format.MAX_WEIGHT`: a diverged run;
+    :func:`~dominoes_env.policy_format.weights_problem`), before anything is written."""
     from dominoes_env.obs import DEFAULT_VERSION as OBS_VERSION
     from dominoes_env.policy_format import write_policy
 

@@ -27,8 +27,9 @@ A policy file is untrusted input. :func:`read_policy` reads it with
 :func:`dominoes_env.npz_files.read_npz` (nothing pickled is loaded, at most
 :data:`MAX_POLICY_BYTES`) and checks the whole file: every key present, float weights of the
 right rank whose shapes chain from the observation to the actions, finite values within
-:data:`MAX_WEIGHT` in a dtype the players compute in (float16, float32, float64), metadata a
-JSON object whose sizes are the weights' and whose ``obs_version`` is registered. The first
+:data:`MAX_WEIGHT` (:func:`weights_problem`, the rule the trainers check each update by too)
+in a dtype the players compute in (float16, float32, float64), metadata a JSON object whose
+sizes are the weights' and whose ``obs_version`` is registered. The first
 problem is a :class:`PolicyFileError` naming the file. :func:`write_policy` writes atomically
 (a temporary file, then a rename) and, with ``check=True``, refuses what it could not read back.
 
@@ -77,7 +78,7 @@ if TYPE_CHECKING:
 __all__ = ["ACTIVATIONS", "FORMAT", "MAX_LAYERS", "MAX_POLICY_BYTES", "MAX_WEIGHT",
            "TRAINED_ACTIVATION", "PolicyFile", "PolicyFileError", "check_policy",
            "hidden_sizes", "read_actor", "read_policy", "table_words", "trained_table",
-           "write_policy"]
+           "weights_problem", "write_policy"]
 
 #: the format string every policy file holds under ``format``
 FORMAT = "straight-dominoes-ppo/1"
@@ -415,12 +416,35 @@ def _weights_problem(key: str, array: np.ndarray, ndim: int) -> str | None:
     if array.dtype.itemsize > 8:
         return (f"{key} is {array.dtype}; a policy's weights are float16, float32 or float64 "
                 "(what its players compute in)")
+    problem = weights_problem(key, array)
+    if problem is not None and np.isfinite(array).all():  # too large: say how it came about
+        problem += " (the file was changed, or its run diverged)"
+    return problem
+
+
+def weights_problem(name: str, values: Any) -> str | None:
+    """What keeps ``values`` (a float array of a policy's weights or biases, or anything
+    ``numpy.asarray`` makes one of: a torch tensor on the CPU, a JAX array) out of a policy
+    file, named ``name``; ``None`` when nothing does. The one rule on a policy's values, which
+    the reader and every writer apply (:func:`read_policy`, :func:`write_policy`), and which the
+    trainers check after each update, so that a run never keeps, saves or counts an update
+    its policy file would refuse: every value finite, and none of magnitude above
+    :data:`MAX_WEIGHT`.
+
+    >>> weights_problem("w0", np.array([0.5, -2.0])) is None
+    True
+    >>> weights_problem("w0", np.array([0.5, np.nan]))
+    'w0 holds NaN or infinite values'
+    >>> weights_problem("action_w", np.array([[1e7]], np.float32))
+    "action_w holds a value of magnitude 1e+07; a policy's weights are at most 1e+06"
+    """
+    array = np.asarray(values)
     if not np.isfinite(array).all():
-        return f"{key} holds NaN or infinite values"
+        return f"{name} holds NaN or infinite values"
     top = float(np.abs(array).max()) if array.size else 0.0
     if top > MAX_WEIGHT:
-        return (f"{key} holds a value of magnitude {top:.3g}; a policy's weights are at most "
-                f"{MAX_WEIGHT:g} (the file was changed, or its run diverged)")
+        return (f"{name} holds a value of magnitude {top:.3g}; a policy's weights are at most "
+                f"{MAX_WEIGHT:g}")
     return None
 
 

@@ -22,6 +22,17 @@ it beats the shipped one against greedy over the same
 under other rules than the table's default ones is refused before it trains). Episodes are
 single hands with ``score_delta`` rewards.
 
+The wall seconds it records (``wall_s`` in ``eval.csv``, ``policy.json`` and
+``checkpoint.npz``) are the run's seconds of training, a resumed run's before included, counted
+by :class:`~dominoes_env.cli_support.RunClock` (from when JAX is set up, the networks made and
+a resumed checkpoint restored, just before the step-0 evaluation or the first update, whose
+compilation counts); ``--time-limit`` counts this process's share of them. A ``--resume``
+whose checkpoint is at ``--total-steps`` or past it trains nothing and writes nothing of the
+run again but its policy (its wall seconds unchanged), and its last line says so. An update
+whose losses or weights are not finite, or whose weights a policy file cannot hold (above
+:data:`dominoes_env.policy_format.MAX_WEIGHT`), ends the run before it is saved (one line,
+status 1; the last checkpoint kept as it was).
+
 Needs the ``jax`` extra (jax, pgx, optax).
 """
 
@@ -50,6 +61,7 @@ from dominoes_env.cli_support import (
     MATMUL_DTYPES,
     MAX_JAX_UPDATES,
     MAX_MATCHES,
+    RunClock,
     TrainingStopped,
     append_eval_row,
     check_config,
@@ -148,7 +160,8 @@ class Config:
     snapshots: int = _f(8, "frozen snapshots kept (the oldest is replaced)", low=1,
                         high=MAX_JIT_COUNT)
     snapshot_every: int = _f(20, "updates between snapshots", low=1, high=MAX_JIT_COUNT)
-    time_limit: float = _f(25.0, "minutes until training stops and exports; 0: none", low=0)
+    time_limit: float = _f(25.0, "minutes of training (this process's, from when the run is "
+                                 "set up) until it stops and exports; 0: none", low=0)
     eval_every: int = _f(2_000_000, "steps between evaluations (0: only at the end)", low=0)
     eval_matches: int = _f(200, "matches per evaluation, against greedy and random", low=1,
                            high=MAX_MATCHES)
@@ -668,9 +681,10 @@ class TrainingRun:
     devices: int  #: the devices the update runs on
     runner: dict[str, Any]  #: the networks, optimizer, snapshots, games and key
     steps: int  #: learner decisions trained, a resumed run's before this process included
-    started: float  #: ``time.time()`` as this process started the run
-    wall_before: float  #: the wall seconds of a resumed run before this process
-    idle: bool  #: a --resume with nothing to train: nothing but its policy is written again
+    #: the run's wall seconds of training, a resumed run's before this process included
+    #: (started by :func:`start_run` once the run is set up; idle for a --resume with nothing
+    #: to train, which writes nothing again but its policy)
+    clock: RunClock
     settings: dict[str, Any]  #: ``config.json`` (in each exported policy's metadata too)
     tb: TensorBoard
     #: ``throughput.json``: the wall and CPU seconds of each update, its logging included
@@ -694,10 +708,15 @@ class TrainingRun:
         """The run's folder (``--out``)."""
         return Path(self.config.out)
 
+    @property
+    def idle(self) -> bool:
+        """A --resume with nothing to train: nothing but its policy is written again."""
+        return self.clock.idle
+
     def wall(self) -> float:
         """The run's wall seconds so far, a resumed run's before included (an idle run's
-        stay as they were)."""
-        return round(self.wall_before + (0.0 if self.idle else time.time() - self.started), 1)
+        stay as they were), to a tenth of a second."""
+        return round(self.clock.seconds(), 1)
 
     def export(self, path: Path) -> dict[str, Any]:
         """The policy as it is now written to ``path`` (the ``ppo:PATH`` policy file);
@@ -790,7 +809,7 @@ class TrainingRun:
                 if self.steps >= next_ckpt:
                     self.save()
                     next_ckpt += config.checkpoint_every
-                if config.time_limit and time.time() - self.started > config.time_limit * 60:
+                if config.time_limit and self.clock.elapsed() > config.time_limit * 60:
                     tqdm.write(f"[time limit] {config.time_limit:g} minutes: stopping at "
                                f"{self.steps:,} steps")
                     self.interrupted = True
@@ -837,21 +856,23 @@ class TrainingRun:
 def start_run(config: Config, command: str) -> TrainingRun:
     """The run's networks (new, ``--init``'s, or the ``--resume`` checkpoint's with its steps)
     and its folder started (:func:`start_folder`), with TensorBoard; every refusal comes
-    before anything is written."""
+    before anything is written. The run's clock (:class:`~dominoes_env.cli_support.RunClock`)
+    starts as it returns: set up and loaded, before the first evaluation or update (the first
+    update's compilation counts; JAX's set-up, the networks' initialisation and a resumed
+    checkpoint's loading do not)."""
     from dominoes_env.jax import checkpoints
 
     meta_resumed = (checkpoints.read_checkpoint(config.resume, config,
                                                 fields=checkpoints.RESUME_FIELDS)
                     if config.resume else None)
     folder = run_folder(config)  # another run in --out: refused before anything is written
-    started = time.time()
     setup_jax(config.devices)
     init, update, devices = make_train(config)
     runner = init(seed_key(config.seed))
-    steps, wall_before, idle = 0, 0.0, False
+    steps, clock, idle = 0, RunClock(), False
     if meta_resumed is not None:  # every file is checked before anything is written
         runner = checkpoints.restore(config.resume, runner)
-        steps, wall_before = int(meta_resumed["steps"]), float(meta_resumed["wall_s"])
+        steps, clock = int(meta_resumed["steps"]), RunClock(float(meta_resumed["wall_s"]))
         note = nothing_to_train(config.resume, steps, config.total_steps)
         if note:  # nothing of the run is written again but its policy (killed before its
             # export?): a row of eval.csv for the same step each time, a checkpoint whose
@@ -861,8 +882,12 @@ def start_run(config: Config, command: str) -> TrainingRun:
     elif config.init:
         runner = checkpoints.warm_start(config.init, runner, config)
     settings = start_folder(config, folder, idle)
-    return TrainingRun(config, command, update, devices, runner, steps, started, wall_before,
-                       idle, settings, TensorBoard(Path(config.out) / "tb"))
+    tb = TensorBoard(Path(config.out) / "tb")
+    if idle:
+        clock.mark_idle()  # its seconds stay as the checkpoint recorded them
+    else:
+        clock.start()  # set up and loaded: the run's seconds of training go on
+    return TrainingRun(config, command, update, devices, runner, steps, clock, settings, tb)
 
 
 def start_folder(config: Config, folder, idle: bool) -> dict[str, Any]:
@@ -908,34 +933,54 @@ def train(config: Config, command: str = "") -> Path:
 
 
 class Diverged(Exception):
-    """An update made non-finite weights or losses (NaN or infinite: the training diverged);
-    :func:`train` stops there, before anything of it is saved (``main`` ends with status 1)."""
+    """An update made non-finite weights or losses (NaN or infinite), or weights a policy file
+    cannot hold (:func:`check_finite`): the training diverged; :func:`train` stops there,
+    before anything of it is saved (``main`` ends with status 1)."""
 
 
 def check_finite(runner: dict[str, Any], metrics: dict[str, float], steps: int,
                  kept: str | os.PathLike | None) -> None:
-    """:class:`Diverged` unless the networks of ``runner`` (the update that reaches ``steps``)
-    and its ``metrics`` (the losses) are finite; ``kept``: the checkpoint that is left as it
-    was (the run's last one, or the one it resumed), if any; so a NaN update is never saved
-    over the last good checkpoint."""
+    """:class:`Diverged` unless the ``metrics`` (the losses) of the update that reaches
+    ``steps`` are finite and the networks of its ``runner`` (policy and value) pass the policy
+    file's own rule (:func:`~dominoes_env.policy_format.weights_problem`: finite, and none
+    above :data:`~dominoes_env.policy_format.MAX_WEIGHT`, which a checkpoint's reader holds
+    them to too); ``kept``: the checkpoint that is left as it was (the run's last one, or the
+    one it resumed), if any; so a diverged update is never saved over the last good
+    checkpoint, nor exported."""
+    import jax
+
+    from dominoes_env.policy_format import weights_problem
+
     bad = sorted(k for k, v in metrics.items() if not math.isfinite(v))
-    if bad or not _all_finite()(runner["params"]):
-        what = f"non-finite {', '.join(bad)}" if bad else "non-finite weights"
-        where = (f"the last checkpoint {str(kept)!r} is kept as it was" if kept
-                 else "no checkpoint of the run was saved")
-        raise Diverged(f"the update reaching {steps:,} steps made {what} (NaN or infinite: the "
-                       f"training diverged; try a smaller --lr, --reward-scale or --vf-coef); "
-                       f"nothing of it was saved; {where}")
+    params = runner["params"]
+    names = [jax.tree_util.keystr(path)
+             for path, _ in jax.tree_util.tree_flatten_with_path(params)[0]]
+    largest = [float(top) for top in _largest_magnitudes()(params)]  # NaN where one is NaN
+    problem = next((found for name, top in zip(names, largest, strict=True)
+                    if (found := weights_problem(f"params{name}", top)) is not None), None)
+    if not all(math.isfinite(top) for top in largest):
+        bad.append("weights")
+    if not bad and problem is None:
+        return
+    what = (f"non-finite {', '.join(bad)} (NaN or infinite: " if bad else
+            f"weights too large for a policy file ({problem}: ")
+    where = (f"the last checkpoint {str(kept)!r} is kept as it was" if kept
+             else "no checkpoint of the run was saved")
+    raise Diverged(f"the update reaching {steps:,} steps made {what}the training diverged; try "
+                   f"a smaller --lr, --reward-scale or --vf-coef); nothing of it was saved; "
+                   f"{where}")
 
 
 @functools.cache
-def _all_finite():
-    """A jitted ``tree -> bool``: every value of the tree's arrays is finite."""
+def _largest_magnitudes():
+    """A jitted ``tree -> [array]``: the largest magnitude of each of the tree's arrays (in
+    ``jax.tree.leaves`` order; NaN for an array holding a NaN, inf for one holding an infinite
+    value): what :func:`check_finite` holds to the policy file's rule, without copying the
+    networks off the device."""
     import jax
     import jax.numpy as jnp
 
-    return jax.jit(lambda tree: jnp.all(jnp.stack([jnp.isfinite(x).all()
-                                                   for x in jax.tree.leaves(tree)])))
+    return jax.jit(lambda tree: [jnp.max(jnp.abs(x)) for x in jax.tree.leaves(tree)])
 
 
 def ship(out: Path, config: Config, matches: int = SHIP_MATCHES) -> bool:
@@ -1002,7 +1047,7 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
     except Diverged as err:  # a failed run, not bad input
         print_error(str(err))
         return 1
-    except PolicyFileError as err:  # a diverged run (NaN weights): a failed run, not bad input
+    except PolicyFileError as err:  # weights an export refuses: a failed run, not bad input
         checkpoint = Path(config.out) / "checkpoint.npz"  # none before the first is due
         kept = (f"the run is saved in {checkpoint}" if checkpoint.is_file()
                 else "no checkpoint of the run was saved yet")

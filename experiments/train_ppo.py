@@ -18,13 +18,21 @@ of :data:`agents.ppo.POLICY_FILES`, only if it beats the shipped one against gre
 same :data:`~agents.shipping.SHIP_MATCHES` matches: :func:`agents.shipping.ship_if_stronger`).
 
 The wall seconds it records (``wall_s`` in ``eval.csv`` and ``policy.json``) are the run's
-seconds of training, a resumed run's before included: each checkpoint records them (the
-``wall_s`` entry of its data: :data:`agents.sb3_checkpoint.WALL_ENTRY`) and ``--resume`` counts
-on from there (from 0 for a checkpoint saved before they were recorded).
+seconds of training, a resumed run's before included, counted by
+:class:`~dominoes_env.cli_support.RunClock` (from when the environments are made and the model
+built or loaded, just before the behaviour cloning, the first evaluation or the first
+rollout): each checkpoint records them (the ``wall_s`` entry of its data:
+:data:`agents.sb3_checkpoint.WALL_ENTRY`) and ``--resume`` counts on from there (from 0 for a
+checkpoint saved before they were recorded). A ``--resume`` whose checkpoint is at
+``--total-steps`` or past it trains nothing and writes nothing of the run again but its
+policy, exported as the checkpoint holds it (its wall seconds unchanged; no ``eval.csv`` row,
+no checkpoint saved), as train_jax's does; its last line says so.
 
 Exit status: 0, trained and exported (and, with ``--ship``, shipped or kept out, as a line
-says); 1, the trained policy's weights are not finite (the training diverged: one line, no
-policy written, the run saved in ``checkpoints/last.zip``); 2, a refused flag or input, a
+says); 1, an export refused the policy's weights (NaN, infinite or above
+:data:`dominoes_env.policy_format.MAX_WEIGHT`: the training diverged; one line, no policy
+written, the run saved in ``checkpoints/last.zip`` as it ended: train_ppo checks no update
+before it counts, as train_jax and train_rllib do); 2, a refused flag or input, a
 damaged ``--resume`` checkpoint among them (one ``error:`` line); 130, 143 or 129, stopped by
 Ctrl-C, SIGTERM or SIGHUP (saved and exported as its last completed update left it; later
 signals are ignored while it saves and exports).
@@ -81,6 +89,7 @@ from dominoes_env.cli_support import (
     MAX_TRAINER_SEED,
     CommandError,
     RefusedError,
+    RunClock,
     TrainingStopped,
     append_eval_row,
     check_config,
@@ -343,19 +352,6 @@ def evaluate(policy_path: str, rules: RuleConfig, opponent: str, matches: int,
     return evaluate_agent(f"ppo:{policy_path}", opponent, rules, matches=matches, seed=seed)
 
 
-class WallClock:
-    """The run's wall seconds of training: ``before`` (those the checkpoint that ``--resume``
-    continues recorded: :func:`recorded_wall`; 0 for a new run) plus this process's since the
-    clock was made."""
-
-    def __init__(self, before: float = 0.0) -> None:
-        self.before = before
-        self.started = time.perf_counter()
-
-    def seconds(self) -> float:
-        return self.before + time.perf_counter() - self.started
-
-
 # -- callbacks -----------------------------------------------------------------------------
 # What the run does between stable-baselines3's steps. Each callback below is written as the
 # hooks of SB3's BaseCallback (_on_training_start, _on_rollout_start, _on_step,
@@ -367,7 +363,7 @@ class SelfPlayAndEval:
     ``eval_every`` steps: evaluate against greedy and random and log it (TensorBoard,
     ``eval.csv`` and a line)."""
 
-    def __init__(self, config: TrainConfig, out: Path, vec_env, clock: WallClock):
+    def __init__(self, config: TrainConfig, out: Path, vec_env, clock: RunClock):
         super().__init__()
         self.config, self.out, self.vec_env, self.clock = config, out, vec_env, clock
         self.rules = config.rules()
@@ -502,7 +498,7 @@ class Checkpoints:
     file and a traceback), with the run's wall seconds (``clock``); only the newest
     ``keep_checkpoints`` stay."""
 
-    def __init__(self, config: TrainConfig, out: Path, clock: WallClock):
+    def __init__(self, config: TrainConfig, out: Path, clock: RunClock):
         super().__init__()
         self.every = max(1, config.checkpoint_every // config.n_envs)
         self.keep = config.keep_checkpoints
@@ -548,7 +544,7 @@ def sb3_callback(hooks: type, *args):
     return sb3_class(hooks)(*args)
 
 
-def make_callbacks(config: TrainConfig, out: Path, vec_env, clock: WallClock, held):
+def make_callbacks(config: TrainConfig, out: Path, vec_env, clock: RunClock, held):
     """The run's callbacks, in the order stable-baselines3 calls them, and the one of them
     that keeps the last completed update (restored after a stop)."""
     kept = sb3_callback(LastCompletedUpdate)
@@ -834,18 +830,34 @@ def print_note(note: str | None) -> None:
         print(note, file=sys.stderr)
 
 
-def start_run(config: TrainConfig, out: Path, folder) -> None:
+def start_run(config: TrainConfig, out: Path, folder, idle: bool = False) -> None:
     """The checked run folder made this run's (:func:`start_run_folder`), with its pool
-    folder and ``config.json``; a resumed ``eval.csv`` is kept to its rows of numbers."""
+    folder and ``config.json`` (not written again by an ``idle`` resume: one with nothing to
+    train, :func:`idle_note`); a resumed ``eval.csv`` is kept to its rows of numbers."""
     start_run_folder(folder)
     print_note(keep_numeric_rows(out / "eval.csv"))  # a resumed log: its rows after no garbage
     (out / "pool").mkdir(parents=True, exist_ok=True)
-    write_json(out / "config.json", dataclasses.asdict(config))
+    if not idle:
+        write_json(out / "config.json", dataclasses.asdict(config))
 
 
-def new_model(config: TrainConfig, out: Path, vec_env, demonstrations: dict | None):
-    """A fresh MaskablePPO of ``config``'s network and settings, behaviour-cloned from
-    ``bc_teacher`` or ``bc_dataset`` if one is given (:func:`clone_teacher`)."""
+def idle_note(config: TrainConfig) -> str | None:
+    """The note of a ``--resume`` whose checkpoint is at ``--total-steps`` or past it
+    (:func:`~dominoes_env.cli_support.nothing_to_train`; ``None`` for one below it, or a new
+    run): such a run is idle, as train_jax's is. Nothing is trained and nothing of the run is
+    written again but its policy (``policy.npz`` + ``policy.json``, as the checkpoint holds
+    it, with the wall seconds it recorded): no ``eval.csv`` row, no checkpoint, no
+    ``config.json``."""
+    if config.resume is None:
+        return None
+    steps = checkpoint_data(Path(config.resume))["num_timesteps"]
+    return nothing_to_train(config.resume, steps, config.total_steps)
+
+
+def new_model(config: TrainConfig, out: Path, vec_env):
+    """A fresh MaskablePPO of ``config``'s network and settings (:func:`train` then
+    behaviour-clones ``bc_teacher`` or ``bc_dataset`` into it if one is given:
+    :func:`clone_teacher`)."""
     import torch
     from sb3_contrib import MaskablePPO
 
@@ -857,8 +869,6 @@ def new_model(config: TrainConfig, out: Path, vec_env, demonstrations: dict | No
         gae_lambda=config.gae_lambda, ent_coef=config.ent_coef, clip_range=config.clip_range,
         policy_kwargs={"net_arch": {"pi": hidden, "vf": hidden}, "activation_fn": act},
         tensorboard_log=str(out / "tb"), seed=config.seed, device=config.device, verbose=0)
-    if config.bc_teacher or config.bc_dataset:
-        clone_teacher(model, config, out, demonstrations)
     return model
 
 
@@ -876,17 +886,24 @@ def resumed_model(config: TrainConfig, out: Path, vec_env):
                              verbose=0, **resumed_settings(config))
     print_note(settings_note(config, data))
     print_note(rewind_note(config, out, model.num_timesteps))
-    print_note(nothing_to_train(config.resume, model.num_timesteps, config.total_steps))
     return model, recorded_wall(data)
 
 
-def learn(model, config: TrainConfig, out: Path, vec_env, clock: WallClock, held):
+def learn(model, config: TrainConfig, out: Path, vec_env, clock: RunClock, held):
     """Train ``model`` up to ``config.total_steps`` (:func:`steps_to_train`) with the run's
     callbacks, delivering the stops that ``held`` holds (Ctrl-C, SIGTERM and SIGHUP:
     :func:`signals_held`) between two environment steps, then save ``checkpoints/last.zip``
     with the run's wall seconds (``clock``) and close the environments. Returns the
     ``KeyboardInterrupt`` (Ctrl-C, SIGTERM or SIGHUP) that stopped it, the model put back as
-    its last completed update left it, or ``None``."""
+    its last completed update left it, or ``None``. An idle run (``clock.idle``: a resume with
+    nothing to train) only closes the environments: nothing is trained, evaluated or saved."""
+    if clock.idle:
+        vec_env.close()
+        try:
+            held.deliver()  # a stop while it was loaded: it ends stopped
+        except KeyboardInterrupt as err:
+            return err
+        return None
     remaining = steps_to_train(config, model.num_timesteps)
     stop = None
     callbacks, last_update = make_callbacks(config, out, vec_env, clock, held)
@@ -936,9 +953,13 @@ def ship_policy(out: Path, config: TrainConfig) -> bool:
     return ship_run(out, config.rules(), matches=SHIP_MATCHES, seed=config.seed)
 
 
-def trained_line(config: TrainConfig, steps: int, wall: float, out: Path) -> str:
+def trained_line(config: TrainConfig, steps: int, wall: float, out: Path,
+                 idle: bool = False) -> str:
     """The run's last line: the steps it trained (past ``--total-steps``: why), its time and
-    its policy."""
+    its policy; for an ``idle`` run (a resume with nothing to train), that it trained none."""
+    if idle:
+        return (f"nothing trained: the run stays at {steps:,} steps; policy: "
+                f"{shown_path(out / 'policy.npz')}")
     past = (f" (--total-steps {config.total_steps:,} rounded up to whole updates of "
             f"{config.n_steps * config.n_envs:,})" if steps > config.total_steps else "")
     return (f"trained {steps:,} steps{past} in {wall:.0f} s; policy: "
@@ -959,15 +980,23 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
     out = Path(config.out)
     folder = check_run_dir(config, out)  # every refusal comes before anything is written
     demonstrations = bc_dataset_demonstrations(config)
-    start_run(config, out, folder)
+    idle_line = idle_note(config)  # a --resume with nothing to train: its note
+    start_run(config, out, folder, idle_line is not None)
     torch.manual_seed(config.seed)
     torch.set_num_threads(1)
-    clock = WallClock()  # the run's wall seconds, a resumed run's before this process included
     vec_env = make_vec_env(config)
     if config.resume:
-        model, clock.before = resumed_model(config, out, vec_env)
+        model, recorded = resumed_model(config, out, vec_env)
+        clock = RunClock(recorded)  # the run's wall seconds, on from the checkpoint's
+        print_note(idle_line)
     else:
-        model = new_model(config, out, vec_env, demonstrations)
+        model, clock = new_model(config, out, vec_env), RunClock()
+    if idle_line is not None:
+        clock.mark_idle()  # its seconds stay as the checkpoint recorded them
+    else:
+        clock.start()  # set up and loaded: the run's seconds of training go on
+    if config.resume is None and (config.bc_teacher or config.bc_dataset):
+        clone_teacher(model, config, out, demonstrations)  # the first work of training
     # Ctrl-C, SIGTERM and SIGHUP are held while SB3 and torch work and delivered between two
     # environment steps (HeldSignals: raised inside a library's code they can leave it
     # broken); once a stop is delivered, later ones are dropped while the run is saved and
@@ -977,7 +1006,7 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
         stop = learn(model, config, out, vec_env, clock, held)
         wall = clock.seconds()
         export_run(model, config, out, wall, command, stop)  # after a stop: TrainingStopped
-    print(trained_line(config, model.num_timesteps, wall, out))
+    print(trained_line(config, model.num_timesteps, wall, out, clock.idle))
     if config.ship:
         ship_policy(out, config)
     return out / "policy.npz"
@@ -1005,7 +1034,7 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
         train(config, command)
     except (FileExistsError, RunDirError) as err:
         raise CommandError(str(err)) from None
-    except PolicyFileError as err:  # a diverged run (NaN weights): a failed run, not bad input
+    except PolicyFileError as err:  # a diverged run (weights an export refuses): a failed run
         last = Path(config.out) / "checkpoints" / "last.zip"
         print_error(f"{err}; it was not written; the run is saved in {last}")
         return 1

@@ -7,7 +7,8 @@ algorithm config (the AEC env through RLlib's ``PettingZooEnv``, every agent map
     python -m experiments.train_rllib --iterations 50 --env-runners 2 --players 2 --out runs/rllib2p
     python -m experiments.train_rllib --address HEAD_IP:6379 --env-runners 16   # a Ray cluster
 
-Every run is seeded and writes into ``--out``: ``progress.csv`` (one row per iteration),
+Every run is seeded and writes into ``--out``: ``progress.csv`` (one row per iteration,
+numbered on across ``--resume``: ``--iterations`` is how many this command runs),
 TensorBoard logs (``tb/``), ``eval.csv`` (the learning curve, as ``train_jax`` and
 ``train_ppo`` write it: a row per evaluation of the shared policy against greedy and random,
 ``--eval-matches`` matches each, with Wilson intervals: :func:`agents.evaluation.evaluation_row`;
@@ -18,14 +19,16 @@ end), the RLlib checkpoint (``checkpoint/``, resume with ``--resume``) and ``pol
 ".[rllib]"``); ``docs/rllib.md`` covers multi-node clusters.
 
 The wall seconds it records (``wall_s`` in ``eval.csv`` and ``policy.json``, ``seconds`` in
-``progress.csv``) are the run's seconds of training, a resumed run's before included: each
-checkpoint records them (``checkpoint/train_rllib_run.json``) and ``--resume`` goes on from
-there.
+``progress.csv``) are the run's seconds of training, a resumed run's before included, counted
+by :class:`~dominoes_env.cli_support.RunClock` (from when the algorithm is built and restored,
+just before the first evaluation or iteration): each checkpoint records them with the run's
+completed iterations (``checkpoint/train_rllib_run.json``) and ``--resume`` goes on from there.
 
 Exit status: 0, trained and exported; 1, the training diverged: an iteration made losses or
-weights that are not finite (NaN or infinite), or an evaluation found the weights not finite;
-one line says so, nothing of that state is saved or exported, and ``checkpoint/`` holds the
-run's last finite iteration (or the checkpoint it resumed, as it was; or nothing, when none
+weights that are not finite (NaN or infinite) or weights a policy file cannot hold (above
+:data:`dominoes_env.policy_format.MAX_WEIGHT`), or an evaluation's export refused them; one
+line says which, nothing of that state is saved or exported, and ``checkpoint/`` holds the
+run's last sound iteration (or the checkpoint it resumed, as it was; or nothing, when none
 finished); 2, a refused flag or input (one ``error:`` line); 130, 143 or 129, stopped by
 Ctrl-C, SIGTERM or SIGHUP (saved and exported as its last completed iteration left it).
 """
@@ -39,7 +42,6 @@ import math
 import numbers
 import os
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +53,7 @@ from dominoes_env.cli_support import (
     MAX_MATCHES,
     MAX_TRAINER_SEED,
     CommandError,
+    RunClock,
     TrainingStopped,
     append_eval_row,
     check_config,
@@ -71,7 +74,12 @@ from dominoes_env.cli_support import machine_memory as cli_machine_memory
 from dominoes_env.core import RuleConfig
 from dominoes_env.core.atomic_files import path_kind, write_json
 from dominoes_env.core.validation import parse_json
-from dominoes_env.policy_format import PolicyFileError, hidden_sizes
+from dominoes_env.policy_format import (
+    MAX_WALL_S,
+    PolicyFileError,
+    hidden_sizes,
+    weights_problem,
+)
 
 SHARED_POLICY = "shared"
 #: the most env runners (Ray actors) and environments per runner a run asks for
@@ -90,8 +98,9 @@ class RllibConfig:
     """Everything a run depends on (each field is a ``--flag``; its help text and the values it
     allows are in the field's :func:`~dominoes_env.cli_support.config_field`)."""
 
-    iterations: int = config_field(50, "training iterations (each samples train_batch_size env "
-                                       "steps, then learns)", low=1)
+    iterations: int = config_field(50, "training iterations this command runs (each samples "
+                                       "train_batch_size env steps, then learns; a resumed run "
+                                       "numbers them on from its checkpoint's)", low=1)
     env_runners: int = config_field(2, "Ray actors sampling episodes (0: sample in the driver "
                                        "process)", low=0, high=MAX_ENV_RUNNERS)
     envs_per_runner: int = config_field(1, "environments per env runner", low=1,
@@ -329,67 +338,68 @@ def _metrics(result: dict) -> dict[str, float]:
 #: the progress.csv columns that are losses of the iteration's update: one that is not finite
 #: ends the run as diverged (:func:`check_finite`)
 LOSSES = ("policy_loss", "vf_loss", "entropy", "mean_kl")
-#: the file each checkpoint folder holds beside RLlib's: ``{"wall_s": ...}``, the run's wall
-#: seconds when it was saved, from which a ``--resume`` goes on counting
+#: the file each checkpoint folder holds beside RLlib's: ``{"wall_s": ..., "iterations":
+#: ...}``, the run's wall seconds (:class:`~dominoes_env.cli_support.RunClock`) and its
+#: completed iterations when it was saved, from which a ``--resume`` goes on counting
+#: (:func:`recorded_run`)
 RUN_FILE = "train_rllib_run.json"
-
-
-class WallClock:
-    """The run's wall seconds of training: ``before`` (those the checkpoint that ``--resume``
-    continues recorded; 0 for a new run) plus this process's since :meth:`start` (none
-    before it)."""
-
-    def __init__(self, before: float = 0.0) -> None:
-        self.before = before
-        self._started: float | None = None
-
-    def start(self) -> None:
-        self._started = time.perf_counter()
-
-    def seconds(self) -> float:
-        if self._started is None:
-            return self.before
-        return self.before + time.perf_counter() - self._started
+#: the most iterations a run's file may say it holds (more is damage)
+MAX_ITERATIONS = 2**53
 
 
 class Diverged(Exception):
     """The training diverged: an iteration made losses or weights that are not finite (NaN or
-    infinite), or an evaluation found the weights so. Its message is the run's one line, which
-    says what was kept (:func:`end_diverged`); ``main`` ends with status 1."""
+    infinite) or weights a policy file cannot hold (above
+    :data:`~dominoes_env.policy_format.MAX_WEIGHT`), or an evaluation's export refused the
+    weights. Its message is the run's one line, which says what was kept
+    (:func:`end_diverged`); ``main`` ends with status 1."""
 
 
 def check_finite(result: dict, module, it: int) -> None:
     """:class:`Diverged` (without the words on what was kept: :func:`end_diverged` adds them)
     unless iteration ``it``'s losses (:data:`LOSSES` in RLlib's ``result``; one the result
-    lacks is not checked) and the weights of the shared policy's ``module`` are finite."""
+    lacks is not checked) are finite and the weights of the shared policy's ``module``, every
+    one of them, pass the policy file's own rule
+    (:func:`~dominoes_env.policy_format.weights_problem`: finite, and none above
+    :data:`~dominoes_env.policy_format.MAX_WEIGHT`), so that no iteration counts (logged,
+    kept, saved) whose policy the export would refuse."""
     import torch
 
     bad = [name for name in LOSSES
            if isinstance(value := _get(result, *METRICS[name], default=None), numbers.Real)
            and not math.isfinite(value)]
-    with torch.no_grad():
-        if not all(bool(torch.isfinite(p).all()) for p in module.parameters()):
-            bad.append("weights")
+    with torch.no_grad():  # each one's largest magnitude: NaN or infinite where one is
+        largest = {name: float(p.detach().abs().max()) for name, p in module.named_parameters()
+                   if p.numel()}
+    problem = next((found for name, top in largest.items()
+                    if (found := weights_problem(name, top)) is not None), None)
+    if not all(math.isfinite(top) for top in largest.values()):
+        bad.append("weights")
+    steps = _metrics(result)["env_steps"]
+    which = (f"the iteration reaching {int(steps):,} env steps" if math.isfinite(steps)
+             else f"iteration {it}")
     if bad:
-        steps = _metrics(result)["env_steps"]
-        which = (f"the iteration reaching {int(steps):,} env steps" if math.isfinite(steps)
-                 else f"iteration {it}")
         raise Diverged(f"{which} made non-finite {', '.join(bad)} (NaN or infinite: the "
+                       "training diverged; try a smaller --lr); nothing of it was saved")
+    if problem is not None:  # finite, but more than a policy file holds
+        raise Diverged(f"{which} made weights too large for a policy file ({problem}: the "
                        "training diverged; try a smaller --lr); nothing of it was saved")
 
 
 def end_diverged(problem: str, algo, kept: dict[str, Any] | None, finished: int, cfg: RllibConfig,
-             out: Path, clock: WallClock) -> Diverged:
-    """The :class:`Diverged` that ends a run whose state went non-finite (``problem`` says
-    how), after keeping what was finite: the run's last completed iteration (``kept``, when
-    ``finished`` > 0 iterations of this command completed) is saved in ``out/checkpoint``;
-    else the checkpoint there, the one ``--resume`` read or none, stays as it was. The
-    non-finite state is never saved and no policy is exported."""
+                 out: Path, clock: RunClock, before: int) -> Diverged:
+    """The :class:`Diverged` that ends a run whose state diverged (``problem`` says how),
+    after keeping the last sound state: ``kept``, the state after iteration ``finished`` of
+    this command (checked by :func:`check_finite`), is saved in ``out/checkpoint`` when
+    ``finished`` > 0, as the run's iteration ``before + finished`` (``before``: the iterations
+    of the run before this command); else the checkpoint there, the one ``--resume`` read or
+    none, stays as it was. The diverged state is never saved and no policy is exported."""
     checkpoint = out / "checkpoint"
     if finished and kept is not None:
         algo.set_state(kept)
-        save_checkpoint(algo, checkpoint, clock.seconds())
-        where = f"the run as its last finite iteration left it is saved in {checkpoint}"
+        save_checkpoint(algo, checkpoint, clock.seconds(), before + finished)
+        where = (f"the run as its last sound iteration ({before + finished}) left it is saved "
+                 f"in {checkpoint}")
     elif cfg.resume:
         where = f"the last checkpoint {cfg.resume!r} is kept as it was"
     else:
@@ -404,9 +414,9 @@ def evaluate(module, cfg: RllibConfig, out: Path, steps: float, seconds: float,
     against greedy and against random each, on the deals of the run's seed
     (:func:`agents.evaluation.evaluation_row`). Its row, ``steps`` (env steps sampled so far,
     every seat's moves: all are the shared policy's) and ``wall_s`` (``seconds``, the run's
-    wall seconds: :class:`WallClock`) first, is appended to ``out/eval.csv`` and logged
-    (:func:`log_evaluation`); returns it. Weights that are not finite are not exported:
-    :class:`PolicyFileError`."""
+    wall seconds: :class:`~dominoes_env.cli_support.RunClock`) first, is appended to
+    ``out/eval.csv`` and logged (:func:`log_evaluation`); returns it. Weights a policy file
+    cannot hold are not exported: :class:`PolicyFileError`."""
     from agents.evaluation import EVAL_OPPONENTS, evaluation_row
     from agents.rllib import export_module
 
@@ -440,27 +450,30 @@ def log_evaluation(out: Path, row: dict[str, Any], writer) -> None:
               f"{row['win_rate_vs_random']:.3f}", flush=True)
 
 
-def log_iteration(rows: csv.DictWriter, fh, writer, it: int, iterations: int, seconds: float,
+def log_iteration(rows: csv.DictWriter, fh, writer, it: int, last: int, seconds: float,
                   row: dict[str, float]) -> None:
     """Iteration ``it``'s ``row`` (:data:`METRICS`) as a row of ``progress.csv`` (``rows``
     writing to ``fh``, flushed), TensorBoard scalars (``rllib/*``, NaN ones left out) and a
-    line; ``seconds``: the run's wall seconds (:class:`WallClock`). The caller holds the stop
-    signals around it (:func:`train`)."""
+    line; ``it`` counts the run's iterations, a resumed run's before included, and ``last`` is
+    the one this command ends at; ``seconds``: the run's wall seconds
+    (:class:`~dominoes_env.cli_support.RunClock`). The caller holds the stop signals around it
+    (:func:`train`)."""
     rows.writerow({"iteration": it, "seconds": round(seconds, 2), **row})
     fh.flush()
     for name, value in row.items():
         if not math.isnan(value):
             writer.add_scalar(f"rllib/{name}", value, it)
-    print(f"[{it}/{iterations}] {seconds:6.1f} s  env steps {row['env_steps']:,.0f}  episode "
+    print(f"[{it}/{last}] {seconds:6.1f} s  env steps {row['env_steps']:,.0f}  episode "
           f"length {row['episode_len_mean']:.1f}  entropy {row['entropy']:.3f}  policy loss "
           f"{row['policy_loss']:.4f}", flush=True)
 
 
-def save_checkpoint(algo, path: Path, wall_s: float) -> None:
+def save_checkpoint(algo, path: Path, wall_s: float, iterations: int) -> None:
     """``algo``'s checkpoint in the folder ``path``, whole or not at all: written beside it,
-    then put in its place, with the run's wall seconds ``wall_s`` (:data:`RUN_FILE`) and the
-    digests of its files inside (:func:`write_manifest`: a resume checks them before RLlib
-    unpickles anything). Ctrl-C, SIGTERM and SIGHUP wait until it is done
+    then put in its place, with the run's wall seconds ``wall_s`` and its completed
+    ``iterations`` (:data:`RUN_FILE`, which :func:`recorded_run` reads back) and the digests
+    of its files inside (:func:`write_manifest`: a resume checks them before RLlib unpickles
+    anything). Ctrl-C, SIGTERM and SIGHUP wait until it is done
     (:func:`signals_held`): torch's writer, interrupted, raises its own error in place of the
     interruption, and a stop between the two renames would leave no checkpoint at all."""
     import shutil
@@ -470,7 +483,7 @@ def save_checkpoint(algo, path: Path, wall_s: float) -> None:
         for leftover in (new, old):
             shutil.rmtree(leftover, ignore_errors=True)
         algo.save_to_path(os.path.abspath(new))
-        write_json(new / RUN_FILE, {"wall_s": round(wall_s, 1)})
+        write_json(new / RUN_FILE, {"wall_s": round(wall_s, 1), "iterations": iterations})
         write_manifest(new)
         if path.exists():
             path.rename(old)
@@ -478,11 +491,13 @@ def save_checkpoint(algo, path: Path, wall_s: float) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def restore(algo, checkpoint: str) -> float:
+def restore(algo, checkpoint: str) -> tuple[float, int]:
     """Restore ``algo`` from a private copy of the checkpoint folder ``checkpoint`` whose bytes
     were checked against its digests while copied (:func:`check_own_checkpoint`): a file
     replaced after :func:`check_run` looked at the folder is never unpickled. Returns the run's
-    wall seconds that the checkpoint recorded (:func:`recorded_wall`)."""
+    wall seconds and completed iterations that the checkpoint recorded
+    (:func:`recorded_run`); for a checkpoint saved before train_rllib recorded its iterations,
+    RLlib's own count of the restored algorithm (:func:`rllib_iterations`)."""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="train_rllib-resume-") as copy:
@@ -490,23 +505,39 @@ def restore(algo, checkpoint: str) -> float:
             check_own_checkpoint(checkpoint, copy)
         except ValueError as err:
             raise CommandError(str(err)) from None
-        wall_s = recorded_wall(Path(copy))
+        wall_s, iterations = recorded_run(Path(copy))
         algo.restore_from_path(copy)
-    return wall_s
+    return wall_s, rllib_iterations(algo) if iterations is None else iterations
 
 
-def recorded_wall(folder: Path) -> float:
-    """The run's wall seconds that the checkpoint folder ``folder`` recorded when it was saved
-    (:data:`RUN_FILE`); 0 for a checkpoint saved before train_rllib recorded them.
-    ``ValueError`` for a file that holds no such number."""
+def recorded_run(folder: Path) -> tuple[float, int | None]:
+    """The run's wall seconds and completed iterations that the checkpoint folder ``folder``
+    recorded when it was saved (:data:`RUN_FILE`): 0 seconds for a checkpoint saved before
+    train_rllib recorded them, and ``None`` iterations for one saved before it recorded those.
+    ``ValueError`` for a file that holds no such numbers (seconds: a number in 0..
+    :data:`~dominoes_env.policy_format.MAX_WALL_S`; iterations: a whole number in
+    0..:data:`MAX_ITERATIONS`)."""
     path = folder / RUN_FILE
     if not path.is_file():
-        return 0.0
-    wall_s = _get(parse_json(path.read_text()), "wall_s", default=None)
+        return 0.0, None
+    record = parse_json(path.read_text())
+    wall_s = _get(record, "wall_s", default=None)
     if (not isinstance(wall_s, (int, float)) or isinstance(wall_s, bool)
-            or not math.isfinite(wall_s) or wall_s < 0):
-        raise ValueError(f"{RUN_FILE} holds no wall seconds (a number, 0 or more)")
-    return float(wall_s)
+            or not 0 <= wall_s <= MAX_WALL_S):  # NaN fails the comparison
+        raise ValueError(f"{RUN_FILE} holds no wall seconds (a number in 0..{MAX_WALL_S:g})")
+    iterations = _get(record, "iterations", default=None)
+    if iterations is not None and (type(iterations) is not int
+                                   or not 0 <= iterations <= MAX_ITERATIONS):
+        raise ValueError(f"{RUN_FILE} holds no count of iterations (a whole number in "
+                         f"0..{MAX_ITERATIONS:,})")
+    return float(wall_s), iterations
+
+
+def rllib_iterations(algo) -> int:
+    """RLlib's own count of ``algo``'s completed training iterations (``Algorithm.iteration``,
+    which its checkpoints restore), or 0 for an algorithm without one."""
+    count = getattr(algo, "iteration", None)
+    return count if type(count) is int and 0 <= count <= MAX_ITERATIONS else 0
 
 
 def completed_state(algo) -> dict[str, Any]:
@@ -539,10 +570,10 @@ def export_policy(module, out: Path, meta: dict[str, Any],
     return policy
 
 
-def resume_algo(algo, checkpoint: str) -> float:
+def resume_algo(algo, checkpoint: str) -> tuple[float, int]:
     """``algo`` restored from ``--resume``'s ``checkpoint`` (:func:`restore`); returns the
-    run's wall seconds it recorded. A checkpoint that cannot be restored is a
-    :class:`CommandError` naming it."""
+    run's wall seconds and completed iterations it recorded. A checkpoint that cannot be
+    restored is a :class:`CommandError` naming it."""
     try:
         return restore(algo, checkpoint)
     except CommandError:
@@ -558,9 +589,17 @@ def train(cfg: RllibConfig) -> Path:
     shared policy is evaluated (:func:`evaluate`: a row of ``eval.csv``) before the first
     iteration of a new run, after every ``--eval-every`` iterations of this run and at its end.
 
-    Each iteration is checked finite before it counts (:func:`check_finite`): one that is not
-    ends the run with :class:`Diverged` (:func:`end_diverged`: the last finite iteration saved,
-    nothing exported). What an iteration leaves (the state kept, its ``progress.csv`` row,
+    The iterations are numbered on from the run's before this command (those its ``--resume``
+    checkpoint recorded: :func:`restore`), in ``progress.csv``, the TensorBoard ``rllib/*``
+    steps, the lines and the count the checkpoint and ``policy.json`` hold; ``--iterations``
+    is how many this command runs. The run's wall seconds are its
+    :class:`~dominoes_env.cli_support.RunClock`'s, started once the algorithm is built and
+    restored, just before the first evaluation or iteration.
+
+    Each iteration is checked before it counts (:func:`check_finite`: its losses finite, its
+    weights what a policy file holds): one that is not ends the run with :class:`Diverged`
+    (:func:`end_diverged`: the last sound iteration saved, nothing exported). What an
+    iteration leaves (the state kept, its ``progress.csv`` row,
     TensorBoard scalars and line) is written with the stop signals held, so a stop lands before
     or after all of it.
 
@@ -583,16 +622,19 @@ def train(cfg: RllibConfig) -> Path:
     if note:
         print(note, file=sys.stderr)
     algo = algorithm_config(cfg).build_algo()
-    clock = WallClock()
+    clock = RunClock()
+    before = 0  # the run's iterations before this command (those of its --resume checkpoint)
     kept = None  # the state after the last completed iteration (or the resumed checkpoint's)
     if cfg.resume:
-        clock.before = resume_algo(algo, cfg.resume)
+        recorded, before = resume_algo(algo, cfg.resume)
+        clock = RunClock(recorded)
         kept = completed_state(algo)
+    previous = None  # the state kept before ``kept``: the iteration before the last one
     writer = SummaryWriter(str(out / "tb"))
     progress = out / "progress.csv"
     fresh = not progress.exists() or not cfg.resume
-    stop, done, row = None, 0, {"env_steps": math.nan}
-    evaluated = -1  # the iteration of this run whose policy was evaluated last
+    stop, done, row = None, 0, {"env_steps": math.nan}  # done: this command's iterations
+    evaluated = -1  # the iteration of this command whose policy was evaluated last
 
     def evaluate_now(steps: float) -> None:
         nonlocal evaluated
@@ -605,17 +647,18 @@ def train(cfg: RllibConfig) -> Path:
                 rows = csv.DictWriter(fh, fieldnames=["iteration", "seconds", *METRICS])
                 if fresh:
                     rows.writeheader()
-                clock.start()
+                clock.start()  # set up and restored: the run's seconds of training go on
                 if cfg.eval_matches and cfg.eval_every and not cfg.resume:
                     evaluate_now(0)  # the learning curve starts at the initial policy
-                for it in range(1, cfg.iterations + 1):
+                for it in range(before + 1, before + cfg.iterations + 1):
                     result = algo.train()
                     check_finite(result, algo.get_module(SHARED_POLICY), it)
                     with signals_held():  # a stop lands before or after all of it
-                        kept = completed_state(algo)
-                        done, row = it, _metrics(result)
-                        log_iteration(rows, fh, writer, it, cfg.iterations, clock.seconds(), row)
-                    if cfg.eval_matches and cfg.eval_every and it % cfg.eval_every == 0:
+                        previous, kept = kept, completed_state(algo)
+                        done, row = it - before, _metrics(result)
+                        log_iteration(rows, fh, writer, it, before + cfg.iterations,
+                                      clock.seconds(), row)
+                    if cfg.eval_matches and cfg.eval_every and done % cfg.eval_every == 0:
                         evaluate_now(row["env_steps"])
                 if cfg.eval_matches and evaluated != done:  # the trained policy, at the end
                     evaluate_now(row["env_steps"])
@@ -625,14 +668,15 @@ def train(cfg: RllibConfig) -> Path:
                 raise TrainingStopped(out, stop, nothing_saved=True) from None
             algo.set_state(kept)  # the iteration under way is abandoned (see the docstring)
         except Diverged as err:
-            raise end_diverged(str(err), algo, kept, done, cfg, out, clock) from None
-        except PolicyFileError as err:  # an evaluation's export: the weights are not finite
-            raise end_diverged(f"{err}; it was not written", algo, kept, done, cfg, out,
-                               clock) from None
+            raise end_diverged(str(err), algo, kept, done, cfg, out, clock, before) from None
+        except PolicyFileError as err:  # an evaluation's export refused the state after
+            # iteration `done`: it is never saved; the iteration's before it is
+            raise end_diverged(f"{err}; it was not written", algo, previous, max(done - 1, 0),
+                               cfg, out, clock, before) from None
         wall_s = clock.seconds()
-        save_checkpoint(algo, out / "checkpoint", wall_s)
+        save_checkpoint(algo, out / "checkpoint", wall_s, before + done)
         meta = {"rules": cfg.rules().to_dict(), "source": "rllib", "algorithm": "PPO",
-                "config": dataclasses.asdict(cfg), "iterations": done,
+                "config": dataclasses.asdict(cfg), "iterations": before + done,
                 "env_steps": row["env_steps"], "wall_s": round(wall_s, 1)}
         if stop is not None:
             meta["stopped"] = stop_status(stop)[1]

@@ -191,8 +191,12 @@ def test_sigterm_saves_the_checkpoint_and_exports_the_policy(tmp_path, one_local
                          timeout=840)
     assert run.returncode == 0, run.stderr[-4000:]
     with open(out / "progress.csv") as fh:
-        steps = [float(r["env_steps"]) for r in csv.DictReader(fh)]
+        rows = list(csv.DictReader(fh))
+    steps = [float(r["env_steps"]) for r in rows]
     assert len(steps) == meta["iterations"] + 1 and steps[-1] == steps[-2] + 200
+    # numbered on from the run's iterations (they went 1, 2, 1 across the resume)
+    assert [int(r["iteration"]) for r in rows] == list(range(1, len(rows) + 1))
+    assert json.loads((out / "policy.json").read_text())["iterations"] == len(rows)
     # the checkpoint recorded the run's wall seconds, which the resumed run goes on from
     assert json.loads((out / "policy.json").read_text())["wall_s"] > meta["wall_s"] > 0
 
@@ -587,8 +591,9 @@ class ReportingAlgorithm(CountingAlgorithm):
 
 class DivergingAlgorithm(ReportingAlgorithm):
     """The reporting stand-in whose iteration ``at`` (counted from this instance's first)
-    diverges as an update can: it makes the head's weights NaN (``what="weights"``), or
-    reports a NaN policy loss with weights still finite (``what="policy_loss"``)."""
+    diverges as an update can: it makes the head's weights NaN (``what="weights"``), or one of
+    them 1e7, finite but more than a policy file holds (``what="large"``), or reports a NaN
+    policy loss with weights still finite (``what="policy_loss"``)."""
 
     def __init__(self, at: int, what: str):
         super().__init__()
@@ -600,9 +605,10 @@ class DivergingAlgorithm(ReportingAlgorithm):
         result = super().train()
         self.trained += 1
         if self.trained == self.at:
-            if self.what == "weights":
+            if self.what in ("weights", "large"):
                 with torch.no_grad():
-                    self.module.pi[0].weight[0, 0] = float("nan")
+                    self.module.pi[0].weight[0, 0] = float("nan" if self.what == "weights"
+                                                           else 1e7)
             else:
                 result["learners"]["shared"][self.what] = float("nan")
         return result
@@ -621,31 +627,72 @@ def progress_rows(out) -> list[dict]:
         return list(csv.DictReader(fh))
 
 
-@pytest.mark.parametrize("what", ["weights", "policy_loss"])
+@pytest.mark.parametrize("evaluated", [False, True])
+@pytest.mark.parametrize("what", ["weights", "policy_loss", "large"])
 def test_a_diverged_iteration_is_not_saved_and_the_last_finite_one_is(tmp_path, monkeypatch,
-                                                                      capsys, what):
+                                                                      capsys, what, evaluated):
     """An iteration that made NaN weights went on to be saved as the run's checkpoint, and
     the divergence was reported only when the policy's export refused it (a NaN loss with
     finite weights was never reported). Now each iteration is checked before it counts: the
-    diverged one is neither logged nor saved, the checkpoint holds the last finite iteration,
-    no policy is exported, one line says so, status 1. (No Ray: the algorithm is a stand-in.)"""
+    diverged one is neither logged nor saved, the checkpoint holds the last sound iteration,
+    no policy is exported, one line says so, status 1. (No Ray: the algorithm is a stand-in.)
+
+    A weight of 1e7 (finite, above the policy file's MAX_WEIGHT) passed the check, which was
+    torch.isfinite alone: the run went on and saved it as its checkpoint, ending in status 1
+    when the final export refused it; with evaluations, the evaluation's export refused it
+    and the run saved that very state, its row in progress.csv, under a line saying "the run
+    as its last finite iteration left it is saved". The check is now the policy file's own
+    rule (policy_format.weights_problem), and the line names the condition."""
     import experiments.train_rllib as program
 
     _use_the_stand_in(monkeypatch, program, DivergingAlgorithm(at=3, what=what))
     out = tmp_path / "run"
-    status = program.main(["--iterations", "5", "--out", str(out), "--eval-matches", "0",
-                           "--net", "8"])
+    status = program.main(["--iterations", "5", "--out", str(out), "--net", "8",
+                           *(["--eval-matches", "2", "--eval-every", "1"] if evaluated
+                             else ["--eval-matches", "0"])])
+    err = capsys.readouterr().err
+    assert status == 1, err
+    checkpoint = out / "checkpoint"
+    problem = ("weights too large for a policy file (pi.0.weight holds a value of magnitude "
+               "1e+07; a policy's weights are at most 1e+06: the training diverged; try a "
+               "smaller --lr)" if what == "large" else
+               f"non-finite {what} (NaN or infinite: the training diverged; try a smaller --lr)")
+    assert error_lines(err) == [
+        f"error: the iteration reaching 300 env steps made {problem}; nothing of it was saved; "
+        f"the run as its last sound iteration (2) left it is saved in {checkpoint}"]
+    state = saved_state(checkpoint)
+    assert state["iterations"] == 2
+    assert all(np.abs(w).max() <= 1e6 for w in state["weights"].values())  # finite too
+    assert json.loads((checkpoint / program.RUN_FILE).read_text())["iterations"] == 2
+    assert len(progress_rows(out)) == 2
+    assert not (out / "policy.npz").exists() and not (out / "policy.json").exists()
+    if evaluated:
+        assert eval_steps(out) == [0, 100, 200]
+
+
+def test_a_state_an_evaluation_refuses_is_never_saved(tmp_path, monkeypatch, capsys):
+    """An evaluation whose export refused the policy (PolicyFileError) ended the run by
+    saving the state it found, which was the refused one. The refused state is never saved:
+    the iteration's before it is. (The iteration check now refuses first whatever the export
+    would, so this stands in for a refusal the check missed: the check is switched off.)"""
+    import experiments.train_rllib as program
+
+    _use_the_stand_in(monkeypatch, program, DivergingAlgorithm(at=3, what="large"))
+    monkeypatch.setattr(program, "check_finite", lambda *args: None)
+    out = tmp_path / "run"
+    status = program.main(["--iterations", "5", "--out", str(out), "--net", "8",
+                           "--eval-matches", "2", "--eval-every", "1"])
     err = capsys.readouterr().err
     assert status == 1, err
     checkpoint = out / "checkpoint"
     assert error_lines(err) == [
-        f"error: the iteration reaching 300 env steps made non-finite {what} (NaN or infinite: "
-        "the training diverged; try a smaller --lr); nothing of it was saved; the run as its "
-        f"last finite iteration left it is saved in {checkpoint}"]
+        f"error: policy file {str(out / 'eval_policy.npz')!r}: action_w holds a value of "
+        "magnitude 1e+07; a policy's weights are at most 1e+06 (the file was changed, or its "
+        "run diverged); it was not written; the run as its last sound iteration (2) left it is "
+        f"saved in {checkpoint}"]
     state = saved_state(checkpoint)
     assert state["iterations"] == 2
-    assert all(np.isfinite(w).all() for w in state["weights"].values())
-    assert len(progress_rows(out)) == 2
+    assert all(np.abs(w).max() <= 1e6 for w in state["weights"].values())
     assert not (out / "policy.npz").exists() and not (out / "policy.json").exists()
 
 
@@ -796,3 +843,66 @@ def test_wall_seconds_go_on_from_the_checkpoint_at_a_resume(tmp_path, monkeypatc
     # the checkpoint recorded the run's seconds as the card says them; a resume adds its own
     recorded = json.loads((out / "checkpoint" / program.RUN_FILE).read_text())["wall_s"]
     assert json.loads((out / "policy.json").read_text())["wall_s"] == recorded >= last + 0.45
+
+
+class IteratingAlgorithm(ReportingAlgorithm):
+    """The reporting stand-in keeping RLlib's own count of its iterations, ``iteration``, as
+    ``Algorithm`` does (its state holds it, so a restore puts it back)."""
+
+    @property
+    def iteration(self) -> int:
+        return self.iterations
+
+
+def test_a_resume_numbers_its_iterations_on_from_the_run_s(tmp_path, monkeypatch, capsys):
+    """A resumed run numbered its iterations from 1 again: progress.csv's iteration column and
+    the TensorBoard rllib/* steps went 1, 2, 1, 2, the curves lying over one another. The
+    checkpoint now records the run's completed iterations (beside its wall seconds) and a
+    resume numbers on from them; --iterations is still the count this command runs. A
+    checkpoint saved before the count was recorded goes on from RLlib's own count (here the
+    stand-in's), and a run file whose count is no count is refused."""
+    import tensorboardX
+
+    import experiments.train_rllib as program
+    from agents.rllib_checkpoint import write_manifest
+
+    monkeypatch.setattr(tensorboardX, "SummaryWriter", RecordingWriter)
+    out = tmp_path / "run"
+    checkpoint = out / "checkpoint"
+    args = ["--out", str(out), "--eval-matches", "0", "--net", "8"]
+    _use_the_stand_in(monkeypatch, program, IteratingAlgorithm())
+    assert program.main(["--iterations", "2", *args]) == 0
+    _use_the_stand_in(monkeypatch, program, IteratingAlgorithm())
+    assert program.main(["--iterations", "3", *args, "--resume", str(checkpoint)]) == 0
+    stdout = capsys.readouterr().out
+    assert [int(r["iteration"]) for r in progress_rows(out)] == [1, 2, 3, 4, 5]
+    assert sorted({step for tag, step in RecordingWriter.scalars}) == [3, 4, 5]
+    assert "[3/5]" in stdout and "[5/5]" in stdout
+    record = json.loads((checkpoint / program.RUN_FILE).read_text())
+    assert record["iterations"] == 5 == json.loads((out / "policy.json").read_text())[
+        "iterations"]
+
+    # a checkpoint whose run file records no iterations: RLlib's count (the stand-in's, 5)
+    (checkpoint / program.RUN_FILE).write_text(json.dumps({"wall_s": record["wall_s"]}))
+    write_manifest(checkpoint)
+    _use_the_stand_in(monkeypatch, program, IteratingAlgorithm())
+    assert program.main(["--iterations", "1", *args, "--resume", str(checkpoint)]) == 0
+    assert [int(r["iteration"]) for r in progress_rows(out)] == [1, 2, 3, 4, 5, 6]
+    # ... and an algorithm without one: 0 (the count starts again, as before it was recorded)
+    (checkpoint / program.RUN_FILE).write_text(json.dumps({"wall_s": record["wall_s"]}))
+    write_manifest(checkpoint)
+    _use_the_stand_in(monkeypatch, program, ReportingAlgorithm())
+    assert program.main(["--iterations", "1", *args, "--resume", str(checkpoint)]) == 0
+    assert int(progress_rows(out)[-1]["iteration"]) == 1
+    capsys.readouterr()
+
+    for bad in ("7", -1, 2.5, True, 2**60):
+        (checkpoint / program.RUN_FILE).write_text(json.dumps({"wall_s": 1.0,
+                                                               "iterations": bad}))
+        write_manifest(checkpoint)
+        _use_the_stand_in(monkeypatch, program, IteratingAlgorithm())
+        assert program.main(["--iterations", "1", *args, "--resume", str(checkpoint)]) == 2
+        assert error_lines(capsys.readouterr().err) == [
+            f"error: --resume {str(checkpoint)!r} cannot be restored (ValueError: "
+            f"{program.RUN_FILE} holds no count of iterations (a whole number in "
+            "0..9,007,199,254,740,992))"]

@@ -16,7 +16,7 @@ from agents import RandomAgent, make_agent  # noqa: E402
 from agents.pool import OpponentPool  # noqa: E402
 from agents.pool_env import PoolEnv  # noqa: E402
 from agents.ppo import POLICY_DIR as REAL_POLICIES  # noqa: E402
-from agents.ppo import random_policy_npz  # noqa: E402
+from agents.ppo import NumpyPolicy, random_policy_npz  # noqa: E402
 from agents.tables import describe_table  # noqa: E402
 from dominoes_env.core import MatchState, RuleConfig  # noqa: E402
 from experiments.train_ppo import (  # noqa: E402
@@ -998,6 +998,43 @@ def test_a_resume_at_its_total_steps_says_it_trains_nothing(tmp_path, capsys, sm
     assert json.loads((out / "policy.json").read_text())["steps"] == 256
 
 
+@pytest.mark.parametrize("total", ["256", "100"])
+def test_a_resume_with_nothing_to_train_leaves_the_run_as_it_was(tmp_path, capsys,
+                                                                 small_checkpoint, total):
+    """A --resume at or past --total-steps still added its start-up seconds: each such
+    resume saved last.zip again with a larger wall_s (policy.json's went 1.1, 2.1, 2.9),
+    appended another eval.csv row for the same step, and ended "trained 256 steps in 3 s".
+    Now it is idle, as train_jax's is: the run's files stay byte for byte as they were, its
+    policy is exported again as the checkpoint holds it, with the wall seconds it recorded,
+    and the last line says nothing was trained."""
+    import shutil
+
+    from agents.sb3_checkpoint import read_data
+
+    run = tmp_path / "run"
+    shutil.copytree(small_checkpoint.parent.parent, run)
+    last = run / "checkpoints" / "last.zip"
+    recorded = read_data(last)["wall_s"]
+    kept = {name: (run / name).read_bytes() for name in (
+        "eval.csv", "config.json", "throughput.json", "eval_policy.npz", "checkpoints/last.zip",
+        "checkpoints/ppo_256_steps.zip")}
+    logs = sorted(p.relative_to(run) for p in (run / "tb").rglob("*"))
+    flags = [*SMALL_FLAGS]
+    flags[flags.index("--total-steps") + 1] = total
+    for _ in range(2):
+        assert main([*flags, "--out", str(run), "--resume", str(last)]) == 0
+        out, err = capsys.readouterr()
+        assert (f"note: --resume {last} is at step 256, not below --total-steps {total}: "
+                "nothing is trained") in err
+        assert out.splitlines()[-1] == (f"nothing trained: the run stays at 256 steps; policy: "
+                                        f"{run / 'policy.npz'}")
+        assert {name: (run / name).read_bytes() for name in kept} == kept
+        card = json.loads((run / "policy.json").read_text())
+        assert card["steps"] == 256 and card["wall_s"] == recorded
+        assert NumpyPolicy(run / "policy.npz").metadata["wall_s"] == recorded
+        assert sorted(p.relative_to(run) for p in (run / "tb").rglob("*")) == logs
+
+
 def test_the_checkpoint_schema_holds_the_ranges_of_the_flags():
     """A checkpoint's training settings may take the values their flags take, no others."""
     from agents.sb3_checkpoint import ENTRIES
@@ -1084,29 +1121,43 @@ def test_a_resumed_run_counts_its_wall_seconds_on_from_its_checkpoint(tmp_path, 
     """``wall_s`` (eval.csv, policy.json) counted this process's seconds only: a run resumed
     from its checkpoint started its learning curve's wall time again near 0, where train_jax and
     train_rllib carry it across ``--resume``. Each checkpoint now records the run's wall
-    seconds, and a resume counts on from them."""
+    seconds, and a resume counts on from them.
+
+    The clock started before the environments were made and the model built or loaded, where
+    train_rllib's started once its algorithm was built: each resume added its start-up to the
+    run's seconds of training. All three trainers now count from the same point
+    (:class:`~dominoes_env.cli_support.RunClock`): set up and loaded, before the first work of
+    training (here the step-0 evaluation, which counts)."""
     import time
 
     import experiments.train_ppo as program
     from agents.sb3_checkpoint import read_data
 
-    real = program.make_vec_env
+    real_set_up, real_evaluation = program.make_vec_env, program.evaluation_row
 
-    def slow(config):  # the first run takes 2 s more than the resumed one
+    def slow_set_up(config):  # 3 s of start-up: not training
+        time.sleep(3)
+        return real_set_up(config)
+
+    def slow_evaluation(*args, **kwargs):  # 2 s of each evaluation of the first run: training
         time.sleep(2)
-        return real(config)
+        return real_evaluation(*args, **kwargs)
 
     out = tmp_path / "run"
-    monkeypatch.setattr(program, "make_vec_env", slow)
+    monkeypatch.setattr(program, "make_vec_env", slow_set_up)
+    monkeypatch.setattr(program, "evaluation_row", slow_evaluation)
     train(TrainConfig(out=str(out), seed=1, **SMALL))
-    monkeypatch.setattr(program, "make_vec_env", real)
+    monkeypatch.setattr(program, "evaluation_row", real_evaluation)
     first = json.loads((out / "policy.json").read_text())["wall_s"]
     last = out / "checkpoints" / "last.zip"
+    recorded = read_data(last)["wall_s"]
     train(TrainConfig(out=str(out), seed=1, resume=str(last), **{**SMALL, "total_steps": 512}))
     rows = list(csv.DictReader(open(out / "eval.csv")))
     assert [int(r["steps"]) for r in rows] == [0, 256, 512]
     walls = [float(r["wall_s"]) for r in rows]
+    assert walls[0] < 3, walls  # the start-up before it is not the run's training
     assert walls == sorted(walls) and walls[1] >= 2, walls  # on from the first run's
+    assert walls[2] - recorded < 3, (walls, recorded)  # nor the resume's: one rollout's
     assert json.loads((out / "policy.json").read_text())["wall_s"] >= first >= walls[1]
     # every checkpoint records the run's wall seconds when it was saved
     saved = [read_data(out / "checkpoints" / name)["wall_s"]

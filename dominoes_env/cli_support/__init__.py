@@ -26,6 +26,8 @@
   re-exports;
 - :mod:`.trainer_resume`: a trainer's ``--resume`` (:func:`run_of_checkpoint`,
   :func:`nothing_to_train`);
+- :mod:`.run_clock`: a trainer's run clock (:class:`RunClock`: the run's wall seconds of
+  training across ``--resume``, and when the three trainers start it);
 - :mod:`.eval_log`: a trainer's ``eval.csv``: :func:`append_eval_row` adds a row,
   :func:`keep_numeric_rows` keeps it readable.
 
@@ -35,8 +37,9 @@ parts are its ``__all__``, read rather than restated, so the two lists cannot dr
 
 The modules import one another without a cycle: :mod:`.errors` imports none of them;
 :mod:`.paths`, :mod:`.memory` and :mod:`.jax_start` import :mod:`.errors`; :mod:`.jax_process`
-imports :mod:`.jax_start`; :mod:`.program_outputs`, :mod:`.run_markers` and
-:mod:`.trainer_resume` import none of them; :mod:`.folder_locks` imports :mod:`.errors`;
+imports :mod:`.jax_start`; :mod:`.program_outputs`, :mod:`.run_markers`,
+:mod:`.trainer_resume` and :mod:`.run_clock` import none of them; :mod:`.folder_locks` imports
+:mod:`.errors`;
 :mod:`.run_removal` imports :mod:`.paths`, :mod:`.program_outputs` and :mod:`.run_markers`;
 :mod:`.run_folders` imports :mod:`.paths` and those five (it re-exports their names);
 :mod:`.eval_log` imports :mod:`.paths`; :mod:`.runner` imports :mod:`.jax_start` and
@@ -104,6 +107,7 @@ from .paths import (
     quoted_path,
     shown_path,
 )
+from .run_clock import RunClock
 from .run_folders import *  # noqa: F403  (run_folders.__all__: its names and its parts')
 from .runner import (
     HeldSignals,
@@ -186,5 +190,6 @@ __all__ = [
     "check_fits_in_memory",
     "append_eval_row",
     "keep_numeric_rows",
+    "RunClock",
     *run_folders.__all__,
 ]

@@ -138,6 +138,28 @@ def test_resume_without_out_continues_the_checkpoints_own_run(run, tmp_path, mon
     assert not (tmp_path / "runs").exists()
 
 
+def test_the_run_s_seconds_count_from_its_first_work_of_training(tmp_path, monkeypatch):
+    """The three trainers started their clocks at three points (train_jax before its JAX
+    set-up, train_ppo before its environments, train_rllib once its algorithm was built):
+    each resume added its start-up to train_jax's seconds of training. All three now count
+    from the same point (dominoes_env.cli_support.RunClock): set up and loaded, before the
+    step-0 evaluation (which counts)."""
+    import experiments.train_jax as train_jax
+
+    real = train_jax.make_train
+
+    def slow(config):  # 2 s of set-up: not training
+        time.sleep(2)
+        return real(config)
+
+    monkeypatch.setattr(train_jax, "make_train", slow)
+    out = tmp_path / "run"
+    assert main([*TINY, "--out", str(out)]) == 0
+    with open(out / "eval.csv", newline="") as fh:
+        walls = [float(row["wall_s"]) for row in csv.DictReader(fh)]
+    assert walls[0] < 2 and walls == sorted(walls), walls
+
+
 def test_time_limit_stops_training_then_exports(tmp_path, capsys):
     out = tmp_path / "run"
     assert main([*TINY, "--eval-every", "0", "--total-steps", "640", "--time-limit", "1e-4",
@@ -1131,10 +1153,12 @@ def test_a_signal_during_an_update_is_delivered_once_the_update_is_done(tmp_path
     assert json.loads((out / "policy.json").read_text())["steps"] == 64  # the 2nd update too
 
 
-def diverging_at(make_train, call: int, stop_at: int | None = None):
+def diverging_at(make_train, call: int, stop_at: int | None = None, value: float = np.nan):
     """``make_train`` whose update leaves NaN actor weights from its ``call``-th call on (a
-    diverged run), and raises ``KeyboardInterrupt`` at its ``stop_at``-th call (if given)."""
+    diverged run; every one of them ``value`` when that is a number), and raises
+    ``KeyboardInterrupt`` at its ``stop_at``-th call (if given)."""
     import jax
+    import jax.numpy as jnp
 
     def wrapped(config):
         init, update, devices = make_train(config)
@@ -1146,7 +1170,8 @@ def diverging_at(make_train, call: int, stop_at: int | None = None):
                 raise KeyboardInterrupt
             runner, metrics = update(runner)
             if len(calls) >= call:
-                nan = jax.tree.map(lambda a: a * np.nan, runner["params"]["actor"])
+                nan = jax.tree.map(lambda a: a * np.nan if np.isnan(value)
+                                   else jnp.full_like(a, value), runner["params"]["actor"])
                 runner = {**runner, "params": {**runner["params"], "actor": nan}}
             return runner, metrics
 
@@ -1176,6 +1201,34 @@ def test_a_diverged_run_is_one_line_status_1_and_no_policy_file(tmp_path, monkey
         assert json.loads(str(data["meta"]))["steps"] == 32
     for name in ("policy.npz", "policy.json", "eval_policy.npz"):
         assert not (out / name).exists(), name
+
+
+def test_weights_too_large_for_a_policy_file_end_the_run_as_a_diverged_one(
+        tmp_path, monkeypatch, capsys):
+    """An update whose weights were finite but above the policy file's MAX_WEIGHT (1e6)
+    passed the check, which was isfinite alone: the run saved them as its checkpoint (which
+    --resume then refused: its reader holds the arrays to the same bound) and ended only when
+    an export refused them. The check is now the policy file's own rule
+    (policy_format.weights_problem); the line names the condition, not NaN."""
+    import experiments.train_jax as train_jax
+
+    real = train_jax.make_train
+    monkeypatch.setattr(train_jax, "make_train", diverging_at(real, 2, value=1e7))
+    out = tmp_path / "run"
+    args = [*TINY, "--eval-every", "0", "--out", str(out)]
+    assert main([*args, "--total-steps", "160"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    checkpoint = out / "checkpoint.npz"
+    assert err == ["error: the update reaching 64 steps made weights too large for a policy "
+                   "file (params['actor'][0]['b'] holds a value of magnitude 1e+07; a policy's "
+                   "weights are at most 1e+06: the training diverged; try a smaller --lr, "
+                   "--reward-scale or --vf-coef); nothing of it was saved; the last checkpoint "
+                   f"{str(checkpoint)!r} is kept as it was"]
+    for name in ("policy.npz", "policy.json", "eval_policy.npz"):
+        assert not (out / name).exists(), name
+    monkeypatch.setattr(train_jax, "make_train", real)  # the checkpoint kept goes on
+    assert main([*args, "--resume", str(checkpoint)]) == 0, capsys.readouterr().err
+    assert json.loads((out / "policy.json").read_text())["steps"] == 64
 
 
 def test_a_diverged_resume_leaves_the_checkpoint_and_policy_as_they_were(tmp_path, monkeypatch,
