@@ -28,14 +28,20 @@ checkpoint saved before they were recorded). A ``--resume`` whose checkpoint is 
 policy, exported as the checkpoint holds it (its wall seconds unchanged; no ``eval.csv`` row,
 no checkpoint saved), as train_jax's does; its last line says so.
 
+Each update is checked before anything counts it (the kept copy, a snapshot, an evaluation,
+a checkpoint, the export): the weights of its policy and value networks must pass the policy
+file's own rule (:func:`~dominoes_env.policy_format.weights_problem`: finite, and none above
+:data:`dominoes_env.policy_format.MAX_WEIGHT`), as train_jax and train_rllib check theirs; so
+are the behaviour cloning's and a ``--resume`` checkpoint's.
+
 Exit status: 0, trained and exported (and, with ``--ship``, shipped or kept out, as a line
-says); 1, an export refused the policy's weights (NaN, infinite or above
-:data:`dominoes_env.policy_format.MAX_WEIGHT`: the training diverged; one line, no policy
-written, the run saved in ``checkpoints/last.zip`` as it ended: train_ppo checks no update
-before it counts, as train_jax and train_rllib do); 2, a refused flag or input, a
-damaged ``--resume`` checkpoint among them (one ``error:`` line); 130, 143 or 129, stopped by
-Ctrl-C, SIGTERM or SIGHUP (saved and exported as its last completed update left it; later
-signals are ignored while it saves and exports).
+says); 1, the training diverged: an update (or the behaviour cloning) made weights that are
+not finite (NaN or infinite) or that a policy file cannot hold; one line says which and at
+what step, nothing of it is saved or exported, and ``checkpoints/last.zip`` holds the run as it
+was before that update (after the behaviour cloning, nothing is saved); 2, a refused flag or
+input, a damaged ``--resume`` checkpoint among them (its weights too: one ``error:`` line);
+130, 143 or 129, stopped by Ctrl-C, SIGTERM or SIGHUP (saved and exported as its last
+completed update left it; later signals are ignored while it saves and exports).
 """
 
 from __future__ import annotations
@@ -116,7 +122,7 @@ from dominoes_env.core.atomic_files import atomic_write, path_kind, write_json
 from dominoes_env.core.validation import float_text
 from dominoes_env.obs import DEFAULT_VERSION as OBS_VERSION
 from dominoes_env.optional import require
-from dominoes_env.policy_format import PolicyFileError, hidden_sizes
+from dominoes_env.policy_format import PolicyFileError, hidden_sizes, weights_problem
 
 # -- configuration -------------------------------------------------------------------------
 DEVICE_PATTERN = re.compile(r"^(cpu|auto|mps|cuda(:\d+)?)$")
@@ -461,12 +467,18 @@ class Throughput:
 
 
 class LastCompletedUpdate:
-    """Keeps a copy of the model as each update left it (taken as the next rollout
-    starts): its policy and optimizer state and its update count. A stop during an
-    update's epochs would otherwise save a half-applied update; :meth:`restore` puts the
-    copy back, so a stopped run is saved as its last completed update left it. Its step
-    count stays SB3's, the steps collected (as in SB3's own checkpoints, which are saved
-    when a rollout ends, before its update)."""
+    """Checks each update as it ends, before anything counts it, and keeps a copy of the
+    model as each sound update left it (taken as the next rollout starts, and before the
+    other callbacks' hooks, which run after this one's): its policy and optimizer state and
+    its update count.
+
+    An update whose weights a policy file would refuse (:func:`check_weights`) raises
+    :class:`Diverged` there, at the next rollout's start or at the end of training, so no
+    snapshot, evaluation, checkpoint or export ever holds it; :func:`learn` then puts the
+    copy back and saves it. A stop during an update's epochs would otherwise save a
+    half-applied update; :meth:`restore` puts the copy back, so a stopped run is saved as its
+    last completed update left it. Its step count stays SB3's, the steps collected (as in
+    SB3's own checkpoints, which are saved when a rollout ends, before its update)."""
 
     def __init__(self):
         super().__init__()
@@ -474,12 +486,18 @@ class LastCompletedUpdate:
 
     def _on_rollout_start(self) -> None:
         model = self.model
+        if self.kept is not None:  # an update ran since the copy (the first: the start's)
+            check_weights(model.policy, model.num_timesteps)
         self.kept = {"policy": copy.deepcopy(model.policy.state_dict()),
                      "optimizer": copy.deepcopy(model.policy.optimizer.state_dict()),
                      "n_updates": model._n_updates}
 
     def _on_step(self) -> bool:
         return True
+
+    def _on_training_end(self) -> None:
+        if self.kept is not None:  # the last update, before its final evaluation
+            check_weights(self.model.policy, self.model.num_timesteps)
 
     def restore(self) -> None:
         """The model as the last completed update left it (if one was kept)."""
@@ -489,6 +507,48 @@ class LastCompletedUpdate:
         model.policy.load_state_dict(self.kept["policy"])
         model.policy.optimizer.load_state_dict(self.kept["optimizer"])
         model._n_updates = self.kept["n_updates"]
+
+
+class Diverged(Exception):
+    """The training diverged: an update (or the behaviour cloning) made weights that are not
+    finite (NaN or infinite) or that a policy file cannot hold (above
+    :data:`~dominoes_env.policy_format.MAX_WEIGHT`): :func:`check_weights`. Its message is the
+    run's one line, with what was kept (:func:`learn` adds it); ``main`` ends with status 1."""
+
+
+def check_weights(policy, steps: int | None) -> None:
+    """:class:`Diverged` unless every weight of ``policy`` (its actor and value networks, all
+    that a checkpoint saves; the actor is what an export writes) passes the policy file's own
+    rule (:func:`~dominoes_env.policy_format.weights_problem`: finite, and none above
+    :data:`~dominoes_env.policy_format.MAX_WEIGHT`), as train_jax's and train_rllib's
+    ``check_finite`` hold theirs. ``steps``: those the update that made them reached
+    (``None``: the behaviour cloning made them). One number read per tensor, its largest
+    magnitude (NaN where it holds one), not a copy of the networks."""
+    problem, finite = tensors_problem(policy.named_parameters())
+    if problem is None:
+        return
+    which = ("the behaviour cloning" if steps is None
+             else f"the update reaching {steps:,} steps")
+    hint = ("" if steps is None else "; try a smaller --learning-rate")
+    what = ("non-finite weights (NaN or infinite: " if not finite
+            else f"weights too large for a policy file ({problem}: ")
+    raise Diverged(f"{which} made {what}the training diverged{hint}); nothing of it was saved")
+
+
+def tensors_problem(named) -> tuple[str | None, bool]:
+    """The first problem that the policy file's rule
+    (:func:`~dominoes_env.policy_format.weights_problem`) finds in the float tensors of
+    ``named`` (``(name, tensor)`` pairs; others are not weights), or ``None``, and whether
+    every one is finite. Each tensor's largest magnitude is read (NaN where it holds one),
+    not a copy of it."""
+    import torch
+
+    with torch.no_grad():
+        largest = {name: float(t.detach().abs().max()) for name, t in named
+                   if torch.is_tensor(t) and torch.is_floating_point(t) and t.numel()}
+    problem = next((found for name, top in largest.items()
+                    if (found := weights_problem(name, top)) is not None), None)
+    return problem, all(math.isfinite(top) for top in largest.values())
 
 
 class Checkpoints:
@@ -796,8 +856,8 @@ def check_checkpoint(config: TrainConfig, path: Path) -> None:
     try:  # the networks, read by torch as tensors only; no entry of the JSON unpickled
         from stable_baselines3.common.save_util import load_from_zip_file
 
-        load_from_zip_file(str(path), device="cpu", print_system_info=False,
-                           custom_objects=dict.fromkeys(pickled_keys(data)))
+        _, params, _ = load_from_zip_file(str(path), device="cpu", print_system_info=False,
+                                          custom_objects=dict.fromkeys(pickled_keys(data)))
     except pickle.UnpicklingError:  # torch's own words advise loading it unsafely: never
         raise RunDirError(f"--resume {str(path)!r} is not a readable checkpoint (a network "
                           "file in it is damaged, or holds objects that are never "
@@ -807,6 +867,12 @@ def check_checkpoint(config: TrainConfig, path: Path) -> None:
                           f"({type(err).__name__}: {' '.join(str(err).split())[:150]})") from None
     if "observation_space" not in data:
         raise RunDirError(f"--resume {str(path)!r} is not a stable-baselines3 checkpoint")
+    weights = params.get("policy") if isinstance(params, dict) else None
+    problem, _ = tensors_problem(weights.items() if isinstance(weights, dict) else ())
+    if problem is not None:  # what a diverged run saved before each update was checked
+        raise RunDirError(f"--resume {str(path)!r} holds weights a policy file refuses "
+                          f"({problem}: the file was changed, or its run diverged); resume an "
+                          "earlier checkpoint of the run")
     from dominoes_env.obs.v2 import observation_size
 
     rules = config.rules()
@@ -895,8 +961,11 @@ def learn(model, config: TrainConfig, out: Path, vec_env, clock: RunClock, held)
     :func:`signals_held`) between two environment steps, then save ``checkpoints/last.zip``
     with the run's wall seconds (``clock``) and close the environments. Returns the
     ``KeyboardInterrupt`` (Ctrl-C, SIGTERM or SIGHUP) that stopped it, the model put back as
-    its last completed update left it, or ``None``. An idle run (``clock.idle``: a resume with
-    nothing to train) only closes the environments: nothing is trained, evaluated or saved."""
+    its last completed update left it, or ``None``. An update that diverged
+    (:class:`Diverged`, raised as it ends: :class:`LastCompletedUpdate`) is never saved:
+    ``last.zip`` holds the run as it was before it, and :class:`Diverged` goes on, saying so.
+    An idle run (``clock.idle``: a resume with nothing to train) only closes the environments:
+    nothing is trained, evaluated or saved."""
     if clock.idle:
         vec_env.close()
         try:
@@ -914,6 +983,10 @@ def learn(model, config: TrainConfig, out: Path, vec_env, clock: RunClock, held)
     except KeyboardInterrupt as err:  # Ctrl-C, SIGTERM, SIGHUP: save and export
         stop = err
         last_update.restore()  # not a half-applied update
+    except Diverged as err:  # the last sound update is saved (below), and nothing exported
+        last_update.restore()
+        raise Diverged(f"{err}; the run as it was before that update is saved in "
+                       f"{out / 'checkpoints' / 'last.zip'}") from None
     finally:
         save_model(model, out / "checkpoints" / "last.zip", clock.seconds())
         vec_env.close()
@@ -997,6 +1070,11 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
         clock.start()  # set up and loaded: the run's seconds of training go on
     if config.resume is None and (config.bc_teacher or config.bc_dataset):
         clone_teacher(model, config, out, demonstrations)  # the first work of training
+        try:  # before any checkpoint is saved: nothing of it is
+            check_weights(model.policy, None)
+        except Diverged:
+            vec_env.close()
+            raise
     # Ctrl-C, SIGTERM and SIGHUP are held while SB3 and torch work and delivered between two
     # environment steps (HeldSignals: raised inside a library's code they can leave it
     # broken); once a stop is delivered, later ones are dropped while the run is saved and
@@ -1034,7 +1112,11 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
         train(config, command)
     except (FileExistsError, RunDirError) as err:
         raise CommandError(str(err)) from None
-    except PolicyFileError as err:  # a diverged run (weights an export refuses): a failed run
+    except Diverged as err:  # a failed run, not bad input: its line says what was kept
+        quiet_teardown()  # the progress bar it left open says nothing more
+        print_error(str(err))
+        return 1
+    except PolicyFileError as err:  # an export refused the weights (each update is checked)
         last = Path(config.out) / "checkpoints" / "last.zip"
         print_error(f"{err}; it was not written; the run is saved in {last}")
         return 1

@@ -784,6 +784,116 @@ def test_a_diverged_run_is_one_line_and_no_policy_file(tmp_path, monkeypatch, ca
     assert not (out / "policy.json").exists()
 
 
+#: a run of 4 updates of 128 steps that snapshots and checkpoints after every rollout and
+#: evaluates every other one
+DIVERGING_FLAGS = ["--total-steps", "512", "--n-envs", "1", "--vec-env", "dummy", "--n-steps",
+                   "128", "--batch-size", "128", "--n-epochs", "1", "--net", "16",
+                   "--snapshot-every", "128", "--eval-every", "256", "--eval-matches", "2",
+                   "--checkpoint-every", "128", "--keep-checkpoints", "10", "--target-score",
+                   "50", "--opponents", "greedy=1", "self=1", "--seed", "2"]
+TOO_LARGE = "holds a value of magnitude 1e+07; a policy's weights are at most 1e+06"
+
+
+def _sound(model) -> bool:
+    """Every weight of ``model``'s policy and value networks passes the policy file's rule."""
+    from dominoes_env.policy_format import weights_problem
+
+    return all(weights_problem(name, p.detach()) is None
+               for name, p in model.policy.named_parameters())
+
+
+@pytest.mark.parametrize(("update", "tensor", "value", "made"), [
+    (2, "action_net.weight", float("nan"), "non-finite weights (NaN or infinite: "),
+    (2, "mlp_extractor.value_net.0.weight", 1e7, "weights too large for a policy file "
+     f"(mlp_extractor.value_net.0.weight {TOO_LARGE}: "),
+    (4, "action_net.weight", -1e7, f"weights too large for a policy file (action_net.weight "
+     f"{TOO_LARGE}: "),
+], ids=["nan-actor", "1e7-critic", "1e7-actor-last-update"])
+def test_a_diverged_update_is_never_counted(tmp_path, monkeypatch, capsys, update, tensor, value,
+                                            made):
+    """train_ppo checked no update: a NaN (or a weight above the policy format's 1e6) was
+    caught only when a snapshot, an evaluation or the export refused it, and the run was then
+    saved in last.zip as it ended, diverged; one only in the value network was never caught
+    at all. Each update is now checked as it ends (the last before the final evaluation), by
+    the policy file's own rule, as train_jax and train_rllib check theirs: one line naming the
+    problem and the step, status 1, last.zip holding the run as the update before left it,
+    and no snapshot, evaluation, checkpoint or policy of the diverged one."""
+    import csv
+
+    import sb3_contrib
+    import torch
+
+    from tests.helpers import error_lines
+
+    real_train = sb3_contrib.MaskablePPO.train
+    completed = []  # the policy as each update left it
+
+    def train_then_diverge(self):
+        real_train(self)
+        if len(completed) + 1 == update:
+            with torch.no_grad():
+                dict(self.policy.named_parameters())[tensor].view(-1)[3] = value
+        completed.append({k: v.clone() for k, v in self.policy.state_dict().items()})
+
+    monkeypatch.setattr(sb3_contrib.MaskablePPO, "train", train_then_diverge)
+    out = tmp_path / "run"
+    status = main([*DIVERGING_FLAGS, "--out", str(out)])
+    err = capsys.readouterr().err
+    last, steps = out / "checkpoints" / "last.zip", 128 * update
+    assert status == 1, err[-3000:]
+    assert error_lines(err) == [
+        f"error: the update reaching {steps:,} steps made {made}the training diverged; try a "
+        f"smaller --learning-rate); nothing of it was saved; the run as it was before that "
+        f"update is saved in {last}"]
+    assert len(completed) == update  # no update after it
+    saved = sb3_contrib.MaskablePPO.load(last, device="cpu")
+    assert saved.num_timesteps == steps  # the steps collected, as the run's checkpoints count
+    for key, kept in saved.policy.state_dict().items():
+        assert torch.equal(kept, completed[update - 2][key]), key
+    checkpoints = sorted((out / "checkpoints").iterdir())
+    assert sorted(p.name for p in checkpoints) == sorted(
+        ["last.zip", *(f"ppo_{n}_steps.zip" for n in range(128, steps + 1, 128))])
+    for path in checkpoints:
+        assert _sound(sb3_contrib.MaskablePPO.load(path, device="cpu")), path
+    for path in [*(out / "pool").glob("*.npz"), out / "eval_policy.npz"]:
+        assert NumpyPolicy(path).metadata["steps"] <= steps, path  # read: the rule holds
+    with open(out / "eval.csv", newline="") as fh:
+        assert [int(row["steps"]) for row in csv.DictReader(fh)] == list(range(0, steps + 1, 256))
+    assert not (out / "policy.npz").exists() and not (out / "policy.json").exists()
+
+
+def test_a_diverged_behaviour_cloning_is_not_trained_on(tmp_path, monkeypatch, capsys):
+    """A behaviour cloning that made a NaN in the value network was trained on (the first
+    update spread it everywhere, and the run saved what it made). It is now checked before the
+    first rollout: one line, status 1, nothing saved."""
+    import numpy as np
+    import torch
+
+    import agents.imitation
+    from tests.helpers import error_lines
+
+    def demonstrations(*args, **kwargs):
+        return {"actions": np.zeros(4, dtype=np.int64)}
+
+    def pretrain(model, data, **kwargs):
+        with torch.no_grad():
+            model.policy.value_net.weight[0, 0] = float("nan")
+        return {"accuracy": 1.0, "policy_loss": 0.0, "value_loss": 0.0}
+
+    monkeypatch.setattr(agents.imitation, "collect_demonstrations", demonstrations)
+    monkeypatch.setattr(agents.imitation, "pretrain_policy", pretrain)
+    out = tmp_path / "run"
+    status = main([*DIVERGING_FLAGS, "--bc-teacher", "greedy", "--bc-matches", "1",
+                   "--workers", "1", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 1, err[-3000:]
+    assert error_lines(err) == [
+        "error: the behaviour cloning made non-finite weights (NaN or infinite: the training "
+        "diverged); nothing of it was saved"]
+    assert not (out / "checkpoints").exists() and not (out / "eval.csv").exists()
+    assert not (out / "policy.npz").exists() and not list((out / "pool").iterdir())
+
+
 class _Touch:
     """A pickle that creates a file when it is loaded (what a hostile checkpoint could run)."""
 
@@ -948,6 +1058,40 @@ def test_resume_of_a_zip_whose_network_file_is_damaged_is_one_line(tmp_path, cap
     lines = error_lines(capsys.readouterr().err)
     assert len(lines) == 1 and "a network file in it is damaged" in lines[0], lines
     assert "weights_only" not in lines[0] and not out.exists()
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    (float("inf"), "mlp_extractor.value_net.0.weight holds NaN or infinite values"),
+    (1e7, f"mlp_extractor.value_net.0.weight {TOO_LARGE}"),
+], ids=["inf", "1e7"])
+def test_resume_refuses_a_checkpoint_whose_weights_a_policy_file_refuses(
+        tmp_path, capsys, small_checkpoint, value, problem):
+    """A checkpoint holding weights a policy file refuses (what a diverged run saved before
+    each update was checked) was trained on; one above the policy format's 1e6 in the value
+    network was never caught. It is now refused as its --resume is read: one line, status 2,
+    nothing written."""
+    import io
+    import zipfile
+
+    import torch
+
+    zipped = tmp_path / "diverged.zip"
+    with zipfile.ZipFile(small_checkpoint) as z:
+        entries = {name: z.read(name) for name in z.namelist()}
+    weights = torch.load(io.BytesIO(entries["policy.pth"]), weights_only=True)
+    weights["mlp_extractor.value_net.0.weight"][1, 2] = value
+    raw = io.BytesIO()
+    torch.save(weights, raw)
+    entries["policy.pth"] = raw.getvalue()
+    with zipfile.ZipFile(zipped, "w") as z:
+        for name, member in entries.items():
+            z.writestr(name, member)
+    out = tmp_path / "run"
+    assert main([*SMALL_FLAGS, "--out", str(out), "--resume", str(zipped)]) == 2
+    assert error_lines(capsys.readouterr().err) == [
+        f"error: --resume {str(zipped)!r} holds weights a policy file refuses ({problem}: the "
+        "file was changed, or its run diverged); resume an earlier checkpoint of the run"]
+    assert not out.exists()
 
 
 def test_a_resume_trains_on_with_the_command_settings(tmp_path, capsys, small_checkpoint):
