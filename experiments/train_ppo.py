@@ -32,13 +32,17 @@ Each update is checked before anything counts it (the kept copy, a snapshot, an 
 a checkpoint, the export): the weights of its policy and value networks must pass the policy
 file's own rule (:func:`~dominoes_env.policy_format.weights_problem`: finite, and none above
 :data:`dominoes_env.policy_format.MAX_WEIGHT`), as train_jax and train_rllib check theirs; so
-are the behaviour cloning's and a ``--resume`` checkpoint's.
+are the behaviour cloning's and a ``--resume`` checkpoint's. They are checked as an update (or
+the behaviour cloning) ends, and also when an error stops it in its middle (torch refuses the
+NaN a minibatch's step made as the next one starts): with weights the rule refuses, that
+error is the divergence; with sound ones it is the error it was.
 
 Exit status: 0, trained and exported (and, with ``--ship``, shipped or kept out, as a line
 says); 1, the training diverged: an update (or the behaviour cloning) made weights that are
 not finite (NaN or infinite) or that a policy file cannot hold; one line says which and at
 what step, nothing of it is saved or exported, and ``checkpoints/last.zip`` holds the run as it
-was before that update (after the behaviour cloning, nothing is saved); 2, a refused flag or
+was before that update (after the behaviour cloning, nothing is saved: no checkpoint, and no
+``bc.json``, which is written only for a cloning that passed); 2, a refused flag or
 input, a damaged ``--resume`` checkpoint among them (its weights too: one ``error:`` line);
 130, 143 or 129, stopped by Ctrl-C, SIGTERM or SIGHUP (saved and exported as its last
 completed update left it; later signals are ignored while it saves and exports).
@@ -524,15 +528,23 @@ def check_weights(policy, steps: int | None) -> None:
     ``check_finite`` hold theirs. ``steps``: those the update that made them reached
     (``None``: the behaviour cloning made them). One number read per tensor, its largest
     magnitude (NaN where it holds one), not a copy of the networks."""
+    diverged = divergence(policy, steps)
+    if diverged is not None:
+        raise diverged
+
+
+def divergence(policy, steps: int | None) -> Diverged | None:
+    """The :class:`Diverged` that :func:`check_weights` raises for ``policy`` (its line:
+    which work made which problem, ``steps`` as there), or ``None`` when its weights pass."""
     problem, finite = tensors_problem(policy.named_parameters())
     if problem is None:
-        return
+        return None
     which = ("the behaviour cloning" if steps is None
              else f"the update reaching {steps:,} steps")
     hint = ("" if steps is None else "; try a smaller --learning-rate")
     what = ("non-finite weights (NaN or infinite: " if not finite
             else f"weights too large for a policy file ({problem}: ")
-    raise Diverged(f"{which} made {what}the training diverged{hint}); nothing of it was saved")
+    return Diverged(f"{which} made {what}the training diverged{hint}); nothing of it was saved")
 
 
 def tensors_problem(named) -> tuple[str | None, bool]:
@@ -653,15 +665,16 @@ def bc_dataset_demonstrations(config: TrainConfig) -> dict | None:
 def clone_teacher(model, config: TrainConfig, out: Path, data: dict | None = None) -> None:
     """Behaviour-clone ``config.bc_teacher`` (or the decisions of ``config.bc_dataset``: ``data``
     when they are read already) into the fresh policy (see :mod:`agents.imitation`); the
-    statistics go to ``bc.json``."""
-    from agents.imitation import collect_demonstrations, dataset_demonstrations, pretrain_policy
+    statistics go to ``bc.json``, written only once the cloned weights pass the policy file's
+    rule (:func:`pretrain_checked`: :class:`Diverged` otherwise, and no ``bc.json``)."""
+    from agents.imitation import collect_demonstrations, dataset_demonstrations
 
     started = time.time()
     if config.bc_dataset:
         if data is None:
             data = dataset_demonstrations(config.bc_dataset, config.bc_agent or None,
                                           config.rules())
-        stats = pretrain_policy(model, data, epochs=config.bc_epochs, seed=config.seed)
+        stats = pretrain_checked(model, data, config)
         info = {"dataset": config.bc_dataset, "agent": config.bc_agent or "all",
                 "decisions": int(len(data["actions"])),
                 "total_s": round(time.time() - started, 1), **stats}
@@ -674,13 +687,32 @@ def clone_teacher(model, config: TrainConfig, out: Path, data: dict | None = Non
                                   config.bc_matches, seed=config.seed, workers=config.workers,
                                   progress=True)
     collected = time.time() - started
-    stats = pretrain_policy(model, data, epochs=config.bc_epochs, seed=config.seed)
+    stats = pretrain_checked(model, data, config)
     info = {"teacher": config.bc_teacher, "opponents": opponents, "matches": config.bc_matches,
             "decisions": int(len(data["actions"])), "collect_s": round(collected, 1),
             "total_s": round(time.time() - started, 1), **stats}
     write_json(out / "bc.json", info)
     print(f"[bc] cloned {info['decisions']:,} decisions of {config.bc_teacher} in "
           f"{info['total_s']:.0f} s: accuracy {stats['accuracy']:.3f}", flush=True)
+
+
+def pretrain_checked(model, data: dict, config: TrainConfig) -> dict[str, float]:
+    """The statistics of :func:`agents.imitation.pretrain_policy` cloning ``data`` into
+    ``model``'s policy, its weights then checked (:func:`check_weights`): :class:`Diverged`
+    when they break the policy file's rule, as it ends or when an error stops it in its middle
+    (torch refuses the NaN one of its steps made as the next starts: then that error is the
+    divergence; with sound weights it goes on as it was)."""
+    from agents.imitation import pretrain_policy
+
+    try:
+        stats = pretrain_policy(model, data, epochs=config.bc_epochs, seed=config.seed)
+    except Exception:
+        diverged = divergence(model.policy, None)
+        if diverged is None:
+            raise
+        raise diverged from None
+    check_weights(model.policy, None)
+    return stats
 
 
 # -- the run -------------------------------------------------------------------------------
@@ -962,10 +994,13 @@ def learn(model, config: TrainConfig, out: Path, vec_env, clock: RunClock, held)
     with the run's wall seconds (``clock``) and close the environments. Returns the
     ``KeyboardInterrupt`` (Ctrl-C, SIGTERM or SIGHUP) that stopped it, the model put back as
     its last completed update left it, or ``None``. An update that diverged
-    (:class:`Diverged`, raised as it ends: :class:`LastCompletedUpdate`) is never saved:
-    ``last.zip`` holds the run as it was before it, and :class:`Diverged` goes on, saying so.
-    An idle run (``clock.idle``: a resume with nothing to train) only closes the environments:
-    nothing is trained, evaluated or saved."""
+    (:class:`Diverged`, raised as it ends: :class:`LastCompletedUpdate`; or any error out of
+    training that leaves weights the policy file's rule refuses, as torch's refusal of a NaN
+    one of its minibatch steps made: :func:`divergence`) is never saved: ``last.zip`` holds
+    the run as it was before it, and :class:`Diverged` goes on, saying so. An error with
+    sound weights goes on as it was, the run saved; ``last.zip`` never holds weights the rule
+    refuses. An idle run (``clock.idle``: a resume with nothing to train) only closes the
+    environments: nothing is trained, evaluated or saved."""
     if clock.idle:
         vec_env.close()
         try:
@@ -983,12 +1018,21 @@ def learn(model, config: TrainConfig, out: Path, vec_env, clock: RunClock, held)
     except KeyboardInterrupt as err:  # Ctrl-C, SIGTERM, SIGHUP: save and export
         stop = err
         last_update.restore()  # not a half-applied update
-    except Diverged as err:  # the last sound update is saved (below), and nothing exported
+    except Exception as err:  # the last sound update is saved (below), and nothing exported
+        # Diverged as an update ends; or, in its middle, torch refusing the NaN that one of
+        # its minibatch steps made (the next step's distribution checks its logits)
+        diverged = err if isinstance(err, Diverged) else divergence(model.policy,
+                                                                    model.num_timesteps)
+        if diverged is None:  # an error of another kind, the weights sound: as it was
+            raise
         last_update.restore()
-        raise Diverged(f"{err}; the run as it was before that update is saved in "
+        raise Diverged(f"{diverged}; the run as it was before that update is saved in "
                        f"{out / 'checkpoints' / 'last.zip'}") from None
     finally:
-        save_model(model, out / "checkpoints" / "last.zip", clock.seconds())
+        if divergence(model.policy, None) is not None:  # left mid-update some other way
+            last_update.restore()
+        if divergence(model.policy, None) is None:  # never weights a policy file refuses
+            save_model(model, out / "checkpoints" / "last.zip", clock.seconds())
         vec_env.close()
     return stop
 
@@ -1069,10 +1113,9 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
     else:
         clock.start()  # set up and loaded: the run's seconds of training go on
     if config.resume is None and (config.bc_teacher or config.bc_dataset):
-        clone_teacher(model, config, out, demonstrations)  # the first work of training
-        try:  # before any checkpoint is saved: nothing of it is
-            check_weights(model.policy, None)
-        except Diverged:
+        try:  # the first work of training, checked before any checkpoint (or bc.json) is saved
+            clone_teacher(model, config, out, demonstrations)
+        except Diverged:  # nothing of it is saved
             vec_env.close()
             raise
     # Ctrl-C, SIGTERM and SIGHUP are held while SB3 and torch work and delivered between two

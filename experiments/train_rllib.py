@@ -407,26 +407,40 @@ def end_diverged(problem: str, algo, kept: dict[str, Any] | None, finished: int,
     return Diverged(f"{problem}; {where}")
 
 
-def evaluate(module, cfg: RllibConfig, out: Path, steps: float, seconds: float,
-             writer) -> dict[str, float]:
-    """The shared policy ``module`` as it is now, exported to ``out/eval_policy.npz`` and
-    evaluated as ``train_jax`` and ``train_ppo`` evaluate theirs: ``--eval-matches`` matches
-    against greedy and against random each, on the deals of the run's seed
-    (:func:`agents.evaluation.evaluation_row`). Its row, ``steps`` (env steps sampled so far,
-    every seat's moves: all are the shared policy's) and ``wall_s`` (``seconds``, the run's
-    wall seconds: :class:`~dominoes_env.cli_support.RunClock`) first, is appended to
-    ``out/eval.csv`` and logged (:func:`log_evaluation`); returns it. Weights a policy file
-    cannot hold are not exported: :class:`PolicyFileError`."""
-    from agents.evaluation import EVAL_OPPONENTS, evaluation_row
+def export_evaluated(module, cfg: RllibConfig, out: Path, steps: float) -> Path:
+    """The shared policy ``module`` as it is now, exported to ``out/eval_policy.npz`` for
+    :func:`evaluate` (``steps``: the env steps sampled so far); returns its path. Weights a
+    policy file cannot hold are not exported: :class:`PolicyFileError` (:func:`train` exports
+    an iteration it evaluates before the iteration counts, so a state the export refuses is
+    never logged or kept)."""
     from agents.rllib import export_module
 
     path = out / "eval_policy.npz"
-    steps = int(steps) if math.isfinite(steps) else steps
     export_module(module, path, {"rules": cfg.rules().to_dict(), "source": "rllib",
-                                 "algorithm": "PPO", "env_steps": steps})
+                                 "algorithm": "PPO", "env_steps": _whole(steps)})
+    return path
+
+
+def _whole(steps: float) -> float:
+    """``steps`` as an ``int`` where it is finite (NaN when RLlib did not report them)."""
+    return int(steps) if math.isfinite(steps) else steps
+
+
+def evaluate(policy: Path, cfg: RllibConfig, out: Path, steps: float, seconds: float,
+             writer) -> dict[str, float]:
+    """The shared policy exported to ``policy`` (:func:`export_evaluated`) evaluated as
+    ``train_jax`` and ``train_ppo`` evaluate theirs: ``--eval-matches`` matches against greedy
+    and against random each, on the deals of the run's seed
+    (:func:`agents.evaluation.evaluation_row`). Its row, ``steps`` (env steps sampled so far,
+    every seat's moves: all are the shared policy's) and ``wall_s`` (``seconds``, the run's
+    wall seconds: :class:`~dominoes_env.cli_support.RunClock`) first, is appended to
+    ``out/eval.csv`` and logged (:func:`log_evaluation`); returns it."""
+    from agents.evaluation import EVAL_OPPONENTS, evaluation_row
+
+    steps = _whole(steps)
     row = {"steps": steps, "wall_s": round(seconds, 1),
-           **evaluation_row(f"ppo:{path}", cfg.rules(), matches=cfg.eval_matches, seed=cfg.seed,
-                            opponents=EVAL_OPPONENTS)}
+           **evaluation_row(f"ppo:{policy}", cfg.rules(), matches=cfg.eval_matches,
+                            seed=cfg.seed, opponents=EVAL_OPPONENTS)}
     log_evaluation(out, row, writer)
     return row
 
@@ -597,11 +611,13 @@ def train(cfg: RllibConfig) -> Path:
     restored, just before the first evaluation or iteration.
 
     Each iteration is checked before it counts (:func:`check_finite`: its losses finite, its
-    weights what a policy file holds): one that is not ends the run with :class:`Diverged`
-    (:func:`end_diverged`: the last sound iteration saved, nothing exported). What an
-    iteration leaves (the state kept, its ``progress.csv`` row,
-    TensorBoard scalars and line) is written with the stop signals held, so a stop lands before
-    or after all of it.
+    weights what a policy file holds; and one to be evaluated is exported first,
+    :func:`export_evaluated`): one that is not, or whose export is refused, ends the run with
+    :class:`Diverged` (:func:`end_diverged`: the last sound iteration saved, nothing exported;
+    its row never logged, so the rows of ``progress.csv`` end where the checkpoint's count
+    does and a ``--resume`` numbers on without a duplicate). What an iteration leaves (the
+    state kept, its ``progress.csv`` row, TensorBoard scalars and line) is written with the
+    stop signals held, so a stop lands before or after all of it.
 
     A Ctrl-C, SIGTERM or SIGHUP during an iteration (or an evaluation) abandons it: the
     algorithm goes back to its state after the last completed iteration (the state kept after
@@ -629,17 +645,11 @@ def train(cfg: RllibConfig) -> Path:
         recorded, before = resume_algo(algo, cfg.resume)
         clock = RunClock(recorded)
         kept = completed_state(algo)
-    previous = None  # the state kept before ``kept``: the iteration before the last one
     writer = SummaryWriter(str(out / "tb"))
     progress = out / "progress.csv"
     fresh = not progress.exists() or not cfg.resume
     stop, done, row = None, 0, {"env_steps": math.nan}  # done: this command's iterations
-    evaluated = -1  # the iteration of this command whose policy was evaluated last
-
-    def evaluate_now(steps: float) -> None:
-        nonlocal evaluated
-        evaluate(algo.get_module(SHARED_POLICY), cfg, out, steps, clock.seconds(), writer)
-        evaluated = done
+    last = before + cfg.iterations  # the run's iteration this command ends at
 
     try:
         try:
@@ -649,19 +659,25 @@ def train(cfg: RllibConfig) -> Path:
                     rows.writeheader()
                 clock.start()  # set up and restored: the run's seconds of training go on
                 if cfg.eval_matches and cfg.eval_every and not cfg.resume:
-                    evaluate_now(0)  # the learning curve starts at the initial policy
-                for it in range(before + 1, before + cfg.iterations + 1):
+                    # the learning curve starts at the initial policy
+                    evaluate(export_evaluated(algo.get_module(SHARED_POLICY), cfg, out, 0), cfg,
+                             out, 0, clock.seconds(), writer)
+                for it in range(before + 1, last + 1):
                     result = algo.train()
                     check_finite(result, algo.get_module(SHARED_POLICY), it)
+                    metrics = _metrics(result)
+                    # every --eval-every iterations, and the trained policy at the end
+                    evaluated = cfg.eval_matches > 0 and (
+                        it == last or cfg.eval_every > 0 and (it - before) % cfg.eval_every == 0)
+                    if evaluated:  # exported before it counts: a refused state never does
+                        policy = export_evaluated(algo.get_module(SHARED_POLICY), cfg, out,
+                                                  metrics["env_steps"])
                     with signals_held():  # a stop lands before or after all of it
-                        previous, kept = kept, completed_state(algo)
-                        done, row = it - before, _metrics(result)
-                        log_iteration(rows, fh, writer, it, before + cfg.iterations,
-                                      clock.seconds(), row)
-                    if cfg.eval_matches and cfg.eval_every and done % cfg.eval_every == 0:
-                        evaluate_now(row["env_steps"])
-                if cfg.eval_matches and evaluated != done:  # the trained policy, at the end
-                    evaluate_now(row["env_steps"])
+                        kept = completed_state(algo)
+                        done, row = it - before, metrics
+                        log_iteration(rows, fh, writer, it, last, clock.seconds(), row)
+                    if evaluated:
+                        evaluate(policy, cfg, out, row["env_steps"], clock.seconds(), writer)
         except KeyboardInterrupt as err:  # Ctrl-C, SIGTERM, SIGHUP: save and export below
             stop = err
             if kept is None:
@@ -669,10 +685,11 @@ def train(cfg: RllibConfig) -> Path:
             algo.set_state(kept)  # the iteration under way is abandoned (see the docstring)
         except Diverged as err:
             raise end_diverged(str(err), algo, kept, done, cfg, out, clock, before) from None
-        except PolicyFileError as err:  # an evaluation's export refused the state after
-            # iteration `done`: it is never saved; the iteration's before it is
-            raise end_diverged(f"{err}; it was not written", algo, previous, max(done - 1, 0),
-                               cfg, out, clock, before) from None
+        except PolicyFileError as err:  # an evaluation's export refused the state of the
+            # iteration after `done` (or the first evaluation's): like a diverged one, it
+            # never counted (not logged, not kept); the iteration's before it is saved
+            raise end_diverged(f"{err}; it was not written", algo, kept, done, cfg, out, clock,
+                               before) from None
         wall_s = clock.seconds()
         save_checkpoint(algo, out / "checkpoint", wall_s, before + done)
         meta = {"rules": cfg.rules().to_dict(), "source": "rllib", "algorithm": "PPO",

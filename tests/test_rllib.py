@@ -670,18 +670,29 @@ def test_a_diverged_iteration_is_not_saved_and_the_last_finite_one_is(tmp_path, 
         assert eval_steps(out) == [0, 100, 200]
 
 
-def test_a_state_an_evaluation_refuses_is_never_saved(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("when", ["periodic", "final"])
+def test_a_state_an_evaluation_refuses_is_never_saved(tmp_path, monkeypatch, capsys, when):
     """An evaluation whose export refused the policy (PolicyFileError) ended the run by
     saving the state it found, which was the refused one. The refused state is never saved:
     the iteration's before it is. (The iteration check now refuses first whatever the export
-    would, so this stands in for a refusal the check missed: the check is switched off.)"""
+    would, so this stands in for a refusal the check missed: the check is switched off.)
+
+    The refused iteration's row stayed in progress.csv and its rllib/* scalars in TensorBoard
+    (logged before the evaluation), while the checkpoint counted the iteration before it: a
+    --resume logged that iteration's number a second time. An iteration to be evaluated (every
+    --eval-every, or the last) is now exported before it counts, so the refused one is never
+    logged, and a resume numbers on from the last row."""
+    import tensorboardX
+
     import experiments.train_rllib as program
 
+    monkeypatch.setattr(tensorboardX, "SummaryWriter", RecordingWriter)
     _use_the_stand_in(monkeypatch, program, DivergingAlgorithm(at=3, what="large"))
     monkeypatch.setattr(program, "check_finite", lambda *args: None)
     out = tmp_path / "run"
-    status = program.main(["--iterations", "5", "--out", str(out), "--net", "8",
-                           "--eval-matches", "2", "--eval-every", "1"])
+    args = ["--out", str(out), "--net", "8", "--eval-matches", "2"]
+    status = program.main(["--iterations", "5" if when == "periodic" else "3", *args,
+                           "--eval-every", "1" if when == "periodic" else "0"])
     err = capsys.readouterr().err
     assert status == 1, err
     checkpoint = out / "checkpoint"
@@ -694,6 +705,18 @@ def test_a_state_an_evaluation_refuses_is_never_saved(tmp_path, monkeypatch, cap
     assert state["iterations"] == 2
     assert all(np.abs(w).max() <= 1e6 for w in state["weights"].values())
     assert not (out / "policy.npz").exists() and not (out / "policy.json").exists()
+    assert [int(r["iteration"]) for r in progress_rows(out)] == [1, 2]
+    assert sorted({step for tag, step in RecordingWriter.scalars if tag.startswith("rllib/")}) \
+        == [1, 2]
+    if when == "periodic":
+        assert eval_steps(out) == [0, 100, 200]
+
+    _use_the_stand_in(monkeypatch, program, ReportingAlgorithm())
+    assert program.main(["--iterations", "2", *args, "--eval-every", "0", "--resume",
+                         str(checkpoint)]) == 0, capsys.readouterr().err
+    assert [int(r["iteration"]) for r in progress_rows(out)] == [1, 2, 3, 4]
+    assert sorted({step for tag, step in RecordingWriter.scalars if tag.startswith("rllib/")}) \
+        == [3, 4]
 
 
 def test_a_resume_that_diverges_keeps_the_checkpoint_and_policy_it_found(tmp_path, monkeypatch,

@@ -862,6 +862,106 @@ def test_a_diverged_update_is_never_counted(tmp_path, monkeypatch, capsys, updat
     assert not (out / "policy.npz").exists() and not (out / "policy.json").exists()
 
 
+class _Abandoned(BaseException):
+    """An exit out of training that is neither an error nor a stop (as ``SystemExit`` is)."""
+
+
+@pytest.mark.parametrize("how", ["nan", "sound-weights", "nan-then-exit"])
+def test_an_update_diverging_in_its_middle_is_never_saved(tmp_path, monkeypatch, capsys, how):
+    """An update whose first minibatch step made a NaN was checked only as it ended: the next
+    minibatch's distribution raised torch's ValueError (a tensor dump), and the run saved the
+    half-applied NaN update in last.zip and ended with status 2. That error is now the
+    divergence it is: one line, status 1, last.zip as the update before left it, no policy.
+    An error out of an update that leaves the weights sound goes on as it was (status 2, the
+    run saved as it ended); whatever else leaves an update with NaN weights, last.zip is never
+    saved with them."""
+    import sb3_contrib
+    import torch
+
+    from tests.helpers import error_lines
+
+    real_train = sb3_contrib.MaskablePPO.train
+    completed = []  # the policy as each update left it
+
+    def train(self):
+        if len(completed) == 1:  # update 2: its first minibatch step diverges
+            real_step = self.policy.optimizer.step
+
+            def step(*args, **kwargs):
+                result = real_step(*args, **kwargs)
+                if how == "sound-weights":
+                    raise ValueError("not a divergence")
+                with torch.no_grad():
+                    self.policy.action_net.weight.view(-1)[3] = float("nan")
+                if how == "nan-then-exit":
+                    raise _Abandoned
+                return result
+
+            monkeypatch.setattr(self.policy.optimizer, "step", step)
+        real_train(self)
+        completed.append({k: v.clone() for k, v in self.policy.state_dict().items()})
+
+    monkeypatch.setattr(sb3_contrib.MaskablePPO, "train", train)
+    out = tmp_path / "run"
+    flags = [*DIVERGING_FLAGS, "--out", str(out)]
+    flags[flags.index("--batch-size") + 1] = "64"  # two minibatches an update
+    last = out / "checkpoints" / "last.zip"
+    if how == "nan-then-exit":
+        with pytest.raises(_Abandoned):
+            main(flags)
+    else:
+        status = main(flags)
+        err = capsys.readouterr().err
+        assert status == (2 if how == "sound-weights" else 1), err[-3000:]
+        assert error_lines(err) == [
+            "error: not a divergence" if how == "sound-weights" else
+            "error: the update reaching 256 steps made non-finite weights (NaN or infinite: the "
+            "training diverged; try a smaller --learning-rate); nothing of it was saved; the run "
+            f"as it was before that update is saved in {last}"]
+    assert len(completed) == 1  # update 2 never ended
+    saved = sb3_contrib.MaskablePPO.load(last, device="cpu")
+    assert saved.num_timesteps == 256 and _sound(saved)
+    same = [torch.equal(kept, completed[0][key]) for key, kept in saved.policy.state_dict().items()]
+    # sound weights: saved as they ended; NaN ones: as update 1 left them
+    assert not all(same) if how == "sound-weights" else all(same)
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == [
+        "last.zip", "ppo_128_steps.zip", "ppo_256_steps.zip"]
+    assert not (out / "policy.npz").exists() and not (out / "policy.json").exists()
+
+
+def test_a_behaviour_cloning_diverging_in_its_middle_is_one_line(tmp_path, monkeypatch, capsys):
+    """A behaviour cloning whose first step made a NaN ended in torch's ValueError (a tensor
+    dump, status 2, where status 1 was promised). It is now the divergence it is: one line,
+    status 1, nothing saved (no bc.json, checkpoint, evaluation or policy)."""
+    import torch
+
+    from tests.helpers import error_lines
+
+    real_step, steps = torch.optim.Adam.step, []
+
+    def step(self, *args, **kwargs):  # the cloning's optimizer: the first Adam to step
+        result = real_step(self, *args, **kwargs)
+        steps.append(1)
+        if len(steps) == 1:
+            with torch.no_grad():
+                self.param_groups[0]["params"][0].view(-1)[3] = float("nan")
+        return result
+
+    monkeypatch.setattr(torch.optim.Adam, "step", step)
+    out = tmp_path / "run"
+    status = main([*DIVERGING_FLAGS, "--bc-teacher", "greedy", "--bc-matches", "2",
+                   "--workers", "1", "--bc-epochs", "2", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 1, err[-3000:]
+    assert error_lines(err) == [
+        "error: the behaviour cloning made non-finite weights (NaN or infinite: the training "
+        "diverged); nothing of it was saved"]
+    assert len(steps) == 1  # not a step after it
+    assert not (out / "bc.json").exists() and not (out / "checkpoints").exists()
+    assert not (out / "eval.csv").exists() and not (out / "policy.npz").exists()
+    assert not list((out / "pool").iterdir())
+
+
 def test_a_diverged_behaviour_cloning_is_not_trained_on(tmp_path, monkeypatch, capsys):
     """A behaviour cloning that made a NaN in the value network was trained on (the first
     update spread it everywhere, and the run saved what it made). It is now checked before the
@@ -892,6 +992,7 @@ def test_a_diverged_behaviour_cloning_is_not_trained_on(tmp_path, monkeypatch, c
         "diverged); nothing of it was saved"]
     assert not (out / "checkpoints").exists() and not (out / "eval.csv").exists()
     assert not (out / "policy.npz").exists() and not list((out / "pool").iterdir())
+    assert not (out / "bc.json").exists()  # written only for a cloning that passed
 
 
 class _Touch:
