@@ -34,6 +34,13 @@ TINY = dict(total_steps=768, n_envs=2, n_steps=128, batch_size=128, n_epochs=2, 
             target_score=50, opponents=["greedy=1", "random=1", "self=1"])
 
 
+def interrupted_line(out) -> str:
+    """The line a run in ``out`` stopped by Ctrl-C ends with, saved and exported."""
+    last = out / "checkpoints" / "last.zip"
+    return (f"error: interrupted; the run is saved in {last} and its policy exported to "
+            f"{out / 'policy.npz'}: add --resume {last} to the same command to go on")
+
+
 def test_tiny_training_run_end_to_end_then_resume(tmp_path, capsys):
     out = tmp_path / "run"
     policy = train(TrainConfig(out=str(out), seed=3, **TINY), command="test")
@@ -727,11 +734,8 @@ def test_a_ctrl_c_while_a_checkpoint_is_written_saves_it_whole(tmp_path, monkeyp
     finally:
         signal.signal(signal.SIGINT, old)
     err = capsys.readouterr().err
-    last = out / "checkpoints" / "last.zip"
     assert status == 130, err[-3000:]
-    assert error_lines(err) == [f"error: interrupted; the run is saved in {last} and its policy "
-                                f"exported to {out / 'policy.npz'}: add --resume {last} to the "
-                                "same command to go on"]
+    assert error_lines(err) == [interrupted_line(out)]
     assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["last.zip",
                                                                       "ppo_256_steps.zip"]
     for path in (out / "checkpoints").iterdir():
@@ -1459,9 +1463,6 @@ def test_a_second_stop_while_a_stopped_run_is_exported_is_dropped(tmp_path, monk
     finally:
         signal.signal(signal.SIGINT, old)
     err = capsys.readouterr().err
-    last = out / "checkpoints" / "last.zip"
     assert status == 130, err[-3000:]
-    assert error_lines(err) == [f"error: interrupted; the run is saved in {last} and its policy "
-                                f"exported to {out / 'policy.npz'}: add --resume {last} to the "
-                                "same command to go on"]
+    assert error_lines(err) == [interrupted_line(out)]
     assert json.loads((out / "policy.json").read_text())["stopped"] == "interrupted"
