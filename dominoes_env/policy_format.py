@@ -78,7 +78,7 @@ if TYPE_CHECKING:
 __all__ = ["ACTIVATIONS", "FORMAT", "MAX_LAYERS", "MAX_POLICY_BYTES", "MAX_WEIGHT",
            "TRAINED_ACTIVATION", "PolicyFile", "PolicyFileError", "check_policy",
            "hidden_sizes", "read_actor", "read_policy", "table_words", "trained_table",
-           "weights_problem", "write_policy"]
+           "magnitudes_problem", "weights_problem", "write_policy"]
 
 #: the format string every policy file holds under ``format``
 FORMAT = "straight-dominoes-ppo/1"
@@ -420,6 +420,22 @@ def _weights_problem(key: str, array: np.ndarray, ndim: int) -> str | None:
     if problem is not None and np.isfinite(array).all():  # too large: say how it came about
         problem += " (the file was changed, or its run diverged)"
     return problem
+
+
+def magnitudes_problem(largest: Mapping[str, float]) -> tuple[str | None, bool]:
+    """What a trainer checks an update by, from each array's largest magnitude (``largest``:
+    name -> that magnitude, NaN where the array holds a NaN): the first problem
+    :func:`weights_problem` finds (``None`` if none) and whether every array is finite. Reading
+    one number per array keeps the networks where they are (on the device, in torch).
+
+    >>> magnitudes_problem({"w0": 0.5, "b0": float("nan")})
+    ('b0 holds NaN or infinite values', False)
+    >>> magnitudes_problem({"w0": 2e6})
+    ("w0 holds a value of magnitude 2e+06; a policy's weights are at most 1e+06", True)
+    """
+    problem = next((found for name, top in largest.items()
+                    if (found := weights_problem(name, top)) is not None), None)
+    return problem, all(math.isfinite(top) for top in largest.values())
 
 
 def weights_problem(name: str, values: Any) -> str | None:

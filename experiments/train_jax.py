@@ -949,16 +949,16 @@ def check_finite(runner: dict[str, Any], metrics: dict[str, float], steps: int,
     checkpoint, nor exported."""
     import jax
 
-    from dominoes_env.policy_format import weights_problem
+    from dominoes_env.policy_format import magnitudes_problem
 
     bad = sorted(k for k, v in metrics.items() if not math.isfinite(v))
     params = runner["params"]
     names = [jax.tree_util.keystr(path)
              for path, _ in jax.tree_util.tree_flatten_with_path(params)[0]]
-    largest = [float(top) for top in _largest_magnitudes()(params)]  # NaN where one is NaN
-    problem = next((found for name, top in zip(names, largest, strict=True)
-                    if (found := weights_problem(f"params{name}", top)) is not None), None)
-    if not all(math.isfinite(top) for top in largest):
+    largest = {f"params{name}": float(top)  # NaN where one is NaN
+               for name, top in zip(names, _largest_magnitudes()(params), strict=True)}
+    problem, finite = magnitudes_problem(largest)
+    if not finite:
         bad.append("weights")
     if not bad and problem is None:
         return

@@ -126,7 +126,7 @@ from dominoes_env.core.atomic_files import atomic_write, path_kind, write_json
 from dominoes_env.core.validation import float_text
 from dominoes_env.obs import DEFAULT_VERSION as OBS_VERSION
 from dominoes_env.optional import require
-from dominoes_env.policy_format import PolicyFileError, hidden_sizes, weights_problem
+from dominoes_env.policy_format import PolicyFileError, hidden_sizes, magnitudes_problem
 
 # -- configuration -------------------------------------------------------------------------
 DEVICE_PATTERN = re.compile(r"^(cpu|auto|mps|cuda(:\d+)?)$")
@@ -558,9 +558,7 @@ def tensors_problem(named) -> tuple[str | None, bool]:
     with torch.no_grad():
         largest = {name: float(t.detach().abs().max()) for name, t in named
                    if torch.is_tensor(t) and torch.is_floating_point(t) and t.numel()}
-    problem = next((found for name, top in largest.items()
-                    if (found := weights_problem(name, top)) is not None), None)
-    return problem, all(math.isfinite(top) for top in largest.values())
+    return magnitudes_problem(largest)
 
 
 class Checkpoints:

@@ -78,7 +78,7 @@ from dominoes_env.policy_format import (
     MAX_WALL_S,
     PolicyFileError,
     hidden_sizes,
-    weights_problem,
+    magnitudes_problem,
 )
 
 SHARED_POLICY = "shared"
@@ -371,9 +371,8 @@ def check_finite(result: dict, module, it: int) -> None:
     with torch.no_grad():  # each one's largest magnitude: NaN or infinite where one is
         largest = {name: float(p.detach().abs().max()) for name, p in module.named_parameters()
                    if p.numel()}
-    problem = next((found for name, top in largest.items()
-                    if (found := weights_problem(name, top)) is not None), None)
-    if not all(math.isfinite(top) for top in largest.values()):
+    problem, finite = magnitudes_problem(largest)
+    if not finite:
         bad.append("weights")
     steps = _metrics(result)["env_steps"]
     which = (f"the iteration reaching {int(steps):,} env steps" if math.isfinite(steps)
