@@ -28,6 +28,7 @@ from .cli_support import (
     check_output_file,
     end_program,
     print_error,
+    program_name,
     run_command,
     seed_value,
     shown_path,
@@ -132,8 +133,8 @@ def steps_text(steps, seat: int | None = None):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="python -m dominoes_env",
-                                     description=__doc__.split("\n")[0])
+    parser = OneLineParser(prog=program_name("dominoes_env", "dominoes"),
+                           description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     rp = sub.add_parser("replay", help="replay a game record and print its scores as JSON")
     rp.add_argument("file", help="the record: a .json file, or a .jsonl(.gz) shard or a "
@@ -190,8 +191,9 @@ def _play(args: argparse.Namespace) -> int:
 
 def play_main(argv: list[str] | None = None) -> int:
     """Console script ``dominoes-play``: the ``play`` subcommand."""
-    parser = OneLineParser(prog="dominoes-play", description="Play Straight Dominoes "
-                                     "against agents in the terminal (you are seat 0).")
+    parser = OneLineParser(prog=program_name("dominoes_env play", "dominoes-play"),
+                           description="Play Straight Dominoes against agents in the terminal "
+                                       "(you are seat 0).")
     add_play_arguments(parser)
     args = parser.parse_args(argv)
     return run_command(lambda: _play(args), quiet_stdout=False)  # a game no one sees: ended

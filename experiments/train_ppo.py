@@ -113,6 +113,7 @@ from dominoes_env.cli_support import (
     nothing_to_train,
     paths_in_specs,
     print_error,
+    program_name,
     quiet_teardown,
     run_command,
     run_of_checkpoint,
@@ -317,7 +318,8 @@ class TrainConfig:
 
 def parser_for(cls: type) -> argparse.ArgumentParser:
     """The command's parser: one ``--flag`` per field of ``cls`` (:func:`config_parser`)."""
-    return config_parser(cls, "dominoes-train", __doc__.split("\n")[0])
+    return config_parser(cls, program_name("experiments.train_ppo", "dominoes-train"),
+                         __doc__.split("\n")[0])
 
 
 # -- environments --------------------------------------------------------------------------

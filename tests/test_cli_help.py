@@ -130,3 +130,22 @@ def test_help_to_a_full_device_is_one_error_line_and_status_2(module_name, capsy
     assert exit_info.value.code == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert lines == ["error: cannot write the output: No space left on device"], lines
+
+
+#: each ``python -m`` program and its console script (``pyproject.toml``'s ``[project.scripts]``)
+SCRIPTS = {"experiments.train_ppo": "dominoes-train",
+           "experiments.tournament": "dominoes-tournament", "dominoes_env": "dominoes"}
+
+
+@pytest.mark.parametrize("program", discover_programs())
+def test_usage_names_the_program_as_it_was_started(program, monkeypatch):
+    """``python -m experiments.train_ppo --help`` printed ``usage: dominoes-train`` (and its
+    errors ``dominoes-train: error:``), a name the docs never use to start it; the console
+    script's name is kept for the console script."""
+    main = main_module(program)
+    monkeypatch.setattr("sys.argv", ["/somewhere/" + program.rsplit(".", 1)[-1] + ".py"])
+    for parser in _parsers(main, monkeypatch):
+        assert parser.prog.startswith(f"python -m {program}"), (program, parser.prog)
+    if program in SCRIPTS:
+        monkeypatch.setattr("sys.argv", [f"/venv/bin/{SCRIPTS[program]}"])
+        assert _parsers(main, monkeypatch)[0].prog == SCRIPTS[program]

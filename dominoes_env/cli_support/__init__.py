@@ -5,7 +5,7 @@
 - :mod:`.flags`: :class:`OneLineParser`, the number flags' types (:func:`ascii_int`,
   :func:`positive_seconds`, :func:`seed_value`...), a configuration dataclass as flags
   (:func:`config_field`, :func:`check_config`, :func:`check_settings`, :func:`config_parser`),
-  and :func:`add_position_options`;
+  :func:`add_position_options` and :func:`program_name`;
 - :mod:`.runner`: :func:`run_command`, which turns every bad ending of a command into one line
   and an exit status, the quiet standard streams, :func:`print_error`, the stop signals
   (:class:`Stopped`, :func:`signals_held`, :func:`say_finished`), a trainer's stopped run
@@ -76,6 +76,7 @@ from .flags import (
     config_field,
     config_parser,
     positive_seconds,
+    program_name,
     seed_value,
 )
 from .jax_process import (
@@ -143,6 +144,7 @@ __all__ = [
     "ascii_int",
     "ascii_float",
     "positive_seconds",
+    "program_name",
     "config_field",
     "check_config",
     "check_settings",

@@ -10,7 +10,8 @@
   the values it allows, :func:`check_config` holds a dataclass built in Python to them,
   :func:`check_settings` the settings a file saved (a checkpoint's), and :func:`config_parser`
   makes the flags that hold the command line to them;
-- :func:`add_position_options`: the flags of the commands that choose benchmark positions.
+- :func:`add_position_options`: the flags of the commands that choose benchmark positions;
+- :func:`program_name`: the name a program's usage and error lines give it, as it was started.
 
 A failed write of ``--help`` is said the way the runner says a lost output
 (:mod:`.runner`)."""
@@ -78,6 +79,20 @@ class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         if action.default is None or "(default" in text:
             return action.help
         return super()._get_help_string(action)
+
+
+def program_name(module: str, script: str | None = None) -> str:
+    """The name a program's ``usage:`` and ``error:`` lines give it: its console script
+    ``script`` (``pyproject.toml``'s ``[project.scripts]``) when that is how it was started,
+    else ``python -m module``, the way the docs start it.
+
+    >>> program_name("experiments.train_ppo", "dominoes-train")   # under pytest
+    'python -m experiments.train_ppo'
+    """
+    started = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if script and os.path.splitext(started)[0] == script:  # dominoes-train(.exe)
+        return script
+    return f"python -m {module}"
 
 
 #: the shortest time :func:`positive_seconds` takes: a timed loop runs at least one round in it

@@ -32,6 +32,7 @@ from dominoes_env.cli_support import (
     end_program,
     paths_in_specs,
     print_error,
+    program_name,
     run_command,
     say_finished,
     shown_path,
@@ -87,7 +88,7 @@ class Command:
 
 def build_parser() -> argparse.ArgumentParser:
     p = config_parser(
-        Command, "dominoes-tournament",
+        Command, program_name("experiments.tournament", "dominoes-tournament"),
         "Play a reproducible, resumable Straight Dominoes tournament between agents (duplicate "
         "deals, rotating seats) and report win rates, ratings and plots.")
     p.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
