@@ -68,6 +68,7 @@ from dominoes_env.cli_support import (
     check_fits_in_memory,
     check_run_folder,
     config_parser,
+    divergence_line,
     end_program,
     end_stopped_training,
     keep_numeric_rows,
@@ -949,26 +950,18 @@ def check_finite(runner: dict[str, Any], metrics: dict[str, float], steps: int,
     checkpoint, nor exported."""
     import jax
 
-    from dominoes_env.policy_format import magnitudes_problem
-
-    bad = sorted(k for k, v in metrics.items() if not math.isfinite(v))
     params = runner["params"]
     names = [jax.tree_util.keystr(path)
              for path, _ in jax.tree_util.tree_flatten_with_path(params)[0]]
     largest = {f"params{name}": float(top)  # NaN where one is NaN
                for name, top in zip(names, _largest_magnitudes()(params), strict=True)}
-    problem, finite = magnitudes_problem(largest)
-    if not finite:
-        bad.append("weights")
-    if not bad and problem is None:
+    line = divergence_line(f"the update reaching {steps:,} steps", largest,
+                           dict(sorted(metrics.items())), "--lr, --reward-scale or --vf-coef")
+    if line is None:
         return
-    what = (f"non-finite {', '.join(bad)} (NaN or infinite: " if bad else
-            f"weights too large for a policy file ({problem}: ")
     where = (f"the last checkpoint {str(kept)!r} is kept as it was" if kept
              else "no checkpoint of the run was saved")
-    raise Diverged(f"the update reaching {steps:,} steps made {what}the training diverged; try "
-                   f"a smaller --lr, --reward-scale or --vf-coef); nothing of it was saved; "
-                   f"{where}")
+    raise Diverged(f"{line}; {where}")
 
 
 @functools.cache

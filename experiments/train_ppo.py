@@ -107,6 +107,7 @@ from dominoes_env.cli_support import (
     check_run_folder,
     config_field,
     config_parser,
+    divergence_line,
     end_program,
     end_stopped_training,
     keep_numeric_rows,
@@ -538,29 +539,22 @@ def check_weights(policy, steps: int | None) -> None:
 def divergence(policy, steps: int | None) -> Diverged | None:
     """The :class:`Diverged` that :func:`check_weights` raises for ``policy`` (its line:
     which work made which problem, ``steps`` as there), or ``None`` when its weights pass."""
-    problem, finite = tensors_problem(policy.named_parameters())
-    if problem is None:
-        return None
-    which = ("the behaviour cloning" if steps is None
-             else f"the update reaching {steps:,} steps")
-    hint = ("" if steps is None else "; try a smaller --learning-rate")
-    what = ("non-finite weights (NaN or infinite: " if not finite
-            else f"weights too large for a policy file ({problem}: ")
-    return Diverged(f"{which} made {what}the training diverged{hint}); nothing of it was saved")
+    line = divergence_line("the behaviour cloning" if steps is None
+                           else f"the update reaching {steps:,} steps",
+                           largest_magnitudes(policy.named_parameters()),
+                           flags="" if steps is None else "--learning-rate")
+    return None if line is None else Diverged(line)
 
 
-def tensors_problem(named) -> tuple[str | None, bool]:
-    """The first problem that the policy file's rule
-    (:func:`~dominoes_env.policy_format.weights_problem`) finds in the float tensors of
-    ``named`` (``(name, tensor)`` pairs; others are not weights), or ``None``, and whether
-    every one is finite. Each tensor's largest magnitude is read (NaN where it holds one),
-    not a copy of it."""
+def largest_magnitudes(named) -> dict[str, float]:
+    """Each float tensor's largest magnitude (NaN where it holds one) among ``named``
+    (``(name, tensor)`` pairs; others are not weights): what the policy file's rule
+    (:func:`~dominoes_env.policy_format.magnitudes_problem`) reads, without a copy of them."""
     import torch
 
     with torch.no_grad():
-        largest = {name: float(t.detach().abs().max()) for name, t in named
-                   if torch.is_tensor(t) and torch.is_floating_point(t) and t.numel()}
-    return magnitudes_problem(largest)
+        return {name: float(t.detach().abs().max()) for name, t in named
+                if torch.is_tensor(t) and torch.is_floating_point(t) and t.numel()}
 
 
 class Checkpoints:
@@ -900,7 +894,8 @@ def check_checkpoint(config: TrainConfig, path: Path) -> None:
     if "observation_space" not in data:
         raise RunDirError(f"--resume {str(path)!r} is not a stable-baselines3 checkpoint")
     weights = params.get("policy") if isinstance(params, dict) else None
-    problem, _ = tensors_problem(weights.items() if isinstance(weights, dict) else ())
+    problem, _ = magnitudes_problem(
+        largest_magnitudes(weights.items() if isinstance(weights, dict) else ()))
     if problem is not None:  # what a diverged run saved before each update was checked
         raise RunDirError(f"--resume {str(path)!r} holds weights a policy file refuses "
                           f"({problem}: the file was changed, or its run diverged); resume an "

@@ -60,6 +60,7 @@ from dominoes_env.cli_support import (
     check_run_folder,
     config_field,
     config_parser,
+    divergence_line,
     end_program,
     end_stopped_training,
     keep_numeric_rows,
@@ -78,7 +79,6 @@ from dominoes_env.policy_format import (
     MAX_WALL_S,
     PolicyFileError,
     hidden_sizes,
-    magnitudes_problem,
 )
 
 SHARED_POLICY = "shared"
@@ -365,24 +365,17 @@ def check_finite(result: dict, module, it: int) -> None:
     kept, saved) whose policy the export would refuse."""
     import torch
 
-    bad = [name for name in LOSSES
-           if isinstance(value := _get(result, *METRICS[name], default=None), numbers.Real)
-           and not math.isfinite(value)]
+    losses = {name: value for name in LOSSES
+              if isinstance(value := _get(result, *METRICS[name], default=None), numbers.Real)}
     with torch.no_grad():  # each one's largest magnitude: NaN or infinite where one is
         largest = {name: float(p.detach().abs().max()) for name, p in module.named_parameters()
                    if p.numel()}
-    problem, finite = magnitudes_problem(largest)
-    if not finite:
-        bad.append("weights")
     steps = _metrics(result)["env_steps"]
     which = (f"the iteration reaching {int(steps):,} env steps" if math.isfinite(steps)
              else f"iteration {it}")
-    if bad:
-        raise Diverged(f"{which} made non-finite {', '.join(bad)} (NaN or infinite: the "
-                       "training diverged; try a smaller --lr); nothing of it was saved")
-    if problem is not None:  # finite, but more than a policy file holds
-        raise Diverged(f"{which} made weights too large for a policy file ({problem}: the "
-                       "training diverged; try a smaller --lr); nothing of it was saved")
+    line = divergence_line(which, largest, losses, "--lr")
+    if line is not None:
+        raise Diverged(line)
 
 
 def end_diverged(problem: str, algo, kept: dict[str, Any] | None, finished: int, cfg: RllibConfig,

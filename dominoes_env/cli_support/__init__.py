@@ -28,6 +28,7 @@
   :func:`nothing_to_train`);
 - :mod:`.run_clock`: a trainer's run clock (:class:`RunClock`: the run's wall seconds of
   training across ``--resume``, and when the three trainers start it);
+- :mod:`.divergence`: a trainer's diverged update, said one way (:func:`divergence_line`);
 - :mod:`.eval_log`: a trainer's ``eval.csv``: :func:`append_eval_row` adds a row,
   :func:`keep_numeric_rows` keeps it readable.
 
@@ -38,7 +39,8 @@ parts are its ``__all__``, read rather than restated, so the two lists cannot dr
 The modules import one another without a cycle: :mod:`.errors` imports none of them;
 :mod:`.paths`, :mod:`.memory` and :mod:`.jax_start` import :mod:`.errors`; :mod:`.jax_process`
 imports :mod:`.jax_start`; :mod:`.program_outputs`, :mod:`.run_markers`,
-:mod:`.trainer_resume` and :mod:`.run_clock` import none of them; :mod:`.folder_locks` imports
+:mod:`.trainer_resume`, :mod:`.run_clock` and :mod:`.divergence` import none of them
+(:mod:`.divergence` imports :mod:`dominoes_env.policy_format`); :mod:`.folder_locks` imports
 :mod:`.errors`;
 :mod:`.run_removal` imports :mod:`.paths`, :mod:`.program_outputs` and :mod:`.run_markers`;
 :mod:`.run_folders` imports :mod:`.paths` and those five (it re-exports their names);
@@ -52,6 +54,7 @@ rest are imported where they are used).
 from __future__ import annotations
 
 from . import run_folders
+from .divergence import divergence_line
 from .errors import (
     CommandError,
     RefusedError,
@@ -193,5 +196,6 @@ __all__ = [
     "append_eval_row",
     "keep_numeric_rows",
     "RunClock",
+    "divergence_line",
     *run_folders.__all__,
 ]
