@@ -1333,23 +1333,6 @@ def test_a_stopped_pool_of_demonstration_workers_ends_whatever_sigterm_handler_i
     assert done.returncode == 0 and done.stdout == "stopped\n", done.stderr[-1500:]
 
 
-@pytest.mark.parametrize("name", ["c,d", "lr=3e-4"])
-def test_an_out_no_agent_spec_can_name_is_refused_before_anything_is_written(tmp_path, capsys,
-                                                                              name):
-    """The evaluation plays ``ppo:OUT/eval_policy.npz``: a run folder with ',' or '=' in its
-    path ended in a ``ValueError`` traceback at the first evaluation, after the run had
-    started. Now one line names --out and the reason, status 2, and nothing is written."""
-    out = tmp_path / name / "run"
-    status = main(["--out", str(out), "--net", "16", "--n-envs", "2", "--n-steps", "32",
-                   "--batch-size", "32", "--opponents", "random=1"])
-    err = capsys.readouterr().err
-    assert status == 2, err
-    assert error_lines(err) == [
-        f"error: --out {str(out)!r}: a policy in it could not be named in an agent spec (',' "
-        "and '=' separate a spec's parameters); choose a folder without them"]
-    assert list(tmp_path.iterdir()) == []
-
-
 def test_a_value_error_out_of_the_run_is_one_error_line(tmp_path, capsys, monkeypatch):
     """A ``ValueError`` from the run (an evaluation's agent spec refused, a reader's check)
     reached a traceback; it is one ``error:`` line, status 2."""
