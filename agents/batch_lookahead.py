@@ -1,9 +1,10 @@
-"""The lookahead blocks of observation versions 3 and 4 (:mod:`dominoes_env.obs.v3`,
-:mod:`dominoes_env.obs.v4`) for the seat to play in many rows of a
+"""The lookahead blocks of observation versions 3, 4 and 5 (:mod:`dominoes_env.obs.v3`,
+:mod:`dominoes_env.obs.v4`, :mod:`dominoes_env.obs.v5`) for the seat to play in many rows of a
 :class:`~agents.hand_batch.HandBatch` at once: what ``guided`` reads in its batched rollouts
 when its policy was trained on one of those versions (:mod:`agents.guided`).
 
-A deliberate twin of :func:`dominoes_env.lookahead.move_lookahead` written over arrays, as
+A deliberate twin of :func:`dominoes_env.lookahead.move_lookahead` (and, version 5,
+:func:`~dominoes_env.lookahead.later_replies`) written over arrays, as
 :mod:`agents.batch_obs` twins version 2: the same float32 values, bit for bit, held equal to
 the core's encoders by the differential tests in ``tests/test_hand_batch.py``. Every legal move
 of every row is one entry (:meth:`HandBatch.moves <agents.hand_batch.HandBatch.moves>`); for
@@ -57,13 +58,17 @@ _BYTE_COUNT = np.array([bin(b).count("1") for b in range(256)], I64)
 
 
 class LookaheadEncoder(BatchEncoder):
-    """The observation of ``version`` 3 or 4 of the seat to play, for rows of a
+    """The observation of ``version`` 3, 4 or 5 of the seat to play, for rows of a
     :class:`HandBatch` of ``rules``: :class:`BatchEncoder`'s version 2 blocks, then
-    ``reply_points`` (and with version 4, ``reply_chance`` and ``follow_up``)."""
+    ``reply_points`` (with version 4, ``reply_chance`` and ``follow_up``; with version 5,
+    ``later_reply_points`` and ``later_reply_chance``)."""
+
+    #: the observation versions it encodes
+    VERSIONS = (3, 4, 5)
 
     def __init__(self, rules: RuleConfig, version: int):
-        if version not in (3, 4):
-            raise ValueError(f"LookaheadEncoder encodes observation versions 3 and 4, not "
+        if version not in self.VERSIONS:
+            raise ValueError(f"LookaheadEncoder encodes observation versions 3, 4 and 5, not "
                              f"{version!r}")
         super().__init__(rules)
         self.version = version
@@ -72,6 +77,9 @@ class LookaheadEncoder(BatchEncoder):
         self.reply_at = lay.reply_points.start
         self.chance_at = lay.reply_chance.start if version >= 4 else None
         self.follow_at = lay.follow_up.start if version >= 4 else None
+        #: version 5: where the later seats' rows start (one row of T * 4 codes per seat)
+        self.later_at = ((lay.later_reply_points.start, lay.later_reply_chance.start)
+                         if version >= 5 and rules.num_players > 2 else None)
         tb = self.tb = tables(rules)
         T, V = self.T, self.V
         C = self.C = len(tb.points)  # every count a layout can have
@@ -122,11 +130,15 @@ class LookaheadEncoder(BatchEncoder):
         x = super().encode(batch, idx, which, codes, counts)
         xf = x.ravel()
         at = which * self.size + codes
-        reply, chance, follow = self.lookahead(batch, idx, which, codes)
+        reply, chance, follow, later = self._lookahead(batch, idx, which, codes)
         xf.put(at + self.reply_at, reply / MOVE_POINTS_DIVISOR)
         if self.version >= 4:
             xf.put(at + self.chance_at, chance)
             xf.put(at + self.follow_at, follow / MOVE_POINTS_DIVISOR)
+        for i, (points, odds) in enumerate(later):  # version 5: row i of each later block
+            row = i * self.T * 4
+            xf.put(at + self.later_at[0] + row, points / MOVE_POINTS_DIVISOR)
+            xf.put(at + self.later_at[1] + row, odds)
         return x
 
     def lookahead(self, batch: HandBatch, idx: np.ndarray, which: np.ndarray,
@@ -136,6 +148,13 @@ class LookaheadEncoder(BatchEncoder):
         :func:`~dominoes_env.lookahead.move_lookahead`'s reply and follow-up and the float32
         :func:`~dominoes_env.lookahead.reply_chance` (``chance`` and ``follow_up`` None for
         version 3)."""
+        return self._lookahead(batch, idx, which, codes)[:3]
+
+    def _lookahead(self, batch: HandBatch, idx: np.ndarray, which: np.ndarray,
+                   codes: np.ndarray) -> tuple:
+        """:meth:`lookahead`'s three, then version 5's ``[(reply, chance)]``, one pair per seat
+        after the next (:func:`~dominoes_env.lookahead.later_replies`; empty before version 5
+        and at two seats)."""
         n, T, V, C = self.n, self.T, self.V, self.C
         W = V + 2  # columns of half_bits
         k, v4 = len(idx), self.version >= 4
@@ -143,8 +162,8 @@ class LookaheadEncoder(BatchEncoder):
         nxt = idx * n + (seat + 1) % n  # the next seat's row in the [row, seat] fields
         # possible_tiles: not in the mover's hand, not played, no value the next seat lacks
         own = batch.hands.reshape(-1, T).take(idx * n + seat, axis=0)  # [k, T]
-        possible = ~own & ~batch.played.take(idx, axis=0)
-        possible &= self.allowed.take(batch.known_lacks.ravel().take(nxt), axis=0)
+        unseen = ~own & ~batch.played.take(idx, axis=0)
+        possible = unseen & self.allowed.take(batch.known_lacks.ravel().take(nxt), axis=0)
         # per row and value x, the tiles [x|w] the next seat may hold (and, version 4, the
         # mover's) as bit masks over w
         halves = ((np.stack([possible, own]) if v4 else possible) @ self.half_bits)
@@ -153,7 +172,7 @@ class LookaheadEncoder(BatchEncoder):
         pays = self.pays.take(xs * C + rest)  # [M, F]: the answers that score, by w
         at = (which * W)[:, None] + xs
         if not v4:
-            return self._best(halves.take(at) & pays, xs, rest), None, None
+            return self._best(halves.take(at) & pays, xs, rest), None, None, []
         bits = halves.take(np.stack([at, at + k * W])) & pays  # [2, M, F]
         # follow_up: the answers of the tiles the mover keeps (not the one it plays)
         bits[1] &= ~self.tile_bits.take(((codes >> 2) * W)[:, None] + xs)
@@ -162,7 +181,16 @@ class LookaheadEncoder(BatchEncoder):
         size = halves[V + 1:k * W:W]  # (column V + 1: the number of tiles)
         row = (batch.sizes.ravel().take(nxt) * (T + 1) + size) * (T + 1)
         chance = self.chance.take(row.take(which) + self._distinct(bits[0], xs))
-        return reply, chance, follow
+        later = []
+        for j in range(2, n) if self.later_at else ():  # version 5: the seats after the next
+            other = idx * n + (seat + j) % n
+            tiles = unseen & self.allowed.take(batch.known_lacks.ravel().take(other), axis=0)
+            half = (tiles @ self.half_bits).astype(I64).ravel()  # [k * W]
+            answers = half.take(at) & pays
+            odds_row = (batch.sizes.ravel().take(other) * (T + 1) + half[V + 1::W]) * (T + 1)
+            later.append((self._best(answers, xs, rest),
+                          self.chance.take(odds_row.take(which) + self._distinct(answers, xs))))
+        return reply, chance, follow, later
 
     def _best(self, bits: np.ndarray, xs: np.ndarray, rest: np.ndarray) -> np.ndarray:
         """Per entry, the most points of one answer among ``bits`` (``[..., M, F]`` bit masks
@@ -245,6 +273,6 @@ def batch_encoder(rules: RuleConfig, version: int) -> BatchEncoder | None:
     None for a version none twins."""
     if version == BatchEncoder.version:
         return BatchEncoder(rules)
-    if version in (3, 4):
+    if version in LookaheadEncoder.VERSIONS:
         return LookaheadEncoder(rules, version)
     return None

@@ -37,7 +37,7 @@ one thread during the decision (:mod:`agents.blas`). Budget: ``sims`` rollouts p
 at most (600), shared among the distinct moves still in the race (at least ``min_per_move``
 each), or ``time_ms`` per decision;
 deals are searched ``chunk`` (32) at a time: the rollouts of a chunk share each network
-product (and, with a policy of observation version 2, 3 or 4, are played together with numpy:
+product (and, with a policy of observation version 2 to 5, are played together with numpy:
 :mod:`agents.hand_batch`, ``batch=False`` plays them on the core), and a ``time_ms`` budget is
 checked after each chunk. ``policy=PATH`` plays another
 exported policy (trained for the table: a policy of another table is refused), and
@@ -103,7 +103,7 @@ class PolicyNet:
     what :class:`~agents.likelihood.PlayLikelihood` weighs the deals by
     (:meth:`GuidedSearchAgent.network`). ``encode(layout, state, seat, scores, over)`` is the
     policy's observation encoder and ``layout`` its layout at the rules; ``batch_encoder`` the
-    batched rollouts' encoder of its observation version (2, 3 or 4), else ``None``;
+    batched rollouts' encoder of its observation version (2 to 5), else ``None``;
     :meth:`logits` the network's output for a batch of observations."""
 
     def __init__(self, policy, rules):
@@ -119,7 +119,7 @@ class PolicyNet:
             self.encode_turn = functools.partial(encode_hand_state, self.layout)
         else:
             self.encode_turn = self._encode_turn
-        #: the batched rollouts' encoder, for the observation versions it twins (2, 3, 4),
+        #: the batched rollouts' encoder, for the observation versions it twins (2 to 5),
         #: else None
         self.batch_encoder = batch_encoder(rules, policy.obs_spec.version)
 
@@ -171,7 +171,7 @@ class GuidedSearchAgent(Agent):
     point margin; see :data:`agents.search.VALUES`), ``race`` (drop a move once it trails the
     best by more than this many standard errors, default 1.5; 0: search every move to the end of
     the budget), ``batch`` (default ``True``: a chunk's rollouts are played together with numpy,
-    :class:`~agents.hand_batch.HandBatch`, where the policy reads observation version 2, 3 or 4,
+    :class:`~agents.hand_batch.HandBatch`, where the policy reads observation version 2 to 5,
     which :func:`~agents.batch_lookahead.batch_encoder` encodes in batches; ``False``, or a
     policy of another version: on the core, one move at a time; both give the same values).
     """

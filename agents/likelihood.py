@@ -93,7 +93,7 @@ class PlayLikelihood:
 
     def __init__(self, view: SeatView, segments, net, reference):
         self.view, self.segments, self.net = view, segments, net
-        # the fast path knows this package's encoder; observation versions 3 and 4 are encoded
+        # the fast path knows this package's encoder; observation versions 3 to 5 are encoded
         # in batches (:meth:`_prepare_batched`); another encoder is replayed deal by deal
         self.fast = (net.encode is encode_hand_state
                      and isinstance(net.layout, ObservationLayoutV2))

@@ -75,6 +75,24 @@ def move_lookahead(src, seat: int, own: int, legal) -> dict[int, tuple[int, int,
     return out
 
 
+def later_replies(src, seat: int, own: int,
+                  legal) -> tuple[list[int], dict[int, list[tuple[int, int]]]]:
+    """The seats after the next one, each as if the seats between them passed (observation
+    version 5's lookahead): ``(sizes, {code: [(reply, scoring), ...]})`` for each legal code of
+    ``seat`` (whose hand is ``own``; it is to play in ``src``), one pair per seat ``seat + 2``,
+    ..., ``seat + n - 1`` in turn order, on the layout that move leaves: ``reply``, the most
+    points that seat could score with one play (:func:`reply_points`' threat, for that seat);
+    ``scoring``, how many of the tiles it may hold (:func:`possible_tiles`; ``sizes`` gives
+    how many those are, per seat) would score. With two seats there are none (empty lists)."""
+    n, ts = src.rules.num_players, src.rules.tiles
+    possible = [possible_tiles(src, (seat + k) % n, own) for k in range(2, n)]
+    out = {}
+    for code, x in _after_each(src, legal):
+        answers = (_answers(x, tiles, ts) for tiles in possible)
+        out[code] = [(reply, scoring.bit_count()) for reply, scoring in answers]
+    return [tiles.bit_count() for tiles in possible], out
+
+
 def reply_chance(held: int, possible: int, scoring: int) -> float:
     """The chance that ``held`` tiles drawn at random from ``possible`` include at least one of
     ``scoring`` given ones: ``1 - C(possible - scoring, held) / C(possible, held)`` (``held``

@@ -163,8 +163,8 @@ def main(argv: list[str] | None = None) -> int:
                              "(as many as fit in this machine's memory)")
     parser.add_argument("--players", type=ascii_int, default=2, choices=(2, 3, 4),
                         help="seats at the table: 2, 3 or 4 (4: partnerships)")
-    parser.add_argument("--obs-version", type=ascii_int, default=2, choices=(2, 3, 4),
-                        help="observation version read every step, by both contenders (3 and 4 "
+    parser.add_argument("--obs-version", type=ascii_int, default=2, choices=(2, 3, 4, 5),
+                        help="observation version read every step, by both contenders (3 to 5 "
                              "hold the lookahead blocks)")
     parser.add_argument("--steps", type=ascii_int, default=64,
                         help=f"steps per game per jitted call (at most {MAX_STEPS:,})")

@@ -88,8 +88,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="rule configurations to time")
     parser.add_argument("--batch", type=ascii_int, default=4096,
                         help=f"game states observed at once (at most {MAX_BATCH:,})")
-    parser.add_argument("--obs-version", type=ascii_int, default=4, choices=(2, 3, 4),
-                        help="observation version (3 and 4 hold the lookahead blocks)")
+    parser.add_argument("--obs-version", type=ascii_int, default=4, choices=(2, 3, 4, 5),
+                        help="observation version (3 to 5 hold the lookahead blocks)")
     parser.add_argument("--repeats", type=ascii_int, default=5,
                         help=f"timed rounds (figures are medians; at most {MAX_REPEATS})")
     parser.add_argument("--seat-to-play", action="store_true",

@@ -127,6 +127,8 @@ def test_same_seed_same_choices(policies):
                                        (3, {"obs_version": 4, "chunk": 8, "sims": 120}),
                                        (4, {"obs_version": 4, "chunk": 8, "sims": 120}),
                                        ("4-solo", {"obs_version": 4, "chunk": 8, "sims": 120}),
+                                       (3, {"obs_version": 5, "chunk": 8, "sims": 120}),
+                                       (4, {"obs_version": 5, "chunk": 8, "sims": 120}),
                                        (2, {"obs_version": 3, "plies": 2, "chunk": 8, "sims": 120}),
                                        (2, {"shipped": "ppo_2p.npz", "sims": 120}),
                                        ("4-solo", {"shipped": "ppo_4p_free_for_all.npz",
@@ -135,7 +137,7 @@ def test_batched_rollouts_give_the_one_by_one_values(n, options, tmp_path):
     # batched, the chunks after the first are searched ahead (two, four, ... at once) and a
     # chunk the search does not reach is drawn again from the generators' saved states: seat by
     # seat, decision after decision, the values are the one-by-one path's, float for float
-    # (policies of observation versions 2, 3 and 4: agents.batch_obs, agents.batch_lookahead)
+    # (policies of observation versions 2 to 5: agents.batch_obs, agents.batch_lookahead)
     options = dict(options)
     shipped = options.pop("shipped", False)
     rules = (RuleConfig(num_players=4, partnerships=False) if n == "4-solo"

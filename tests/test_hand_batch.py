@@ -31,6 +31,7 @@ from dominoes_env.core import (
 from dominoes_env.obs.v2 import encode_hand_state, observation_layout
 from dominoes_env.obs.v3 import encode_hand_state_v3, observation_layout_v3
 from dominoes_env.obs.v4 import encode_hand_state_v4, observation_layout_v4
+from dominoes_env.obs.v5 import encode_hand_state_v5, observation_layout_v5
 
 from .helpers import CONFIGS
 
@@ -84,7 +85,8 @@ def assert_same_hand(batch: HandBatch, r: int, h: HandState, drawn0: int) -> Non
 #: the core's encoder of each observation version the batch twins, by version
 CORE_ENCODERS = {2: (observation_layout, encode_hand_state),
                  3: (observation_layout_v3, encode_hand_state_v3),
-                 4: (observation_layout_v4, encode_hand_state_v4)}
+                 4: (observation_layout_v4, encode_hand_state_v4),
+                 5: (observation_layout_v5, encode_hand_state_v5)}
 
 
 def assert_same_observations(batch: HandBatch, idx, hands, scores) -> None:
@@ -224,12 +226,12 @@ def test_lookahead_of_every_lead_is_the_cores(spinner, cross, players):
 def test_batch_encoder_of_each_version():
     rules = RuleConfig()
     assert type(batch_encoder(rules, 2)) is BatchEncoder
-    for version in (3, 4):
+    for version in (3, 4, 5):
         encoder = batch_encoder(rules, version)
         assert type(encoder) is LookaheadEncoder and encoder.version == version
         assert encoder.size == CORE_ENCODERS[version][0](rules).size
-    assert batch_encoder(rules, 5) is None
-    with pytest.raises(ValueError, match="versions 3 and 4, not 2"):
+    assert batch_encoder(rules, 6) is None
+    with pytest.raises(ValueError, match="versions 3, 4 and 5, not 2"):
         LookaheadEncoder(rules, 2)
 
 

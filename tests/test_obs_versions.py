@@ -38,11 +38,11 @@ def test_the_registry_holds_the_current_version():
         register(observation_spec())
 
 
-@pytest.mark.parametrize("bad", [1, 5, "2", True, None])
+@pytest.mark.parametrize("bad", [1, 6, "2", True, None])
 def test_unknown_versions_are_refused_with_the_allowed_list(bad):
-    with pytest.raises(ValueError, match=r"obs_version=.* is not available; allowed: 2, 3, 4$"):
+    with pytest.raises(ValueError, match=r"obs_version=.* is not available; allowed: 2, 3, 4, 5$"):
         env(obs_version=bad)
-    with pytest.raises(ValueError, match="allowed: 2, 3, 4$"):
+    with pytest.raises(ValueError, match="allowed: 2, 3, 4, 5$"):
         SingleAgentEnv(obs_version=bad)
 
 
@@ -75,7 +75,7 @@ def rewrite_metadata(path, **changes) -> None:
     write_policy(path, arrays, str(data["activation"]), meta, check=False)
 
 
-@pytest.mark.parametrize("version", [1, 5])
+@pytest.mark.parametrize("version", [1, 6])
 def test_ppo_refuses_a_policy_trained_on_an_unknown_version(tmp_path, version):
     path = tmp_path / "old.npz"
     random_policy_npz(path, RuleConfig(), hidden=(8,))
@@ -171,7 +171,7 @@ def test_versions_extend_each_other_through_the_public_api():
     from dominoes_env.obs import ObservationLayout
 
     rules = RuleConfig(num_players=3)
-    layouts = [observation_spec(v).layout(rules) for v in (2, 3, 4)]
+    layouts = [observation_spec(v).layout(rules) for v in (2, 3, 4, 5)]
     for parent, child in zip(layouts, layouts[1:], strict=False):
         assert isinstance(child, type(parent)) and isinstance(parent, ObservationLayout)
         assert dict(child.MEANINGS).items() >= dict(parent.MEANINGS).items()
@@ -179,7 +179,7 @@ def test_versions_extend_each_other_through_the_public_api():
         assert {k: child.blocks[k] for k in parent.blocks} == parent.blocks
         np.testing.assert_array_equal(child.high[: parent.size], parent.high)
         assert child.state_size - child.size == parent.state_size - parent.size
-    assert [lay.version for lay in layouts] == [2, 3, 4]
+    assert [lay.version for lay in layouts] == [2, 3, 4, 5]
     with pytest.raises(ValueError, match="already has a block"):
         layouts[0].add_block("hand", 1)
 
@@ -213,7 +213,7 @@ def test_the_top_level_observation_helpers_take_the_version(players, partnership
 
 @pytest.mark.parametrize("helper", ["observation_size", "observation_layout",
                                     "encode_observation", "state_vector"])
-@pytest.mark.parametrize("version", [1, 5, "4", 2.0, True])
+@pytest.mark.parametrize("version", [1, 6, "4", 2.0, True])
 def test_the_top_level_observation_helpers_refuse_an_unknown_version(helper, version):
     import dominoes_env
 

@@ -201,7 +201,7 @@ def test_observation_tensor_takes_any_registered_version(version):
 
 
 def test_an_unregistered_observation_version_is_refused():
-    with pytest.raises(Exception, match="obs_version=9 is not available; allowed: 2, 3, 4"):
+    with pytest.raises(Exception, match="obs_version=9 is not available; allowed: 2, 3, 4, 5"):
         pyspiel.load_game(f"{dos.GAME_NAME}(obs_version=9)")
     with pytest.raises(ValueError, match="obs_version=1 is not available"):
         dos.load_game(obs_version=1)

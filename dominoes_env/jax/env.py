@@ -114,7 +114,7 @@ class Env(pgx.Env):
         self.rules: RuleConfig = rules
         self.options = opts
         self.tables: Tables = build_tables(rules)
-        #: the observation version (the ``obs_version`` option: 2, 3 or 4)
+        #: the observation version (the ``obs_version`` option: 2 to 5)
         self.obs_version: int = opts.obs_version
         self.obs_size: int = observation_spec(opts.obs_version).layout(rules).size
         self.game = Game(self.tables)

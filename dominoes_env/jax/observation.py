@@ -1,8 +1,9 @@
 """The observation vector in JAX: the same float32 values as :mod:`dominoes_env.obs`, bit for
 bit, for the same position and seat: version 2 (:mod:`dominoes_env.obs.v2`); with ``version=3``,
 version 2 plus ``reply_points`` (:mod:`dominoes_env.obs.v3`); with ``version=4``, version 3 plus
-``reply_chance`` and ``follow_up`` (:mod:`dominoes_env.obs.v4`). The default is the registry's
-``DEFAULT_VERSION``.
+``reply_chance`` and ``follow_up`` (:mod:`dominoes_env.obs.v4`); with ``version=5``, version 4
+plus ``later_reply_points`` and ``later_reply_chance`` (:mod:`dominoes_env.obs.v5`). The default
+is the registry's ``DEFAULT_VERSION``.
 
 The blocks, in order (``T`` tiles, ``V = max_pip + 1`` values, ``n`` seats, ``S`` sides;
 relative seat ``k`` is seat ``(seat + k) % n``; the full table with index ranges is in
@@ -62,7 +63,7 @@ from .tables import SPINNER_FIRST, SPINNER_NONE
 
 def observe(game: Game, s: GameState, seat: jax.Array, version: int = DEFAULT_VERSION,
             legal: jax.Array | None = None) -> jax.Array:
-    """``seat``'s observation of ``s`` as ``float32[D]`` (observation ``version`` 2, 3 or 4).
+    """``seat``'s observation of ``s`` as ``float32[D]`` (observation ``version`` 2 to 5).
     ``legal``: ``game.legal_mask(s)`` when the caller has it already (computed if ``None``)."""
     tb = game.tb
     n, V, S = tb.n, tb.V, tb.S
@@ -129,7 +130,7 @@ def observe_first(game: Game, s: GameState, legal: jax.Array,
                   version: int = DEFAULT_VERSION) -> jax.Array:
     """``observe(game, s, s.turn, version, legal)`` for ``s`` the first state of a match
     (:meth:`Game.new_match`), written from the blocks that differ between matches: the hand,
-    the move points of its legal leads, and (version 3 and 4) the lookahead blocks; the rest
+    the move points of its legal leads, and (versions 3 to 5) the lookahead blocks; the rest
     is :attr:`Tables.first_obs`, the same in every new match. A new match is what
     ``Env.init`` makes, and Pgx's ``auto_reset`` runs ``init`` for every game at every step
     under ``vmap``: the whole observation there cost half a step (measured)."""
@@ -188,7 +189,9 @@ def reply_points(game: Game, s: GameState, seat: jax.Array, legal: jax.Array) ->
 def lookahead(game: Game, s: GameState, seat: jax.Array, legal: jax.Array, version: int
               ) -> list[jax.Array]:
     """The lookahead blocks of observation ``version`` (3: ``reply_points``; 4: also
-    ``reply_chance`` and ``follow_up``), each ``float32[4T]`` and 0 off ``legal``
+    ``reply_chance`` and ``follow_up``; 5: also ``later_reply_points`` and
+    ``later_reply_chance``, one ``[4T]`` row per seat after the next), each ``float32[4T]``
+    and 0 off ``legal``
     (:func:`dominoes_env.lookahead.move_lookahead`); ``seat`` is the seat to play and
     ``legal`` its legal codes.
 
@@ -200,21 +203,31 @@ def lookahead(game: Game, s: GameState, seat: jax.Array, legal: jax.Array, versi
     score (:func:`_answers`); an answer makes the count ``rest + w`` (``rest + 2x`` for the
     double), so the best is the highest bit, or the double."""
     tb = game.tb
-    nxt = (seat + 1) % tb.n
-    lacks = pick_row(s.known_lacks, nxt)  # bool[V]
-    lacked = jnp.any(jnp.asarray(tb.suit) & lacks[:, None], axis=0)  # bool[T]
     own = rows_of(tb, pick_row(s.hands, seat))
-    possible = ~own & ~rows_of(tb, s.played) & ~lacked
-    may, mine = _half_bits(tb, possible), _half_bits(tb, own)  # int32[V]: [x|w] at bit w of x
+    unseen = ~own & ~rows_of(tb, s.played)
+    # the seats whose answers are read: the next one, and with version 5 the later ones
+    later = range(2, tb.n) if version >= 5 else range(0)
+    answerers = [(seat + k) % tb.n for k in (1, *later)]
+
+    def may_hold(other):  # bool[T]: the tiles seat ``other`` may hold, as ``seat`` knows
+        lacks = pick_row(s.known_lacks, other)  # bool[V]
+        return unseen & ~jnp.any(jnp.asarray(tb.suit) & lacks[:, None], axis=0)
+
+    possible = [may_hold(other) for other in answerers]
+    may = [_half_bits(tb, tiles) for tiles in possible]  # int32[V]: [x|w] at bit w of x
+    mine = _half_bits(tb, own)
 
     lead_moves, leads = _lead_moves(game, s, own)
     per_path = []
     for moves in (lead_moves, _play_moves(game, s)):
-        reply = moves.rows(may) & moves.pays  # [f, k]: the possible answers that score
+        reply = moves.rows(may[0]) & moves.pays  # [f, k]: the possible answers that score
         out = [_best(moves, reply)]
         if version >= 4:
             out.append(_scoring(moves.ends, reply))
             out.append(_best(moves, moves.rows(mine) & ~moves.itself & moves.pays))
+        for bits in may[1:]:  # version 5: each later seat's best answer and scoring tiles
+            reply = moves.rows(bits) & moves.pays
+            out.extend([_best(moves, reply), _scoring(moves.ends, reply)])
         per_path.append(out)
     # computed once per move (left alone XLA fuses them into each code's read below and
     # recomputes them for every code and value: measured, most of the lookahead's time)
@@ -229,17 +242,23 @@ def lookahead(game: Game, s: GameState, seat: jax.Array, legal: jax.Array, versi
         return jnp.where(legal, fifth.astype(jnp.float32) * jnp.float32(tb.points_step),
                          jnp.float32(0))  # fmt: skip
 
-    blocks = [scaled(ints[0])]
-    if version >= 4:
-        held = popcount(pick_row(s.hands, nxt))
-        size = jnp.sum(possible, dtype=I32)
+    table = jnp.asarray(reply_chance_table(tb.T).reshape(-1, tb.T + 1))
+
+    def chance(i, scoring):  # answerer i's reply_chance of each code
+        held = popcount(pick_row(s.hands, answerers[i]))
+        size = jnp.sum(possible[i], dtype=I32)
         # this position's row of the table (one slice), then each code's entry: a gather (a
         # one-hot over T + 1 entries for each of 4T codes cost more than the rest of the block,
         # measured)
-        table = jnp.asarray(reply_chance_table(tb.T).reshape(-1, tb.T + 1))
-        chance = table[held * (tb.T + 1) + size][jnp.clip(ints[1], 0, tb.T)]
-        blocks.append(jnp.where(legal, chance, jnp.float32(0)))
-        blocks.append(scaled(ints[2]))
+        entry = table[held * (tb.T + 1) + size][jnp.clip(scoring, 0, tb.T)]
+        return jnp.where(legal, entry, jnp.float32(0))
+
+    blocks = [scaled(ints[0])]
+    if version >= 4:
+        blocks.extend([chance(0, ints[1]), scaled(ints[2])])
+    if len(answerers) > 1:  # version 5 at 3 or 4 seats: later_reply_points, then _chance
+        blocks.extend([scaled(ints[1 + 2 * i]) for i in range(1, len(answerers))])
+        blocks.extend([chance(i, ints[2 + 2 * i]) for i in range(1, len(answerers))])
     return blocks
 
 

@@ -51,7 +51,7 @@ from .policies import greedy_policy, random_policy
 OPPONENT_KINDS = ("self", "snapshot", "greedy", "random", "policy")
 OPP_SELF, OPP_SNAPSHOT, OPP_GREEDY, OPP_RANDOM, OPP_POLICY = range(len(OPPONENT_KINDS))
 #: the observation versions the JAX game builds (`dominoes_env.jax.observation`)
-JAX_OBS_VERSIONS = (2, 3, 4)
+JAX_OBS_VERSIONS = (2, 3, 4, 5)
 
 
 def served_obs_versions() -> tuple[int, ...]:
@@ -59,7 +59,7 @@ def served_obs_versions() -> tuple[int, ...]:
     builds.
 
     >>> served_obs_versions()
-    (2, 3, 4)
+    (2, 3, 4, 5)
     """
     return tuple(v for v in sorted(VERSIONS) if v in JAX_OBS_VERSIONS)
 

@@ -7,7 +7,9 @@ through this package's public API:
 
 - :mod:`dominoes_env.obs.v2`: the layout table (hand, layout, counts, scores, move points);
 - :mod:`dominoes_env.obs.v3`: version 2 plus ``reply_points``;
-- :mod:`dominoes_env.obs.v4`: version 3 plus ``reply_chance`` and ``follow_up``.
+- :mod:`dominoes_env.obs.v4`: version 3 plus ``reply_chance`` and ``follow_up``;
+- :mod:`dominoes_env.obs.v5`: version 4 plus ``later_reply_points`` and ``later_reply_chance``
+  (the seats after the next one, at three and four seats).
 
 Each registers an :class:`ObservationSpec` here (:func:`register`); :data:`VERSIONS` holds them
 by number, :func:`observation_spec` looks one up, and :data:`DEFAULT_VERSION` is the version the
@@ -16,7 +18,7 @@ a subclass of :class:`ObservationLayout` (its parent version's layout class), bu
 rules by :func:`cached_layout`. Action codes and masks are in :mod:`dominoes_env.obs.actions`.
 
 >>> observation_spec().version == DEFAULT_VERSION, sorted(VERSIONS)
-(True, [2, 3, 4])
+(True, [2, 3, 4, 5])
 >>> observation_spec(3).layout(RuleConfig()).table().splitlines()[-1].split()[:3]
 ['reply_points', '234:346', '112']
 """
@@ -85,7 +87,7 @@ def observation_spec(version: int = DEFAULT_VERSION) -> ObservationSpec:
     >>> observation_spec(1)
     Traceback (most recent call last):
     ...
-    ValueError: obs_version=1 is not available; allowed: 2, 3, 4
+    ValueError: obs_version=1 is not available; allowed: 2, 3, 4, 5
     """
     spec = None
     if not is_bool(version):
@@ -223,4 +225,4 @@ __all__ = ["DEFAULT_VERSION", "NUM_ENDS", "VERSIONS", "ObservationLayout", "Obse
            "cached_layout", "check_out", "observation_spec", "register"]
 
 # every version, each built on the one before, registers itself
-from . import v2, v3, v4  # noqa: E402, F401, I001
+from . import v2, v3, v4, v5  # noqa: E402, F401, I001

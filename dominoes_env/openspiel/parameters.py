@@ -67,7 +67,7 @@ def observation_version(params: dict[str, Any]) -> int:
     >>> observation_version({"obs_version": 9})
     Traceback (most recent call last):
     ...
-    ValueError: obs_version=9 is not available; allowed: 2, 3, 4
+    ValueError: obs_version=9 is not available; allowed: 2, 3, 4, 5
     """
     return observation_spec(params.get("obs_version", DEFAULT_VERSION)).version
 

@@ -11,9 +11,9 @@ legal mask, the play's points, the count, the four ends, the scores, the hand re
 every seat's observation, entry by entry and bit for bit (the core's float32 bits go into the
 jitted call, which compares them with its own and hands back, per state and seat, how many
 entries differ and the first one; the games run in chunks so that only a chunk's observations
-are held by the call). The observation compared is version 4, whose first parts are
-versions 3 and 2 (computed by the same code on each side; ``test_jax_env`` checks the JAX
-prefixes against versions 2 and 3 themselves), so every version is held equal. In the greedy
+are held by the call). The observation compared is version 5, whose first parts are
+versions 4, 3 and 2 (computed by the same code on each side; ``test_jax_env`` checks the JAX
+prefixes against versions 2, 3 and 4 themselves), so every version is held equal. In the greedy
 matches the jittable ``greedy_policy`` must choose what ``agents.greedy`` chose, step by step.
 
 ``HANDS`` hands per configuration of a double-six set (default 2,000; ``DOMINOES_JAX_HANDS``
@@ -43,8 +43,8 @@ from dominoes_env.options import delta_rewards  # noqa: E402
 from ..helpers import CONFIGS  # noqa: E402
 
 HANDS = int(os.environ.get("DOMINOES_JAX_HANDS", "2000"))
-#: the observation compared: version 4 holds versions 3 and 2 as its first parts
-SPEC = observation_spec(4)
+#: the observation compared: version 5 holds versions 4, 3 and 2 as its first parts
+SPEC = observation_spec(5)
 
 # the per-step scalars compared exactly, in this order (ends: 4 values; scores padded to 4)
 SCALARS = ("turn", "count", "end0", "end1", "end2", "end3", "score0", "score1", "score2",

@@ -69,7 +69,7 @@ def test_properties_match_the_numpy_encoding():
         assert env.num_actions == rules.num_tiles * 4
         assert env.observation_shape == (observation_size(rules),)
         assert env.id == "straight_dominoes" and env.version.startswith("v0")
-        for version in (3, 4):
+        for version in (3, 4, 5):
             later = make(**opts, obs_version=version)
             assert later.obs_version == version
             assert later.observation_shape == (observation_spec(version).layout(rules).size,)
@@ -77,13 +77,14 @@ def test_properties_match_the_numpy_encoding():
 
 def test_version_names_the_observation_version_the_env_was_built_with():
     assert make().version == f"v0-obs{DEFAULT_VERSION}"
-    assert [make(obs_version=v).version for v in (2, 3, 4)] == ["v0-obs2", "v0-obs3", "v0-obs4"]
+    assert [make(obs_version=v).version for v in (2, 3, 4, 5)] == [
+        "v0-obs2", "v0-obs3", "v0-obs4", "v0-obs5"]
 
 
 def test_each_observation_version_starts_with_the_one_before():
-    """The differential test compares version 4 with the core; its first parts must be the JAX
-    version 2 and 3 observations themselves."""
-    envs = [make(num_players=3, obs_version=v) for v in (2, 3, 4)]
+    """The differential test compares version 5 with the core; its first parts must be the JAX
+    version 2, 3 and 4 observations themselves."""
+    envs = [make(num_players=3, obs_version=v) for v in (2, 3, 4, 5)]
     sizes = [e.observation_shape[0] for e in envs]
 
     def run(key):
@@ -96,12 +97,13 @@ def test_each_observation_version_starts_with_the_one_before():
 
         return jax.lax.scan(body, envs[-1].init(key), jax.random.split(key, 40))[1]
 
-    v2, v3, v4 = jax.jit(jax.vmap(run))(jax.random.split(jax.random.PRNGKey(5), 16))
-    assert sizes == [sizes[0], sizes[0] + 112, sizes[0] + 3 * 112]
-    np.testing.assert_array_equal(np.asarray(v3[..., : sizes[0]]), np.asarray(v2))
-    np.testing.assert_array_equal(np.asarray(v4[..., : sizes[1]]), np.asarray(v3))
-    for start in range(sizes[0], sizes[2], 112):  # every lookahead block is used
-        assert np.asarray(v4[..., start:start + 112]).any()
+    obs = jax.jit(jax.vmap(run))(jax.random.split(jax.random.PRNGKey(5), 16))
+    # version 5 at three seats: one later seat, its two rows
+    assert sizes == [sizes[0], sizes[0] + 112, sizes[0] + 3 * 112, sizes[0] + 5 * 112]
+    for shorter, longer, size in zip(obs, obs[1:], sizes, strict=False):
+        np.testing.assert_array_equal(np.asarray(longer[..., :size]), np.asarray(shorter))
+    for start in range(sizes[0], sizes[3], 112):  # every lookahead block is used
+        assert np.asarray(obs[3][..., start:start + 112]).any()
 
 
 def test_explicit_deal_is_checked_and_used():
@@ -212,8 +214,8 @@ def test_init_writes_the_observation_observe_computes(name):
     """``init`` writes a new match's observation from its few blocks that differ between
     matches (the rest is ``Tables.first_obs``): the same bits as ``observe``, over 64 deals,
     for every observation version (one program). (The differential tests compare every rule
-    configuration's first states, version 4, with the core.)"""
-    envs = [make(**CONFIGS[name], obs_version=v) for v in (2, 3, 4)]
+    configuration's first states, version 5, with the core.)"""
+    envs = [make(**CONFIGS[name], obs_version=v) for v in (2, 3, 4, 5)]
 
     def both(key):
         states = [env.init(key) for env in envs]
