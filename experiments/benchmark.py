@@ -45,6 +45,7 @@ from dominoes_env.cli_support import (
     config_parser,
     end_program,
     is_stdout_error,
+    paths_in_specs,
     run_command,
     shown_path,
     start_run_folder,
@@ -130,10 +131,13 @@ def _main(args) -> int:
         for module in ("rich", "tqdm"):
             require(module, "tournament", "python -m experiments.benchmark")
         plan(bench)  # every spec builds, and plays at least one table
+        # the policy files the specs name are inputs: --out holding one is refused, for
+        # replacing the card would remove it (ppo:OUT/matches/p.npz went with matches/)
         folder = check_run_folder(
             out, PROGRAM, bench.to_dict(), overwrite=config.overwrite, outputs=OUTPUT_NAMES,
             resume=os.path.join(out, CONFIG_FILE) if config.resume else None,
-            resume_hint="(with the same arguments)")
+            resume_hint="(with the same arguments)",
+            inputs=paths_in_specs([bench.agent, *bench.panel]))
         kept = [n for n in OUTPUT_NAMES[1:] if os.path.lexists(os.path.join(out, n))]
         if config.resume and kept and not os.path.lexists(os.path.join(out, CONFIG_FILE)):
             # was "pass --resume to continue it", to a command that had passed it
@@ -154,6 +158,7 @@ def _main(args) -> int:
     try:
         run = run_card(bench, out, workers=config.workers, progress=config.progress,
                        resume=folder.resumes and os.path.isfile(os.path.join(out, CONFIG_FILE)),
+                       overwrite=folder.replaces,  # without it the card refused its own folder
                        move_timeout=config.move_timeout or None,
                        before_writing=lambda: start_run_folder(folder))
     except KeyboardInterrupt as stop:  # run_command's one line and status (130, 143, 129)

@@ -172,6 +172,18 @@ def trainer_flags(args) -> tuple[str, list[str]]:
     return "train_jax", flags + [f for name, w in mix.items() for f in (f"--opp-{name}", str(w))]
 
 
+def resume_hint(trainer: str, out: str) -> str:
+    """The checkpoint ``trainer``'s run in ``out`` continues from, as the trainer names it in
+    its own refusal: train_jax's ``checkpoint.npz``; train_ppo's newest checkpoint there, else
+    ``checkpoints/last.zip``."""
+    if trainer == "train_jax":
+        return os.path.join(out, "checkpoint.npz")
+    from agents.sb3_run import checkpoints_of
+
+    found = checkpoints_of(Path(out)) if os.path.isdir(out) else []
+    return str(found[-1] if found else Path(out) / "checkpoints" / "last.zip")
+
+
 def whole_updates(args, trainer: str) -> tuple[int, int, list[str]]:
     """``(games, steps of one update, the trainer's common flags)`` for ``trainer``'s games
     (``--num-envs``, else its default): ``--total-steps`` is ``--steps`` rounded up to whole
@@ -273,15 +285,15 @@ def _main(args: argparse.Namespace) -> int:
             check_spec_path("TMPDIR", tempfile.gettempdir(), folder=True)
         else:
             check_spec_path("--out", args.out, folder=True)
-        if args.resume is None and args.out is not None:  # the trainer's own run: new or
-            # empty, or --overwrite
-            check_run_folder(args.out, "experiments.train_jax", {}, overwrite=args.overwrite,
-                             resume_hint=os.path.join(args.out, "checkpoint.npz"),
-                             utf8_name=True)
         from agents import check_spec
 
         check_spec(args.agent, rules)  # its parameters, and whether it plays this table
         trainer, flags = trainer_flags(args)
+        if args.resume is None and args.out is not None:  # the trainer's own run: new or
+            # empty, or --overwrite; the run there named as that trainer's (a train_ppo run
+            # was said to be one train_jax cannot continue)
+            check_run_folder(args.out, f"experiments.{trainer}", {}, overwrite=args.overwrite,
+                             resume_hint=resume_hint(trainer, args.out), utf8_name=True)
         if args.resume is not None:
             check_resumed_settings(trainer, flags, args)
     except ValueError as err:

@@ -505,6 +505,68 @@ def test_the_command_refuses_a_rerun_and_bad_flags(tmp_path, capsys):
     assert stop.value.code == 2
 
 
+def test_the_command_overwrites_a_finished_card_and_a_stopped_one(tmp_path, capsys,
+                                                                  monkeypatch):
+    """``--overwrite`` into a card's folder was always refused ("holds a benchmark card already
+    (...); pass ... overwrite=True (--overwrite) to start again"): the command checked its
+    folder with it but did not pass it on to ``run_card``. A finished card is replaced by a
+    fresh one (its run marker the new run's, the user's file kept), and so is a stopped one
+    (every match played again, none resumed)."""
+    runs = []
+
+    def spy(*args, **kwargs):
+        runs.append(run_card(*args, **kwargs))
+        return runs[-1]
+
+    monkeypatch.setattr(benchmark, "run_card", spy)
+    out = tmp_path / "c"
+    argv = ["greedy", "--panel", "random", "--tables", "2p", "--matches", "2",
+            "--target-score", "20", "--no-plot", "--no-progress", "--out", str(out)]
+    assert benchmark.main(argv) == 0
+    (out / "notes.txt").write_text("mine")
+    capsys.readouterr()
+    assert benchmark.main([*argv, "--seed", "5", "--overwrite"]) == 0, capsys.readouterr().err
+    card = json.loads((out / "card.json").read_text())
+    assert card["complete"] and card["seed"] == 5 and runs[-1].played == 2
+    assert json.loads((out / "run.json").read_text())["settings"]["seed"] == 5
+    assert json.loads((out / "benchmark.json").read_text())["seed"] == 5
+    assert (out / "notes.txt").read_text() == "mine"
+    # stopped after its first match (what Ctrl-C keeps): started again, not resumed
+    [matches] = list(out.rglob("matches.jsonl"))
+    matches.write_text(matches.read_text().splitlines(keepends=True)[0])
+    assert benchmark.main([*argv, "--overwrite"]) == 0, capsys.readouterr().err
+    assert runs[-1].played == 2 and runs[-1].card["complete"] and runs[-1].card["seed"] == 0
+    assert json.loads((out / "run.json").read_text())["settings"]["seed"] == 0
+    assert benchmark.main([*argv, "--resume"]) == 0 and runs[-1].played == 0
+
+
+def test_a_card_is_never_replaced_around_its_own_input(tmp_path, capsys):
+    """``ppo:OUT/matches/p.npz --out OUT --overwrite``: the command checked its folder without
+    the specs' files as inputs, and replacing the card removed ``matches/`` with the policy it
+    plays. The command refuses, as every program does, and so does ``run_card``; nothing
+    changes."""
+    from agents.ppo import random_policy_npz
+
+    out = tmp_path / "c"
+    run_card(tiny(tables=["2p"]), out, progress=False)
+    policy = out / "matches" / "p.npz"
+    random_policy_npz(policy, RuleConfig(**FAST), hidden=(8,))
+    before = sorted((str(p), p.stat().st_mtime_ns) for p in out.rglob("*"))
+    config = BenchmarkConfig(f"ppo:{policy}", panel=["random"], tables=["2p"], matches=2,
+                             seed=3, rule_options=FAST)
+    with pytest.raises(BenchmarkDirError) as refused:
+        run_card(config, out, overwrite=True, progress=False)
+    assert f"holds an input of this card ({str(policy)!r}" in str(refused.value), refused.value
+    capsys.readouterr()
+    assert benchmark.main([f"ppo:{policy}", "--panel", "random", "--tables", "2p",
+                           "--matches", "2", "--target-score", "50", "--no-plot",
+                           "--no-progress", "--out", str(out), "--overwrite"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == (f"error: --out {str(out)!r} is, holds or lies in an input of this command "
+                    f"({str(policy)!r}); write elsewhere")
+    assert sorted((str(p), p.stat().st_mtime_ns) for p in out.rglob("*")) == before
+
+
 def test_the_memory_a_match_takes_is_the_tournament_librarys(tmp_path, monkeypatch, capsys):
     """The command imported ``BYTES_PER_MATCH`` by value, a copy that raising the library's one
     definition did not reach: it now reads it through :mod:`agents.tournament.schedule`."""

@@ -580,6 +580,40 @@ def test_best_response_trains_whole_updates_and_reports_the_steps_trained(tmp_pa
     assert report["steps"] == 1024 and report["matches"] == 6
 
 
+@pytest.mark.parametrize("trainer, agent, hint", [
+    ("train_ppo", "search:sims=2", os.path.join("checkpoints", "last.zip")),
+    ("train_jax", "greedy", "checkpoint.npz"),
+])
+def test_best_response_names_the_run_in_out_as_its_trainers(tmp_path, monkeypatch, capsys,
+                                                            trainer, agent, hint):
+    """``best_response --agent search:sims=2 --out brp`` run twice said the first run was one
+    "of 'experiments.train_ppo', which experiments.train_jax cannot continue": the folder was
+    checked as train_jax's whatever trainer the agent needs. It is checked as the trainer's,
+    with the checkpoint that trainer resumes from; the other trainer's run is not its own."""
+    import experiments.best_response as program
+    from dominoes_env.cli_support import check_run_folder, start_run_folder
+
+    def trainer_started(module, flags):
+        raise AssertionError(f"{module} started")
+
+    monkeypatch.setattr(program, "run_program", trainer_started)
+    out = tmp_path / "brp"
+    start_run_folder(check_run_folder(out, f"experiments.{trainer}", {"seed": 0}))
+    (out / hint).parent.mkdir(parents=True, exist_ok=True)
+    (out / hint).write_bytes(b"a checkpoint")
+    argv = ["--steps", "512", "--num-envs", "2", "--matches", "2", "--out", str(out)]
+    assert program.main(["--agent", agent, *argv]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == (f"error: --out {str(out)!r} holds another run (of experiments.{trainer}); "
+                    f"pass --resume {out / hint} to continue it, pass --overwrite to replace "
+                    "it, or name a new folder")
+    other = "greedy" if trainer == "train_ppo" else "search:sims=2"
+    assert program.main(["--agent", other, *argv]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert f"holds a run of 'experiments.{trainer}', which experiments." in line, line
+    assert f"which experiments.{trainer} cannot" not in line, line
+
+
 @pytest.mark.parametrize("program, argv, says", [
     ("experiments.bench_jax_observe", ["--configs", "double-six-2p", "double-six-2p"],
      "--configs double-six-2p given twice; list each once"),

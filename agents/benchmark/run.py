@@ -169,17 +169,19 @@ def _differences(old: Any, new: dict) -> str:
                      for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k))
 
 
-def clear_card(out: str | os.PathLike) -> None:
+def clear_card(out: str | os.PathLike, *, keep_marker: bool = False) -> None:
     """Remove what a card run writes in ``out`` (and nothing else there): only from a card's
     folder, one whose run marker names ``experiments.benchmark`` or whose ``benchmark.json``
     is a card's configuration. Any other folder holding such names (the user's own
     ``card.json`` and ``matches/``), or a symbolic link, is a
     :class:`BenchmarkDirError` naming it, and nothing is removed
-    (:func:`dominoes_env.cli_support.clear_run`); a link in the folder goes as a link."""
+    (:func:`dominoes_env.cli_support.clear_run`); a link in the folder goes as a link. The run
+    marker goes too, unless ``keep_marker`` (the new run's, written just before)."""
     from dominoes_env.cli_support import RefusedError, clear_run
 
     try:
-        clear_run(out, ("experiments.benchmark",), proof=_card_proof)
+        clear_run(out, ("experiments.benchmark",), proof=_card_proof,
+                  only=OUTPUT_NAMES if keep_marker else None)
     except RefusedError as err:
         raise BenchmarkDirError(str(err)) from None
 
@@ -197,13 +199,30 @@ def _card_proof(out: str) -> str | None:
     return f"{CONFIG_FILE} is no card's configuration: {damage}" if damage else None
 
 
+def _refuse_removing_an_input(out: Path, config: BenchmarkConfig) -> None:
+    """:class:`BenchmarkDirError` when ``out`` holds a file the card's specs read
+    (``ppo:OUT/matches/policy.npz``): replacing the card there would remove its own input, as
+    the output policy refuses (an output is never an input)."""
+    from dominoes_env.cli_support import paths_in_specs
+
+    real = os.path.realpath(out)
+    for source in paths_in_specs([config.agent, *config.panel]):
+        found = os.path.realpath(source)
+        if found == real or found.startswith(real.rstrip(os.sep) + os.sep):
+            raise BenchmarkDirError(f"{str(out)!r} holds an input of this card ({source!r}, "
+                                    "which its specs read), which overwrite=True (--overwrite) "
+                                    "could remove with the card; move the input out of it, or "
+                                    "use another output folder")
+
+
 def prepare_dir(out: Path, config: BenchmarkConfig, *, resume: bool, overwrite: bool,
                 before_writing: Callable[[], object] | None = None) -> None:
     """The output policy: a new folder; an existing card of the same configuration only with
     ``resume``; anything a card writes already there only with ``overwrite`` (it is removed
-    first). :class:`BenchmarkDirError` otherwise; then ``before_writing()`` runs (a program's
-    run marker is written there: a refused ``--resume`` left a new ``run.json`` behind) and
-    ``benchmark.json`` is written."""
+    first), and never where the folder holds a file the card's specs read
+    (:func:`_refuse_removing_an_input`). :class:`BenchmarkDirError` otherwise; then
+    ``before_writing()`` runs (a program's run marker is written there: a refused ``--resume``
+    left a new ``run.json`` behind) and ``benchmark.json`` is written."""
     ready = before_writing if before_writing is not None else (lambda: None)
     if resume and overwrite:
         raise BenchmarkDirError("resume=True (--resume) continues a card and overwrite=True "
@@ -214,8 +233,11 @@ def prepare_dir(out: Path, config: BenchmarkConfig, *, resume: bool, overwrite: 
     wanted = _stored(config)
     ours = [n for n in OUTPUT_NAMES if os.path.lexists(out / n)]
     if overwrite:
+        _refuse_removing_an_input(out, config)
         ready()
-        clear_card(out)
+        # a run marker written by ready() is the new run's: it stays (the replaced run's was
+        # removed with its files by the program's start_run_folder)
+        clear_card(out, keep_marker=before_writing is not None)
     elif resume:
         if not path.is_file():
             raise BenchmarkDirError(f"{out} holds no benchmark card to resume ({CONFIG_FILE} "
