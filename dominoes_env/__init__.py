@@ -80,6 +80,7 @@ from .core import (  # noqa: E402
     IllegalMoveError,
     MatchState,
     Move,
+    NoHandError,
     RecordError,
     RuleConfig,
     SeatView,
@@ -106,8 +107,8 @@ _DEPRECATED = {"OBS_VERSION": "dominoes_env.encoding"}
 
 __all__ = [
     "DOWN", "END_NAMES", "LEFT", "RIGHT", "UP",
-    "HandState", "IllegalMoveError", "MatchState", "Move", "RecordError", "RuleConfig",
-    "SeatView", "Tile", "__version__", "tile_set", *_LAZY,
+    "HandState", "IllegalMoveError", "MatchState", "Move", "NoHandError", "RecordError",
+    "RuleConfig", "SeatView", "Tile", "__version__", "tile_set", *_LAZY,
     "encode_observation", "observation_layout", "observation_size", "state_vector",
 ]  # fmt: skip
 

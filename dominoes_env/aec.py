@@ -1,7 +1,8 @@
 """The PettingZoo AEC environment: ``env()`` (wrapped, use this) and ``raw_env``.
 
 =================  ===========================================================================
-agents             ``player_0 .. player_{n-1}`` (seat ``i`` is ``player_i``)
+agents             ``player_0 .. player_{n-1}`` (seat ``i`` is ``player_i``; ``seat_of(agent)``
+                   and ``agent_of(seat)`` convert)
 action space       ``Discrete(T * 4)``: ``tile_index * 4 + end`` (see :mod:`.obs.actions`)
 observation        ``{"observation": Box(D, float32), "action_mask": Box(T * 4, int8)}``,
                    seat-relative; the layout table is in :mod:`.obs.v2` (other versions:
@@ -67,7 +68,7 @@ from pettingzoo.utils.wrappers.order_enforcing import (
 from .core import IllegalMoveError, MatchState
 from .core.validation import as_int, as_seed, short_repr
 from .infos import NO_HAND_END, hand_end_fields, scores_array
-from .lifecycle import closed_error
+from .lifecycle import ResetFirstError, closed_error
 from .obs import NUM_ENDS, observation_spec
 from .obs.actions import check_action, mask_of
 from .obs.v2 import state_bounds, state_vector
@@ -81,17 +82,11 @@ from .options import (
 from .registration import register_pettingzoo
 from .render import render_frame
 
+__all__ = ["ENV_NAME", "RENDER_MODES", "OrderEnforcing", "ResetFirstError", "UnknownAgentError",
+           "env", "raw_env", "unknown_agent"]
+
 ENV_NAME = "straight_dominoes_v1"
 RENDER_MODES = ("human", "ansi", "rgb_array")
-
-
-
-class ResetFirstError(RuntimeError, AssertionError, AttributeError):
-    """A method of the environment called before ``reset()``: a ``RuntimeError``, as the
-    parallel and single-agent environments raise. It is also an ``AssertionError`` and an
-    ``AttributeError``, what PettingZoo's order wrapper raises (the first from ``step``,
-    ``observe``, ``agent_iter``..., the second from ``last``), so code that catches those
-    catches it."""
 
 
 class UnknownAgentError(KeyError, ValueError):
@@ -297,6 +292,26 @@ class raw_env(AECEnv, EzPickle):
             return self.action_spaces[agent]
         except (KeyError, TypeError):
             raise unknown_agent(agent, self.possible_agents) from None
+
+    # -- agents and seats --------------------------------------------------------------------
+    def seat_of(self, agent: str) -> int:
+        """The seat ``agent`` plays (``"player_2"`` plays seat 2): the seat of
+        ``match.view(seat)`` and of the core's ``turn``. An agent this env does not have is an
+        :class:`UnknownAgentError` naming the agents there are.
+
+        >>> e = raw_env(num_players=3)
+        >>> e.seat_of("player_2"), e.agent_of(2)
+        (2, 'player_2')
+        """
+        try:
+            return self._seat[agent]
+        except (KeyError, TypeError):  # TypeError: an unhashable agent
+            raise unknown_agent(agent, self.possible_agents) from None
+
+    def agent_of(self, seat: int) -> str:
+        """The agent that plays ``seat`` (``0 .. num_players - 1``; anything else is a
+        ``ValueError``, a ``TypeError`` for no integer, naming it)."""
+        return self._names[as_int("seat", seat, 0, len(self._names) - 1)]
 
     # -- episode -----------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:

@@ -59,6 +59,16 @@ class parallel_env(ParallelEnv, EzPickle):
     def action_space(self, agent: str):
         return self.aec.action_space(agent)
 
+    def seat_of(self, agent: str) -> int:
+        """The seat ``agent`` plays (:meth:`raw_env.seat_of <dominoes_env.aec.raw_env.seat_of>`:
+        an unknown agent is an ``UnknownAgentError``)."""
+        return self.aec.seat_of(agent)
+
+    def agent_of(self, seat: int) -> str:
+        """The agent that plays ``seat`` (:meth:`raw_env.agent_of
+        <dominoes_env.aec.raw_env.agent_of>`)."""
+        return self.aec.agent_of(seat)
+
     @property
     def agent_selection(self) -> str:
         """The agent whose action the next ``step`` plays."""

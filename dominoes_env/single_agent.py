@@ -31,7 +31,9 @@ on.
   decision, as in the AEC env), ``hand_results`` (``(hand_number, result, award)`` for each
   hand that ended meanwhile) and ``illegal_reason``.
 - ``reset()`` or ``step()`` after ``close()``: :class:`~.lifecycle.ClosedEnvironmentError` (a
-  ``RuntimeError`` and Gymnasium's ``ClosedEnvironmentError``), as in the PettingZoo envs.
+  ``RuntimeError`` and Gymnasium's ``ClosedEnvironmentError``), as in the PettingZoo envs;
+  ``step()``, ``action_masks()``, ``view()`` or ``render()`` before the first ``reset()``:
+  :class:`~.lifecycle.ResetFirstError` (a ``RuntimeError``, as the AEC env raises).
 
 >>> env = SingleAgentEnv(num_players=2, seat=0)
 >>> obs, info = env.reset(seed=1)
@@ -50,7 +52,7 @@ from gymnasium import spaces
 from .core import IllegalMoveError, MatchState, SeatView
 from .core.validation import ParameterTypeError, as_int, as_seed, short_repr
 from .infos import NO_HAND_END, hand_end_fields, scores_array
-from .lifecycle import closed_error
+from .lifecycle import ResetFirstError, closed_error
 from .obs import NUM_ENDS, observation_spec
 from .obs.actions import check_action
 from .options import (
@@ -176,7 +178,9 @@ class SingleAgentEnv(gymnasium.Env):
     def step(self, action):
         if self._closed:
             raise closed_error()
-        if self.match is None or self._done:
+        if self.match is None:
+            raise ResetFirstError("call reset() before step()")
+        if self._done:  # or a reset() whose opponent failed
             raise RuntimeError("the episode is over (or never began): call reset()")
         if type(action) is int and 0 <= action < self.num_actions:
             code = action
@@ -291,18 +295,19 @@ class SingleAgentEnv(gymnasium.Env):
     def action_masks(self) -> np.ndarray:
         """Boolean mask of the legal action codes now (all False once the episode is over);
         the method sb3-contrib's ``MaskablePPO`` calls. Before :meth:`reset` there is no
-        position: ``RuntimeError``."""
+        position: :class:`~.lifecycle.ResetFirstError` (a ``RuntimeError``)."""
         if self.match is None:
-            raise RuntimeError("call reset() first")
+            raise ResetFirstError("call reset() before action_masks()")
         mask = np.zeros(self.num_actions, dtype=bool)
         if not self._done and self.match.turn == self.seat:
             mask[self.match.legal_actions()] = True
         return mask
 
     def view(self) -> SeatView:
-        """The learner's :class:`~dominoes_env.core.SeatView` now."""
+        """The learner's :class:`~dominoes_env.core.SeatView` now (before :meth:`reset`,
+        :class:`~.lifecycle.ResetFirstError`, a ``RuntimeError``)."""
         if self.match is None:
-            raise RuntimeError("call reset() first")
+            raise ResetFirstError("call reset() before view()")
         return self.match.view(self.seat)
 
     # -- rendering ---------------------------------------------------------------------------
@@ -312,7 +317,7 @@ class SingleAgentEnv(gymnasium.Env):
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode=")
             return None
         if self.match is None:
-            raise RuntimeError("call reset() before render()")
+            raise ResetFirstError("call reset() before render()")
         return render_frame(self.render_mode, self._hand, self.match)
 
     def close(self) -> None:

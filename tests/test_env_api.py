@@ -385,6 +385,42 @@ def test_misuse_gives_errors_that_name_the_problem():
         par.reset()
 
 
+def test_aec_module_exports_its_errors():
+    """``ResetFirstError`` and ``UnknownAgentError``, what a caller catches, were public
+    names of a module without ``__all__``."""
+    assert {"ResetFirstError", "UnknownAgentError", "env", "raw_env", "ENV_NAME"} <= set(
+        aec.__all__)
+    assert all(hasattr(aec, name) for name in aec.__all__)
+    assert issubclass(aec.ResetFirstError, RuntimeError)
+    assert issubclass(aec.UnknownAgentError, KeyError) and issubclass(aec.UnknownAgentError,
+                                                                      ValueError)
+
+
+@pytest.mark.parametrize("make", [dominoes_env.raw_env, dominoes_env.env,
+                                  dominoes_env.parallel_env])
+def test_seat_of_and_agent_of_map_agents_and_seats(make):
+    """Agent names were mapped to seats with ``possible_agents.index(name)``, a convention of
+    the names' order."""
+    env = make(num_players=3)
+    assert [env.seat_of(a) for a in env.possible_agents] == [0, 1, 2]
+    assert [env.agent_of(s) for s in range(3)] == env.possible_agents
+    assert env.agent_of(np.int64(1)) == "player_1"
+    for agent in ("player_3", "zzz", None, ["player_0"]):
+        with pytest.raises(aec.UnknownAgentError, match=r"^no agent .* in this environment; "
+                                                        r"the agents are player_0, player_1, "
+                                                        r"player_2$"):
+            env.seat_of(agent)
+    for seat in (3, -1):
+        with pytest.raises(ValueError, match=rf"^seat={seat} is out of range; allowed: 0\.\.2$"):
+            env.agent_of(seat)
+    for seat in ("1", 1.0, True, None):
+        with pytest.raises(TypeError, match="^seat=.* must be an integer"):
+            env.agent_of(seat)
+    env.reset(seed=0)
+    raw = getattr(env, "aec", env.unwrapped)  # the parallel env's AEC env, or the raw env
+    assert env.seat_of(env.agent_selection) == raw.match.turn
+
+
 def test_last_after_the_episode_says_it_is_over():
     """``last()`` once every agent is done raised ``KeyError: 'player_0'`` (as PettingZoo's own
     envs do); it now says the episode is over."""

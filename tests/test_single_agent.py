@@ -348,3 +348,22 @@ def test_learner_side_needs_partnerships_and_two_opponents():
         SingleAgentEnv(learner="team", num_players=4)
     with pytest.raises(ValueError, match="list of 2 agent objects"):
         SingleAgentEnv(learner="side", num_players=4, opponents=[RandomPlayer()] * 3)
+
+
+def test_before_reset_every_method_raises_reset_first_error():
+    """``step``, ``action_masks``, ``view`` and ``render`` before ``reset()`` raised a plain
+    ``RuntimeError``; the AEC env's ``ResetFirstError`` (still a ``RuntimeError``) names it."""
+    from dominoes_env.aec import ResetFirstError
+    from dominoes_env.lifecycle import ResetFirstError as same
+
+    assert ResetFirstError is same and issubclass(ResetFirstError, RuntimeError)
+    env = SingleAgentEnv(num_players=2, render_mode="ansi")
+    for call, name in [(lambda: env.step(0), "step()"), (env.action_masks, "action_masks()"),
+                       (env.view, "view()"), (env.render, "render()")]:
+        with pytest.raises(ResetFirstError, match=rf"^call reset\(\) before {name[:-2]}\(\)$"):
+            call()
+    env.reset(seed=0)
+    env.step(int(np.flatnonzero(~env.action_masks())[0]))  # illegal: the episode ends
+    with pytest.raises(RuntimeError, match=r"^the episode is over") as err:
+        env.step(0)
+    assert not isinstance(err.value, ResetFirstError)  # it began: no reset-first error

@@ -27,12 +27,12 @@ from typing import Any
 from .errors import IllegalMoveError
 from .events import BLOCKED, DOMINO, DRAW, PASS, PLAY, Award, Draw, Outcome, Pass, Play, Result
 from .layout import RULE_TABLES, open_ends, place, set_rule_tables
-from .moves import END_NAMES, Move, code_of, end_index, end_of, tile_of
+from .moves import END_NAMES, Move, end_of, parse_move, tile_of
 from .rules import RuleConfig
 from .scoring import blocked_award, count_after, points_for_count, round_to_five
-from .tiles import Tile, iter_bits
+from .tiles import Tile, TileSet, iter_bits
 from .validation import as_int, check_rng, short_repr
-from .view import SeatView, make_view
+from .view import SeatView, layout_line, make_view
 
 # public history events (typed records, see .events): Play(seat, code, points) =
 # ("play", seat, code, points), Draw(seat, n_tiles) = ("draw", ...), Pass(seat) = ("pass", seat)
@@ -292,6 +292,8 @@ class HandState:
     # -- queries ---------------------------------------------------------------------------
     @property
     def is_over(self) -> bool:
+        """Whether the hand has ended (a domino or a block: :attr:`outcome` says which); no
+        move is legal then."""
         return self.turn < 0
 
     @property
@@ -303,7 +305,13 @@ class HandState:
         return Outcome(self.result[0], self.result[1], self.award)
 
     @property
-    def tiles(self):
+    def tiles(self) -> TileSet:
+        """The tile set of the hand's rules (``rules.tiles``: tile ``i`` is ``tiles.tiles[i]``,
+        the tile of an action code's :func:`~dominoes_env.core.moves.tile_of`).
+
+        >>> HandState.deal(RuleConfig(), random.Random(0), leader=0).tiles.num_tiles
+        28
+        """
         return self.rules.tiles
 
     @property
@@ -358,8 +366,24 @@ class HandState:
                 m ^= low
         return out
 
-    def is_legal(self, code: int) -> bool:
-        """Whether an action code is legal now (a fast check; :meth:`play` says why not)."""
+    def is_legal(self, move: Move | int | tuple) -> bool:
+        """Whether a move is legal now: an action code (the fast check), or a move in any other
+        form :meth:`play` takes (a :class:`Move`, a ``(tile, end)`` pair). ``False`` for
+        whatever :meth:`play` would refuse with :class:`IllegalMoveError` (it says why), and
+        once the hand is over; what is no move at all is a ``TypeError``, as for :meth:`play`.
+
+        >>> hand = HandState.from_tiles(RuleConfig(), leader=0, hands=[
+        ...     [(6, 6), (6, 3), (1, 2), (0, 0), (2, 2), (3, 3), (4, 5)],
+        ...     [(5, 5), (0, 1), (1, 1), (2, 3), (3, 4), (0, 6), (1, 6)]])
+        >>> hand.is_legal(hand.legal_moves[0]), hand.is_legal(((5, 5), None))
+        (True, False)
+        """
+        if move.__class__ is not int:  # a Move, a pair, numpy's integers: read as play does
+            try:
+                move = parse_move(move, self.rules.tiles, self.lead < 0)[0]
+            except IllegalMoveError:
+                return False
+        code = move
         if self.turn < 0 or not 0 <= code < len(self.tile_pips) * 4:
             return False
         t = code >> 2  # tile_of / end_of inlined in the hot paths below
@@ -414,9 +438,10 @@ class HandState:
         """Play a move for the seat whose turn it is and return the points it scores.
 
         ``move`` is a :class:`Move`, an action code, or a ``(tile, end)`` pair with the tile as
-        ``(a, b)``. Raises :class:`IllegalMoveError` (state unchanged) if the rules forbid it.
-        The move goes on :attr:`move_stack`, so :meth:`pop` takes it back: ``play`` is
-        :meth:`push` by its game name.
+        ``(a, b)`` and the end a name or one of ``LEFT`` .. ``DOWN``. Raises
+        :class:`IllegalMoveError` (state unchanged) if the rules forbid it. The move goes on
+        :attr:`move_stack`, so :meth:`pop` takes it back: ``play`` is :meth:`push` by its game
+        name.
         """
         code, flip = self.check_move(move)
         return self.apply_unchecked(code, flip)
@@ -425,8 +450,7 @@ class HandState:
         """Play a move, checked, and return its points: the same as :meth:`play` (the
         python-chess name). Every move played is on :attr:`move_stack`; :meth:`pop` takes the
         last one back."""
-        code, flip = self.check_move(move)
-        return self.apply_unchecked(code, flip)
+        return self.play(move)
 
     @property
     def move_stack(self) -> list[Move]:
@@ -482,44 +506,7 @@ class HandState:
         """
         if self.turn < 0:
             raise IllegalMoveError(move, "the hand is over")
-        ts = self.rules.tiles
-        flip = False
-        if not isinstance(move, tuple):
-            try:
-                move = as_int("move", move)
-            except TypeError:
-                raise TypeError("a move is a Move, an action code or a (tile, end) pair, not "
-                                f"{short_repr(move)}") from None
-        if isinstance(move, int):
-            if not 0 <= move < ts.num_tiles * 4:
-                raise IllegalMoveError(move, f"action code out of range 0..{ts.num_tiles * 4 - 1}")
-            code = move
-            if self.lead < 0 and end_of(code):
-                raise IllegalMoveError(
-                    self.move_of(code), "the lead is played with end code 0 (left)"
-                )
-        else:
-            if len(move) != 2:
-                raise TypeError(f"a move is a (tile, end) pair, not {short_repr(move)}")
-            tile, end = move
-            if not isinstance(tile, (tuple, list)) or len(tile) != 2:
-                raise IllegalMoveError(move, "a tile is a pair of pip values (a, b)")
-            try:
-                t = ts.index(tile[0], tile[1])
-            except ValueError as err:
-                raise IllegalMoveError(move, str(err)) from None
-            if self.lead < 0:
-                if end is not None:
-                    raise IllegalMoveError(move, "the lead has no end (end must be None)")
-                code, flip = code_of(t), tile[0] > tile[1]
-            else:
-                if end is None:
-                    raise IllegalMoveError(move, "only the lead has no end; name an end")
-                try:
-                    e = end_index(end)
-                except ValueError as err:
-                    raise IllegalMoveError(move, str(err)) from None
-                code = code_of(t, e)
+        code, flip = parse_move(move, self.rules.tiles, self.lead < 0)
         self._check_legal(code, move)
         return code, flip
 
@@ -656,11 +643,18 @@ class HandState:
 
     # -- display ---------------------------------------------------------------------------
     def layout_str(self) -> str:
-        if self.lead < 0:
-            return "(empty layout)"
-        ends = " ".join(f"{END_NAMES[e]}={self.ends[e]}" for e in self.open_ends())
-        spin = f", spinner {self.rules.tiles.tiles[self.spinner]}" if self.spinner >= 0 else ""
-        return f"ends {ends}, count {self.count}{spin}"
+        """The layout in one line: the open ends' values, the count and the spinner (the first
+        line of ``str(hand)``).
+
+        >>> hand = HandState.from_tiles(RuleConfig(), leader=0, hands=[
+        ...     [(6, 6), (6, 3), (1, 2), (0, 0), (2, 2), (3, 3), (4, 5)],
+        ...     [(5, 5), (0, 1), (1, 1), (2, 3), (3, 4), (0, 6), (1, 6)]])
+        >>> hand.layout_str()
+        '(empty layout)'
+        >>> hand.play(((6, 6), None)), hand.layout_str()
+        (0, 'ends left=6 right=6, count 12, spinner [6|6]')
+        """
+        return layout_line(self)
 
     def __str__(self) -> str:
         ts = self.rules.tiles

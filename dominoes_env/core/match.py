@@ -147,6 +147,7 @@ class MatchState:
     # -- queries ---------------------------------------------------------------------------
     @property
     def is_over(self) -> bool:
+        """Whether a side has won the match (:attr:`winner`); no move is legal then."""
         return self.winner is not None
 
     @property
@@ -155,11 +156,37 @@ class MatchState:
         return -1 if self.winner is not None else self._dealt().turn
 
     def legal_actions(self) -> list[int]:
+        """The legal action codes of the seat to play (:meth:`HandState.legal_actions`), or
+        ``[]`` once the match is over.
+
+        >>> m = MatchState(seed=1)
+        >>> all(m.is_legal(code) for code in m.legal_actions())
+        True
+        """
         return [] if self.winner is not None else self._dealt().legal_actions()
 
     @property
     def legal_moves(self) -> list[Move]:
+        """The legal moves of the seat to play as :class:`Move` values (the lead's end is
+        ``None``), or ``[]`` once the match is over.
+
+        >>> m = MatchState(seed=1)
+        >>> [m.move_of(code) for code in m.legal_actions()] == m.legal_moves
+        True
+        """
         return [] if self.winner is not None else self._dealt().legal_moves
+
+    def is_legal(self, move: Move | int | tuple) -> bool:
+        """Whether :meth:`play` would take ``move`` now (any form it takes: a :class:`Move`, an
+        action code, a ``(tile, end)`` pair); ``False`` once the match is over, a
+        ``TypeError`` for what is no move at all (:meth:`HandState.is_legal`)."""
+        # the hand first: a wrong type is a TypeError whether or not the match is over
+        return self._dealt().is_legal(move) and self.winner is None
+
+    def move_of(self, code: int) -> Move:
+        """The :class:`Move` of an action code in the current hand (:meth:`HandState.move_of`:
+        the lead has ``end=None``)."""
+        return self._dealt().move_of(code)
 
     def view(self, seat: int) -> SeatView:
         """What ``seat`` may know: its own tiles and public information only."""

@@ -411,6 +411,11 @@ def _check_move(match: MatchState, move: Any, i: int, j: int) -> tuple[int, bool
         )
     if not isinstance(tile, list) or len(tile) != 2:
         raise RecordError(f"{where}: the tile must be a pair [a, b]")
+    if end is not None and hand.lead >= 0 and not (type(end) is str and end in END_NAMES):
+        # a record names its ends (the integer constants play takes are no end here), and
+        # says so in JSON's words
+        raise RecordError(f"{where}: unknown end {short_repr(end)}; allowed: "
+                          f"{', '.join(END_NAMES)} (or null for the lead)")
     try:
         return hand.check_move((tuple(tile), end))
     except IllegalMoveError as err:

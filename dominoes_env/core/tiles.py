@@ -36,10 +36,17 @@ class Tile(NamedTuple):
 
     @property
     def pips(self) -> int:
+        """The tile's pips, both halves together (what it adds to a hand's count of pips).
+
+        >>> Tile(3, 6).pips, Tile(5, 5).is_double
+        (9, True)
+        """
         return self.low + self.high
 
     @property
     def is_double(self) -> bool:
+        """Whether both halves show the same value (a double: it stands across the line of
+        play, and only a double can be the spinner)."""
         return self.low == self.high
 
     def __str__(self) -> str:

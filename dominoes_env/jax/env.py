@@ -103,7 +103,8 @@ class Env(pgx.Env):
 
     def __init__(self, **options):
         super().__init__()
-        rules, opts = split_options(options)
+        base = options.pop("rules", None)  # a RuleConfig the rule options change, as raw_env's
+        rules, opts = split_options(options, base)
         if opts.illegal_action != "penalize":
             raise ValueError(
                 "illegal_action='raise' is not possible in a compiled step; allowed: 'penalize'"
@@ -505,9 +506,13 @@ def _select(pred: jax.Array, a, b):
 def make(**options) -> Env:
     """A JAX Straight Dominoes env. ``options``: any :class:`~dominoes_env.core.RuleConfig`
     field plus the env options ``episode``, ``reward_mode``, ``reward_scale`` and
-    ``illegal_reward`` (:mod:`dominoes_env.options`). Invalid values raise the same
-    ``ValueError`` as ``RuleConfig`` / the AEC env, before anything is traced.
+    ``illegal_reward`` (:mod:`dominoes_env.options`), or ``rules=RuleConfig(...)`` as a base
+    that the rule fields given change (as ``raw_env``, ``parallel_env`` and ``SingleAgentEnv``
+    take it). Invalid values raise the same ``ValueError`` as ``RuleConfig`` / the AEC env,
+    before anything is traced.
 
+    >>> make(rules=RuleConfig(num_players=3), target_score=100).rules.num_players
+    3
     >>> make(num_players=5)
     Traceback (most recent call last):
     ...

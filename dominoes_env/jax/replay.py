@@ -31,7 +31,7 @@ _END = {RESULT_DOMINO: "domino", RESULT_BLOCKED: "blocked"}
 
 @cache
 def _compiled(rules: RuleConfig):
-    env = make(**rules.to_dict(), episode="match")
+    env = make(rules=rules, episode="match")
     return env, jax.jit(env.init_deal), jax.jit(env.step_deal)
 
 

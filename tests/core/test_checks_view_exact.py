@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from dominoes_env.core import HandState, MatchState, RuleConfig, Tile
+from dominoes_env.core import HandState, MatchState, Move, RuleConfig, Tile
 from dominoes_env.core.validation import (
     ParameterTypeError,
     as_bool,
@@ -216,3 +216,57 @@ def test_a_view_has_no_legal_moves_once_the_match_is_won():
     hand = match.hand
     assert match.view(hand.turn if hand.turn >= 0 else 0).legal == ()
     assert match.view(0).winner == match.winner and match.view(0).scores == tuple(match.scores)
+
+
+def test_a_view_answers_the_questions_a_state_does():
+    """A view had ``legal`` and ``legal_moves`` only: code written against a state
+    (``legal_actions()``, ``is_legal``, ``move_of``) did not run on a view."""
+    hand = HandState.from_tiles(RuleConfig(), [
+        [(6, 6), (6, 3), (1, 2), (0, 0), (2, 2), (3, 3), (4, 5)],
+        [(5, 5), (0, 1), (1, 1), (2, 3), (3, 4), (0, 6), (1, 6)]])  # fmt: skip
+    hand.play(((6, 6), None))
+    mover, other = hand.view(1), hand.view(0)
+    assert mover.legal_actions() == hand.legal_actions() and other.legal_actions() == []
+    for code in range(hand.rules.num_tiles * 4):
+        assert mover.is_legal(code) == hand.is_legal(code), code
+        assert not other.is_legal(code)  # not seat 0's turn
+        assert mover.move_of(code) == other.move_of(code) == hand.move_of(code)
+    for move in hand.legal_moves:
+        assert mover.is_legal(move) and mover.is_legal(tuple(move)) and not other.is_legal(move)
+    assert mover.is_legal(((6, 0), "right")) and not mover.is_legal(((1, 1), "left"))
+    assert not mover.is_legal(((1, 6), "middle")) and not mover.is_legal(((5, 5), None))
+    with pytest.raises(TypeError, match="a move is a"):
+        other.is_legal("left")  # no move at all, whoever's turn it is
+    with pytest.raises(ValueError, match=r"code=112 is out of range"):
+        mover.move_of(112)
+    lead = HandState.from_tiles(RuleConfig(), [[(6, 6), (6, 3), (1, 2), (0, 0), (2, 2), (3, 3),
+                                                (4, 5)], [(5, 5), (0, 1), (1, 1), (2, 3), (3, 4),
+                                                          (0, 6), (1, 6)]]).view(0)
+    # a code names a tile whoever holds it: nothing hidden is read
+    assert lead.move_of(hand.rules.tiles.index(5, 5) * 4) == Move(Tile(5, 5), None)
+    assert lead.is_legal(((6, 6), None)) and not lead.is_legal(((5, 5), None))
+
+
+def test_a_view_prints_as_its_hand_and_draws_in_jupyter():
+    """``str(view)`` was a 700-character dataclass repr of raw bitmasks, and Jupyter had no
+    picture of a view (a hand and a match have both)."""
+    from dominoes_env.render.ansi import render_ansi
+    from dominoes_env.render.svg import layout_svg
+
+    match = MatchState(seed=1)
+    match.scores[:] = [15, 5]
+    match.play(match.legal_actions()[0])
+    mover, other = match.view(match.turn), match.view(1 - match.turn)
+    lines = str(mover).splitlines()
+    picture = render_ansi(mover, (15, 5), hand_number=0).splitlines()
+    assert lines[:len(picture)] == picture and "scores to 250: side 0 15 · side 1 5" in lines
+    assert lines[-2] == f"seat {mover.seat}'s tiles: " + " ".join(map(str, mover.hand_tiles))
+    assert lines[-1] == "legal moves: " + ", ".join(map(str, mover.legal_moves))
+    assert str(other).splitlines()[-1].startswith(f"seat {other.seat}'s tiles: ")  # no moves
+    assert str(other).splitlines()[:len(picture)] == picture  # the same public picture
+    for view in (mover, other):
+        text = repr(view)
+        assert len(text) < 120 and text.startswith(f"<SeatView seat={view.seat} turn=")
+        assert f"{len(view.legal)} legal>" in text and str(view.hand) not in text
+    assert mover._repr_svg_() == layout_svg(mover, (15, 5), hand_number=0)
+    assert "<svg" in mover._repr_svg_()

@@ -10,6 +10,8 @@ import random
 import pytest
 
 from dominoes_env.core import (
+    LEFT,
+    RIGHT,
     HandState,
     IllegalMoveError,
     MatchState,
@@ -18,6 +20,17 @@ from dominoes_env.core import (
     RuleConfig,
     Tile,
 )
+
+
+class _Index:
+    """An integer of another type (what numpy's integers look like to the core)."""
+
+    def __init__(self, value: int):
+        self.value = value
+
+    def __index__(self) -> int:
+        return self.value
+
 
 # the deal of docs/rules.md's record example
 EXAMPLE = [[(6, 6), (6, 3), (1, 2), (0, 0), (2, 2), (3, 3), (4, 5)],
@@ -201,6 +214,61 @@ def test_a_refused_reply_names_the_reason_and_changes_nothing(move, message):
     with pytest.raises(IllegalMoveError, match=message):
         hand.play(move)
     assert snapshot(hand) == before
+
+
+def test_the_integer_end_constants_play_as_the_end_names():
+    """``Move(tile, LEFT)`` with the exported constants was refused: "unknown end 0; allowed:
+    left, ... (or null for the lead)", JSON's word in a Python error."""
+    by_name, by_constant = example(), example()
+    for hand in (by_name, by_constant):
+        hand.play(((6, 6), None))
+    assert by_constant.play(Move(Tile(1, 6), LEFT)) == by_name.play(((1, 6), "left"))
+    assert by_constant.push(((3, 6), RIGHT)) == by_name.push(((3, 6), "right"))
+    assert snapshot(by_constant) == snapshot(by_name)
+    assert by_constant.move_stack == by_name.move_stack  # written with the names
+    with pytest.raises(IllegalMoveError, match=r"unknown end 4; allowed: left, right, up, down "
+                                               r"or 0\.\.3 \(None for the lead\)$"):
+        by_constant.play(((1, 1), 4))
+    with pytest.raises(IllegalMoveError, match=r"the lead has no end \(end must be None\)$"):
+        example().play(((6, 6), LEFT))
+
+
+def test_is_legal_takes_every_form_play_takes():
+    """``is_legal(Move(...))`` was a bare ``TypeError: '<=' not supported ...``."""
+    hand = example()
+    ts = hand.rules.tiles
+    assert hand.is_legal(Move(Tile(6, 6), None)) and hand.is_legal(((6, 6), None))
+    assert hand.is_legal(((6, 4), None)) is False  # not seat 0's tile: False, as play refuses
+    assert hand.is_legal(((4, 5), "left")) is False  # the lead has no end
+    assert hand.is_legal(((7, 7), None)) is False  # no tile of the set
+    assert hand.is_legal(_Index(ts.index(6, 6) * 4)) is True  # numpy's integers too
+    hand.play(((6, 6), None))
+    for move in hand.legal_moves:
+        assert hand.is_legal(move) and hand.is_legal(tuple(move))
+    assert hand.is_legal(Move(Tile(1, 6), LEFT)) and hand.is_legal(((6, 1), "right"))
+    assert not hand.is_legal(((1, 6), "up")) and not hand.is_legal(((1, 1), "left"))
+    assert not hand.is_legal(((1, 6), "middle")) and not hand.is_legal(((1, 6), None))
+    assert not hand.is_legal(Move(Tile(3, 6), "left"))  # seat 0's tile, seat 1 to play
+    for move in ("left", 1.0, True, None, ((1, 6), "left", 0)):  # no move at all: as play
+        with pytest.raises(TypeError, match="a move is a"):
+            hand.is_legal(move)
+        with pytest.raises(TypeError, match="a move is a"):
+            hand.play(move)
+    while not hand.is_over:
+        hand.play(hand.legal_actions()[0])
+    assert not hand.is_legal(Move(Tile(0, 0), "left")) and not hand.is_legal(0)
+
+
+def test_push_is_play(monkeypatch):
+    """``push`` and ``play`` had two copies of one body: ``push`` now plays through ``play``,
+    so the two cannot drift apart."""
+    calls = []
+    play = HandState.play
+    monkeypatch.setattr(HandState, "play", lambda self, move: calls.append(move) or play(self,
+                                                                                         move))
+    hand = example()
+    assert hand.push(((6, 6), None)) == 0 and calls == [((6, 6), None)]
+    assert hand.move_stack == [Move(Tile(6, 6), None)]
 
 
 def test_up_without_a_spinner_says_there_is_none():

@@ -8,7 +8,16 @@ import random
 
 import pytest
 
-from dominoes_env.core import Award, HandState, IllegalMoveError, MatchState, RuleConfig
+from dominoes_env.core import (
+    Award,
+    HandState,
+    IllegalMoveError,
+    MatchState,
+    Move,
+    NoHandError,
+    RuleConfig,
+    Tile,
+)
 
 # two players, two tiles each, the whole boneyard in reserve: nobody ever draws
 TWO = dict(hand_size=2, boneyard_reserve=24)
@@ -163,6 +172,49 @@ def test_the_view_carries_the_match():
     match.scores[:] = [240, 0]
     match.play(((5, 5), None))
     assert match.view(1).legal == () and match.view(1).winner == 0
+
+
+def test_a_match_answers_is_legal_and_move_of_as_its_hand():
+    """``MatchState`` had ``legal_actions`` and ``legal_moves`` but no ``is_legal`` or
+    ``move_of``, so code written against a hand did not run on a match."""
+    match = match_on(DOMINO_DEAL)
+    hand, ts = match.hand, match.rules.tiles
+    for code in range(ts.num_tiles * 4):
+        assert match.is_legal(code) == hand.is_legal(code) == (code in match.legal_actions())
+        assert match.move_of(code) == hand.move_of(code)
+    assert match.is_legal(Move(Tile(5, 5), None)) and match.is_legal(((0, 5), None))
+    assert not match.is_legal(((4, 4), None)) and not match.is_legal(((5, 5), "left"))
+    assert [match.move_of(c) for c in match.legal_actions()] == match.legal_moves
+    with pytest.raises(TypeError, match="a move is a"):
+        match.is_legal("left")
+    with pytest.raises(ValueError, match=r"code=112 is out of range; allowed: 0\.\.111"):
+        match.move_of(112)
+    match.scores[:] = [240, 0]
+    match.play(((5, 5), None))  # side 0 reaches 250: the match is over, its hand is not
+    code = match.hand.legal_actions()[0]
+    assert match.is_over and match.hand.is_legal(code) and not match.is_legal(code)
+    assert not match.is_legal(((0, 5), "left")) and match.legal_actions() == []
+    with pytest.raises(TypeError, match="a move is a"):  # a wrong type whatever the state
+        match.is_legal(1.5)
+
+
+def test_a_match_without_a_hand_says_deal_one_first():
+    match = MatchState(auto_deal=False)
+    for call in (lambda: match.is_legal(0), lambda: match.move_of(0), match.legal_actions):
+        with pytest.raises(NoHandError, match=r"call start_hand\(leader\) first"):
+            call()
+
+
+def test_no_hand_error_is_exported_with_the_other_errors():
+    """``NoHandError``, which a caller of ``MatchState(auto_deal=False)`` must catch, was
+    importable only from ``dominoes_env.core.errors``."""
+    import dominoes_env
+    import dominoes_env.core as core
+    from dominoes_env.core import errors
+
+    assert core.NoHandError is errors.NoHandError is dominoes_env.NoHandError
+    assert "NoHandError" in core.__all__ and "NoHandError" in dominoes_env.__all__
+    assert issubclass(NoHandError, RuntimeError) and issubclass(NoHandError, ValueError)
 
 
 def test_construction_options_and_errors():

@@ -129,6 +129,12 @@ BAD_RECORDS = [
     (record(moves=[[0, [5, 5], None], [0, [0, 5], "left"], [1, [4, 4], None]]),
      r"^hand 0, move 2 \[1, \[4, 4\], null\]: the hand is already over \(domino\)$"),
     (record(moves=[[0, [5, 5], None], [0, [0, 5], 7]]), r": unknown end 7"),
+    # a record names its ends, in JSON's words: the integer constants play takes are no end here
+    (record(moves=[[0, [5, 5], None], [0, [0, 5], 0]]),
+     r"^hand 0, move 1 \[0, \[0, 5\], 0\]: unknown end 0; allowed: left, right, up, down \(or "
+     r"null for the lead\)$"),
+    (record(moves=[[0, [5, 5], None], [0, [0, 5], "middle"]]),
+     r": unknown end 'middle'; allowed: left, right, up, down \(or null for the lead\)$"),
     (record(moves=[[0, [5, 5], None], [0, [0, 4], "left"]]),
      r": \[0\|4\] is not in seat 0's hand \(it is still in the boneyard: a seat draws only "
      r"when it cannot play\)$"),

@@ -135,10 +135,29 @@ def test_action_codes():
     assert [end_index(name) for name in END_NAMES] == [0, 1, 2, 3]
 
 
-@pytest.mark.parametrize("end", ["middle", "Left", None, 2])
+class _Index:
+    """An integer of another type (what numpy's integers look like to the core)."""
+
+    def __init__(self, value: int):
+        self.value = value
+
+    def __index__(self) -> int:
+        return self.value
+
+
+def test_the_integer_end_constants_are_ends():
+    """``Move(tile, LEFT)`` with the exported constants was refused by ``play`` ("unknown end
+    0"), while ``encode_action`` took them."""
+    assert [end_index(end) for end in (LEFT, RIGHT, UP, DOWN)] == [0, 1, 2, 3]
+    assert end_index(_Index(3)) == DOWN  # any integer type (numpy's too), as encode_action
+    assert str(Move(Tile(1, 6), RIGHT)) == "[1|6]@right" == str(Move(Tile(1, 6), "right"))
+
+
+@pytest.mark.parametrize("end", ["middle", "Left", None, 4, -1, True, 2.0, [0]])
 def test_unknown_end_names_what_is_allowed(end):
-    with pytest.raises(ValueError, match=r"unknown end .*; allowed: left, right, up, down "
-                                         r"\(or null for the lead\)"):
+    # the Python API says None (JSON's null is the records' word: test_records_exact)
+    with pytest.raises(ValueError, match=r"unknown end .*; allowed: left, right, up, down or "
+                                         r"0\.\.3 \(None for the lead\)$"):
         end_index(end)
 
 

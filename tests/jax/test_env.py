@@ -61,6 +61,20 @@ def test_invalid_env_options_raise_before_tracing():
         make(target_score=100_000)
 
 
+def test_rules_option_as_a_base_as_the_other_envs_take_it():
+    """``make(rules=RuleConfig(...))`` was refused ("unknown option(s) rules") while raw_env,
+    parallel_env and SingleAgentEnv take it."""
+    base = RuleConfig(num_players=3, target_score=100)
+    env = make(rules=base, episode="hand")
+    assert env.rules == base == raw_env(rules=base).rules and env.options.episode == "hand"
+    assert make(rules=base, target_score=50).rules == base.replace(target_score=50)
+    by_fields = make(**base.to_dict(), episode="hand")
+    assert (env.num_players, env.num_actions, env.obs_size) == (
+        by_fields.num_players, by_fields.num_actions, by_fields.obs_size)
+    with pytest.raises(TypeError, match="rules must be a RuleConfig, not dict"):
+        make(rules={"num_players": 3})
+
+
 def test_properties_match_the_numpy_encoding():
     for opts in (dict(), dict(num_players=3), dict(num_players=4, max_pip=12, hand_size=15)):
         env = make(**opts)
