@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from dominoes_env.core import RuleConfig, SeatView
+from dominoes_env.core import DominoesDeprecationWarning, RuleConfig, SeatView
 from dominoes_env.core.validation import (
     ParameterTypeError,
     as_bool,
@@ -272,7 +272,7 @@ def renamed_policy_path(path: str | os.PathLike) -> Path:
     import warnings
 
     warnings.warn(f"the policy file {path.name} is now {new}; use {path.parent / new}",
-                  DeprecationWarning, stacklevel=3)
+                  DominoesDeprecationWarning, stacklevel=3)
     return path.parent / new
 
 

@@ -32,11 +32,13 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .core.errors import DominoesDeprecationWarning
+
 
 def _forward(old: str, name: str, new: str) -> Any:
     value = getattr(importlib.import_module(new), name)
-    warnings.warn(f"{old}.{name} is deprecated; import it from {new}", DeprecationWarning,
-                  stacklevel=3)
+    warnings.warn(f"{old}.{name} is deprecated; import it from {new}",
+                  DominoesDeprecationWarning, stacklevel=3)
     return value
 
 

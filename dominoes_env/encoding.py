@@ -11,13 +11,15 @@ Its names of release 0.1.0 stay importable from here for one version, each with 
 ...     warnings.simplefilter("always")
 ...     from dominoes_env.encoding import observation_size
 >>> caught[0].category.__name__, str(caught[0].message)
-('DeprecationWarning', 'dominoes_env.encoding.observation_size is deprecated; import it from dominoes_env.obs.v2')
+('DominoesDeprecationWarning', 'dominoes_env.encoding.observation_size is deprecated; import it from dominoes_env.obs.v2')
 """  # noqa: E501
 
 from __future__ import annotations
 
 import importlib
 import warnings
+
+from .core.errors import DominoesDeprecationWarning
 
 #: old name (as released in 0.1.0) -> (new module, new name)
 MOVED = {
@@ -46,5 +48,6 @@ def __getattr__(name: str):
     home, new = MOVED[name]
     value = getattr(importlib.import_module(home), new)
     where = f"import it from {home}" if new == name else f"use {home}.{new}"
-    warnings.warn(f"{__name__}.{name} is deprecated; {where}", DeprecationWarning, stacklevel=2)
+    warnings.warn(f"{__name__}.{name} is deprecated; {where}", DominoesDeprecationWarning,
+                  stacklevel=2)
     return value

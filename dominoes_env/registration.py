@@ -32,6 +32,7 @@ import importlib.abc
 import sys
 import warnings
 
+from .core.errors import DominoesDeprecationWarning
 from .import_hooks import LoaderAround, spec_found_by_others
 
 AEC_ID = "dominoes/straight_dominoes-v1"
@@ -43,7 +44,7 @@ GYM_ID_V0 = "dominoes/StraightDominoes-v0"
 def _deprecated(old: str, new: str) -> None:
     warnings.warn(f"{old!r} is a deprecated alias of {new!r} (observation v2 with move_points, "
                   "fixed-structure infos) and will be removed in the next env version; use "
-                  f"{new!r}", DeprecationWarning, stacklevel=3)
+                  f"{new!r}", DominoesDeprecationWarning, stacklevel=3)
 
 
 def aec_v0(**kwargs):

@@ -9,6 +9,8 @@ import importlib
 
 import pytest
 
+from dominoes_env.core import DominoesDeprecationWarning
+
 #: (old module, name, new module)
 MOVED = [
     ("experiments.arena", "play_match", "agents.arena"),
@@ -44,7 +46,7 @@ MOVED = [
 @pytest.mark.parametrize(("old", "name", "new"), MOVED)
 def test_old_path_warns_and_gives_the_new_object(old, name, new):
     module = importlib.import_module(old)
-    with pytest.warns(DeprecationWarning, match=new.replace(".", r"\.")):
+    with pytest.warns(DominoesDeprecationWarning, match=new.replace(".", r"\.")):
         value = getattr(module, name)
     assert value is getattr(importlib.import_module(new), name)
 
@@ -88,3 +90,41 @@ def test_a_shim_run_as_a_program_says_where_its_names_moved(old):
     assert done.returncode == 2 and done.stdout == "", done
     assert done.stderr == (f"error: python -m {old} runs nothing: it is a deprecated module "
                            f"whose names moved to {new} (import them from there)\n")
+
+
+def _hand():
+    from dominoes_env.core import HandState, RuleConfig
+
+    return HandState.from_tiles(RuleConfig(), leader=0, hands=[
+        [(6, 6), (6, 3), (1, 2), (0, 0), (2, 2), (3, 3), (4, 5)],
+        [(5, 5), (0, 1), (1, 1), (2, 3), (3, 4), (0, 6), (1, 6)]])  # fmt: skip
+
+
+def _old_policy_path():
+    from agents.ppo import renamed_policy_path, shipped_policy_path
+
+    return renamed_policy_path(shipped_policy_path(4).parent / "ppo_4p.npz")
+
+
+#: every other kind of deprecation the project has, each called its old way
+OLD_USES = {
+    "HandState.apply": lambda: _hand().apply(_hand().legal_actions()[0]),
+    "MatchState.apply": lambda: __import__("dominoes_env").MatchState(seed=1).apply(
+        __import__("dominoes_env").MatchState(seed=1).legal_actions()[0]),
+    "hand_sizes()": lambda: _hand().hand_sizes(),
+    "a v0 env id": lambda: __import__("gymnasium").make("dominoes/StraightDominoes-v0"),
+    "dominoes_env.encoding": lambda: __import__("dominoes_env.encoding").encoding.OBS_VERSION,
+    "a renamed shipped policy": _old_policy_path,
+}
+
+
+@pytest.mark.parametrize("use", sorted(OLD_USES))
+def test_every_deprecation_is_the_project_s_own_category(use):
+    """The README's examples turn the project's deprecations into errors, and caught only those
+    whose message named a module: four of six kinds (``HandState.apply``, ``hand_sizes()``, the
+    v0 ids, a renamed policy file) passed in silence. Every one warns with
+    ``DominoesDeprecationWarning`` (a ``DeprecationWarning``), which the examples catch."""
+    import dominoes_env  # noqa: F401  (registers the ids)
+
+    with pytest.warns(DominoesDeprecationWarning):
+        OLD_USES[use]()

@@ -172,9 +172,11 @@ import subprocess as _docs_subprocess
 import sys as _docs_sys
 import warnings as _docs_warnings
 
-# a deprecated alias of the project's own (a moved name) is an error in an example
-_docs_warnings.filterwarnings(
-    "error", category=DeprecationWarning, message=r".*\\b(?:dominoes_env|agents|experiments)\\.")
+# a deprecation of the project's own (a moved or renamed name, an old id) is an error in an
+# example; other libraries' deprecations are theirs
+from dominoes_env.core import DominoesDeprecationWarning as _DocsDeprecation
+
+_docs_warnings.filterwarnings("error", category=_DocsDeprecation)
 
 
 def _docs_run(argv, where):

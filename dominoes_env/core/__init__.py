@@ -2,7 +2,7 @@
 pettingzoo). Every other layer asks this package what is legal and what scores, and reads game
 states through the :class:`PublicState` / :class:`FullState` protocols of :mod:`.state`."""
 
-from .errors import IllegalMoveError, NoHandError, RecordError
+from .errors import DominoesDeprecationWarning, IllegalMoveError, NoHandError, RecordError
 from .events import DRAW, PASS, PLAY, Award, Draw, Outcome, Pass, Play, Result
 from .greedy import POINT_SCALE, greedy_best, tie_rank
 from .hand import HandState
@@ -24,8 +24,8 @@ from .view import SeatView
 
 __all__ = [
     "DOWN", "DRAW", "END_NAMES", "LEFT", "PASS", "PLAY", "POINT_SCALE", "RIGHT", "UP",
-    "Award", "DealSampler", "Draw", "FullState", "HandState", "IllegalMoveError", "MatchState",
-    "Move", "NoHandError", "Outcome", "Pass", "Play",
+    "Award", "DealSampler", "DominoesDeprecationWarning", "Draw", "FullState", "HandState",
+    "IllegalMoveError", "MatchState", "Move", "NoHandError", "Outcome", "Pass", "Play",
     "PublicState", "RecordError", "Result", "RuleConfig", "SeatView", "Tile", "TileSet",
     "blocked_award", "code_of", "count_after", "determinize", "end_of", "greedy_best",
     "iter_bits", "leader_after", "match_winner", "points_for_count", "round_to_five", "tie_rank",

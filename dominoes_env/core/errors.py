@@ -1,5 +1,5 @@
-"""Exceptions of the game core. All are ``ValueError`` subclasses with messages that name what
-was wrong and what is allowed."""
+"""Exceptions of the game core, with messages that name what was wrong and what is allowed (all
+``ValueError`` subclasses), and the warning category of the project's deprecations."""
 
 
 class IllegalMoveError(ValueError):
@@ -25,3 +25,11 @@ class NoHandError(RuntimeError, ValueError):
     """A call on a :class:`~dominoes_env.core.MatchState` that needs a hand before one is dealt
     (``MatchState(auto_deal=False)`` deals nothing until ``start_hand``): a ``RuntimeError``,
     as a method called in the wrong order, that ``except ValueError`` also sees."""
+
+
+class DominoesDeprecationWarning(DeprecationWarning):
+    """A deprecated name or use of this project (a moved or renamed name, an old env id or
+    policy file name), which keeps working for one version: every deprecation of the project
+    warns with this category, so ``warnings.filterwarnings("error",
+    category=DominoesDeprecationWarning)`` makes them errors without touching other libraries'
+    (the README's examples run that way). It is a ``DeprecationWarning``."""

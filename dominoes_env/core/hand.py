@@ -24,7 +24,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .errors import IllegalMoveError
+from .errors import DominoesDeprecationWarning, IllegalMoveError
 from .events import BLOCKED, DOMINO, DRAW, PASS, PLAY, Award, Draw, Outcome, Pass, Play, Result
 from .layout import RULE_TABLES, open_ends, place, set_rule_tables
 from .moves import END_NAMES, Move, end_of, parse_move, tile_of
@@ -538,7 +538,7 @@ class HandState:
         """Deprecated name of :meth:`apply_unchecked`."""
         warnings.warn(
             "HandState.apply is renamed apply_unchecked (it does not check the move)",
-            DeprecationWarning,
+            DominoesDeprecationWarning,
             stacklevel=2,
         )
         return self.apply_unchecked(code, flip)
@@ -687,7 +687,7 @@ class _HandSizes(tuple):
         warnings.warn(
             "HandState.hand_sizes is a property now (a PublicState field); "
             "call-style hand_sizes() is deprecated",
-            DeprecationWarning,
+            DominoesDeprecationWarning,
             stacklevel=2,
         )
         return list(self)

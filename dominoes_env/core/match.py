@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 import warnings
 
-from .errors import IllegalMoveError, NoHandError
+from .errors import DominoesDeprecationWarning, IllegalMoveError, NoHandError
 from .hand import HandState
 from .moves import Move
 from .rules import RuleConfig
@@ -223,7 +223,7 @@ class MatchState:
         """Deprecated name of :meth:`apply_unchecked`."""
         warnings.warn(
             "MatchState.apply is renamed apply_unchecked (it does not check the move)",
-            DeprecationWarning,
+            DominoesDeprecationWarning,
             stacklevel=2,
         )
         return self.apply_unchecked(code)
