@@ -21,13 +21,13 @@ from hypothesis import strategies as st
 
 from agents.ppo import PPOAgent, random_policy_npz
 from dominoes_env import SingleAgentEnv, env
-from dominoes_env.core import HandState, MatchState, RuleConfig, count_after, points_for_count
-from dominoes_env.core.layout import Layout, place
+from dominoes_env.core import HandState, MatchState, RuleConfig
 from dominoes_env.lookahead import later_replies, possible_tiles
 from dominoes_env.obs import observation_spec
 from dominoes_env.obs.v5 import encode_observation_v5, observation_layout_v5
 
 from .helpers import CONFIGS
+from .test_obs_lookahead import brute_force
 
 SPEC, V4 = observation_spec(5), observation_spec(4)
 
@@ -92,38 +92,8 @@ def test_two_seats_have_no_later_seat():
     assert later_replies(view, view.seat, view.hand, view.legal)[0] == []
 
 
-# -- the definition, written out on full states, and properties over random games -------------
-
-
-def brute_force(hand: HandState, seat: int, k: int) -> dict[int, tuple[int, float]]:
-    """``{code: (points, chance)}`` for each legal move of ``seat``: what seat ``seat + k`` could
-    score with one play right after it, the tiles it may hold counted one by one (every tile of
-    the set not in ``seat``'s hand and not on the layout, lacks permitting), and the chance that
-    its hand (drawn at random from them) holds a scoring one."""
-    rules, ts = hand.rules, hand.rules.tiles
-    other = (seat + k) % rules.num_players
-    lacks, own = hand.known_lacks[other], hand.hands[seat]
-
-    def points(x, u):
-        a, b = ts.tiles[u]
-        return max((points_for_count(count_after(u * 4 + e, x.lead, x.lead_pips, x.ends,
-                                                 x.contrib, x.arm, ts.pips, ts.is_double))
-                    for e in range(4 if x.cross_open else 2) if x.ends[e] in (a, b)),
-                   default=0)  # fmt: skip
-
-    possible = [u for u, (a, b) in enumerate(ts.tiles)
-                if not (own >> u & 1 or hand.played >> u & 1 or lacks >> a & 1
-                        or lacks >> b & 1)]  # fmt: skip
-    held = min(hand.hands[other].bit_count(), len(possible))
-    out = {}
-    for code in hand.legal_actions():
-        x = Layout.of(hand)
-        place(x, code)
-        answers = [points(x, u) for u in possible]
-        scoring = sum(1 for p in answers if p)
-        chance = 1 - math.comb(len(possible) - scoring, held) / math.comb(len(possible), held)
-        out[code] = (max(answers, default=0), chance)
-    return out
+# -- the definition, written out on full states (version 4's, for a later seat), and properties
+# over random games ----------------------------------------------------------------------------
 
 
 @settings(max_examples=60, deadline=None)
@@ -149,7 +119,7 @@ def test_properties_over_random_games(config, seed):
         chances = obs[lay.later_reply_chance].reshape(n - 2, actions)
         for row, k in enumerate(range(2, n)):
             truth = brute_force(hand, seat, k)
-            for code, (best, chance) in truth.items():
+            for code, (best, chance, _) in truth.items():
                 assert points[row, code] == np.float32(best / 20)
                 assert chances[row, code] == pytest.approx(chance, abs=1e-6)
             off = np.ones(actions, bool)

@@ -177,14 +177,15 @@ def test_the_chance_table_is_the_hypergeometric_formula(num_tiles):
 # -- the definitions, written out on full states, and properties over random games -------------
 
 
-def brute_force(hand: HandState, seat: int) -> dict[int, tuple[int, float, int]]:
+def brute_force(hand: HandState, seat: int, k: int = 1) -> dict[int, tuple[int, float, int]]:
     """``{code: (reply points, reply chance, follow_up points)}`` for each legal move of
-    ``seat``, written out on a full state. The next seat's possible tiles are counted one by
+    ``seat``, written out on a full state, the replies those of seat ``seat + k`` (the next
+    seat; version 5 reads the later ones too). That seat's possible tiles are counted one by
     one: every tile of the set that ``seat`` does not hold and that is not on the layout, lacks
     permitting. Reply points: the best of them on every end open after the move; the chance:
     the formula over how many of them score; follow-up: our own tiles but the one played."""
     rules, ts = hand.rules, hand.rules.tiles
-    nxt = (seat + 1) % rules.num_players
+    nxt = (seat + k) % rules.num_players
     lacks = hand.known_lacks[nxt]
     own = hand.hands[seat]
 
