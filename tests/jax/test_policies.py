@@ -117,14 +117,15 @@ def test_the_policies_refuse_a_state_or_key_of_another_kind():
 
     env, nine = make(num_players=2), make(num_players=2, max_pip=9)
     key = jax.random.PRNGKey(0)
-    state, other = env.init(key), nine.init(key)
-    batch = jax.vmap(env.init)(jax.random.split(key, 3))
+    # compiled: run op by op, the two inits and the policies took most of a minute
+    state, other = jax.jit(env.init)(key), jax.jit(nine.init)(key)
+    batch = jax.jit(jax.vmap(env.init))(jax.random.split(key, 3))
     for policy, call in (("random_policy", lambda s, k=key: random_policy(env, s, k)),
                          ("greedy_policy", lambda s, k=key: greedy_policy(env, s))):
-        for bad in (other, batch, state.game_state, None):
+        for bad in (other, batch, state.game_state, None):  # refused as it is traced
             with pytest.raises(TypeError, match=f"^{policy}'s state"):
                 call(bad)
-        assert bool(state.legal_action_mask[call(state)])  # the env's own state plays
+        assert bool(state.legal_action_mask[jax.jit(call)(state)])  # the env's own state plays
     for bad in (3, None, jax.random.split(key, 2)):
         with pytest.raises(TypeError, match="^random_policy's key must be one PRNG key"):
             random_policy(env, state, bad)
