@@ -84,7 +84,7 @@ class PlayLikelihood:
     the scores, the hand sizes and the known lacks are public. So the decisions are replayed once,
     on the reference deal, keeping per decision the public part of the observation, the codes any
     tile could be played at and their points; a batch of deals then costs one array expression
-    and one network product (:meth:`__call__`). With observation version 3 or 4, whose lookahead
+    and one network product (:meth:`__call__`). With observation versions 3 to 5, whose lookahead
     blocks depend on the whole hand, each decision is rebuilt in every deal at once as a
     :class:`~agents.hand_batch.HandBatch` and encoded by the rollouts' batched encoders
     (:func:`~agents.batch_lookahead.batch_encoder`). Another observation encoder is replayed

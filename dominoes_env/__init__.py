@@ -76,6 +76,7 @@ from .core import (  # noqa: E402
     LEFT,
     RIGHT,
     UP,
+    DominoesDeprecationWarning,
     HandState,
     IllegalMoveError,
     MatchState,
@@ -107,8 +108,9 @@ _DEPRECATED = {"OBS_VERSION": "dominoes_env.encoding"}
 
 __all__ = [
     "DOWN", "END_NAMES", "LEFT", "RIGHT", "UP",
-    "HandState", "IllegalMoveError", "MatchState", "Move", "NoHandError", "RecordError",
-    "RuleConfig", "SeatView", "Tile", "__version__", "tile_set", *_LAZY,
+    "DominoesDeprecationWarning", "HandState", "IllegalMoveError", "MatchState", "Move",
+    "NoHandError", "RecordError", "RuleConfig", "SeatView", "Tile", "__version__", "tile_set",
+    *_LAZY,
     "encode_observation", "observation_layout", "observation_size", "state_vector",
 ]  # fmt: skip
 
@@ -153,7 +155,7 @@ def observation_layout(rules: RuleConfig, *, version: int | None = None) -> Any:
     ``slice`` of the vector: ``obs[lay.hand]``), ``size``, the bounds ``low`` / ``high``, and
     ``table()``, what each block holds.
 
-    ``version``: an observation version the envs take as ``obs_version`` (2, 3, 4:
+    ``version``: an observation version the envs take as ``obs_version`` (2 to 5:
     :data:`dominoes_env.obs.VERSIONS`); left out, the envs' default
     (:data:`dominoes_env.obs.DEFAULT_VERSION`). Another is a ``ValueError`` naming the
     allowed ones.

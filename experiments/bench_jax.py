@@ -19,7 +19,7 @@ over rounds of JAX / AEC from the same round.
     python -m experiments.bench_jax [--batches 1 256 4096] [--players 2] [--repeats 3]
         [--obs-version 2] [--reloaded]
 
-``--obs-version`` is the observation both contenders read (default 2; 3 and 4 add the
+``--obs-version`` is the observation both contenders read (default 2; 3 to 5 add the
 lookahead blocks). ``--reloaded`` adds a row per step for the same executable serialized
 and loaded back, as JAX's persistent compilation cache serves it, timed in the same rounds.
 

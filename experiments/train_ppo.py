@@ -123,7 +123,7 @@ from dominoes_env.cli_support import (
     start_run_folder,
     stop_status,
 )
-from dominoes_env.core import RuleConfig
+from dominoes_env.core import DominoesDeprecationWarning, RuleConfig
 from dominoes_env.core.atomic_files import atomic_write, path_kind, write_json
 from dominoes_env.core.validation import float_text
 from dominoes_env.obs import DEFAULT_VERSION as OBS_VERSION
@@ -361,7 +361,7 @@ def evaluate(policy_path: str, rules: RuleConfig, opponent: str, matches: int,
 
     warnings.warn("experiments.train_ppo.evaluate is deprecated; use "
                   "agents.evaluation.evaluate(f'ppo:{path}', opponent, rules, matches=..., "
-                  "seed=...)", DeprecationWarning, stacklevel=2)
+                  "seed=...)", DominoesDeprecationWarning, stacklevel=2)
     return evaluate_agent(f"ppo:{policy_path}", opponent, rules, matches=matches, seed=seed)
 
 

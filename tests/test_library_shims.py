@@ -67,7 +67,7 @@ def test_train_ppo_evaluate_is_the_one_evaluator(tmp_path):
     rules = RuleConfig(target_score=30)
     path = tmp_path / "policy.npz"
     random_policy_npz(path, rules, hidden=(8,), seed=1)
-    with pytest.warns(DeprecationWarning, match=r"agents\.evaluation\.evaluate"):
+    with pytest.warns(DominoesDeprecationWarning, match=r"agents\.evaluation\.evaluate"):
         old = train_ppo.evaluate(str(path), rules, "greedy", 4, 2)
     assert old == evaluate(f"ppo:{path}", "greedy", rules, matches=4, seed=2)
 

@@ -47,29 +47,38 @@ def code_of(tile: int, end: int = LEFT) -> int:
     return tile << 2 | end
 
 
-class Move(NamedTuple):
+class _MoveFields(NamedTuple):
+    tile: Tile
+    end: str | None
+
+
+class Move(_MoveFields):
     """A play: a tile and the end it goes on (``None`` for the lead).
 
     For the lead, the tile's orientation matters: ``Move(Tile(6, 4), None)`` shows 6 at ``left``
     and 4 at ``right``; the halves of a ``Tile`` built directly are kept as given. The end is
-    a name (what :attr:`HandState.legal_moves <dominoes_env.core.HandState.legal_moves>`
-    gives); ``play`` also takes the integer constants ``LEFT`` .. ``DOWN``, and such a move is
-    written with the end's name:
+    a name, what :attr:`HandState.legal_moves <dominoes_env.core.HandState.legal_moves>`
+    gives; a move built with one of the integer constants ``LEFT`` .. ``DOWN`` holds that end's
+    name, so it is the same move (``move in hand.legal_moves`` agrees with ``is_legal``). An end
+    that is neither is kept as given: :meth:`HandState.play
+    <dominoes_env.core.HandState.play>` refuses it, naming it.
 
-    >>> str(Move(Tile(1, 6), RIGHT))
-    '[1|6]@right'
+    >>> Move(Tile(1, 6), RIGHT) == Move(Tile(1, 6), "right"), str(Move(Tile(1, 6), RIGHT))
+    (True, '[1|6]@right')
     """
 
-    tile: Tile
-    end: str | int | None
+    __slots__ = ()
+
+    def __new__(cls, tile: Tile, end: str | int | None) -> Move:
+        if end is not None and end.__class__ is not str:
+            try:
+                end = END_NAMES[end_index(end)]
+            except ValueError:  # no end at all: kept, for play to refuse it by name
+                pass
+        return _MoveFields.__new__(cls, tile, end)
 
     def __str__(self) -> str:
-        end = self.end
-        if end is None:
-            return f"{self.tile} lead"
-        if end.__class__ is int and 0 <= end < len(END_NAMES):  # LEFT .. DOWN
-            end = END_NAMES[end]
-        return f"{self.tile}@{end}"
+        return f"{self.tile} lead" if self.end is None else f"{self.tile}@{self.end}"
 
 
 def end_index(end: str | int) -> int:

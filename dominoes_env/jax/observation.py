@@ -242,9 +242,8 @@ def lookahead(game: Game, s: GameState, seat: jax.Array, legal: jax.Array, versi
         return jnp.where(legal, fifth.astype(jnp.float32) * jnp.float32(tb.points_step),
                          jnp.float32(0))  # fmt: skip
 
-    table = jnp.asarray(reply_chance_table(tb.T).reshape(-1, tb.T + 1))
-
-    def chance(i, scoring):  # answerer i's reply_chance of each code
+    def chance(i, scoring):  # answerer i's reply_chance of each code (version 4 on)
+        table = jnp.asarray(reply_chance_table(tb.T).reshape(-1, tb.T + 1))
         held = popcount(pick_row(s.hands, answerers[i]))
         size = jnp.sum(possible[i], dtype=I32)
         # this position's row of the table (one slice), then each code's entry: a gather (a

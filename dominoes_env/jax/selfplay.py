@@ -67,10 +67,10 @@ def served_obs_versions() -> tuple[int, ...]:
 def check_obs_version(version: int) -> int:
     """`version`, or a `ValueError` naming it and the versions the JAX game serves.
 
-    >>> check_obs_version(5)
+    >>> check_obs_version(6)
     Traceback (most recent call last):
     ...
-    ValueError: observation version 5 is not one the JAX game serves; it serves 2, 3, 4
+    ValueError: observation version 6 is not one the JAX game serves; it serves 2, 3, 4, 5
     """
     if isinstance(version, bool) or version not in served_obs_versions():
         raise ValueError(f"observation version {version!r} is not one the JAX game serves; it "
