@@ -372,8 +372,8 @@ def test_action_codes_round_trip():
         encode_action(28, 0, num_tiles=28)
     with pytest.raises(ValueError, match="unknown end 'middle'"):
         encode_action(1, "middle")
-    with pytest.raises(ValueError, match="not an end"):
-        encode_action(1, 4)
+    with pytest.raises(ValueError, match=r"unknown end 4; allowed: left, right, up, down or 0..3"):
+        encode_action(1, 4)  # the words of play's refusal: one reading of an end
     with pytest.raises(TypeError):
         encode_action(1.5, 0)
     with pytest.raises(ValueError, match="allowed: 0..111"):

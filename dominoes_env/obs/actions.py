@@ -16,8 +16,9 @@ import operator
 
 import numpy as np
 
-from ..core import END_NAMES, SeatView, code_of, end_of, tile_of
-from ..core.validation import as_int, is_bool, short_repr
+from ..core import SeatView, code_of, end_of, tile_of
+from ..core.moves import end_index
+from ..core.validation import as_int, short_repr
 from . import NUM_ENDS, check_out
 
 _INT8 = np.dtype(np.int8)
@@ -84,19 +85,7 @@ def encode_action(tile_index: int, end: int | str | None = None,
     if tile_index < 0 or (num_tiles is not None and tile_index >= num_tiles):
         allowed = "a non-negative integer" if num_tiles is None else f"0..{num_tiles - 1}"
         raise ValueError(f"tile_index={tile_index} is out of range; allowed: {allowed}")
-    if end is None:
-        e = 0
-    elif isinstance(end, str):
-        if end not in END_NAMES:
-            raise ValueError(f"unknown end {short_repr(end)}; allowed: {', '.join(END_NAMES)} "
-                             "or None")
-        e = END_NAMES.index(end)
-    elif not is_bool(end) and hasattr(end, "__index__") and 0 <= operator.index(end) < NUM_ENDS:
-        e = operator.index(end)
-    else:
-        raise ValueError(
-            f"end={short_repr(end)} is not an end; allowed: 0..3, {', '.join(END_NAMES)} or None"
-        )
+    e = 0 if end is None else end_index(end)  # the core's one reading of an end
     return code_of(int(tile_index), e)
 
 
