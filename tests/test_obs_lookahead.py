@@ -213,12 +213,12 @@ def brute_force(hand: HandState, seat: int, k: int = 1) -> dict[int, tuple[int, 
     return out
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-@settings(max_examples=60, deadline=None)
-@given(config=st.sampled_from(sorted(CONFIGS)), seed=st.integers(0, 2**31 - 1))
-def test_properties_over_random_games(version, config, seed):
-    rules = RuleConfig(**CONFIGS[config])
-    spec, prev = observation_spec(version), observation_spec(GROWTH[version][0])
+def checked_positions(spec, prev, rules: RuleConfig, seed: int):
+    """The positions of a random match (at most 60 decisions), each as ``(hand, seat, view,
+    obs)`` with ``obs`` the seat to play's observation of ``spec``, once the checks every
+    lookahead version shares hold: the previous version ``prev`` is its prefix, the fast path
+    equals the view's encoding for every seat, and every value is within its block's bounds.
+    A random legal move is played after each."""
     lay, old = spec.layout(rules), prev.layout(rules)
     rng = random.Random(seed)
     match = MatchState(rules, seed=seed)
@@ -228,13 +228,23 @@ def test_properties_over_random_games(version, config, seed):
         hand, seat = match.hand, match.turn
         view = match.view(seat)
         obs = spec.encode(view)
-        # the previous version is its prefix; the fast path equals the view's encoding, for
-        # every seat
         np.testing.assert_array_equal(obs[: old.size], prev.encode(view))
         for s in range(rules.num_players):
             np.testing.assert_array_equal(
                 spec.encode_state(lay, hand, s, match.scores, False), spec.encode(match.view(s)))
         assert np.all(obs >= lay.low) and np.all(obs <= lay.high)
+        yield hand, seat, view, obs
+        match.play(rng.choice(view.legal))
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@settings(max_examples=60, deadline=None)
+@given(config=st.sampled_from(sorted(CONFIGS)), seed=st.integers(0, 2**31 - 1))
+def test_properties_over_random_games(version, config, seed):
+    rules = RuleConfig(**CONFIGS[config])
+    spec, prev = observation_spec(version), observation_spec(GROWTH[version][0])
+    lay = spec.layout(rules)
+    for hand, seat, view, obs in checked_positions(spec, prev, rules, seed):
         truth = brute_force(hand, seat)
         replies = reply_points(view, seat, view.hand, view.legal)
         assert replies == {code: best for code, (best, _, _) in truth.items()}
@@ -260,7 +270,6 @@ def test_properties_over_random_games(version, config, seed):
                                                          x.contrib, x.arm, rules.tiles.pips,
                                                          rules.tiles.is_double))  # fmt: skip
                         assert p <= replies[code]
-        match.play(rng.choice(view.legal))
 
 
 # -- the environments and a policy use them ------------------------------------------------------
