@@ -20,7 +20,8 @@ shipped policy, ``agents/policies/ppo_{table}.npz`` of :data:`agents.ppo.POLICY_
 it beats the shipped one against greedy over the same
 :data:`~agents.shipping.SHIP_MATCHES` matches: :func:`agents.shipping.ship_if_stronger`; a run
 under other rules than the table's default ones is refused before it trains). Episodes are
-single hands with ``score_delta`` rewards.
+single hands with ``score_delta`` rewards, or with ``--reward match`` the change of the
+learner's chance to win the match (the race of :mod:`agents.race_equity`), in points.
 
 The wall seconds it records (``wall_s`` in ``eval.csv``, ``policy.json`` and
 ``checkpoint.npz``) are the run's seconds of training, a resumed run's before included, counted
@@ -101,6 +102,8 @@ MAX_UPDATES = MAX_JAX_UPDATES
 #: epochs, snapshots, updates between snapshots, and the Adam steps of an update): they are
 #: int32 there; a larger flag (--snapshot-every 10**12) is an ``error:`` line naming it
 MAX_JIT_COUNT = 2**31 - 1
+#: what a learner's step is worth (--reward): its side's points, or its chance to win the match
+REWARDS = ("points", "match")
 #: the largest --reward-scale: a hand's points times it, squared in the value loss, stay far
 #: inside float32 (1e38 would train NaN weights, found only at the export)
 MAX_REWARD_SCALE = 1000.0
@@ -158,6 +161,10 @@ class Config:
     opp_policy_weight: float = _f(0.0, "share of the envs against --opp-policy", low=0)
     match_scores: float = _f(0.0, "share of the hands dealt at random match scores, not 0-0",
                              low=0, high=1)
+    reward: str = _f("points", "what a step is worth: points (its side's score difference) or "
+                               "match (the change of its chance to win the match, a race of "
+                               "hands, in points: the match is worth the target)",
+                     choices=REWARDS)
     snapshots: int = _f(8, "frozen snapshots kept (the oldest is replaced)", low=1,
                         high=MAX_JIT_COUNT)
     snapshot_every: int = _f(20, "updates between snapshots", low=1, high=MAX_JIT_COUNT)
@@ -207,6 +214,12 @@ class Config:
         if self.out is None:  # --resume continues its run where it is, as best_response does
             self.out = run_of_checkpoint(self.resume) if self.resume else DEFAULT_OUT
         check_obs_version(self.obs_version)
+        if self.reward == "match":
+            from agents.equity import unsupported
+
+            reason = unsupported(self.rules())
+            if reason is not None:
+                raise ValueError(f"--reward match: {reason}")
         self.hidden()
         self.check_memory()
         if self.devices and (self.num_envs % self.devices
@@ -335,10 +348,17 @@ def self_play(config: Config, num_envs: int):
 
     fixed = (load_fixed_actor(config.opp_policy, config.rules(), config.obs_version)
              if config.opp_policy else None)
+    race = None
+    if config.reward == "match":
+        from agents.race_equity import hands_to_reach
+        from dominoes_env.jax.race import MatchRace
+
+        race = MatchRace(hands_to_reach(config.rules()), config.target_score)
     return SelfPlay(config.rules(), num_envs, opponents=config.opponent_mix(),
                     fixed_actor=fixed, obs_version=config.obs_version,
                     reward_scale=config.reward_scale, match_scores=config.match_scores,
-                    full_critic=config.critic == "full", matmul_dtype=config.matmul_dtype())
+                    full_critic=config.critic == "full", matmul_dtype=config.matmul_dtype(),
+                    match_race=race)
 
 
 # -- the jitted update ---------------------------------------------------------------------
@@ -440,7 +460,7 @@ def run_folder(config: Config):
 
 #: settings added after runs were made, with the value runs had before: a run's marker leaves
 #: each out at that value, so a run made before it was added still resumes
-ADDED_LATER = {"matmul": "float32"}
+ADDED_LATER = {"matmul": "float32", "reward": "points"}
 
 
 def run_settings(config: Config) -> dict[str, Any]:

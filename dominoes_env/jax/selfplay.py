@@ -11,8 +11,13 @@ a frozen snapshot of it (`snapshot`), `greedy`, uniform `random`, or a fixed exp
 `jax.jit` (a trainer's whole rollout is one `lax.scan` over `step`).
 
 The learner's reward for a step is its side's `score_delta` reward over everything played
-until its next turn. Points the opponents make before the learner's first move of a hand are
-credited to no step (they do not depend on the learner's actions).
+until its next turn, or with a `match_race` (`dominoes_env.jax.race.MatchRace`) how much that
+play changed its side's chance of winning the match, in points: `2 * target * reward_scale`
+times the change (a won match is worth `+target` points, a lost one `-target`, as
+`agents.race_equity` values a hand's end). The race's changes add up over a hand to the change
+from its start to its end, so the policy learns to win matches, not to maximise points. Points
+the opponents make before the learner's first move of a hand are credited to no step (they do
+not depend on the learner's actions).
 
 >>> import jax, jax.numpy as jnp
 >>> from dominoes_env.core import RuleConfig
@@ -46,6 +51,7 @@ from .env import make
 from .game import rows_of
 from .networks import check_layers, check_matmul_dtype, masked_logits, sample_actions
 from .policies import greedy_policy, random_policy
+from .race import MatchRace
 
 #: the opponent kinds, in the order of their codes (`Games.opp`)
 OPPONENT_KINDS = ("self", "snapshot", "greedy", "random", "policy")
@@ -118,7 +124,8 @@ class SelfPlay:
     train_jax recipe's self 0.35, snapshot 0.25, greedy 0.35, random 0.05); kind `policy` plays
     `fixed_actor` (an actor of `dominoes_env.jax.policy_files.load_fixed_actor`) by its most
     probable legal action, as `agents.ppo` does. Every seat reads observation version
-    `obs_version`; rewards are `score_delta` points times `reward_scale`. A share
+    `obs_version`; rewards are `score_delta` points times `reward_scale`, or with
+    `match_race` the change of the learner's chance to win the match in points. A share
     `match_scores` of the new hands is dealt at a random match score instead of 0-0.
     `full_critic` makes `hidden_info` return what a perfect-information critic sees.
     `matmul_dtype` is how the current policy and its snapshots compute their layers
@@ -140,7 +147,7 @@ class SelfPlay:
                  opponents: Mapping[str, float] | None = None, fixed_actor=None,
                  obs_version: int = DEFAULT_VERSION, reward_scale: float = 0.05,
                  match_scores: float = 0.0, full_critic: bool = False,
-                 matmul_dtype=jnp.float32):
+                 matmul_dtype=jnp.float32, match_race: MatchRace | None = None):
         if not isinstance(rules, RuleConfig):
             raise TypeError(f"rules must be a RuleConfig, not {type(rules).__name__}")
         num_envs = as_int("num_envs", num_envs, 1)
@@ -161,6 +168,9 @@ class SelfPlay:
             raise ValueError(f"match_scores={match_scores!r} is a share: between 0 and 1")
         match_scores = share
         full_critic = as_bool("full_critic", full_critic)
+        if match_race is not None and not isinstance(match_race, MatchRace):
+            raise ParameterTypeError(f"match_race must be a MatchRace, not "
+                                     f"{type(match_race).__name__}")
         self.env = make(**rules.to_dict(), episode="hand", reward_scale=reward_scale,
                         obs_version=check_obs_version(obs_version))
         tables = self.env.tables
@@ -179,6 +189,13 @@ class SelfPlay:
         self.opp_of_env = jnp.asarray(np.concatenate(
             [np.full(b - a, kind, np.int32) for kind, a, b in self.slots]))
         self.match_scores = match_scores
+        self.race = match_race
+        if match_race is not None:
+            if match_race.goal != -(-rules.target_score // 5):
+                raise ValueError("match_race was built for another target than rules' "
+                                 f"{rules.target_score}")
+            # a won match is worth +target points, a lost one -target (2 * target apart)
+            self.race_scale = 2.0 * rules.target_score * float(reward_scale)
         self.full_critic = full_critic
         self.matmul_dtype = check_matmul_dtype(matmul_dtype)
         # what the perfect-information critic sees: n - 1 hands, the boneyard and its order
@@ -286,6 +303,11 @@ class SelfPlay:
         state = state.with_game_state(state.game_state._replace(scores=scores))
         return state.replace(observation=jax.vmap(self.env.observe)(state))
 
+    def _chance(self, state, side):
+        """Each game's chance that `side` (one per game) wins its match (`match_race`)."""
+        x = state.game_state
+        return jax.vmap(self.race.chance)(x.scores, x.winner, side)
+
     def _opponent_actions(self, games: Games, actor, frozen_actor, key):
         """The opponents' actions, one block of envs per opponent kind (`opponent_slots`):
         each network or policy runs only on its own envs."""
@@ -352,7 +374,10 @@ class SelfPlay:
                              lambda: jnp.zeros_like(action))
             a = jnp.where(pending, action, a)
             state = jax.vmap(lambda st, a: self.env.step(st, a))(g.state, a)
-            r = jnp.take_along_axis(state.rewards, seat[:, None], 1)[:, 0]
+            if self.race is None:
+                r = jnp.take_along_axis(state.rewards, seat[:, None], 1)[:, 0]
+            else:
+                r = self.race_scale * (self._chance(state, g.side) - self._chance(g.state, g.side))
             reward = reward + jnp.where(moving & ~done, r, 0.0)
             ended = moving & state.terminated
             g = jax.tree.map(lambda n, o: _where(moving, n, o), g._replace(state=state), g)

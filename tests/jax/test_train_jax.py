@@ -87,7 +87,8 @@ def test_a_run_made_before_matmul_existed_resumes_and_a_bfloat16_resume_is_refus
     old = tmp_path / "old"
     shutil.copytree(run, old)
     marker = json.loads((old / "run.json").read_text())
-    assert "matmul" not in marker["settings"]  # float32 is left out, as before the flag
+    # float32 and points are left out, as before the flags
+    assert "matmul" not in marker["settings"] and "reward" not in marker["settings"]
     resume = [*TINY, "--seed", "3", "--out", str(old), "--resume", str(old / "checkpoint.npz")]
     assert main([*resume, "--total-steps", "128", "--eval-every", "0"]) == 0
     capsys.readouterr()
@@ -236,6 +237,9 @@ def test_tiny_run_in_bfloat16_exports_a_float32_policy_close_to_its_network(tmp_
     (["--players", "5"], "argument --players: invalid choice: 5 (choose from 2, 3, 4)"),
     (["--critic", "oracle"], "invalid choice: 'oracle'"),
     (["--matmul", "float16"], "invalid choice: 'float16'"),
+    (["--reward", "wins"], "invalid choice: 'wins' (choose from 'points', 'match')"),
+    (["--reward", "match", "--target-score", "600"], "--reward match: a match equity table is "
+                                                     "built for targets up to 500 points"),
     (["--obs-version", "1"], "observation version 1 is not one the JAX game serves; it serves "
                              "2, 3, 4"),
     (["--resume", "no/such/checkpoint.npz"], "no such checkpoint file"),
@@ -920,6 +924,18 @@ def test_tiny_run_with_the_full_critic_exports_an_observation_only_policy(tmp_pa
     meta = json.loads((out / "policy.json").read_text())
     assert meta["config"]["critic"] == "full"
     assert NumpyPolicy(out / "policy.npz").logits(np.zeros((1, 234), np.float32)).shape == (1, 112)
+
+
+def test_tiny_run_rewarded_by_the_match_race_at_three_players(tmp_path):
+    out = tmp_path / "race"
+    assert main([*TINY, "--players", "3", "--reward", "match", "--eval-every", "0",
+                 "--out", str(out)]) == 0
+    meta = json.loads((out / "policy.json").read_text())
+    assert meta["config"]["reward"] == "match" and meta["rules"]["num_players"] == 3
+    assert json.loads((out / "run.json").read_text())["settings"]["reward"] == "match"
+    result = play_match([make_agent(f"ppo:{out / 'policy.npz'}"), "greedy", "greedy"],
+                        RuleConfig(num_players=3, target_score=50), seed=4)
+    assert result.winner in (0, 1, 2)
 
 
 def test_tiny_run_on_observation_version_3_exports_a_policy_that_reads_it(tmp_path, capsys):
