@@ -77,6 +77,13 @@ class Move(_MoveFields):
                 pass
         return _MoveFields.__new__(cls, tile, end)
 
+    @classmethod
+    def _make(cls, iterable) -> Move:
+        """A move from a tile and an end (NamedTuple's ``_make``, which ``_replace`` calls),
+        its end normalised as the constructor does: ``move._replace(end=0)`` is the move onto
+        ``"left"``."""
+        return cls(*iterable)
+
     def __str__(self) -> str:
         return f"{self.tile} lead" if self.end is None else f"{self.tile}@{self.end}"
 

@@ -141,7 +141,9 @@ class SeatView:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return (f"<SeatView seat={self.seat} turn={self.turn} {layout_line(self)}, "
+        # a match won mid-hand leaves the hand's turn as it was: no one is to play
+        turn = f"won by side {self.winner}" if self.winner is not None else f"turn={self.turn}"
+        return (f"<SeatView seat={self.seat} {turn} {layout_line(self)}, "
                 f"{self.hand.bit_count()} tiles, {len(self.legal)} legal>")
 
     def _repr_svg_(self) -> str:

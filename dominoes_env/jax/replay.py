@@ -151,8 +151,9 @@ def _judge(env: Env, state, move: Any, where: str) -> tuple[int, bool]:
     else:
         if end is None:
             raise RecordError(f"{where}: only the lead has no end; name an end")
-        if end not in END_NAMES:
-            raise RecordError(f"{where}: unknown end {end!r}; allowed: {', '.join(END_NAMES)}")
+        if not (type(end) is str and end in END_NAMES):  # the core's words (records.py)
+            raise RecordError(f"{where}: unknown end {short_repr(end)}; allowed: "
+                              f"{', '.join(END_NAMES)} (or null for the lead)")
         e, flip = END_NAMES.index(end), False
     code = code_of(t, e)
     if bool(state.legal_action_mask[code]):

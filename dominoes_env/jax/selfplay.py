@@ -171,7 +171,7 @@ class SelfPlay:
         if match_race is not None and not isinstance(match_race, MatchRace):
             raise ParameterTypeError(f"match_race must be a MatchRace, not "
                                      f"{type(match_race).__name__}")
-        self.env = make(**rules.to_dict(), episode="hand", reward_scale=reward_scale,
+        self.env = make(rules=rules, episode="hand", reward_scale=reward_scale,
                         obs_version=check_obs_version(obs_version))
         tables = self.env.tables
         side = np.asarray(tables.side)

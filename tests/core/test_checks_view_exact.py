@@ -270,3 +270,22 @@ def test_a_view_prints_as_its_hand_and_draws_in_jupyter():
         assert f"{len(view.legal)} legal>" in text and str(view.hand) not in text
     assert mover._repr_svg_() == layout_svg(mover, (15, 5), hand_number=0)
     assert "<svg" in mover._repr_svg_()
+
+
+def test_a_view_of_a_match_won_mid_hand_says_who_won_not_whose_turn():
+    """A match won mid-hand leaves the hand's turn as it was (``match.turn`` is -1): the repr
+    showed that seat's turn as if the match went on."""
+    from dominoes_env.core import MatchState
+
+    for seed in range(40):
+        match = MatchState(seed=seed)
+        match.scores[:] = [245, 245]
+        scoring = [c for c in match.legal_actions() if match.hand.points_after(c) > 0]
+        if scoring:
+            break
+    match.play(scoring[0])
+    assert match.winner is not None and match.turn == -1 and match.hand.turn >= 0
+    for seat in range(2):
+        text = repr(match.view(seat))
+        assert text.startswith(f"<SeatView seat={seat} won by side {match.winner} ")
+        assert "turn=" not in text and text.endswith("0 legal>")

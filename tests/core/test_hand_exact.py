@@ -233,6 +233,15 @@ def test_the_integer_end_constants_play_as_the_end_names():
         example().play(((6, 6), LEFT))
 
 
+def test_a_replaced_end_is_named_as_the_constructor_names_it():
+    """``move._replace(end=0)`` (NamedTuple's ``_make``) skipped the constructor and kept the
+    integer, so the move was not equal to the same move built with ``Move``."""
+    move = Move(Tile(1, 6), "right")
+    assert move._replace(end=LEFT) == Move(Tile(1, 6), "left")
+    assert move._replace(end=LEFT).end == "left" and Move._make((Tile(1, 6), 1)).end == "right"
+    assert move._replace(end=None) == Move(Tile(1, 6), None)
+
+
 def test_is_legal_takes_every_form_play_takes():
     """``is_legal(Move(...))`` was a bare ``TypeError: '<=' not supported ...``."""
     hand = example()

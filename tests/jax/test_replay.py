@@ -53,6 +53,19 @@ def test_bad_records_are_rejected_with_the_reason(mutate, message):
     assert message in str(err.value)
 
 
+@pytest.mark.parametrize("end", [7, 0, "middle", True])
+def test_an_end_that_is_no_name_is_refused_in_the_core_s_words(end):
+    """The JAX replayer's refusal of an integer end left out "(or null for the lead)"."""
+    rec = copy.deepcopy(RULES_EXAMPLE)
+    rec["hands"][0]["moves"][1][2] = end
+    reasons = []
+    for replay in (replay_record, replay_record_jax):
+        with pytest.raises(RecordError) as err:
+            replay(rec)
+        reasons.append(str(err.value))
+    assert reasons[0] == reasons[1] and "(or null for the lead)" in reasons[1]
+
+
 def test_leader_and_finished_match_checks():
     rules = RuleConfig(next_leader="rotate", boneyard_reserve=3, target_score=100)  # compiled above
     rec = random_match(rules, 1).to_record()
