@@ -21,7 +21,8 @@ it beats the shipped one against greedy over the same
 :data:`~agents.shipping.SHIP_MATCHES` matches: :func:`agents.shipping.ship_if_stronger`; a run
 under other rules than the table's default ones is refused before it trains). Episodes are
 single hands with ``score_delta`` rewards, or with ``--reward match`` the change of the
-learner's chance to win the match (the race of :mod:`agents.race_equity`), in points.
+learner's chance to win the match (:mod:`agents.equity`'s table for two sides,
+:mod:`agents.race_equity`'s race for more), in points.
 
 The wall seconds it records (``wall_s`` in ``eval.csv``, ``policy.json`` and
 ``checkpoint.npz``) are the run's seconds of training, a resumed run's before included, counted
@@ -162,8 +163,8 @@ class Config:
     match_scores: float = _f(0.0, "share of the hands dealt at random match scores, not 0-0",
                              low=0, high=1)
     reward: str = _f("points", "what a step is worth: points (its side's score difference) or "
-                               "match (the change of its chance to win the match, a race of "
-                               "hands, in points: the match is worth the target)",
+                               "match (the change of its chance to win the match, in points: "
+                               "the match is worth the target)",
                      choices=REWARDS)
     snapshots: int = _f(8, "frozen snapshots kept (the oldest is replaced)", low=1,
                         high=MAX_JIT_COUNT)
@@ -348,17 +349,20 @@ def self_play(config: Config, num_envs: int):
 
     fixed = (load_fixed_actor(config.opp_policy, config.rules(), config.obs_version)
              if config.opp_policy else None)
-    race = None
-    if config.reward == "match":
+    equity = None
+    if config.reward == "match":  # the table for two sides, the race for more (as search's)
+        from agents.equity import equity_table
         from agents.race_equity import hands_to_reach
-        from dominoes_env.jax.race import MatchRace
+        from dominoes_env.jax.match_equity import MatchRace, MatchTable
 
-        race = MatchRace(hands_to_reach(config.rules()), config.target_score)
+        rules = config.rules()
+        equity = (MatchTable(equity_table(rules), rules.target_score) if rules.num_sides == 2
+                  else MatchRace(hands_to_reach(rules), rules.target_score))
     return SelfPlay(config.rules(), num_envs, opponents=config.opponent_mix(),
                     fixed_actor=fixed, obs_version=config.obs_version,
                     reward_scale=config.reward_scale, match_scores=config.match_scores,
                     full_critic=config.critic == "full", matmul_dtype=config.matmul_dtype(),
-                    match_race=race)
+                    match_equity=equity)
 
 
 # -- the jitted update ---------------------------------------------------------------------

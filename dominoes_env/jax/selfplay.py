@@ -11,13 +11,13 @@ a frozen snapshot of it (`snapshot`), `greedy`, uniform `random`, or a fixed exp
 `jax.jit` (a trainer's whole rollout is one `lax.scan` over `step`).
 
 The learner's reward for a step is its side's `score_delta` reward over everything played
-until its next turn, or with a `match_race` (`dominoes_env.jax.race.MatchRace`) how much that
-play changed its side's chance of winning the match, in points: `2 * target * reward_scale`
-times the change (a won match is worth `+target` points, a lost one `-target`, as
-`agents.race_equity` values a hand's end). The race's changes add up over a hand to the change
-from its start to its end, so the policy learns to win matches, not to maximise points. Points
-the opponents make before the learner's first move of a hand are credited to no step (they do
-not depend on the learner's actions).
+until its next turn, or with a `match_equity` (`dominoes_env.jax.match_equity`) how much that
+play changed its side's chance of winning the match, in points times `reward_scale`:
+`2 * target * reward_scale` times the change (a won match is worth `+target` points, a lost one
+`-target`, as `search:value=match` values a hand's end). The changes add up over a hand to the
+change from its start to its end, so the policy learns to win matches, not to maximise points;
+an illegal action still gets the env's penalty. Points the opponents make before the learner's
+first move of a hand are credited to no step (they do not depend on the learner's actions).
 
 >>> import jax, jax.numpy as jnp
 >>> from dominoes_env.core import RuleConfig
@@ -49,9 +49,9 @@ from dominoes_env.obs import DEFAULT_VERSION, VERSIONS
 
 from .env import make
 from .game import rows_of
+from .match_equity import MatchRace, MatchTable
 from .networks import check_layers, check_matmul_dtype, masked_logits, sample_actions
 from .policies import greedy_policy, random_policy
-from .race import MatchRace
 
 #: the opponent kinds, in the order of their codes (`Games.opp`)
 OPPONENT_KINDS = ("self", "snapshot", "greedy", "random", "policy")
@@ -125,7 +125,8 @@ class SelfPlay:
     `fixed_actor` (an actor of `dominoes_env.jax.policy_files.load_fixed_actor`) by its most
     probable legal action, as `agents.ppo` does. Every seat reads observation version
     `obs_version`; rewards are `score_delta` points times `reward_scale`, or with
-    `match_race` the change of the learner's chance to win the match in points. A share
+    `match_equity` (a `MatchTable` for two sides, a `MatchRace` for more, of these rules'
+    target) the change of the learner's chance to win the match, in points. A share
     `match_scores` of the new hands is dealt at a random match score instead of 0-0.
     `full_critic` makes `hidden_info` return what a perfect-information critic sees.
     `matmul_dtype` is how the current policy and its snapshots compute their layers
@@ -147,7 +148,8 @@ class SelfPlay:
                  opponents: Mapping[str, float] | None = None, fixed_actor=None,
                  obs_version: int = DEFAULT_VERSION, reward_scale: float = 0.05,
                  match_scores: float = 0.0, full_critic: bool = False,
-                 matmul_dtype=jnp.float32, match_race: MatchRace | None = None):
+                 matmul_dtype=jnp.float32,
+                 match_equity: MatchRace | MatchTable | None = None):
         if not isinstance(rules, RuleConfig):
             raise TypeError(f"rules must be a RuleConfig, not {type(rules).__name__}")
         num_envs = as_int("num_envs", num_envs, 1)
@@ -168,9 +170,9 @@ class SelfPlay:
             raise ValueError(f"match_scores={match_scores!r} is a share: between 0 and 1")
         match_scores = share
         full_critic = as_bool("full_critic", full_critic)
-        if match_race is not None and not isinstance(match_race, MatchRace):
-            raise ParameterTypeError(f"match_race must be a MatchRace, not "
-                                     f"{type(match_race).__name__}")
+        if match_equity is not None and not isinstance(match_equity, (MatchRace, MatchTable)):
+            raise ParameterTypeError(f"match_equity must be a MatchRace or a MatchTable, not "
+                                     f"{type(match_equity).__name__}")
         self.env = make(rules=rules, episode="hand", reward_scale=reward_scale,
                         obs_version=check_obs_version(obs_version))
         tables = self.env.tables
@@ -189,13 +191,16 @@ class SelfPlay:
         self.opp_of_env = jnp.asarray(np.concatenate(
             [np.full(b - a, kind, np.int32) for kind, a, b in self.slots]))
         self.match_scores = match_scores
-        self.race = match_race
-        if match_race is not None:
-            if match_race.goal != -(-rules.target_score // 5):
-                raise ValueError("match_race was built for another target than rules' "
-                                 f"{rules.target_score}")
+        self.equity = match_equity
+        if match_equity is not None:
+            if match_equity.target_score != rules.target_score:
+                raise ValueError(f"match_equity was built for target {match_equity.target_score}"
+                                 f", not these rules' {rules.target_score}")
+            if isinstance(match_equity, MatchTable) and self.num_sides != 2:
+                raise ValueError(f"a MatchTable is for two sides; these rules have "
+                                 f"{self.num_sides}: give a MatchRace")
             # a won match is worth +target points, a lost one -target (2 * target apart)
-            self.race_scale = 2.0 * rules.target_score * float(reward_scale)
+            self.equity_scale = 2.0 * rules.target_score * float(reward_scale)
         self.full_critic = full_critic
         self.matmul_dtype = check_matmul_dtype(matmul_dtype)
         # what the perfect-information critic sees: n - 1 hands, the boneyard and its order
@@ -304,9 +309,9 @@ class SelfPlay:
         return state.replace(observation=jax.vmap(self.env.observe)(state))
 
     def _chance(self, state, side):
-        """Each game's chance that `side` (one per game) wins its match (`match_race`)."""
+        """Each game's chance that `side` (one per game) wins its match (`match_equity`)."""
         x = state.game_state
-        return jax.vmap(self.race.chance)(x.scores, x.winner, side)
+        return jax.vmap(self.equity.chance)(x.scores, x.winner, side)
 
     def _opponent_actions(self, games: Games, actor, frozen_actor, key):
         """The opponents' actions, one block of envs per opponent kind (`opponent_slots`):
@@ -374,10 +379,12 @@ class SelfPlay:
                              lambda: jnp.zeros_like(action))
             a = jnp.where(pending, action, a)
             state = jax.vmap(lambda st, a: self.env.step(st, a))(g.state, a)
-            if self.race is None:
-                r = jnp.take_along_axis(state.rewards, seat[:, None], 1)[:, 0]
-            else:
-                r = self.race_scale * (self._chance(state, g.side) - self._chance(g.state, g.side))
+            r = jnp.take_along_axis(state.rewards, seat[:, None], 1)[:, 0]
+            if self.equity is not None:  # an illegal action (the game unchanged) keeps its penalty
+                x = state.game_state
+                illegal = state.terminated & (x.winner < 0) & (x.turn >= 0)
+                change = self._chance(state, g.side) - self._chance(g.state, g.side)
+                r = jnp.where(illegal, r, self.equity_scale * change)
             reward = reward + jnp.where(moving & ~done, r, 0.0)
             ended = moving & state.terminated
             g = jax.tree.map(lambda n, o: _where(moving, n, o), g._replace(state=state), g)

@@ -938,6 +938,17 @@ def test_tiny_run_rewarded_by_the_match_race_at_three_players(tmp_path):
     assert result.winner in (0, 1, 2)
 
 
+def test_reward_match_values_two_sides_by_the_table_and_more_by_the_race():
+    from dominoes_env.jax.match_equity import MatchRace, MatchTable
+    from experiments.train_jax import self_play
+
+    for players, model in ((2, MatchTable), (3, MatchRace), (4, MatchTable)):
+        sp = self_play(Config(players=players, reward="match", num_envs=4, num_steps=1,
+                              num_minibatches=1), 4)
+        assert type(sp.equity) is model
+    assert self_play(Config(num_envs=4, num_steps=1, num_minibatches=1), 4).equity is None
+
+
 def test_tiny_run_on_observation_version_3_exports_a_policy_that_reads_it(tmp_path, capsys):
     out = tmp_path / "v3"
     assert main([*TINY, "--obs-version", "3", "--eval-every", "0", "--out", str(out)]) == 0
