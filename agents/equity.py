@@ -39,13 +39,13 @@ import random
 
 import numpy as np
 
-from dominoes_env.core import HandState, RuleConfig, leader_after
+from dominoes_env.core import SCORE_UNIT, HandState, RuleConfig, leader_after
 from dominoes_env.core.validation import as_int, as_seed
 
 from .greedy import greedy_move
 
-#: points per unit of the table (every score is a multiple of 5)
-UNIT = 5
+#: points per unit of the table (every score is a multiple of it: the core's ``SCORE_UNIT``)
+UNIT = SCORE_UNIT
 #: hands simulated for a table by default (about a second of greedy play)
 DEFAULT_HANDS = 2000
 #: the highest target a table is built for (its cost grows with the square of the target)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from dominoes_env.core import RuleConfig, match_winner
+from dominoes_env.core import SCORE_UNIT, RuleConfig, match_winner
 from dominoes_env.core.validation import (
     DuplicateKeyError,
     is_finite_number,
@@ -80,9 +80,9 @@ def _outcome_problem(rec: dict, rules: RuleConfig, max_hands: int) -> str | None
     if type(hands) is not int or not 1 <= hands <= max_hands:
         return f"hands must be an integer in 1..{max_hands} (max_hands), not {short_repr(hands)}"
     most = hands * score_bound(rules, "hand")
-    if any(not 0 <= x <= most or x % 5 for x in scores):
-        return (f"scores must be multiples of 5 in 0..{most:,} (what {hands} hands can score "
-                f"at most), not {short_repr(scores)}")
+    if any(not 0 <= x <= most or x % SCORE_UNIT for x in scores):
+        return (f"scores must be multiples of {SCORE_UNIT} in 0..{most:,} (what {hands} hands "
+                f"can score at most), not {short_repr(scores)}")
     target, check = rules.target_score, rules.win_check
     if winner is None and hands != max_hands:
         return (f"an undecided match (winner null) is stopped after max_hands={max_hands} "
@@ -104,8 +104,8 @@ def _tally_problem(rec: dict, rules: RuleConfig) -> str | None:
         return (f"plays must be an integer in {hands}..{hands * rules.num_tiles} (1 to "
                 f"{rules.num_tiles} per hand), not {short_repr(plays)}")
     if not isinstance(points, list) or len(points) != n or any(
-            type(x) is not int or x < 0 or x % 5 for x in points):
-        return f"seat_points must be {n} multiples of 5, each >= 0"
+            type(x) is not int or x < 0 or x % SCORE_UNIT for x in points):
+        return f"seat_points must be {n} multiples of {SCORE_UNIT}, each >= 0"
     for side, score in enumerate(rec["scores"]):
         if sum(points[seat] for seat in rules.seats_of(side)) > score:
             return (f"side {side}'s seats scored {short_repr(points)} in plays, more than "

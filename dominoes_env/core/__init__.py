@@ -11,6 +11,7 @@ from .moves import DOWN, END_NAMES, LEFT, RIGHT, UP, Move, code_of, end_of, tile
 from .rules import RuleConfig
 from .sampling import DealSampler, determinize
 from .scoring import (
+    SCORE_UNIT,
     blocked_award,
     count_after,
     match_winner,
@@ -23,7 +24,8 @@ from .tiles import Tile, TileSet, iter_bits, tile_set
 from .view import SeatView
 
 __all__ = [
-    "DOWN", "DRAW", "END_NAMES", "LEFT", "PASS", "PLAY", "POINT_SCALE", "RIGHT", "UP",
+    "DOWN", "DRAW", "END_NAMES", "LEFT", "PASS", "PLAY", "POINT_SCALE", "RIGHT", "SCORE_UNIT",
+    "UP",
     "Award", "DealSampler", "DominoesDeprecationWarning", "Draw", "FullState", "HandState",
     "IllegalMoveError", "MatchState", "Move", "NoHandError", "Outcome", "Pass", "Play",
     "PublicState", "RecordError", "Result", "RuleConfig", "SeatView", "Tile", "TileSet",

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from .events import Award
 
+#: every score is a multiple of this: a play scores a count only when it is one, and a hand's
+#: award is rounded to one (the other forms of the game and the match equity read it here)
+SCORE_UNIT = 5
+
 
 def round_to_five(pips: int) -> int:
     """Round to the nearest multiple of 5: remainder 1 or 2 down, 3 or 4 up.
@@ -16,7 +20,7 @@ def round_to_five(pips: int) -> int:
     >>> [round_to_five(x) for x in (2, 3, 12, 13, 25)]
     [0, 5, 10, 15, 25]
     """
-    return (pips + 2) // 5 * 5
+    return (pips + SCORE_UNIT // 2) // SCORE_UNIT * SCORE_UNIT
 
 
 def points_for_count(count: int) -> int:
@@ -25,7 +29,7 @@ def points_for_count(count: int) -> int:
     >>> [points_for_count(c) for c in (0, 4, 5, 12, 20)]
     [0, 0, 5, 0, 20]
     """
-    return count if count > 0 and count % 5 == 0 else 0
+    return count if count > 0 and count % SCORE_UNIT == 0 else 0
 
 
 def count_after(code: int, lead: int, lead_pips: int, ends, contrib, arm, pips, is_double) -> int:

@@ -31,6 +31,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from dominoes_env.core import SCORE_UNIT
+
 from . import rng
 from .tables import SPINNER_FIRST, SPINNER_NONE, Tables
 
@@ -385,7 +387,7 @@ class Game:
     def points_for_count(count: jax.Array) -> jax.Array:
         """Points for a layout count (never negative): the count if it is a positive multiple
         of 5."""
-        return jnp.where((count > 0) & (jax.lax.rem(count, _i(5)) == 0), count, 0)
+        return jnp.where((count > 0) & (jax.lax.rem(count, _i(SCORE_UNIT)) == 0), count, 0)
 
     # -- a play ------------------------------------------------------------------------------
     def place_tile(self, s: GameState, code: jax.Array, flip: jax.Array) -> GameState:
@@ -518,7 +520,7 @@ class Game:
     @staticmethod
     def round_to_five(pips: jax.Array) -> jax.Array:
         """Nearest multiple of 5: remainder 1 or 2 down, 3 or 4 up."""
-        return (pips + 2) // 5 * 5
+        return (pips + SCORE_UNIT // 2) // SCORE_UNIT * SCORE_UNIT
 
     def side_pips(self, s: GameState) -> jax.Array:
         """``int32[S]``: pips left in each side's hands."""

@@ -32,10 +32,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from dominoes_env.core.scoring import SCORE_UNIT
 from dominoes_env.core.validation import as_int
 
-#: points per unit (every score is a multiple of 5), as ``agents.equity.UNIT``
-UNIT = 5
+#: points per unit (every score is a multiple of it: the core's ``SCORE_UNIT``), as
+#: ``agents.equity.UNIT``
+UNIT = SCORE_UNIT
 
 
 def _goal(target_score) -> tuple[int, int]:

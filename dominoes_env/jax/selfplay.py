@@ -43,7 +43,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dominoes_env.core import RuleConfig
+from dominoes_env.core import SCORE_UNIT, RuleConfig
 from dominoes_env.core.validation import ParameterTypeError, as_bool, as_float, as_int, short_repr
 from dominoes_env.obs import DEFAULT_VERSION, VERSIONS
 
@@ -301,8 +301,8 @@ class SelfPlay:
         the episode, as it ends the match)."""
         k_which, k_score = jax.random.split(key)
         scores = state.game_state.scores
-        top = max(self.env.rules.target_score - self.START_BELOW_TARGET, 0) // 5
-        random = jax.random.randint(k_score, scores.shape, 0, top + 1, jnp.int32) * 5
+        top = max(self.env.rules.target_score - self.START_BELOW_TARGET, 0) // SCORE_UNIT
+        random = jax.random.randint(k_score, scores.shape, 0, top + 1, jnp.int32) * SCORE_UNIT
         moved = jax.random.uniform(k_which, scores.shape[:1], jnp.float32) < self.match_scores
         scores = jnp.where(moved[:, None], random, scores).astype(scores.dtype)
         state = state.with_game_state(state.game_state._replace(scores=scores))

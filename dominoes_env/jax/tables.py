@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dominoes_env.core import MatchState, RuleConfig, tie_rank
+from dominoes_env.core import SCORE_UNIT, MatchState, RuleConfig, tie_rank
 from dominoes_env.core.layout import SPINNER_FIRST, SPINNER_LEAD, SPINNER_MODES, SPINNER_NONE
 from dominoes_env.obs import NUM_ENDS
 from dominoes_env.obs.v2 import (
@@ -112,9 +112,9 @@ def build_tables(rules: RuleConfig) -> Tables:
     rel_sides = [rules.relative_sides(s) for s in range(n)]
     top = 8 * rules.max_pip  # the largest count four ends can show
     points_f32 = _f32_table(c / MOVE_POINTS_DIVISOR for c in range(top + 1))
-    points_step = 5 / MOVE_POINTS_DIVISOR
-    fifths = np.arange(0, top + 1, 5)
-    if not np.array_equal(points_f32[fifths], (fifths // 5).astype(np.float32)
+    points_step = SCORE_UNIT / MOVE_POINTS_DIVISOR
+    fifths = np.arange(0, top + 1, SCORE_UNIT)
+    if not np.array_equal(points_f32[fifths], (fifths // SCORE_UNIT).astype(np.float32)
                           * np.float32(points_step)):  # fmt: skip
         raise AssertionError("move points are no longer exact multiples of 5 / divisor")
     return Tables(
