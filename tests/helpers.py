@@ -299,7 +299,7 @@ MAIN_MODULE = {"dominoes_env": "dominoes_env.cli"}
 #: programs that need an extra beyond the base install: the module that extra brings
 PROGRAM_NEEDS = {"experiments.train_ppo": "sb3_contrib", "experiments.train_rllib": "ray",
                  "experiments.bench_jax": "jax", "experiments.bench_training": "jax",
-                 "experiments.bench_jax_observe": "jax",
+                 "experiments.bench_jax_observe": "jax", "experiments.bench_jax_pieces": "jax",
                  "experiments.best_response": "jax", "experiments.train_jax": "jax",
                  "experiments.expert_iteration": "jax"}
 

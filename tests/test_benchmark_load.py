@@ -19,7 +19,8 @@ TINY = {"experiments.bench_engine": ["--seconds", "0.01", "--repeats", "1"],
         "experiments.bench_jax": ["--batches", "1", "--steps", "1", "--seconds", "0.01",
                                   "--repeats", "1"],
         "experiments.bench_jax_observe": ["--configs", "double-six-2p", "--batch", "1",
-                                          "--repeats", "1"]}
+                                          "--repeats", "1"],
+        "experiments.bench_jax_pieces": ["--batch", "1", "--repeats", "1", "--calls", "1"]}
 LINE = re.compile(r"load average at (start|end) \(1, 5, 15 min\): \d+\.\d\d, \d+\.\d\d, "
                   r"\d+\.\d\d on \d+ CPUs")
 

@@ -149,6 +149,7 @@ BASE: dict[str, dict[str, list[str]]] = {
                               "--repeats": ["1"]},
     "experiments.bench_jax_observe": {"--configs": ["double-six-2p"], "--batch": ["1"],
                                       "--repeats": ["1"]},
+    "experiments.bench_jax_pieces": {"--batch": ["1"], "--repeats": ["1"], "--calls": ["1"]},
     "experiments.bench_training": {"--net": ["8"], "--num-steps": ["2"], "--minibatch": ["4"],
                                    "--epochs": ["1"], "--jax-envs": ["2"], "--ppo-envs": ["2"],
                                    "--updates": ["1"], "--no-matmul": []},

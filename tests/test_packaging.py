@@ -99,7 +99,7 @@ raise SystemExit(code)
     assert not list(tmp_path.iterdir())  # nothing was played or written
 
 
-@pytest.mark.parametrize("program", ["bench_jax", "bench_jax_observe"])
+@pytest.mark.parametrize("program", ["bench_jax", "bench_jax_observe", "bench_jax_pieces"])
 def test_jax_benchmarks_without_their_extra_say_which_extra(program):
     """One line naming the extra and status 2, from the shared runner's handling of a missing
     extra (each printed its own message before)."""
