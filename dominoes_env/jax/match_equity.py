@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dominoes_env.core.scoring import SCORE_UNIT
+from dominoes_env.core import SCORE_UNIT
 from dominoes_env.core.validation import as_int
 
 #: points per unit (every score is a multiple of it: the core's ``SCORE_UNIT``), as

@@ -45,6 +45,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..core import SCORE_UNIT
 from ..lookahead import reply_chance_table
 from ..obs import DEFAULT_VERSION
 from ..obs.v2 import observation_layout
@@ -105,8 +106,8 @@ def observe(game: Game, s: GameState, seat: jax.Array, version: int = DEFAULT_VE
     # move_points: the points of each of this seat's legal moves when it is to play
     to_play = (game.legal_mask(s) if legal is None else legal) & (turn >= 0)
     legal = to_play & (turn == seat)
-    # points are multiples of 5 and 5 / MOVE_POINTS_DIVISOR is a power of two (checked by the
-    # tables), so points / divisor = (points / 5) * step exactly (see _fifths)
+    # points are multiples of SCORE_UNIT and SCORE_UNIT / MOVE_POINTS_DIVISOR is a power of two
+    # (checked by the tables), so points / divisor = (points / unit) * step exactly (_fifths)
     # (all on [4T] rows from per-code tables: see Game.per_code)
     count_after = jnp.maximum(game.count_after_all(s), 0)
     move_points = jnp.where(legal, _scaled_points(tb, count_after), jnp.float32(0))
@@ -165,12 +166,18 @@ def _scaled_numbers(tb, count: jax.Array, sizes: jax.Array, boneyard: jax.Array,
     return jnp.asarray(np.concatenate(tables))[index]
 
 
+#: the inverse of the (odd) scoring unit modulo 2**32 (0xCCCCCCCD for 5), and the largest
+#: quotient of a uint32 by the unit (0x33333333): see _fifths
+_UNIT_INVERSE = pow(SCORE_UNIT, -1, 2**32)
+_UNIT_QUOTIENTS = (2**32 - 1) // SCORE_UNIT
+
+
 def _fifths(count: jax.Array) -> jax.Array:
-    """``points_for_count(count) // 5`` as uint32 for counts ``>= 0``: ``c * 0xCCCCCCCD``
-    (mod 2**32; the inverse of 5) is ``c / 5`` when 5 divides ``c`` and above ``0x33333333``
-    when it does not, so one multiply, no division."""
-    fifth = count.astype(jnp.uint32) * jnp.uint32(0xCCCCCCCD)
-    return jnp.where(fifth <= jnp.uint32(0x33333333), fifth, jnp.uint32(0))
+    """``points_for_count(count) // SCORE_UNIT`` as uint32 for counts ``>= 0``: ``c`` times
+    the unit's inverse (mod 2**32) is ``c / SCORE_UNIT`` when the unit divides ``c`` and
+    above the largest such quotient when it does not, so one multiply, no division."""
+    fifth = count.astype(jnp.uint32) * jnp.uint32(_UNIT_INVERSE)
+    return jnp.where(fifth <= jnp.uint32(_UNIT_QUOTIENTS), fifth, jnp.uint32(0))
 
 
 def _scaled_points(tb, count: jax.Array) -> jax.Array:
@@ -306,15 +313,18 @@ def _answers(tb, s: GameState, ends, open_end, rest) -> tuple[jax.Array, jax.Arr
     into the per-seat loops and recomputes them per seat)."""
     never = s.count < 0  # a layout's count is never negative
     ends, open_end, rest = materialize((ends, open_end, jnp.maximum(rest, 0)), never)
-    # the w < V with (rest + w) % 5 == 0, by rest % 5 (V <= 13: max_pip is 6, 9 or 12)
-    fives = [np.int32(sum(1 << w for w in range(tb.V) if (r + w) % 5 == 0)) for r in range(5)]
-    r = jax.lax.rem(rest, I32(5))
-    mask = jnp.where(r == 0, fives[0], jnp.where(r == 1, fives[1], jnp.where(
-        r == 2, fives[2], jnp.where(r == 3, fives[3], fives[4]))))  # fmt: skip
+    # the w < V with (rest + w) a multiple of the unit, by rest's remainder (V <= 13: max_pip
+    # is 6, 9 or 12)
+    fives = [np.int32(sum(1 << w for w in range(tb.V) if (r + w) % SCORE_UNIT == 0))
+             for r in range(SCORE_UNIT)]
+    r = jax.lax.rem(rest, I32(SCORE_UNIT))
+    mask = jnp.int32(fives[-1])
+    for k in range(SCORE_UNIT - 2, -1, -1):  # a chain of selects, as written out before
+        mask = jnp.where(r == k, fives[k], mask)
     mask = jnp.where(rest == 0, mask & ~1, mask)  # a count of 0 scores nothing
     xbit = _bit(ends)
     double = rest + ends + ends
-    double_pays = (double > 0) & (jax.lax.rem(double, I32(5)) == 0)
+    double_pays = (double > 0) & (jax.lax.rem(double, I32(SCORE_UNIT)) == 0)
     pays = (mask & ~xbit) | jnp.where(double_pays, xbit, 0)
     pays = jnp.where(open_end & (ends >= 0), pays, 0)
     return ends, rest, materialize(pays, never)

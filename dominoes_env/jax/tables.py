@@ -116,7 +116,8 @@ def build_tables(rules: RuleConfig) -> Tables:
     fifths = np.arange(0, top + 1, SCORE_UNIT)
     if not np.array_equal(points_f32[fifths], (fifths // SCORE_UNIT).astype(np.float32)
                           * np.float32(points_step)):  # fmt: skip
-        raise AssertionError("move points are no longer exact multiples of 5 / divisor")
+        raise AssertionError(f"move points are no longer exact multiples of {SCORE_UNIT} / "
+                             "divisor")
     return Tables(
         rules=rules, T=T, V=V, n=n, S=S, B=B, hand_size=rules.hand_size,
         draw_limit=B - rules.boneyard_reserve,
