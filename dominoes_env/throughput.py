@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from .core.validation import as_float
 
-__all__ = ["clock", "load_average", "load_line", "run_aec"]
+__all__ = ["clock", "cpus_line", "load_average", "load_line", "run_aec"]
 
 #: the clock the loop is timed with: this process's CPU time, so other load on a shared machine
 #: skews the figures less than wall time would (on an idle machine the two agree)
@@ -90,3 +90,18 @@ def load_line(when: str, figures: list[float] | None = None) -> str:
         return f"load average at {when}: not available on this system ({cpus or '?'} CPUs)"
     return (f"load average at {when} (1, 5, 15 min): "
             f"{', '.join(f'{x:.2f}' for x in figures)} on {cpus or '?'} CPUs")
+
+
+def cpus_line(mine: int | None = None, total: int | None = None) -> str:
+    """The CPUs this process may run on (``mine``, default its affinity) of the machine's
+    (``total``), as the header says it: XLA spreads a step over them, and its hand-offs between
+    threads cost CPU time of their own (pinned to one core with ``taskset -c 0``, a step takes
+    about a fifth less CPU time: docs/results.md).
+
+    >>> cpus_line(1, 2)
+    "1 of 2 CPUs for XLA's threads"
+    """
+    total = total or os.cpu_count() or 1
+    if mine is None:
+        mine = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else total
+    return f"{mine} of {total} CPU{'s' if total > 1 else ''} for XLA's threads"

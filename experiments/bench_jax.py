@@ -30,7 +30,6 @@ steps; compile under 30 s.
 from __future__ import annotations
 
 import contextlib
-import os
 import statistics
 import sys
 import time
@@ -205,26 +204,11 @@ def check_batches_fit(env, batches: list[int]) -> None:
                          f"{per_game:,} bytes a game")
 
 
-def cpus_line(mine: int | None = None, total: int | None = None) -> str:
-    """The CPUs this process may run on (``mine``, default its affinity) of the machine's
-    (``total``), as the header says it: XLA spreads a step over them, and its hand-offs between
-    threads cost CPU time of their own (pinned to one core with ``taskset -c 0``, a step takes
-    about a fifth less CPU time: docs/results.md).
-
-    >>> cpus_line(1, 2)
-    "1 of 2 CPUs for XLA's threads"
-    """
-    total = total or os.cpu_count() or 1
-    if mine is None:
-        mine = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else total
-    return f"{mine} of {total} CPU{'s' if total > 1 else ''} for XLA's threads"
-
-
 def _run(args) -> int:
     jax = require("jax", "jax", "the JAX game")
     import dominoes_env
     from dominoes_env.jax import make
-    from dominoes_env.throughput import load_line, run_aec
+    from dominoes_env.throughput import cpus_line, load_line, run_aec
 
     print(load_line("start"), flush=True)
 

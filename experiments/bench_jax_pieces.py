@@ -10,20 +10,21 @@ stepped 0 to 15 random legal moves each), the same games, actions and keys at ev
 - ``pgx auto_reset``: ``pgx.experimental.auto_reset(env.step, env.init)``, Pgx's documented
   pattern;
 - ``pgx auto_reset, deals given``: the same pattern with ``step_deal`` and ``init_deal``
-  playing deals drawn before the timing (one per game), so that the pattern's two deals are not
-  drawn: the difference to the row above is what drawing them costs;
+  playing deals drawn before the timing (two per game: the step's and ``init``'s, the deals
+  the pattern draws from the same keys), so that only their drawing is left out: the
+  difference to the row above is what drawing them costs;
 - ``init``: ``Env.init``;
 - ``the deal``: ``Game.random_deal``, what a step reads of it (each tile's place and the
   leader: the hash of the key and the rank of its words);
 - ``legal mask``: ``Game.legal_mask``;
 - ``observation``: ``Env.observe`` of the seat to play.
 
-The actions are ``bench_jax``'s random ones, drawn once. A figure is the CPU time of this
-process per call (``time.process_time``: XLA's threads included) in milliseconds, the median
-over ``--repeats`` rounds of ``--calls`` calls of each piece (the pieces interleaved in each
-round), with its share of the Pgx pattern's time. The pieces overlap (a step draws a deal and
-computes a legal mask and an observation), and XLA fuses a piece with its neighbours inside a
-step, so the shares are a guide, not a sum.
+The actions are ``bench_jax``'s random ones, drawn once from keys of their own. A figure is
+the CPU time of this process per call (``time.process_time``: XLA's threads included) in
+milliseconds, the median over ``--repeats`` rounds of ``--calls`` calls of each piece (the
+pieces interleaved in each round), with its share of the Pgx pattern's time. The pieces
+overlap (a step draws a deal and computes a legal mask and an observation), and XLA fuses a
+piece with its neighbours inside a step, so the shares are a guide, not a sum.
 
     python -m experiments.bench_jax_pieces [--batch 4096] [--players 2] [--obs-version 2]
         [--repeats 5] [--calls 20]
@@ -93,17 +94,27 @@ def sample_states(env, batch: int, seed: int = 0):
     return jax.jit(jax.vmap(one))(jax.random.split(jax.random.PRNGKey(seed), batch))
 
 
+def pgx_deals(env, key):
+    """The two deals ``pgx.experimental.auto_reset(env.step, env.init)`` draws from one
+    game's ``key``: the step's (the next hand of a match) and ``init``'s."""
+    import jax
+
+    k_step, k_init = jax.random.split(key)  # as the wrapper splits its key
+    return env.game.random_deal(k_step), env.game.random_deal(k_init)
+
+
 def pieces(env) -> dict[str, Callable]:
-    """Each piece as a function of one game's ``(state, action, key, deal)``, in the order of
-    the rows."""
+    """Each piece as a function of one game's ``(state, action, key, deals)`` (``deals``:
+    :func:`pgx_deals` of some key), in the order of the rows."""
     from pgx.experimental import auto_reset
 
     game = env.game
     act = random_actions(env)
 
-    def pgx_given(state, action, key, deal):
-        return auto_reset(lambda s, a, k: env.step_deal(s, a, deal),
-                          lambda k: env.init_deal(deal))(state, action, key)
+    def pgx_given(state, action, key, deals):
+        step_deal, init_deal = deals
+        return auto_reset(lambda s, a, k: env.step_deal(s, a, step_deal),
+                          lambda k: env.init_deal(init_deal))(state, action, key)
 
     return {
         "random actions": lambda s, a, k, d: act(s, k),
@@ -132,9 +143,10 @@ def time_pieces(env, batch: int, repeats: int, calls: int, seed: int = 0,
 
     say = progress or (lambda text: None)
     states = sample_states(env, batch, seed)
-    keys = jax.random.split(jax.random.PRNGKey(seed + 1), batch)
-    actions = jax.jit(jax.vmap(random_actions(env)))(states, keys)
-    deals = jax.jit(jax.vmap(env.game.random_deal))(jax.random.split(keys[0], batch))
+    k_act, k_step, k_deals = jax.random.split(jax.random.PRNGKey(seed + 1), 3)
+    actions = jax.jit(jax.vmap(random_actions(env)))(states, jax.random.split(k_act, batch))
+    keys = jax.random.split(k_step, batch)
+    deals = jax.jit(jax.vmap(lambda k: pgx_deals(env, k)))(jax.random.split(k_deals, batch))
     args = (states, actions, keys, deals)
     compiled = {}
     for name, piece in pieces(env).items():
@@ -170,15 +182,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not 1 <= args.batch <= MAX_BATCH:
         parser.error(f"--batch must be 1..{MAX_BATCH:,}, not {args.batch}")
-    if not 1 <= args.repeats <= MAX_REPEATS or not 1 <= args.calls <= MAX_CALLS:
-        parser.error(f"--repeats must be 1..{MAX_REPEATS} and --calls 1..{MAX_CALLS:,}")
+    if not 1 <= args.repeats <= MAX_REPEATS:
+        parser.error(f"--repeats must be 1..{MAX_REPEATS}, not {args.repeats}")
+    if not 1 <= args.calls <= MAX_CALLS:
+        parser.error(f"--calls must be 1..{MAX_CALLS:,}, not {args.calls}")
     return run_command(lambda: _run(args), errors=(ImportError,))
 
 
 def _run(args) -> int:
     jax = require("jax", "jax", "the JAX game")
     from dominoes_env.jax import make
-    from dominoes_env.throughput import load_line
+    from dominoes_env.throughput import cpus_line, load_line
 
     print(load_line("start"), flush=True)
     env = make(num_players=args.players, obs_version=args.obs_version)
@@ -191,7 +205,7 @@ def _run(args) -> int:
     device = jax.devices()[0]
     print(f"{args.players} players, observation version {args.obs_version}, batch "
           f"{args.batch:,}; CPU ms per call, medians of {args.repeats} rounds of {args.calls} "
-          f"calls; JAX on {device.platform}, jax {jax.__version__}")
+          f"calls; JAX on {device.platform}, jax {jax.__version__}, {cpus_line()}")
     print(f"{'piece':<32}{'CPU ms':>10}{'of ' + REFERENCE:>22}")
     for name, value in ms.items():
         print(f"{name:<32}{value:>10.3f}{value / ms[REFERENCE]:>22.0%}")

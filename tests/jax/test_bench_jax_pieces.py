@@ -36,12 +36,21 @@ def test_each_row_is_a_share_of_pgx_auto_reset(monkeypatch, capsys):
     assert rows[3].split()[-2:] == ["4.000", "100%"]
 
 
-def test_the_deal_row_times_what_a_step_reads():
-    """The deal's order is computed only where it is read (``init_deal``'s callers): the row
-    times the places and the leader."""
-    env = make(num_players=2)
-    key = jax.random.PRNGKey(3)
-    places, leader = bench_jax_pieces.pieces(env)["the deal"](None, None, key, None)
-    deal = env.game.random_deal(key)
-    assert np.array_equal(places, deal.position) and int(leader) == int(deal.leader)
-    assert sorted(np.asarray(places).tolist()) == list(range(28))
+def test_deals_given_is_pgx_auto_reset_without_drawing_them():
+    """Given the two deals Pgx's wrapper draws from a game's key (the step's and ``init``'s),
+    the row computes exactly ``auto_reset(env.step, env.init)``: it leaves out the drawing and
+    nothing else. Games that end their hand or their match at this step are among them."""
+    from pgx.experimental import auto_reset
+
+    env = make(num_players=2, target_score=20)
+    states = bench_jax_pieces.sample_states(env, 64, seed=2)
+    keys = jax.random.split(jax.random.PRNGKey(7), 64)
+    actions = jax.vmap(bench_jax_pieces.random_actions(env))(states, keys)
+    deals = jax.vmap(lambda k: bench_jax_pieces.pgx_deals(env, k))(keys)
+    given = jax.vmap(bench_jax_pieces.pieces(env)["pgx auto_reset, deals given"])(
+        states, actions, keys, deals)
+    drawn = jax.vmap(auto_reset(env.step, env.init))(states, actions, keys)
+    for a, b in zip(jax.tree.leaves(given), jax.tree.leaves(drawn), strict=True):
+        assert np.array_equal(a, b)
+    ended = np.asarray(drawn.terminated) | (np.asarray(drawn._step_count) == 0)
+    assert ended.any() and not ended.all()
