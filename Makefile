@@ -78,6 +78,7 @@ bench: $(STAMP)
 	$(PY) -m experiments.bench_engine
 	$(PY) -m experiments.bench_env
 	$(PY) -m experiments.bench_jax
+	$(PY) -m experiments.bench_jax_pieces
 	$(PY) -m experiments.bench_agents random greedy search ppo --positions 400
 	$(PY) -m experiments.bench_training
 

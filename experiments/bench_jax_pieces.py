@@ -10,9 +10,10 @@ stepped 0 to 15 random legal moves each), the same games, actions and keys at ev
 - ``pgx auto_reset``: ``pgx.experimental.auto_reset(env.step, env.init)``, Pgx's documented
   pattern;
 - ``pgx auto_reset, deals given``: the same pattern with ``step_deal`` and ``init_deal``
-  playing deals drawn before the timing (two per game: the step's and ``init``'s, the deals
-  the pattern draws from the same keys), so that only their drawing is left out: the
-  difference to the row above is what drawing them costs;
+  playing deals drawn before the timing (two per game, a step's and an ``init``'s, drawn as
+  the pattern draws them: :func:`pgx_deals`), so that only their drawing is left out (given
+  the deals of the same keys it computes what the pattern computes, tested): the difference to
+  the row above is what drawing them costs;
 - ``init``: ``Env.init``;
 - ``the deal``: ``Game.random_deal``, what a step reads of it (each tile's place and the
   leader: the hash of the key and the rank of its words);
