@@ -8,6 +8,7 @@ import jax
 import numpy as np
 
 from dominoes_env.jax import make
+from dominoes_env.jax.game import popcount
 from experiments import bench_jax_pieces
 
 
@@ -15,9 +16,9 @@ def test_the_games_timed_are_spread_over_the_play():
     """New matches only would time a step that never draws, blocks or ends a hand."""
     env = make(num_players=2)
     states = bench_jax_pieces.sample_states(env, 256)
-    steps = np.asarray(states._step_count)
-    assert steps.min() == 0 and steps.max() == bench_jax_pieces.MAX_MOVES - 1
-    assert len(np.unique(steps)) == bench_jax_pieces.MAX_MOVES
+    played = np.asarray(popcount(states.game_state.played))  # tiles on each layout
+    assert played.min() == 0 and played.max() == bench_jax_pieces.MAX_MOVES - 1
+    assert len(np.unique(played)) == bench_jax_pieces.MAX_MOVES
     assert np.asarray(states.game_state.drawn).max() > 0  # some drew from the boneyard
     jax.vmap(lambda s: env.check_state(s, "step"))(states)
     assert np.asarray(states.legal_action_mask).any(axis=1).all()
@@ -52,5 +53,6 @@ def test_deals_given_is_pgx_auto_reset_without_drawing_them():
     drawn = jax.vmap(auto_reset(env.step, env.init))(states, actions, keys)
     for a, b in zip(jax.tree.leaves(given), jax.tree.leaves(drawn), strict=True):
         assert np.array_equal(a, b)
-    ended = np.asarray(drawn.terminated) | (np.asarray(drawn._step_count) == 0)
-    assert ended.any() and not ended.all()
+    dealt = np.asarray(popcount(drawn.game_state.played)) == 0  # a hand dealt at this step
+    ended = np.asarray(drawn.terminated)  # a new match: init's deal
+    assert ended.any() and (dealt & ~ended).any() and not dealt.all()  # and the step's deal
