@@ -46,11 +46,12 @@ def test_deals_given_is_pgx_auto_reset_without_drawing_them():
     env = make(num_players=2, target_score=20)
     states = bench_jax_pieces.sample_states(env, 64, seed=2)
     keys = jax.random.split(jax.random.PRNGKey(7), 64)
-    actions = jax.vmap(bench_jax_pieces.random_actions(env))(states, keys)
-    deals = jax.vmap(lambda k: bench_jax_pieces.pgx_deals(env, k))(keys)
-    given = jax.vmap(bench_jax_pieces.pieces(env)["pgx auto_reset, deals given"])(
+    actions = jax.jit(jax.vmap(bench_jax_pieces.random_actions(env)))(states, keys)
+    deals = jax.jit(jax.vmap(lambda k: bench_jax_pieces.pgx_deals(env, k)))(keys)
+    # jitted: run op by op, each call took half a minute
+    given = jax.jit(jax.vmap(bench_jax_pieces.pieces(env)["pgx auto_reset, deals given"]))(
         states, actions, keys, deals)
-    drawn = jax.vmap(auto_reset(env.step, env.init))(states, actions, keys)
+    drawn = jax.jit(jax.vmap(auto_reset(env.step, env.init)))(states, actions, keys)
     for a, b in zip(jax.tree.leaves(given), jax.tree.leaves(drawn), strict=True):
         assert np.array_equal(a, b)
     dealt = np.asarray(popcount(drawn.game_state.played)) == 0  # a hand dealt at this step
