@@ -6,7 +6,9 @@ fixed agents (agent specs such as ``greedy`` or ``search:sims=16``) or one of th
 snapshots of the learner added with :meth:`PoolEnv.add_snapshot` (all of them sharing
 ``self_weight``). With 4 players in partnerships the learner plays both seats of its side (its
 partner is the current policy) and the pools play the other side.
-``python -m experiments.train_ppo`` trains in it.
+``python -m experiments.train_ppo`` trains in it, its opponents given as ``SPEC=WEIGHT`` pairs
+(:func:`opponent_mix`), several of them stepped as one stable-baselines3 ``VecEnv``
+(:func:`pool_vec_env`, which alone imports stable-baselines3).
 
 >>> env = PoolEnv([("greedy", 1.0), ("random", 0.5)], self_weight=1.0,
 ...               rules=RuleConfig(num_players=3, target_score=30), seed=0)
@@ -21,22 +23,30 @@ partner is the current policy) and the pools play the other side.
 
 from __future__ import annotations
 
+import math
 import os
+import signal
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from dominoes_env.core import RuleConfig
-from dominoes_env.core.validation import ParameterTypeError, as_int, as_seed, short_repr
+from dominoes_env.core.validation import (
+    ParameterTypeError,
+    as_int,
+    as_seed,
+    float_text,
+    short_repr,
+)
 from dominoes_env.driver import derive_seed
 from dominoes_env.options import split_options
 from dominoes_env.single_agent import SingleAgentEnv
 
 from .pool import OpponentPool
 from .ppo import PPOAgent
-from .specs import make_agent
+from .specs import make_agent, resolve_spec
 
-__all__ = ["PoolEnv"]
+__all__ = ["PoolEnv", "opponent_mix", "pool_vec_env"]
 
 
 class PoolEnv(SingleAgentEnv):
@@ -96,3 +106,72 @@ class PoolEnv(SingleAgentEnv):
             for key, n in pool.draws.items():
                 out[key] = out.get(key, 0) + n
         return out
+
+
+def opponent_mix(items: Sequence[str]) -> tuple[list[tuple[str, float]], float]:
+    """``([(spec, weight), ...], self_weight)``, the ``fixed`` and ``self_weight`` of
+    :class:`PoolEnv`, from ``SPEC=WEIGHT`` pairs (train_ppo's ``--opponents``; ``self`` is the
+    share of the self-play pool). A ``ValueError`` names what is wrong: a pair that is not
+    ``SPEC=WEIGHT`` with a weight of 0 or more, a spec given twice, an unknown spec, no fixed
+    agent of weight above 0 (the pool starts empty), or weights that add up past a float.
+
+    >>> opponent_mix(["greedy=0.5", "random=0", "self=0.25"])
+    ([('greedy', 0.5)], 0.25)
+    """
+    fixed, self_weight, seen = [], 0.0, set()
+    for item in items:
+        spec, sep, weight = item.rpartition("=")
+        try:
+            w = float_text(weight)
+        except ValueError:
+            w = -1.0
+        if not sep or not spec or not 0 <= w < math.inf:
+            raise ValueError(f"opponent {item!r}: write SPEC=WEIGHT, e.g. greedy=0.5")
+        if spec in seen:  # a spec given twice is refused
+            raise ValueError(f"opponent {spec!r} is given twice; give it once, with its "
+                             "whole weight")
+        seen.add(spec)
+        if spec == "self":
+            self_weight += w
+        elif w > 0:
+            resolve_spec(spec)  # unknown specs fail now, not in a subprocess
+            fixed.append((spec, w))
+    if not fixed:
+        raise ValueError("the opponent mix needs at least one fixed agent (the pool starts "
+                         "empty), e.g. greedy=1")
+    if not math.isfinite(sum(w for _, w in fixed) + self_weight):  # 1e308 twice: inf
+        raise ValueError("the opponent weights add up to more than a float holds; use "
+                         "smaller weights (only their ratios matter)")
+    return fixed, self_weight
+
+
+def pool_vec_env(fixed: Sequence[tuple[str, float]], n_envs: int, *, subproc: bool,
+                 self_weight: float = 0.0, max_snapshots: int | None = None, seed: int = 0,
+                 rules: RuleConfig | None = None, **options: Any):
+    """``n_envs`` :class:`PoolEnv` of these arguments (``rank`` 0 to ``n_envs - 1``, each reset
+    with ``derive_seed(seed, "env", rank)``) as one stable-baselines3 ``VecEnv``, seeded with
+    ``seed`` and monitored (``VecMonitor``): a process each (``SubprocVecEnv``, forked) with
+    ``subproc`` and more than one, else all in this process (``DummyVecEnv``). A worker process
+    ignores Ctrl-C: it is the parent's to handle."""
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
+
+    parent = os.getpid()
+
+    def factory(rank: int):
+        def build():
+            if os.getpid() != parent:  # a SubprocVecEnv worker: Ctrl-C is the parent's to handle
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+            env = PoolEnv(fixed, self_weight=self_weight, max_snapshots=max_snapshots,
+                          seed=seed, rank=rank, rules=rules, **options)
+            env.reset(seed=derive_seed(seed, "env", rank))
+            return env
+
+        return build
+
+    fns = [factory(i) for i in range(n_envs)]
+    if n_envs > 1 and subproc:
+        vec = SubprocVecEnv(fns, start_method="fork")
+    else:  # on 2 cores one process stepping many envs beats the pipes of SubprocVecEnv
+        vec = DummyVecEnv(fns)
+    vec.seed(seed)
+    return VecMonitor(vec)

@@ -14,6 +14,10 @@ loads, so :func:`check_entries` holds every one to what a MaskablePPO save write
 finite, the range the training flags allow), and :func:`check_members` the zip to the members
 such a save holds.
 
+A run (``python -m experiments.train_ppo``) writes its checkpoints with :func:`save_model`: whole
+or not at all, with the run's wall seconds in them (:data:`WALL_ENTRY`, read back by
+:func:`recorded_wall`).
+
 >>> import io, json, zipfile
 >>> buf = io.BytesIO()
 >>> with zipfile.ZipFile(buf, "w") as z:
@@ -29,9 +33,11 @@ import json
 import re
 import zipfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import IO, Any
 
-from dominoes_env.cli_support import MAX_TRAINER_SEED
+from dominoes_env.cli_support import MAX_TRAINER_SEED, signals_held
+from dominoes_env.core.atomic_files import atomic_write
 from dominoes_env.core.validation import (
     DuplicateKeyError,
     is_finite_number,
@@ -351,3 +357,22 @@ def settings(data: dict[str, Any]) -> dict[str, Any]:
                 raise CheckpointError(f"its {key} is {short_repr(value)}; {problem}")
             found.setdefault(name, value)
     return found
+
+
+def recorded_wall(data: dict[str, Any]) -> float:
+    """The run's wall seconds that a checkpoint's ``data`` (read and checked:
+    :func:`agents.sb3_run.checkpoint_data`) recorded when it was saved (:data:`WALL_ENTRY`); 0
+    for one saved before train_ppo recorded them."""
+    return float(data.get(WALL_ENTRY, 0.0))
+
+
+def save_model(model, path: Path, wall_s: float) -> None:
+    """``model`` saved to ``path`` whole or not at all (:func:`atomic_write`), with the run's
+    wall seconds ``wall_s`` in its data (:data:`WALL_ENTRY`, which a ``--resume`` counts on
+    from) and Ctrl-C, SIGTERM and SIGHUP held until it is written
+    (:func:`~dominoes_env.cli_support.signals_held`): torch's zip writer, interrupted, raises
+    its own error in place of the interruption."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    setattr(model, WALL_ENTRY, round(wall_s, 1))  # stable-baselines3 saves its attributes
+    with signals_held(), atomic_write(path, "wb") as f:
+        model.save(f)

@@ -3,7 +3,9 @@
 Reads top to bottom: the configuration (one dataclass, every field a command-line flag), the
 environments (:class:`agents.pool_env.PoolEnv`: a ``SingleAgentEnv`` whose opponents are
 drawn per episode from fixed agents and frozen snapshots of the learner), the callbacks
-(snapshots, evaluation, checkpoints), the run.
+(:mod:`agents.sb3_callbacks`: snapshots, evaluation, checkpoints), the run: the model built
+(or loaded from ``--resume``: :mod:`agents.sb3_run` checks it) and warm-started
+(:mod:`agents.sb3_pretrain`), the learning loop, the export.
 
     python -m experiments.train_ppo --total-steps 2000000 --n-envs 8 --seed 1 --out runs/ppo2p
 
@@ -31,11 +33,12 @@ no checkpoint saved), as train_jax's does; its last line says so.
 Each update is checked before anything counts it (the kept copy, a snapshot, an evaluation,
 a checkpoint, the export): the weights of its policy and value networks must pass the policy
 file's own rule (:func:`~dominoes_env.policy_format.weights_problem`: finite, and none above
-:data:`dominoes_env.policy_format.MAX_WEIGHT`), as train_jax and train_rllib check theirs; so
-are the behaviour cloning's and a ``--resume`` checkpoint's. They are checked as an update (or
-the behaviour cloning) ends, and also when an error stops it in its middle (torch refuses the
-NaN a minibatch's step made as the next one starts): with weights the rule refuses, that
-error is the divergence; with sound ones it is the error it was.
+:data:`dominoes_env.policy_format.MAX_WEIGHT`: :mod:`agents.sb3_divergence`), as train_jax and
+train_rllib check theirs; so are the behaviour cloning's and a ``--resume`` checkpoint's. They
+are checked as an update (or the behaviour cloning) ends, and also when an error stops it in
+its middle (torch refuses the NaN a minibatch's step made as the next one starts): with
+weights the rule refuses, that error is the divergence; with sound ones it is the error it
+was.
 
 Exit status: 0, trained and exported (and, with ``--ship``, shipped or kept out, as a line
 says); 1, the training diverged: an update (or the behaviour cloning) made weights that are
@@ -51,46 +54,44 @@ completed update left it; later signals are ignored while it saves and exports).
 from __future__ import annotations
 
 import argparse
-import copy
 import dataclasses
-import functools
 import json
-import math
 import os
 import re
 import shlex
-import signal
 import sys
-import time
-import types
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.arena import derive_seed
 from agents.evaluation import evaluate as evaluate_agent
-from agents.evaluation import evaluation_row
-from agents.pool_env import PoolEnv
-from agents.sb3_checkpoint import (
-    WALL_ENTRY,
-    CheckpointError,
-    check_entries,
-    check_members,
-    custom_objects,
-    network,
-    pickled_keys,
-    read_data,
-    settings,
-    space_sizes,
+from agents.pool_env import opponent_mix, pool_vec_env
+from agents.sb3_callbacks import (
+    Checkpoints,
+    DeliverStops,
+    LastCompletedUpdate,
+    SelfPlayAndEval,
+    Throughput,
+    sb3_callback,
+)
+from agents.sb3_checkpoint import custom_objects, recorded_wall, save_model
+from agents.sb3_divergence import Diverged, divergence
+from agents.sb3_pretrain import (
+    bc_dataset_demonstrations,
+    check_bc_dataset,
+    clone_dataset,
+    clone_teacher,
 )
 from agents.sb3_run import (
     RunDirError,
+    check_checkpoint,
+    check_device,
+    check_memory,
     check_pool,
+    checkpoint_data,
     checkpoints_of,
-    prune_checkpoints,
-    reached_steps,
-    record_pool_snapshot,
+    rewind_note,
+    settings_note,
 )
 from agents.shipping import SHIP_MATCHES, ship_run, shipping_target
 from agents.specs import check_spec_path
@@ -101,13 +102,10 @@ from dominoes_env.cli_support import (
     RefusedError,
     RunClock,
     TrainingStopped,
-    append_eval_row,
     check_config,
-    check_fits_in_memory,
     check_run_folder,
     config_field,
     config_parser,
-    divergence_line,
     end_program,
     end_stopped_training,
     keep_numeric_rows,
@@ -124,20 +122,13 @@ from dominoes_env.cli_support import (
     stop_status,
 )
 from dominoes_env.core import DominoesDeprecationWarning, RuleConfig
-from dominoes_env.core.atomic_files import atomic_write, path_kind, write_json
-from dominoes_env.core.validation import float_text
+from dominoes_env.core.atomic_files import write_json
 from dominoes_env.obs import DEFAULT_VERSION as OBS_VERSION
 from dominoes_env.optional import require
-from dominoes_env.policy_format import PolicyFileError, hidden_sizes, magnitudes_problem
+from dominoes_env.policy_format import PolicyFileError, hidden_sizes
 
 # -- configuration -------------------------------------------------------------------------
 DEVICE_PATTERN = re.compile(r"^(cpu|auto|mps|cuda(:\d+)?)$")
-#: memory of one step in the rollout buffer or a minibatch (the observation, the mask, the
-#: action, value, log-probability, return and advantage), of an environment in this process,
-#: and of a process (a subproc environment or a demonstration worker), all rounded up
-BYTES_PER_STEP = 4096
-BYTES_PER_ENV = 2**20
-BYTES_PER_PROCESS = 256 * 2**20
 
 
 @dataclass
@@ -257,15 +248,7 @@ class TrainConfig:
         if self.bc_agent and not self.bc_dataset:
             raise ValueError("bc_agent picks an agent of bc_dataset; give bc_dataset too")
         if self.bc_dataset:  # refuse a wrong dataset now, before the run directory is made
-            from agents.datasets import dataset_info
-
-            info = dataset_info(self.bc_dataset)
-            if RuleConfig.from_dict(info["rules"]) != self.rules():
-                raise ValueError(f"bc_dataset {self.bc_dataset} was played under other rules "
-                                 f"than this run's: {info['rules']}")
-            if self.bc_agent and self.bc_agent not in info["agents"]:
-                raise ValueError(f"bc_agent {self.bc_agent!r} is not in {self.bc_dataset}; it "
-                                 f"has: {', '.join(info['agents'])}")
+            check_bc_dataset(self.bc_dataset, self.bc_agent, self.rules())
         if not self.out.strip():
             raise ValueError("out is empty; name the run directory")
         from agents import check_spec
@@ -287,34 +270,9 @@ class TrainConfig:
         return hidden_sizes(self.net)
 
     def opponent_mix(self) -> tuple[list[tuple[str, float]], float]:
-        """``([(spec, weight), ...], self_weight)`` from ``opponents``."""
-        fixed, self_weight, seen = [], 0.0, set()
-        for item in self.opponents:
-            spec, sep, weight = item.rpartition("=")
-            try:
-                w = float_text(weight)
-            except ValueError:
-                w = -1.0
-            if not sep or not spec or not 0 <= w < math.inf:
-                raise ValueError(f"opponent {item!r}: write SPEC=WEIGHT, e.g. greedy=0.5")
-            if spec in seen:  # a spec given twice is refused
-                raise ValueError(f"opponent {spec!r} is given twice; give it once, with its "
-                                 "whole weight")
-            seen.add(spec)
-            if spec == "self":
-                self_weight += w
-            elif w > 0:
-                from agents import resolve_spec
-
-                resolve_spec(spec)  # unknown specs fail now, not in a subprocess
-                fixed.append((spec, w))
-        if not fixed:
-            raise ValueError("the opponent mix needs at least one fixed agent (the pool starts "
-                             "empty), e.g. greedy=1")
-        if not math.isfinite(sum(w for _, w in fixed) + self_weight):  # 1e308 twice: inf
-            raise ValueError("the opponent weights add up to more than a float holds; use "
-                             "smaller weights (only their ratios matter)")
-        return fixed, self_weight
+        """``([(spec, weight), ...], self_weight)`` from ``opponents``
+        (:func:`agents.pool_env.opponent_mix`)."""
+        return opponent_mix(self.opponents)
 
 
 def parser_for(cls: type) -> argparse.ArgumentParser:
@@ -323,32 +281,23 @@ def parser_for(cls: type) -> argparse.ArgumentParser:
                          __doc__.split("\n")[0])
 
 
+def check_machine(config: TrainConfig) -> None:
+    """``ValueError`` unless the run fits in this machine's memory
+    (:func:`~agents.sb3_run.check_memory`) and torch can use its ``--device``
+    (:func:`~agents.sb3_run.check_device`), checked before anything is written or started."""
+    check_memory(config.rules(), config.hidden(), n_envs=config.n_envs, vec_env=config.vec_env,
+                 workers=config.workers, n_steps=config.n_steps, batch_size=config.batch_size)
+    check_device(config.device)
+
+
 # -- environments --------------------------------------------------------------------------
 def make_vec_env(config: TrainConfig):
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
-
-    parent = os.getpid()
-
-    def factory(rank: int):
-        def build():
-            if os.getpid() != parent:  # a SubprocVecEnv worker: Ctrl-C is the parent's to handle
-                signal.signal(signal.SIGINT, signal.SIG_IGN)
-            fixed, self_weight = config.opponent_mix()
-            env = PoolEnv(fixed, self_weight=self_weight, max_snapshots=config.max_snapshots,
-                          seed=config.seed, rank=rank, rules=config.rules(),
-                          episode=config.episode)
-            env.reset(seed=derive_seed(config.seed, "env", rank))
-            return env
-
-        return build
-
-    fns = [factory(i) for i in range(config.n_envs)]
-    if config.n_envs > 1 and config.vec_env == "subproc":
-        vec = SubprocVecEnv(fns, start_method="fork")
-    else:  # on 2 cores one process stepping many envs beats the pipes of SubprocVecEnv
-        vec = DummyVecEnv(fns)
-    vec.seed(config.seed)
-    return VecMonitor(vec)
+    """The run's ``n_envs`` environments (:func:`agents.pool_env.pool_vec_env`): each a
+    :class:`~agents.pool_env.PoolEnv` of the opponent mix, its own process with ``subproc``."""
+    fixed, self_weight = config.opponent_mix()
+    return pool_vec_env(fixed, config.n_envs, subproc=config.vec_env == "subproc",
+                        self_weight=self_weight, max_snapshots=config.max_snapshots,
+                        seed=config.seed, rules=config.rules(), episode=config.episode)
 
 
 # -- evaluation ----------------------------------------------------------------------------
@@ -366,347 +315,19 @@ def evaluate(policy_path: str, rules: RuleConfig, opponent: str, matches: int,
 
 
 # -- callbacks -----------------------------------------------------------------------------
-# What the run does between stable-baselines3's steps. Each callback below is written as the
-# hooks of SB3's BaseCallback (_on_training_start, _on_rollout_start, _on_step,
-# _on_training_end; self.model, self.logger and the counts are BaseCallback's), and
-# :func:`sb3_callback` builds it as one: importing this program (``--help``, a refusal, a
-# TrainConfig) never imports stable-baselines3 and torch.
-class SelfPlayAndEval:
-    """Every ``snapshot_every`` steps: export a frozen copy into the pool. Every
-    ``eval_every`` steps: evaluate against greedy and random and log it (TensorBoard,
-    ``eval.csv`` and a line)."""
-
-    def __init__(self, config: TrainConfig, out: Path, vec_env, clock: RunClock):
-        super().__init__()
-        self.config, self.out, self.vec_env, self.clock = config, out, vec_env, clock
-        self.rules = config.rules()
-        self.next_snapshot = 0
-        self.next_eval = 0
-        self.last_eval = -1
-
-    def _on_training_start(self) -> None:
-        steps = self.model.num_timesteps
-        for path in sorted((self.out / "pool").glob("*.npz"))[-self.config.max_snapshots:]:
-            self.vec_env.env_method("add_snapshot", str(path))  # resumed run: same pool
-        self.next_snapshot = steps if steps == 0 else steps + self.config.snapshot_every
-        self.next_eval = steps + self.config.eval_every
-        if steps == 0:
-            self.evaluate(0)  # the learning curve starts from the initial policy
-
-    def _on_step(self) -> bool:
-        steps = self.model.num_timesteps
-        if steps >= self.next_snapshot:
-            path = self.out / "pool" / f"snapshot_{steps:09d}.npz"
-            self.export(path, steps)
-            record_pool_snapshot(path)  # a resume trains against this file only
-            sizes = self.vec_env.env_method("add_snapshot", str(path))
-            self.logger.record("selfplay/pool_size", sizes[0])
-            self.next_snapshot += self.config.snapshot_every
-        if steps >= self.next_eval:
-            self.evaluate(steps)
-            self.next_eval += self.config.eval_every
-        return True
-
-    def _on_training_end(self) -> None:
-        # the final policy, unless an evaluation of it (within a rollout) was just made
-        if (self.model.num_timesteps - self.last_eval
-                >= self.model.n_steps * self.config.n_envs):
-            self.evaluate(self.model.num_timesteps)
-
-    def export(self, path: Path, steps: int) -> None:
-        """The policy as it is now, exported to ``path`` (the ``ppo:PATH`` format)."""
-        from agents.ppo_export import export_policy
-
-        export_policy(self.model, path, {"rules": self.rules.to_dict(), "steps": steps})
-
-    def evaluate(self, steps: int) -> None:
-        self.last_eval = steps
-        path = self.out / "eval_policy.npz"
-        self.export(path, steps)
-        row = {"steps": steps, "wall_s": round(self.clock.seconds(), 1),
-               **evaluation_row(f"ppo:{path}", self.rules, matches=self.config.eval_matches,
-                                seed=self.config.seed, on_result=self.record)}
-        self.logger.record("selfplay/share_of_episodes", self.self_play_share())
-        self.logger.dump(steps)
-        append_eval_row(self.out / "eval.csv", row)
-        print(f"[eval] steps {steps:,}: vs greedy {row['win_rate_vs_greedy']:.3f} "
-              f"(margin {row['margin_vs_greedy']:+.1f}), vs random "
-              f"{row['win_rate_vs_random']:.3f}", flush=True)
-
-    def record(self, opponent: str, result: dict[str, float]) -> None:
-        """One opponent's evaluation, logged to TensorBoard (unrounded)."""
-        for key, value in result.items():
-            self.logger.record(f"eval/{key}_vs_{opponent}", value)
-
-    def self_play_share(self) -> float:
-        """The share of the episodes so far that the learner played against its snapshots."""
-        total: dict[str, int] = {}
-        for draws in self.vec_env.env_method("pool_draws"):
-            for key, n in draws.items():
-                total[key] = total.get(key, 0) + n
-        self_share = sum(n for k, n in total.items() if k.startswith("self:"))
-        return self_share / max(1, sum(total.values()))
-
-
-class Throughput:
-    """``throughput.json``: this process's wall and CPU seconds per update (rollout and
-    epochs), for ``experiments.bench_training``."""
-
-    def __init__(self, config: TrainConfig, out: Path):
-        super().__init__()
-        self.steps_per_update = config.n_steps * config.n_envs
-        self.path = out / "throughput.json"
-        self.marks: list[tuple[float, float]] = []
-
-    def _on_rollout_start(self) -> None:
-        self.marks.append((time.perf_counter(), time.process_time()))
-
-    def _on_step(self) -> bool:
-        return True
-
-    def _on_training_end(self) -> None:
-        self._on_rollout_start()
-        spans = list(zip(self.marks, self.marks[1:], strict=False))
-        summary = {"steps_per_update": self.steps_per_update,
-                   "update_s": [round(b[0] - a[0], 4) for a, b in spans],
-                   "update_cpu_s": [round(b[1] - a[1], 4) for a, b in spans]}
-        write_json(self.path, summary, indent=None)
-
-
-class LastCompletedUpdate:
-    """Checks each update as it ends, before anything counts it, and keeps a copy of the
-    model as each sound update left it (taken as the next rollout starts, and before the
-    other callbacks' hooks, which run after this one's): its policy and optimizer state and
-    its update count.
-
-    An update whose weights a policy file would refuse (:func:`check_weights`) raises
-    :class:`Diverged` there, at the next rollout's start or at the end of training, so no
-    snapshot, evaluation, checkpoint or export ever holds it; :func:`learn` then puts the
-    copy back and saves it. A stop during an update's epochs would otherwise save a
-    half-applied update; :meth:`restore` puts the copy back, so a stopped run is saved as its
-    last completed update left it. Its step count stays SB3's, the steps collected (as in
-    SB3's own checkpoints, which are saved when a rollout ends, before its update)."""
-
-    def __init__(self):
-        super().__init__()
-        self.kept: dict | None = None
-
-    def _on_rollout_start(self) -> None:
-        model = self.model
-        if self.kept is not None:  # an update ran since the copy (the first: the start's)
-            check_weights(model.policy, model.num_timesteps)
-        self.kept = {"policy": copy.deepcopy(model.policy.state_dict()),
-                     "optimizer": copy.deepcopy(model.policy.optimizer.state_dict()),
-                     "n_updates": model._n_updates}
-
-    def _on_step(self) -> bool:
-        return True
-
-    def _on_training_end(self) -> None:
-        if self.kept is not None:  # the last update, before its final evaluation
-            check_weights(self.model.policy, self.model.num_timesteps)
-
-    def restore(self) -> None:
-        """The model as the last completed update left it (if one was kept)."""
-        if self.kept is None:
-            return
-        model = self.model
-        model.policy.load_state_dict(self.kept["policy"])
-        model.policy.optimizer.load_state_dict(self.kept["optimizer"])
-        model._n_updates = self.kept["n_updates"]
-
-
-class Diverged(Exception):
-    """The training diverged: an update (or the behaviour cloning) made weights that are not
-    finite (NaN or infinite) or that a policy file cannot hold (above
-    :data:`~dominoes_env.policy_format.MAX_WEIGHT`): :func:`check_weights`. Its message is the
-    run's one line, with what was kept (:func:`learn` adds it); ``main`` ends with status 1."""
-
-
-def check_weights(policy, steps: int | None) -> None:
-    """:class:`Diverged` unless every weight of ``policy`` (its actor and value networks, all
-    that a checkpoint saves; the actor is what an export writes) passes the policy file's own
-    rule (:func:`~dominoes_env.policy_format.weights_problem`: finite, and none above
-    :data:`~dominoes_env.policy_format.MAX_WEIGHT`), as train_jax's and train_rllib's
-    ``check_finite`` hold theirs. ``steps``: those the update that made them reached
-    (``None``: the behaviour cloning made them). One number read per tensor, its largest
-    magnitude (NaN where it holds one), not a copy of the networks."""
-    diverged = divergence(policy, steps)
-    if diverged is not None:
-        raise diverged
-
-
-def divergence(policy, steps: int | None) -> Diverged | None:
-    """The :class:`Diverged` that :func:`check_weights` raises for ``policy`` (its line:
-    which work made which problem, ``steps`` as there), or ``None`` when its weights pass."""
-    line = divergence_line("the behaviour cloning" if steps is None
-                           else f"the update reaching {steps:,} steps",
-                           largest_magnitudes(policy.named_parameters()),
-                           flags="" if steps is None else "--learning-rate")
-    return None if line is None else Diverged(line)
-
-
-def largest_magnitudes(named) -> dict[str, float]:
-    """Each float tensor's largest magnitude (NaN where it holds one) among ``named``
-    (``(name, tensor)`` pairs; others are not weights): what the policy file's rule
-    (:func:`~dominoes_env.policy_format.magnitudes_problem`) reads, without a copy of them."""
-    import torch
-
-    with torch.no_grad():
-        return {name: float(t.detach().abs().max()) for name, t in named
-                if torch.is_tensor(t) and torch.is_floating_point(t) and t.numel()}
-
-
-class Checkpoints:
-    """Every ``checkpoint_every`` steps (rounded to whole steps of the ``n_envs``
-    environments): ``checkpoints/ppo_<steps>_steps.zip``, written by :func:`save_model`
-    (SB3's ``CheckpointCallback`` wrote it in place, and a Ctrl-C in its middle left half a
-    file and a traceback), with the run's wall seconds (``clock``); only the newest
-    ``keep_checkpoints`` stay."""
-
-    def __init__(self, config: TrainConfig, out: Path, clock: RunClock):
-        super().__init__()
-        self.every = max(1, config.checkpoint_every // config.n_envs)
-        self.keep = config.keep_checkpoints
-        self.folder = out / "checkpoints"
-        self.clock = clock
-
-    def _on_step(self) -> bool:
-        if self.n_calls % self.every == 0:
-            steps = self.num_timesteps
-            save_model(self.model, self.folder / f"ppo_{steps}_steps.zip", self.clock.seconds())
-            prune_checkpoints(self.folder, steps, self.keep)
-        return True
-
-
-class DeliverStops:
-    """At each environment step, the stop signal that ``held`` holds, if one came
-    (:class:`~dominoes_env.cli_support.HeldSignals`)."""
-
-    def __init__(self, held):
-        super().__init__()
-        self.held = held
-
-    def _on_step(self) -> bool:
-        self.held.deliver()
-        return True
-
-
-@functools.cache
-def sb3_class(hooks: type) -> type:
-    """``hooks`` (a callback class above) as a subclass of stable-baselines3's
-    ``BaseCallback``, of the same name: SB3 is imported here, when a run builds its
-    callbacks."""
-    from stable_baselines3.common.callbacks import BaseCallback
-
-    return types.new_class(hooks.__name__, (hooks, BaseCallback),
-                           exec_body=lambda ns: ns.update(__doc__=hooks.__doc__,
-                                                          __module__=hooks.__module__))
-
-
-def sb3_callback(hooks: type, *args):
-    """A stable-baselines3 callback of class ``hooks`` (:func:`sb3_class`), built with
-    ``args``."""
-    return sb3_class(hooks)(*args)
-
-
 def make_callbacks(config: TrainConfig, out: Path, vec_env, clock: RunClock, held):
-    """The run's callbacks, in the order stable-baselines3 calls them, and the one of them
-    that keeps the last completed update (restored after a stop)."""
+    """The run's callbacks (:mod:`agents.sb3_callbacks`), in the order stable-baselines3 calls
+    them, and the one of them that keeps the last completed update (restored after a stop)."""
     kept = sb3_callback(LastCompletedUpdate)
-    return [sb3_callback(Throughput, config, out), kept,
-            sb3_callback(SelfPlayAndEval, config, out, vec_env, clock),
-            sb3_callback(Checkpoints, config, out, clock), sb3_callback(DeliverStops, held)], kept
-
-
-def save_model(model, path: Path, wall_s: float) -> None:
-    """``model`` saved to ``path`` whole or not at all (:func:`atomic_write`), with the run's
-    wall seconds ``wall_s`` in its data (:data:`~agents.sb3_checkpoint.WALL_ENTRY`, which a
-    ``--resume`` counts on from) and Ctrl-C, SIGTERM and SIGHUP held until it is written
-    (:func:`signals_held`): torch's zip writer, interrupted, raises its own error in place of
-    the interruption."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    setattr(model, WALL_ENTRY, round(wall_s, 1))  # stable-baselines3 saves its attributes
-    with signals_held(), atomic_write(path, "wb") as f:
-        model.save(f)
-
-
-# -- warm start ----------------------------------------------------------------------------
-def bc_dataset_demonstrations(config: TrainConfig) -> dict | None:
-    """The decisions of ``config.bc_dataset`` that a fresh run clones (``None`` without one, or
-    when it resumes), read before the run's folder is made: a damaged dataset (a decisions
-    file's bad field) is a :class:`RunDirError` naming the file, and nothing is written."""
-    if not config.bc_dataset or config.resume:
-        return None
-    from agents.datasets import IncompleteDatasetWarning
-    from agents.imitation import dataset_demonstrations
-
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", IncompleteDatasetWarning)
-            data = dataset_demonstrations(config.bc_dataset, config.bc_agent or None,
-                                          config.rules())
-    except ValueError as err:
-        raise RunDirError(f"--bc-dataset: {err}") from None
-    for seen in caught:  # an incomplete dataset: one line, not Python's two
-        if issubclass(seen.category, IncompleteDatasetWarning):
-            print(f"warning: --bc-dataset: {seen.message}", file=sys.stderr)
-        else:
-            warnings.showwarning(seen.message, seen.category, seen.filename, seen.lineno)
-    return data
-
-
-def clone_teacher(model, config: TrainConfig, out: Path, data: dict | None = None) -> None:
-    """Behaviour-clone ``config.bc_teacher`` (or the decisions of ``config.bc_dataset``: ``data``
-    when they are read already) into the fresh policy (see :mod:`agents.imitation`); the
-    statistics go to ``bc.json``, written only once the cloned weights pass the policy file's
-    rule (:func:`pretrain_checked`: :class:`Diverged` otherwise, and no ``bc.json``)."""
-    from agents.imitation import collect_demonstrations, dataset_demonstrations
-
-    started = time.time()
-    if config.bc_dataset:
-        if data is None:
-            data = dataset_demonstrations(config.bc_dataset, config.bc_agent or None,
-                                          config.rules())
-        stats = pretrain_checked(model, data, config)
-        info = {"dataset": config.bc_dataset, "agent": config.bc_agent or "all",
-                "decisions": int(len(data["actions"])),
-                "total_s": round(time.time() - started, 1), **stats}
-        write_json(out / "bc.json", info)
-        print(f"[bc] cloned {info['decisions']:,} decisions of {config.bc_dataset} in "
-              f"{info['total_s']:.0f} s: accuracy {stats['accuracy']:.3f}", flush=True)
-        return
-    opponents = [config.bc_teacher if o == "teacher" else o for o in config.bc_opponents]
-    data = collect_demonstrations(config.bc_teacher, opponents, config.rules(),
-                                  config.bc_matches, seed=config.seed, workers=config.workers,
-                                  progress=True)
-    collected = time.time() - started
-    stats = pretrain_checked(model, data, config)
-    info = {"teacher": config.bc_teacher, "opponents": opponents, "matches": config.bc_matches,
-            "decisions": int(len(data["actions"])), "collect_s": round(collected, 1),
-            "total_s": round(time.time() - started, 1), **stats}
-    write_json(out / "bc.json", info)
-    print(f"[bc] cloned {info['decisions']:,} decisions of {config.bc_teacher} in "
-          f"{info['total_s']:.0f} s: accuracy {stats['accuracy']:.3f}", flush=True)
-
-
-def pretrain_checked(model, data: dict, config: TrainConfig) -> dict[str, float]:
-    """The statistics of :func:`agents.imitation.pretrain_policy` cloning ``data`` into
-    ``model``'s policy, its weights then checked (:func:`check_weights`): :class:`Diverged`
-    when they break the policy file's rule, as it ends or when an error stops it in its middle
-    (torch refuses the NaN one of its steps made as the next starts: then that error is the
-    divergence; with sound weights it goes on as it was)."""
-    from agents.imitation import pretrain_policy
-
-    try:
-        stats = pretrain_policy(model, data, epochs=config.bc_epochs, seed=config.seed)
-    except Exception:
-        diverged = divergence(model.policy, None)
-        if diverged is None:
-            raise
-        raise diverged from None
-    check_weights(model.policy, None)
-    return stats
+    return [sb3_callback(Throughput, config.n_steps * config.n_envs, out / "throughput.json"),
+            kept,
+            sb3_callback(SelfPlayAndEval, out, vec_env, clock, config.rules(),
+                         snapshot_every=config.snapshot_every,
+                         max_snapshots=config.max_snapshots, eval_every=config.eval_every,
+                         eval_matches=config.eval_matches, seed=config.seed),
+            sb3_callback(Checkpoints, out / "checkpoints", config.checkpoint_every,
+                         config.n_envs, config.keep_checkpoints, clock),
+            sb3_callback(DeliverStops, held)], kept
 
 
 # -- the run -------------------------------------------------------------------------------
@@ -721,20 +342,6 @@ def resumed_settings(config: TrainConfig) -> dict[str, Any]:
             "ent_coef": config.ent_coef, "clip_range": config.clip_range, "seed": config.seed}
 
 
-def settings_note(config: TrainConfig, data: dict[str, Any]) -> str | None:
-    """What to say when the ``--resume`` checkpoint (its ``data``) was trained with settings
-    other than this command's, which the run goes on with (:func:`resumed_settings`)."""
-    ours = {**resumed_settings(config), "n_envs": config.n_envs}
-    theirs = settings(data)
-    differ = [key for key in ours if key in theirs and theirs[key] != ours[key]]
-    if not differ:
-        return None
-    there = ", ".join(f"{key}={theirs[key]}" for key in differ)
-    flags = " ".join(f"--{key.replace('_', '-')} {ours[key]}" for key in differ)
-    return (f"note: --resume {config.resume} was trained with {there}; this run goes on with "
-            f"{flags}")
-
-
 def steps_to_train(config: TrainConfig, done: int) -> int:
     """The steps from ``done`` to ``config.total_steps``, rounded up to whole updates: what
     stable-baselines3 trains when asked for them, so the progress bar and the last line count
@@ -747,18 +354,6 @@ def steps_to_train(config: TrainConfig, done: int) -> int:
     """
     rollout = config.n_steps * config.n_envs
     return -(-max(0, config.total_steps - done) // rollout) * rollout
-
-
-def rewind_note(config: TrainConfig, out: Path, steps: int) -> str | None:
-    """What to say when ``--resume`` takes the run back to ``steps``, before the steps it
-    reached (an older checkpoint of it): the later evaluations stay in eval.csv, and the
-    policy and checkpoints it exported are replaced as the run goes on again."""
-    reached = reached_steps(out)
-    if config.resume is None or steps >= reached:
-        return None
-    return (f"note: --resume {config.resume} takes this run back to step {steps:,} of the "
-            f"{reached:,} it reached: eval.csv keeps its later rows, and policy.npz and the "
-            "later checkpoints are replaced as it trains again")
 
 
 #: what a run's folder holds (an --out holding only these, without a run marker, is a run's)
@@ -783,7 +378,7 @@ def check_run_dir(config: TrainConfig, out: Path):
     evaluation plays ``ppo:OUT/eval_policy.npz``), and a ``--resume`` checkpoint that is
     missing, damaged or made for another table or architecture. Returns the checked folder."""
     if config.resume is not None:
-        check_checkpoint(config, Path(config.resume))
+        check_checkpoint(Path(config.resume), config.rules(), config.net, config.activation)
     found = checkpoints_of(out) if os.path.isdir(out) else []
     try:
         check_spec_path("--out", config.out, folder=True)
@@ -800,121 +395,6 @@ def check_run_dir(config: TrainConfig, out: Path):
     if config.resume is not None and folder.resumes:
         check_pool(out)
     return folder
-
-
-def check_memory(config: TrainConfig) -> None:
-    """``ValueError`` (:class:`~dominoes_env.cli_support.RefusedError`) unless the run fits in
-    this machine's memory: its environments (a process each with ``subproc``), the
-    demonstration workers, the rollout buffer and a minibatch, and the networks (policy and
-    value, their gradients and Adam's two moments)."""
-    from dominoes_env.obs import observation_spec
-
-    rules = config.rules()
-    sizes = [observation_spec().layout(rules).size, *config.hidden(), rules.num_tiles * 4]
-    weights = sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:], strict=True))
-    subproc = config.n_envs > 1 and config.vec_env == "subproc"
-    need = (config.n_envs * (BYTES_PER_PROCESS if subproc else BYTES_PER_ENV)
-            + config.workers * BYTES_PER_PROCESS
-            + (config.n_steps * config.n_envs + config.batch_size) * BYTES_PER_STEP
-            + 2 * 4 * 4 * weights)
-    check_fits_in_memory("this run", need, 1,
-                         f"{config.n_envs:,} environments, {config.workers:,} workers, "
-                         f"rollouts of {config.n_steps:,} steps, networks of {weights:,} weights")
-
-
-def check_device(config: TrainConfig) -> None:
-    """``ValueError`` unless torch can use ``config.device`` here, naming the devices it can
-    (``cpu`` and ``auto`` always can). ``--device mps`` without MPS, or ``cuda:N`` past the last
-    GPU, is refused before anything is written."""
-    device = config.device
-    if device in ("cpu", "auto"):
-        return
-    torch = require("torch", "train", "training")
-    cuda = torch.cuda.is_available()
-    gpus = torch.cuda.device_count() if cuda else 0
-    mps_backend = getattr(torch.backends, "mps", None)
-    mps = bool(mps_backend is not None and mps_backend.is_available())
-    available = ["cpu", *(["cuda", *(f"cuda:{i}" for i in range(gpus))] if gpus else []),
-                 *(["mps"] if mps else [])]
-    if device == "mps":
-        ok = mps
-    else:  # cuda or cuda:N
-        index = int(device.partition(":")[2] or 0)
-        ok = cuda and index < gpus
-    if not ok:
-        raise ValueError(f"--device {device}: torch cannot use it here; available: "
-                         f"{', '.join(available)}")
-
-
-def checkpoint_data(path: Path) -> dict[str, Any]:
-    """The ``data`` entry of the ``--resume`` checkpoint ``path``, read as JSON alone
-    (stable-baselines3 would unpickle the objects in it: code from the file) and checked
-    (:func:`~agents.sb3_checkpoint.check_entries`); a :class:`RunDirError` naming the file for
-    one that is not such a zip or holds an entry a run's save would not."""
-    try:
-        check_members(path)
-        data = read_data(path)
-        check_entries(data)
-    except CheckpointError as err:
-        raise RunDirError(f"--resume {str(path)!r} is not a readable checkpoint ({err})") \
-            from None
-    return data
-
-
-def recorded_wall(data: dict[str, Any]) -> float:
-    """The run's wall seconds that a checkpoint's ``data`` (:func:`checkpoint_data`, which
-    checks them) recorded when it was saved (:data:`~agents.sb3_checkpoint.WALL_ENTRY`); 0 for
-    one saved before train_ppo recorded them."""
-    return float(data.get(WALL_ENTRY, 0.0))
-
-
-def check_checkpoint(config: TrainConfig, path: Path) -> None:
-    """A ``--resume`` checkpoint must be a readable stable-baselines3 zip whose spaces fit this
-    table and whose network matches ``--net`` / ``--activation``."""
-    import pickle
-    import zipfile
-
-    if not path.is_file():
-        raise RunDirError(f"--resume {str(path)!r}: "
-                          + ("no such file" if not os.path.lexists(path)
-                             else f"it is {path_kind(path)}, not a checkpoint file"))
-    data = checkpoint_data(path)
-    try:  # the networks, read by torch as tensors only; no entry of the JSON unpickled
-        from stable_baselines3.common.save_util import load_from_zip_file
-
-        _, params, _ = load_from_zip_file(str(path), device="cpu", print_system_info=False,
-                                          custom_objects=dict.fromkeys(pickled_keys(data)))
-    except pickle.UnpicklingError:  # torch's own words advise loading it unsafely: never
-        raise RunDirError(f"--resume {str(path)!r} is not a readable checkpoint (a network "
-                          "file in it is damaged, or holds objects that are never "
-                          "unpickled)") from None
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError, KeyError, RuntimeError) as err:
-        raise RunDirError(f"--resume {str(path)!r} is not a readable checkpoint "
-                          f"({type(err).__name__}: {' '.join(str(err).split())[:150]})") from None
-    if "observation_space" not in data:
-        raise RunDirError(f"--resume {str(path)!r} is not a stable-baselines3 checkpoint")
-    weights = params.get("policy") if isinstance(params, dict) else None
-    problem, _ = magnitudes_problem(
-        largest_magnitudes(weights.items() if isinstance(weights, dict) else ()))
-    if problem is not None:  # what a diverged run saved before each update was checked
-        raise RunDirError(f"--resume {str(path)!r} holds weights a policy file refuses "
-                          f"({problem}: the file was changed, or its run diverged); resume an "
-                          "earlier checkpoint of the run")
-    from dominoes_env.obs.v2 import observation_size
-
-    rules = config.rules()
-    obs, actions = observation_size(rules), rules.num_tiles * 4
-    shape, n = space_sizes(data)
-    if shape != (obs,) or n != actions:
-        raise RunDirError(f"--resume {str(path)!r} was trained with {shape} observations and "
-                          f"{n} actions; --players {config.players} needs ({obs},) and {actions}")
-    pi, act = network(data)
-    if pi is not None and pi != config.hidden():
-        raise RunDirError(f"--resume {str(path)!r} has hidden layers {','.join(map(str, pi))}, "
-                          f"not --net {config.net}; pass --net {','.join(map(str, pi))}")
-    if act and act != config.activation:
-        raise RunDirError(f"--resume {str(path)!r} uses activation {act}, not --activation "
-                          f"{config.activation}; pass --activation {act}")
 
 
 def print_note(note: str | None) -> None:
@@ -950,7 +430,7 @@ def idle_note(config: TrainConfig) -> str | None:
 def new_model(config: TrainConfig, out: Path, vec_env):
     """A fresh MaskablePPO of ``config``'s network and settings (:func:`train` then
     behaviour-clones ``bc_teacher`` or ``bc_dataset`` into it if one is given:
-    :func:`clone_teacher`)."""
+    :func:`warm_start`)."""
     import torch
     from sb3_contrib import MaskablePPO
 
@@ -965,20 +445,36 @@ def new_model(config: TrainConfig, out: Path, vec_env):
     return model
 
 
+def warm_start(model, config: TrainConfig, out: Path, demonstrations: dict | None) -> None:
+    """Behaviour-clone ``bc_teacher``, or the decisions of ``bc_dataset`` (``demonstrations``,
+    read before the run's folder was made), into the fresh ``model``
+    (:mod:`agents.sb3_pretrain`); ``bc.json`` is written only for a cloning whose weights pass
+    the policy file's rule (:class:`~agents.sb3_divergence.Diverged` otherwise)."""
+    if config.bc_dataset:
+        clone_dataset(model, out, demonstrations, config.bc_dataset, config.bc_agent,
+                      epochs=config.bc_epochs, seed=config.seed)
+    else:
+        clone_teacher(model, out, config.bc_teacher, config.bc_opponents, config.rules(),
+                      matches=config.bc_matches, epochs=config.bc_epochs, seed=config.seed,
+                      workers=config.workers)
+
+
 def resumed_model(config: TrainConfig, out: Path, vec_env):
     """The ``--resume`` checkpoint's MaskablePPO, going on with this command's settings
     (:func:`resumed_settings`), and the run's wall seconds it recorded (:func:`recorded_wall`);
-    a line says where its settings, or its step count, call for one."""
+    a line says where its settings, or its step count, call for one
+    (:func:`~agents.sb3_run.settings_note`, :func:`~agents.sb3_run.rewind_note`)."""
     from sb3_contrib import MaskablePPO
 
     # nothing unpickled from the file (agents.sb3_checkpoint): its pickled entries rebuilt
     data = checkpoint_data(Path(config.resume))
     custom = custom_objects(data, vec_env, config.hidden(), config.activation)
+    ours = resumed_settings(config)
     model = MaskablePPO.load(config.resume, env=vec_env, device=config.device,
                              tensorboard_log=str(out / "tb"), custom_objects=custom,
-                             verbose=0, **resumed_settings(config))
-    print_note(settings_note(config, data))
-    print_note(rewind_note(config, out, model.num_timesteps))
+                             verbose=0, **ours)
+    print_note(settings_note(config.resume, {**ours, "n_envs": config.n_envs}, data))
+    print_note(rewind_note(config.resume, out, model.num_timesteps))
     return model, recorded_wall(data)
 
 
@@ -1087,11 +583,13 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
     require("sb3_contrib", "train", "training")
     # before anything is written or started (a TrainConfig built in Python too: n_envs=10**7
     # wrote config.json, pool/ and run.json, then forked its environments)
-    check_memory(config)
-    check_device(config)
+    check_machine(config)
     out = Path(config.out)
     folder = check_run_dir(config, out)  # every refusal comes before anything is written
-    demonstrations = bc_dataset_demonstrations(config)
+    demonstrations = None  # a fresh run's --bc-dataset, read before its folder is made
+    if config.bc_dataset and not config.resume:
+        demonstrations = bc_dataset_demonstrations(config.bc_dataset, config.bc_agent,
+                                                   config.rules())
     idle_line = idle_note(config)  # a --resume with nothing to train: its note
     start_run(config, out, folder, idle_line is not None)
     torch.manual_seed(config.seed)
@@ -1109,7 +607,7 @@ def train(config: TrainConfig, command: str | None = None) -> Path:
         clock.start()  # set up and loaded: the run's seconds of training go on
     if config.resume is None and (config.bc_teacher or config.bc_dataset):
         try:  # the first work of training, checked before any checkpoint (or bc.json) is saved
-            clone_teacher(model, config, out, demonstrations)
+            warm_start(model, config, out, demonstrations)
         except Diverged:  # nothing of it is saved
             vec_env.close()
             raise
@@ -1136,8 +634,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
     try:
         config = TrainConfig(**vars(args))
-        check_memory(config)  # before anything starts: a huge --n-envs spawned processes
-        check_device(config)  # before anything is written: mps or cuda:N that torch lacks
+        check_machine(config)  # before anything starts: a huge --n-envs spawned processes
     except ValueError as err:
         raise CommandError(str(err)) from None
     if config.print_settings:  # nothing written, --out not checked (best_response compares)

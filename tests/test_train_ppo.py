@@ -408,17 +408,17 @@ def test_a_device_torch_cannot_use_is_refused_before_anything_is_written(
     ``cuda:N`` past the last GPU the same way); it is one line naming what torch can use."""
     import torch
 
-    from experiments.train_ppo import check_device
+    from agents.sb3_run import check_device
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: gpus > 0)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: gpus)
     monkeypatch.setattr(torch.backends.mps, "is_available", lambda: mps)
     if refused is None:
-        check_device(TrainConfig(device=device))
+        check_device(device)
         return
     with pytest.raises(ValueError, match=f"^--device {device}: torch cannot use it here; "
                                          f"{refused}"):
-        check_device(TrainConfig(device=device))
+        check_device(device)
     out = tmp_path / "run"
     assert main(["--total-steps", "64", "--n-envs", "1", "--n-steps", "64", "--batch-size", "32",
                  "--vec-env", "dummy", "--device", device, "--out", str(out)]) == 2
@@ -1362,10 +1362,11 @@ def test_a_resumed_run_counts_its_wall_seconds_on_from_its_checkpoint(tmp_path, 
     training (here the step-0 evaluation, which counts)."""
     import time
 
+    import agents.sb3_callbacks
     import experiments.train_ppo as program
     from agents.sb3_checkpoint import read_data
 
-    real_set_up, real_evaluation = program.make_vec_env, program.evaluation_row
+    real_set_up, real_evaluation = program.make_vec_env, agents.sb3_callbacks.evaluation_row
 
     def slow_set_up(config):  # 3 s of start-up: not training
         time.sleep(3)
@@ -1377,9 +1378,9 @@ def test_a_resumed_run_counts_its_wall_seconds_on_from_its_checkpoint(tmp_path, 
 
     out = tmp_path / "run"
     monkeypatch.setattr(program, "make_vec_env", slow_set_up)
-    monkeypatch.setattr(program, "evaluation_row", slow_evaluation)
+    monkeypatch.setattr(agents.sb3_callbacks, "evaluation_row", slow_evaluation)
     train(TrainConfig(out=str(out), seed=1, **SMALL))
-    monkeypatch.setattr(program, "evaluation_row", real_evaluation)
+    monkeypatch.setattr(agents.sb3_callbacks, "evaluation_row", real_evaluation)
     first = json.loads((out / "policy.json").read_text())["wall_s"]
     last = out / "checkpoints" / "last.zip"
     recorded = read_data(last)["wall_s"]

@@ -237,10 +237,10 @@ def test_an_incomplete_dataset_is_read_with_a_warning_saying_how_to_finish_it(ds
         "experiments.make_dataset or build_dataset was interrupted); run it again with the "
         f"same arguments and the output folder {ds} to finish it"]
     pytest.importorskip("torch")
-    from experiments.train_ppo import TrainConfig, bc_dataset_demonstrations
+    from agents.sb3_pretrain import bc_dataset_demonstrations
+    from dominoes_env.core import RuleConfig
 
-    config = TrainConfig(bc_dataset=str(ds), target_score=40, out=str(ds.parent / "run"))
-    assert len(bc_dataset_demonstrations(config)["actions"])
+    assert len(bc_dataset_demonstrations(str(ds), None, RuleConfig(target_score=40))["actions"])
     assert capsys.readouterr().err == f"warning: --bc-dataset: {caught[0].message}\n"
 
 
