@@ -269,7 +269,7 @@ class LookaheadEncoder(BatchEncoder):
 @functools.lru_cache(maxsize=16)
 def batch_encoder(rules: RuleConfig, version: int) -> BatchEncoder | None:
     """The (cached) batched encoder of observation ``version`` for rows of a :class:`HandBatch` of
-    ``rules`` (:class:`BatchEncoder` for version 2, :class:`LookaheadEncoder` for 3 and 4), or
+    ``rules`` (:class:`BatchEncoder` for version 2, :class:`LookaheadEncoder` for 3 to 5), or
     None for a version none twins."""
     if version == BatchEncoder.version:
         return BatchEncoder(rules)

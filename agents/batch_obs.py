@@ -1,6 +1,6 @@
 """The observation (version 2, :mod:`dominoes_env.obs.v2`) of the seat to play in many rows of
 a :class:`~agents.hand_batch.HandBatch` at once: what the ``guided`` agent's policy reads in its
-batched rollouts (:mod:`agents.guided`). Versions 3 and 4 are these blocks plus the lookahead
+batched rollouts (:mod:`agents.guided`). Versions 3 to 5 are these blocks plus the lookahead
 ones, :mod:`agents.batch_lookahead` (its :func:`~agents.batch_lookahead.batch_encoder` picks the
 encoder of a version).
 

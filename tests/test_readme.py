@@ -1,6 +1,6 @@
 """Every example a user reads runs.
 
-The ```python blocks of ``README.md``, of the two package READMEs and of the documentation's tour
+The ```python blocks of ``README.md``, of the package READMEs and of the documentation's tour
 pages (:data:`PAGES`) run in order, as one script per page in a fresh interpreter, in an empty
 temporary directory with the repository on ``PYTHONPATH``; the ``python -m ...`` commands of the
 page's ```bash / ```console blocks run in the same order from that script (standard input
@@ -39,6 +39,7 @@ PAGES = (
     "README.md",
     "agents/README.md",
     "dominoes_env/README.md",
+    "experiments/README.md",
     "docs/index.md",
     "docs/agents.md",
     "docs/tournaments.md",
@@ -313,3 +314,95 @@ def test_readme_is_a_front_door():
               if re.search(r"[a-f]", h) and re.search(r"\d", h)]
     assert not hashes, f"README.md names commits {hashes}: a recipe must work from a checkout"
     assert "runs/" not in text, "README.md points into runs/: a recipe must work from a checkout"
+
+
+# ---- the maps of the code: agents/README.md's modules, experiments/README.md's programs
+
+AGENTS = ROOT / "agents"
+EXPERIMENTS = ROOT / "experiments"
+#: the heading of agents/README.md's map of its modules
+AGENTS_MAP = "## Where the code is"
+_CELL_NAME = re.compile(r"`([^`]+)`")
+
+
+def table_rows(page: str, section: str | None = None) -> list[tuple[str, str]]:
+    """``(first cell, second cell)`` of every row of the Markdown tables of ``page`` (under the
+    heading ``section`` only, up to the next heading of its level or above, when given); header
+    and separator rows left out."""
+    lines = (ROOT / page).read_text().splitlines()
+    if section is not None:
+        level = len(section) - len(section.lstrip("#"))
+        assert section in lines, f"{page} has no heading {section!r}"
+        start = lines.index(section) + 1
+        end = next((i for i in range(start, len(lines))
+                    if re.match(rf"#{{1,{level}}} ", lines[i])), len(lines))
+        lines = lines[start:end]
+    rows, header = [], True
+    for line in lines:
+        if not line.startswith("|"):
+            header = True  # the next table starts with its header row
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if header or set(line) <= set("|-: "):
+            header = False
+            continue
+        rows.append((cells[0], cells[1] if len(cells) > 1 else ""))
+    return rows
+
+
+def agents_modules() -> set[str]:
+    """Every module of ``agents/`` and its subpackages, as a path from ``agents/``
+    (``tournament/runner.py``), package ``__init__.py`` and ``__main__.py`` files left out."""
+    return {p.relative_to(AGENTS).as_posix() for p in AGENTS.rglob("*.py")
+            if p.name not in ("__init__.py", "__main__.py") and "__pycache__" not in p.parts}
+
+
+def experiments_modules() -> dict[str, bool]:
+    """Every module of ``experiments/`` by name (``__init__.py`` left out; a package with a
+    ``__main__.py``, ``experiments/tournament``, is one module), and whether it is a program
+    (a ``python -m`` entry point: a ``main`` function, or the package's ``__main__.py``)."""
+    found = {p.stem: bool(re.search(r"^def main\(", p.read_text(), re.M))
+             for p in EXPERIMENTS.glob("*.py") if p.name != "__init__.py"}
+    found.update({p.parent.name: True for p in EXPERIMENTS.glob("*/__main__.py")})
+    return found
+
+
+def test_agents_readme_maps_every_module():
+    rows = table_rows("agents/README.md", AGENTS_MAP)
+    named = [name for cell, _ in rows for name in _CELL_NAME.findall(cell)]
+    assert named, f"agents/README.md has no table of modules under {AGENTS_MAP!r}"
+    missing = sorted(agents_modules() - set(named))
+    assert not missing, (f"agents/README.md's map ({AGENTS_MAP!r}) lacks {missing}: add a row "
+                         "saying what each holds")
+    gone = sorted(name for name in named if not (AGENTS / name).exists())
+    assert not gone, f"agents/README.md's map names {gone}, which agents/ does not hold"
+    twice = sorted({name for name in named if named.count(name) > 1})
+    assert not twice, f"agents/README.md's map names {twice} more than once"
+    empty = [cell for cell, what in rows if not what]
+    assert not empty, f"agents/README.md's map says nothing of {empty}"
+
+
+def test_experiments_readme_lists_every_program():
+    rows = table_rows("experiments/README.md")
+    listed: dict[str, str] = {}  # name -> how the table names it
+    for cell, what in rows:
+        for text in _CELL_NAME.findall(cell):
+            m = (re.fullmatch(r"python -m experiments\.(\w+)", text)
+                 or re.fullmatch(r"experiments/(\w+)\.py", text))
+            if m:
+                assert m[1] not in listed, f"experiments/README.md lists {text!r} twice"
+                assert what, f"experiments/README.md says nothing of {text!r}"
+                listed[m[1]] = text
+    modules = experiments_modules()
+    missing = sorted(set(modules) - set(listed))
+    assert not missing, (f"experiments/README.md's tables lack {missing}: add a row saying what "
+                         "each does")
+    gone = sorted(listed[name] for name in set(listed) - set(modules))
+    assert not gone, f"experiments/README.md lists {gone}, which experiments/ does not hold"
+    not_run = sorted(f"experiments.{name}" for name, text in listed.items()
+                     if modules[name] and not text.startswith("python -m "))
+    assert not not_run, f"experiments/README.md lists the programs {not_run} not as python -m"
+    no_program = sorted(text for name, text in listed.items()
+                        if text.startswith("python -m ") and not modules[name])
+    assert not no_program, (f"experiments/README.md lists {no_program}, which has no main: not a "
+                            "program")

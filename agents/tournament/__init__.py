@@ -12,7 +12,8 @@ run: playing into the results directory, resuming) with :mod:`.jobs` (playing on
 :mod:`.backends` (local processes, Ray), :mod:`.results_dir` (the folder, ``config.json``) and
 :mod:`.matches_file` (``matches.jsonl`` read back and checked), :mod:`.record_store` (the game
 records kept in step with the results), :mod:`.stats` (Wilson intervals, points per hand,
-OpenSkill ratings) and :mod:`.report` (``summary.json``, plots, the printed table). One match is
+OpenSkill ratings), :mod:`.report` (``summary.json``, plots, the printed table) and
+:mod:`.paired` (two finished runs on the same deals compared match by match). One match is
 :func:`agents.arena.play_match`. The command line that drives the engine is the program
 ``python -m experiments.tournament``.
 """
