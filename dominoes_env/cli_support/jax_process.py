@@ -112,6 +112,9 @@ CACHE_CHECKED = ".straight-dominoes-checked"
 #: entries written this long before a check are checked again at the next one (a file's time
 #: can lag the clock, and an entry may be being written while the check runs)
 CACHE_CHECK_MARGIN_S = 60.0
+#: entries written this recently are left for the next check: another process may be writing
+#: one (JAX writes in place, without a lock), and read half-written it looks cut short
+CACHE_WRITING_S = 10.0
 #: how a zstd frame starts (JAX compresses its entries with zstd when it can, else zlib)
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
@@ -119,6 +122,7 @@ ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 def remove_damaged_cache_entries(folder: str) -> list[str]:
     """Remove the entries of the compilation cache in ``folder`` written since its last check
     (all of them at the first) that are damaged (:func:`cache_entry_damaged`); their names.
+    An entry written in the last :data:`CACHE_WRITING_S` seconds is left to the next check.
 
     JAX writes an entry in place and never replaces one that exists, so an entry cut short
     by a full disk would stay for good: every later run of those settings would warn "Error
@@ -137,8 +141,9 @@ def remove_damaged_cache_entries(folder: str) -> list[str]:
             if not entry.name.endswith("-cache") or not entry.is_file(follow_symlinks=False):
                 continue  # a link is another cache's entry: left to it
             try:
-                if entry.stat(follow_symlinks=False).st_mtime < since:
-                    continue
+                written = entry.stat(follow_symlinks=False).st_mtime
+                if written < since or written > started - CACHE_WRITING_S:
+                    continue  # checked before, or perhaps still being written
                 with open(entry.path, "rb") as f:
                     damaged = cache_entry_damaged(f.read())
                 if damaged:
