@@ -146,9 +146,10 @@ class Throughput:
 
 class LastCompletedUpdate:
     """Checks each update as it ends, before anything counts it, and keeps a copy of the
-    model as each sound update left it (taken as the next rollout starts, and before the
-    other callbacks' hooks, which run after this one's): its policy and optimizer state and
-    its update count.
+    model as each sound update left it (taken as the next rollout starts): its policy and
+    optimizer state and its update count. It must come before the callbacks that count an
+    update (:class:`SelfPlayAndEval`, :class:`Checkpoints`), whose hooks then run after its
+    own.
 
     An update whose weights a policy file would refuse
     (:func:`~agents.sb3_divergence.check_weights`) raises
@@ -196,7 +197,7 @@ class Checkpoints:
     file and a traceback), with the run's wall seconds (``clock``); only the newest ``keep``
     stay (:func:`~agents.sb3_run.prune_checkpoints`)."""
 
-    def __init__(self, folder: Path, every: int, n_envs: int, keep: int, clock: RunClock):
+    def __init__(self, folder: Path, clock: RunClock, *, every: int, n_envs: int, keep: int):
         super().__init__()
         self.every = max(1, every // n_envs)
         self.keep = keep

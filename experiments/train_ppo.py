@@ -300,20 +300,6 @@ def make_vec_env(config: TrainConfig):
                         seed=config.seed, rules=config.rules(), episode=config.episode)
 
 
-# -- evaluation ----------------------------------------------------------------------------
-def evaluate(policy_path: str, rules: RuleConfig, opponent: str, matches: int,
-             seed: int) -> dict[str, float]:
-    """Deprecated: :func:`agents.evaluation.evaluate` (``evaluate(f"ppo:{policy_path}",
-    opponent, rules, matches=matches, seed=seed)``) is the one evaluator of every trainer; this
-    alias goes in the next version."""
-    import warnings
-
-    warnings.warn("experiments.train_ppo.evaluate is deprecated; use "
-                  "agents.evaluation.evaluate(f'ppo:{path}', opponent, rules, matches=..., "
-                  "seed=...)", DominoesDeprecationWarning, stacklevel=2)
-    return evaluate_agent(f"ppo:{policy_path}", opponent, rules, matches=matches, seed=seed)
-
-
 # -- callbacks -----------------------------------------------------------------------------
 def make_callbacks(config: TrainConfig, out: Path, vec_env, clock: RunClock, held):
     """The run's callbacks (:mod:`agents.sb3_callbacks`), in the order stable-baselines3 calls
@@ -325,8 +311,9 @@ def make_callbacks(config: TrainConfig, out: Path, vec_env, clock: RunClock, hel
                          snapshot_every=config.snapshot_every,
                          max_snapshots=config.max_snapshots, eval_every=config.eval_every,
                          eval_matches=config.eval_matches, seed=config.seed),
-            sb3_callback(Checkpoints, out / "checkpoints", config.checkpoint_every,
-                         config.n_envs, config.keep_checkpoints, clock),
+            sb3_callback(Checkpoints, out / "checkpoints", clock,
+                         every=config.checkpoint_every, n_envs=config.n_envs,
+                         keep=config.keep_checkpoints),
             sb3_callback(DeliverStops, held)], kept
 
 
@@ -673,6 +660,20 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
         print_error(f"{words}{note}")
         return status
     return 0
+
+
+# -- deprecated --------------------------------------------------------------------------
+def evaluate(policy_path: str, rules: RuleConfig, opponent: str, matches: int,
+             seed: int) -> dict[str, float]:
+    """Deprecated: :func:`agents.evaluation.evaluate` (``evaluate(f"ppo:{policy_path}",
+    opponent, rules, matches=matches, seed=seed)``) is the one evaluator of every trainer; this
+    alias goes in the next version."""
+    import warnings
+
+    warnings.warn("experiments.train_ppo.evaluate is deprecated; use "
+                  "agents.evaluation.evaluate(f'ppo:{path}', opponent, rules, matches=..., "
+                  "seed=...)", DominoesDeprecationWarning, stacklevel=2)
+    return evaluate_agent(f"ppo:{policy_path}", opponent, rules, matches=matches, seed=seed)
 
 
 if __name__ == "__main__":

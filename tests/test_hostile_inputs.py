@@ -1934,7 +1934,7 @@ def test_an_expected_file_that_is_a_folder_is_named_a_folder(tmp_path, capsys, n
     """A resumed tournament (or benchmark cell) whose config.json or matches.jsonl was a
     folder said it 'is not a regular file (a link, a FIFO or a device)': what it is is said,
     as for a --resume checkpoint of train_ppo that is a folder ('not a regular file')."""
-    from agents.sb3_run import check_checkpoint
+    from agents.sb3_run import RunDirError, check_checkpoint
     from experiments.tournament.cli import main
 
     argv = ["--agents", "random", "greedy", "--matches", "2", "--target-score", "20",
@@ -1947,7 +1947,7 @@ def test_an_expected_file_that_is_a_folder_is_named_a_folder(tmp_path, capsys, n
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert f"holds {name!r}, a folder where the run writes a file; remove it" in err, err
-    with pytest.raises(Exception, match=r"--resume '.*ck.zip': it is a folder, not a "
+    with pytest.raises(RunDirError, match=r"--resume '.*ck.zip': it is a folder, not a "
                                         r"checkpoint file"):
         (tmp_path / "ck.zip").mkdir()
         check_checkpoint(tmp_path / "ck.zip", RuleConfig(), "256,256", "tanh")

@@ -87,6 +87,24 @@ print("ok")
     assert result.stdout.strip() == "ok"
 
 
+def test_the_maskable_ppo_trainer_and_its_library_start_without_torch():
+    """The trainer's flags, refusals and configuration, and the modules it trains with, import
+    no torch, stable-baselines3 or sb3-contrib: those come when a run builds its model (its
+    callbacks are built as SB3 callbacks only then)."""
+    result = _run_blocked("""
+import sys
+import experiments.train_ppo as program
+from agents import pool_env, sb3_callbacks, sb3_checkpoint, sb3_divergence, sb3_pretrain, sb3_run
+config = program.TrainConfig()
+assert program.parser_for(program.TrainConfig).parse_args([]).total_steps == config.total_steps
+loaded = sorted(m for m in sys.modules if m.partition(".")[0] in BLOCKED)
+assert not loaded, loaded
+print("ok")
+""", blocked=["torch", "stable_baselines3", "sb3_contrib"])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
 def test_tournament_without_its_extra_says_which_extra(tmp_path):
     result = _run_blocked(f"""
 from experiments.tournament.cli import main
