@@ -74,12 +74,7 @@ def clone_dataset(model, out: Path, data: dict, dataset: str, agent: str | None,
     cloned weights pass the policy file's rule."""
     started = time.time()
     stats = pretrain_checked(model, data, epochs=epochs, seed=seed)
-    info = {"dataset": dataset, "agent": agent or "all",
-            "decisions": int(len(data["actions"])),
-            "total_s": round(time.time() - started, 1), **stats}
-    write_json(out / "bc.json", info)
-    print(f"[bc] cloned {info['decisions']:,} decisions of {dataset} in "
-          f"{info['total_s']:.0f} s: accuracy {stats['accuracy']:.3f}", flush=True)
+    _record(out, dataset, {"dataset": dataset, "agent": agent or "all"}, data, started, stats)
 
 
 def clone_teacher(model, out: Path, teacher: str, opponents: list[str], rules: RuleConfig, *,
@@ -98,11 +93,18 @@ def clone_teacher(model, out: Path, teacher: str, opponents: list[str], rules: R
                                   workers=workers, progress=True)
     collected = time.time() - started
     stats = pretrain_checked(model, data, epochs=epochs, seed=seed)
-    info = {"teacher": teacher, "opponents": opponents, "matches": matches,
-            "decisions": int(len(data["actions"])), "collect_s": round(collected, 1),
+    _record(out, teacher, {"teacher": teacher, "opponents": opponents, "matches": matches},
+            data, started, stats, collect_s=round(collected, 1))
+
+
+def _record(out: Path, source: str, where: dict, data: dict, started: float,
+            stats: dict[str, float], **times: float) -> None:
+    """A cloning that passed: its statistics in ``out/bc.json`` (``where`` the decisions came
+    from, their count, ``times`` and the total seconds since ``started``) and one line."""
+    info = {**where, "decisions": int(len(data["actions"])), **times,
             "total_s": round(time.time() - started, 1), **stats}
     write_json(out / "bc.json", info)
-    print(f"[bc] cloned {info['decisions']:,} decisions of {teacher} in "
+    print(f"[bc] cloned {info['decisions']:,} decisions of {source} in "
           f"{info['total_s']:.0f} s: accuracy {stats['accuracy']:.3f}", flush=True)
 
 
